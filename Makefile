@@ -1,0 +1,42 @@
+# CHIEF — `make demo` runs the loop on a sample story; `make test` runs every test.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+export HF_HUB_OFFLINE := 1
+export HF_HUB_DISABLE_TELEMETRY := 1
+export GRADIO_ANALYTICS_ENABLED := False
+
+.PHONY: install system-deps demo serve test bench clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+# torch first, pinned: the CPU wheel is local here; an unpinned torch would pull GBs of CUDA.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e ".[test]"
+	touch $@
+
+install: $(VENV)/.installed
+
+# Debian packages the browser tests need (Chromium driven by the playwright pip package).
+system-deps:
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium fonts-dejavu-core; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium fonts-dejavu-core; fi; fi
+
+demo: install
+	$(BIN)/chief demo
+
+serve: install
+	$(BIN)/chief serve
+
+test: install system-deps
+	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=900
+
+bench: install
+	$(BIN)/python -m bench.run_all
+
+clean:
+	rm -rf $(VENV) .pytest_cache

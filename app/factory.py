@@ -1,0 +1,53 @@
+"""Build the active backend and agents from the configuration, each labelled for the user."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.config import Config
+
+
+@dataclass
+class Agents:
+    planner: object
+    critic: object
+    refiner: object
+    label: str  # shown in the CLI header and the UI status bar
+
+
+def make_backend(config: Config):
+    if config.backend == "animatic":
+        from generation.animatic import AnimaticBackend
+
+        return AnimaticBackend()
+    from generation.diffusers_backend import DiffusersBackend
+
+    return DiffusersBackend(config.model, i2v_model=config.i2v_model or None, device=config.device or None,
+                            dtype=config.dtype or None, cpu_offload=config.cpu_offload, vae_tiling=config.vae_tiling,
+                            vae_slicing=config.vae_tiling, steps=config.steps, guidance=config.guidance)
+
+
+def llm_config(config: Config):
+    from agents.llm import LLMConfig
+
+    models = {f"{r}_model": getattr(config, f"{r}_model") for r in ("critic", "refiner", "planner")
+              if getattr(config, f"{r}_model")}
+    return LLMConfig(base_url=config.llm_base_url or None, api_key=config.api_key or None, timeout=config.llm_timeout,
+                     max_retries=config.llm_max_retries, max_concurrency=config.llm_concurrency,
+                     image_detail=config.image_detail, **models)
+
+
+def make_agents(config: Config) -> Agents:
+    if config.agent_mode == "offline":
+        from agents.offline import OfflineCritic, OfflinePlanner, OfflineRefiner
+
+        return Agents(OfflinePlanner(), OfflineCritic(), OfflineRefiner(),
+                      "offline (embedded heuristic agents, no LLM)")
+    from agents.critic import LLMCritic
+    from agents.llm import LLMClient
+    from agents.planner import LLMPlanner
+    from agents.refiner import LLMRefiner
+
+    cfg = llm_config(config)
+    client = LLMClient(cfg)
+    return Agents(LLMPlanner(client), LLMCritic(client), LLMRefiner(client), cfg.describe())

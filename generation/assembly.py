@@ -1,0 +1,197 @@
+"""Clips → film with the bundled ffmpeg.
+
+The fast path is ffmpeg's concat demuxer with `-c copy`: when every clip (and the title card) has
+the same codec, profile, size, frame rate, pixel format, time base and H.264 parameter sets, the film
+is the clips' packets back to back, with no decode and no quality loss. Anything that changes
+pixels (crossfades, burned-in subtitles) or clips that disagree force one re-encode of the whole
+film to the first clip's size and rate, and `AssemblyResult.reencoded` says why. Audio (narration)
+is always muxed as AAC next to the video, never forcing a video re-encode.
+
+Timing: audio and subtitles are timed against the final film. With a title card or crossfades the
+clips do not start where their storyboard durations say; `timeline()` gives each clip's start.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .video_io import H264_ARGS, inspect, run_ffmpeg, stream_stats, write_video
+
+# What must be equal across inputs for the concat demuxer's stream copy to give a valid file.
+COPY_KEYS = ("codec", "profile", "pix_fmt", "width", "height", "fps", "tbn", "extradata")
+
+
+@dataclass
+class AssemblyResult:
+    path: Path
+    duration: float
+    num_frames: int
+    stream_copied: bool  # the video packets were copied, not re-encoded
+    reencoded: list[str] = field(default_factory=list)  # why the video was re-encoded (empty when copied)
+    fps: float = 0.0
+    width: int = 0
+    height: int = 0
+    starts: list[float] = field(default_factory=list)  # start of each clip in the film (seconds)
+
+
+def timeline(durations: list[float], *, title_seconds: float = 0.0, crossfade: float = 0.0) -> list[float]:
+    """Start time of each clip in the assembled film (a title card and crossfades shift them)."""
+    starts, t = [], title_seconds - (crossfade if title_seconds else 0.0)
+    for d in durations:
+        starts.append(max(0.0, t))
+        t += d - crossfade
+    return starts
+
+
+def assemble(clips: list[Path], out: Path, *, audio: Path | None = None, subtitles_srt: Path | None = None,
+             burn_subtitles: bool = False, title: str | None = None, crossfade: float = 0.0,
+             title_seconds: float = 2.0) -> AssemblyResult:
+    """Concatenate `clips` into `out` (H.264/yuv420p mp4, +faststart), by stream copy when possible.
+
+    `audio` (any format ffmpeg reads, e.g. the narration WAV) is padded/trimmed to the film and muxed
+    as AAC. `subtitles_srt` is burned into the picture when `burn_subtitles` (else it is not used:
+    ship the SRT/VTT beside the film). `title` prepends a `title_seconds` card.
+    """
+    clips = [Path(c) for c in clips]
+    out = Path(out)
+    if not clips:
+        raise ValueError("nothing to assemble: no clips")
+    if crossfade < 0:
+        raise ValueError(f"crossfade must be >= 0, got {crossfade}")
+    if burn_subtitles and subtitles_srt is None:
+        raise ValueError("burn_subtitles needs subtitles_srt")
+    if audio is not None and not Path(audio).is_file():
+        raise FileNotFoundError(f"no such audio file: {audio}")
+    with ThreadPoolExecutor(max_workers=8) as pool:  # one `ffmpeg -i` per clip; they wait on I/O
+        infos = list(pool.map(inspect, clips))
+    base = infos[0]
+    w, h, fps = base["width"], base["height"], base["fps"]
+    reasons = [r for c, i in zip(clips[1:], infos[1:]) if (r := _mismatch(c.name, i, base))]
+    if base["codec"] != "h264" or base["pix_fmt"] != "yuv420p":
+        reasons.append(f"{clips[0].name}: {base['codec']}/{base['pix_fmt']} is not h264/yuv420p")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".assemble-", dir=out.parent) as tmpdir:
+        tmp = Path(tmpdir)
+        inputs, frames = list(clips), [_frames(c, i) for c, i in zip(clips, infos)]
+        if title:
+            card = _title_card(title, w, h, fps, title_seconds, tmp / "title.mp4")
+            if r := _mismatch("title card", inspect(card), base):
+                reasons.append(r)
+            inputs.insert(0, card)
+            frames.insert(0, round(title_seconds * round(fps)))
+        durations = [n / fps for n in frames]
+        if crossfade > 0:
+            if crossfade >= min(durations):
+                raise ValueError(f"crossfade {crossfade}s is not shorter than the shortest clip ({min(durations):.2f}s)")
+            reasons.append(f"crossfade of {crossfade}s (xfade filter)")
+        if burn_subtitles:
+            reasons.append("subtitles burned into the picture")
+        film_seconds = sum(durations) - crossfade * (len(inputs) - 1)
+        part = tmp / ("film" + (out.suffix or ".mp4"))
+        if reasons:
+            ins, outs = _reencode_args(inputs, durations, w, h, fps, crossfade,
+                                       subtitles_srt if burn_subtitles else None, tmp)
+        else:
+            ins, outs = _concat_args(inputs, tmp)
+        if audio is not None:
+            ins += ["-i", str(Path(audio).resolve())]
+            outs += ["-map", f"{len(inputs) if reasons else 1}:a:0", "-c:a", "aac", "-b:a", "128k",
+                     "-af", f"apad=whole_dur={film_seconds:.6f},atrim=end={film_seconds:.6f}"]
+        run_ffmpeg(["-y", *ins, *outs, "-movflags", "+faststart", str(part)], cwd=tmp)
+        os.replace(part, out)
+    n = _frames(out, inspect(out))
+    title_len = durations[0] if title else 0.0
+    return AssemblyResult(out, n / fps, n, not reasons, reasons, fps, w, h,
+                          timeline(durations[1:] if title else durations, title_seconds=title_len, crossfade=crossfade))
+
+
+def _frames(path: Path, info: dict) -> int:
+    return info["frames"] if info["frames"] is not None else stream_stats(path)[0]
+
+
+def _mismatch(name: str, info: dict, base: dict) -> str:
+    diffs = [k for k in COPY_KEYS if info[k] != base[k]]
+    if not diffs:
+        return ""
+    shown = ", ".join(f"{k} {info[k]} vs {base[k]}" if k != "extradata" else "H.264 parameter sets" for k in diffs)
+    return f"{name} differs from the first clip ({shown})"
+
+
+def _concat_args(inputs: list[Path], tmp: Path) -> tuple[list[str], list[str]]:
+    listing = tmp / "clips.txt"
+    listing.write_text("".join("file '" + str(p.resolve()).replace("'", "'\\''") + "'\n" for p in inputs))
+    return ["-f", "concat", "-safe", "0", "-i", str(listing)], ["-map", "0:v:0", "-c:v", "copy"]
+
+
+def _reencode_args(inputs: list[Path], durations: list[float], w: int, h: int, fps: float, crossfade: float,
+                   srt: Path | None, tmp: Path) -> tuple[list[str], list[str]]:
+    args, graph = [], []
+    for i, p in enumerate(inputs):
+        args += ["-i", str(p.resolve())]
+        graph.append(f"[{i}:v]scale={w}:{h}:force_original_aspect_ratio=decrease,pad={w}:{h}:(ow-iw)/2:(oh-ih)/2,"
+                     f"setsar=1,fps={fps},format=yuv420p,setpts=PTS-STARTPTS,settb=AVTB[v{i}]")
+    if crossfade > 0 and len(inputs) > 1:
+        last, acc = "v0", durations[0]
+        for i in range(1, len(inputs)):
+            graph.append(f"[{last}][v{i}]xfade=transition=fade:duration={crossfade}:offset={acc - crossfade:.6f}[x{i}]")
+            last, acc = f"x{i}", acc + durations[i] - crossfade
+    else:
+        graph.append("".join(f"[v{i}]" for i in range(len(inputs))) + f"concat=n={len(inputs)}:v=1:a=0[cat]")
+        last = "cat"
+    if srt is not None:
+        # Run with cwd=tmp so the filter sees plain relative names (no filtergraph escaping of paths);
+        # the font Pillow ships is written next to it, so burn-in works without system fonts.
+        shutil.copyfile(srt, tmp / "subs.srt")
+        (tmp / "fonts").mkdir()
+        (tmp / "fonts" / "Aileron.ttf").write_bytes(_font(12).font_bytes)
+        graph.append(f"[{last}]subtitles=filename=subs.srt:fontsdir=fonts:"
+                     "force_style='FontName=Aileron,FontSize=18,Outline=2'[sub]")
+        last = "sub"
+    return args, ["-filter_complex", ";".join(graph), "-map", f"[{last}]", "-c:v", "libx264",
+            "-pix_fmt", "yuv420p", "-r", f"{fps}", *[a for a in H264_ARGS if a not in ("-movflags", "+faststart")]]
+
+
+def _font(size: int):
+    from PIL import ImageFont
+
+    return ImageFont.load_default(size=size)
+
+
+def _title_card(text: str, w: int, h: int, fps: float, seconds: float, out: Path) -> Path:
+    """A still clip of white text on black, encoded like the clips so it can be stream-copied."""
+    from PIL import Image, ImageDraw
+
+    if round(fps) != fps:
+        raise ValueError(f"title cards need a whole frame rate, got {fps}")
+    img = Image.new("RGB", (w, h), (0, 0, 0))
+    draw = ImageDraw.Draw(img)
+    font = _font(max(8, h // 10))
+    lines = textwrap.wrap(text, width=max(8, int(w / (h // 10 * 0.55 + 1))))
+    draw.multiline_text((w / 2, h / 2), "\n".join(lines), fill=(255, 255, 255), font=font,
+                        anchor="mm", align="center", spacing=h // 40)
+    frame = np.asarray(img)
+    write_video((frame for _ in range(max(1, round(seconds * fps)))), out, int(fps))
+    return out
+
+
+def film_info(path: Path) -> dict:
+    """frames, fps, duration, width, height, has_audio, audio_duration (0.0 without audio) of a film."""
+    info = inspect(path)
+    n = _frames(path, info)
+    audio_seconds = 0.0
+    if info["has_audio"]:
+        import re
+
+        err = run_ffmpeg(["-i", str(path), "-map", "0:a:0", "-f", "null", "-"])
+        t = re.findall(r"time=\s*(\d+):(\d+):([\d.]+)", err)[-1]
+        audio_seconds = int(t[0]) * 3600 + int(t[1]) * 60 + float(t[2])
+    return {"frames": n, "fps": info["fps"], "duration": n / info["fps"], "width": info["width"],
+            "height": info["height"], "has_audio": info["has_audio"], "audio_duration": audio_seconds}

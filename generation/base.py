@@ -1,0 +1,137 @@
+"""The backend protocol: one plain request in, one clip file out.
+
+Backends know nothing of projects or databases. The caller builds a `ShotRequest`, asks the
+backend to `resolve` it (fill the family's defaults and frame rule), computes the clip key from
+the resolved request, and only renders when no clip with that key exists.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Callable, Protocol, runtime_checkable
+
+# progress(done_steps, total_steps) for the shot being rendered.
+Progress = Callable[[int, int], None]
+
+
+class RenderError(Exception):
+    """A render failed in a way the user can act on (a one-line message)."""
+
+
+class Cancelled(Exception):
+    """The user stopped the render."""
+
+
+class CancelToken:
+    """Thread-safe stop flag shared by the UI/CLI and a running backend."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    def cancel(self) -> None:
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def raise_if_cancelled(self) -> None:
+        if self._event.is_set():
+            raise Cancelled("render cancelled")
+
+
+@dataclass(frozen=True)
+class ShotRequest:
+    """Everything that determines a clip's pixels (and nothing else)."""
+
+    shot_id: str
+    prompt: str
+    negative_prompt: str = ""
+    seed: int = 0
+    duration: float = 5.0
+    camera: str = "static"
+    width: int | None = None
+    height: int | None = None
+    fps: int | None = None
+    num_frames: int | None = None  # set by Backend.resolve from duration, fps and the family's rule
+    steps: int | None = None
+    guidance: float | None = None
+    caption: str = ""  # text an animatic draws on the frame (not used by diffusion)
+    init_image: str | None = None  # path of the conditioning frame (continuity), if any
+    init_image_sha256: str | None = None
+
+    def with_(self, **changes) -> "ShotRequest":
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class ClipInfo:
+    path: Path
+    num_frames: int
+    fps: int
+    width: int
+    height: int
+
+
+@runtime_checkable
+class Backend(Protocol):
+    name: str  # "animatic", "diffusers"
+    model: str  # model id or folder; "" for the animatic
+    label: str  # what the user is shown, e.g. "animatic (previz — not a model render)"
+    supports_continuity: bool
+
+    def resolve(self, request: ShotRequest) -> ShotRequest: ...
+
+    def render(self, request: ShotRequest, out: Path, progress: Progress | None = None,
+               cancel: CancelToken | None = None) -> ClipInfo: ...
+
+
+def clip_key(backend: Backend, request: ShotRequest) -> str:
+    """Content key of a clip: a hash of the backend, model and the resolved request.
+
+    The conditioning frame enters by its hash, never its path.
+    """
+    fields = asdict(request)
+    fields.pop("shot_id")  # two shots with identical settings share a clip
+    fields.pop("init_image")
+    payload = {"backend": backend.name, "model": backend.model, "request": fields, "v": 1}
+    blob = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(blob).hexdigest()
+
+
+def frames_for(duration: float, fps: int, rule: tuple[int, int] = (1, 0), max_frames: int | None = None) -> int:
+    """Frame count for a duration under a family's rule `frames = a*k + b` (Wan (4, 1), LTX (8, 1))."""
+    a, b = rule
+    want = max(1, round(duration * fps))
+    k = max(1, round((want - b) / a))
+    n = a * k + b
+    if max_frames is not None and n > max_frames:
+        k = (max_frames - b) // a
+        n = a * k + b
+    return n
+
+
+def compose_prompt(prompt: str, style_guide: str = "", characters: dict[str, str] | None = None) -> str:
+    """The one place where the style guide and the character bible are folded into a shot prompt.
+
+    `characters` maps the names appearing in this shot to their bible descriptions, so a character
+    is described with the same words in every shot.
+    """
+    parts = [prompt.strip()]
+    for name, description in (characters or {}).items():
+        parts.append(f"{name}: {description.strip()}")
+    if style_guide.strip():
+        parts.append(f"Style: {style_guide.strip()}")
+    return ". ".join(p.rstrip(". ") for p in parts if p) + "."
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()

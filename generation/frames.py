@@ -1,0 +1,110 @@
+"""Frames out of clips: evenly spaced samples (what critics "watch"), the last frame (continuity
+conditioning), and a labelled contact sheet (one row per shot) for people.
+
+Only the chosen frames are converted and piped out of ffmpeg (`select` filter); the frame count
+comes from counting packets, which decodes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from .video_io import ffmpeg_exe, inspect, stream_stats
+
+
+def timecode(seconds: float) -> str:
+    """`MM:SS.mmm` (or `H:MM:SS.mmm` past an hour): how frames are labelled for critics and sheets."""
+    ms = round(max(0.0, seconds) * 1000)
+    h, ms = divmod(ms, 3_600_000)
+    m, ms = divmod(ms, 60_000)
+    return (f"{h}:" if h else "") + f"{m:02d}:{ms / 1000:06.3f}"
+
+
+def frame_count(clip: Path, info: dict | None = None) -> int:
+    """Video frames in `clip`: from the mp4 sample table when there is one, else by counting packets."""
+    info = info or inspect(clip)
+    return info["frames"] if info["frames"] is not None else stream_stats(clip, "v")[0]
+
+
+def sample_frames(clip: Path, k: int, *, offset: float = 0.0) -> list[tuple[int, float, Image.Image]]:
+    """`k` evenly spaced frames, first and last included, as (frame index, offset + index/fps, image).
+
+    A clip with fewer than `k` frames gives every frame once.
+    """
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    info = inspect(clip)
+    n = frame_count(clip, info)
+    if n == 0:
+        raise ValueError(f"no frames in {Path(clip).name}")
+    idx = [0] if k == 1 else sorted({round(i * (n - 1) / (k - 1)) for i in range(k)})
+    images = _decode(clip, idx, info["width"], info["height"])
+    return [(i, offset + i / info["fps"], im) for i, im in zip(idx, images)]
+
+
+def last_frame(clip: Path) -> Image.Image:
+    info = inspect(clip)
+    n = frame_count(clip, info)
+    if n == 0:
+        raise ValueError(f"no frames in {Path(clip).name}")
+    return _decode(clip, [n - 1], info["width"], info["height"])[0]
+
+
+def _decode(clip: Path, indices: list[int], w: int, h: int) -> list[Image.Image]:
+    import subprocess
+
+    expr = "+".join(f"eq(n\\,{i})" for i in indices)
+    proc = subprocess.run(
+        [ffmpeg_exe(), "-hide_banner", "-nostdin", "-loglevel", "error", "-i", str(clip), "-map", "0:v:0",
+         "-vf", f"select='{expr}'", "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
+        capture_output=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"ffmpeg could not decode {Path(clip).name}: {proc.stderr.decode(errors='replace')[-200:]}")
+    size = w * h * 3
+    got = len(proc.stdout) // size
+    if got != len(indices):
+        raise RuntimeError(f"asked {len(indices)} frames of {Path(clip).name}, decoded {got}")
+    buf = np.frombuffer(proc.stdout, np.uint8)
+    return [Image.fromarray(buf[j * size:(j + 1) * size].reshape(h, w, 3)) for j in range(got)]
+
+
+def contact_sheet(rows: list[tuple[str, list[Image.Image]]], out: Path, *, thumb_height: int = 96,
+                  label_width: int = 150, pad: int = 4) -> Path:
+    """One row per shot: its label (e.g. "s03\\n00:12.500", newlines allowed) then its frames."""
+    if not rows:
+        raise ValueError("contact sheet needs at least one row")
+    thumbs = [[_fit_height(im, thumb_height) for im in images] for _, images in rows]
+    row_w = max(sum(t.width + pad for t in ts) for ts in thumbs)
+    sheet = Image.new("RGB", (label_width + row_w + pad, len(rows) * (thumb_height + pad) + pad), (24, 24, 24))
+    draw = ImageDraw.Draw(sheet)
+    font = ImageFont.load_default(size=14)
+    for r, ((label, _), ts) in enumerate(zip(rows, thumbs)):
+        y = pad + r * (thumb_height + pad)
+        draw.multiline_text((pad + 2, y + 4), label, fill=(235, 235, 235), font=font, spacing=4)
+        x = label_width
+        for t in ts:
+            sheet.paste(t, (x, y))
+            x += t.width + pad
+    return save_jpeg(sheet, out, max(sheet.size))
+
+
+def _fit_height(im: Image.Image, h: int) -> Image.Image:
+    w = max(1, round(im.width * h / im.height))
+    return im.convert("RGB").resize((w, h), Image.Resampling.BILINEAR)
+
+
+def save_jpeg(img: Image.Image, path: Path, max_side: int = 512, quality: int = 85) -> Path:
+    """Save as JPEG with the longer side at most `max_side` (aspect kept); atomic write."""
+    path = Path(path)
+    img = img.convert("RGB")
+    if max(img.size) > max_side:
+        img = img.copy()
+        img.thumbnail((max_side, max_side), Image.Resampling.LANCZOS)
+    tmp = path.with_name(f".{path.name}.part{os.getpid()}")
+    img.save(tmp, "JPEG", quality=quality)
+    os.replace(tmp, path)
+    return path

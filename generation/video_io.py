@@ -1,0 +1,175 @@
+"""Reading and writing video files through the ffmpeg binary that imageio-ffmpeg ships.
+
+Everything written is H.264 / yuv420p mp4 with the moov atom up front, so browsers play it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import numpy as np
+
+H264_ARGS = ["-preset", "veryfast", "-crf", "20", "-movflags", "+faststart"]
+
+
+def ffmpeg_exe() -> str:
+    import imageio_ffmpeg
+
+    return imageio_ffmpeg.get_ffmpeg_exe()
+
+
+def write_video(frames: Iterable[np.ndarray], path: Path, fps: int) -> int:
+    """Encode RGB uint8 frames (H, W, 3) to `path`; returns the frame count.
+
+    Width and height must be even (yuv420p). Writes to a temporary name and renames, so a
+    crash never leaves a truncated file under the final name.
+    """
+    import imageio_ffmpeg
+
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.part{os.getpid()}.mp4")
+    it = iter(frames)
+    first = next(it)
+    h, w = first.shape[:2]
+    if h % 2 or w % 2:
+        raise ValueError(f"frame size {w}x{h} must be even for yuv420p")
+    writer = imageio_ffmpeg.write_frames(
+        str(tmp), (w, h), fps=fps, codec="libx264", pix_fmt_out="yuv420p", macro_block_size=1,
+        output_params=H264_ARGS, ffmpeg_log_level="error",
+    )
+    writer.send(None)
+    n = 0
+    try:
+        for frame in _chain(first, it):
+            writer.send(np.ascontiguousarray(frame, dtype=np.uint8))
+            n += 1
+        writer.close()
+        os.replace(tmp, path)
+    except BaseException:
+        writer.close()
+        tmp.unlink(missing_ok=True)
+        raise
+    return n
+
+
+def _chain(first: np.ndarray, rest: Iterator[np.ndarray]) -> Iterator[np.ndarray]:
+    yield first
+    yield from rest
+
+
+def read_frames(path: Path) -> tuple[list[np.ndarray], float]:
+    """Decode every frame (RGB uint8) and return (frames, fps)."""
+    import imageio_ffmpeg
+
+    reader = imageio_ffmpeg.read_frames(str(path), pix_fmt="rgb24")
+    meta = next(reader)
+    w, h = meta["size"]
+    frames = [np.frombuffer(buf, np.uint8).reshape(h, w, 3) for buf in reader]
+    return frames, float(meta["fps"])
+
+
+def probe(path: Path) -> dict:
+    """Basic stream facts without decoding: size, fps, duration (from ffmpeg's header parse)."""
+    import imageio_ffmpeg
+
+    reader = imageio_ffmpeg.read_frames(str(path))
+    meta = next(reader)
+    reader.close()
+    return {"width": meta["size"][0], "height": meta["size"][1], "fps": float(meta["fps"]),
+            "duration": float(meta["duration"]), "codec": meta.get("codec", "")}
+
+
+def run_ffmpeg(args: list[str], cwd: Path | None = None) -> str:
+    """Run the bundled ffmpeg; return its stderr, raise with its last lines on failure."""
+    import subprocess
+
+    proc = subprocess.run([ffmpeg_exe(), "-hide_banner", "-nostdin", *args],
+                          capture_output=True, text=True, errors="replace", cwd=cwd)
+    if proc.returncode != 0:
+        tail = " | ".join(proc.stderr.strip().splitlines()[-3:])
+        raise RuntimeError(f"ffmpeg failed ({proc.returncode}): {tail}")
+    return proc.stderr
+
+
+def inspect(path: Path) -> dict:
+    """Stream parameters parsed from `ffmpeg -i` (there is no ffprobe): what must match for `-c copy`.
+
+    Returns codec, profile, pix_fmt, width, height, fps, tbn, duration, has_audio, `extradata`
+    (the H.264 avcC box, i.e. the SPS/PPS the decoder is configured with) and `frames` (the video
+    packet count from the mp4 sample table); the last two are None for other codecs/containers.
+    """
+    import re
+    import subprocess
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no such video: {path}")
+    err = subprocess.run([ffmpeg_exe(), "-hide_banner", "-nostdin", "-i", str(path)],
+                         capture_output=True, text=True, errors="replace").stderr
+    video = re.search(r"Stream #\d+:\d+.*?: Video: (\w+)(?: \(([^)]*)\))?.*?, (\w+)(?:\([^)]*\))?, "
+                      r"(\d+)x(\d+).*?, ([\d.]+k?) fps, .*?([\d.]+k?) tbn", err)
+    if video is None:
+        raise ValueError(f"no video stream found in {path.name}")
+    dur = re.search(r"Duration: (\d+):(\d+):([\d.]+)", err)
+    codec, profile, pix_fmt, w, h, fps, tbn = video.groups()
+    extradata, frames = _avcc(path) if codec == "h264" else (None, None)
+    return {
+        "codec": codec, "profile": profile or "", "pix_fmt": pix_fmt, "width": int(w), "height": int(h),
+        "fps": _kfloat(fps), "tbn": _kfloat(tbn),
+        "duration": (int(dur[1]) * 3600 + int(dur[2]) * 60 + float(dur[3])) if dur else 0.0,
+        "has_audio": re.search(r"Stream #\d+:\d+.*?: Audio: ", err) is not None,
+        "extradata": extradata, "frames": frames,
+    }
+
+
+def _kfloat(s: str) -> float:
+    return float(s[:-1]) * 1000 if s.endswith("k") else float(s)
+
+
+def _avcc(path: Path) -> tuple[bytes | None, int | None]:
+    """(avcC payload, video sample count) read from an mp4's boxes, without running ffmpeg.
+
+    avcC is the H.264 decoder configuration; the next `stsz` box is in the same sample table
+    (stsd precedes stsz in every muxer's stbl) and holds the track's packet count.
+    """
+    import mmap
+
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        start, end = _top_level_box(m, b"moov")
+        i = m.find(b"avcC", start, end)
+        if i < 4:
+            return None, None
+        size = int.from_bytes(m[i - 4:i], "big")
+        j = m.find(b"stsz", i, end)
+        count = int.from_bytes(m[j + 12:j + 16], "big") if j > 0 else None
+        return bytes(m[i + 4:i - 4 + size]), count
+
+
+def _top_level_box(m, kind: bytes) -> tuple[int, int]:
+    """(start, end) of a top-level mp4 box's contents; (0, 0) when absent. Walks box headers only."""
+    pos, total = 0, len(m)
+    while pos + 8 <= total:
+        size, typ, header = int.from_bytes(m[pos:pos + 4], "big"), m[pos + 4:pos + 8], 8
+        if size == 1:
+            size, header = int.from_bytes(m[pos + 8:pos + 16], "big"), 16
+        elif size == 0:
+            size = total - pos
+        if size < header:
+            break
+        if typ == kind:
+            return pos + header, min(pos + size, total)
+        pos += size
+    return 0, 0
+
+
+def stream_stats(path: Path, stream: str = "v") -> tuple[int, float]:
+    """(packets, seconds) of the first video ("v") or audio ("a") stream, counted without decoding."""
+    import re
+
+    err = run_ffmpeg(["-i", str(path), "-map", f"0:{stream}:0", "-c", "copy", "-f", "null", "-"])
+    frames = re.findall(r"frame=\s*(\d+)", err)
+    times = re.findall(r"time=\s*(-?\d+):(\d+):([\d.]+)", err)
+    secs = (int(times[-1][0]) * 3600 + int(times[-1][1]) * 60 + float(times[-1][2])) if times else 0.0
+    return (int(frames[-1]) if frames else 0), secs

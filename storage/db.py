@@ -1,0 +1,201 @@
+"""SQLAlchemy 2 tables and the database handle (SQLite, WAL, foreign keys, Alembic migrations at start).
+
+Rows hold JSON snapshots validated by storage.schema; the tables only index what we query by.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterator
+
+from sqlalchemy import (JSON, Boolean, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint,
+                        create_engine, event)
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
+
+from storage.schema import utcnow
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
+
+
+class ProjectRow(Base):
+    __tablename__ = "projects"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    title: Mapped[str] = mapped_column(String(200))
+    idea: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # The version commands act on by default: the newest one the creator made or chose.
+    current_version_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    trashed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class VersionRow(Base):
+    __tablename__ = "versions"
+    __table_args__ = (UniqueConstraint("project_id", "number"),)
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    project_id: Mapped[str] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), index=True)
+    parent_id: Mapped[str | None] = mapped_column(ForeignKey("versions.id"), nullable=True)
+    number: Mapped[int] = mapped_column(Integer)  # v1, v2, ... per project, in creation order
+    kind: Mapped[str] = mapped_column(String(20))  # plan | import | edit | accept | fork | panel
+    message: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    storyboard: Mapped[dict[str, Any]] = mapped_column(JSON)
+    panel: Mapped[list[Any]] = mapped_column(JSON, default=list)  # persona ids on the critics' panel
+    personas: Mapped[list[Any]] = mapped_column(JSON, default=list)  # the project's own personas (Persona JSON)
+
+
+class MediaRow(Base):
+    __tablename__ = "media"
+    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    ext: Mapped[str] = mapped_column(String(10))
+    size: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ClipRow(Base):
+    """The clip cache: content key -> media file. Shared by every project and version."""
+
+    __tablename__ = "clips"
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    sha256: Mapped[str] = mapped_column(ForeignKey("media.sha256"))
+    backend: Mapped[str] = mapped_column(String(40))
+    model: Mapped[str] = mapped_column(Text, default="")
+    num_frames: Mapped[int] = mapped_column(Integer)
+    fps: Mapped[int] = mapped_column(Integer)
+    width: Mapped[int] = mapped_column(Integer)
+    height: Mapped[int] = mapped_column(Integer)
+    seconds: Mapped[float] = mapped_column(Float, default=0.0)  # render time
+    last_frame_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class RenderRow(Base):
+    """A finished render of a version: its clips in order and the assembled film."""
+
+    __tablename__ = "renders"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    version_id: Mapped[str] = mapped_column(ForeignKey("versions.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    backend: Mapped[str] = mapped_column(String(40))
+    model: Mapped[str] = mapped_column(Text, default="")
+    label: Mapped[str] = mapped_column(Text, default="")
+    shots: Mapped[list[Any]] = mapped_column(JSON)  # [{shot_id, key, sha256, status, start, end}]
+    rendered: Mapped[int] = mapped_column(Integer)
+    reused: Mapped[int] = mapped_column(Integer)
+    seconds: Mapped[float] = mapped_column(Float)
+    film_sha256: Mapped[str] = mapped_column(ForeignKey("media.sha256"))
+    media: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # srt, vtt, otio, contact_sheet, narration -> sha
+
+
+class CritiqueRow(Base):
+    __tablename__ = "critiques"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    version_id: Mapped[str] = mapped_column(ForeignKey("versions.id", ondelete="CASCADE"), index=True)
+    render_id: Mapped[str] = mapped_column(ForeignKey("renders.id", ondelete="CASCADE"))
+    persona_id: Mapped[str] = mapped_column(String(40))
+    batch: Mapped[str] = mapped_column(String(40))  # one critique action = one batch (the panel's run)
+    mode: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    data: Mapped[dict[str, Any]] = mapped_column(JSON)
+    usage: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class NoteRow(Base):
+    __tablename__ = "notes"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    version_id: Mapped[str] = mapped_column(ForeignKey("versions.id", ondelete="CASCADE"), index=True)
+    shot_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    text: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ProposalRow(Base):
+    __tablename__ = "proposals"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    version_id: Mapped[str] = mapped_column(ForeignKey("versions.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    mode: Mapped[str] = mapped_column(String(200))
+    data: Mapped[dict[str, Any]] = mapped_column(JSON)
+    usage: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    accepted_version_id: Mapped[str | None] = mapped_column(ForeignKey("versions.id"), nullable=True)
+
+
+class AgentCallRow(Base):
+    """Cost of agent calls, per action, summed per version for the user."""
+
+    __tablename__ = "agent_calls"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    version_id: Mapped[str] = mapped_column(ForeignKey("versions.id", ondelete="CASCADE"), index=True)
+    role: Mapped[str] = mapped_column(String(20))
+    mode: Mapped[str] = mapped_column(String(200))
+    calls: Mapped[int] = mapped_column(Integer, default=1)
+    prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    seconds: Mapped[float] = mapped_column(Float, default=0.0)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+_migrate_lock = threading.Lock()
+
+
+def _on_connect(dbapi_conn, _record) -> None:
+    dbapi_conn.isolation_level = None  # we issue BEGIN ourselves (see Database)
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA busy_timeout=30000")
+    cur.close()
+
+
+class Database:
+    """One SQLite file. `session()` is one transaction: committed on success, rolled back on error."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        url = f"sqlite:///{self.path}"
+        args = {"timeout": 30, "check_same_thread": False}
+        # Writers take the write lock at BEGIN (IMMEDIATE), so two processes never interleave a
+        # read-then-write transaction; readers use a plain BEGIN and never wait on a writer (WAL).
+        self.engine = create_engine(url, connect_args=args)
+        self.read_engine = create_engine(url, connect_args=args)
+        for engine, begin in ((self.engine, "BEGIN IMMEDIATE"), (self.read_engine, "BEGIN")):
+            event.listen(engine, "connect", _on_connect)
+            event.listen(engine, "begin", lambda conn, b=begin: conn.exec_driver_sql(b))
+        self._write = sessionmaker(self.engine, expire_on_commit=False)
+        self._read = sessionmaker(self.read_engine, expire_on_commit=False)
+        with _migrate_lock:
+            migrate(self.engine)
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """A write transaction: all or nothing."""
+        with self._write.begin() as s:
+            yield s
+
+    @contextmanager
+    def reader(self) -> Iterator[Session]:
+        """A read-only snapshot."""
+        with self._read.begin() as s:
+            yield s
+
+    def close(self) -> None:
+        self.engine.dispose()
+        self.read_engine.dispose()
+
+
+def migrate(engine) -> None:
+    """Apply Alembic migrations up to head (storage/migrations, an append-only list)."""
+    from alembic import command
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "head")

@@ -1,0 +1,101 @@
+"""LLMCritic: what the server sees (persona, storyboard, labelled frames), the typed result, concurrency."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+
+from PIL import Image
+
+from agents.base import AgentError
+from agents.critic import LLMCritic
+from agents.llm import LLMClient
+from agents.personas import builtin_personas
+from storage.schema import DIMENSIONS, Critique
+from tests.agents.openai_server import Reply, error, ok
+
+
+def answer(**over):
+    a = {
+        "overall": 6.5,
+        "scores": {d: 6.0 for d in DIMENSIONS},
+        "shot_notes": [{"shot_id": "sh01", "note": "slow open, lowkey"}, {"shot_id": "sh99", "note": "invented"}],
+        "top_issues": [
+            {"summary": "minor", "urgency": 2, "dimension": "visual_quality", "shot_ids": ["sh03"], "suggestion": "brighter"},
+            {"summary": "boring start", "urgency": 5, "dimension": "pacing", "shot_ids": ["sh01", "sh42"], "suggestion": "cut to 2 s"},
+        ],
+        "keep_watching": False,
+        "keep_watching_reason": "swiped at 0:03",
+        "summary": "mid tbh",
+    }
+    a.update(over)
+    return a
+
+
+def test_critique_request_and_result(server, client, film):
+    persona = builtin_personas()["teen_scroller"]
+    server.script(ok(answer()))
+    result = LLMCritic(client).critique(persona, film)
+
+    c = result.value
+    assert isinstance(c, Critique) and c.persona_id == "teen_scroller"
+    assert set(c.scores) == set(DIMENSIONS)
+    assert [n.shot_id for n in c.shot_notes] == ["sh01"]  # the invented shot id is dropped
+    assert [i.urgency for i in c.top_issues] == [5, 2]  # most urgent first
+    assert c.top_issues[0].shot_ids == ["sh01"]
+    assert result.model == "vision-model" and result.usage.calls == 1
+
+    body = server.requests[0]
+    assert body["model"] == "vision-model"
+    assert body["response_format"]["type"] == "json_schema"
+    schema = body["response_format"]["json_schema"]["schema"]
+    assert "scores" in schema["required"]
+    text = server.texts()
+    assert persona.who.split(".")[0] in text and persona.voice.split(",")[0] in text
+    assert "pacing 2" in text  # the weights
+    assert "animatic (previz)" in text and "do not mark it down" in text
+    assert "[sh02]" in text and "Ada climbs the spiral stairs" in text and "The storm came at dusk." in text
+    assert "a quiet film about patience" in text
+    images = server.image_parts()
+    assert len(images) == 4  # 6 frames sampled, at most 4 per call
+    url = images[0]["image_url"]["url"]
+    assert url.startswith("data:image/jpeg;base64,") and images[0]["image_url"]["detail"] == "low"
+    img = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
+    assert img.format == "JPEG" and max(img.size) <= 64
+    labels = [p["text"] for p in body["messages"][1]["content"] if p["type"] == "text" and p["text"].startswith("[shot")]
+    assert labels[0] == "[shot sh01 · 00:01.0]" and labels[-1].startswith("[shot sh03")
+
+
+def test_panel_runs_concurrently_and_keeps_order(server, config, film):
+    personas = list(builtin_personas().values())[:6]
+    server.responder = lambda body: Reply(body=ok(answer(summary=body["messages"][0]["content"][:30])).body, delay=0.4)
+    results = LLMCritic(LLMClient(config)).critique_panel(personas, film)
+    assert server.max_in_flight >= 4  # 6 critics at max_concurrency 6 overlap; sequential would be 1
+    assert [r.value.persona_id for r in results] == [p.id for p in personas]
+    assert all(p.name.split(",")[0] in r.value.summary for p, r in zip(personas, results))
+
+
+def test_concurrency_is_bounded(server, config, film):
+    personas = list(builtin_personas().values())[:6]
+    server.responder = lambda body: Reply(body=ok(answer()).body, delay=0.2)
+    LLMCritic(LLMClient(config.model_copy(update={"max_concurrency": 2}))).critique_panel(personas, film)
+    assert server.max_in_flight == 2
+
+
+def test_panel_returns_failures_without_losing_the_rest(server, config, film):
+    personas = list(builtin_personas().values())[:2]
+    client = LLMClient(config.model_copy(update={"max_concurrency": 1, "max_retries": 0}))
+    server.script(ok(answer()), error(400, "model does not support images"))
+    results = LLMCritic(client).critique_panel(personas, film)
+    assert isinstance(results[0].value, Critique)
+    assert isinstance(results[1], AgentError) and personas[1].id in str(results[1]) and "HTTP 400" in str(results[1])
+
+
+def test_scores_out_of_range_are_repaired(server, client, film):
+    persona = builtin_personas()["film_critic"]
+    server.script(ok(answer(scores={d: 60 for d in DIMENSIONS})), ok(answer()))
+    c = LLMCritic(client).critique(persona, film).value
+    assert c.scores["pacing"] == 6.0
+    assert "scores.pacing" in server.requests[1]["messages"][-1]["content"]
+    assert json.loads(server.requests[1]["messages"][-2]["content"])["scores"]["pacing"] == 60

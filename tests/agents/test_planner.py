@@ -1,0 +1,53 @@
+"""LLMPlanner: a typed storyboard whose durations add up to the target."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.planner import LLMPlanner, fit_durations
+from storage.schema import Storyboard
+from tests.agents.openai_server import ok
+
+
+def plan(n_shots, duration, per_scene=4):
+    shots = [{"prompt": f"shot {i}", "duration": duration, "camera": "static", "narration": "", "dialogue": "",
+              "characters": ["Ada", "Nobody"]} for i in range(n_shots)]
+    scenes = [{"title": f"s{k}", "description": "", "shots": shots[k:k + per_scene]} for k in range(0, n_shots, per_scene)]
+    return {"title": "Gulls", "logline": "l", "style_guide": "s",
+            "characters": [{"name": "Ada", "description": "old woman, yellow raincoat"}], "scenes": scenes}
+
+
+def test_plan_rescales_to_the_target(server, client):
+    server.script(ok(plan(12, 6.5)))  # 78 s for a 60 s film
+    result = LLMPlanner(client).plan("an old keeper and a gull", 1)
+    sb = result.value
+    assert isinstance(sb, Storyboard) and result.model == "planner-model"
+    assert sb.duration() == pytest.approx(60, abs=0.05)
+    assert [s.shot_id for s in sb.shots()][:2] == ["sh01", "sh02"] and sb.scenes[0].scene_id == "sc01"
+    assert len({s.seed for s in sb.shots()}) == 12
+    assert sb.shots()[0].characters == ["Ada"]  # names outside the bible dropped
+    text = server.texts()
+    assert "an old keeper and a gull" in text and "60 seconds" in text and "about 12 shots" in text
+
+
+def test_plan_close_enough_is_kept(server, client):
+    server.script(ok(plan(12, 5.1)))  # 61.2 s: within 3%
+    sb = LLMPlanner(client).plan("idea", 1).value
+    assert all(s.duration == 5.1 for s in sb.shots())
+
+
+def test_too_few_shots_is_repaired(server, client):
+    server.script(ok(plan(2, 30)), ok(plan(12, 5)))
+    sb = LLMPlanner(client).plan("idea", 1).value
+    assert len(sb.shots()) == 12
+    assert "too few" in server.requests[1]["messages"][-1]["content"]
+
+
+def test_bad_target_is_refused(client):
+    with pytest.raises(ValueError, match="0..10 minutes"):
+        LLMPlanner(client).plan("idea", 12)
+
+
+def test_fit_durations_sums_and_bounds():
+    out = fit_durations([1, 30, 5, 5], 40)
+    assert sum(out) == pytest.approx(40, abs=0.01) and all(2 <= d <= 12.01 for d in out)

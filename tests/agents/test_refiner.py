@@ -1,0 +1,66 @@
+"""LLMRefiner: notes and critiques reach the model; edits on locked/unknown shots are dropped and explained."""
+
+from __future__ import annotations
+
+from agents.refiner import LLMRefiner
+from storage.schema import DIMENSIONS, Critique, CritiqueIssue, Note, Proposal
+from tests.agents.openai_server import ok
+
+
+def edit(**kw):
+    e = {"op": "set", "shot_id": None, "field": None, "character": None, "old": None, "new": None, "rationale": "r", "sources": []}
+    e.update(kw)
+    return e
+
+
+def critique(pid, shot_ids):
+    return Critique(persona_id=pid, overall=5, scores={d: 5 for d in DIMENSIONS}, keep_watching=True,
+                    keep_watching_reason="ok", summary=f"{pid} says hi",
+                    top_issues=[CritiqueIssue(summary="too dark", urgency=4, dimension="visual_quality", shot_ids=shot_ids)])
+
+
+def test_refine_request_and_postcheck(server, client, storyboard):
+    notes = [Note(id="n_1", text="Make the bird a gull, not a crow", shot_id="sh03")]
+    critiques = [critique("teen_scroller", ["sh01"]), critique("film_critic", ["sh01"])]
+    server.script(ok({
+        "summary": "brighten the opening, gull",
+        "edits": [
+            edit(shot_id="sh01", field="prompt", old="wrong quote", new="a lighthouse on a cliff in a storm, lamp blazing",
+                 sources=["teen_scroller", "film_critic", "made_up_persona"]),
+            edit(shot_id="sh02", field="prompt", new="Ada runs", rationale="faster"),          # locked
+            edit(shot_id="sh77", field="prompt", new="ghost shot"),                            # unknown
+            edit(shot_id="sh03", field="camera", new="spin"),                                  # invalid value
+            edit(shot_id="sh03", field="duration", new="4.5", sources=["n_1"]),
+            edit(op="remove_shot", shot_id="sh02"),                                            # locked
+            edit(op="add_shot", shot_id="sh01", new="close-up of the gull's eye", sources=["n_1"]),
+            edit(op="set_character", character="Ada", old=None, new="an old woman in a red raincoat"),
+            edit(op="set", shot_id="sh01", field="locked", new="true"),                        # not editable
+        ],
+        "not_changed": [{"what": "the ending", "why": "only one persona minded"}],
+    }))
+    result = LLMRefiner(client).refine(storyboard, notes, critiques)
+    p = result.value
+    assert isinstance(p, Proposal) and result.model == "refiner-model"
+    assert [(e.op, e.shot_id or e.character, e.field) for e in p.edits] == [
+        ("set", "sh01", "prompt"), ("set", "sh03", "duration"), ("add_shot", "sh01", None), ("set_character", "Ada", None)]
+    assert p.edits[0].old == "a lighthouse on a cliff in a storm"  # the real old value, not the model's quote
+    assert p.edits[0].sources == ["teen_scroller", "film_critic"]
+    assert p.edits[3].old == "an old woman in a yellow raincoat, grey braid"
+    whys = " | ".join(f"{u.what}: {u.why}" for u in p.not_changed)
+    assert "only one persona minded" in whys
+    assert whys.count("sh02 is locked") == 2 and "no shot 'sh77'" in whys and "camera must be one of" in whys
+    assert "locked" in whys and len(p.not_changed) == 6
+
+    text = server.texts()
+    assert "[n_1] on shot sh03: Make the bird a gull" in text
+    assert "persona teen_scroller" in text and "too dark" in text
+    assert "sh01: film_critic, teen_scroller" in text  # agreement across personas
+    assert "Locked shots (never touch): sh02" in text
+    assert "the note wins" in text
+    assert server.requests[0]["response_format"]["json_schema"]["name"] == "ProposalOut"
+
+
+def test_refine_with_nothing_to_go_on(server, client, storyboard):
+    server.script(ok({"summary": "nothing to do", "edits": [], "not_changed": []}))
+    p = LLMRefiner(client).refine(storyboard, [], []).value
+    assert p.edits == [] and "(none)" in server.texts()

@@ -1,0 +1,135 @@
+"""Tiny random-weight diffusers pipelines built from the real classes, saved to a folder.
+
+Configs follow diffusers' own fast tests (tests/pipelines/wan/test_wan.py, cogvideo/test_cogvideox.py,
+ltx/test_ltx.py); the text encoders are tiny T5/UMT5 models (dropout 0, eval mode) and the tokenizer is
+a small Unigram vocabulary built in code with `tokenizers`, so nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import string
+from pathlib import Path
+
+import torch
+
+TEXT_DIM = 32
+WORDS = ("a the and of in on at with to dance dancing monkey cat dog red blue green sky sea city night "
+         "day rain sun light dark walks runs flies over under slow fast close wide shot camera").split()
+
+
+def tiny_tokenizer():
+    """A T5-style tokenizer (<pad>=0, </s>=1, <unk>=2, metaspace words, letter fallback)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = [("<pad>", 0.0), ("</s>", 0.0), ("<unk>", 0.0), ("▁", -2.0)]
+    vocab += [("▁" + w, -5.0) for w in WORDS]
+    vocab += [(c, -8.0) for c in string.ascii_lowercase + string.digits + ".,'!?-"]
+    tok = Tokenizer(models.Unigram(vocab, unk_id=2, byte_fallback=False))
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always")
+    tok.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", 1)])
+    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="</s>", unk_token="<unk>",
+                                   model_max_length=512)
+
+
+def _t5_config(cls, vocab_size: int):
+    return cls(vocab_size=vocab_size, d_model=TEXT_DIM, d_kv=8, d_ff=37, num_layers=2, num_heads=4,
+               relative_attention_num_buckets=8, dropout_rate=0.0)
+
+
+def tiny_t5(vocab_size: int):
+    from transformers import T5Config, T5EncoderModel
+
+    return T5EncoderModel(_t5_config(T5Config, vocab_size)).eval()
+
+
+def tiny_umt5(vocab_size: int):
+    from transformers import UMT5Config, UMT5EncoderModel
+
+    return UMT5EncoderModel(_t5_config(UMT5Config, vocab_size)).eval()
+
+
+def build_wan(folder: Path) -> Path:
+    from diffusers import AutoencoderKLWan, FlowMatchEulerDiscreteScheduler, WanPipeline, WanTransformer3DModel
+
+    tokenizer = tiny_tokenizer()
+    torch.manual_seed(0)
+    vae = AutoencoderKLWan(base_dim=3, z_dim=16, dim_mult=[1, 1, 1, 1], num_res_blocks=1,
+                           temperal_downsample=[False, True, True])
+    torch.manual_seed(0)
+    text_encoder = tiny_umt5(len(tokenizer))
+    torch.manual_seed(0)
+    transformer = WanTransformer3DModel(
+        patch_size=(1, 2, 2), num_attention_heads=2, attention_head_dim=12, in_channels=16, out_channels=16,
+        text_dim=TEXT_DIM, freq_dim=256, ffn_dim=32, num_layers=2, cross_attn_norm=True,
+        qk_norm="rms_norm_across_heads", rope_max_seq_len=32,
+    )
+    pipe = WanPipeline(transformer=transformer, vae=vae, scheduler=FlowMatchEulerDiscreteScheduler(shift=7.0),
+                       text_encoder=text_encoder, tokenizer=tokenizer)
+    pipe.save_pretrained(folder)
+    return folder
+
+
+def build_cogvideox(folder: Path) -> Path:
+    from diffusers import AutoencoderKLCogVideoX, CogVideoXPipeline, CogVideoXTransformer3DModel, DDIMScheduler
+
+    tokenizer = tiny_tokenizer()
+    torch.manual_seed(0)
+    transformer = CogVideoXTransformer3DModel(
+        num_attention_heads=4, attention_head_dim=8, in_channels=4, out_channels=4, time_embed_dim=2,
+        text_embed_dim=TEXT_DIM, num_layers=1, sample_width=4, sample_height=4, sample_frames=9, patch_size=2,
+        temporal_compression_ratio=4, max_text_seq_length=226,  # the pipeline's default prompt length
+    )
+    torch.manual_seed(0)
+    vae = AutoencoderKLCogVideoX(
+        in_channels=3, out_channels=3, down_block_types=("CogVideoXDownBlock3D",) * 4,
+        up_block_types=("CogVideoXUpBlock3D",) * 4, block_out_channels=(8, 8, 8, 8), latent_channels=4,
+        layers_per_block=1, norm_num_groups=2, temporal_compression_ratio=4,
+    )
+    torch.manual_seed(0)
+    text_encoder = tiny_t5(len(tokenizer))
+    pipe = CogVideoXPipeline(transformer=transformer, vae=vae, scheduler=DDIMScheduler(),
+                             text_encoder=text_encoder, tokenizer=tokenizer)
+    pipe.save_pretrained(folder)
+    return folder
+
+
+def build_ltx(folder: Path) -> Path:
+    from diffusers import AutoencoderKLLTXVideo, FlowMatchEulerDiscreteScheduler, LTXPipeline, LTXVideoTransformer3DModel
+
+    tokenizer = tiny_tokenizer()
+    torch.manual_seed(0)
+    transformer = LTXVideoTransformer3DModel(
+        in_channels=8, out_channels=8, patch_size=1, patch_size_t=1, num_attention_heads=4, attention_head_dim=8,
+        cross_attention_dim=32, num_layers=1, caption_channels=TEXT_DIM,
+    )
+    torch.manual_seed(0)
+    scaling = (True, True, False, False)
+    vae = AutoencoderKLLTXVideo(  # every decoder_* argument too, or the decoder is full size
+        latent_channels=8, block_out_channels=(8, 8, 8, 8), decoder_block_out_channels=(8, 8, 8, 8),
+        layers_per_block=(1, 1, 1, 1, 1), decoder_layers_per_block=(1, 1, 1, 1, 1),
+        spatio_temporal_scaling=scaling, decoder_spatio_temporal_scaling=scaling,
+        decoder_inject_noise=(False,) * 5, upsample_residual=(False,) * 4, upsample_factor=(1,) * 4,
+        patch_size=1, patch_size_t=1, encoder_causal=True, decoder_causal=False,
+    )
+    torch.manual_seed(0)
+    text_encoder = tiny_t5(len(tokenizer))
+    pipe = LTXPipeline(transformer=transformer, vae=vae, scheduler=FlowMatchEulerDiscreteScheduler(),
+                       text_encoder=text_encoder, tokenizer=tokenizer)
+    pipe.save_pretrained(folder)
+    return folder
+
+
+def build_image_pipeline(folder: Path) -> Path:
+    """A tiny unconditional image pipeline (DDPM): a real diffusers folder that is not video."""
+    from diffusers import DDPMPipeline, DDPMScheduler, UNet2DModel
+
+    torch.manual_seed(0)
+    unet = UNet2DModel(sample_size=8, in_channels=3, out_channels=3, block_out_channels=(4, 8), layers_per_block=1,
+                       norm_num_groups=2, down_block_types=("DownBlock2D", "DownBlock2D"),
+                       up_block_types=("UpBlock2D", "UpBlock2D"))
+    DDPMPipeline(unet=unet, scheduler=DDPMScheduler()).save_pretrained(folder)
+    return folder
+
+
+BUILDERS = {"wan": build_wan, "cogvideox": build_cogvideox, "ltx": build_ltx, "image": build_image_pipeline}
