@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agents.base import AgentError, FilmView, Result
 from agents.llm import LLMClient, image_part, subsample
+from prompts import render
 from storage.schema import DIMENSIONS, Critique, CritiqueIssue, Dimension, Persona, ShotNote
 
 log = logging.getLogger(__name__)
@@ -58,6 +59,13 @@ class CritiqueOut(_Closed):
     summary: str = Field(description="your reaction, in your own voice")
 
 
+def describe_tastes(tastes: dict[str, float]) -> str:
+    """'preferred shot length 2 s; motion 0.9, ...' (every taste but shot_seconds is on 0..1)."""
+    parts = [f"preferred average shot length {tastes['shot_seconds']:g} s"] if "shot_seconds" in tastes else []
+    rest = ", ".join(f"{k.replace('_', ' ')} {v:g}" for k, v in tastes.items() if k != "shot_seconds")
+    return "; ".join(parts + ([f"on a 0 (not at all) to 1 (very much) scale: {rest}"] if rest else []))
+
+
 def timecode(seconds: float) -> str:
     m, s = divmod(max(0.0, seconds), 60)
     return f"{int(m):02d}:{s:04.1f}"
@@ -96,8 +104,6 @@ class LLMCritic:
 
     def messages(self, persona: Persona, film: FilmView) -> list[dict]:
         """The chat messages sent for one persona (system: who they are; user: the film, frames as images)."""
-        from prompts import render
-
         cfg = self.client.config
         sb = film.storyboard
         timecodes = {shot.shot_id: f"{timecode(a)}-{timecode(b)}" for shot, a, b in sb.timeline()}
@@ -105,7 +111,7 @@ class LLMCritic:
         system = render(
             "critic_system.j2",
             persona=persona,
-            tastes=", ".join(f"{k} {v:g}" for k, v in persona.tastes.items()),
+            tastes=describe_tastes(persona.tastes),
             weights=", ".join(f"{d} {persona.weights.get(d, 1.0):g}" for d in DIMENSIONS),
             dimensions=[(d, DIMENSION_MEANINGS[d]) for d in DIMENSIONS],
         )

@@ -12,7 +12,7 @@ from itertools import combinations
 
 from storage.schema import Critique
 
-DEFAULT_THRESHOLD = 0.85
+DEFAULT_THRESHOLD = 0.75  # paraphrases of one critique score ~0.8; distinct viewers ~0.2-0.5
 _model = None
 _lock = threading.Lock()
 

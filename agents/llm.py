@@ -25,6 +25,7 @@ from typing import Any, Callable, Literal, Sequence, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from agents.base import AgentError
+from prompts import render
 from storage.schema import Usage
 
 log = logging.getLogger(__name__)
@@ -54,7 +55,7 @@ class LLMConfig(BaseModel):
     max_frames_per_call: int = Field(default=24, ge=1)
     max_image_side: int = Field(default=512, ge=32)
     max_tokens: int | None = Field(default=None, ge=1, description="None: the server's default")
-    temperature: float | None = 0.7
+    temperature: float | None = Field(default=None, description="None: the server default (reasoning models reject others)")
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> "LLMConfig":
@@ -95,7 +96,9 @@ def strict_json_schema(model: type[BaseModel]) -> dict[str, Any]:
     """
     schema = copy.deepcopy(model.model_json_schema())
 
-    def fix(node: Any, path: str) -> Any:
+    def fix(node: Any, path: str, names: bool = False) -> Any:
+        if isinstance(node, dict) and names:  # a map of property / definition names: keep every key
+            return {k: fix(v, f"{path}.{k}") for k, v in node.items()}
         if isinstance(node, dict):
             node = {k: v for k, v in node.items() if k not in _DROP_KEYS}
             if node.get("type") == "object" or "properties" in node:
@@ -104,7 +107,7 @@ def strict_json_schema(model: type[BaseModel]) -> dict[str, Any]:
                     raise ValueError(f"{model.__name__}: {path or 'root'} is an open mapping; strict schemas need named fields")
                 node["additionalProperties"] = False
                 node["required"] = list(node.get("properties", {}))
-            return {k: fix(v, f"{path}.{k}") for k, v in node.items()}
+            return {k: fix(v, path, names=k in ("properties", "$defs")) for k, v in node.items()}
         if isinstance(node, list):
             return [fix(v, path) for v in node]
         return node
@@ -208,15 +211,18 @@ class LLMClient:
     @property
     def sdk(self):
         """The openai.OpenAI client, built on first use (the SDK's own retries off: ours are counted)."""
-        if self._sdk is None:
-            import openai
+        with self._lock:
+            return self._sdk or self._build_sdk()
 
-            key = self.config.api_key.get_secret_value() if self.config.api_key else None
-            if not key and self.config.base_url:
-                key = "not-needed"  # local servers (vLLM, Ollama, llama.cpp) ignore the key
-            if not key:
-                raise AgentError("no API key: set CHIEF_LLM_API_KEY or OPENAI_API_KEY, or CHIEF_LLM_BASE_URL for a local server")
-            self._sdk = openai.OpenAI(api_key=key, base_url=self.config.base_url, timeout=self.config.timeout, max_retries=0)
+    def _build_sdk(self):
+        import openai
+
+        key = self.config.api_key.get_secret_value() if self.config.api_key else None
+        if not key and self.config.base_url:
+            key = "not-needed"  # local servers (vLLM, Ollama, llama.cpp) ignore the key
+        if not key:
+            raise AgentError("no API key: set CHIEF_LLM_API_KEY or OPENAI_API_KEY, or CHIEF_LLM_BASE_URL for a local server")
+        self._sdk = openai.OpenAI(api_key=key, base_url=self.config.base_url, timeout=self.config.timeout, max_retries=0)
         return self._sdk
 
     def _scrub(self, text: str) -> str:
@@ -334,8 +340,6 @@ class LLMClient:
     def _with_schema_instructions(self, messages: list[dict], mode: Mode, schema: dict) -> list[dict]:
         if mode == "json_schema":
             return messages
-        from prompts import render
-
         return messages + [{"role": "system", "content": render("json_instructions.j2", schema=json.dumps(schema, separators=(",", ":")))}]
 
     def _ask(self, role: str, model: str, messages: list[dict], schema: dict, name: str, usage: list[Usage]) -> tuple[Mode, _Answer]:
@@ -385,8 +389,6 @@ class LLMClient:
         return value, None
 
     def _repair_messages(self, answer: _Answer, problem: str, schema: dict | None) -> list[dict]:
-        from prompts import render
-
         previous = answer.content or answer.refusal or ""
         if len(previous) > 6000:
             previous = previous[:6000] + " …(cut)"

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from prompts import persona_files
 from storage.schema import Persona
 
 
@@ -27,10 +28,8 @@ def _parse(text: str, stem: str, source: str) -> Persona:
 
 def builtin_personas() -> dict[str, Persona]:
     """All builtin personas by id, in file-name order."""
-    import prompts
-
     out: dict[str, Persona] = {}
-    for f in prompts.persona_files():
+    for f in persona_files():
         stem = f.name.removesuffix(".yaml")
         out[stem] = _parse(f.read_text(encoding="utf-8"), stem, f"prompts/personas/{f.name}")
     return out

@@ -6,6 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agents.base import Result
 from agents.llm import LLMClient
+from prompts import render
 from storage.schema import CAMERA_MOVES, Camera, Character, Scene, Shot, Storyboard
 
 MIN_SHOT, TYPICAL_SHOT, MAX_SHOT = 2.0, 5.0, 12.0
@@ -40,19 +41,24 @@ class PlanOut(_Closed):
 
 
 def fit_durations(durations: list[float], target: float) -> list[float]:
-    """Scale to sum to `target` within MIN_SHOT..MAX_SHOT per shot (clamped shots stay put, the rest absorb it)."""
-    out = list(durations)
-    for _ in range(5):
-        total = sum(out)
-        if abs(total - target) <= 0.01:
+    """Scale to sum to `target`, each shot kept within MIN_SHOT..MAX_SHOT (shots at a bound stop moving)."""
+
+    def clamp(d: float) -> float:
+        return min(MAX_SHOT, max(MIN_SHOT, d))
+
+    out = [clamp(d) for d in durations]
+    for _ in range(10):
+        diff = target - sum(out)
+        if abs(diff) <= 0.01:
             break
-        free = [i for i, d in enumerate(out) if MIN_SHOT < d < MAX_SHOT] or list(range(len(out)))
-        fixed = sum(d for i, d in enumerate(out) if i not in free)
-        scale = max(target - fixed, 0.1) / max(sum(out[i] for i in free), 1e-6)
-        for i in free:
-            out[i] = min(MAX_SHOT, max(MIN_SHOT, out[i] * scale))
+        movable = [i for i, d in enumerate(out) if (d < MAX_SHOT if diff > 0 else d > MIN_SHOT)]
+        if not movable:
+            break
+        scale = 1 + diff / sum(out[i] for i in movable)
+        for i in movable:
+            out[i] = clamp(out[i] * scale)
     out = [round(d, 2) for d in out]
-    out[-1] = round(out[-1] + target - sum(out), 2)  # the last shot absorbs rounding
+    out[-1] = round(min(60.0, max(0.1, out[-1] + target - sum(out))), 2)  # the last shot absorbs rounding
     return out
 
 
@@ -65,8 +71,6 @@ class LLMPlanner:
         self.mode = f"llm:{self.model}"
 
     def messages(self, idea: str, minutes: float) -> list[dict]:
-        from prompts import render
-
         seconds = minutes * 60
         n_shots = max(1, round(seconds / TYPICAL_SHOT))
         system = render("planner_system.j2", min_shot=f"{MIN_SHOT:g}", max_shot=f"{MAX_SHOT:g}",

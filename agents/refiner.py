@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agents.base import Result
 from agents.llm import LLMClient
+from prompts import render
 from storage.schema import CAMERA_MOVES, EDITABLE_SHOT_FIELDS, Critique, Edit, EditOp, Note, Proposal, Storyboard, Unchanged
 
 
@@ -125,13 +126,11 @@ class LLMRefiner:
         self.mode = f"llm:{self.model}"
 
     def messages(self, storyboard: Storyboard, notes: list[Note], critiques: list[Critique]) -> list[dict]:
-        from prompts import render
-
         board = storyboard.model_dump(mode="json", exclude={"fps", "width", "height"})
         system = render("refiner_system.j2", editable_fields=EDITABLE_SHOT_FIELDS, camera_moves=CAMERA_MOVES)
         user = render(
             "refiner_user.j2",
-            storyboard_json=json.dumps(board, indent=1, ensure_ascii=False),
+            storyboard_json=json.dumps(board, ensure_ascii=False),
             notes=notes,
             critiques=critiques,
             issues_by_agreement=agreement(critiques),

@@ -233,7 +233,11 @@ def critique(c: Ctx, project, version):
         lines.append(f"⚠ the panel agrees too much (mean similarity {div.mean_pairwise_cosine:.2f}): "
                      "add different personas for a wider view")
     lines.append(_usage_line(usage))
-    c.out({"project": pid, "critiques": crits, "diversity": div, "usage": usage, "active": c.active()}, "\n".join(lines))
+    div_json = None if div is None else {"mean_pairwise_cosine": div.mean_pairwise_cosine, "collapsed": div.collapsed,
+                                         "threshold": div.threshold,
+                                         "pairs": {" vs ".join(k): v for k, v in div.pairs.items()}}
+    c.out({"project": pid, "critiques": crits, "diversity": div_json, "usage": usage, "active": c.active()},
+          "\n".join(lines))
 
 
 def _usage_line(usage: dict) -> str:

@@ -614,6 +614,19 @@ class Studio:
         total = sum(per.values(), Usage())
         return {"total": total.model_dump(), **{k: u.model_dump() for k, u in per.items()}}
 
+    # ------------------------------------------------------------------ archives (app/archives.py)
+    def export_project(self, pid: str, out: Path, versions: str = "all", include_media: bool = True):
+        """Write a .chief.zip archive of the project (see app/archives.py)."""
+        from app.archives import export_project
+
+        return export_project(self, pid, Path(out), versions=versions, include_media=include_media)
+
+    def import_project(self, path: Path, title: str | None = None) -> Version:
+        """A new project from an archive: all or nothing (see app/archives.py)."""
+        from app.archives import import_project
+
+        return import_project(self, Path(path), title=title)
+
     # ------------------------------------------------------------------ internals
     def _project(self, s, pid: str) -> ProjectRow:
         p = s.get(ProjectRow, pid)

@@ -5,7 +5,8 @@ the same codec, profile, size, frame rate, pixel format, time base and H.264 par
 is the clips' packets back to back, with no decode and no quality loss. Anything that changes
 pixels (crossfades, burned-in subtitles) or clips that disagree force one re-encode of the whole
 film to the first clip's size and rate, and `AssemblyResult.reencoded` says why. Audio (narration)
-is always muxed as AAC next to the video, never forcing a video re-encode.
+is always muxed as AAC next to the video, never forcing a video re-encode; the clips' own audio
+streams, if any, are dropped.
 
 Timing: audio and subtitles are timed against the final film. With a title card or crossfades the
 clips do not start where their storyboard durations say; `timeline()` gives each clip's start.
@@ -13,17 +14,17 @@ clips do not start where their storyboard durations say; `timeline()` gives each
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import tempfile
 import textwrap
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from .video_io import H264_ARGS, inspect, run_ffmpeg, stream_stats, write_video
+from .video_io import H264_ARGS, ffmpeg_exe, inspect, mp4_video_track, run_ffmpeg, stream_stats, write_video
 
 # What must be equal across inputs for the concat demuxer's stream copy to give a valid file.
 COPY_KEYS = ("codec", "profile", "pix_fmt", "width", "height", "fps", "tbn", "extradata")
@@ -70,23 +71,21 @@ def assemble(clips: list[Path], out: Path, *, audio: Path | None = None, subtitl
         raise ValueError("burn_subtitles needs subtitles_srt")
     if audio is not None and not Path(audio).is_file():
         raise FileNotFoundError(f"no such audio file: {audio}")
-    with ThreadPoolExecutor(max_workers=8) as pool:  # one `ffmpeg -i` per clip; they wait on I/O
-        infos = list(pool.map(inspect, clips))
-    base = infos[0]
+    base = inspect(clips[0])
     w, h, fps = base["width"], base["height"], base["fps"]
-    reasons = [r for c, i in zip(clips[1:], infos[1:]) if (r := _mismatch(c.name, i, base))]
+    reasons, frames = _compare(clips, base)
     if base["codec"] != "h264" or base["pix_fmt"] != "yuv420p":
         reasons.append(f"{clips[0].name}: {base['codec']}/{base['pix_fmt']} is not h264/yuv420p")
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".assemble-", dir=out.parent) as tmpdir:
         tmp = Path(tmpdir)
-        inputs, frames = list(clips), [_frames(c, i) for c, i in zip(clips, infos)]
+        inputs = list(clips)
         if title:
             card = _title_card(title, w, h, fps, title_seconds, tmp / "title.mp4")
             if r := _mismatch("title card", inspect(card), base):
                 reasons.append(r)
             inputs.insert(0, card)
-            frames.insert(0, round(title_seconds * round(fps)))
+            frames.insert(0, _frames(card))
         durations = [n / fps for n in frames]
         if crossfade > 0:
             if crossfade >= min(durations):
@@ -107,13 +106,37 @@ def assemble(clips: list[Path], out: Path, *, audio: Path | None = None, subtitl
                      "-af", f"apad=whole_dur={film_seconds:.6f},atrim=end={film_seconds:.6f}"]
         run_ffmpeg(["-y", *ins, *outs, "-movflags", "+faststart", str(part)], cwd=tmp)
         os.replace(part, out)
-    n = _frames(out, inspect(out))
+    n = _frames(out)
     title_len = durations[0] if title else 0.0
     return AssemblyResult(out, n / fps, n, not reasons, reasons, fps, w, h,
                           timeline(durations[1:] if title else durations, title_seconds=title_len, crossfade=crossfade))
 
 
-def _frames(path: Path, info: dict) -> int:
+def _compare(clips: list[Path], base: dict) -> tuple[list[str], list[int]]:
+    """(why stream copy is impossible, frames per clip), running `ffmpeg -i` only where needed.
+
+    Clips whose mp4 signature (H.264 config, time base, frame duration, size) equals the first
+    clip's are copy-compatible without asking ffmpeg; the others are inspected to say why not.
+    """
+    first = mp4_video_track(clips[0])
+    reasons, frames = [], []
+    for k, clip in enumerate(clips):
+        track = first if k == 0 else mp4_video_track(clip)
+        if first is not None and track is not None and {**track, "frames": 0} == {**first, "frames": 0}:
+            frames.append(track["frames"])
+            continue
+        info = base if k == 0 else inspect(clip)
+        frames.append(_frames(clip, info))
+        if k > 0:
+            reasons.append(_mismatch(clip.name, info, base)
+                           or f"{clip.name}: not stream-copy compatible (mp4 sample timing differs, or not mp4)")
+    return reasons, frames
+
+
+def _frames(path: Path, info: dict | None = None) -> int:
+    if info is None and (track := mp4_video_track(path)) is not None:
+        return track["frames"]
+    info = info or inspect(path)
     return info["frames"] if info["frames"] is not None else stream_stats(path)[0]
 
 
@@ -147,6 +170,8 @@ def _reencode_args(inputs: list[Path], durations: list[float], w: int, h: int, f
         graph.append("".join(f"[v{i}]" for i in range(len(inputs))) + f"concat=n={len(inputs)}:v=1:a=0[cat]")
         last = "cat"
     if srt is not None:
+        if "subtitles" not in _filters():
+            raise RuntimeError("this ffmpeg build has no libass `subtitles` filter: cannot burn in subtitles")
         # Run with cwd=tmp so the filter sees plain relative names (no filtergraph escaping of paths);
         # the font Pillow ships is written next to it, so burn-in works without system fonts.
         shutil.copyfile(srt, tmp / "subs.srt")
@@ -159,6 +184,14 @@ def _reencode_args(inputs: list[Path], durations: list[float], w: int, h: int, f
             "-pix_fmt", "yuv420p", "-r", f"{fps}", *[a for a in H264_ARGS if a not in ("-movflags", "+faststart")]]
 
 
+@functools.lru_cache(maxsize=1)
+def _filters() -> str:
+    """The names of the filters this ffmpeg build has (its `-filters` listing)."""
+    import subprocess
+
+    return subprocess.run([ffmpeg_exe(), "-hide_banner", "-filters"], capture_output=True, text=True).stdout
+
+
 def _font(size: int):
     from PIL import ImageFont
 
@@ -169,8 +202,6 @@ def _title_card(text: str, w: int, h: int, fps: float, seconds: float, out: Path
     """A still clip of white text on black, encoded like the clips so it can be stream-copied."""
     from PIL import Image, ImageDraw
 
-    if round(fps) != fps:
-        raise ValueError(f"title cards need a whole frame rate, got {fps}")
     img = Image.new("RGB", (w, h), (0, 0, 0))
     draw = ImageDraw.Draw(img)
     font = _font(max(8, h // 10))
@@ -178,7 +209,8 @@ def _title_card(text: str, w: int, h: int, fps: float, seconds: float, out: Path
     draw.multiline_text((w / 2, h / 2), "\n".join(lines), fill=(255, 255, 255), font=font,
                         anchor="mm", align="center", spacing=h // 40)
     frame = np.asarray(img)
-    write_video((frame for _ in range(max(1, round(seconds * fps)))), out, int(fps))
+    # write_video takes whole rates: at 23.976 fps the card differs and the film is re-encoded
+    write_video((frame for _ in range(max(1, round(seconds * fps)))), out, round(fps))
     return out
 
 

@@ -43,11 +43,7 @@ def clear_pipelines() -> None:
     """Drop every warm pipeline (frees GPU memory when switching models)."""
     with _LOAD_LOCK:
         _PIPELINES.clear()
-    gc.collect()
-    import torch
-
-    if torch.cuda.is_available():
-        torch.cuda.empty_cache()
+    _free_memory()
 
 
 def pick_device(device: str | None = None, dtype: str | None = None) -> tuple[str, str]:
@@ -123,6 +119,21 @@ def family_of(class_name: str, model: str) -> Family:
 def _rule_text(rule: tuple[int, int]) -> str:
     a, b = rule
     return f"{a}k+{b}" if b else f"{a}k"
+
+
+def _is_oom(e: BaseException) -> bool:
+    import torch
+
+    return isinstance(e, torch.OutOfMemoryError) or "out of memory" in str(e).lower()
+
+
+def _free_memory() -> None:
+    """Release what a failed call left cached, so the warm pipeline can take the retry."""
+    import torch
+
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
 
 
 def _first_line(e: BaseException) -> str:
@@ -259,17 +270,16 @@ class DiffusersBackend:
             except Cancelled:
                 raise
             except Exception as e:
-                if isinstance(e, torch.OutOfMemoryError) or "out of memory" in str(e).lower():
-                    gc.collect()
-                    if torch.cuda.is_available():
-                        torch.cuda.empty_cache()
+                if _is_oom(e):
+                    _free_memory()
                     raise RenderError(
                         f"shot {req.shot_id}: out of memory at {req.width}x{req.height}, {req.num_frames} frames "
                         f"on {self.device}; try a smaller size, fewer frames, cpu offload or VAE tiling") from e
                 raise RenderError(f"shot {req.shot_id}: {fam.name} render failed: {_first_line(e)}") from e
         if cancel is not None:
             cancel.raise_if_cancelled()
-        video = (np.clip(np.asarray(frames, dtype=np.float32), 0.0, 1.0) * 255).round().astype(np.uint8)
+        video = np.nan_to_num(np.asarray(frames, dtype=np.float32)).clip(0.0, 1.0)
+        video = (video * 255).round().astype(np.uint8)
         n = write_video(video, Path(out), req.fps)
         return ClipInfo(path=Path(out), num_frames=n, fps=req.fps, width=video.shape[2], height=video.shape[1])
 
@@ -297,12 +307,16 @@ class DiffusersBackend:
             dtype = {"default": dtype, **{name: torch.float32 for name in fam.fp32_modules}}
         try:
             pipe = DiffusionPipeline.from_pretrained(model, dtype=dtype, local_files_only=True)
+            if self.cpu_offload:
+                pipe.enable_model_cpu_offload(device=self.device)
+            else:
+                pipe.to(self.device)
         except Exception as e:
+            if _is_oom(e):
+                _free_memory()
+                raise RenderError(f"not enough memory to load {model} on {self.device} in {_SHORT[self.dtype]}; "
+                                  "try cpu offload") from e
             raise RenderError(f"could not load {model}: {_first_line(e)}") from e
-        if self.cpu_offload:
-            pipe.enable_model_cpu_offload(device=self.device)
-        else:
-            pipe.to(self.device)
         if self.vae_tiling:
             pipe.vae.enable_tiling()
         if self.vae_slicing:

@@ -114,13 +114,13 @@ def inspect(path: Path) -> dict:
         raise ValueError(f"no video stream found in {path.name}")
     dur = re.search(r"Duration: (\d+):(\d+):([\d.]+)", err)
     codec, profile, pix_fmt, w, h, fps, tbn = video.groups()
-    extradata, frames = _avcc(path) if codec == "h264" else (None, None)
+    track = mp4_video_track(path) if codec == "h264" else None
     return {
         "codec": codec, "profile": profile or "", "pix_fmt": pix_fmt, "width": int(w), "height": int(h),
         "fps": _kfloat(fps), "tbn": _kfloat(tbn),
         "duration": (int(dur[1]) * 3600 + int(dur[2]) * 60 + float(dur[3])) if dur else 0.0,
         "has_audio": re.search(r"Stream #\d+:\d+.*?: Audio: ", err) is not None,
-        "extradata": extradata, "frames": frames,
+        "extradata": track and track["avcc"], "frames": track and track["frames"],
     }
 
 
@@ -128,23 +128,36 @@ def _kfloat(s: str) -> float:
     return float(s[:-1]) * 1000 if s.endswith("k") else float(s)
 
 
-def _avcc(path: Path) -> tuple[bytes | None, int | None]:
-    """(avcC payload, video sample count) read from an mp4's boxes, without running ffmpeg.
+def mp4_video_track(path: Path) -> dict | None:
+    """The H.264 track's stream-copy signature read from mp4 boxes, without running ffmpeg.
 
-    avcC is the H.264 decoder configuration; the next `stsz` box is in the same sample table
-    (stsd precedes stsz in every muxer's stbl) and holds the track's packet count.
+    Returns avcc (the decoder configuration: SPS/PPS, hence profile, level, size and chroma
+    format), timescale, delta (ticks per frame), width, height and frames (the sample count);
+    None when the file is not an mp4 with an H.264 track. Within a trak the boxes come in a fixed
+    order (mdhd … avc1 ⊃ avcC … stts … stsz), so each is found by searching from its neighbour.
     """
     import mmap
 
+    if Path(path).stat().st_size < 16:
+        return None
     with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
         start, end = _top_level_box(m, b"moov")
         i = m.find(b"avcC", start, end)
         if i < 4:
-            return None, None
-        size = int.from_bytes(m[i - 4:i], "big")
-        j = m.find(b"stsz", i, end)
-        count = int.from_bytes(m[j + 12:j + 16], "big") if j > 0 else None
-        return bytes(m[i + 4:i - 4 + size]), count
+            return None
+        avc1, mdhd = m.rfind(b"avc1", start, i), m.rfind(b"mdhd", start, i)
+        stts, stsz = m.find(b"stts", i, end), m.find(b"stsz", i, end)
+        if min(avc1, mdhd, stts, stsz) < 0:
+            return None
+        u32 = lambda at: int.from_bytes(m[at:at + 4], "big")  # noqa: E731
+        return {
+            "avcc": bytes(m[i + 4:i - 4 + u32(i - 4)]),
+            "timescale": u32(mdhd + 4 + (20 if m[mdhd + 4] == 1 else 12)),
+            "delta": u32(stts + 16) if u32(stts + 8) else 0,
+            "width": int.from_bytes(m[avc1 + 28:avc1 + 30], "big"),
+            "height": int.from_bytes(m[avc1 + 30:avc1 + 32], "big"),
+            "frames": u32(stsz + 12),
+        }
 
 
 def _top_level_box(m, kind: bytes) -> tuple[int, int]:

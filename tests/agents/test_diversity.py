@@ -18,6 +18,12 @@ def test_identical_panel_is_collapsed_and_varied_panel_is_not():
     same = [crit(p, "The pacing drags and the lighthouse shots are too dark.", "it is slow") for p in ("a", "b", "c")]
     report = panel_similarity(same)
     assert report.collapsed and report.mean_pairwise_cosine > 0.99 and len(report.pairs) == 3
+    paraphrased = [
+        crit("a", "The pacing drags and the lighthouse shots are too dark.", "it is slow"),
+        crit("b", "Too slow, and the lighthouse images are very dark.", "slow pace"),
+        crit("c", "It drags; the shots of the lighthouse are much too dark to see.", "it is too slow"),
+    ]
+    assert panel_similarity(paraphrased).collapsed
 
     varied = [
         crit("teen", "ngl the first shot is so slow i swiped, needs a hook and way faster cuts", "boring start"),

@@ -38,6 +38,17 @@ def test_strict_schema_closes_objects_and_requires_every_property():
     assert s["additionalProperties"] is False
 
 
+def test_strict_schema_keeps_properties_named_like_keywords():
+    class Tricky(BaseModel):
+        title: str
+        default: int = 0
+        pattern: str = Field(default="", max_length=3)
+
+    s = strict_json_schema(Tricky)
+    assert list(s["properties"]) == s["required"] == ["title", "default", "pattern"]
+    assert s["properties"]["pattern"] == {"type": "string"}
+
+
 def test_strict_schema_refuses_open_mapping():
     class Open(BaseModel):
         scores: dict[str, float]
@@ -191,3 +202,16 @@ def test_network_guard_forbids_remote_hosts():
     client = LLMClient(LLMConfig(api_key="sk-test-SECRET-1234", max_retries=0, timeout=2))
     with pytest.raises(AgentError, match="APIConnectionError"):
         ask(client)
+
+
+def test_no_key_and_no_endpoint_is_a_clear_error():
+    with pytest.raises(AgentError, match="no API key"):
+        ask(LLMClient(LLMConfig(max_retries=0)))
+
+
+def test_retry_log_lines_never_carry_the_key(server, config, caplog):
+    client = LLMClient(config, sleep=lambda s: None)
+    server.script(error(429, "key sk-test-SECRET-1234 is over quota", "rate_limit_error"), ok(GOOD))
+    with caplog.at_level("DEBUG", logger="agents.llm"):
+        ask(client)
+    assert "HTTP 429" in caplog.text and "SECRET" not in caplog.text

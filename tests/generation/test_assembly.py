@@ -60,6 +60,27 @@ def test_different_sizes_force_a_reencode_to_the_first_clip(tmp_path):
     assert abs(int(last[24, 10, 2]) - 200) < 20  # the third (blue) clip, letterboxed into 64x48
 
 
+def test_other_frame_rate_or_encoder_settings_force_a_reencode(tmp_path):
+    import imageio_ffmpeg
+
+    clips = _clips(tmp_path, colours=COLOURS[:1]) + _clips(tmp_path, fps=12, frames=12, colours=COLOURS[1:2], name="f")
+    res = assemble(clips, tmp_path / "film.mp4")
+    assert not res.stream_copied and "fps 12.0 vs 8.0" in res.reencoded[0]
+    assert res.num_frames == 16 and res.fps == 8  # 1 s at 8 fps + 1 s resampled to 8 fps
+
+    # same size and rate, but ultrafast disables CABAC: other H.264 parameter sets, so no copy
+    odd = tmp_path / "ultrafast.mp4"
+    writer = imageio_ffmpeg.write_frames(str(odd), (64, 48), fps=8, codec="libx264", pix_fmt_out="yuv420p",
+                                         macro_block_size=1, output_params=["-preset", "ultrafast"])
+    writer.send(None)
+    for _ in range(8):
+        writer.send(np.full((48, 64, 3), 99, np.uint8))
+    writer.close()
+    res = assemble(clips[:1] + [odd], tmp_path / "film2.mp4")
+    assert not res.stream_copied and "parameter sets" in res.reencoded[0]
+    assert res.num_frames == 16
+
+
 def test_crossfade_reencodes_and_overlaps(tmp_path):
     res = assemble(_clips(tmp_path), tmp_path / "film.mp4", crossfade=0.25)
     assert not res.stream_copied and "crossfade" in res.reencoded[0]

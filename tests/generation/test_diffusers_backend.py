@@ -151,6 +151,20 @@ def test_ltx_continuity_renders_from_an_init_image_and_depends_on_it(rendered, t
     assert len(keys) == 2 and clip_key(backend, backend.resolve(SHOT)) not in keys
 
 
+def test_cogvideox_continuity_goes_through_the_separate_i2v_model(rendered, folders, tmp_path):
+    _, t2v = rendered("cogvideox")
+    backend = DiffusersBackend(folders("cogvideox"), i2v_model=folders("cogvideox_i2v"))
+    assert backend.supports_continuity and backend.describe()["i2v"] == "CogVideoXImageToVideoPipeline"
+    clips = []
+    for value in (0, 255):
+        image = tmp_path / f"{value}.png"
+        Image.fromarray(np.full((32, 32, 3), value, np.uint8)).save(image)
+        clips.append(backend.render(SHOT.with_(init_image=str(image)), tmp_path / f"{value}.mp4"))
+    assert [c.num_frames for c in clips] == [9, 9]
+    assert np.abs(frames(clips[0].path) - frames(clips[1].path)).mean() > 1.0
+    assert backend.render(SHOT, tmp_path / "t2v.mp4").num_frames == 9  # text-to-video still uses the T2V model
+
+
 def test_without_an_i2v_pipeline_an_init_image_is_a_clear_error(folders, tmp_path):
     wan = DiffusersBackend(folders("wan"))
     assert not wan.supports_continuity

@@ -94,6 +94,33 @@ def build_cogvideox(folder: Path) -> Path:
     return folder
 
 
+def build_cogvideox_i2v(folder: Path) -> Path:
+    """CogVideoX image-to-video: a separate model (a transformer that also reads the image latents)."""
+    from diffusers import (AutoencoderKLCogVideoX, CogVideoXImageToVideoPipeline, CogVideoXTransformer3DModel,
+                           DDIMScheduler)
+
+    tokenizer = tiny_tokenizer()
+    torch.manual_seed(0)
+    transformer = CogVideoXTransformer3DModel(  # learned positions: sample_* must match the 32x32 renders
+        num_attention_heads=2, attention_head_dim=16, in_channels=8, out_channels=4, time_embed_dim=2,
+        text_embed_dim=TEXT_DIM, num_layers=1, sample_width=4, sample_height=4, sample_frames=9, patch_size=2,
+        temporal_compression_ratio=4, max_text_seq_length=226, use_rotary_positional_embeddings=True,
+        use_learned_positional_embeddings=True,
+    )
+    torch.manual_seed(0)
+    vae = AutoencoderKLCogVideoX(
+        in_channels=3, out_channels=3, down_block_types=("CogVideoXDownBlock3D",) * 4,
+        up_block_types=("CogVideoXUpBlock3D",) * 4, block_out_channels=(8, 8, 8, 8), latent_channels=4,
+        layers_per_block=1, norm_num_groups=2, temporal_compression_ratio=4,
+    )
+    torch.manual_seed(0)
+    text_encoder = tiny_t5(len(tokenizer))
+    pipe = CogVideoXImageToVideoPipeline(transformer=transformer, vae=vae, scheduler=DDIMScheduler(),
+                                         text_encoder=text_encoder, tokenizer=tokenizer)
+    pipe.save_pretrained(folder)
+    return folder
+
+
 def build_ltx(folder: Path) -> Path:
     from diffusers import AutoencoderKLLTXVideo, FlowMatchEulerDiscreteScheduler, LTXPipeline, LTXVideoTransformer3DModel
 
@@ -132,4 +159,5 @@ def build_image_pipeline(folder: Path) -> Path:
     return folder
 
 
-BUILDERS = {"wan": build_wan, "cogvideox": build_cogvideox, "ltx": build_ltx, "image": build_image_pipeline}
+BUILDERS = {"wan": build_wan, "cogvideox": build_cogvideox, "cogvideox_i2v": build_cogvideox_i2v, "ltx": build_ltx,
+            "image": build_image_pipeline}

@@ -1,0 +1,578 @@
+"""Personas from real audiences: read one viewer's comments, strip what identifies anyone, build a Persona.
+
+`build_persona(comments, name, client=...)` asks the LLM for a structured persona whose every trait cites
+the comments it came from; without a client an offline builder does keyword and sentiment statistics over
+the comments (and says so in `who`). Either way the persona carries `evidence` (trait -> quoted comments)
+and keeps no user names, handles, emails, links or phone numbers: comments are sanitized when loaded and
+everything the builder writes is sanitized again.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from storage.schema import DIMENSIONS, Persona
+
+if TYPE_CHECKING:
+    from agents.llm import LLMClient
+
+TASTE_DEFAULTS: dict[str, float] = {"shot_seconds": 5.0, "motion": 0.5, "brightness": 0.5, "contrast": 0.5,
+                                    "captions": 0.4, "flash_sensitivity": 0.3, "continuity": 0.5, "patience": 0.5}
+MAX_LLM_COMMENTS = 300  # comments sent to the LLM (the first ones); their indices are what it cites
+MAX_QUOTES = 3  # quotes kept per trait in `evidence`
+
+
+@dataclass(frozen=True)
+class Comment:
+    """One comment by the viewer (already sanitized). `index` is 1-based, in file order."""
+
+    index: int
+    text: str
+    title: str = ""  # what was watched
+    rating: float | None = None  # 0..10
+    description: str = ""  # what the watched item is about (used to rate it in calibration)
+
+
+# ------------------------------------------------------------------------------------------- privacy
+
+_URL = re.compile(r"(?i)\b(?:https?://|ftp://|www\.)\S+")
+_EMAIL = re.compile(r"(?i)(?<![\w.+-])[\w.+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+")
+_DOMAIN = re.compile(r"(?i)\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|co|uk|de|fr|jp|tv|me|ly|be|gg|app|dev|info|xyz|edu|gov|us|ca|au)\b(?:/\S*)?")
+_HANDLE = re.compile(r"(?<![\w/])@[A-Za-z0-9_](?:[A-Za-z0-9_.]*[A-Za-z0-9_])?")
+_REDDIT_USER = re.compile(r"(?i)(?<![\w])/?u/[A-Za-z0-9_-]+")
+_PHONE = re.compile(r"(?<![\w+])\+?\(?\d[\d\s().-]{6,}\d(?!\w)")
+_NAME = r"[A-Z][a-zA-Z'\-]*\.?(?:\s+[A-Z][a-zA-Z'\-]*\.?){0,3}"
+_SIGNATURE = re.compile(r"(?:^|\s)(?:—|–|--|~|-)\s*" + _NAME + r"\s*$")
+_BY_NAME = re.compile(r"\b(?P<verb>\w+\s+)?(?i:by)\s+(?P<name>" + _NAME + ")")
+_CREDIT_VERBS = {"directed", "produced", "scored", "shot", "edited", "animated", "composed", "narrated", "starring",
+                 "written", "created", "made", "voiced", "performed", "designed", "drawn", "illustrated"}
+_SPACES = re.compile(r"[ \t]{2,}")
+
+
+def _by_name(m: re.Match) -> str:
+    # "directed by Satoshi Kon" names a filmmaker (content); "posted by John Smith" names a user.
+    verb = (m.group("verb") or "").strip().lower()
+    return m.group(0) if verb in _CREDIT_VERBS else (m.group("verb") or "")
+
+
+def sanitize(text: str, names: set[str] | frozenset[str] = frozenset()) -> str:
+    """`text` without links, emails, @handles, u/users, phone numbers, signatures, "by <Name>" and the given `names`."""
+    t = _URL.sub("", text)
+    t = _EMAIL.sub("", t)
+    t = _DOMAIN.sub("", t)
+    t = _HANDLE.sub("", t)
+    t = _REDDIT_USER.sub("", t)
+    t = _PHONE.sub(lambda m: m.group(0) if sum(c.isdigit() for c in m.group(0)) < 7 else "", t)
+    for name in sorted((n for n in names if len(n.strip()) >= 2), key=len, reverse=True):
+        t = re.sub(r"(?i)(?<!\w)" + re.escape(name.strip()) + r"(?!\w)", "", t)
+    t = _BY_NAME.sub(_by_name, t)
+    t = _SIGNATURE.sub("", t.rstrip())
+    t = _SPACES.sub(" ", t)
+    t = re.sub(r"\s+([,.!?;:])", r"\1", t)
+    t = re.sub(r"\(\s*\)|\[\s*\]", "", t)
+    return t.strip(" \t\n-—–~|:,;")
+
+
+# ------------------------------------------------------------------------------------------- reading
+
+_AUTHOR_FIELDS = ("author", "user", "username", "user_name", "name", "handle", "screen_name", "by", "email", "from")
+_TEXT_FIELDS = ("text", "comment", "body", "review", "content")
+_TITLE_FIELDS = ("title", "item", "film", "movie", "video", "show", "watched")
+_RATING_FIELDS = ("rating", "score", "stars")
+_DESC_FIELDS = ("description", "synopsis", "summary", "plot")
+
+
+def _pick(row: dict, keys: tuple[str, ...]) -> str:
+    lowered = {str(k).strip().lower(): v for k, v in row.items() if k is not None}
+    for k in keys:
+        v = lowered.get(k)
+        if v not in (None, ""):
+            return str(v).strip()
+    return ""
+
+
+def _parse_rating(raw: str, where: str) -> tuple[float | None, float | None]:
+    """(value, scale) where scale is known from '4/5', '80%'; else (value, None). Empty: (None, None)."""
+    raw = raw.strip()
+    if not raw:
+        return None, None
+    m = re.fullmatch(r"(-?\d+(?:\.\d+)?)\s*/\s*(\d+(?:\.\d+)?)", raw)
+    if m:
+        return float(m.group(1)), float(m.group(2))
+    m = re.fullmatch(r"(-?\d+(?:\.\d+)?)\s*%", raw)
+    if m:
+        return float(m.group(1)), 100.0
+    if raw and set(raw) <= {"★", "☆", "*"}:
+        return float(raw.count("★") or raw.count("*")), 5.0
+    try:
+        return float(raw), None
+    except ValueError:
+        raise ValueError(f"{where}: rating {raw!r} is not a number (use e.g. 7, 3.5, 4/5 or 80%)") from None
+
+
+def _scale_of(values: list[float]) -> float:
+    """The rating scale a file uses, from its largest rating: 0..1, 1..5, 0..10 or 0..100."""
+    top = max(values)
+    return 1.0 if top <= 1 else 5.0 if top <= 5 else 10.0 if top <= 10 else 100.0
+
+
+def _rows(path: Path, text: str) -> list[dict]:
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson") or (suffix == ".json" and not text.lstrip().startswith("[")):
+        rows = []
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{path}:{n}: not valid JSON ({e.msg})") from None
+            rows.append(obj if isinstance(obj, dict) else {"text": str(obj)})
+        return rows
+    if suffix == ".json":
+        data = json.loads(text)
+        return [r if isinstance(r, dict) else {"text": str(r)} for r in data]
+    if suffix in (".csv", ".tsv"):
+        reader = csv.DictReader(io.StringIO(text), delimiter="\t" if suffix == ".tsv" else ",")
+        if not reader.fieldnames or not any(f and f.strip().lower() in _TEXT_FIELDS for f in reader.fieldnames):
+            raise ValueError(f"{path}: a CSV of comments needs a 'text' column (found {reader.fieldnames})")
+        return list(reader)
+    return [{"text": line} for line in text.splitlines() if line.strip()]
+
+
+def load_comments(path: str | Path) -> list[Comment]:
+    """One viewer's comments from plain text (one per line), CSV or JSONL (`text`, optional `title`, `rating`).
+
+    Ratings are normalised to 0..10 ('4/5' and '80%' say their scale; bare numbers use the file's scale, judged
+    from its largest rating). Author/user/name columns are never kept, and their values are stripped from every
+    comment, along with links, emails, handles and phone numbers.
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        raise ValueError(f"{p}: not UTF-8 text") from None
+    rows = _rows(p, text)
+    names = {_pick(r, (k,)) for r in rows for k in _AUTHOR_FIELDS} - {""}
+    names |= {n.lstrip("@") for n in names}
+    parsed = []
+    for n, row in enumerate(rows, 1):
+        value, scale = _parse_rating(_pick(row, _RATING_FIELDS), f"{p} item {n}")
+        parsed.append((row, value, scale))
+    bare = [v for _, v, s in parsed if v is not None and s is None]
+    file_scale = _scale_of(bare) if bare else 10.0
+    out: list[Comment] = []
+    for row, value, scale in parsed:
+        body = sanitize(_pick(row, _TEXT_FIELDS), names)
+        if not body:
+            continue
+        rating = None
+        if value is not None:
+            rating = round(min(10.0, max(0.0, value * 10.0 / (scale or file_scale))), 3)
+        out.append(Comment(index=len(out) + 1, text=body, title=sanitize(_pick(row, _TITLE_FIELDS), names),
+                           rating=rating, description=sanitize(_pick(row, _DESC_FIELDS), names)))
+    if not out:
+        raise ValueError(f"{p}: no comments found")
+    return out
+
+
+def comments_from_text(text: str) -> list[Comment]:
+    """Comments pasted as plain text, one per line (for the web app's builder)."""
+    lines = [sanitize(line) for line in text.splitlines()]
+    return [Comment(index=i, text=t) for i, t in enumerate((t for t in lines if t), 1)]
+
+
+# ------------------------------------------------------------------------------------------ vocabulary
+
+POSITIVE = set("""love loved loves lovely amazing awesome beautiful beautifully brilliant gorgeous great good best
+excellent fantastic wonderful stunning masterpiece perfect perfectly enjoyed enjoy fun funny hilarious moving touching
+incredible impressive favourite favorite superb solid charming delightful clever smart gripping captivating
+breathtaking nice like liked likes recommend recommended memorable powerful haunting sublime epic cool wow
+satisfying fresh engaging immersive well-made heartfelt sweet tense thrilling exciting""".split())
+NEGATIVE = set("""hate hated hates boring bored awful terrible bad worst poor weak dull disappointing disappointed
+mess messy confusing confused annoying annoyed stupid ugly cheap lazy predictable cliche cliched pointless waste
+wasted meh overrated tedious drags dragged dragging slog unwatchable cringe cringey forgettable flat bland painful
+headache nauseating dislike disliked hated frustrating frustrated unbearable sloppy rushed muddy murky""".split())
+NEGATORS = {"not", "no", "never", "isn't", "wasn't", "didn't", "don't", "doesn't", "hardly", "nothing", "without",
+            "isnt", "wasnt", "didnt", "dont", "doesnt", "can't", "cant", "couldn't", "couldnt", "nor"}
+
+# Topics a viewer talks about: label -> keywords (single words, or phrases matched in the text).
+TOPICS: dict[str, tuple[str, ...]] = {
+    "visuals and cinematography": ("visual", "visuals", "cinematography", "gorgeous", "colour", "colours", "color",
+                                   "colors", "lighting", "framing", "composition", "shots", "imagery", "look", "looks"),
+    "animation and art style": ("animation", "animated", "art", "artwork", "drawn", "style", "anime", "backgrounds"),
+    "special effects": ("cgi", "effects", "vfx", "practical"),
+    "story and plot": ("story", "plot", "storyline", "narrative", "writing", "script", "premise"),
+    "twists and surprises": ("twist", "twists", "surprise", "surprising", "predictable", "unexpected"),
+    "the ending": ("ending", "ended", "finale", "conclusion"),
+    "characters": ("character", "characters", "protagonist", "villain", "hero", "heroine"),
+    "acting and performances": ("acting", "actor", "actors", "actress", "performance", "performances", "cast"),
+    "dialogue": ("dialogue", "dialog", "lines", "conversation", "talky", "exposition"),
+    "pacing": ("pace", "pacing", "slow", "fast", "drags", "dragged", "rushed", "long", "length", "boring", "tedious"),
+    "editing and cuts": ("editing", "edit", "cuts", "cut", "montage", "transitions", "choppy"),
+    "music and sound": ("music", "soundtrack", "score", "sound", "song", "songs", "audio"),
+    "emotional moments": ("cried", "tears", "emotional", "heart", "touching", "moving", "feels", "heartbreaking"),
+    "humour": ("funny", "hilarious", "humor", "humour", "jokes", "laughed", "comedy"),
+    "action scenes": ("action", "fight", "fights", "chase", "explosions", "stunts"),
+    "scares and tension": ("scary", "horror", "creepy", "tension", "tense", "suspense", "jump scares", "dread"),
+    "atmosphere and mood": ("atmosphere", "atmospheric", "mood", "moody", "vibe", "tone", "quiet", "calm"),
+    "world-building": ("world", "world-building", "worldbuilding", "lore", "setting"),
+    "captions and subtitles": ("captions", "subtitles", "subs", "captioned", "subtitled"),
+    "flashing lights": ("flashing", "strobe", "strobing", "flicker", "flickering", "flashes"),
+    "darkness of the image": ("dark", "too dark", "murky", "dim", "couldn't see", "underlit"),
+    "continuity": ("continuity", "inconsistent", "consistency", "consistent", "off-model", "plot holes"),
+}
+
+DIMENSION_WORDS: dict[str, tuple[str, ...]] = {
+    "story_clarity": ("story", "plot", "confusing", "confused", "follow", "understand", "clear", "makes sense", "lost",
+                      "explained", "coherent", "narrative", "storyline", "what happened", "captions", "subtitles"),
+    "visual_quality": ("visual", "visuals", "cinematography", "gorgeous", "beautiful", "ugly", "lighting", "colour",
+                       "colours", "color", "colors", "cgi", "effects", "framing", "animation", "dark", "bright", "looks",
+                       "image", "shots", "art"),
+    "character_consistency": ("character", "characters", "consistent", "inconsistent", "continuity", "design",
+                              "off-model", "acting", "performance", "actor", "actors", "cast", "same person"),
+    "pacing": ("pace", "pacing", "slow", "fast", "boring", "drags", "dragged", "long", "rushed", "cuts", "editing",
+               "length", "tedious", "quick", "too short", "minutes"),
+    "emotional_impact": ("cried", "tears", "moving", "emotional", "felt", "heart", "touching", "scary", "funny",
+                         "laughed", "chills", "goosebumps", "powerful", "haunting", "feel"),
+    "intent_faithfulness": ("faithful", "adaptation", "book", "source", "promised", "trailer", "expected", "premise",
+                            "vision", "meant", "tone", "original", "supposed to", "advertised"),
+}
+
+NOTICES: dict[str, str] = {
+    "story_clarity": "whether they can follow what is happening and why",
+    "visual_quality": "how the images look: light, colour and composition",
+    "character_consistency": "the characters, and whether they stay the same from shot to shot",
+    "pacing": "the pace: whether the film drags or rushes",
+    "emotional_impact": "whether the film makes them feel something",
+    "intent_faithfulness": "whether the film delivers what it promised",
+}
+
+# Taste cues: taste -> (phrases that push it up, phrases that push it down). Matched in any comment.
+TASTE_CUES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # a lower shot length: they complain of slowness; a higher one: they complain of speed or love slow cinema
+    "shot_seconds": (("too fast", "fast cuts", "rushed", "frantic", "choppy", "hard to follow", "long takes",
+                      "slow burn", "contemplative", "took its time", "let it breathe", "quick cuts"),
+                     ("slow", "boring", "drags", "dragged", "too long", "tedious", "snappy", "fast-paced", "fast paced",
+                      "get to the point", "bored")),
+    "patience": (("slow burn", "long takes", "contemplative", "took its time", "let it breathe", "patient", "quiet"),
+                 ("slow", "boring", "drags", "dragged", "too long", "tedious", "bored", "get to the point", "skipped")),
+    "motion": (("action", "dynamic", "energetic", "fast-paced", "fast paced", "static", "nothing happens", "snappy",
+                "kinetic"),
+               ("shaky", "shaky cam", "nauseating", "motion sickness", "too much movement", "frantic", "calm", "still")),
+    "brightness": (("too dark", "couldn't see", "could not see", "murky", "underlit", "dim", "can't see", "cant see"),
+                   ("too bright", "washed out", "overexposed", "blinding", "moody", "noir", "shadows")),
+    "contrast": (("flat", "washed out", "muddy", "grey", "gray", "dull colours", "dull colors", "vivid", "punchy"),
+                 ("harsh", "garish", "oversaturated", "too saturated", "soft")),
+    "captions": (("captions", "subtitles", "subs", "couldn't hear", "could not hear", "mumbled", "mumbling",
+                  "inaudible", "deaf", "hard of hearing", "captioned", "subtitled", "lip-read"), ()),
+    "flash_sensitivity": (("flashing", "strobe", "strobing", "flicker", "flickering", "epilepsy", "epileptic",
+                           "seizure", "migraine", "headache", "flashes", "photosensitive"), ()),
+    "continuity": (("continuity", "inconsistent", "off-model", "changed between", "changes between", "plot hole",
+                    "plot holes", "doesn't match", "didn't match", "jumped", "different face", "consistency"), ()),
+}
+TASTE_STEP = {"shot_seconds": 1.2, "patience": 0.12, "motion": 0.12, "brightness": 0.08, "contrast": 0.08,
+              "captions": 0.15, "flash_sensitivity": 0.2, "continuity": 0.12}
+TASTE_RANGE = {"shot_seconds": (2.0, 9.0)}
+
+
+def words(text: str) -> list[str]:
+    return re.findall(r"[a-z][a-z'\-]*", text.lower())
+
+
+def has_phrase(text_lower: str, tokens: set[str], phrase: str) -> bool:
+    return phrase in tokens if " " not in phrase else phrase in text_lower
+
+
+def sentiment(comment: Comment) -> float:
+    """-1..1 from the rating when there is one, else from the lexicon (with negation: "not good" is negative)."""
+    if comment.rating is not None:
+        return max(-1.0, min(1.0, (comment.rating - 5.5) / 3.5))
+    toks = words(comment.text)
+    score = 0
+    for i, w in enumerate(toks):
+        s = (w in POSITIVE) - (w in NEGATIVE)
+        if s and any(t in NEGATORS for t in toks[max(0, i - 3):i]):
+            s = -s
+        score += s
+    if not score:
+        return 0.0
+    return max(-1.0, min(1.0, score / 2))
+
+
+# ------------------------------------------------------------------------------------------- offline
+
+def quote(c: Comment, limit: int = 160) -> str:
+    text = c.text if len(c.text) <= limit else c.text[: limit - 1].rsplit(" ", 1)[0] + "…"
+    return f"#{c.index}: {text}"
+
+
+def _quotes(cs: list[Comment]) -> list[str]:
+    return [quote(c) for c in cs[:MAX_QUOTES]]
+
+
+def _matches(c: Comment, keywords: tuple[str, ...]) -> bool:
+    low = c.text.lower()
+    toks = set(words(c.text))
+    return any(has_phrase(low, toks, k) for k in keywords)
+
+
+def _ranked_topics(cs: list[Comment]) -> list[tuple[str, list[Comment]]]:
+    hits = [(label, [c for c in cs if _matches(c, kws)]) for label, kws in TOPICS.items()]
+    return sorted((h for h in hits if h[1]), key=lambda h: (-len(h[1]), list(TOPICS).index(h[0])))
+
+
+def persona_id(name: str) -> str:
+    """A persona id from a display name: lowercase words joined by '_' (at most 40 characters)."""
+    pid = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")[:40].strip("_")
+    return pid or "viewer"
+
+
+def _offline(comments: list[Comment], name: str, pid: str) -> Persona:
+    n = len(comments)
+    evidence: dict[str, list[str]] = {}
+    senti = {c.index: sentiment(c) for c in comments}
+    positive = [c for c in comments if senti[c.index] > 0.15]
+    negative = [c for c in comments if senti[c.index] < -0.15]
+
+    loves, hates = [], []
+    for label, cs in _ranked_topics(positive)[:4]:
+        loves.append(label)
+        evidence[f"loves: {label}"] = _quotes(cs)
+    for label, cs in _ranked_topics(negative)[:4]:
+        item = label if label not in loves else f"{label} (when done badly)"
+        hates.append(item)
+        evidence[f"hates: {item}"] = _quotes(cs)
+
+    by_title: dict[str, list[Comment]] = {}
+    for c in comments:
+        if c.title:
+            by_title.setdefault(c.title, []).append(c)
+    history = []
+    for title, cs in sorted(by_title.items(), key=lambda kv: -len(kv[1]))[:8]:
+        rated = [c.rating for c in cs if c.rating is not None]
+        item = f"{title} (rated {sum(rated) / len(rated):.1f}/10)" if rated else title
+        history.append(item)
+        evidence[f"viewing_history: {item}"] = _quotes(cs)
+
+    counts = {d: [c for c in comments if _matches(c, kws)] for d, kws in DIMENSION_WORDS.items()}
+    top = max(len(cs) for cs in counts.values())
+    weights = {d: round(0.6 + 1.0 * len(counts[d]) / top, 2) if top else 1.0 for d in DIMENSIONS}
+    for d in DIMENSIONS:
+        if counts[d]:
+            evidence[f"weights.{d}"] = _quotes(counts[d])
+
+    tastes = dict(TASTE_DEFAULTS)
+    for taste, (up, down) in TASTE_CUES.items():
+        ups = [c for c in comments if _matches(c, up)]
+        downs = [c for c in comments if _matches(c, down)]
+        if not ups and not downs:
+            continue
+        lo, hi = TASTE_RANGE.get(taste, (0.0, 1.0))
+        value = tastes[taste] + TASTE_STEP[taste] * (min(len(ups), 4) - min(len(downs), 4))
+        tastes[taste] = round(min(hi, max(lo, value)), 2)
+        evidence[f"tastes.{taste}"] = _quotes(ups + downs)
+
+    notice_dim = max(DIMENSIONS, key=lambda d: (len(counts[d]), -DIMENSIONS.index(d)))
+    notices = NOTICES[notice_dim] if counts[notice_dim] else "nothing in particular yet (too few comments)"
+    if counts[notice_dim]:
+        evidence["notices_first"] = _quotes(counts[notice_dim])
+
+    lengths = [len(words(c.text)) for c in comments]
+    avg = sum(lengths) / n
+    exclaim = sum("!" in c.text for c in comments) / n
+    question = sum("?" in c.text for c in comments) / n
+    share_pos, share_neg = len(positive) / n, len(negative) / n
+    style = "short, punchy comments" if avg < 12 else "long, considered comments" if avg > 35 else "comments of a few sentences"
+    tone = ("mostly enthusiastic" if share_pos >= 0.6 else "mostly critical" if share_neg >= 0.6
+            else "mixed: praises and complaints in equal measure" if positive and negative else "mostly neutral")
+    marks = "; often exclaims" if exclaim >= 0.3 else ""
+    marks += "; asks questions" if question >= 0.25 else ""
+    voice = f"Writes {style} (about {avg:.0f} words), {tone}{marks}."
+    evidence["voice"] = _quotes(sorted(comments, key=lambda c: -abs(senti[c.index])))
+
+    cares = sorted(DIMENSIONS, key=lambda d: -weights[d])[:2]
+    watched = f"; has watched {', '.join(list(by_title)[:3])}" if by_title else ""
+    who = (f"A real viewer, built offline from {n} comment{'s' if n != 1 else ''} by keyword and sentiment statistics "
+           f"(no LLM){watched}. Positive in {share_pos:.0%} and negative in {share_neg:.0%} of the comments; "
+           f"talks most about {cares[0].replace('_', ' ')} and {cares[1].replace('_', ' ')}.")
+    return Persona(id=pid, name=name, who=who, viewing_history=history, loves=loves, hates=hates,
+                   notices_first=notices, voice=voice, weights=weights, tastes=tastes, source="built",
+                   evidence=evidence)
+
+
+# ------------------------------------------------------------------------------------------------ LLM
+
+class _Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Trait(_Closed):
+    text: str
+    comments: list[int] = Field(description="indices of the comments this trait comes from")
+
+
+class Weight(_Closed):
+    value: float = Field(description="0.5 (cares little) .. 2.0 (cares a lot); 1.0 = average")
+    comments: list[int]
+
+
+class Taste(_Closed):
+    value: float
+    comments: list[int]
+
+
+class Weights(_Closed):
+    story_clarity: Weight
+    visual_quality: Weight
+    character_consistency: Weight
+    pacing: Weight
+    emotional_impact: Weight
+    intent_faithfulness: Weight
+
+
+class Tastes(_Closed):
+    shot_seconds: Taste = Field(description="preferred average shot length in seconds (2..10)")
+    motion: Taste = Field(description="0..1: how much movement they want")
+    brightness: Taste = Field(description="0..1: how bright they want the image")
+    contrast: Taste = Field(description="0..1: how much contrast they want")
+    captions: Taste = Field(description="0..1: how much they rely on captions and on-screen text")
+    flash_sensitivity: Taste = Field(description="0..1: how much flashing lights bother them")
+    continuity: Taste = Field(description="0..1: how much they notice continuity errors")
+    patience: Taste = Field(description="0..1: how patient they are with slow scenes")
+
+
+class PersonaOut(_Closed):
+    """What the LLM answers; mapped to storage.schema.Persona with evidence from the cited comments."""
+
+    who: Trait
+    viewing_history: list[Trait]
+    loves: list[Trait]
+    hates: list[Trait]
+    notices_first: Trait
+    voice: Trait
+    weights: Weights
+    tastes: Tastes
+
+
+def _traits(out: PersonaOut) -> list[tuple[str, Trait]]:
+    single = [("who", out.who), ("notices_first", out.notices_first), ("voice", out.voice)]
+    lists = [(f"{field}: {t.text}", t) for field in ("viewing_history", "loves", "hates") for t in getattr(out, field)]
+    return single + lists
+
+
+def _check(out: PersonaOut, n: int) -> list[str]:
+    problems = []
+    cited = [(k, t.comments) for k, t in _traits(out)]
+    cited += [(f"weights.{d}", getattr(out.weights, d).comments) for d in DIMENSIONS]
+    cited += [(f"tastes.{k}", getattr(out.tastes, k).comments) for k in TASTE_DEFAULTS]
+    for key, idx in cited:
+        bad = [i for i in idx if not 1 <= i <= n]
+        if bad:
+            problems.append(f"{key.split(':')[0]} cites comment(s) {bad}, but comments are numbered 1..{n}")
+    if not out.loves and not out.hates:
+        problems.append("give at least one love or hate")
+    for d in DIMENSIONS:
+        if not 0.1 <= getattr(out.weights, d).value <= 3.0:
+            problems.append(f"weights.{d} must be within 0.1..3.0")
+    for k in TASTE_DEFAULTS:
+        lo, hi = (1.0, 30.0) if k == "shot_seconds" else (0.0, 1.0)
+        if not lo <= getattr(out.tastes, k).value <= hi:
+            problems.append(f"tastes.{k} must be within {lo:g}..{hi:g}")
+    return problems
+
+
+def build_messages(comments: list[Comment], name: str) -> list[dict]:
+    """The chat messages the LLM builder sends (comments already sanitized, numbered by their index)."""
+    from prompts import render
+
+    shown = comments[:MAX_LLM_COMMENTS]
+    return [{"role": "user", "content": render("persona_build.j2", name=name, comments=shown, total=len(comments),
+                                                dimensions=list(DIMENSIONS))}]
+
+
+def _from_llm(out: PersonaOut, comments: list[Comment], name: str, pid: str) -> Persona:
+    by_index = {c.index: c for c in comments}
+
+    def cite(key: str, idx: list[int]) -> None:
+        cs = [by_index[i] for i in dict.fromkeys(idx) if i in by_index]
+        if cs:
+            evidence[key] = _quotes(cs)
+
+    evidence: dict[str, list[str]] = {}
+    clean = lambda s: sanitize(s).strip()  # noqa: E731 — the model may echo something identifying
+    lists: dict[str, list[str]] = {"viewing_history": [], "loves": [], "hates": []}
+    for field in lists:
+        for t in getattr(out, field):
+            text = clean(t.text)
+            if text:
+                lists[field].append(text)
+                cite(f"{field}: {text}", t.comments)
+    for key in ("who", "notices_first", "voice"):
+        cite(key, getattr(out, key).comments)
+    weights = {}
+    for d in DIMENSIONS:
+        w = getattr(out.weights, d)
+        weights[d] = round(float(w.value), 2)
+        cite(f"weights.{d}", w.comments)
+    tastes = {}
+    for k in TASTE_DEFAULTS:
+        t = getattr(out.tastes, k)
+        tastes[k] = round(float(t.value), 2)
+        cite(f"tastes.{k}", t.comments)
+    return Persona(id=pid, name=name, who=clean(out.who.text), viewing_history=lists["viewing_history"],
+                   loves=lists["loves"], hates=lists["hates"], notices_first=clean(out.notices_first.text),
+                   voice=clean(out.voice.text), weights=weights, tastes=tastes, source="built", evidence=evidence)
+
+
+# ---------------------------------------------------------------------------------------------- entry
+
+def build_persona(comments: list[Comment], name: str, *, client: "LLMClient | None" = None,
+                  model: str | None = None, pid: str | None = None) -> Persona:
+    """A persona (source="built") from one viewer's comments, each trait citing its comments in `evidence`.
+
+    With `client` (agents.llm.LLMClient) the LLM builds it (`model`, default the client's critic model);
+    otherwise the offline builder does, and `who` says so. Raises ValueError on no comments, AgentError when
+    the LLM cannot produce a valid persona.
+    """
+    name = " ".join(sanitize(name).split()) or "Viewer"
+    comments = [replace(c, text=sanitize(c.text), title=sanitize(c.title), description=sanitize(c.description))
+                for c in comments]
+    comments = [c for c in comments if c.text]
+    if not comments:
+        raise ValueError("no comments to build a persona from")
+    pid = pid or persona_id(name)
+    if client is None:
+        return _offline(comments, name, pid)
+    model = model or client.config.critic_model
+    shown = comments[:MAX_LLM_COMMENTS]
+    out, _usage = client.structured(f"persona builder {pid}", model, build_messages(comments, name), PersonaOut,
+                                    check=lambda o: _check(o, max(c.index for c in shown)))
+    return _from_llm(out, comments, name, pid)
+
+
+def describe(persona: Persona) -> str:
+    """One paragraph about a persona (for raters and cards): who, loves, hates, notices first."""
+    parts = [persona.who]
+    if persona.loves:
+        parts.append("Loves: " + "; ".join(persona.loves) + ".")
+    if persona.hates:
+        parts.append("Hates: " + "; ".join(persona.hates) + ".")
+    if persona.notices_first:
+        parts.append(f"Notices first: {persona.notices_first}.")
+    return " ".join(parts)
+
+
+def topic_words(label: str) -> set[str]:
+    """The keywords behind a topic label (the offline builder's loves/hates), else the label's own words."""
+    base = label.removesuffix(" (when done badly)")
+    return set(TOPICS.get(base, ())) | {w for w in words(base) if len(w) > 3}
+

@@ -1,0 +1,46 @@
+"""`chief export` and `chief import`: move a whole project between machines as one .chief.zip."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from app.cli import Ctx, handles_errors, json_option, pass_ctx
+
+
+@click.command("export")
+@click.argument("project")
+@click.option("-o", "--output", "out", required=True, type=click.Path(),
+              help="Archive to write (FILE.chief.zip), or a folder to write it in.")
+@click.option("--versions", default="all", show_default=True, help="all, latest, or version numbers like 1,3.")
+@click.option("--no-media", is_flag=True, help="Leave films and clips out (a small archive; renders must be redone).")
+@json_option
+@pass_ctx
+@handles_errors
+def export_cmd(c: Ctx, project, out, versions, no_media):
+    """Write PROJECT (every version, or the chosen ones) to a portable archive."""
+    import zipfile
+
+    pid = c.studio.resolve_project(project)
+    path = c.studio.export_project(pid, Path(out), versions=versions, include_media=not no_media)
+    with zipfile.ZipFile(path) as zf:
+        members = len(zf.infolist())
+    size = path.stat().st_size
+    c.out({"project": pid, "archive": str(path), "bytes": size, "members": members, "versions": versions,
+           "media": not no_media}, f"wrote {path} ({size / 1e6:.1f} MB, {members} files)")
+
+
+@click.command("import")
+@click.argument("archive", type=click.Path(dir_okay=False))
+@click.option("--as", "title", help="Title of the new project (default: the archived title).")
+@json_option
+@pass_ctx
+@handles_errors
+def import_cmd(c: Ctx, archive, title):
+    """Create a new project from ARCHIVE (checked fully first: all or nothing)."""
+    v = c.studio.import_project(Path(archive), title=title)
+    n = len(c.studio.versions(v.project_id))
+    name = next((p["title"] for p in c.studio.projects() if p["id"] == v.project_id), "")
+    c.out({"project": v.project_id, "title": name, "version": v.number, "versions": n},
+          f"{v.project_id}\n  “{name}” · imported {n} version(s) · current v{v.number}")

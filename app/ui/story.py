@@ -1,0 +1,70 @@
+"""Story screen: title, logline, style guide and the character bible; saving makes a new version."""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from app.ui.common import Ctx, guard, need_project, ver
+
+
+def rows_to_characters(rows) -> list[dict]:
+    """Dataframe rows [name, description] -> character dicts (blank rows dropped)."""
+    out = []
+    for row in _rows(rows):
+        name, desc = (str(x).strip() if x is not None else "" for x in (list(row) + ["", ""])[:2])
+        if name or desc:
+            out.append({"name": name, "description": desc})
+    return out
+
+
+def _rows(value) -> list[list]:
+    if value is None:
+        return []
+    if hasattr(value, "values") and hasattr(value, "columns"):  # a pandas DataFrame
+        return value.values.tolist()
+    if isinstance(value, dict):  # the API's {"headers", "data"} form
+        return value.get("data") or []
+    return list(value)
+
+
+def saved_message(v, branched: bool) -> str:
+    msg = f"Saved as v{v.number} (child of v{v.parent_number})."
+    if branched:
+        msg += (f" **Branched:** v{v.parent_number} already had a newer version (another tab or user saved first), "
+                "so your change is a new branch; nothing was lost.")
+    return msg
+
+
+def build(ctx: Ctx) -> None:
+    studio = ctx.studio
+    title = gr.Textbox(label="Title", elem_id="story_title")
+    logline = gr.Textbox(label="Logline", lines=2, elem_id="story_logline")
+    style = gr.Textbox(label="Style guide", lines=3, elem_id="story_style")
+    chars = gr.Dataframe(headers=["name", "description"], datatype=["str", "str"], value=[], interactive=True,
+                         label="Character bible", elem_id="story_characters", row_limits=(0, None), wrap=True)
+    save = gr.Button("Save story (new version)", variant="primary", elem_id="story_save_btn")
+    message = gr.Markdown(elem_id="story_message")
+
+    @guard
+    def load(pid, v):
+        if not pid:
+            return "", "", "", [], ""
+        b = studio.version(pid, ver(v)).storyboard
+        return b.title, b.logline, b.style_guide, [[c.name, c.description] for c in b.characters], f"Editing v{ver(v) or ''}"
+
+    @guard
+    def save_story(pid, v, title_text, logline_text, style_text, char_rows):
+        from storage.schema import Storyboard
+
+        pid = need_project(pid)
+        base = studio.version(pid, ver(v))
+        data = base.storyboard.model_dump()
+        data.update(title=title_text, logline=logline_text, style_guide=style_text,
+                    characters=rows_to_characters(char_rows))
+        nv, branched = studio.save_storyboard(pid, Storyboard.model_validate(data), base.number, "story edit")
+        return nv.number, saved_message(nv, branched)
+
+    ctx.tabs["story"].select(load, [ctx.pid, ctx.version], [title, logline, style, chars, message],
+                             api_name="load_story")
+    save.click(save_story, [ctx.pid, ctx.version, title, logline, style, chars], [ctx.version, message],
+               api_name="save_story")

@@ -1,0 +1,132 @@
+"""The LLM server misbehaves: retries happen as configured (counted at the server), the user gets one clear
+line naming the role and the model, and a failed action leaves the project exactly as it was."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.base import AgentError
+from app.config import load_config
+from app.factory import Agents, llm_config
+from app.studio import Studio
+from storage.schema import DIMENSIONS
+from tests.agents.openai_server import FakeOpenAI, Reply, error, ok
+from tests.fault.conftest import assert_sound, board, chief, count, make_studio, snapshot
+
+PANEL = ["film_critic"]
+
+
+def critique_answer() -> dict:
+    return {"overall": 6.0, "scores": {d: 6.0 for d in DIMENSIONS}, "shot_notes": [{"shot_id": "s0", "note": "ok"}],
+            "top_issues": [{"summary": "slow", "urgency": 3, "dimension": "pacing", "shot_ids": ["s1"],
+                            "suggestion": "cut to 0.5 s"}],
+            "keep_watching": True, "keep_watching_reason": "curious", "summary": "fine"}
+
+
+def proposal_answer() -> dict:
+    return {"summary": "brighter", "not_changed": [], "edits": [
+        {"op": "set", "shot_id": "s1", "field": "prompt", "character": None, "old": None,
+         "new": "shot 1: a lighthouse at dawn, bright sun", "rationale": "the note asks for it", "sources": []}]}
+
+
+def llm_studio(home, server: FakeOpenAI, retries: int, timeout: float = 10.0) -> Studio:
+    """A Studio whose agents come from the product's configuration path (backoff shortened for the test)."""
+    from agents.critic import LLMCritic
+    from agents.llm import LLMClient
+    from agents.planner import LLMPlanner
+    from agents.refiner import LLMRefiner
+
+    cfg = load_config({"home": home, "narration": False, "agents": "llm", "llm_base_url": server.base_url,
+                       "critic_model": "critic-x", "refiner_model": "refiner-y", "llm_max_retries": retries,
+                       "llm_timeout": timeout}, environ={})
+    client = LLMClient(llm_config(cfg).model_copy(update={"backoff": 0.01}))
+    return Studio(cfg, agents=Agents(LLMPlanner(client), LLMCritic(client), LLMRefiner(client), "llm"))
+
+
+@pytest.fixture
+def server():
+    with FakeOpenAI() as s:
+        yield s
+
+
+@pytest.fixture
+def rendered(home):
+    """A rendered 3-shot project with a one-persona panel and a note (ready to critique and refine)."""
+    studio = make_studio(home)
+    pid = studio.create_from_storyboard(board(3), panel=PANEL).project_id
+    studio.render(pid)
+    studio.add_note(pid, "make shot 1 brighter", "s1")
+    return pid
+
+
+def test_timeout_retried_then_clear_error(home, server, rendered):
+    server.responder = lambda body: Reply(body=ok(critique_answer()).body, delay=3.0)
+    before = snapshot(home)
+    with pytest.raises(AgentError) as exc:
+        llm_studio(home, server, retries=1, timeout=0.5).critique(rendered)
+    assert len(server.requests) == 2  # the first try and one retry
+    assert str(exc.value).startswith("critic film_critic (critic-x): gave up after 2 tries: timed out")
+    assert snapshot(home) == before and count(home, "critiques") == 0
+
+
+def test_429_then_success(home, server, rendered):
+    server.script(error(429, "rate limited", "rate_limit_error"), ok(critique_answer()))
+    crits = llm_studio(home, server, retries=2).critique(rendered)
+    assert len(server.requests) == 2
+    assert [c["persona_id"] for c in crits] == PANEL and count(home, "critiques") == 1
+    assert count(home, "agent_calls") == 1
+    assert_sound(home, rendered)
+
+
+def test_500_repeatedly_gives_up_after_configured_retries(home, server, rendered):
+    server.responder = lambda body: error(500, "the model fell over", "server_error")
+    before = snapshot(home)
+    with pytest.raises(AgentError) as exc:
+        llm_studio(home, server, retries=3).critique(rendered)
+    assert len(server.requests) == 4
+    msg = str(exc.value)
+    assert msg.startswith("critic film_critic (critic-x): gave up after 4 tries: HTTP 500") and "the model fell over" in msg
+    assert snapshot(home) == before
+
+
+def test_one_failed_critic_saves_nothing_of_the_panel(home, server, rendered):
+    """All or nothing: one persona fails, the other's critique is not saved either."""
+    studio = make_studio(home)
+    pid = rendered
+    studio.set_panel(pid, ["film_critic", "teen_scroller"])
+    studio.render(pid)  # the new version reuses every clip
+    server.responder = lambda body: (ok(critique_answer()) if "Alain Roux" not in str(body["messages"][0])
+                                     else error(500, "boom", "server_error"))
+    before = snapshot(home)
+    with pytest.raises(AgentError, match="film_critic"):
+        llm_studio(home, server, retries=0).critique(pid)
+    assert len(server.requests) == 2 and snapshot(home) == before
+
+
+def test_garbage_is_repaired_once_then_fails(home, server, rendered):
+    server.responder = lambda body: ok("Sure! Here are my thoughts: the film is nice.")
+    before = snapshot(home)
+    with pytest.raises(AgentError) as exc:
+        llm_studio(home, server, retries=3).refine(rendered)
+    assert len(server.requests) == 2  # the answer and one repair; garbage is not retried
+    assert str(exc.value).startswith("refiner (refiner-y): no valid ProposalOut after one repair")
+    assert snapshot(home) == before and count(home, "proposals") == 0
+
+
+def test_garbage_then_repaired(home, server, rendered):
+    server.script(ok("{not json"), ok(proposal_answer()))
+    info = llm_studio(home, server, retries=0).refine(rendered)
+    assert len(server.requests) == 2 and len(info["proposal"].edits) == 1 and count(home, "proposals") == 1
+
+
+def test_cli_prints_one_clear_line(home, server, rendered):
+    server.responder = lambda body: error(503, "overloaded", "server_error")
+    before = snapshot(home)
+    res = chief(home, "critique", rendered, CHIEF_AGENTS="llm", CHIEF_LLM_BASE_URL=server.base_url,
+                CHIEF_CRITIC_MODEL="critic-x", CHIEF_LLM_MAX_RETRIES="0")
+    assert res.returncode == 1, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: critic film_critic (critic-x): gave up after 1 tries: HTTP 503")
+    assert "overloaded" in lines[0]
+    assert "Traceback" not in res.stderr and len(server.requests) == 1
+    assert snapshot(home) == before
