@@ -500,8 +500,9 @@ def _register_optional_commands() -> None:
         main.add_command(getattr(mod, name))
 
 
-_register_optional_commands()
+if __name__ == "__main__":  # python -m app.cli: run the registered instance from the imported module
+    from app.cli import main as _main
 
-
-if __name__ == "__main__":
-    main()
+    _main()
+else:
+    _register_optional_commands()

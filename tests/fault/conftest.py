@@ -49,7 +49,8 @@ def chief_env(home: Path, **extra: str) -> dict:
 
 
 def chief_cmd(*args: str) -> list[str]:
-    return [sys.executable, "-m", "app.cli", *args]
+    # what the `chief` console script runs (`python -m app.cli` would import app.cli twice)
+    return [sys.executable, "-c", "from app.cli import main; main()", *args]
 
 
 def chief(home: Path, *args: str, timeout: float = 120, **env: str) -> subprocess.CompletedProcess:
