@@ -55,6 +55,9 @@ _BY_NAME = re.compile(r"\b(?P<verb>\w+\s+)?(?i:by)\s+(?P<name>" + _NAME + ")")
 _CREDIT_VERBS = {"directed", "produced", "scored", "shot", "edited", "animated", "composed", "narrated", "starring",
                  "written", "created", "made", "voiced", "performed", "designed", "drawn", "illustrated"}
 _SPACES = re.compile(r"[ \t]{2,}")
+# what a removed link or handle leaves dangling at the end ("more at", "cc", "via")
+_DANGLING = re.compile(r"(?i)[\s,;:]*\b(?:cc|h/t|via|see|more at|more on|check out|visit|follow me on|follow me at|"
+                       r"contact me at|email me at|mail me at|mail me|email me|call me on|call me at)\s*[:.]?\s*$")
 
 
 def _by_name(m: re.Match) -> str:
@@ -75,6 +78,8 @@ def sanitize(text: str, names: set[str] | frozenset[str] = frozenset()) -> str:
         t = re.sub(r"(?i)(?<!\w)" + re.escape(name.strip()) + r"(?!\w)", "", t)
     t = _BY_NAME.sub(_by_name, t)
     t = _SIGNATURE.sub("", t.rstrip())
+    if t != text:
+        t = _DANGLING.sub("", t)
     t = _SPACES.sub(" ", t)
     t = re.sub(r"\s+([,.!?;:])", r"\1", t)
     t = re.sub(r"\(\s*\)|\[\s*\]", "", t)
@@ -495,7 +500,7 @@ def build_messages(comments: list[Comment], name: str) -> list[dict]:
     from prompts import render
 
     shown = comments[:MAX_LLM_COMMENTS]
-    return [{"role": "user", "content": render("persona_build.j2", name=name, comments=shown, total=len(comments),
+    return [{"role": "user", "content": render("persona_build.j2", display_name=name, comments=shown, total=len(comments),
                                                 dimensions=list(DIMENSIONS))}]
 
 

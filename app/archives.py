@@ -513,7 +513,7 @@ def _check_names(infos: list[zipfile.ZipInfo]) -> None:
         mode = zi.external_attr >> 16
         if stat.S_ISLNK(mode):
             raise ArchiveError(f"member {name!r} is a symlink")
-        if zi.is_dir() or (mode and not stat.S_ISREG(mode)):
+        if zi.is_dir() or stat.S_IFMT(mode) not in (0, stat.S_IFREG):  # 0: type not recorded (a plain file)
             raise ArchiveError(f"member {name!r} is not a regular file")
         if zi.flag_bits & 0x1:
             raise ArchiveError(f"member {name!r} is encrypted")

@@ -41,7 +41,7 @@ def build(ctx: Ctx) -> None:
     logline = gr.Textbox(label="Logline", lines=2, elem_id="story_logline")
     style = gr.Textbox(label="Style guide", lines=3, elem_id="story_style")
     chars = gr.Dataframe(headers=["name", "description"], datatype=["str", "str"], value=[], interactive=True,
-                         label="Character bible", elem_id="story_characters", row_limits=(0, None), wrap=True)
+                         label="Character bible", elem_id="story_characters", wrap=True)
     save = gr.Button("Save story (new version)", variant="primary", elem_id="story_save_btn")
     message = gr.Markdown(elem_id="story_message")
 

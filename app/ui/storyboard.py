@@ -102,8 +102,7 @@ def build(ctx: Ctx) -> None:
     gr.Markdown("Edit cells directly. Rows are shots in film order; leave `shot_id` empty for a new shot. "
                 f"Camera moves: {', '.join(__import__('storage.schema', fromlist=['CAMERA_MOVES']).CAMERA_MOVES)}.")
     table = gr.Dataframe(headers=COLUMNS, datatype=DATATYPES, value=[], type="array", interactive=True,
-                         label="Shots", elem_id="shots_table", wrap=True, max_height=600, show_row_numbers=True,
-                         row_limits=(1, None))
+                         label="Shots", elem_id="shots_table", wrap=True, max_height=600, show_row_numbers=True)
     with gr.Row():
         row_no = gr.Number(label="Row", value=1, precision=0, minimum=1, elem_id="shot_row", scale=1)
         add = gr.Button("Add shot after", elem_id="shot_add_btn", scale=1)

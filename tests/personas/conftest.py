@@ -15,7 +15,7 @@ VIEWER = [
     {"text": "So slow and boring, it drags for two hours. Way too long.", "title": "The Irishman", "rating": 1.5},
     {"text": "Loved the characters and the emotional ending, I cried. cc @katew_99", "title": "Coco", "rating": 5},
     {"text": "Too dark, I couldn't see anything in the night scenes. Awful.", "title": "Night Show", "rating": 1},
-    {"text": "The flashing lights gave me a headache, terrible choppy editing", "title": "Enter the Void", "rating": 0.5},
+    {"text": "The flashing lights gave me a headache, terrible editing", "title": "Enter the Void", "rating": 0.5},
     {"text": "Beautiful animation and a great story, watched it with subtitles. Kate Winters", "title": "Your Name",
      "rating": 5},
     {"text": "Confusing plot, I could not follow what happened. More at https://blog.example.com/kate", "title": "Tenet",

@@ -1,0 +1,98 @@
+"""The CHIEF web app: Gradio Blocks over the Studio, one module per screen.
+
+`create_app(studio)` builds the Blocks (tests build it without serving); `launch(...)` serves it:
+127.0.0.1 by default, no share link, no analytics, renders one at a time through the queue.
+"""
+
+from __future__ import annotations
+
+import os
+
+OFFLINE_ENV = {"GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1",
+               "GRADIO_SSR_MODE": "False"}
+SCREENS = ("projects", "story", "storyboard", "render", "screening", "revise", "history", "settings")
+TITLES = {"projects": "Projects", "story": "Story", "storyboard": "Storyboard", "render": "Render",
+          "screening": "Screening room", "revise": "Revise", "history": "History", "settings": "Settings"}
+CSS = """
+#status_bar { font-size: 0.85em; padding: 4px 8px; border-bottom: 1px solid var(--border-color-primary);
+  position: sticky; top: 0; z-index: 10; background: var(--background-fill-primary); }
+"""
+
+
+def _quiet_env() -> None:
+    for k, v in OFFLINE_ENV.items():
+        os.environ.setdefault(k, v)
+
+
+def theme():
+    """The default theme with system fonts: the page asks no font server for anything."""
+    import gradio as gr
+
+    fonts = [gr.themes.Font("system-ui"), gr.themes.Font("sans-serif")]
+    mono = [gr.themes.Font("ui-monospace"), gr.themes.Font("monospace")]
+    return gr.themes.Default(font=fonts, font_mono=mono)
+
+
+def create_app(studio):
+    """The Blocks app over `studio`: a status bar and one tab per screen."""
+    _quiet_env()
+    import importlib
+
+    import gradio as gr
+
+    from app.ui.common import Ctx, guard
+
+    ctx = Ctx(studio=studio)
+    with gr.Blocks(title="CHIEF", analytics_enabled=False) as demo:
+        ctx.demo = demo
+        ctx.status = gr.Markdown(elem_id="status_bar")
+        with gr.Row(visible=False):
+            ctx.pid = gr.Textbox(label="project", elem_id="current_project")
+            ctx.version = gr.Number(label="version", precision=0, elem_id="current_version")
+        with gr.Tabs(elem_id="screens"):
+            modules = {}
+            for name in SCREENS:
+                with gr.Tab(TITLES[name], id=name, elem_id=f"tab_{name}") as tab:
+                    ctx.tabs[name] = tab
+                    modules[name] = importlib.import_module(f"app.ui.{name}")
+                    modules[name].build(ctx)
+        status = guard(ctx.status_update)
+        for comp in (ctx.pid, ctx.version):
+            comp.change(status, [ctx.pid, ctx.version], ctx.status, api_visibility="private", show_progress="hidden")
+        demo.load(status, [ctx.pid, ctx.version], ctx.status, api_visibility="private")
+    demo.queue(default_concurrency_limit=None)  # only render events are limited (concurrency_id "render")
+    return demo
+
+
+def parse_auth(auth: str | None) -> tuple[str, str] | None:
+    if not auth:
+        return None
+    user, sep, password = auth.partition(":")
+    if not sep or not user or not password:
+        raise ValueError("auth must look like user:password")
+    return user, password
+
+
+def is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def launch(studio, host: str = "127.0.0.1", port: int = 7860, auth: str | None = None,
+           prevent_thread_lock: bool = False, quiet: bool = False):
+    """Serve the app. Binding anything but loopback requires auth; never a share link."""
+    credentials = parse_auth(auth)
+    if not is_loopback(host) and credentials is None:
+        raise ValueError(f"serving on {host} exposes your projects: pass --auth user:password (or set CHIEF_AUTH)")
+    demo = create_app(studio)
+    demo.launch(server_name=host, server_port=port, auth=credentials, share=False, show_error=False,
+                prevent_thread_lock=prevent_thread_lock, quiet=quiet, inbrowser=False, ssr_mode=False,
+                mcp_server=False, pwa=False, allowed_paths=[str(studio.config.media_root)], theme=theme(), css=CSS,
+                enable_monitoring=False)
+    return demo

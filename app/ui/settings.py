@@ -1,0 +1,131 @@
+"""Settings: what is active, the LLM endpoint for this server session, the critics' panel and custom personas.
+
+The API key lives only in this process's memory: it is never echoed back to the page, written to the
+database or logged.
+"""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from app.ui.common import Ctx, esc, guard, need_project, ver
+
+AGENT_MODES = ["auto", "llm", "offline"]
+
+
+def status_md(studio) -> str:
+    st = studio.status()
+    rows = [(k, v) for k, v in st.items() if v and k != "home"]
+    key = "set for this server session (hidden)" if studio.config.api_key else "not set"
+    return "\n".join([f"- **{esc(k)}**: {esc(v)}" for k, v in rows] + [f"- **API key**: {key}"])
+
+
+def apply_llm(studio, base_url: str, api_key: str, critic: str, refiner: str, planner: str, mode: str) -> None:
+    """Point the agents at another endpoint/models for this server process; nothing is persisted."""
+    from app.config import with_overrides
+
+    changes = {"llm_base_url": (base_url or "").strip(), "critic_model": (critic or "").strip(),
+               "refiner_model": (refiner or "").strip(), "planner_model": (planner or "").strip(),
+               "agents": "" if mode in (None, "", "auto") else mode}
+    if api_key and api_key.strip():
+        changes["api_key"] = api_key.strip()
+    studio.config = with_overrides(studio.config, **changes)
+    studio._agents = None  # rebuilt from the new config on next use (Studio builds agents lazily)
+
+
+def persona_choices(studio, v) -> list[tuple[str, str]]:
+    return [(f"{p.name} ({pid})" + ("" if p.source == "builtin" else f" [{p.source}]"), pid)
+            for pid, p in studio.personas_of(v).items()]
+
+
+def build(ctx: Ctx) -> None:
+    studio = ctx.studio
+    status = gr.Markdown(elem_id="settings_status")
+    with gr.Accordion("LLM agents (this server session only)", open=False):
+        with gr.Row():
+            base_url = gr.Textbox(label="Endpoint (OpenAI-compatible base URL)", elem_id="llm_base_url")
+            api_key = gr.Textbox(label="API key (never shown or stored)", type="password", elem_id="llm_api_key")
+            mode = gr.Dropdown(AGENT_MODES, value="auto", label="Agents", elem_id="agent_mode")
+        with gr.Row():
+            critic = gr.Textbox(label="Critic model", elem_id="critic_model")
+            refiner = gr.Textbox(label="Refiner model", elem_id="refiner_model")
+            planner = gr.Textbox(label="Planner model", elem_id="planner_model")
+        apply_btn = gr.Button("Apply", elem_id="apply_llm_btn")
+    gr.Markdown("### Critics' panel")
+    panel = gr.CheckboxGroup(choices=[], label="Personas watching this version", elem_id="panel_pick")
+    panel_btn = gr.Button("Save panel (new version)", elem_id="panel_save_btn")
+    gr.Markdown("### Custom persona")
+    with gr.Row():
+        persona_pick = gr.Dropdown(choices=[], label="Start from", elem_id="persona_pick")
+    persona_yaml = gr.Code(language="yaml", label="Persona (YAML)", interactive=True, elem_id="persona_yaml")
+    persona_btn = gr.Button("Save persona to this project (new version)", elem_id="persona_save_btn")
+    builder = _builder(ctx, persona_yaml)
+    message = gr.Markdown(elem_id="settings_message")
+
+    @guard
+    def load(pid, v):
+        c = studio.config
+        fields = (c.llm_base_url, "", c.critic_model, c.refiner_model, c.planner_model, c.agents or "auto")
+        if not pid:
+            return status_md(studio), *fields, gr.CheckboxGroup(choices=[], value=[]), gr.Dropdown(choices=[])
+        version = studio.version(pid, ver(v))
+        choices = persona_choices(studio, version)
+        return (status_md(studio), *fields, gr.CheckboxGroup(choices=choices, value=version.panel),
+                gr.Dropdown(choices=choices, value=None))
+
+    @guard
+    def apply(url, key, c, r, p, m):
+        apply_llm(studio, url, key, c, r, p, m)
+        return "", status_md(studio), "Applied for this server session (not saved)."
+
+    @guard
+    def save_panel(pid, v, ids):
+        nv = studio.set_panel(need_project(pid), list(ids or []), ver(v))
+        return nv.number, f"v{nv.number}: panel is now {', '.join(nv.panel)}."
+
+    @guard
+    def pick_persona(pid, v, persona_id):
+        from agents.personas import persona_to_yaml
+
+        if not (pid and persona_id):
+            return ""
+        return persona_to_yaml(studio.personas_of(studio.version(pid, ver(v)))[persona_id])
+
+    @guard
+    def save_persona(pid, v, text):
+        import yaml
+
+        from storage.schema import Persona
+
+        pid = need_project(pid)
+        try:
+            data = yaml.safe_load(text or "")
+        except yaml.YAMLError as e:
+            raise ValueError(f"persona YAML: {str(e).splitlines()[0]}") from None
+        if not isinstance(data, dict):
+            raise ValueError("persona YAML must be a mapping with id, name and who")
+        data.setdefault("source", "custom")
+        nv = studio.save_persona(pid, Persona.model_validate(data), ver(v))
+        return nv.number, f"v{nv.number}: persona {data.get('id')} saved and on the panel."
+
+    ctx.tabs["settings"].select(load, [ctx.pid, ctx.version],
+                                [status, base_url, api_key, critic, refiner, planner, mode, panel, persona_pick],
+                                api_name="settings")
+    ev = apply_btn.click(apply, [base_url, api_key, critic, refiner, planner, mode], [api_key, status, message],
+                         api_visibility="private")
+    ctx.refresh_status(ev)
+    panel_btn.click(save_panel, [ctx.pid, ctx.version, panel], [ctx.version, message], api_name="set_panel")
+    persona_pick.change(pick_persona, [ctx.pid, ctx.version, persona_pick], persona_yaml, api_visibility="private")
+    persona_btn.click(save_persona, [ctx.pid, ctx.version, persona_yaml], [ctx.version, message],
+                      api_name="save_persona")
+    if builder is not None:
+        builder()
+
+
+def _builder(ctx: Ctx, persona_yaml):
+    """A persona builder from pasted audience comments, when agents/persona_builder.py is installed."""
+    import importlib.util
+
+    if importlib.util.find_spec("agents.persona_builder") is None:
+        return None
+    return None
