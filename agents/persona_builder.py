@@ -45,7 +45,8 @@ class Comment:
 
 _URL = re.compile(r"(?i)\b(?:https?://|ftp://|www\.)\S+")
 _EMAIL = re.compile(r"(?i)(?<![\w.+-])[\w.+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+")
-_DOMAIN = re.compile(r"(?i)\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|co|uk|de|fr|jp|tv|me|ly|be|gg|app|dev|info|xyz|edu|gov|us|ca|au)\b(?:/\S*)?")
+_TLDS = "com|net|org|io|co|uk|de|fr|jp|tv|me|ly|be|gg|app|dev|info|xyz|edu|gov|us|ca|au"
+_DOMAIN = re.compile(r"(?i)\b(?:[a-z0-9-]+\.)+(?:" + _TLDS + r")\b(?:/\S*)?")
 _HANDLE = re.compile(r"(?<![\w/])@[A-Za-z0-9_](?:[A-Za-z0-9_.]*[A-Za-z0-9_])?")
 _REDDIT_USER = re.compile(r"(?i)(?<![\w])/?u/[A-Za-z0-9_-]+")
 _PHONE = re.compile(r"(?<![\w+])\+?\(?\d[\d\s().-]{6,}\d(?!\w)")

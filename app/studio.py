@@ -316,7 +316,10 @@ class Studio:
                         raise RenderFailed(shot.shot_id, i, n, str(e)) from None
                     except Exception as e:  # a backend crash: keep what finished, say which shot
                         raise RenderFailed(shot.shot_id, i, n, f"{type(e).__name__}: {e}") from None
-                    clip = self._store_clip(key, backend, info, out, time.perf_counter() - t1)
+                    try:
+                        clip = self._store_clip(key, backend, info, out, time.perf_counter() - t1)
+                    except OSError as e:  # disk full, database locked: nothing half-stored, say so
+                        raise RenderFailed(shot.shot_id, i, n, f"could not store the clip: {e.strerror or e}") from None
                     status = "rendered"
                 records.append({"shot_id": shot.shot_id, "key": key, "sha256": clip.sha256, "status": status,
                                 "duration": shot.duration, "num_frames": clip.num_frames, "fps": clip.fps})
@@ -325,7 +328,11 @@ class Studio:
                 prev_last = (clip.last_frame_sha256, self.media.path(clip.last_frame_sha256, "png"))
             cancel.raise_if_cancelled()
             progress({"stage": "assemble", "shots": n})
-            film_media = self._assemble(v, records, scratch)
+            try:
+                film_media = self._assemble(v, records, scratch)
+            except (OSError, RuntimeError) as e:  # disk full while writing the film (ffmpeg fails)
+                raise StudioError(f"could not assemble the film: {e.strerror or e}. "
+                                  "Every clip is kept; free some space and run render again.") from None
             rid = new_id("r")
             rendered = sum(r["status"] == "rendered" for r in records)
             seconds = round(time.perf_counter() - t0, 3)
@@ -388,7 +395,7 @@ class Studio:
             from generation import narration
 
             audio = scratch / "narration.wav"
-            narration.narration_track(narrated, board.duration(), audio)
+            narration.narration_track(narrated, board.duration(), audio, cache_dir=self.config.home / "cache" / "speech")
         film = scratch / "film.mp4"
         result = assembly.assemble(clips, film, audio=audio)
         if cues:

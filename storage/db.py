@@ -18,6 +18,20 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sess
 from storage.schema import utcnow
 
 
+class DatabaseError(OSError):
+    """The database file could not be read or written (disk full, I/O error, locked too long): one clear line."""
+
+
+@contextmanager
+def _clear_errors(path: Path) -> Iterator[None]:
+    from sqlalchemy.exc import OperationalError
+
+    try:
+        yield
+    except OperationalError as e:
+        raise DatabaseError(f"could not use the database {path}: {e.orig}") from e
+
+
 class Base(DeclarativeBase):
     type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
 
@@ -169,19 +183,19 @@ class Database:
             event.listen(engine, "begin", lambda conn, b=begin: conn.exec_driver_sql(b))
         self._write = sessionmaker(self.engine, expire_on_commit=False)
         self._read = sessionmaker(self.read_engine, expire_on_commit=False)
-        with _migrate_lock:
+        with _migrate_lock, _clear_errors(self.path):
             migrate(self.engine)
 
     @contextmanager
     def session(self) -> Iterator[Session]:
         """A write transaction: all or nothing."""
-        with self._write.begin() as s:
+        with _clear_errors(self.path), self._write.begin() as s:
             yield s
 
     @contextmanager
     def reader(self) -> Iterator[Session]:
         """A read-only snapshot."""
-        with self._read.begin() as s:
+        with _clear_errors(self.path), self._read.begin() as s:
             yield s
 
     def close(self) -> None:

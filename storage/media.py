@@ -13,8 +13,8 @@ import tempfile
 from pathlib import Path
 
 
-class MediaError(Exception):
-    pass
+class MediaError(OSError):
+    """A file could not be stored (disk full, permissions): an OSError, so callers report it in one line."""
 
 
 class MediaStore:

@@ -12,9 +12,44 @@ for var in ("CHIEF_LLM_BASE_URL", "CHIEF_LLM_API_KEY", "OPENAI_API_KEY", "CHIEF_
             "CHIEF_VIDEO_MODEL", "CHIEF_HOME"):
     os.environ.pop(var, None)  # tests never pick up a developer's real endpoint or data folder
 
+import ipaddress  # noqa: E402
+import socket  # noqa: E402
+
 import pytest  # noqa: E402
 
 from storage.schema import Character, Scene, Shot, Storyboard  # noqa: E402
+
+
+def _is_loopback(host: object) -> bool:
+    if host in ("localhost", None, ""):
+        return True
+    try:
+        return ipaddress.ip_address(str(host).split("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+
+class RemoteCallForbidden(ConnectionRefusedError):
+    """A test tried to reach a non-loopback host (a real model endpoint)."""
+
+
+@pytest.fixture(autouse=True)
+def forbid_remote_network(monkeypatch):
+    """Forbid real model calls: name resolution and connections to anything but 127.0.0.1/::1 fail."""
+    real_getaddrinfo, real_connect = socket.getaddrinfo, socket.socket.connect
+
+    def getaddrinfo(host, *args, **kwargs):
+        if not _is_loopback(host):
+            raise RemoteCallForbidden(f"tests may not reach {host!r}: only the local fake server")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    def connect(self, address):
+        if self.family in (socket.AF_INET, socket.AF_INET6) and not _is_loopback(address[0]):
+            raise RemoteCallForbidden(f"tests may not connect to {address[0]!r}: only the local fake server")
+        return real_connect(self, address)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    monkeypatch.setattr(socket.socket, "connect", connect)
 
 
 def tiny_board(n: int = 4, duration: float = 1.0, shot_overrides: dict[int, dict] | None = None) -> Storyboard:

@@ -116,7 +116,7 @@ def build(ctx: Ctx) -> None:
                 f"— {len(prop['edits'])} edit(s)")
 
     @guard
-    def load(pid, v):
+    def load_proposal(pid, v):
         from app.studio import StudioError
 
         if not pid:
@@ -128,7 +128,7 @@ def build(ctx: Ctx) -> None:
         return prop, summary_text(prop), ""
 
     @guard
-    def refine(pid, v):
+    def ask_refiner(pid, v):
         prop = proposal_state(studio.refine(need_project(pid), ver(v)))
         return prop, summary_text(prop), ""
 
@@ -141,8 +141,8 @@ def build(ctx: Ctx) -> None:
                 "applied": res.applied}
 
     outs = [state, summary, message]
-    ctx.tabs["revise"].select(load, [ctx.pid, ctx.version], outs, api_visibility="private")
-    ev = refine_btn.click(refine, [ctx.pid, ctx.version], outs, api_visibility="private")
+    ctx.tabs["revise"].select(load_proposal, [ctx.pid, ctx.version], outs, api_visibility="private")
+    ev = refine_btn.click(ask_refiner, [ctx.pid, ctx.version], outs, api_visibility="private")
     ctx.refresh_status(ev)
     gr.api(accept_api, api_name="accept")
 

@@ -1,10 +1,8 @@
-"""Fixtures for the agent tests: a guard against real network calls, a local OpenAI server, a tiny film."""
+"""Fixtures for the agent tests: a local OpenAI server, a client on it, a tiny film. (The network guard is in tests/conftest.py.)"""
 
 from __future__ import annotations
 
-import ipaddress
 import os
-import socket
 
 import pytest
 from PIL import Image
@@ -14,38 +12,6 @@ from storage.schema import Character, Scene, Shot, Storyboard
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-
-
-def _is_loopback(host: object) -> bool:
-    if host in ("localhost", None, ""):
-        return True
-    try:
-        return ipaddress.ip_address(str(host).split("%")[0]).is_loopback
-    except ValueError:
-        return False
-
-
-class RemoteCallForbidden(ConnectionRefusedError):
-    """A test tried to reach a non-loopback host (a real model endpoint)."""
-
-
-@pytest.fixture(autouse=True)
-def forbid_remote_network(monkeypatch):
-    """Forbid real model calls: name resolution and connections to anything but 127.0.0.1/::1 fail."""
-    real_getaddrinfo, real_connect = socket.getaddrinfo, socket.socket.connect
-
-    def getaddrinfo(host, *args, **kwargs):
-        if not _is_loopback(host):
-            raise RemoteCallForbidden(f"tests may not reach {host!r}: only the local fake server")
-        return real_getaddrinfo(host, *args, **kwargs)
-
-    def connect(self, address):
-        if self.family in (socket.AF_INET, socket.AF_INET6) and not _is_loopback(address[0]):
-            raise RemoteCallForbidden(f"tests may not connect to {address[0]!r}: only the local fake server")
-        return real_connect(self, address)
-
-    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
-    monkeypatch.setattr(socket.socket, "connect", connect)
 
 
 @pytest.fixture

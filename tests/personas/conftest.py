@@ -1,12 +1,10 @@
-"""Fixtures for the persona tests: comment files written here, a local OpenAI server, no remote network."""
+"""Persona test fixtures: a comments file written here, a local OpenAI server (the network guard: tests/conftest.py)."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-
-from tests.agents.conftest import forbid_remote_network  # noqa: F401  (autouse: only the local fake server)
 
 # One viewer's comments (JSONL): titles, ratings on a 1..5 scale, and things that identify people.
 VIEWER = [

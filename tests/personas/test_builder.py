@@ -66,7 +66,8 @@ def test_a_file_full_of_personal_data_leaves_none_in_the_persona(tmp_path):
     path = tmp_path / "pii.csv"
     path.write_text(
         "text,title,rating,author,email\n"
-        '"Loved the visuals!! @katew_99 https://kate.example.com/review — Kate Winters",Blade Runner 2049,9,Kate Winters,kate@mail.example.com\n'
+        '"Loved the visuals!! @katew_99 https://kate.example.com/review — Kate Winters",Blade Runner 2049,9,'
+        'Kate Winters,kate@mail.example.com\n'
         '"boring and slow, email me at kate.w@mail.example.com or call +44 20 7946 0958",The Irishman,2,Kate Winters,\n'
         '"by Kate Winters: gorgeous colours, see www.katesfilms.org and u/katew",Kate Winters Reviews Coco,10,,\n',
         encoding="utf-8")

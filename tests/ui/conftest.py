@@ -1,0 +1,147 @@
+"""Fixtures for the web app: a Studio on a temp home, the app launched in-process, `chief serve` as a subprocess."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+for _k, _v in {"GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1"}.items():
+    os.environ.setdefault(_k, _v)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+TINY_BOARD = """\
+title: Tiny Lighthouse
+logline: A keeper and a whale.
+style_guide: muted teal and amber
+width: 64
+height: 48
+fps: 8
+scenes:
+  - scene_id: a
+    title: Dawn
+    shots:
+      - {shot_id: s1, prompt: A lighthouse at dawn, duration: 1, seed: 1}
+      - {shot_id: s2, prompt: A whale tail in grey water, duration: 1, seed: 2}
+      - {shot_id: s3, prompt: Night storm waves hit the lighthouse, duration: 1, seed: 3, camera: handheld}
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def studio(tmp_path):
+    from app.config import load_config
+    from app.studio import Studio
+
+    return Studio(load_config({"home": tmp_path / "home", "narration": False, "agents": "offline"}, environ={}))
+
+
+@pytest.fixture
+def board_file(tmp_path) -> Path:
+    p = tmp_path / "tiny.yaml"
+    p.write_text(TINY_BOARD)
+    return p
+
+
+@pytest.fixture
+def app_url(studio):
+    """The app launched in this process on a free port (stopped after the test)."""
+    from app.ui import launch
+
+    port = free_port()
+    demo = launch(studio, port=port, prevent_thread_lock=True, quiet=True)
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        demo.close()
+
+
+@pytest.fixture
+def client(app_url):
+    from gradio_client import Client
+
+    return Client(app_url, verbose=False)
+
+
+class Server:
+    """`chief --home HOME serve --port PORT` as a real subprocess."""
+
+    def __init__(self, home: Path, log: Path, extra_env: dict | None = None) -> None:
+        self.home, self.log_path, self.port = home, log, free_port()
+        env = {**os.environ, "CHIEF_NARRATION": "false", "CHIEF_AGENTS": "offline", **(extra_env or {})}
+        env.pop("CHIEF_AUTH", None)
+        self.log = open(log, "wb")
+        self.proc = subprocess.Popen([sys.executable, "-m", "app.cli", "--home", str(home), "serve", "--port",
+                                      str(self.port)], cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        self.url = f"http://127.0.0.1:{self.port}/"
+
+    def output(self) -> str:
+        self.log.flush()
+        return self.log_path.read_text(errors="replace")[-4000:]
+
+    def wait_ready(self, timeout: float = 90) -> None:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"chief serve exited with {self.proc.returncode}:\n{self.output()}")
+            try:
+                with urllib.request.urlopen(self.url + "config", timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.5)
+        raise RuntimeError(f"chief serve did not answer within {timeout}s:\n{self.output()}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self.log.close()
+
+
+@pytest.fixture
+def served(tmp_path):
+    server = Server(tmp_path / "home", tmp_path / "serve.log")
+    try:
+        server.wait_ready()
+        yield server
+    finally:
+        server.stop()
+
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--no-first-run", "--disable-sync"]
+
+
+@pytest.fixture
+def page(tmp_path):
+    """A Chromium page (Debian's /usr/bin/chromium, driven by the playwright pip package)."""
+    from playwright.sync_api import sync_playwright
+
+    if not Path("/usr/bin/chromium").exists():
+        pytest.fail("/usr/bin/chromium is missing: run `make system-deps` (apt-get install chromium)")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": 1400, "height": 1000})
+            pg = context.new_page()
+            pg.set_default_timeout(60_000)
+            yield pg
+        finally:
+            browser.close()

@@ -1,0 +1,92 @@
+"""The app's API endpoints, called with gradio_client against a launched app."""
+
+from __future__ import annotations
+
+import pytest
+from gradio_client import handle_file
+from gradio_client.exceptions import AppError
+
+
+def create(client, board_file):
+    pid, v, msg, *_ = client.predict(handle_file(str(board_file)), api_name="/create_from_file")
+    assert msg.startswith("Created “Tiny Lighthouse”")
+    return pid, v
+
+
+def test_create_render_reuses_unchanged_shots(client, board_file, studio):
+    pid, v = create(client, board_file)
+    assert v == 1 and studio.projects()[0]["id"] == pid
+    film, summary, shots, _ = client.predict(pid, v, api_name="/render")
+    assert "rendered **3**, reused **0**" in summary and "animatic" in summary
+    assert [r[2] for r in shots["data"]] == ["rendered"] * 3
+    assert film.endswith(".mp4")
+
+    rows = client.predict(pid, v, api_name="/load_storyboard")[0]["data"]
+    rows[1][2] = "A whale tail in silver water, morning light"  # prompt of s2
+    nv, rows2, msg = client.predict(pid, v, {"headers": [], "data": rows}, api_name="/save_storyboard")
+    assert nv == 2 and "Saved as v2" in msg and "Branched" not in msg
+    _, summary2, shots2, _ = client.predict(pid, nv, api_name="/render")
+    assert "rendered **1**, reused **2**" in summary2
+    assert [r[2] for r in shots2["data"]] == ["reused", "rendered", "reused"]
+    assert client.predict(pid, nv, "s2", api_name="/clip").endswith(".mp4")
+
+
+def test_errors_are_one_line_messages(client):
+    with pytest.raises(AppError) as e:
+        client.predict("p_missing", 1, api_name="/render")
+    assert str(e.value) == "no project 'p_missing'"
+    with pytest.raises(AppError, match="write an idea first"):
+        client.predict("  ", 1, "", api_name="/create_project")
+    with pytest.raises(AppError, match="open or create a project first"):
+        client.predict("", None, "", "", "", {"headers": [], "data": []}, api_name="/save_story")
+
+
+def test_save_on_an_old_version_branches_and_says_so(client, board_file, studio):
+    pid, v = create(client, board_file)
+    chars = {"headers": ["name", "description"], "data": [["Keeper", "an old keeper, yellow coat"]]}
+    v2, msg = client.predict(pid, v, "Tiny Lighthouse", "first tab", "teal", chars, api_name="/save_story")
+    assert v2 == 2 and "Branched" not in msg
+    v3, msg = client.predict(pid, v, "Tiny Lighthouse", "second tab", "teal", chars, api_name="/save_story")
+    assert v3 == 3 and "Branched" in msg
+    assert studio.version(pid, 2).storyboard.logline == "first tab"  # nothing lost
+    assert studio.version(pid, 3).storyboard.characters[0].name == "Keeper"
+    assert studio.version(pid, 3).parent_number == 1
+
+
+def test_invalid_storyboard_edit_leaves_project_unchanged(client, board_file, studio):
+    pid, v = create(client, board_file)
+    rows = client.predict(pid, v, api_name="/load_storyboard")[0]["data"]
+    rows[0][6] = "spin_wildly"  # not a camera move
+    with pytest.raises(AppError, match="camera"):
+        client.predict(pid, v, {"headers": [], "data": rows}, api_name="/save_storyboard")
+    assert len(studio.versions(pid)) == 1
+
+
+def test_note_refine_accept_compare(client, board_file, studio):
+    pid, v = create(client, board_file)
+    client.predict(pid, v, api_name="/render")
+    _, notes = client.predict(pid, v, "Make the storm scarier", "s3", api_name="/add_note")
+    assert "**s3**: Make the storm scarier" in notes
+    prop = client.predict(pid, v, api_name="/refine")
+    assert prop["edits"], prop
+    res = client.predict(pid, prop["id"], [1], {"1": "Night storm, towering black waves, lightning"},
+                         api_name="/accept")
+    assert res == {"version": 2, "parent": 1, "branched": False, "applied": [1]}
+    film_a, film_b, diff, scores = client.predict(pid, 1, 2, api_name="/compare")
+    assert film_a.endswith(".mp4") and film_b is None  # v2 not rendered yet
+    assert "v1 → v2" in diff and "changed" in diff
+    tree = client.predict(pid, 2, "overall", api_name="/history")[0]
+    assert "v1" in tree and "* " in tree and "v2 accept" in tree
+
+
+def test_panel_and_custom_persona(client, board_file, studio):
+    pid, v = create(client, board_file)
+    v2, msg = client.predict(pid, v, ["film_critic", "teen_scroller"], api_name="/set_panel")
+    assert studio.version(pid, v2).panel == ["film_critic", "teen_scroller"]
+    yaml_text = "id: lighthouse_fan\nname: Lia\nwho: a lighthouse enthusiast\nloves: [lighthouses]\n"
+    v3, msg = client.predict(pid, v2, yaml_text, api_name="/save_persona")
+    assert "lighthouse_fan" in studio.version(pid, v3).panel
+    with pytest.raises(AppError, match="persona YAML must be a mapping"):
+        client.predict(pid, v3, "just text", api_name="/save_persona")
+    with pytest.raises(AppError, match="unknown persona"):
+        client.predict(pid, v3, ["nobody"], api_name="/set_panel")
