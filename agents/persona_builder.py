@@ -53,8 +53,10 @@ _PHONE = re.compile(r"(?<![\w+])\+?\(?\d[\d\s().-]{6,}\d(?!\w)")
 _NAME = r"[A-Z][a-zA-Z'\-]*\.?(?:\s+[A-Z][a-zA-Z'\-]*\.?){0,3}"
 _SIGNATURE = re.compile(r"(?:^|\s)(?:—|–|--|~|-)\s*" + _NAME + r"\s*$")
 _BY_NAME = re.compile(r"\b(?P<verb>\w+\s+)?(?i:by)\s+(?P<name>" + _NAME + ")")
-_CREDIT_VERBS = {"directed", "produced", "scored", "shot", "edited", "animated", "composed", "narrated", "starring",
-                 "written", "created", "made", "voiced", "performed", "designed", "drawn", "illustrated"}
+# film credits keep their names; any other "by <Name>" (posted, written, reviewed ...) may name a user, so it goes
+_CREDIT_VERBS = {"directed", "produced", "scored", "shot", "edited", "animated", "composed", "narrated", "voiced",
+                 "drawn", "illustrated", "photographed", "choreographed"}
+_YEARS = re.compile(r"(?:1[89]|20)\d\d\s*[-–/]\s*(?:(?:1[89]|20)\d\d|\d\d)")
 _SPACES = re.compile(r"[ \t]{2,}")
 # what a removed link or handle leaves dangling at the end ("more at", "cc", "via")
 _DANGLING = re.compile(r"(?i)[\s,;:]*\b(?:cc|h/t|via|see|more at|more on|check out|visit|follow me on|follow me at|"
@@ -67,6 +69,11 @@ def _by_name(m: re.Match) -> str:
     return m.group(0) if verb in _CREDIT_VERBS else (m.group("verb") or "")
 
 
+def _phone(m: re.Match) -> str:
+    s = m.group(0)
+    return s if sum(c.isdigit() for c in s) < 7 or _YEARS.fullmatch(s.strip()) else ""
+
+
 def sanitize(text: str, names: set[str] | frozenset[str] = frozenset()) -> str:
     """`text` without links, emails, @handles, u/users, phone numbers, signatures, "by <Name>" and the given `names`."""
     t = _URL.sub("", text)
@@ -74,7 +81,7 @@ def sanitize(text: str, names: set[str] | frozenset[str] = frozenset()) -> str:
     t = _DOMAIN.sub("", t)
     t = _HANDLE.sub("", t)
     t = _REDDIT_USER.sub("", t)
-    t = _PHONE.sub(lambda m: m.group(0) if sum(c.isdigit() for c in m.group(0)) < 7 else "", t)
+    t = _PHONE.sub(_phone, t)
     for name in sorted((n for n in names if len(n.strip()) >= 2), key=len, reverse=True):
         t = re.sub(r"(?i)(?<!\w)" + re.escape(name.strip()) + r"(?!\w)", "", t)
     t = _BY_NAME.sub(_by_name, t)

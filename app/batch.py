@@ -294,8 +294,7 @@ class BatchRunner:
                 acc = self._stage(story, f"accept:{k}", lambda: self._accept(story, pid, prop["proposal"]))
                 if acc["version"] is None:  # the policy accepted nothing: the next render would be the same film
                     converged = True
-                    self.emit({"event": "converged", "story": key, "iteration": k,
-                               "skipped_stages": story.stage_count() - len(self.state.story(key)["stages"]) - 1})
+                    self.emit({"event": "converged", "story": key, "iteration": k})
                     break
                 version = acc["version"]
             self._stage(story, "export", lambda: self._export(story, pid, version))
@@ -314,7 +313,6 @@ class BatchRunner:
             return done[stage]
         self.emit({"event": "stage_start", "story": story.key, "stage": stage})
         t0 = time.perf_counter()
-        self._current = stage
         result = fn()
         result["seconds"] = round(time.perf_counter() - t0, 3)
         self.state.finish_stage(story.key, stage, result)

@@ -134,6 +134,7 @@ class Studio:
             s.flush()
             s.add(VersionRow(id=vid, project_id=pid, parent_id=None, number=1, kind=kind, message=message,
                              storyboard=board.model_dump(mode="json"), panel=panel, personas=[]))
+            s.flush()
             if usage and usage.calls:
                 s.add(_usage_row(vid, "planner", mode, usage))
         return self.version(pid, 1)
@@ -331,7 +332,7 @@ class Studio:
             try:
                 film_media = self._assemble(v, records, scratch)
             except (OSError, RuntimeError) as e:  # disk full while writing the film (ffmpeg fails)
-                raise StudioError(f"could not assemble the film: {e.strerror or e}. "
+                raise StudioError(f"could not assemble the film: {getattr(e, 'strerror', None) or e}. "
                                   "Every clip is kept; free some space and run render again.") from None
             rid = new_id("r")
             rendered = sum(r["status"] == "rendered" for r in records)

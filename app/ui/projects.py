@@ -30,7 +30,8 @@ def build(ctx: Ctx) -> None:
             table = gr.Dataframe(headers=COLUMNS, value=[], interactive=False, label="Projects",
                                  elem_id="projects_table", max_height=320)
             with gr.Row():
-                pick = gr.Dropdown(label="Project", choices=[], elem_id="project_pick", scale=3)
+                pick = gr.Dropdown(label="Project", choices=[], elem_id="project_pick", scale=3,
+                                   allow_custom_value=True)
                 open_btn = gr.Button("Open", elem_id="open_project_btn", scale=1)
             with gr.Row():
                 fork_btn = gr.Button("Fork current version", elem_id="fork_project_btn")

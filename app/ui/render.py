@@ -54,7 +54,7 @@ def build(ctx: Ctx) -> None:
         with gr.Column(scale=2):
             shots = gr.Dataframe(headers=SHOT_COLUMNS, value=[], interactive=False, label="Shots",
                                  elem_id="render_shots", max_height=360)
-            clip_pick = gr.Dropdown(label="Play one shot's clip", choices=[], elem_id="clip_pick")
+            clip_pick = gr.Dropdown(label="Play one shot's clip", choices=[], elem_id="clip_pick", allow_custom_value=True)
             clip = gr.Video(label="Clip", elem_id="shot_clip", interactive=False)
 
     @guard

@@ -82,7 +82,8 @@ def build(ctx: Ctx) -> None:
             note_text = gr.Textbox(label="Note", lines=2, elem_id="note_text",
                                    placeholder="Make the storm scarier…")
             with gr.Row():
-                note_shot = gr.Dropdown(label="About", choices=[WHOLE_FILM], value=WHOLE_FILM, elem_id="note_shot")
+                note_shot = gr.Dropdown(label="About", choices=[WHOLE_FILM], value=WHOLE_FILM, elem_id="note_shot",
+                                        allow_custom_value=True)
                 add_note_btn = gr.Button("Add note", elem_id="add_note_btn")
             notes_list = gr.Markdown(elem_id="notes_list")
         with gr.Column(scale=3):

@@ -52,11 +52,12 @@ def build(ctx: Ctx) -> None:
             planner = gr.Textbox(label="Planner model", elem_id="planner_model")
         apply_btn = gr.Button("Apply", elem_id="apply_llm_btn")
     gr.Markdown("### Critics' panel")
-    panel = gr.CheckboxGroup(choices=[], label="Personas watching this version", elem_id="panel_pick")
+    panel = gr.CheckboxGroup(choices=list(studio.builtin_personas()), label="Personas watching this version", elem_id="panel_pick")
     panel_btn = gr.Button("Save panel (new version)", elem_id="panel_save_btn")
     gr.Markdown("### Custom persona")
     with gr.Row():
-        persona_pick = gr.Dropdown(choices=[], label="Start from", elem_id="persona_pick")
+        persona_pick = gr.Dropdown(choices=[], label="Start from", elem_id="persona_pick",
+                                   allow_custom_value=True)
     persona_yaml = gr.Code(language="yaml", label="Persona (YAML)", interactive=True, elem_id="persona_yaml")
     persona_btn = gr.Button("Save persona to this project (new version)", elem_id="persona_save_btn")
     builder = _builder(ctx, persona_yaml)

@@ -59,6 +59,7 @@ def test_unreadable_files_fail_with_one_clear_line(tmp_path):
     ("Stunning ending, loved it. — John Smith", ["John", "Smith"], ["Stunning ending, loved it."]),
     ("Posted by Mary Ann Jones: too slow", ["Mary", "Jones"], ["too slow"]),
     ("directed by Satoshi Kon in 1997, rated 8/10", [], ["directed by Satoshi Kon in 1997, rated 8/10"]),
+    ("the 1999-2004 run was better. Review written by Tom Hall", ["Tom", "Hall"], ["the 1999-2004 run was better."]),
     ("nice piece on vimeo.com/123 ~ Al", ["vimeo", "Al"], ["nice piece on"]),
 ])
 def test_sanitize_strips_people_and_links_but_keeps_the_opinion(raw, gone, kept):

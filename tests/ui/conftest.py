@@ -21,8 +21,8 @@ TINY_BOARD = """\
 title: Tiny Lighthouse
 logline: A keeper and a whale.
 style_guide: muted teal and amber
-width: 64
-height: 48
+width: 96
+height: 64
 fps: 8
 scenes:
   - scene_id: a
