@@ -96,9 +96,9 @@ def sanitize(text: str, names: set[str] | frozenset[str] = frozenset()) -> str:
 
 # ------------------------------------------------------------------------------------------- reading
 
-_AUTHOR_FIELDS = ("author", "user", "username", "user_name", "name", "handle", "screen_name", "by", "email", "from")
+_AUTHOR_FIELDS = ("author", "user", "username", "user_name", "author_name", "handle", "screen_name", "by", "email", "from")
 _TEXT_FIELDS = ("text", "comment", "body", "review", "content")
-_TITLE_FIELDS = ("title", "item", "film", "movie", "video", "show", "watched")
+_TITLE_FIELDS = ("title", "item", "film", "movie", "video", "show", "watched", "name")  # Letterboxd: Name
 _RATING_FIELDS = ("rating", "score", "stars")
 _DESC_FIELDS = ("description", "synopsis", "summary", "plot")
 
@@ -570,18 +570,6 @@ def build_persona(comments: list[Comment], name: str, *, client: "LLMClient | No
     out, _usage = client.structured(f"persona builder {pid}", model, build_messages(comments, name), PersonaOut,
                                     check=lambda o: _check(o, max(c.index for c in shown)))
     return _from_llm(out, comments, name, pid)
-
-
-def describe(persona: Persona) -> str:
-    """One paragraph about a persona (for raters and cards): who, loves, hates, notices first."""
-    parts = [persona.who]
-    if persona.loves:
-        parts.append("Loves: " + "; ".join(persona.loves) + ".")
-    if persona.hates:
-        parts.append("Hates: " + "; ".join(persona.hates) + ".")
-    if persona.notices_first:
-        parts.append(f"Notices first: {persona.notices_first}.")
-    return " ".join(parts)
 
 
 def topic_words(label: str) -> set[str]:

@@ -413,10 +413,10 @@ def _scrubber(studio):
     if model and (os.path.isabs(model) or os.path.exists(model)):
         subs.append((str(Path(model).expanduser().resolve()), f"local-model:{Path(model).name}"))
         subs.append((model, f"local-model:{Path(model).name}"))
-    for p in (studio.config.home, Path.home()):
-        for form in {str(p), str(Path(p).expanduser().resolve())}:
-            if len(form) > 1:
-                subs.append((form, "~" if p == Path.home() else "$CHIEF_HOME"))
+    for p, label in ((studio.config.home, "$CHIEF_HOME"), (Path.home(), "~")):
+        for form in {str(Path(p).expanduser().absolute()), str(Path(p).expanduser().resolve())}:
+            if len(form) > 1:  # only absolute forms: a relative name would match ordinary words
+                subs.append((form, label))
     subs.sort(key=lambda kv: -len(kv[0]))
 
     def scrub(node):
@@ -454,8 +454,8 @@ def import_project(studio, path: Path, *, title: str | None = None):
     scratch = studio.media.scratch()
     try:
         pf, extracted = _read_archive(path, scratch)
-        if title is not None and not title.strip():
-            raise ArchiveError("--as: the new title is empty")
+        if title is not None and not 1 <= len(title.strip()) <= 200:
+            raise ArchiveError("--as: the new title must be 1 to 200 characters")
         for sha, (ext, tmp) in extracted.items():  # content-addressed: harmless if the DB write below fails
             studio.media.put_file(tmp, ext, move=True)
         pid = _write_rows(studio, pf, title.strip() if title else None)

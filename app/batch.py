@@ -238,6 +238,8 @@ class BatchRunner:
         self.emit = emit or (lambda e: None)
         self.jobs = max(1, jobs)
         self.outdir.mkdir(parents=True, exist_ok=True)
+        for stale in self.outdir.rglob(".*.part"):  # temp files of a run that was killed mid-write
+            stale.unlink(missing_ok=True)
         self.state = BatchState(self.outdir)
         self._slugs()
 

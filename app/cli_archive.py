@@ -13,7 +13,7 @@ from app.cli import Ctx, handles_errors, json_option, pass_ctx
 @click.argument("project")
 @click.option("-o", "--output", "out", required=True, type=click.Path(),
               help="Archive to write (FILE.chief.zip), or a folder to write it in.")
-@click.option("--versions", default="all", show_default=True, help="all, latest, or version numbers like 1,3.")
+@click.option("--versions", default="all", show_default=True, help="all, latest (the newest version), or version numbers like 1,3.")
 @click.option("--no-media", is_flag=True, help="Leave films and clips out (a small archive; renders must be redone).")
 @json_option
 @pass_ctx

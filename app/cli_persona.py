@@ -114,7 +114,7 @@ def build(c: Ctx, source, name, persona_id, project, output, holdout, seed):
 @persona.command(name="calibrate")
 @click.argument("name")
 @click.option("--against", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="The viewer's rated items: CSV or JSONL with title, text (or description) and rating.")
+              help="The viewer's rated items: CSV or JSONL with title, rating and description (else text).")
 @click.option("--project", help="Use (and update) this project's persona.")
 @click.option("--holdout", type=click.FloatRange(0, 1, min_open=True), default=0.3, show_default=True,
               help="Fraction of the rated items the persona rates.")
@@ -136,6 +136,10 @@ def calibrate_cmd(c: Ctx, name, against, project, holdout, seed, output):
     rater = LLMRater(client) if client else None
     _say(c, f"persona rater: {label}")
     pairs = rate_holdout(p, items, holdout=holdout, seed=seed, rater=rater)
+    bare = sum(not it.description for it, _ in pairs)
+    if bare:
+        _say(c, f"note: {bare} of {len(pairs)} held-out item(s) have no description, so the persona rated the "
+                "viewer's own comment on them: an optimistic figure (add a 'description' column for a fair one)")
     p.calibration = figures = calibration_figures(pairs, holdout, seed)
     saved = None
     if pid:
@@ -148,7 +152,7 @@ def calibrate_cmd(c: Ctx, name, against, project, holdout, seed, output):
     rows = [{"index": it.index, "title": it.title, "rating": it.rating, "predicted": r} for it, r in pairs]
     lines = [f"{'item':<32} {'viewer':>6} {'persona':>7}"]
     lines += [f"{(r['title'] or '#%d' % r['index'])[:32]:<32} {r['rating']:>6.1f} {r['predicted']:>7.1f}" for r in rows]
-    lines.append(f"{p.id} ({label}): {_figures_line(figures)}")
+    lines.append(f"{p.id} · rater {label.split(' (')[0]}: {_figures_line(figures)}")
     c.out({"persona": p.id, "rater": label, "calibration": figures, "items": rows, **(saved or {})}, "\n".join(lines))
 
 

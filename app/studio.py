@@ -286,47 +286,29 @@ class Studio:
         reqs = self.shot_requests(v.storyboard)
         n = len(reqs)
         scratch = self.media.scratch()
-        try:
-            records: list[dict] = []
-            prev_last: tuple[str, Path] | None = None  # (sha, path) of the previous clip's last frame
-            for i, (shot, req) in enumerate(zip(shots, reqs)):
-                cancel.raise_if_cancelled()
-                if shot.continuity and i > 0 and backend.supports_continuity and prev_last:
-                    req = req.with_(init_image=str(prev_last[1]), init_image_sha256=prev_last[0])
-                try:
-                    req = backend.resolve(req)
-                except RenderError as e:
-                    raise RenderFailed(shot.shot_id, i, n, str(e)) from None
-                key = clip_key(backend, req)
-                clip = self._cached_clip(key)
-                status = "reused"
-                if clip is None:
-                    progress({"stage": "render", "shot_index": i, "shots": n, "shot_id": shot.shot_id, "step": 0,
-                              "steps": req.steps or req.num_frames, "status": "rendering"})
+        records: list[dict | None] = [None] * n
 
-                    def on_step(done: int, total: int, i=i, sid=shot.shot_id) -> None:
-                        progress({"stage": "render", "shot_index": i, "shots": n, "shot_id": sid, "step": done,
-                                  "steps": total, "status": "rendering"})
-                    out = scratch / f"{i:04d}.mp4"
-                    t1 = time.perf_counter()
-                    try:
-                        info = backend.render(req, out, on_step, cancel)
-                    except Cancelled:
-                        raise
-                    except RenderError as e:
-                        raise RenderFailed(shot.shot_id, i, n, str(e)) from None
-                    except Exception as e:  # a backend crash: keep what finished, say which shot
-                        raise RenderFailed(shot.shot_id, i, n, f"{type(e).__name__}: {e}") from None
-                    try:
-                        clip = self._store_clip(key, backend, info, out, time.perf_counter() - t1)
-                    except OSError as e:  # disk full, database locked: nothing half-stored, say so
-                        raise RenderFailed(shot.shot_id, i, n, f"could not store the clip: {e.strerror or e}") from None
-                    status = "rendered"
-                records.append({"shot_id": shot.shot_id, "key": key, "sha256": clip.sha256, "status": status,
-                                "duration": shot.duration, "num_frames": clip.num_frames, "fps": clip.fps})
-                progress({"stage": "render", "shot_index": i, "shots": n, "shot_id": shot.shot_id, "step": 1,
-                          "steps": 1, "status": status})
-                prev_last = (clip.last_frame_sha256, self.media.path(clip.last_frame_sha256, "png"))
+        def run_chain(chain: list[int]) -> None:
+            """Shots of one continuity chain, in order: each may be conditioned on the one before."""
+            prev_last: tuple[str, Path] | None = None  # (sha, path) of the previous clip's last frame
+            for i in chain:
+                records[i], prev_last = self._render_shot(backend, shots[i], reqs[i], i, n, prev_last, scratch,
+                                                          progress, cancel)
+        try:
+            chains = _continuity_chains(shots, backend.supports_continuity)
+            workers = max(1, min(len(chains), int(getattr(backend, "max_parallel", 1))))
+            if workers == 1:
+                for chain in chains:
+                    run_chain(chain)
+            else:  # independent chains in parallel (a backend with several workers, e.g. a Ray pool)
+                with ThreadPoolExecutor(max_workers=workers) as pool:
+                    futures = [pool.submit(run_chain, c) for c in chains]
+                    errors = [f.exception() for f in futures]
+                failed = [e for e in errors if e is not None]
+                if failed:
+                    cancelled = [e for e in failed if isinstance(e, Cancelled)]
+                    real = sorted((e for e in failed if isinstance(e, RenderFailed)), key=lambda e: e.index)
+                    raise (real or cancelled or failed)[0]
             cancel.raise_if_cancelled()
             progress({"stage": "assemble", "shots": n})
             try:
@@ -347,6 +329,47 @@ class Studio:
             return self.render_info(pid, v.number)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+
+    def _render_shot(self, backend: Backend, shot, req: ShotRequest, i: int, n: int, prev_last, scratch: Path,
+                     progress: ProgressFn, cancel: CancelToken) -> tuple[dict, tuple[str, Path]]:
+        """Reuse or render one shot; returns its render record and its last frame (sha, path)."""
+        cancel.raise_if_cancelled()
+        if shot.continuity and prev_last:
+            req = req.with_(init_image=str(prev_last[1]), init_image_sha256=prev_last[0])
+        try:
+            req = backend.resolve(req)
+        except RenderError as e:
+            raise RenderFailed(shot.shot_id, i, n, str(e)) from None
+        key = clip_key(backend, req)
+        clip = self._cached_clip(key)
+        status = "reused"
+        if clip is None:
+            progress({"stage": "render", "shot_index": i, "shots": n, "shot_id": shot.shot_id, "step": 0,
+                      "steps": req.steps or req.num_frames, "status": "rendering"})
+
+            def on_step(done: int, total: int) -> None:
+                progress({"stage": "render", "shot_index": i, "shots": n, "shot_id": shot.shot_id, "step": done,
+                          "steps": total, "status": "rendering"})
+            out = scratch / f"{i:04d}.mp4"
+            t1 = time.perf_counter()
+            try:
+                info = backend.render(req, out, on_step, cancel)
+            except Cancelled:
+                raise
+            except RenderError as e:
+                raise RenderFailed(shot.shot_id, i, n, str(e)) from None
+            except Exception as e:  # a backend crash: keep what finished, say which shot
+                raise RenderFailed(shot.shot_id, i, n, f"{type(e).__name__}: {e}") from None
+            try:
+                clip = self._store_clip(key, backend, info, out, time.perf_counter() - t1)
+            except OSError as e:  # disk full, database locked: nothing half-stored, say so
+                raise RenderFailed(shot.shot_id, i, n, f"could not store the clip: {e.strerror or e}") from None
+            status = "rendered"
+        record = {"shot_id": shot.shot_id, "key": key, "sha256": clip.sha256, "status": status,
+                  "duration": shot.duration, "num_frames": clip.num_frames, "fps": clip.fps}
+        progress({"stage": "render", "shot_index": i, "shots": n, "shot_id": shot.shot_id, "step": 1,
+                  "steps": 1, "status": status})
+        return record, (clip.last_frame_sha256, self.media.path(clip.last_frame_sha256, "png"))
 
     def _cached_clip(self, key: str) -> ClipRow | None:
         with self.db.reader() as s:
@@ -679,6 +702,17 @@ class Studio:
         if branched:
             row.message += f" (branched from v{parent.number}, which already had a newer version)"
         return row, branched
+
+
+def _continuity_chains(shots: list, continuity: bool) -> list[list[int]]:
+    """Shot indexes grouped so that each continuity shot follows the shot it continues from."""
+    chains: list[list[int]] = []
+    for i, shot in enumerate(shots):
+        if chains and continuity and shot.continuity:
+            chains[-1].append(i)
+        else:
+            chains.append([i])
+    return chains
 
 
 _EXT = {"srt": "srt", "vtt": "vtt", "narration": "wav", "contact_sheet": "jpg", "otio": "otio"}

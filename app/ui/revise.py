@@ -133,7 +133,7 @@ def build(ctx: Ctx) -> None:
         return prop, summary_text(prop), ""
 
     @guard
-    def accept_api(pid: str, proposal_id: str, accept: list, edits: dict):
+    def accept_api(pid: str, proposal_id: str, accept: list, edits: dict) -> dict:
         """API: accept edit numbers `accept` (1-based), with `edits` {number: new text}; returns the new version."""
         res = studio.accept(need_project(pid), proposal_id or None, only=[int(x) for x in accept] or None,
                             edits={int(k): str(t) for k, t in (edits or {}).items()})

@@ -124,3 +124,31 @@ def test_usage_is_zero_for_offline_agents_and_status_labels_them(studio):
     assert studio.usage(pid)["total"]["calls"] == 0
     st = studio.status()
     assert "offline" in st["agents"] and "animatic" in st["backend_label"]
+
+
+class ParallelAnimatic:
+    """The animatic, declaring that it can render several shots at once (as a worker pool would)."""
+
+    def __init__(self):
+        from generation.animatic import AnimaticBackend
+
+        self.inner = AnimaticBackend()
+        self.name, self.model, self.label = self.inner.name, self.inner.model, self.inner.label
+        self.supports_continuity, self.max_parallel = True, 3
+        self.resolve = self.inner.resolve
+        self.render = self.inner.render
+
+
+def test_parallel_chains_give_the_same_clips_as_sequential(make_studio, tmp_path):
+    board = tiny_board(6, shot_overrides={2: {"continuity": True}, 3: {"continuity": True}})
+    seq = make_studio()
+    a = seq.render(seq.create_from_storyboard(board).project_id)
+    from app.config import load_config
+    from app.studio import Studio
+
+    par = Studio(load_config({"home": tmp_path / "other", "narration": False}, environ={}), backend=ParallelAnimatic())
+    b = par.render(par.create_from_storyboard(board).project_id)
+    assert [s["key"] for s in a.shots] == [s["key"] for s in b.shots]
+    assert [s["sha256"] for s in a.shots] == [s["sha256"] for s in b.shots]
+    assert b.rendered == 6
+    par.db.close()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import getpass
 import hashlib
-import io
 import json
 import re
 import stat
@@ -222,6 +221,7 @@ REFUSALS = {
 }
 
 
+@pytest.mark.filterwarnings("ignore:Duplicate name")
 @pytest.mark.parametrize("case", sorted(REFUSALS))
 def test_refused_with_one_line_and_nothing_written(source, tmp_path, case):
     st, pid, out = source

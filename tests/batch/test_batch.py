@@ -52,7 +52,7 @@ def test_stories_from_yaml_jsonl_and_a_folder(tmp_path):
     (folder / "skip.png").write_bytes(b"")
     fs = load_stories(folder, d)
     assert [(s.title, s.idea) for s in fs] == [("The Title", "A whale sings."), (None, "A robot paints.")]
-    assert len({s.key for s in ys + js + fs}) == 5
+    assert len({s.key for s in ys + js + fs}) == 6
     assert load_stories(tmp_path / "s.jsonl", d)[0].key == js[0].key  # same spec, same key: resumable
 
 
@@ -78,6 +78,7 @@ def test_accept_policies():
 
 # ------------------------------------------------------------------------------- a real batch
 
+@pytest.mark.slow
 def test_batch_with_a_failing_story_continues_and_reports(tmp_path):
     from app.cli import main
 
@@ -130,6 +131,7 @@ def _db_counts(home: Path) -> dict:
         st.db.close()
 
 
+@pytest.mark.slow
 def test_resume_after_kill_9_loses_nothing_and_repeats_nothing(tmp_path):
     stories = write_stories(tmp_path / "stories.yaml", [
         {"idea": "A lighthouse keeper befriends a lost whale during the autumn storms", **SMALL},

@@ -78,7 +78,7 @@ def test_build_with_calibrate_builds_from_the_rest(chief, viewer_file):
 
 def test_calibrate_a_builtin_persona_and_show_the_table(chief, viewer_file):
     res = chief("persona", "calibrate", "film_critic", "--against", str(viewer_file), "--holdout", "1")
-    assert "Blade Runner 2049" in res.stdout and "film_critic (offline" in res.stdout and "n 8" in res.stdout
+    assert "Blade Runner 2049" in res.stdout and "film_critic · rater offline: spearman" in res.stdout and "n 8" in res.stdout
     assert "persona rater: offline" in res.stderr
 
 

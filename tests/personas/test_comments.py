@@ -24,6 +24,16 @@ def test_csv_with_title_and_ratings_on_the_files_scale(tmp_path):
     assert [c.rating for c in cs] == [8.0, 4.0, None, 10.0]  # the largest rating is 5: a 1..5 scale
 
 
+def test_a_letterboxd_reviews_export(tmp_path):
+    path = tmp_path / "reviews.csv"
+    path.write_text("Date,Name,Year,Letterboxd URI,Rating,Rewatch,Review\n"
+                    "2024-01-02,Perfect Days,2023,https://boxd.it/abc,4.5,,Quiet and lovely\n"
+                    "2024-02-03,Tenet,2020,https://boxd.it/def,2,Yes,Could not follow it\n", encoding="utf-8")
+    cs = load_comments(path)
+    assert [(c.title, c.rating, c.text) for c in cs] == [("Perfect Days", 9.0, "Quiet and lovely"),
+                                                         ("Tenet", 4.0, "Could not follow it")]
+
+
 def test_jsonl_ratings_that_say_their_scale(tmp_path):
     path = tmp_path / "c.jsonl"
     path.write_text('{"text": "a", "rating": "4/5"}\n{"text": "b", "rating": "80%"}\n{"text": "c", "rating": 7}\n'

@@ -88,5 +88,5 @@ def test_panel_and_custom_persona(client, board_file, studio):
     assert "lighthouse_fan" in studio.version(pid, v3).panel
     with pytest.raises(AppError, match="persona YAML must be a mapping"):
         client.predict(pid, v3, "just text", api_name="/save_persona")
-    with pytest.raises(AppError, match="unknown persona"):
+    with pytest.raises(AppError, match="not in the list of choices"):
         client.predict(pid, v3, ["nobody"], api_name="/set_panel")
