@@ -435,7 +435,9 @@ class Studio:
         otio_items = [(r["shot_id"], self.media.path(r["sha256"], "mp4"), r["num_frames"] / r["fps"], r["fps"])
                       for r in records]
         otio_path = scratch / "cut.otio"
-        otio_export.export_otio(otio_items, otio_path, board.title)
+        # Media paths relative to the store's layout (media/<ab>/<sha>.otio -> ../<cd>/<sha>.mp4), so the
+        # cut stays valid wherever the store (or an archive of it) lives.
+        otio_export.export_otio(otio_items, otio_path, board.title, relative_to=self.media.root / "00")
         keep("otio", otio_path, "otio")
         media["stream_copied"] = "yes" if result.stream_copied else "no"
         sha, stored = self.media.put_file(film, "mp4", move=True)
