@@ -49,7 +49,7 @@ def edit_shots(board, indices: list[int], suffix: str = ", now raining"):
     return type(board).model_validate(data)
 
 
-def studio(home: Path | None = None, *, backend_obj=None, agents=None, **over):
+def studio(home: Path | None = None, *, backend_obj=None, agents_obj=None, **over):
     """A Studio in a temp home (offline agents, no narration); `over` are config fields."""
     from app.config import load_config
     from app.studio import Studio
@@ -57,7 +57,7 @@ def studio(home: Path | None = None, *, backend_obj=None, agents=None, **over):
     os.environ.update(OFFLINE_ENV)
     home = home or Path(tempfile.mkdtemp(prefix="chief-bench-"))
     cfg = load_config({"home": home, "narration": False, "agents": "offline", **over}, environ={})
-    return Studio(cfg, backend=backend_obj, agents=agents)
+    return Studio(cfg, backend=backend_obj, agents=agents_obj)
 
 
 class TimedBackend:

@@ -82,8 +82,8 @@ class Storyboard(Strict):
     characters: list[Character] = Field(default_factory=list)
     scenes: list[Scene] = Field(min_length=1)
     fps: int | None = Field(default=None, ge=1, le=60, description="None: the backend's default")
-    width: int | None = Field(default=None, ge=64, le=4096)
-    height: int | None = Field(default=None, ge=64, le=4096)
+    width: int | None = Field(default=None, ge=16, le=4096)
+    height: int | None = Field(default=None, ge=16, le=4096)
 
     @model_validator(mode="after")
     def _unique_ids(self) -> "Storyboard":

@@ -91,7 +91,7 @@ def build(ctx: Ctx) -> None:
                 with gr.Group():
                     gr.HTML(edit_html(n, e), elem_id=f"edit_{n}_diff", js_on_load=None)
                     with gr.Row():
-                        decisions.append(gr.Radio([ACCEPT, REJECT], value=ACCEPT, show_label=False,
+                        decisions.append(gr.Radio([ACCEPT, REJECT], value=ACCEPT, show_label=False, interactive=True,
                                                   elem_id=f"edit_{n}_decision", scale=1, key=f"d{prop['id']}{n}"))
                         texts.append(gr.Textbox(value=e.get("new") or "", label="new value (edit in place)",
                                                 interactive=e.get("new") is not None and e["op"] != "move_shot",

@@ -124,9 +124,32 @@ def build(ctx: Ctx) -> None:
 
 
 def _builder(ctx: Ctx, persona_yaml):
-    """A persona builder from pasted audience comments, when agents/persona_builder.py is installed."""
+    """A persona builder from pasted audience comments, when agents/persona_builder.py is installed.
+    Returns a function that wires its events (called once the YAML editor exists), or None."""
     import importlib.util
 
     if importlib.util.find_spec("agents.persona_builder") is None:
         return None
-    return None
+    studio = ctx.studio
+    with gr.Accordion("Build a persona from one viewer's comments", open=False):
+        comments = gr.Textbox(label="Comments (one per line; names, handles, links are stripped)", lines=6,
+                              elem_id="builder_comments")
+        name = gr.Textbox(label="Viewer name", value="Viewer", elem_id="builder_name")
+        build_btn = gr.Button("Build persona (into the editor above)", elem_id="builder_btn")
+
+    @guard
+    def build_from_comments(text, viewer):
+        from agents.personas import persona_to_yaml
+        from agents.persona_builder import build_persona, comments_from_text
+
+        client = None
+        if studio.config.agent_mode == "llm":
+            from agents.llm import LLMClient
+            from app.factory import llm_config
+
+            client = LLMClient(llm_config(studio.config))
+        return persona_to_yaml(build_persona(comments_from_text(text or ""), viewer or "Viewer", client=client))
+
+    def wire():
+        build_btn.click(build_from_comments, [comments, name], persona_yaml, api_name="build_persona")
+    return wire

@@ -90,3 +90,10 @@ def test_panel_and_custom_persona(client, board_file, studio):
         client.predict(pid, v3, "just text", api_name="/save_persona")
     with pytest.raises(AppError, match="not in the list of choices"):
         client.predict(pid, v3, ["nobody"], api_name="/set_panel")
+
+
+def test_persona_builder_fills_the_editor(client):
+    pytest.importorskip("agents.persona_builder")
+    text = client.predict("I love slow quiet films with long takes\nToo many fast cuts ruin it for me, @bob",
+                          "Ana", api_name="/build_persona")
+    assert "name: Ana" in text and "source: built" in text and "@bob" not in text

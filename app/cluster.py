@@ -1,0 +1,400 @@
+"""Scale out on a Ray cluster: shot renders on warm worker actors, agent calls as Ray tasks.
+
+Only used with `chief batch --ray` or CHIEF_RAY_ADDRESS: nothing else in CHIEF imports this module,
+and Ray is imported lazily here, so without it nothing changes. The database and the media store stay
+with the coordinating process (the Studio): workers return clip bytes and typed results and never
+touch the SQLite file. See docs/cluster.md.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import tempfile
+import threading
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable
+
+from app.config import Config
+from app.studio import Studio, StudioError
+from generation.base import Cancelled, CancelToken, ClipInfo, Progress, RenderError, ShotRequest, clip_key
+
+# What a RayBackend renders with: a Config (the worker runs app.factory.make_backend on it) or a
+# picklable zero-argument factory returning a backend (importable on the workers).
+BackendSpec = Config | Callable[[], Any]
+
+_CONTROL = "control"  # actor concurrency group for progress polls and stop requests, beside the render
+
+
+class ClusterError(StudioError):
+    """Ray is missing, the cluster cannot be reached, or it cannot host the workers (one line)."""
+
+
+def _ray():
+    try:
+        import ray
+    except ModuleNotFoundError:
+        raise ClusterError("Ray is not installed: pip install 'chief[ray]'") from None
+    return ray
+
+
+def connect(address: str | None = None) -> None:
+    """Join the Ray cluster at `address` ("auto", "HOST:6379", "ray://HOST:10001"), or start a local one."""
+    ray = _ray()
+    if ray.is_initialized():
+        return
+    kwargs: dict[str, Any] = {"logging_level": logging.WARNING, "configure_logging": True}
+    try:
+        if address in (None, "", "local"):
+            ray.init(include_dashboard=False, **kwargs)
+        else:
+            ray.init(address=address, **kwargs)
+    except Exception as e:  # ConnectionError, RuntimeError, ValueError: all mean "no cluster there"
+        where = address or "a new local cluster"
+        raise ClusterError(f"could not connect to the Ray cluster at {where}: {str(e).splitlines()[0]}") from None
+
+
+def worker_config(config: Config) -> Config:
+    """The configuration sent to workers: never the API key or the web app's password."""
+    return replace(config, api_key="", auth="")
+
+
+def _build(spec: BackendSpec):
+    if isinstance(spec, Config):
+        from app.factory import make_backend
+
+        return make_backend(spec)
+    return spec()
+
+
+def _cause(e: Exception) -> Exception:
+    """The worker's own exception behind a RayTaskError (RenderError, Cancelled, AgentError...)."""
+    cause = getattr(e, "cause", None)
+    return cause if isinstance(cause, Exception) else e
+
+
+# ---------------------------------------------------------------------------------------- renders
+
+
+class RenderWorker:
+    """One Ray actor: builds the backend once, keeps it warm, renders one shot at a time.
+
+    Progress polls and stop requests run in a separate concurrency group, beside the render.
+    """
+
+    def __init__(self, spec: BackendSpec) -> None:
+        self.backend = _build(spec)
+        self.renders = 0
+        self.step = (0, 0)
+        self.cancel = CancelToken()
+
+    def describe(self) -> dict:
+        return {"label": self.backend.label, "pid": os.getpid()}
+
+    def render(self, request: ShotRequest, init_image: bytes | None) -> dict:
+        """Render into a temp file; return the clip's bytes and ClipInfo fields."""
+        self.cancel, self.step = CancelToken(), (0, 0)
+        with tempfile.TemporaryDirectory(prefix="chief-ray-") as tmp:
+            if init_image is not None:
+                path = Path(tmp) / "init.png"
+                path.write_bytes(init_image)
+                request = request.with_(init_image=str(path))
+            out = Path(tmp) / "clip.mp4"
+            info = self.backend.render(request, out, self._on_step, self.cancel)
+            self.renders += 1
+            return {"data": out.read_bytes(), "num_frames": info.num_frames, "fps": info.fps, "width": info.width,
+                    "height": info.height}
+
+    def _on_step(self, done: int, total: int) -> None:
+        self.step = (done, total)
+
+    def progress(self) -> tuple[int, int]:
+        return self.step
+
+    def stop(self) -> None:
+        self.cancel.cancel()
+
+    def stats(self) -> dict:
+        return {"renders": self.renders, "pid": os.getpid()}
+
+
+@dataclass
+class _Flight:
+    """A clip being rendered somewhere in the cluster: later requests for its key wait on it."""
+
+    done: threading.Event = field(default_factory=threading.Event)
+    ref: Any = None  # ObjectRef of the worker's result, once it succeeded
+    error: BaseException | None = None
+
+
+class RayBackend:
+    """A Backend whose renders run on a pool of Ray actors, each holding the inner backend warm.
+
+    `max_parallel` tells the Studio how many continuity chains it may render at once. A clip key
+    already being rendered anywhere through this backend is rendered once: the second request waits
+    for the first. A worker that dies mid-shot is restarted by Ray and the shot is resubmitted to the
+    next free worker (up to `max_attempts` tries); shots that finished are never redone.
+
+    Workers: one per GPU (`num_gpus=1` each) when the cluster has GPUs, else one per `worker_cpus`
+    CPUs; `num_workers` overrides the count.
+    """
+
+    def __init__(self, inner_spec: BackendSpec, *, address: str | None = None, num_workers: int | None = None,
+                 worker_cpus: float = 1.0, max_attempts: int = 3, poll_s: float = 0.2,
+                 startup_timeout_s: float = 300.0) -> None:
+        ray = _ray()
+        connect(address)
+        spec = worker_config(inner_spec) if isinstance(inner_spec, Config) else inner_spec
+        # resolve() runs here; it reads model_index.json at most, never weights, so any device will do
+        self._local = _build(replace(spec, device="cpu", dtype="", cpu_offload=False)
+                             if isinstance(spec, Config) and spec.backend == "diffusers" else spec)
+        self.name, self.model = self._local.name, self._local.model
+        self.supports_continuity = self._local.supports_continuity
+        gpus = int(ray.cluster_resources().get("GPU", 0))
+        cpus = int(ray.cluster_resources().get("CPU", 1))
+        self.uses_gpu = gpus > 0
+        n = num_workers or (gpus if gpus else max(1, int(cpus / worker_cpus)))
+        resources = {"num_gpus": 1, "num_cpus": worker_cpus} if gpus else {"num_cpus": worker_cpus}
+        actor_cls = ray.remote(concurrency_groups={_CONTROL: 2})(RenderWorker)
+        self.actors = [actor_cls.options(max_restarts=max_attempts, max_task_retries=0, **resources).remote(spec)
+                       for _ in range(n)]
+        try:
+            described = ray.get([a.describe.remote() for a in self.actors], timeout=startup_timeout_s)
+        except ray.exceptions.GetTimeoutError:
+            self.close()
+            raise ClusterError(f"{n} render workers ({'1 GPU' if gpus else '1 CPU'} each) did not all start within "
+                               f"{startup_timeout_s:.0f} s: the cluster has {gpus} GPUs, {cpus} CPUs") from None
+        except Exception as e:
+            self.close()
+            raise ClusterError(f"render workers failed to start: {str(_cause(e)).splitlines()[0]}") from None
+        self.max_parallel = n
+        self.max_attempts, self.poll_s = max_attempts, poll_s
+        self.label = f"{described[0]['label']} · on Ray ({n} workers: {'GPU' if gpus else 'CPU'})"
+        self._idle: queue.Queue = queue.Queue()
+        for a in self.actors:
+            self._idle.put(a)
+        self._flights: dict[str, _Flight] = {}
+        self._lock = threading.Lock()
+
+    # -- the Backend protocol --------------------------------------------------------------
+
+    def resolve(self, request: ShotRequest) -> ShotRequest:
+        return self._local.resolve(request)
+
+    def render(self, request: ShotRequest, out: Path, progress: Progress | None = None,
+               cancel: CancelToken | None = None) -> ClipInfo:
+        ray = _ray()
+        cancel = cancel or CancelToken()
+        req = self.resolve(request)
+        key = clip_key(self, req)
+        while True:
+            cancel.raise_if_cancelled()
+            with self._lock:
+                flight = self._flights.get(key)
+                owner = flight is None
+                if owner:
+                    flight = self._flights[key] = _Flight()
+            if owner:
+                try:
+                    flight.ref = self._run(req, progress, cancel)
+                except BaseException as e:
+                    flight.error = e
+                    raise
+                finally:
+                    with self._lock:
+                        del self._flights[key]
+                    flight.done.set()
+                break
+            while not flight.done.wait(self.poll_s):  # the same clip is being rendered: wait for it
+                cancel.raise_if_cancelled()
+            if flight.ref is not None:
+                break
+            if not isinstance(flight.error, Cancelled):
+                raise flight.error  # the same request would fail the same way
+            # the other request was stopped, this one was not: render it ourselves
+        result = ray.get(flight.ref)
+        Path(out).write_bytes(result["data"])
+        return ClipInfo(path=Path(out), num_frames=result["num_frames"], fps=result["fps"], width=result["width"],
+                        height=result["height"])
+
+    # -- the pool --------------------------------------------------------------------------
+
+    def _run(self, req: ShotRequest, progress: Progress | None, cancel: CancelToken):
+        """Render on a free worker, resubmitting after a worker death; the ObjectRef of the result."""
+        ray = _ray()
+        init = Path(req.init_image).read_bytes() if req.init_image else None
+        for attempt in range(1, self.max_attempts + 1):
+            actor = self._acquire(cancel)
+            try:
+                ref = actor.render.remote(req, init)
+                self._wait(actor, ref, progress, cancel)
+                return ref
+            except ray.exceptions.RayActorError:
+                if attempt == self.max_attempts:
+                    raise RenderError(f"shot {req.shot_id}: its render worker died {attempt} times "
+                                      "(out of memory? see the Ray logs)") from None
+            finally:
+                self._idle.put(actor)  # a dead one is being restarted by Ray; it goes to the back
+        raise AssertionError("unreachable")
+
+    def _acquire(self, cancel: CancelToken):
+        while True:
+            cancel.raise_if_cancelled()
+            try:
+                return self._idle.get(timeout=self.poll_s)
+            except queue.Empty:
+                continue
+
+    def _wait(self, actor, ref, progress: Progress | None, cancel: CancelToken) -> None:
+        """Wait for a render, relaying step progress and stop requests; raise what the worker raised."""
+        ray = _ray()
+        last, poll = None, None
+        while True:
+            ready, _ = ray.wait([ref], timeout=self.poll_s)
+            if ready:
+                break
+            if cancel.cancelled:
+                ray.cancel(ref)  # drops it if not started yet
+                actor.stop.options(concurrency_group=_CONTROL).remote()  # else the backend stops at its next step
+            elif progress is not None:
+                if poll is not None and ray.wait([poll], timeout=0)[0]:
+                    try:
+                        step = tuple(ray.get(poll))
+                    except ray.exceptions.RayError:
+                        step = None
+                    if step and step != last and step[1]:
+                        last = step
+                        progress(*step)
+                    poll = None
+                if poll is None:
+                    poll = actor.progress.options(concurrency_group=_CONTROL).remote()
+        try:
+            ray.get(ref)
+        except ray.exceptions.TaskCancelledError:
+            raise Cancelled("render cancelled") from None
+        except ray.exceptions.RayTaskError as e:
+            cause = _cause(e)
+            if isinstance(cause, (RenderError, Cancelled)):
+                raise cause from None
+            raise RenderError(f"{type(cause).__name__}: {str(cause).splitlines()[0] if str(cause) else ''}") from None
+
+    # -- housekeeping ----------------------------------------------------------------------
+
+    def stats(self) -> list[dict]:
+        """Per worker: renders done since it (re)started, and its process id."""
+        ray = _ray()
+        return ray.get([a.stats.options(concurrency_group=_CONTROL).remote() for a in self.actors])
+
+    def close(self) -> None:
+        """Stop the workers (they also stop when the coordinating process exits)."""
+        ray = _ray()
+        for a in self.actors:
+            ray.kill(a, no_restart=True)
+
+
+# ---------------------------------------------------------------------------------------- agents
+
+_WORKER_AGENTS: dict[Config, Any] = {}
+
+
+def _agent_call(config: Config, api_key: str, role: str, method: str, args: tuple, frames: list | None):
+    """Runs on a worker: the role built from the config (kept per process), called with `args`.
+
+    A critic's frames arrive as bytes and are written to a temp folder, since the coordinator's
+    paths mean nothing here.
+    """
+    cfg = replace(config, api_key=api_key)
+    if cfg not in _WORKER_AGENTS:
+        from app.factory import make_agents
+
+        _WORKER_AGENTS[cfg] = make_agents(cfg)
+    target = getattr(_WORKER_AGENTS[cfg], role)
+    if frames is None:
+        return getattr(target, method)(*args)
+    from agents.base import SampledFrame
+
+    persona, film = args
+    with tempfile.TemporaryDirectory(prefix="chief-ray-frames-") as tmp:
+        local = []
+        for i, (frame, data) in enumerate(frames):
+            path = Path(tmp) / f"{i:05d}{Path(frame.path).suffix}"
+            path.write_bytes(data)
+            local.append(SampledFrame(shot_id=frame.shot_id, index=frame.index, time=frame.time, path=str(path)))
+        return getattr(target, method)(persona, replace(film, frames=local))
+
+
+def keys_may_travel() -> bool:
+    """True when every node of the cluster is this machine, or Ray's TLS is on: only then does the API
+    key go to workers (inside task arguments, in memory). Otherwise LLM calls stay in the coordinator."""
+    ray = _ray()
+    if os.environ.get("RAY_USE_TLS", "").lower() in ("1", "true"):
+        return True
+    here = ray.util.get_node_ip_address()
+    return all(n["NodeManagerAddress"] == here for n in ray.nodes() if n["Alive"])
+
+
+class _RemoteRole:
+    def __init__(self, owner: "RayAgents", role: str, inner) -> None:
+        self._owner, self._role, self.mode = owner, role, inner.mode
+
+    def _call(self, method: str, *args, frames: list | None = None):
+        ray = _ray()
+        o = self._owner
+        try:
+            return ray.get(o._task.remote(o._config, o._key, self._role, method, args, frames))
+        except ray.exceptions.RayTaskError as e:
+            raise _cause(e) from None
+
+
+class RemotePlanner(_RemoteRole):
+    def plan(self, idea: str, minutes: float):
+        return self._call("plan", idea, minutes)
+
+
+class RemoteCritic(_RemoteRole):
+    def critique(self, persona, film):
+        frames = [(f, Path(f.path).read_bytes()) for f in film.frames]
+        return self._call("critique", persona, replace(film, frames=[]), frames=frames)
+
+
+class RemoteRefiner(_RemoteRole):
+    def refine(self, storyboard, notes, critiques):
+        return self._call("refine", storyboard, notes, critiques)
+
+
+class RayAgents:
+    """The agents bundle of app/factory.py, with each planner/critic/refiner call run as a Ray task.
+
+    Offline roles always run on workers. LLM roles run on workers only when `keys_may_travel()`
+    (the key is passed in memory as a task argument); otherwise they stay in this process.
+    """
+
+    def __init__(self, config: Config, *, address: str | None = None) -> None:
+        from app.factory import make_agents
+
+        ray = _ray()
+        connect(address)
+        local = make_agents(config)
+        llm = config.agent_mode == "llm"
+        remote = not llm or keys_may_travel()
+        self._config, self._key = worker_config(config), config.api_key if (llm and remote) else ""
+        self._task = ray.remote(num_cpus=0)(_agent_call)  # light work (HTTP, a few frames): never waits on renders
+        if remote:
+            self.planner = RemotePlanner(self, "planner", local.planner)
+            self.critic = RemoteCritic(self, "critic", local.critic)
+            self.refiner = RemoteRefiner(self, "refiner", local.refiner)
+            self.label = f"{local.label} · calls on Ray"
+        else:
+            self.planner, self.critic, self.refiner = local.planner, local.critic, local.refiner
+            self.label = f"{local.label} · calls in the coordinator (the key does not cross an unencrypted cluster)"
+
+
+# ---------------------------------------------------------------------------------------- wiring
+
+
+def cluster_studio(config: Config, address: str | None = None, num_workers: int | None = None) -> Studio:
+    """A Studio whose renders and agent calls run on the Ray cluster at `address` (None: a local one)."""
+    connect(address)
+    return Studio(config, backend=RayBackend(config, num_workers=num_workers), agents=RayAgents(config))

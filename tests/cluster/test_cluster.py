@@ -1,0 +1,166 @@
+"""Renders and agent calls on a local Ray cluster give exactly what one process gives."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from functools import partial
+
+import pytest
+
+from app.config import load_config
+from app.studio import Studio
+from generation.base import Cancelled, CancelToken, ShotRequest
+from tests.cluster.workers import ScriptedAnimatic, renders, wait_for
+from tests.conftest import tiny_board
+
+# shot 2 continues from shot 1: a continuity chain, so the conditioning frame travels to a worker
+BOARD = tiny_board(4, shot_overrides={1: {"continuity": True}})
+
+
+def make(home, **kw) -> Studio:
+    kw.setdefault("backend", None)
+    cfg = load_config({"home": home, "narration": False, "agents": "offline"}, environ={})
+    backend = kw["backend"](cfg) if callable(kw["backend"]) else kw["backend"]
+    return Studio(cfg, backend=backend, agents=kw.get("agents"))
+
+
+def clips(info) -> list[tuple[str, str, str]]:
+    return [(r["shot_id"], r["key"], r["sha256"]) for r in info.shots]
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The single-process render of BOARD (and the studio, for critiques)."""
+    st = make(tmp_path_factory.mktemp("single"))
+    pid = st.create_from_storyboard(BOARD).project_id
+    return st, pid, st.render(pid)
+
+
+@pytest.fixture
+def pool(ray_cluster, tmp_path):
+    """A RayBackend of 2 workers running ScriptedAnimatic (logging into tmp_path); closed after."""
+    from app.cluster import RayBackend
+
+    made = []
+
+    def build(hold=None, **kw):
+        rb = RayBackend(partial(ScriptedAnimatic, str(tmp_path), hold), num_workers=2, worker_cpus=0.5, **kw)
+        made.append(rb)
+        return rb
+    yield build
+    for rb in made:
+        rb.close()
+
+
+def test_ray_is_not_imported_without_the_option():
+    code = "import sys, app.cli, app.studio, app.factory; sys.exit('ray' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_animatic_on_ray_matches_one_process(ray_cluster, reference, tmp_path):
+    from app.cluster import RayAgents, RayBackend
+
+    _, _, ref_info = reference
+    cfg = load_config({"home": tmp_path, "narration": False, "agents": "offline"}, environ={})
+    rb = RayBackend(cfg, num_workers=2, worker_cpus=0.5)
+    try:
+        assert rb.max_parallel == 2 and rb.name == "animatic" and "on Ray (2 workers: CPU)" in rb.label
+        st = Studio(cfg, backend=rb, agents=RayAgents(cfg))
+        pid = st.create_from_storyboard(BOARD).project_id
+        events = []
+        info = st.render(pid, progress=events.append)
+        assert clips(info) == clips(ref_info)
+        assert info.rendered == 4 and sum(s["renders"] for s in rb.stats()) == 4
+        assert {e["shot_id"] for e in events if e.get("status") == "rendered"} == {"s1", "s2", "s3", "s4"}
+        assert st.render(pid).reused == 4  # the Studio's cache still answers first
+    finally:
+        rb.close()
+
+
+def test_agent_calls_on_ray_match_one_process(ray_cluster, reference, tmp_path):
+    from app.cluster import RayAgents, RemoteCritic, connect
+
+    ref_st, ref_pid, _ = reference
+    cfg = load_config({"home": tmp_path, "narration": False, "agents": "offline"}, environ={})
+    connect()
+    agents = RayAgents(cfg)
+    assert isinstance(agents.critic, RemoteCritic) and agents.critic.mode == ref_st.agents.critic.mode
+    st = Studio(cfg, agents=agents)  # single-process renders, critics on the cluster
+    pid = st.create_from_storyboard(BOARD).project_id
+    st.render(pid)
+    got = [(c["persona_id"], c["critique"].model_dump()) for c in st.critique(pid)]
+    ref_st.critique(ref_pid)
+    want = [(c["persona_id"], c["critique"].model_dump()) for c in ref_st.critiques(ref_pid)]
+    assert got == want
+    ids = {st.add_note(pid, "make shot s3 brighter", shot_id="s3").id: "note",
+           ref_st.add_note(ref_pid, "make shot s3 brighter", shot_id="s3").id: "note"}
+
+    def proposal(studio, p):  # the cited note ids differ between the two databases
+        edits = studio.refine(p)["proposal"].edits
+        return [e.model_copy(update={"sources": [ids.get(x, x) for x in e.sources]}) for e in edits]
+    assert proposal(st, pid) == proposal(ref_st, ref_pid) != []
+    planned = st.create_project("a lighthouse keeper befriends a whale", minutes=0.5)
+    assert planned.storyboard == ref_st.create_project("a lighthouse keeper befriends a whale", minutes=0.5).storyboard
+
+
+def test_a_worker_killed_mid_shot_is_retried_elsewhere(pool, reference, tmp_path):
+    _, _, ref_info = reference
+    rb = pool(hold="s3")
+    st = make(tmp_path / "home", backend=rb)
+    pid = st.create_from_storyboard(BOARD).project_id
+    result = {}
+    t = threading.Thread(target=lambda: result.update(info=st.render(pid)))
+    t.start()
+    victim = int(wait_for(tmp_path / "held.pid"))
+    os.kill(victim, signal.SIGKILL)  # the worker process dies in the middle of shot s3
+    t.join(120)
+    assert clips(result["info"]) == clips(ref_info)
+    log = renders(tmp_path)
+    assert sorted(s for s, _ in log) == ["s1", "s2", "s3", "s3", "s4"]  # only the lost shot ran again
+    s3 = [p for s, p in log if s == "s3"]
+    assert s3[0] == victim and s3[1] != victim
+
+
+def test_the_same_clip_is_rendered_once_cluster_wide(pool, tmp_path):
+    rb = pool(hold="a")
+    req = ShotRequest("a", "A whale surfaces in golden light", seed=3, duration=1.0, width=64, height=48, fps=8)
+    twin = req.with_(shot_id="b")  # another story's shot with the same settings: the same clip key
+    outs = {}
+    first = threading.Thread(target=lambda: outs.update(a=rb.render(req, tmp_path / "a.mp4")))
+    first.start()
+    wait_for(tmp_path / "held.pid")
+    second = threading.Thread(target=lambda: outs.update(b=rb.render(twin, tmp_path / "b.mp4")))
+    second.start()
+    second.join(0.5)
+    (tmp_path / "release.flag").write_text("go")
+    first.join(60)
+    second.join(60)
+    assert [s for s, _ in renders(tmp_path)] == ["a"]
+    assert (tmp_path / "a.mp4").read_bytes() == (tmp_path / "b.mp4").read_bytes()
+    assert outs["b"].num_frames == outs["a"].num_frames == 8
+
+
+def test_cancel_stops_the_worker(pool, tmp_path):
+    rb = pool(hold="a")
+    token, err = CancelToken(), {}
+    steps = []
+
+    def go():
+        try:
+            rb.render(ShotRequest("a", "storm", duration=1.0, width=64, height=48, fps=8), tmp_path / "a.mp4",
+                      lambda d, t: steps.append((d, t)), token)
+        except Cancelled as e:
+            err["e"] = e
+    t = threading.Thread(target=go)
+    t.start()
+    wait_for(tmp_path / "held.pid")
+    threading.Event().wait(1.0)  # a few progress polls
+    token.cancel()
+    t.join(30)
+    assert not t.is_alive() and "e" in err
+    assert (1, 4) in steps  # step progress came back from the worker
+    assert not (tmp_path / "a.mp4").exists()
