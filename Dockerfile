@@ -15,7 +15,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     HF_HUB_DISABLE_TELEMETRY=1 \
     CHIEF_HOME=/data
 
-# CUDA base images have no Python 3.11 / venv; slim images already do.
+# CUDA base images have no Python 3.11 / venv; slim images already do. (Versions come with the base image.)
+# hadolint ignore=DL3008
 RUN if ! command -v python3.11 >/dev/null; then \
       apt-get update && apt-get install -y --no-install-recommends python3.11 python3.11-venv python3-pip && \
       rm -rf /var/lib/apt/lists/*; \
@@ -34,7 +35,7 @@ COPY prompts ./prompts
 RUN pip install .
 
 RUN useradd --create-home --uid 1000 chief && mkdir -p /data && chown chief /data
-USER chief
+USER 1000
 VOLUME ["/data"]
 EXPOSE 7860
 # Inside the container the app must listen on all interfaces; `serve` refuses a non-loopback
