@@ -62,7 +62,7 @@ def diff_html(d: dict) -> str:
             + "".join(rows) + "</table>")
 
 
-CSS = "#cmp_diff del { background: #fdd; } #cmp_diff ins { background: #dfd; text-decoration: none; }"
+CSS = "del { background: #fdd; } ins { background: #dfd; text-decoration: none; } td { vertical-align: top; }"
 
 
 def build(ctx: Ctx) -> None:

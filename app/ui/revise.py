@@ -66,9 +66,9 @@ def commit(studio, pid: str, state: dict, decisions: list[str], texts: list[str]
 
 
 DIFF_CSS = """
-#revise_edits del { background: #fdd; text-decoration: line-through; }
-#revise_edits ins { background: #dfd; text-decoration: none; }
-#revise_edits .old span, #revise_edits .new span { display: inline-block; width: 2.5em; color: #888; }
+del { background: #fdd; text-decoration: line-through; }
+ins { background: #dfd; text-decoration: none; }
+.old span, .new span { display: inline-block; width: 2.5em; color: #888; }
 """
 
 
@@ -89,7 +89,7 @@ def build(ctx: Ctx) -> None:
         with gr.Column(elem_id="revise_edits"):
             for n, e in enumerate(prop["edits"], 1):
                 with gr.Group():
-                    gr.HTML(edit_html(n, e), elem_id=f"edit_{n}_diff", js_on_load=None)
+                    gr.HTML(edit_html(n, e), elem_id=f"edit_{n}_diff", js_on_load=None, css_template=DIFF_CSS)
                     with gr.Row():
                         decisions.append(gr.Radio([ACCEPT, REJECT], value=ACCEPT, show_label=False, interactive=True,
                                                   elem_id=f"edit_{n}_decision", scale=1, key=f"d{prop['id']}{n}"))
