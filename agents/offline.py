@@ -40,18 +40,18 @@ def content_words(text: str) -> set[str]:
 # ----------------------------------------------------------------------------------------- planner
 
 BEATS = (  # (scene title, share of the running time, shot patterns, camera moves)
-    ("Setup", 0.18, ("Wide establishing shot of {place}, {light}", "{a} in their everyday world, {place}, {light}",
+    ("Setup", 0.18, ("Wide establishing shot, {place}, {light}", "{a} in their everyday world, {place}, {light}",
                      "Close-up of {a}'s face, quiet and watchful, {light}"), ("static", "pan_right", "zoom_in")),
     ("The encounter", 0.17, ("{b} appears for the first time, {place}", "{a} notices {b}, surprised, {light}",
                              "Two-shot of {a} and {b}, keeping their distance"), ("dolly_in", "static", "pan_left")),
     ("Growing closer", 0.3, ("{a} and {b} share a small moment of trust, {light}", "Montage: {a} and {b} together, {place}",
                              "{b} does something unexpected; {a} laughs", "Detail shot of hands and small gestures, {light}"),
      ("handheld", "pan_right", "zoom_in", "static")),
-    ("The storm", 0.2, ("The danger arrives: a storm over {place}, dark and violent", "{a} struggles against the storm to reach {b}",
+    ("The storm", 0.2, ("The danger arrives: a storm, {place}, dark and violent", "{a} struggles against the storm to reach {b}",
                         "Close-up: {b} in peril, rain and spray", "{a} makes a brave choice"),
      ("handheld", "tilt_up", "zoom_in", "dolly_in")),
-    ("Afterwards", 0.15, ("Calm after the storm, {place} at dawn", "{a} and {b} part ways, changed",
-                          "Final wide shot of {place}, {light}, the two friends remembered"), ("static", "pan_left", "zoom_out")),
+    ("Afterwards", 0.15, ("Calm after the storm at dawn, {place}", "{a} and {b} part ways, changed",
+                          "Final wide shot, {place}, {light}, the two friends remembered"), ("static", "pan_left", "zoom_out")),
 )
 LOOKS = ("weathered face, grey beard, yellow oilskin coat", "kind eyes, red knitted scarf, worn boots",
          "small and round, deep blue-grey skin, barnacle freckles", "tall, lean, dark green jacket, short cropped hair",
@@ -64,9 +64,10 @@ def characters_from_idea(idea: str) -> list[str]:
     stop = {"a", "an", "the", "and", "with", "in", "on", "at", "who", "that", "to", "of", "from", "during", "after",
             "before", "while", "his", "her", "their", "its", "is", "are", "was"}
     out: list[str] = []
+    places = {"in", "on", "at", "near", "by", "during", "across", "under", "beneath", "inside", "through", "into", "to"}
     for i, w in enumerate(words):
-        if w.lower() not in ("a", "an", "the"):
-            continue
+        if w.lower() not in ("a", "an", "the") or (i > 0 and words[i - 1].lower() in places):
+            continue  # not an article, or a place ("in a junkyard"), not a character
         phrase: list[str] = []
         for j in range(i + 1, min(i + 4, len(words))):
             nxt = words[j + 1].lower() if j + 1 < len(words) else ""
@@ -80,6 +81,22 @@ def characters_from_idea(idea: str) -> list[str]:
         if name and name not in out:
             out.append(name)
     return out[:3]
+
+
+def setting_from_idea(idea: str) -> str:
+    """The first place or time phrase of the idea ("during the autumn storms", "on a remote island")."""
+    m = re.search(r"\b(in|on|at|near|by|during|across|under|beneath|inside|through)\s+((?:the|a|an)\s+)?"
+                  r"([A-Za-z'\-]+(?:\s+[A-Za-z'\-]+){0,2})", idea)
+    if not m:
+        return ""
+    words = m.group(3).split()
+    stop = {"and", "with", "who", "that", "to", "of", "while", "but"}
+    kept = []
+    for w in words:
+        if w.lower() in stop:
+            break
+        kept.append(w)
+    return " ".join([m.group(1), (m.group(2) or "").strip(), *kept]).replace("  ", " ").strip()
 
 
 class OfflinePlanner:
@@ -99,8 +116,7 @@ class OfflinePlanner:
         chars = [Character(name=n.title(), description=f"{n.capitalize()}: {LOOKS[_h(idea, n) % len(LOOKS)]}")
                  for n in names]
         a, b = chars[0].name, chars[1].name
-        place_words = [w for w in content_words(idea) if w not in " ".join(names).lower()]
-        place = f"the world of {', '.join(sorted(place_words)[:2])}" if place_words else "a windswept coast"
+        place = setting_from_idea(idea) or f"{a}'s world"
         total = round(minutes * 60, 3)
         n_shots = max(5, round(total / 5))
         counts = [max(1, round(n_shots * share)) for _, share, _, _ in BEATS]

@@ -485,19 +485,15 @@ def demo(c: Ctx, minutes):
           f"\nnext: chief --home {st.config.home} show {pid}   ·   chief --home {st.config.home} diff {pid} 1 {films[-1].version}")
 
 
-def _register_optional_commands() -> None:
-    """Command groups that live in their own modules."""
-    import importlib
+def _register_command_modules() -> None:
+    """Command groups that live in their own modules (imported here, after the helpers they reuse)."""
+    from app.cli_archive import export_cmd, import_cmd
+    from app.cli_batch import batch
+    from app.cli_persona import persona
+    from app.cli_serve import serve
 
-    for module, name in (("app.cli_serve", "serve"), ("app.cli_archive", "export_cmd"), ("app.cli_archive", "import_cmd"),
-                         ("app.cli_batch", "batch"), ("app.cli_persona", "persona")):
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as e:
-            if e.name != module:
-                raise
-            continue
-        main.add_command(getattr(mod, name))
+    for command in (serve, export_cmd, import_cmd, batch, persona):
+        main.add_command(command)
 
 
 if __name__ == "__main__":  # python -m app.cli: run the registered instance from the imported module
@@ -505,4 +501,4 @@ if __name__ == "__main__":  # python -m app.cli: run the registered instance fro
 
     _main()
 else:
-    _register_optional_commands()
+    _register_command_modules()

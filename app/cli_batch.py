@@ -77,10 +77,13 @@ class BatchProgress:
 @click.option("--fps", type=click.IntRange(1, 60), help="Frames per second (default: the backend's).")
 @click.option("--jobs", type=click.IntRange(1, 64), default=4, show_default=True,
               help="Stories in flight at once (their LLM calls overlap; renders take turns).")
+@click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]",
+              help="Render shots and run agent calls on a Ray cluster (auto, HOST:6379, ray://HOST:10001); "
+                   "alone: a local one. Needs pip install 'chief[ray]'. See docs/cluster.md.")
 @json_option
 @pass_ctx
 @handles_errors
-def batch(c: Ctx, stories, outdir, minutes, iterations, policy, panel, size, fps, jobs):
+def batch(c: Ctx, stories, outdir, minutes, iterations, policy, panel, size, fps, jobs, ray_address):
     """Make a film from every story in STORIES (YAML list, JSONL, or a folder of .txt/.md ideas).
 
     Re-running the same command continues where it stopped. Exit status 0 only if every story succeeded.
@@ -98,6 +101,12 @@ def batch(c: Ctx, stories, outdir, minutes, iterations, policy, panel, size, fps
                         width=width, height=height, fps=fps)
     items = load_stories(Path(stories), defaults)
     out = Path(outdir) if outdir else Path.cwd() / f"{Path(stories).stem}-batch"
+    if ray_address:
+        from app.cluster import cluster_studio
+        from app.config import load_config
+
+        c._studio = cluster_studio(load_config({"home": c.home, **c.overrides}),
+                                   None if ray_address == "local" else ray_address)
     c.header()
     if c.json:
         lock = threading.Lock()

@@ -84,6 +84,7 @@ class Studio:
         self.config = config
         self.db = Database(config.db_path)
         self.media = MediaStore(config.media_root)
+        self.media.clean_scratch()
         self._backend = backend
         self._agents = agents
         self._render_lock = threading.Lock()  # one render at a time per backend (it holds the GPU)
@@ -104,6 +105,14 @@ class Studio:
 
             self._agents = make_agents(self.config)
         return self._agents
+
+    def reconfigure(self, config: Config) -> None:
+        """Use new agent settings (e.g. an LLM endpoint entered in the web app). The data folder and the
+        backend stay: the warm pipeline is kept."""
+        if config.home != self.config.home:
+            raise StudioError("the data folder cannot change while the studio is running")
+        self.config = config
+        self._agents = None  # rebuilt from the new config on next use
 
     def status(self) -> dict:
         d = self.config.describe()

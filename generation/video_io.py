@@ -37,7 +37,7 @@ def write_video(frames: Iterable[np.ndarray], path: Path, fps: int) -> int:
         raise ValueError(f"frame size {w}x{h} must be even for yuv420p")
     writer = imageio_ffmpeg.write_frames(
         str(tmp), (w, h), fps=fps, codec="libx264", pix_fmt_out="yuv420p", macro_block_size=1,
-        output_params=H264_ARGS, ffmpeg_log_level="error",
+        output_params=H264_ARGS, ffmpeg_log_level="quiet",  # failures are detected below, in one clear line
     )
     writer.send(None)
     n = 0
@@ -46,12 +46,26 @@ def write_video(frames: Iterable[np.ndarray], path: Path, fps: int) -> int:
             writer.send(np.ascontiguousarray(frame, dtype=np.uint8))
             n += 1
         writer.close()
+        _check_written(tmp, n, path.name)
         os.replace(tmp, path)
     except BaseException:
         writer.close()
         tmp.unlink(missing_ok=True)
         raise
     return n
+
+
+def _check_written(tmp: Path, n: int, name: str) -> None:
+    """ffmpeg's exit status is not checked by imageio-ffmpeg: check the file holds every frame."""
+    import errno
+    import shutil
+
+    track = mp4_video_track(tmp) if tmp.exists() else None
+    if track is not None and track["frames"] == n:
+        return
+    if shutil.disk_usage(tmp.parent).free < (4 << 20):
+        raise OSError(errno.ENOSPC, f"No space left on device while writing {name}")
+    raise OSError(errno.EIO, f"ffmpeg wrote an incomplete video for {name} ({track['frames'] if track else 0}/{n} frames)")
 
 
 def _chain(first: np.ndarray, rest: Iterator[np.ndarray]) -> Iterator[np.ndarray]:

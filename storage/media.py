@@ -77,6 +77,27 @@ class MediaStore:
         d.mkdir(parents=True, exist_ok=True)
         return Path(tempfile.mkdtemp(dir=d))
 
+    def clean_scratch(self, older_than: float = 6 * 3600) -> int:
+        """Remove work folders left by killed processes (untouched for `older_than` seconds)."""
+        import time
+
+        d = self.root.parent / "scratch"
+        removed = 0
+        for p in d.glob("tmp*") if d.exists() else ():
+            try:
+                if time.time() - p.stat().st_mtime > older_than:
+                    shutil.rmtree(p, ignore_errors=True)
+                    removed += 1
+            except OSError:
+                continue
+        for p in self.root.glob("*/.incoming-*"):  # a copy into the store cut short by a kill
+            try:
+                if time.time() - p.stat().st_mtime > older_than:
+                    p.unlink()
+            except OSError:
+                continue
+        return removed
+
 
 def _sha256_file(path: Path) -> str:
     h = hashlib.sha256()

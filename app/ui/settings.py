@@ -29,8 +29,7 @@ def apply_llm(studio, base_url: str, api_key: str, critic: str, refiner: str, pl
                "agents": "" if mode in (None, "", "auto") else mode}
     if api_key and api_key.strip():
         changes["api_key"] = api_key.strip()
-    studio.config = with_overrides(studio.config, **changes)
-    studio._agents = None  # rebuilt from the new config on next use (Studio builds agents lazily)
+    studio.reconfigure(with_overrides(studio.config, **changes))
 
 
 def persona_choices(studio, v) -> list[tuple[str, str]]:

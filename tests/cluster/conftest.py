@@ -17,9 +17,9 @@ def ray_cluster():
     import torch
 
     saved = {k: os.environ.get(k) for k in ("PYTHONPATH", "OMP_NUM_THREADS")}
-    os.environ["PYTHONPATH"] = ROOT + (os.pathsep + saved["PYTHONPATH"] if saved["PYTHONPATH"] else "")  # workers
-    # import tests.cluster.workers; CPU kernels give bit-identical results only with the same thread count,
+    # workers import tests.cluster.workers; CPU kernels are bit-identical only at the same thread count,
     # and Ray would set OMP_NUM_THREADS=1 on a fractional-CPU worker
+    os.environ["PYTHONPATH"] = ROOT + (os.pathsep + saved["PYTHONPATH"] if saved["PYTHONPATH"] else "")
     os.environ["OMP_NUM_THREADS"] = str(torch.get_num_threads())
     ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING, _node_ip_address="127.0.0.1")
     try:

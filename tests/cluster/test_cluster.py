@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 from functools import partial
+from pathlib import Path
 
 import pytest
 
@@ -164,3 +165,29 @@ def test_cancel_stops_the_worker(pool, tmp_path):
     assert not t.is_alive() and "e" in err
     assert (1, 4) in steps  # step progress came back from the worker
     assert not (tmp_path / "a.mp4").exists()
+
+
+@pytest.mark.slow
+def test_chief_batch_with_ray_renders_on_the_cluster_and_matches_one_process(tmp_path):
+    """End to end in a subprocess: `chief batch --ray` starts its own local cluster."""
+    import json
+
+    import yaml
+
+    stories = tmp_path / "stories.yaml"
+    stories.write_text(yaml.safe_dump([{"idea": "A lighthouse keeper befriends a lost whale", "minutes": 0.25,
+                                         "width": 128, "height": 72, "fps": 4}]))
+    env = {**os.environ, "CHIEF_NARRATION": "0", "CHIEF_AGENTS": "offline"}
+    chief = str(Path(sys.executable).with_name("chief"))
+    reports = {}
+    for name, extra in (("single", []), ("ray", ["--ray"])):
+        out = tmp_path / name
+        cmd = [chief, "--home", str(tmp_path / f"home-{name}"), "batch", str(stories), "-o", str(out), "--panel",
+               "film_critic,teen_scroller", "--iterations", "0", *extra]
+        res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+        assert res.returncode == 0, res.stderr[-2000:]
+        reports[name] = (res.stdout, json.loads((out / "report.json").read_text()))
+    assert "on Ray (" in reports["ray"][0] and "calls on Ray" in reports["ray"][0]  # the header says so
+    single, ray = (r["stories"][0] for _, r in reports.values())
+    assert ray["status"] == "done" and ray["iterations"][0]["scores"] == single["iterations"][0]["scores"]
+    assert (tmp_path / "ray" / ray["film"]).read_bytes() == (tmp_path / "single" / single["film"]).read_bytes()

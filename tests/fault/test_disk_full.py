@@ -159,5 +159,4 @@ def test_real_full_filesystem(small_fs):
     info = json.loads(res.stdout)
     assert info["reused"] == landed and info["rendered"] == 6 - landed
     assert_sound(home, pid)
-    if unclear:  # generation/video_io.write_video does not check ffmpeg's exit status (see docs/benchmarks.md)
-        pytest.xfail("a full disk during a clip write is reported unclearly: " + "; ".join(unclear))
+    assert not unclear, "a full disk was reported unclearly: " + "; ".join(unclear)
