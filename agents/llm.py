@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import functools
 import io
 import json
 import logging
@@ -155,6 +156,14 @@ def validation_problems(error: ValidationError, limit: int = 12) -> list[str]:
 
 def image_part(path: str, detail: str = "low", max_side: int = 512, quality: int = 85) -> dict[str, Any]:
     """An `image_url` content part: the image resized to `max_side` and sent as a base64 JPEG data URL."""
+    st = os.stat(path)
+    data = _jpeg_base64(str(path), st.st_mtime_ns, st.st_size, max_side, quality)
+    return {"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{data}", "detail": detail}}
+
+
+@functools.lru_cache(maxsize=512)
+def _jpeg_base64(path: str, _mtime_ns: int, _size: int, max_side: int, quality: int) -> str:
+    """Encoded once per file version: every critic of a panel sees the same frames."""
     from PIL import Image
 
     with Image.open(path) as im:
@@ -162,8 +171,7 @@ def image_part(path: str, detail: str = "low", max_side: int = 512, quality: int
         im.thumbnail((max_side, max_side))
         buf = io.BytesIO()
         im.save(buf, format="JPEG", quality=quality)
-    data = base64.b64encode(buf.getvalue()).decode("ascii")
-    return {"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{data}", "detail": detail}}
+    return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
 def subsample(items: Sequence[R], k: int) -> list[R]:

@@ -299,13 +299,25 @@ class RayBackend:
 _WORKER_AGENTS: dict[Config, Any] = {}
 
 
-def _agent_call(config: Config, api_key: str, role: str, method: str, args: tuple, frames: list | None):
+class Secret:
+    """The API key on its way to a worker: its repr never shows it (in a traceback, a log, a dump)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return "Secret(***)" if self.value else "Secret('')"
+
+
+def _agent_call(config: Config, api_key: Secret, role: str, method: str, args: tuple, frames: list | None):
     """Runs on a worker: the role built from the config (kept per process), called with `args`.
 
     A critic's frames arrive as bytes and are written to a temp folder, since the coordinator's
     paths mean nothing here.
     """
-    cfg = replace(config, api_key=api_key)
+    cfg = replace(config, api_key=api_key.value)
     if cfg not in _WORKER_AGENTS:
         from app.factory import make_agents
 
@@ -331,8 +343,10 @@ def keys_may_travel() -> bool:
     ray = _ray()
     if os.environ.get("RAY_USE_TLS", "").lower() in ("1", "true"):
         return True
-    here = ray.util.get_node_ip_address()
-    return all(n["NodeManagerAddress"] == here for n in ray.nodes() if n["Alive"])
+    if ray.util.client.ray.is_connected():  # ray:// — this process is not on the cluster at all
+        return False
+    here = ray.get_runtime_context().get_node_id()
+    return all(n["NodeID"] == here for n in ray.nodes() if n["Alive"])
 
 
 class _RemoteRole:
@@ -379,7 +393,7 @@ class RayAgents:
         local = make_agents(config)
         llm = config.agent_mode == "llm"
         remote = not llm or keys_may_travel()
-        self._config, self._key = worker_config(config), config.api_key if (llm and remote) else ""
+        self._config, self._key = worker_config(config), Secret(config.api_key if (llm and remote) else "")
         self._task = ray.remote(num_cpus=0)(_agent_call)  # light work (HTTP, a few frames): never waits on renders
         if remote:
             self.planner = RemotePlanner(self, "planner", local.planner)

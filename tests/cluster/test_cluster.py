@@ -191,3 +191,55 @@ def test_chief_batch_with_ray_renders_on_the_cluster_and_matches_one_process(tmp
     single, ray = (r["stories"][0] for _, r in reports.values())
     assert ray["status"] == "done" and ray["iterations"][0]["scores"] == single["iterations"][0]["scores"]
     assert (tmp_path / "ray" / ray["film"]).read_bytes() == (tmp_path / "single" / single["film"]).read_bytes()
+
+
+def test_llm_critic_on_a_worker_gets_the_key_in_memory_only(ray_cluster, tmp_path):
+    import glob
+    import tempfile
+
+    from PIL import Image
+
+    from agents.base import FilmView, SampledFrame
+    from agents.critic import LLMCritic
+    from agents.llm import LLMClient
+    from agents.personas import builtin_personas
+    from app.cluster import RayAgents, RemoteCritic, connect
+    from app.factory import llm_config
+    from tests.agents.openai_server import FakeOpenAI, Reply, ok
+    from tests.agents.test_critic import answer
+
+    board = tiny_board(2)
+    frames = []
+    for k, (shot, start, _) in enumerate(board.timeline()):
+        path = tmp_path / f"{shot.shot_id}.jpg"
+        Image.new("RGB", (64, 36), (40 + 80 * k, 60, 120)).save(path)
+        frames.append(SampledFrame(shot.shot_id, 0, start + 0.5, str(path)))
+    film = FilmView(board, frames, intent="a keeper and a whale", renderer_label="animatic (previz)")
+    persona = builtin_personas()["teen_scroller"]
+    secret = "sk-test-SECRET-on-ray-42"
+    with FakeOpenAI(responder=lambda body: Reply(body=ok(answer()).body)) as server:
+        cfg = load_config({"home": tmp_path, "llm_base_url": server.base_url, "agents": "llm",
+                           "critic_model": "vision-model", "llm_max_retries": 0},
+                          environ={"CHIEF_LLM_API_KEY": secret})
+        connect()
+        agents = RayAgents(cfg)  # one machine: the key may travel, in memory
+        assert isinstance(agents.critic, RemoteCritic) and "calls on Ray" in agents.label
+        got = agents.critic.critique(persona, film)
+        want = LLMCritic(LLMClient(llm_config(cfg))).critique(persona, film)
+        assert got.value == want.value and got.usage.calls == 1
+        assert [h["authorization"] for h in server.headers] == [f"Bearer {secret}"] * 2
+        assert server.requests[0] == server.requests[1]  # the worker sent the same frames and text
+    assert secret not in repr(agents.__dict__) and secret not in repr(cfg)
+    logs = glob.glob(f"{tempfile.gettempdir()}/ray/session_latest/logs/*")
+    assert logs and not any(secret in open(f, errors="replace").read() for f in logs if os.path.isfile(f))
+
+
+def test_across_machines_without_tls_llm_calls_stay_in_the_coordinator(ray_cluster, tmp_path, monkeypatch):
+    import app.cluster
+    from agents.critic import LLMCritic
+
+    monkeypatch.setattr(app.cluster, "keys_may_travel", lambda: False)
+    cfg = load_config({"home": tmp_path, "llm_base_url": "http://127.0.0.1:9/v1", "agents": "llm"},
+                      environ={"CHIEF_LLM_API_KEY": "sk-test-x"})
+    agents = app.cluster.RayAgents(cfg)
+    assert isinstance(agents.critic, LLMCritic) and "calls in the coordinator" in agents.label
