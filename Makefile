@@ -15,7 +15,7 @@ $(BIN)/python:
 # torch first, pinned: the CPU wheel is local here; an unpinned torch would pull GBs of CUDA.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e ".[test]"
+	$(BIN)/pip install -q -e ".[test,ray]"
 	touch $@
 
 install: $(VENV)/.installed

@@ -21,6 +21,11 @@ def serve(c, host, port, auth):
     if not is_loopback(host) and not auth:
         raise click.UsageError(f"--host {host} is reachable from other machines: pass --auth user:password "
                                "(or set CHIEF_AUTH)")
+    ray_address = c.studio.config.ray_address
+    if ray_address:  # shots and agent calls on a Ray cluster (docs/cluster.md); the database stays here
+        from app.cluster import cluster_studio
+
+        c._studio = cluster_studio(c.studio.config, None if ray_address == "local" else ray_address)
     studio = c.studio
     st = studio.status()
     click.secho(f"chief · backend: {st['backend_label']} · model: {st['model']} · agents: {st['agents']}", dim=True,

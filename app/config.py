@@ -35,6 +35,7 @@ ENV = {  # field -> environment variable
     "llm_concurrency": "CHIEF_LLM_CONCURRENCY",
     "image_detail": "CHIEF_IMAGE_DETAIL",
     "auth": "CHIEF_AUTH",
+    "ray_address": "CHIEF_RAY_ADDRESS",
 }
 
 
@@ -68,6 +69,7 @@ class Config:
     llm_concurrency: int = 4
     image_detail: str = "low"
     auth: str = field(default="", repr=False)  # user:password for `chief serve`
+    ray_address: str = ""  # `chief serve` on a Ray cluster: "local", "auto", "HOST:6379" or "ray://..."
 
     @property
     def agent_mode(self) -> str:

@@ -284,8 +284,11 @@ class Studio:
     def render(self, pid: str, ref: int | str | None = None, progress: ProgressFn | None = None,
                cancel: CancelToken | None = None) -> RenderInfo:
         """Render every shot (reusing cached clips), assemble the film, record the render."""
-        with self._render_lock:
-            return self._render(pid, ref, progress or (lambda e: None), cancel or CancelToken())
+        progress, cancel = progress or (lambda e: None), cancel or CancelToken()
+        if int(getattr(self.backend, "max_parallel", 1)) > 1:  # a worker pool schedules its own devices
+            return self._render(pid, ref, progress, cancel)
+        with self._render_lock:  # one device: renders take turns
+            return self._render(pid, ref, progress, cancel)
 
     def _render(self, pid: str, ref, progress: ProgressFn, cancel: CancelToken) -> RenderInfo:
         t0 = time.perf_counter()
