@@ -32,6 +32,7 @@ ENV = {  # field -> environment variable
     "frames_per_shot": "CHIEF_FRAMES_PER_SHOT",
     "llm_timeout": "CHIEF_LLM_TIMEOUT",
     "llm_max_retries": "CHIEF_LLM_MAX_RETRIES",
+    "llm_backoff": "CHIEF_LLM_BACKOFF",
     "llm_concurrency": "CHIEF_LLM_CONCURRENCY",
     "image_detail": "CHIEF_IMAGE_DETAIL",
     "auth": "CHIEF_AUTH",
@@ -66,6 +67,7 @@ class Config:
     frames_per_shot: int = 3
     llm_timeout: float = 120.0
     llm_max_retries: int = 3
+    llm_backoff: float = 1.0  # first retry delay in seconds; doubles each retry
     llm_concurrency: int = 4
     image_detail: str = "low"
     auth: str = field(default="", repr=False)  # user:password for `chief serve`

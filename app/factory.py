@@ -33,7 +33,8 @@ def llm_config(config: Config):
     models = {f"{r}_model": getattr(config, f"{r}_model") for r in ("critic", "refiner", "planner")
               if getattr(config, f"{r}_model")}
     return LLMConfig(base_url=config.llm_base_url or None, api_key=config.api_key or None, timeout=config.llm_timeout,
-                     max_retries=config.llm_max_retries, max_concurrency=config.llm_concurrency,
+                     max_retries=config.llm_max_retries, backoff=config.llm_backoff,
+                     max_concurrency=config.llm_concurrency,
                      image_detail=config.image_detail, **models)
 
 

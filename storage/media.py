@@ -1,7 +1,8 @@
 """Content-addressed media store: every file is named by its sha256 and stored once.
 
-Files land under a temporary name in the store's folder and are renamed into place, so a
-crash or a full disk never leaves a partial file under a content name.
+Files are written under a temporary name in the scratch folder beside the store (the same
+filesystem) and renamed into place, so a crash or a full disk never leaves a partial file under a
+content name, and never leaves anything inside the store.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 
@@ -21,6 +23,7 @@ class MediaStore:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
+        self.scratch_root = self.root.parent / "scratch"
 
     def path(self, sha256: str, ext: str) -> Path:
         return self.root / sha256[:2] / f"{sha256}.{ext.lstrip('.')}"
@@ -42,7 +45,8 @@ class MediaStore:
                 src.unlink(missing_ok=True)
             return sha, dest
         dest.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=".incoming-")
+        self.scratch_root.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.scratch_root, prefix=".incoming-")
         os.close(fd)
         try:
             if move:
@@ -55,45 +59,24 @@ class MediaStore:
             raise MediaError(f"could not store media file ({e.strerror or e})") from e
         return sha, dest
 
-    def put_bytes(self, data: bytes, ext: str) -> tuple[str, Path]:
-        sha = hashlib.sha256(data).hexdigest()
-        dest = self.path(sha, ext)
-        if dest.exists():
-            return sha, dest
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=".incoming-")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, dest)
-        except OSError as e:
-            Path(tmp).unlink(missing_ok=True)
-            raise MediaError(f"could not store media file ({e.strerror or e})") from e
-        return sha, dest
-
     def scratch(self) -> Path:
         """A folder on the same filesystem for work in progress (renames into the store are atomic)."""
-        d = self.root.parent / "scratch"
-        d.mkdir(parents=True, exist_ok=True)
-        return Path(tempfile.mkdtemp(dir=d))
+        self.scratch_root.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(dir=self.scratch_root))
 
     def clean_scratch(self, older_than: float = 6 * 3600) -> int:
-        """Remove work folders left by killed processes (untouched for `older_than` seconds)."""
-        import time
-
-        d = self.root.parent / "scratch"
+        """Remove work folders and half-copied files left by killed processes (untouched for `older_than`
+        seconds). Only the scratch folder is listed, never the store."""
         removed = 0
-        for p in d.glob("tmp*") if d.exists() else ():
+        for p in self.scratch_root.iterdir() if self.scratch_root.exists() else ():
             try:
-                if time.time() - p.stat().st_mtime > older_than:
+                if time.time() - p.stat().st_mtime <= older_than:
+                    continue
+                if p.is_dir():
                     shutil.rmtree(p, ignore_errors=True)
-                    removed += 1
-            except OSError:
-                continue
-        for p in self.root.glob("*/.incoming-*"):  # a copy into the store cut short by a kill
-            try:
-                if time.time() - p.stat().st_mtime > older_than:
+                else:
                     p.unlink()
+                removed += 1
             except OSError:
                 continue
         return removed

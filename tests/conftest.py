@@ -69,6 +69,15 @@ def tiny_board(n: int = 4, duration: float = 1.0, shot_overrides: dict[int, dict
 
 
 @pytest.fixture
+def server():
+    """A real local OpenAI-compatible server (tests/agents/openai_server.py), scripted per test."""
+    from tests.agents.openai_server import FakeOpenAI
+
+    with FakeOpenAI() as s:
+        yield s
+
+
+@pytest.fixture
 def make_studio(tmp_path):
     from app.config import load_config
     from app.studio import Studio

@@ -15,14 +15,6 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 
 @pytest.fixture
-def server():
-    from tests.agents.openai_server import FakeOpenAI
-
-    with FakeOpenAI() as s:
-        yield s
-
-
-@pytest.fixture
 def config(server):
     from agents.llm import LLMConfig
 

@@ -7,7 +7,6 @@ import pytest
 
 from agents.base import AgentError
 from app.config import load_config
-from app.factory import Agents, llm_config
 from app.studio import Studio
 from storage.schema import DIMENSIONS
 from tests.agents.openai_server import FakeOpenAI, Reply, error, ok
@@ -30,23 +29,10 @@ def proposal_answer() -> dict:
 
 
 def llm_studio(home, server: FakeOpenAI, retries: int, timeout: float = 10.0) -> Studio:
-    """A Studio whose agents come from the product's configuration path (backoff shortened for the test)."""
-    from agents.critic import LLMCritic
-    from agents.llm import LLMClient
-    from agents.planner import LLMPlanner
-    from agents.refiner import LLMRefiner
-
-    cfg = load_config({"home": home, "narration": False, "agents": "llm", "llm_base_url": server.base_url,
-                       "critic_model": "critic-x", "refiner_model": "refiner-y", "llm_max_retries": retries,
-                       "llm_timeout": timeout}, environ={})
-    client = LLMClient(llm_config(cfg).model_copy(update={"backoff": 0.01}))
-    return Studio(cfg, agents=Agents(LLMPlanner(client), LLMCritic(client), LLMRefiner(client), "llm"))
-
-
-@pytest.fixture
-def server():
-    with FakeOpenAI() as s:
-        yield s
+    """A Studio whose agents come from the product's configuration (backoff shortened for the test)."""
+    return Studio(load_config({"home": home, "narration": False, "agents": "llm", "llm_base_url": server.base_url,
+                               "critic_model": "critic-x", "refiner_model": "refiner-y", "llm_max_retries": retries,
+                               "llm_timeout": timeout, "llm_backoff": 0.01}, environ={}))
 
 
 @pytest.fixture

@@ -30,14 +30,6 @@ def viewer_file(tmp_path):
 
 
 @pytest.fixture
-def server():
-    from tests.agents.openai_server import FakeOpenAI
-
-    with FakeOpenAI() as s:
-        yield s
-
-
-@pytest.fixture
 def client(server):
     from agents.llm import LLMClient, LLMConfig
 
