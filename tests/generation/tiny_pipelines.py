@@ -70,8 +70,20 @@ def build_wan(folder: Path) -> Path:
     return folder
 
 
+def tiny_cogvideox_vae():
+    """The tiny CogVideoX VAE shared by the text- and image-to-video pipelines."""
+    from diffusers import AutoencoderKLCogVideoX
+
+    torch.manual_seed(0)
+    return AutoencoderKLCogVideoX(
+        in_channels=3, out_channels=3, down_block_types=("CogVideoXDownBlock3D",) * 4,
+        up_block_types=("CogVideoXUpBlock3D",) * 4, block_out_channels=(8, 8, 8, 8), latent_channels=4,
+        layers_per_block=1, norm_num_groups=2, temporal_compression_ratio=4,
+    )
+
+
 def build_cogvideox(folder: Path) -> Path:
-    from diffusers import AutoencoderKLCogVideoX, CogVideoXPipeline, CogVideoXTransformer3DModel, DDIMScheduler
+    from diffusers import CogVideoXPipeline, CogVideoXTransformer3DModel, DDIMScheduler
 
     tokenizer = tiny_tokenizer()
     torch.manual_seed(0)
@@ -80,12 +92,7 @@ def build_cogvideox(folder: Path) -> Path:
         text_embed_dim=TEXT_DIM, num_layers=1, sample_width=4, sample_height=4, sample_frames=9, patch_size=2,
         temporal_compression_ratio=4, max_text_seq_length=226,  # the pipeline's default prompt length
     )
-    torch.manual_seed(0)
-    vae = AutoencoderKLCogVideoX(
-        in_channels=3, out_channels=3, down_block_types=("CogVideoXDownBlock3D",) * 4,
-        up_block_types=("CogVideoXUpBlock3D",) * 4, block_out_channels=(8, 8, 8, 8), latent_channels=4,
-        layers_per_block=1, norm_num_groups=2, temporal_compression_ratio=4,
-    )
+    vae = tiny_cogvideox_vae()
     torch.manual_seed(0)
     text_encoder = tiny_t5(len(tokenizer))
     pipe = CogVideoXPipeline(transformer=transformer, vae=vae, scheduler=DDIMScheduler(),
@@ -96,8 +103,7 @@ def build_cogvideox(folder: Path) -> Path:
 
 def build_cogvideox_i2v(folder: Path) -> Path:
     """CogVideoX image-to-video: a separate model (a transformer that also reads the image latents)."""
-    from diffusers import (AutoencoderKLCogVideoX, CogVideoXImageToVideoPipeline, CogVideoXTransformer3DModel,
-                           DDIMScheduler)
+    from diffusers import CogVideoXImageToVideoPipeline, CogVideoXTransformer3DModel, DDIMScheduler
 
     tokenizer = tiny_tokenizer()
     torch.manual_seed(0)
@@ -107,12 +113,7 @@ def build_cogvideox_i2v(folder: Path) -> Path:
         temporal_compression_ratio=4, max_text_seq_length=226, use_rotary_positional_embeddings=True,
         use_learned_positional_embeddings=True,
     )
-    torch.manual_seed(0)
-    vae = AutoencoderKLCogVideoX(
-        in_channels=3, out_channels=3, down_block_types=("CogVideoXDownBlock3D",) * 4,
-        up_block_types=("CogVideoXUpBlock3D",) * 4, block_out_channels=(8, 8, 8, 8), latent_channels=4,
-        layers_per_block=1, norm_num_groups=2, temporal_compression_ratio=4,
-    )
+    vae = tiny_cogvideox_vae()
     torch.manual_seed(0)
     text_encoder = tiny_t5(len(tokenizer))
     pipe = CogVideoXImageToVideoPipeline(transformer=transformer, vae=vae, scheduler=DDIMScheduler(),
