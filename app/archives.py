@@ -12,7 +12,7 @@ Layout of an archive:
 Import is all or nothing: the whole archive (structure, manifest, sizes, hashes, project.json) is checked
 before anything is written; then media go to the (content-addressed) store and the rows to the database in one
 transaction. Nothing local leaks out: no API key (the config's key is never read here), no absolute path (OTIO
-cuts are rewritten with relative URLs; a local model folder becomes its name), no home folder.
+cuts hold store-relative URLs; a local model folder becomes its name), no home folder.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import select
 
-from app.studio import StudioError
+from app.studio import RENDER_MEDIA_EXT, StudioError
 from storage.db import AgentCallRow, ClipRow, CritiqueRow, MediaRow, NoteRow, ProjectRow, ProposalRow, RenderRow, VersionRow
 from storage.schema import Critique, Persona, Proposal, Storyboard, Usage, new_id, slug
 
@@ -46,7 +46,6 @@ MAX_JSON_BYTES = 256 * 2**20
 MAX_RATIO = 100  # uncompressed / compressed, for members bigger than RATIO_MIN_BYTES
 RATIO_MIN_BYTES = 1 << 20
 MEDIA_EXTS = ("mp4", "png", "jpg", "srt", "vtt", "wav", "otio")
-_EXT_OF_KIND = {"srt": "srt", "vtt": "vtt", "narration": "wav", "contact_sheet": "jpg", "otio": "otio"}
 _STORED = {"mp4", "png", "jpg"}  # already compressed
 _MEDIA_NAME = re.compile(r"^media/([0-9a-f]{2})/([0-9a-f]{64})\.([a-z0-9]{1,8})$")
 _ID = re.compile(r"\b(?:p|v|c|cb|n|pr|r)_[0-9a-f]{8}\b")
@@ -258,8 +257,8 @@ def _project_data(studio, s, proj: ProjectRow, rows: list[VersionRow], chosen: s
         for rr in attached(RenderRow):
             needed[rr.film_sha256] = "mp4"
             for kind, sha in rr.media.items():
-                if kind in _EXT_OF_KIND:
-                    needed[sha] = _EXT_OF_KIND[kind]
+                if kind in RENDER_MEDIA_EXT:
+                    needed[sha] = RENDER_MEDIA_EXT[kind]
             for shot in rr.shots:
                 needed[shot["sha256"]] = "mp4"
                 clip = s.get(ClipRow, shot["key"])
@@ -315,27 +314,17 @@ def _project_data(studio, s, proj: ProjectRow, rows: list[VersionRow], chosen: s
 
 
 def _write_zip(studio, out: Path, data: dict, media: dict[str, tuple[str, Path]]) -> Path:
-    """Media first (OTIO cuts rewritten portable, which changes their hash), then project.json, then the manifest."""
+    """Media first, then project.json, then the manifest of every member. OTIO cuts need no rewrite: the
+    Studio writes them with store-relative URLs (`../ab/<sha>.mp4`), valid in the archive and in any store."""
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".part")
     os.close(fd)
     members: dict[str, dict] = {}
-    renamed: dict[str, str] = {}  # old sha -> new sha (rewritten OTIO files)
     try:
         with zipfile.ZipFile(tmp, "w", allowZip64=True) as zf:
             for sha, (ext, path) in sorted(media.items()):
-                if ext == "otio":
-                    blob = portable_otio(path.read_bytes())
-                    new = hashlib.sha256(blob).hexdigest()
-                    renamed[sha] = new
-                    name = f"media/{new[:2]}/{new}.otio"
-                    if name not in members:
-                        members[name] = _put_bytes(zf, name, blob)
-                    continue
                 name = f"media/{sha[:2]}/{sha}.{ext}"
                 members[name] = _put_file(zf, name, path, ext not in _STORED)
-            if renamed:
-                _apply_renames(data, renamed, members)
             blob = json.dumps(data, indent=2, ensure_ascii=False).encode()
             members[PROJECT] = _put_bytes(zf, PROJECT, blob)
             manifest = {"format": "chief-archive", "format_version": FORMAT_VERSION, "app_version": app_version(),
@@ -348,39 +337,6 @@ def _write_zip(studio, out: Path, data: dict, media: dict[str, tuple[str, Path]]
     finally:
         Path(tmp).unlink(missing_ok=True)
     return out
-
-
-def _apply_renames(data: dict, renamed: dict[str, str], members: dict[str, dict]) -> None:
-    for v in data["versions"]:
-        for r in v["renders"]:
-            r["media"] = {k: renamed.get(sha, sha) if k == "otio" else sha for k, sha in r["media"].items()}
-    entries = {}
-    for m in data["media"]:
-        sha = renamed.get(m["sha256"], m["sha256"])
-        size = members[f"media/{sha[:2]}/{sha}.{m['ext']}"]["size"] if m["sha256"] in renamed else m["size"]
-        entries[sha] = {"sha256": sha, "ext": m["ext"], "size": size}
-    data["media"] = [entries[k] for k in sorted(entries)]
-
-
-def portable_otio(blob: bytes) -> bytes:
-    """An OTIO cut whose media URLs are relative to its own place in the store (`../ab/<sha>.mp4`), so it
-    resolves both inside the archive and in any media store. Idempotent: a portable cut is returned as is."""
-    doc = json.loads(blob)
-
-    def walk(node):
-        if isinstance(node, dict):
-            for k, v in node.items():
-                if k == "target_url" and isinstance(v, str):
-                    name = v.replace("\\", "/").rsplit("/", 1)[-1]
-                    m = re.match(r"^([0-9a-f]{64})\.[a-z0-9]+$", name)
-                    node[k] = f"../{name[:2]}/{name}" if m else name
-                else:
-                    walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-    walk(doc)
-    return json.dumps(doc, indent=4, ensure_ascii=False).encode()
 
 
 def _zinfo(name: str, deflate: bool) -> zipfile.ZipInfo:
@@ -644,7 +600,7 @@ def _check_consistency(pf: ProjectFile, extracted: dict[str, tuple[str, Path]]) 
     for v in pf.versions:
         for r in v.renders:
             refs += [r.film_sha256] + [s.sha256 for s in r.shots] + [sha for k, sha in r.media.items()
-                                                                      if k in _EXT_OF_KIND]
+                                                                      if k in RENDER_MEDIA_EXT]
     for sha in refs:
         if sha not in media:
             raise ArchiveError(f"invalid project.json: media {sha[:12]}… is used but not listed")

@@ -464,7 +464,8 @@ class Studio:
                           .order_by(RenderRow.created_at.desc()).limit(1)).first()
             if r is None:
                 return None
-            media = {k: str(self.media.path(sha, _EXT[k])) for k, sha in r.media.items() if k in _EXT}
+            media = {k: str(self.media.path(sha, RENDER_MEDIA_EXT[k])) for k, sha in r.media.items()
+                     if k in RENDER_MEDIA_EXT}
             return RenderInfo(id=r.id, version=v.number, film=self.media.path(r.film_sha256, "mp4"), rendered=r.rendered,
                               reused=r.reused, seconds=r.seconds, backend=r.backend, model=r.model, label=r.label,
                               shots=r.shots, media=media)
@@ -729,7 +730,8 @@ def _continuity_chains(shots: list, continuity: bool) -> list[list[int]]:
     return chains
 
 
-_EXT = {"srt": "srt", "vtt": "vtt", "narration": "wav", "contact_sheet": "jpg", "otio": "otio"}
+# A render's sidecar media: kind -> file extension in the media store.
+RENDER_MEDIA_EXT = {"srt": "srt", "vtt": "vtt", "narration": "wav", "contact_sheet": "jpg", "otio": "otio"}
 
 
 def _ensure_media(s, sha: str, ext: str, size: int) -> None:
