@@ -34,7 +34,7 @@ from sqlalchemy import select
 
 from app.studio import RENDER_MEDIA_EXT, StudioError
 from storage.db import AgentCallRow, ClipRow, CritiqueRow, MediaRow, NoteRow, ProjectRow, ProposalRow, RenderRow, VersionRow
-from storage.schema import Critique, Persona, Proposal, Storyboard, Usage, new_id, slug
+from storage.schema import Critique, Persona, Proposal, Storyboard, Usage, first_error, new_id, slug
 
 FORMAT_VERSION = 1
 MANIFEST, PROJECT = "manifest.json", "project.json"
@@ -496,10 +496,7 @@ def _read_json(zf: zipfile.ZipFile, name: str) -> tuple[Any, bytes]:
 
 
 def _first_error(where: str, e: ValidationError) -> ArchiveError:
-    first = e.errors()[0]
-    loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
-    more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
-    return ArchiveError(f"invalid {where}: {loc}: {first['msg']}{more}")
+    return ArchiveError(f"invalid {where}: {first_error(e)}")
 
 
 def _check(zf: zipfile.ZipFile, scratch: Path) -> tuple[ProjectFile, dict[str, tuple[str, Path]]]:

@@ -28,7 +28,7 @@ from typing import Callable, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from app.studio import StudioError
-from storage.schema import Storyboard, slug
+from storage.schema import Storyboard, first_error, slug
 
 Policy = Literal["all", "consensus", "none"]
 STATE_FILE = "batch-state.json"
@@ -133,9 +133,7 @@ def load_stories(path: Path, defaults: Defaults = Defaults()) -> list[Story]:
         try:
             spec = StorySpec.model_validate({"idea": item} if isinstance(item, str) else item)
         except ValidationError as e:
-            first = e.errors()[0]
-            loc = ".".join(str(p) for p in first["loc"]) or "(story)"
-            raise BatchError(f"{path}: story {i}: {loc}: {first['msg']}") from None
+            raise BatchError(f"{path}: story {i}: {first_error(e)}") from None
         stories.append(resolve(spec, defaults))
     return stories
 

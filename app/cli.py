@@ -7,7 +7,6 @@ messages go to stderr. Errors are one line on stderr with a non-zero exit status
 from __future__ import annotations
 
 import functools
-import json
 import sys
 from pathlib import Path
 
@@ -64,11 +63,12 @@ def handles_errors(fn):
 
         from agents.base import AgentError
         from generation.base import Cancelled, RenderError
+        from storage.schema import first_error
         try:
             return fn(*args, **kwargs)
         except (StudioError, AgentError, RenderError, ValueError, OSError) as e:
             if isinstance(e, ValidationError):
-                e = ValueError(format_validation(e))
+                e = ValueError(first_error(e))
             err(str(e).splitlines()[0] if str(e) else type(e).__name__)
             sys.exit(EXIT_ERROR)
         except Cancelled:
@@ -78,13 +78,6 @@ def handles_errors(fn):
             err("interrupted; finished work is kept")
             sys.exit(130)
     return wrapper
-
-
-def format_validation(e) -> str:
-    first = e.errors()[0]
-    loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
-    more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
-    return f"{loc}: {first['msg']}{more}"
 
 
 pass_ctx = click.make_pass_decorator(Ctx)

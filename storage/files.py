@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from storage.schema import Storyboard
+from storage.schema import Storyboard, first_error
 
 
 class StoryboardFileError(ValueError):
@@ -28,10 +28,7 @@ def load_storyboard(path: Path) -> Storyboard:
     try:
         return Storyboard.model_validate(data)
     except ValidationError as e:
-        first = e.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        more = f" (and {e.error_count() - 1} more problem(s))" if e.error_count() > 1 else ""
-        raise StoryboardFileError(f"{path}: {loc}: {first['msg']}{more}") from None
+        raise StoryboardFileError(f"{path}: {first_error(e)}") from None
 
 
 def dump_storyboard(board: Storyboard) -> str:

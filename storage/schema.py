@@ -11,7 +11,7 @@ import secrets
 from datetime import datetime, timezone
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 DIMENSIONS: tuple[str, ...] = (
     "story_clarity",
@@ -258,6 +258,14 @@ class Usage(Strict):
             completion_tokens=self.completion_tokens + other.completion_tokens,
             seconds=round(self.seconds + other.seconds, 3),
         )
+
+
+def first_error(e: ValidationError) -> str:
+    """A validation error in one line: where the first problem is, what it is, and how many more."""
+    first = e.errors()[0]
+    loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
+    more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
+    return f"{loc}: {first['msg']}{more}"
 
 
 def slug(text: str, n: int = 40) -> str:

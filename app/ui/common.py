@@ -20,11 +20,10 @@ def one_line(e: BaseException) -> str:
     """A user-facing message: the first line of the error (pydantic errors: the first bad field)."""
     from pydantic import ValidationError
 
+    from storage.schema import first_error
+
     if isinstance(e, ValidationError):
-        first = e.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
-        return f"{loc}: {first['msg']}{more}"
+        return first_error(e)
     text = str(e).strip()
     return text.splitlines()[0] if text else type(e).__name__
 

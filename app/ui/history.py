@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from app.ui.common import Ctx, esc, guard, need_project, ver
+from app.ui.common import Ctx, esc, guard, need_project
 
 OVERALL = "overall"
 
