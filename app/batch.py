@@ -28,7 +28,7 @@ from typing import Callable, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from app.studio import StudioError
-from storage.schema import Storyboard, first_error, slug
+from storage.schema import first_error, slug
 
 Policy = Literal["all", "consensus", "none"]
 STATE_FILE = "batch-state.json"
@@ -327,19 +327,15 @@ class BatchRunner:
     def _plan(self, story: Story) -> dict:
         st = self.studio
         marker = self._marker(story)
-        for p in st.projects(include_trashed=True):
-            first = st.versions(p["id"])[0]
-            if marker in first["message"]:
-                return {"project": p["id"], "version": first["number"], "recovered": True}
-        planner = st.agents.planner
-        res = planner.plan(story.idea, story.minutes)
-        changes = {k: getattr(story, k) for k in ("title", "width", "height", "fps") if getattr(story, k)}
-        board = Storyboard.model_validate({**res.value.model_dump(mode="json"), **changes})
-        panel = list(story.panel) if story.panel else None
-        # one transaction, like Studio.create_project, with the size overrides and the marker
-        v = st._new_project(board, story.idea, "plan", f"planned by {planner.mode} ({marker})", panel, res.usage,
-                            planner.mode)
-        return {"project": v.project_id, "version": v.number, "title": board.title, "shots": len(board.shots())}
+        found = st.find_tagged(marker)
+        if found is not None:
+            return {"project": found.project_id, "version": found.number, "recovered": True}
+        v = st.create_project(story.idea, story.minutes, story.title,
+                              list(story.panel) if story.panel else None,
+                              overrides={k: getattr(story, k) for k in ("width", "height", "fps") if getattr(story, k)},
+                              tag=marker)
+        return {"project": v.project_id, "version": v.number, "title": v.storyboard.title,
+                "shots": len(v.storyboard.shots())}
 
     def _render(self, story: Story, pid: str, version: int) -> dict:
         st = self.studio

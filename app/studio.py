@@ -122,13 +122,24 @@ class Studio:
 
     # ------------------------------------------------------------------ projects
     def create_project(self, idea: str, minutes: float = 1.0, title: str | None = None,
-                       panel: list[str] | None = None) -> Version:
-        result = self.agents.planner.plan(idea, minutes)
-        board: Storyboard = result.value
-        if title:
-            board = board.model_copy(update={"title": title})
-        return self._new_project(board, idea, "plan", f"planned by {self.agents.planner.mode}", panel, result.usage,
-                                 self.agents.planner.mode)
+                       panel: list[str] | None = None, *, overrides: dict | None = None, tag: str = "") -> Version:
+        """Plan a storyboard from the idea and make it v1 of a new project, in one transaction.
+
+        `overrides` set storyboard fields after planning (e.g. width, height, fps); `tag` is kept in v1's
+        message so the plan can be found again (`find_tagged`), e.g. by a batch resuming after a kill."""
+        planner = self.agents.planner
+        result = planner.plan(idea, minutes)
+        changes = {**(overrides or {}), **({"title": title} if title else {})}
+        board = Storyboard.model_validate({**result.value.model_dump(mode="json"), **changes})
+        message = f"planned by {planner.mode}" + (f" ({tag})" if tag else "")
+        return self._new_project(board, idea, "plan", message, panel, result.usage, planner.mode)
+
+    def find_tagged(self, tag: str) -> Version | None:
+        """The first version whose project was created with this tag (see create_project), or None."""
+        with self.db.reader() as s:
+            row = s.scalars(select(VersionRow).where(VersionRow.number == 1, VersionRow.message.contains(f"({tag})"))
+                            .limit(1)).first()
+            return self._to_version(s, row) if row is not None else None
 
     def create_from_storyboard(self, board: Storyboard, panel: list[str] | None = None, idea: str = "") -> Version:
         return self._new_project(board, idea or board.logline, "import", "hand-written storyboard", panel)
