@@ -24,14 +24,13 @@ def _config(c: Ctx):
 
 def _client(c: Ctx):
     """(LLMClient or None, label) for the active agent mode."""
-    cfg = _config(c)
-    if cfg.agent_mode != "llm":
-        return None, "offline (keyword and sentiment statistics, no LLM)"
-    from agents.llm import LLMClient
-    from app.factory import llm_config
+    from app.factory import llm_client
 
-    llm = llm_config(cfg)
-    return LLMClient(llm), f"llm:{llm.critic_model} @ {llm.base_url or 'api.openai.com'}"
+    client = llm_client(_config(c))
+    if client is None:
+        return None, "offline (keyword and sentiment statistics, no LLM)"
+    llm = client.config
+    return client, f"llm:{llm.critic_model} @ {llm.base_url or 'api.openai.com'}"
 
 
 def _say(c: Ctx, text: str) -> None:

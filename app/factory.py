@@ -38,6 +38,15 @@ def llm_config(config: Config):
                      image_detail=config.image_detail, **models)
 
 
+def llm_client(config: Config):
+    """The openai-SDK client for the configured endpoint, or None when the agents are offline."""
+    if config.agent_mode != "llm":
+        return None
+    from agents.llm import LLMClient
+
+    return LLMClient(llm_config(config))
+
+
 def make_agents(config: Config) -> Agents:
     if config.agent_mode == "offline":
         from agents.offline import OfflineCritic, OfflinePlanner, OfflineRefiner
@@ -45,10 +54,8 @@ def make_agents(config: Config) -> Agents:
         return Agents(OfflinePlanner(), OfflineCritic(), OfflineRefiner(),
                       "offline (embedded heuristic agents, no LLM)")
     from agents.critic import LLMCritic
-    from agents.llm import LLMClient
     from agents.planner import LLMPlanner
     from agents.refiner import LLMRefiner
 
-    cfg = llm_config(config)
-    client = LLMClient(cfg)
-    return Agents(LLMPlanner(client), LLMCritic(client), LLMRefiner(client), cfg.describe())
+    client = llm_client(config)
+    return Agents(LLMPlanner(client), LLMCritic(client), LLMRefiner(client), client.config.describe())

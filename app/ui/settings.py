@@ -141,12 +141,9 @@ def _builder(ctx: Ctx, persona_yaml):
         from agents.personas import persona_to_yaml
         from agents.persona_builder import build_persona, comments_from_text
 
-        client = None
-        if studio.config.agent_mode == "llm":
-            from agents.llm import LLMClient
-            from app.factory import llm_config
+        from app.factory import llm_client
 
-            client = LLMClient(llm_config(studio.config))
+        client = llm_client(studio.config)
         return persona_to_yaml(build_persona(comments_from_text(text or ""), viewer or "Viewer", client=client))
 
     def wire():
