@@ -6,7 +6,7 @@ export HF_HUB_OFFLINE := 1
 export HF_HUB_DISABLE_TELEMETRY := 1
 export GRADIO_ANALYTICS_ENABLED := False
 
-.PHONY: install system-deps demo serve test bench clean
+.PHONY: install system-deps demo serve test bench screenshots clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -34,6 +34,10 @@ serve: install
 
 test: install system-deps
 	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=900
+
+# Refresh README's screenshot from the browser test (tests themselves never write into the checkout).
+screenshots: install system-deps
+	CHIEF_SCREENSHOT_DIR=$(CURDIR)/docs/screenshots $(BIN)/python -m pytest -q -p no:cacheprovider tests/ui/test_browser.py -k full_creator_session
 
 bench: install
 	$(BIN)/python -m bench.run_all

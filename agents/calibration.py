@@ -125,7 +125,7 @@ class OfflineRater:
 
     def __call__(self, persona: Persona, items: list[Comment]) -> list[float]:
         love, hate = _vocab(persona.loves), _vocab(persona.hates)
-        tastes = {**TASTE_DEFAULTS, **persona.tastes}
+        tastes = persona.tastes.model_dump()
         out = []
         for item in items:
             text = f"{item.title} {item.description or item.text}"
@@ -163,7 +163,7 @@ class LLMRater:
     def messages(self, persona: Persona, items: list[Comment]) -> list[dict]:
         from prompts import render
 
-        tastes = ", ".join(f"{k.replace('_', ' ')} {v:g}" for k, v in persona.tastes.items())
+        tastes = persona.tastes.describe()
         return [{"role": "user", "content": render("persona_rate.j2", persona=persona, tastes=tastes, items=items)}]
 
     def __call__(self, persona: Persona, items: list[Comment]) -> list[float]:

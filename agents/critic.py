@@ -10,33 +10,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from agents.base import AgentError, FilmView, Result
 from agents.llm import LLMClient, image_part, subsample
 from prompts import render
-from storage.schema import DIMENSIONS, Critique, CritiqueIssue, Dimension, Persona, ShotNote
+from storage.schema import DIMENSION_MEANINGS, DIMENSIONS, Critique, CritiqueIssue, Dimension, Persona, Scores, ShotNote
 
 log = logging.getLogger(__name__)
 
-DIMENSION_MEANINGS: dict[str, str] = {
-    "story_clarity": "can you follow what happens and why",
-    "visual_quality": "how good the images look: composition, light, detail, artefacts",
-    "character_consistency": "do characters look and act the same from shot to shot",
-    "pacing": "is the rhythm of the cuts and the length of the shots right for you",
-    "emotional_impact": "did it make you feel something",
-    "intent_faithfulness": "does it deliver what the creator says they meant to make",
-}
-
-
 class _Closed(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-class Scores(_Closed):
-    """The six dimensions as named fields (an open dict cannot be a strict JSON schema)."""
-
-    story_clarity: float = Field(ge=0, le=10)
-    visual_quality: float = Field(ge=0, le=10)
-    character_consistency: float = Field(ge=0, le=10)
-    pacing: float = Field(ge=0, le=10)
-    emotional_impact: float = Field(ge=0, le=10)
-    intent_faithfulness: float = Field(ge=0, le=10)
 
 
 class IssueOut(_Closed):
@@ -59,13 +38,6 @@ class CritiqueOut(_Closed):
     summary: str = Field(description="your reaction, in your own voice")
 
 
-def describe_tastes(tastes: dict[str, float]) -> str:
-    """'preferred shot length 2 s; motion 0.9, ...' (every taste but shot_seconds is on 0..1)."""
-    parts = [f"preferred average shot length {tastes['shot_seconds']:g} s"] if "shot_seconds" in tastes else []
-    rest = ", ".join(f"{k.replace('_', ' ')} {v:g}" for k, v in tastes.items() if k != "shot_seconds")
-    return "; ".join(parts + ([f"on a 0 (not at all) to 1 (very much) scale: {rest}"] if rest else []))
-
-
 def timecode(seconds: float) -> str:
     m, s = divmod(max(0.0, seconds), 60)
     return f"{int(m):02d}:{s:04.1f}"
@@ -85,7 +57,7 @@ def to_critique(out: CritiqueOut, persona_id: str, known_shots: set[str]) -> Cri
     return Critique(
         persona_id=persona_id,
         overall=out.overall,
-        scores=out.scores.model_dump(),
+        scores=out.scores,
         shot_notes=notes,
         top_issues=issues,
         keep_watching=out.keep_watching,
@@ -111,7 +83,7 @@ class LLMCritic:
         system = render(
             "critic_system.j2",
             persona=persona,
-            tastes=describe_tastes(persona.tastes),
+            tastes=persona.tastes.describe(),
             weights=", ".join(f"{d} {persona.weights.get(d, 1.0):g}" for d in DIMENSIONS),
             dimensions=[(d, DIMENSION_MEANINGS[d]) for d in DIMENSIONS],
         )

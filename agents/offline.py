@@ -19,8 +19,8 @@ import numpy as np
 from PIL import Image
 
 from agents.base import FilmView, Result
-from storage.schema import (DIMENSIONS, Character, Critique, CritiqueIssue, Edit, Note, Persona, Proposal, Scene, Shot,
-                            ShotNote, Storyboard, Unchanged)
+from storage.schema import (DIMENSIONS, Character, Critique, CritiqueIssue, Edit, Note, Persona, Proposal, RemoveShot,
+                            Scene, Scores, SetShot, SetStory, Shot, ShotNote, Storyboard, Unchanged)
 
 STOPWORDS = set(
     "a an the and or but of to in on at for with from by into onto over under about as is are was were be been it its "
@@ -203,8 +203,7 @@ class OfflineCritic:
     mode = "offline"
 
     def critique(self, persona: Persona, film: FilmView) -> Result:
-        t = {"shot_seconds": 5.0, "motion": 0.5, "brightness": 0.5, "contrast": 0.5, "captions": 0.5,
-             "flash_sensitivity": 0.3, "continuity": 0.5, "patience": 0.5, **persona.tastes}
+        t = persona.tastes.model_dump()
         board = film.storyboard
         shots = board.shots()
         stats = measure(film)
@@ -296,7 +295,7 @@ class OfflineCritic:
         summary = (f"[{persona.name}] I came in wanting {loves}. Overall {overall:.1f}/10: "
                    f"{'I would keep watching' if keep else 'I would stop here'} — {reason}. "
                    + (f"Top problem for me: {issues[0].summary} (I can't stand {hates})." if issues else "Nothing big bothered me."))
-        critique = Critique(persona_id=persona.id, overall=overall, scores=scores, shot_notes=notes,
+        critique = Critique(persona_id=persona.id, overall=overall, scores=Scores(**scores), shot_notes=notes,
                             top_issues=issues[:8], keep_watching=keep, keep_watching_reason=reason, summary=summary)
         return Result(critique, model="offline")
 
@@ -373,11 +372,11 @@ class OfflineRefiner:
                 if shots[note.shot_id].locked:
                     not_changed.append(Unchanged(what=f"remove {note.shot_id}", why="shot is locked"))
                 else:
-                    removes.append(Edit(op="remove_shot", shot_id=note.shot_id, rationale=why, sources=[note.id]))
+                    removes.append(RemoveShot(shot_id=note.shot_id, rationale=why, sources=[note.id]))
                 continue
             if not targets:
                 new = f"{storyboard.style_guide.rstrip('. ')}; {_as_prompt_phrase(note.text)}".lstrip("; ")
-                story_edits.append(Edit(op="set_story", field="style_guide", old=storyboard.style_guide, new=new,
+                story_edits.append(SetStory(field="style_guide", old=storyboard.style_guide, new=new,
                                         rationale=f"{why} names no shot, so it applies to the whole film's style",
                                         sources=[note.id]))
                 continue
@@ -430,7 +429,7 @@ class OfflineRefiner:
             old = str(getattr(shots[sid], field))
             if p["new"] == old:
                 continue
-            edits.append(Edit(op="set", shot_id=sid, field=field, old=old, new=p["new"],
+            edits.append(SetShot(shot_id=sid, field=field, old=old, new=p["new"],
                               rationale="; ".join(dict.fromkeys(p["why"])), sources=p["src"]))
         edits += removes + story_edits
         summary = (f"{len(edits)} edit(s) from {len(notes)} creator note(s) and {len(critiques)} critique(s); "

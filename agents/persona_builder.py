@@ -17,15 +17,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from storage.schema import DIMENSIONS, Persona
+from storage.schema import DIMENSIONS, Persona, Tastes
 
 if TYPE_CHECKING:
     from agents.llm import LLMClient
 
-TASTE_DEFAULTS: dict[str, float] = {"shot_seconds": 5.0, "motion": 0.5, "brightness": 0.5, "contrast": 0.5,
-                                    "captions": 0.4, "flash_sensitivity": 0.3, "continuity": 0.5, "patience": 0.5}
+TASTE_DEFAULTS: dict[str, float] = Tastes().model_dump()  # the one set of defaults (storage.schema.Tastes)
 MAX_LLM_COMMENTS = 300  # comments sent to the LLM (the first ones); their indices are what it cites
 MAX_QUOTES = 3  # quotes kept per trait in `evidence`
 
@@ -443,24 +442,10 @@ class Taste(_Closed):
     comments: list[int]
 
 
-class Weights(_Closed):
-    story_clarity: Weight
-    visual_quality: Weight
-    character_consistency: Weight
-    pacing: Weight
-    emotional_impact: Weight
-    intent_faithfulness: Weight
-
-
-class Tastes(_Closed):
-    shot_seconds: Taste = Field(description="preferred average shot length in seconds (2..10)")
-    motion: Taste = Field(description="0..1: how much movement they want")
-    brightness: Taste = Field(description="0..1: how bright they want the image")
-    contrast: Taste = Field(description="0..1: how much contrast they want")
-    captions: Taste = Field(description="0..1: how much they rely on captions and on-screen text")
-    flash_sensitivity: Taste = Field(description="0..1: how much flashing lights bother them")
-    continuity: Taste = Field(description="0..1: how much they notice continuity errors")
-    patience: Taste = Field(description="0..1: how patient they are with slow scenes")
+# The answer's weights and tastes, generated from the one definition of each vocabulary (storage.schema).
+Weights = create_model("Weights", __base__=_Closed, **{d: (Weight, ...) for d in DIMENSIONS})
+TastesOut = create_model("TastesOut", __base__=_Closed,
+                         **{k: (Taste, Field(description=f.description)) for k, f in Tastes.model_fields.items()})
 
 
 class PersonaOut(_Closed):
@@ -473,7 +458,7 @@ class PersonaOut(_Closed):
     notices_first: Trait
     voice: Trait
     weights: Weights
-    tastes: Tastes
+    tastes: TastesOut
 
 
 def _traits(out: PersonaOut) -> list[tuple[str, Trait]]:

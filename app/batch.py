@@ -27,7 +27,8 @@ from typing import Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from app.studio import StudioError
+from app.errors import StudioError
+from storage.repository import NotFound
 from storage.schema import first_error, slug
 
 Policy = Literal["all", "consensus", "none"]
@@ -348,9 +349,10 @@ class BatchRunner:
             info = st.render(pid, version, progress=progress)
         folder = self.outdir / self.state.story(story.key)["slug"]
         film, thumb = folder / f"v{version}.mp4", folder / f"v{version}.jpg"
-        atomic_copy(info.film, film)
-        if "contact_sheet" in info.media:
-            atomic_copy(Path(info.media["contact_sheet"]), thumb)
+        atomic_copy(st.film_path(info), film)
+        sidecars = st.media_paths(info)
+        if "contact_sheet" in sidecars:
+            atomic_copy(sidecars["contact_sheet"], thumb)
         return {"version": version, "film": self._rel(film), "thumb": self._rel(thumb) if thumb.exists() else None,
                 "rendered": info.rendered, "reused": info.reused, "label": info.label}
 
@@ -364,29 +366,29 @@ class BatchRunner:
         st = self.studio
         try:
             info = st.proposal(pid, ref=version)
-        except StudioError:
+        except NotFound:
             info = st.refine(pid, version)
-        return {"version": version, "proposal": info["id"], "edits": len(info["proposal"].edits)}
+        return {"version": version, "proposal": info.id, "edits": len(info.proposal.edits)}
 
     def _accept(self, story: Story, pid: str, proposal_id: str) -> dict:
         st = self.studio
         info = st.proposal(pid, proposal_id)
-        chosen = accepted_edits(info["proposal"], story.policy)
-        if info["accepted_as"] is not None:
-            return {"version": info["accepted_as"], "accepted": len(chosen), "of": len(info["proposal"].edits)}
+        n = len(info.proposal.edits)
+        chosen = accepted_edits(info.proposal, story.policy)
+        if info.accepted_as is not None:
+            return {"version": info.accepted_as, "accepted": len(chosen), "of": n}
         if not chosen:
-            return {"version": None, "accepted": 0, "of": len(info["proposal"].edits)}
+            return {"version": None, "accepted": 0, "of": n}
         res = st.accept(pid, proposal_id, only=chosen)
-        return {"version": res.version.number, "accepted": len(chosen), "of": len(info["proposal"].edits)}
+        return {"version": res.version.number, "accepted": len(chosen), "of": n}
 
     def _export(self, story: Story, pid: str, version: int) -> dict:
         st = self.studio
         name = self.state.story(story.key)["slug"]
         folder = self.outdir / name
         archive = st.export_project(pid, folder / f"{name}.chief.zip")
-        info = st.render_info(pid, version)
         film = folder / "film.mp4"
-        atomic_copy(info.film, film)
+        atomic_copy(st.film_path(st.render_info(pid, version)), film)
         return {"version": version, "archive": self._rel(archive), "film": self._rel(film)}
 
     def _rel(self, p: Path) -> str:

@@ -1,17 +1,98 @@
-"""Applying a proposal's edits to a storyboard, and diffing two storyboards. Pure functions."""
+"""Edits on a storyboard: checking a proposal's edits (one place, for every refiner), applying them, and
+diffing two storyboards. Pure functions."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Any, Iterable, Literal
 
 from pydantic import ValidationError
 
-from storage.schema import Character, Edit, Shot, Storyboard, new_id
+from storage.schema import (CAMERA_MOVES, EDIT, AddShot, Character, Edit, MoveShot, RemoveShot, SetCharacter, SetShot,
+                            SetStory, Shot, Storyboard, Strict, Unchanged, new_id)
 
 
 class EditError(ValueError):
     """An edit cannot apply to this storyboard (names the edit and why)."""
 
+
+# ---------------------------------------------------------------------------------------- checking
+
+def check_value(field: str, new: str) -> str | None:
+    """Why `new` is not a valid value for shot field `field`, or None."""
+    try:
+        if field == "duration" and not 0 < float(new) <= 60:
+            return "duration must be within 0..60 seconds"
+        if field == "seed" and not 0 <= int(new) < 2**32:
+            return "seed must be a non-negative 32-bit integer"
+    except ValueError:
+        return f"{field} must be a number, got {new!r}"
+    if field == "camera" and new not in CAMERA_MOVES:
+        return f"camera must be one of {', '.join(CAMERA_MOVES)}"
+    if field == "continuity" and new.strip().lower() not in ("true", "false", "1", "0", "yes", "no"):
+        return "continuity must be true or false"
+    if field == "prompt" and not new.strip():
+        return "a prompt cannot be empty"
+    return None
+
+
+def _describe(raw: Any) -> str:
+    get = raw.get if isinstance(raw, dict) else lambda k, d=None: getattr(raw, k, d)
+    target = get("shot_id") or get("character") or get("field") or "the film"
+    return f"{get('op', 'edit')} {target}"
+
+
+def sanitize(edits: Iterable[dict | Edit], board: Storyboard,
+             known_sources: set[str] | None = None) -> tuple[list[Edit], list[Unchanged]]:
+    """The edits that can apply to `board`, with `old` values taken from the board; every edit dropped is
+    explained (unknown or locked shot, bad value, malformed). Edits that change nothing vanish."""
+    shots = {s.shot_id: s for s in board.shots()}
+    bible = {c.name: c.description for c in board.characters}
+    keep: list[Edit] = []
+    dropped: list[Unchanged] = []
+
+    def drop(raw: Any, why: str) -> None:
+        dropped.append(Unchanged(what=_describe(raw), why=f"proposed but dropped: {why}"))
+
+    for raw in edits:
+        try:
+            e = EDIT.validate_python(raw.model_dump() if hasattr(raw, "model_dump") else raw)
+        except ValidationError as err:
+            drop(raw, err.errors()[0]["msg"])
+            continue
+        shot_id = getattr(e, "shot_id", None)
+        if shot_id is not None and shot_id not in shots:
+            drop(e, f"there is no shot {shot_id!r}")
+            continue
+        if isinstance(e, (SetShot, RemoveShot, MoveShot)) and shots[shot_id].locked:
+            drop(e, f"shot {shot_id} is locked")
+            continue
+        if isinstance(e, SetShot):
+            if problem := check_value(e.field, e.new):
+                drop(e, problem)
+                continue
+            current = str(getattr(shots[shot_id], e.field))
+            if current == e.new:
+                continue
+            e = e.model_copy(update={"old": current})
+        elif isinstance(e, MoveShot) and e.new and e.new not in shots:
+            drop(e, f"there is no shot {e.new!r} to move after")
+            continue
+        elif isinstance(e, SetCharacter):
+            if bible.get(e.character) == e.new:
+                continue
+            e = e.model_copy(update={"old": bible.get(e.character)})
+        elif isinstance(e, SetStory):
+            current = getattr(board, e.field)
+            if current == e.new:
+                continue
+            e = e.model_copy(update={"old": current})
+        if known_sources is not None:
+            e = e.model_copy(update={"sources": [s for s in dict.fromkeys(e.sources) if s in known_sources]})
+        keep.append(e)
+    return keep, dropped
+
+
+# ---------------------------------------------------------------------------------------- applying
 
 def apply_edits(board: Storyboard, edits: list[Edit]) -> Storyboard:
     """A new storyboard with the edits applied in order. Locked shots refuse every edit."""
@@ -21,7 +102,7 @@ def apply_edits(board: Storyboard, edits: list[Edit]) -> Storyboard:
             _apply(data, e)
         except (KeyError, ValueError, ValidationError) as err:
             msg = err.errors()[0]["msg"] if isinstance(err, ValidationError) else str(err).strip("'\"")
-            raise EditError(f"edit {n} ({e.op} {e.shot_id or e.character or e.field}): {msg}") from None
+            raise EditError(f"edit {n} ({e.op} {e.target}): {msg}") from None
     try:
         return Storyboard.model_validate(data.model_dump())
     except ValidationError as err:
@@ -37,79 +118,89 @@ def _locate(board: Storyboard, shot_id: str) -> tuple[list[Shot], int]:
 
 
 def _apply(board: Storyboard, e: Edit) -> None:
-    if e.op == "set_story":
+    if isinstance(e, SetStory):
         setattr(board, e.field, e.new)
-        return
-    if e.op == "set_character":
+    elif isinstance(e, SetCharacter):
         for c in board.characters:
             if c.name == e.character:
                 c.description = e.new
                 return
         board.characters.append(Character(name=e.character, description=e.new))
-        return
-    if e.op == "add_shot":
-        if e.shot_id:
-            shots, i = _locate(board, e.shot_id)
-        else:
-            shots, i = board.scenes[0].shots, -1
+    elif isinstance(e, AddShot):
+        shots, i = _locate(board, e.shot_id) if e.shot_id else (board.scenes[0].shots, -1)
         anchor = shots[i] if i >= 0 else shots[0]
         shots.insert(i + 1, Shot(shot_id=new_id("sh"), prompt=e.new, duration=anchor.duration, seed=anchor.seed + 1,
                                  characters=list(anchor.characters)))
-        return
-    shots, i = _locate(board, e.shot_id)
-    if shots[i].locked:
-        raise ValueError("the shot is locked")
-    if e.op == "set":
-        value: object = e.new
-        if e.field in ("duration",):
-            value = float(e.new)
-        elif e.field == "seed":
-            value = int(e.new)
-        elif e.field == "continuity":
-            value = e.new.strip().lower() in ("1", "true", "yes", "on")
-        shots[i] = Shot.model_validate({**shots[i].model_dump(), e.field: value})
-    elif e.op == "remove_shot":
-        if sum(len(s.shots) for s in board.scenes) == 1:
-            raise ValueError("cannot remove the only shot")
-        shots.pop(i)
-        board.scenes = [s for s in board.scenes if s.shots]
-    elif e.op == "move_shot":
-        shot = shots.pop(i)
-        if not e.new:
-            board.scenes[0].shots.insert(0, shot)
-        else:
-            dest, j = _locate(board, e.new)
-            dest.insert(j + 1, shot)
-        board.scenes = [s for s in board.scenes if s.shots]
+    else:
+        shots, i = _locate(board, e.shot_id)
+        if shots[i].locked:
+            raise ValueError("the shot is locked")
+        if isinstance(e, SetShot):
+            value: object = e.new
+            if e.field == "duration":
+                value = float(e.new)
+            elif e.field == "seed":
+                value = int(e.new)
+            elif e.field == "continuity":
+                value = e.new.strip().lower() in ("1", "true", "yes", "on")
+            shots[i] = Shot.model_validate({**shots[i].model_dump(), e.field: value})
+        elif isinstance(e, RemoveShot):
+            if sum(len(s.shots) for s in board.scenes) == 1:
+                raise ValueError("cannot remove the only shot")
+            shots.pop(i)
+            board.scenes = [s for s in board.scenes if s.shots]
+        elif isinstance(e, MoveShot):
+            shot = shots.pop(i)
+            if not e.new:
+                board.scenes[0].shots.insert(0, shot)
+            else:
+                dest, j = _locate(board, e.new)
+                dest.insert(j + 1, shot)
+            board.scenes = [s for s in board.scenes if s.shots]
 
 
-@dataclass
-class ShotChange:
+# ---------------------------------------------------------------------------------------- diffing
+
+class ShotChange(Strict):
     shot_id: str
-    status: str  # added | removed | changed | moved | same
-    fields: dict[str, tuple[object, object]]  # field -> (old, new)
+    status: Literal["added", "removed", "changed", "moved", "same"]
+    fields: dict[str, tuple[Any, Any]] = {}  # field -> (old, new)
 
 
-def diff_storyboards(a: Storyboard, b: Storyboard) -> dict:
-    """Shot-by-shot differences from a to b (by stable shot_id), plus story-level fields."""
+class StoryboardDiff(Strict):
+    """Differences from one storyboard to another, shot by shot (by stable shot_id), and story-level."""
+
+    from_version: int | None = None
+    to_version: int | None = None
+    shots: list[ShotChange]
+    story: dict[str, tuple[Any, Any]] = {}
+    characters: dict[str, tuple[str | None, str | None]] = {}
+    scores: dict[str, tuple[float | None, float | None]] = {}  # panel scores of each side, when known
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.story or self.characters or any(c.status != "same" for c in self.shots))
+
+
+def diff_storyboards(a: Storyboard, b: Storyboard) -> StoryboardDiff:
     sa, sb = {s.shot_id: s for s in a.shots()}, {s.shot_id: s for s in b.shots()}
-    order_a, order_b = list(sa), list(sb)
-    common_a = [x for x in order_a if x in sb]
-    common_b = [x for x in order_b if x in sa]
+    common_a = [x for x in sa if x in sb]
+    common_b = [x for x in sb if x in sa]
     changes: list[ShotChange] = []
-    for sid in order_b:
+    for sid in sb:
         if sid not in sa:
-            changes.append(ShotChange(sid, "added", {}))
+            changes.append(ShotChange(shot_id=sid, status="added"))
             continue
         fields = {f: (getattr(sa[sid], f), getattr(sb[sid], f)) for f in Shot.model_fields
                   if getattr(sa[sid], f) != getattr(sb[sid], f)}
         moved = common_a.index(sid) != common_b.index(sid)
-        changes.append(ShotChange(sid, "changed" if fields else "moved" if moved else "same", fields))
-    for sid in order_a:
-        if sid not in sb:
-            changes.append(ShotChange(sid, "removed", {}))
+        changes.append(ShotChange(shot_id=sid, status="changed" if fields else "moved" if moved else "same",
+                                  fields=fields))
+    changes += [ShotChange(shot_id=sid, status="removed") for sid in sa if sid not in sb]
     story = {f: (getattr(a, f), getattr(b, f)) for f in ("title", "logline", "style_guide", "fps", "width", "height")
              if getattr(a, f) != getattr(b, f)}
+    if a.film != b.film:
+        story["film"] = (a.film.model_dump(), b.film.model_dump())
     ca, cb = {c.name: c.description for c in a.characters}, {c.name: c.description for c in b.characters}
     chars = {n: (ca.get(n), cb.get(n)) for n in sorted(set(ca) | set(cb)) if ca.get(n) != cb.get(n)}
-    return {"shots": changes, "story": story, "characters": chars}
+    return StoryboardDiff(shots=changes, story=story, characters=chars)

@@ -14,6 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from storage.records import MediaRecord
+
 
 class MediaError(OSError):
     """A file could not be stored (disk full, permissions): an OSError, so callers report it in one line."""
@@ -58,6 +60,11 @@ class MediaStore:
             Path(tmp).unlink(missing_ok=True)
             raise MediaError(f"could not store media file ({e.strerror or e})") from e
         return sha, dest
+
+    def put(self, src: Path, ext: str, move: bool = True) -> MediaRecord:
+        """Store a file and describe it for the database."""
+        sha, stored = self.put_file(src, ext, move=move)
+        return MediaRecord(sha256=sha, ext=ext, size=stored.stat().st_size)
 
     def scratch(self) -> Path:
         """A folder on the same filesystem for work in progress (renames into the store are atomic)."""

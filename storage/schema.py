@@ -9,30 +9,15 @@ from __future__ import annotations
 import re
 import secrets
 from datetime import datetime, timezone
-from typing import Literal
+from typing import Annotated, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
-DIMENSIONS: tuple[str, ...] = (
-    "story_clarity",
-    "visual_quality",
-    "character_consistency",
-    "pacing",
-    "emotional_impact",
-    "intent_faithfulness",
-)
-Dimension = Literal[
-    "story_clarity",
-    "visual_quality",
-    "character_consistency",
-    "pacing",
-    "emotional_impact",
-    "intent_faithfulness",
-]
-CAMERA_MOVES = ("static", "pan_left", "pan_right", "tilt_up", "tilt_down", "zoom_in", "zoom_out", "dolly_in", "handheld")
 Camera = Literal["static", "pan_left", "pan_right", "tilt_up", "tilt_down", "zoom_in", "zoom_out", "dolly_in", "handheld"]
+CAMERA_MOVES: tuple[str, ...] = get_args(Camera)
 # Fields of a shot that an edit may change (the refiner and the creator's hand edits).
-EDITABLE_SHOT_FIELDS = ("prompt", "negative_prompt", "duration", "seed", "camera", "narration", "dialogue", "continuity")
+ShotField = Literal["prompt", "negative_prompt", "duration", "seed", "camera", "narration", "dialogue", "continuity"]
+EDITABLE_SHOT_FIELDS: tuple[str, ...] = get_args(ShotField)
 
 
 def new_id(prefix: str) -> str:
@@ -47,9 +32,54 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+class Scores(Strict):
+    """A critic's score on each named dimension (0..10). The one definition of the critique dimensions:
+    `DIMENSIONS`, the `Dimension` type and the LLM critic's answer schema all come from these fields."""
+
+    story_clarity: float = Field(ge=0, le=10, description="can you follow what happens and why")
+    visual_quality: float = Field(ge=0, le=10, description="how good the images look: composition, light, detail, artefacts")
+    character_consistency: float = Field(ge=0, le=10, description="do characters look and act the same from shot to shot")
+    pacing: float = Field(ge=0, le=10, description="is the rhythm of the cuts and the length of the shots right for you")
+    emotional_impact: float = Field(ge=0, le=10, description="did it make you feel something")
+    intent_faithfulness: float = Field(ge=0, le=10, description="does it deliver what the creator says they meant to make")
+
+    def get(self, dimension: str) -> float:
+        return float(getattr(self, dimension))
+
+
+DIMENSIONS: tuple[str, ...] = tuple(Scores.model_fields)
+Dimension = Literal[DIMENSIONS]  # type: ignore[valid-type]
+DIMENSION_MEANINGS: dict[str, str] = {d: f.description or "" for d, f in Scores.model_fields.items()}
+
+
+class Tastes(Strict):
+    """A viewer's measurable tastes (one set of defaults, used by the offline critic and shown to LLM critics).
+    Every taste but `shot_seconds` is on a 0 (not at all) to 1 (very much) scale."""
+
+    shot_seconds: float = Field(default=5.0, gt=0, le=60, description="preferred average shot length in seconds")
+    motion: float = Field(default=0.5, ge=0, le=1, description="wants things to move on screen")
+    brightness: float = Field(default=0.5, ge=0, le=1, description="prefers bright images")
+    contrast: float = Field(default=0.5, ge=0, le=1, description="prefers strong contrast")
+    captions: float = Field(default=0.5, ge=0, le=1, description="relies on narration, dialogue and captions")
+    flash_sensitivity: float = Field(default=0.3, ge=0, le=1, description="is bothered by flashing light")
+    continuity: float = Field(default=0.5, ge=0, le=1, description="notices breaks in continuity")
+    patience: float = Field(default=0.5, ge=0, le=1, description="gives a slow film time")
+
+    def describe(self) -> str:
+        """'preferred average shot length 2 s; on a 0 (not at all) to 1 (very much) scale: motion 0.9, …'"""
+        rest = ", ".join(f"{k.replace('_', ' ')} {v:g}" for k, v in self.model_dump().items() if k != "shot_seconds")
+        return (f"preferred average shot length {self.shot_seconds:g} s; "
+                f"on a 0 (not at all) to 1 (very much) scale: {rest}")
+
+
 class Character(Strict):
     name: str = Field(min_length=1, max_length=80)
     description: str = Field(min_length=1, max_length=1000, description="How the character looks, every time they appear.")
+
+
+class Location(Strict):
+    name: str = Field(min_length=1, max_length=80)
+    description: str = Field(min_length=1, max_length=1000, description="How the place looks, every time we are there.")
 
 
 class Shot(Strict):
@@ -69,8 +99,24 @@ class Shot(Strict):
 class Scene(Strict):
     scene_id: str = Field(default_factory=lambda: new_id("sc"), pattern=r"^[A-Za-z0-9_\-]{1,40}$")
     title: str = Field(default="", max_length=200)
-    description: str = Field(default="", max_length=2000)
+    description: str = Field(default="", max_length=2000, description="what happens in the scene")
+    purpose: str = Field(default="", max_length=500, description="the scene's place in the plot (its beat)")
+    location: str = Field(default="", max_length=80, description="a location name from the storyboard's locations")
     shots: list[Shot] = Field(min_length=1)
+
+
+class FilmOptions(Strict):
+    """How the clips are cut together. Stored with the version, so a film can be made again exactly."""
+
+    title_card: bool = Field(default=False, description="open with a card showing the title")
+    title_seconds: float = Field(default=2.0, ge=0.5, le=10, description="how long the title card stays")
+    crossfade: float = Field(default=0.0, ge=0, le=2, description="seconds of crossfade between shots (0: hard cuts)")
+    burn_subtitles: bool = Field(default=False, description="draw narration and dialogue into the picture")
+
+    @property
+    def changes_pixels(self) -> bool:
+        """True when the film cannot be the clips' packets back to back (a re-encode is needed)."""
+        return self.title_card or self.crossfade > 0 or self.burn_subtitles
 
 
 class Storyboard(Strict):
@@ -80,10 +126,12 @@ class Storyboard(Strict):
     logline: str = Field(default="", max_length=2000)
     style_guide: str = Field(default="", max_length=4000)
     characters: list[Character] = Field(default_factory=list)
+    locations: list[Location] = Field(default_factory=list)
     scenes: list[Scene] = Field(min_length=1)
     fps: int | None = Field(default=None, ge=1, le=60, description="None: the backend's default")
     width: int | None = Field(default=None, ge=16, le=4096)
     height: int | None = Field(default=None, ge=16, le=4096)
+    film: FilmOptions = Field(default_factory=FilmOptions)
 
     @model_validator(mode="after")
     def _unique_ids(self) -> "Storyboard":
@@ -95,7 +143,16 @@ class Storyboard(Strict):
         names = [c.name for c in self.characters]
         if len(set(names)) != len(names):
             raise ValueError("duplicate character name in the character bible")
+        places = [loc.name for loc in self.locations]
+        if len(set(places)) != len(places):
+            raise ValueError("duplicate location name")
         return self
+
+    def scene_of(self, shot_id: str) -> Scene:
+        for scene in self.scenes:
+            if any(s.shot_id == shot_id for s in scene.shots):
+                return scene
+        raise KeyError(f"no shot {shot_id!r} in this storyboard")
 
     def shots(self) -> list[Shot]:
         return [shot for scene in self.scenes for shot in scene.shots]
@@ -130,8 +187,7 @@ class Persona(Strict):
     notices_first: str = ""
     voice: str = Field(default="", description="how they talk")
     weights: dict[str, float] = Field(default_factory=lambda: {d: 1.0 for d in DIMENSIONS})
-    # Measurable tastes used by the offline critic (and shown to LLM critics as context).
-    tastes: dict[str, float] = Field(default_factory=dict)
+    tastes: Tastes = Field(default_factory=Tastes)
     source: Literal["builtin", "custom", "built"] = "builtin"
     evidence: dict[str, list[str]] = Field(default_factory=dict, description="trait -> source comments")
     calibration: dict[str, float] | None = None
@@ -163,23 +219,13 @@ class Critique(Strict):
 
     persona_id: str
     overall: float = Field(ge=0, le=10)
-    scores: dict[Dimension, float]
+    scores: Scores
     shot_notes: list[ShotNote] = Field(default_factory=list)
     top_issues: list[CritiqueIssue] = Field(default_factory=list, description="most urgent first")
     keep_watching: bool
     keep_watching_reason: str
     summary: str = Field(description="the reaction in the persona's own voice")
 
-    @field_validator("scores")
-    @classmethod
-    def _all_dimensions(cls, v: dict[str, float]) -> dict[str, float]:
-        missing = set(DIMENSIONS) - set(v)
-        if missing:
-            raise ValueError(f"missing score(s) for {sorted(missing)}")
-        for d, s in v.items():
-            if not 0 <= s <= 10:
-                raise ValueError(f"score for {d} must be within 0..10, got {s}")
-        return v
 
 
 class Note(Strict):
@@ -188,46 +234,100 @@ class Note(Strict):
     id: str = Field(default_factory=lambda: new_id("n"))
     text: str = Field(min_length=1, max_length=4000)
     shot_id: str | None = None
+    created_at: datetime | None = None
 
 
-EditOp = Literal["set", "add_shot", "remove_shot", "move_shot", "set_character", "set_story"]
-STORY_FIELDS = ("title", "logline", "style_guide")
+StoryField = Literal["title", "logline", "style_guide"]
+STORY_FIELDS: tuple[str, ...] = get_args(StoryField)
 
 
-class Edit(Strict):
-    """One proposed change. Numbered by position (1-based) when shown to the creator.
-
-    - set: shot `shot_id`, `field` from old -> new
-    - add_shot: a new shot with prompt `new` inserted after `shot_id` (None: at the start)
-    - remove_shot: remove `shot_id`
-    - move_shot: move `shot_id` to just after the shot whose id is `new` ("" = first)
-    - set_character: character `character`'s description old -> new (added if old is None)
-    - set_story: the storyboard's `field` (title, logline, style_guide) old -> new
-    """
-
-    op: EditOp = "set"
-    shot_id: str | None = None
-    field: str | None = None
-    character: str | None = None
-    old: str | None = None
-    new: str | None = None
-    rationale: str
+class _EditBase(Strict):
+    rationale: str = Field(max_length=4000)
     sources: list[str] = Field(default_factory=list, description="note ids and persona ids")
 
-    @model_validator(mode="after")
-    def _shape(self) -> "Edit":
-        if self.op == "set":
-            if not self.shot_id or self.field not in EDITABLE_SHOT_FIELDS or self.new is None:
-                raise ValueError(f"a 'set' edit needs shot_id, new and a field in {EDITABLE_SHOT_FIELDS}")
-        elif self.op in ("remove_shot", "move_shot") and not self.shot_id:
-            raise ValueError(f"a '{self.op}' edit needs shot_id")
-        elif self.op == "add_shot" and not self.new:
-            raise ValueError("an 'add_shot' edit needs the new shot's prompt in 'new'")
-        elif self.op == "set_character" and not (self.character and self.new):
-            raise ValueError("a 'set_character' edit needs character and new")
-        elif self.op == "set_story" and (self.field not in STORY_FIELDS or self.new is None):
-            raise ValueError(f"a 'set_story' edit needs new and a field in {STORY_FIELDS}")
-        return self
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_unused(cls, data):
+        """Edits stored before the union carried every field, unused ones as null: drop those."""
+        return {k: v for k, v in data.items() if v is not None} if isinstance(data, dict) else data
+
+
+class SetShot(_EditBase):
+    """Shot `shot_id`'s `field` from `old` to `new` (numbers and booleans as text)."""
+
+    op: Literal["set"] = "set"
+    shot_id: str
+    field: ShotField
+    old: str | None = None
+    new: str = Field(max_length=4000)
+
+    @property
+    def target(self) -> str:
+        return f"{self.shot_id} {self.field}"
+
+
+class AddShot(_EditBase):
+    """A new shot whose prompt is `new`, inserted after `shot_id` (None: at the start of the film)."""
+
+    op: Literal["add_shot"] = "add_shot"
+    shot_id: str | None = None
+    new: str = Field(min_length=1, max_length=2000)
+
+    @property
+    def target(self) -> str:
+        return f"new shot after {self.shot_id}" if self.shot_id else "new first shot"
+
+
+class RemoveShot(_EditBase):
+    op: Literal["remove_shot"] = "remove_shot"
+    shot_id: str
+
+    @property
+    def target(self) -> str:
+        return self.shot_id
+
+
+class MoveShot(_EditBase):
+    """Move `shot_id` to just after the shot whose id is `new` ("": to the start)."""
+
+    op: Literal["move_shot"] = "move_shot"
+    shot_id: str
+    new: str = ""
+
+    @property
+    def target(self) -> str:
+        return f"{self.shot_id} after {self.new}" if self.new else f"{self.shot_id} to the start"
+
+
+class SetCharacter(_EditBase):
+    """Character `character`'s description from `old` to `new` (a new character when old is None)."""
+
+    op: Literal["set_character"] = "set_character"
+    character: str = Field(min_length=1, max_length=80)
+    old: str | None = None
+    new: str = Field(min_length=1, max_length=1000)
+
+    @property
+    def target(self) -> str:
+        return self.character
+
+
+class SetStory(_EditBase):
+    """The storyboard's `field` (title, logline, style guide) from `old` to `new`."""
+
+    op: Literal["set_story"] = "set_story"
+    field: StoryField
+    old: str | None = None
+    new: str = Field(max_length=4000)
+
+    @property
+    def target(self) -> str:
+        return self.field
+
+
+Edit = Annotated[SetShot | AddShot | RemoveShot | MoveShot | SetCharacter | SetStory, Field(discriminator="op")]
+EDIT = TypeAdapter(Edit)
+EDIT_OPS: tuple[str, ...] = ("set", "add_shot", "remove_shot", "move_shot", "set_character", "set_story")
 
 
 class Unchanged(Strict):

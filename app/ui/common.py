@@ -33,7 +33,7 @@ def guard(fn: Callable) -> Callable:
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         from agents.base import AgentError
-        from app.studio import StudioError
+        from app.errors import StudioError
         from generation.base import Cancelled, RenderError
 
         try:
@@ -67,14 +67,14 @@ def esc(text: Any) -> str:
 def status_line(studio, pid: str | None, v: int | None) -> str:
     """Active backend / model / agents, and the current version's agent cost and render time."""
     st = studio.status()
-    parts = [f"**backend** {st['backend_label']}", f"**model** {st['model']}", f"**agents** {st['agents']}"]
+    parts = [f"**backend** {esc(st.backend_label)}", f"**model** {esc(st.model)}", f"**agents** {esc(st.agents)}"]
     if pid:
         version = studio.version(pid, v)
-        u = studio.usage(pid, version.number)["total"]
+        u = studio.usage(pid, version.number).total
         info = studio.render_info(pid, version.number)
-        parts.append(f"**project** {version.storyboard.title} · v{version.number}")
-        parts.append(f"**agent cost** {u['calls']} call(s), {u['prompt_tokens'] + u['completion_tokens']} tokens, "
-                     f"{u['seconds']:.1f}s")
+        parts.append(f"**project** {esc(version.storyboard.title)} · v{version.number}")
+        parts.append(f"**agent cost** {u.calls} call(s), {u.prompt_tokens + u.completion_tokens} tokens, "
+                     f"{u.seconds:.1f}s")
         parts.append(f"**render** {info.seconds:.1f}s ({info.rendered} rendered, {info.reused} reused)"
                      if info else "**render** none yet")
     return " · ".join(parts)

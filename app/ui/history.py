@@ -13,15 +13,15 @@ def tree_text(rows: list[dict]) -> str:
     """The version tree as indented text, depth-first, oldest child first (* = current)."""
     children: dict[int | None, list[dict]] = {}
     for r in rows:
-        children.setdefault(r["parent"], []).append(r)
+        children.setdefault(r.parent, []).append(r)
     lines: list[str] = []
 
     def walk(parent, depth):
         for r in children.get(parent, []):
-            mark = "*" if r["current"] else " "
-            extra = f"{r['renders']}R {r['critiques']}C {r['notes']}N"
-            lines.append(f"{mark} {'  ' * depth}{'└ ' if depth else ''}v{r['number']} {r['kind']}: {r['message']}  [{extra}]")
-            walk(r["number"], depth + 1)
+            mark = "*" if r.current else " "
+            extra = f"{r.renders}R {r.critiques}C {r.notes}N"
+            lines.append(f"{mark} {'  ' * depth}{'└ ' if depth else ''}v{r.number} {r.kind}: {r.message}  [{extra}]")
+            walk(r.number, depth + 1)
     walk(None, 0)
     return "\n".join(lines)
 
@@ -32,13 +32,12 @@ def score_frame(studio, pid: str, rows: list[dict], dimension: str = OVERALL):
 
     data = []
     for r in rows:
-        if not r["critiques"]:
+        if not r.critiques:
             continue
-        for item in studio.critiques(pid, r["number"]):
-            c = item["critique"]
+        for item in studio.critiques(pid, r.number):
+            c = item.critique
             score = c.overall if dimension == OVERALL else c.scores.get(dimension)
-            if score is not None:
-                data.append({"version": r["number"], "score": float(score), "persona": item["persona_name"]})
+            data.append({"version": r.number, "score": float(score), "persona": item.persona_name})
     return pd.DataFrame(data, columns=["version", "score", "persona"])
 
 
@@ -47,18 +46,18 @@ def diff_html(d: dict) -> str:
     from app.ui.revise import word_diff
 
     rows = []
-    for f, (a, b) in d["story"].items():
+    for f, (a, b) in d.story.items():
         rows.append(f"<tr><td>story</td><td>{esc(f)}</td><td>{word_diff(str(a), str(b))}</td></tr>")
-    for name, (a, b) in d["characters"].items():
+    for name, (a, b) in d.characters.items():
         rows.append(f"<tr><td>character</td><td>{esc(name)}</td><td>{word_diff(a, b)}</td></tr>")
-    for ch in d["shots"]:
+    for ch in d.shots:
         if ch.status == "same":
             continue
         detail = "<br>".join(f"<b>{esc(f)}</b>: {word_diff(str(a), str(b))}" for f, (a, b) in ch.fields.items())
         rows.append(f"<tr class='{ch.status}'><td>{esc(ch.status)}</td><td>{esc(ch.shot_id)}</td><td>{detail}</td></tr>")
     if not rows:
-        return f"<p>v{d['from']} and v{d['to']} have the same storyboard.</p>"
-    return (f"<p>v{d['from']} → v{d['to']}</p><table class='cmp'><tr><th>change</th><th>what</th><th>diff</th></tr>"
+        return f"<p>v{d.from_version} and v{d.to_version} have the same storyboard.</p>"
+    return (f"<p>v{d.from_version} → v{d.to_version}</p><table class='cmp'><tr><th>change</th><th>what</th><th>diff</th></tr>"
             + "".join(rows) + "</table>")
 
 
@@ -100,9 +99,9 @@ def build(ctx: Ctx) -> None:
         if not pid:
             return "", None, None, None, None
         rows = studio.versions(pid)
-        current = next(r for r in rows if r["current"])
-        parent = current["parent"] or current["number"]
-        return (tree_text(rows), current["number"], parent, current["number"],
+        current = next(r for r in rows if r.current)
+        parent = current.parent or current.number
+        return (tree_text(rows), current.number, parent, current.number,
                 score_frame(studio, pid, rows, dimension or OVERALL))
 
     @guard
@@ -120,9 +119,9 @@ def build(ctx: Ctx) -> None:
         films = []
         for n in (int(va), int(vb)):
             info = studio.render_info(pid, n)
-            films.append(str(info.film) if info else None)
+            films.append(str(studio.film_path(info)) if info else None)
         scores = [[k, x, y, (round(y - x, 2) if x is not None and y is not None else None)]
-                  for k, (x, y) in d["scores"].items()]
+                  for k, (x, y) in d.scores.items()]
         return films[0], films[1], diff_html(d), scores
 
     @guard

@@ -14,8 +14,8 @@ COLUMNS = ["id", "title", "versions", "created"]
 
 def project_rows(studio) -> tuple[list[list], list[tuple[str, str]]]:
     rows = studio.projects()
-    table = [[p["id"], p["title"], p["versions"], p["created_at"][:16].replace("T", " ")] for p in rows]
-    return table, [(f"{p['title']} ({p['id']})", p["id"]) for p in rows]
+    table = [[p.id, p.title, p.versions, p.created_at.strftime("%Y-%m-%d %H:%M")] for p in rows]
+    return table, [(f"{p.title} ({p.id})", p.id) for p in rows]
 
 
 def _listing(studio, selected: str | None = None):

@@ -11,20 +11,20 @@ from app.ui.common import RENDER_QUEUE, Ctx, esc, guard, need_project, ver
 SHOT_COLUMNS = ["#", "shot_id", "status", "seconds"]
 
 
-def summary(info) -> str:
+def summary(info) -> str:  # a RenderRecord
     total = info.rendered + info.reused
     return (f"**v{info.version}**: rendered **{info.rendered}**, reused **{info.reused}** of {total} shots "
             f"in {info.seconds:.1f}s · made by {esc(info.label)} (backend `{info.backend}`, "
             f"model `{info.model or '—'}`)")
 
 
-def outputs_for(info):
-    """(film, summary, shot rows, clip choices) for a RenderInfo (or None: nothing rendered yet)."""
+def outputs_for(studio, info):
+    """(film, summary, shot rows, clip choices) for a RenderRecord (or None: nothing rendered yet)."""
     if info is None:
         return None, "Not rendered yet: press **Render**.", [], gr.Dropdown(choices=[], value=None)
-    rows = [[i + 1, r["shot_id"], r["status"], r["duration"]] for i, r in enumerate(info.shots)]
-    choices = [(f"{i + 1}. {r['shot_id']} ({r['status']})", r["shot_id"]) for i, r in enumerate(info.shots)]
-    return str(info.film), summary(info), rows, gr.Dropdown(choices=choices, value=None)
+    rows = [[i + 1, r.shot_id, r.status, r.duration] for i, r in enumerate(info.shots)]
+    choices = [(f"{i + 1}. {r.shot_id} ({r.status})", r.shot_id) for i, r in enumerate(info.shots)]
+    return str(studio.film_path(info)), summary(info), rows, gr.Dropdown(choices=choices, value=None)
 
 
 def progress_adapter(progress) -> callable:
@@ -60,8 +60,8 @@ def build(ctx: Ctx) -> None:
     @guard
     def load(pid, v):
         if not pid:
-            return outputs_for(None)
-        return outputs_for(studio.render_info(pid, ver(v)))
+            return outputs_for(studio, None)
+        return outputs_for(studio, studio.render_info(pid, ver(v)))
 
     @guard
     def do_render(pid, v, progress=gr.Progress()):
@@ -78,7 +78,7 @@ def build(ctx: Ctx) -> None:
             with lock:
                 if tokens.get(pid) is token:
                     del tokens[pid]
-        return outputs_for(info)
+        return outputs_for(studio, info)
 
     @guard
     def stop(pid):
@@ -95,10 +95,10 @@ def build(ctx: Ctx) -> None:
         if not (pid and shot_id):
             return None
         info = studio.render_info(pid, ver(v))
-        rec = next((r for r in info.shots if r["shot_id"] == shot_id), None) if info else None
+        rec = info.shot(shot_id) if info else None
         if rec is None:
             raise gr.Error(f"no clip for shot {shot_id} in this version's render")
-        return str(studio.clip_path(rec["sha256"]))
+        return str(studio.clip_path(rec.sha256))
 
     outs = [film, summary_md, shots, clip_pick]
     ctx.tabs["render"].select(load, [ctx.pid, ctx.version], outs, api_name="render_info")

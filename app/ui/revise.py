@@ -27,9 +27,9 @@ def word_diff(old: str | None, new: str | None) -> str:
 
 def proposal_state(info: dict) -> dict:
     """A proposal as plain JSON for the session state."""
-    p = info["proposal"]
-    return {"id": info["id"], "version": info["version"], "mode": info["mode"], "summary": p.summary,
-            "accepted_as": info["accepted_as"], "edits": [e.model_dump(mode="json") for e in p.edits],
+    p = info.proposal
+    return {"id": info.id, "version": info.version, "mode": info.mode, "summary": p.summary,
+            "accepted_as": info.accepted_as, "edits": [e.model_dump(mode="json") for e in p.edits],
             "not_changed": [u.model_dump(mode="json") for u in p.not_changed]}
 
 
@@ -117,13 +117,13 @@ def build(ctx: Ctx) -> None:
 
     @guard
     def load_proposal(pid, v):
-        from app.studio import StudioError
+        from storage.repository import NotFound
 
         if not pid:
             return None, "", ""
         try:
             prop = proposal_state(studio.proposal(pid, ref=ver(v)))
-        except StudioError:
+        except NotFound:
             return None, "", ""
         return prop, summary_text(prop), ""
 
@@ -137,8 +137,7 @@ def build(ctx: Ctx) -> None:
         """API: accept edit numbers `accept` (1-based), with `edits` {number: new text}; returns the new version."""
         res = studio.accept(need_project(pid), proposal_id or None, only=[int(x) for x in accept] or None,
                             edits={int(k): str(t) for k, t in (edits or {}).items()})
-        return {"version": res.version.number, "parent": res.version.parent_number, "branched": res.branched,
-                "applied": res.applied}
+        return res.model_dump(mode="json")
 
     outs = [state, summary, message]
     ctx.tabs["revise"].select(load_proposal, [ctx.pid, ctx.version], outs, api_visibility="private")
@@ -149,5 +148,5 @@ def build(ctx: Ctx) -> None:
     @guard
     def refine_api(pid: str, version: float | None) -> dict:
         """API: the refiner's proposal for a version (JSON)."""
-        return proposal_state(studio.refine(need_project(pid), ver(version)))
+        return studio.refine(need_project(pid), ver(version)).model_dump(mode="json")
     gr.api(refine_api, api_name="refine")

@@ -42,9 +42,9 @@ def cards_html(critiques: list[dict], starts: dict[str, float]) -> str:
         return "<p class='no-critiques'>No critiques yet: render the film, then press <b>Run critics</b>.</p>"
     out = []
     for item in critiques:
-        c = item["critique"]
+        c = item.critique
         keep = "keeps watching" if c.keep_watching else "stops watching"
-        scores = "".join(f"<span>{esc(d.replace('_', ' '))}: <b>{s:.1f}</b></span>" for d, s in c.scores.items())
+        scores = "".join(f"<span>{esc(d.replace('_', ' '))}: <b>{s:.1f}</b></span>" for d, s in c.scores.model_dump().items())
         notes = "".join(
             f"<li><a class='seek' data-t='{starts.get(n.shot_id, 0.0):.2f}' data-shot='{esc(n.shot_id)}' "
             f"title='play from this shot'>{esc(n.shot_id)} @ {_tc(starts.get(n.shot_id, 0.0))}</a> {esc(n.note)}</li>"
@@ -56,8 +56,8 @@ def cards_html(critiques: list[dict], starts: dict[str, float]) -> str:
                       for s in i.shot_ids if s in starts)
             + "</li>" for i in c.top_issues)
         out.append(
-            f"<div class='critic-card' data-persona='{esc(item['persona_id'])}'>"
-            f"<h4>{esc(item['persona_name'])} — {c.overall:.1f}/10 — <span class='keep'>{keep}</span></h4>"
+            f"<div class='critic-card' data-persona='{esc(item.persona_id)}'>"
+            f"<h4>{esc(item.persona_name)} — {c.overall:.1f}/10 — <span class='keep'>{keep}</span></h4>"
             f"<div>{esc(c.summary)}</div><div class='scores'>{scores}</div>"
             f"<div><i>{esc(c.keep_watching_reason)}</i></div>"
             + (f"<b>Shot notes</b><ul class='shot-notes'>{notes}</ul>" if notes else "")
@@ -69,7 +69,8 @@ def cards_html(critiques: list[dict], starts: dict[str, float]) -> str:
 def notes_md(notes) -> str:
     if not notes:
         return "_No notes on this version yet._"
-    return "\n".join(f"- {'**' + n.shot_id + '**: ' if n.shot_id else '**whole film**: '}{n.text}" for n in notes)
+    return "\n".join(f"- {'**' + esc(n.shot_id) + '**: ' if n.shot_id else '**whole film**: '}{esc(n.text)}"
+                     for n in notes)
 
 
 def build(ctx: Ctx) -> None:
@@ -95,7 +96,7 @@ def build(ctx: Ctx) -> None:
     def diversity_text(pid, number, crits) -> str:
         if len(crits) < 2:
             return ""
-        key = (pid, number, tuple(c["id"] for c in crits))
+        key = (pid, number, tuple(c.id for c in crits))
         if key not in diversity_cache:
             rep = studio.diversity(pid, number)
             if rep is None:
@@ -121,7 +122,7 @@ def build(ctx: Ctx) -> None:
         crits, starts, version = screen(pid, v)
         info = studio.render_info(pid, version.number)
         choices = [WHOLE_FILM] + list(starts)
-        return (str(info.film) if info else None, cards_html(crits, starts), diversity_text(pid, version.number, crits),
+        return (str(studio.film_path(info)) if info else None, cards_html(crits, starts), diversity_text(pid, version.number, crits),
                 notes_md(studio.notes(pid, version.number)), gr.Dropdown(choices=choices, value=WHOLE_FILM))
 
     @guard

@@ -15,7 +15,7 @@ AGENT_MODES = ["auto", "llm", "offline"]
 
 def status_md(studio) -> str:
     st = studio.status()
-    rows = [(k, v) for k, v in st.items() if v and k != "home"]
+    rows = [(k, v) for k, v in st.model_dump().items() if v and k != "home"]
     key = "set for this server session (hidden)" if studio.config.api_key else "not set"
     return "\n".join([f"- **{esc(k)}**: {esc(v)}" for k, v in rows] + [f"- **API key**: {key}"])
 

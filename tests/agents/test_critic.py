@@ -40,7 +40,7 @@ def test_critique_request_and_result(server, client, film):
 
     c = result.value
     assert isinstance(c, Critique) and c.persona_id == "teen_scroller"
-    assert set(c.scores) == set(DIMENSIONS)
+    assert set(c.scores.model_dump()) == set(DIMENSIONS)
     assert [n.shot_id for n in c.shot_notes] == ["sh01"]  # the invented shot id is dropped
     assert [i.urgency for i in c.top_issues] == [5, 2]  # most urgent first
     assert c.top_issues[0].shot_ids == ["sh01"]
@@ -96,6 +96,6 @@ def test_scores_out_of_range_are_repaired(server, client, film):
     persona = builtin_personas()["film_critic"]
     server.script(ok(answer(scores={d: 60 for d in DIMENSIONS})), ok(answer()))
     c = LLMCritic(client).critique(persona, film).value
-    assert c.scores["pacing"] == 6.0
+    assert c.scores.pacing == 6.0
     assert "scores.pacing" in server.requests[1]["messages"][-1]["content"]
     assert json.loads(server.requests[1]["messages"][-2]["content"])["scores"]["pacing"] == 60

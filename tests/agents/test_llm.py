@@ -31,9 +31,10 @@ def ask(client):
 
 def test_strict_schema_closes_objects_and_requires_every_property():
     s = strict_json_schema(Proposal)
-    edit = s["$defs"]["Edit"]
-    assert edit["additionalProperties"] is False
-    assert set(edit["required"]) == set(edit["properties"])  # fields with defaults too
+    assert {"SetShot", "AddShot", "SetStory"} <= set(s["$defs"])  # the edit kinds of the union
+    for edit in s["$defs"].values():
+        assert edit["additionalProperties"] is False
+        assert set(edit["required"]) == set(edit["properties"])  # fields with defaults too
     assert "default" not in json.dumps(s)
     assert s["additionalProperties"] is False
 

@@ -1,8 +1,10 @@
-"""LLMRefiner: notes and critiques reach the model; edits on locked/unknown shots are dropped and explained."""
+"""LLMRefiner: notes and critiques reach the model; malformed edits are dropped at parsing, and edits on
+locked/unknown shots by the one check every refiner's edits pass (storage.edits.sanitize), each explained."""
 
 from __future__ import annotations
 
 from agents.refiner import LLMRefiner
+from storage.edits import sanitize
 from storage.schema import DIMENSIONS, Critique, CritiqueIssue, Note, Proposal
 from tests.agents.openai_server import ok
 
@@ -41,15 +43,17 @@ def test_refine_request_and_postcheck(server, client, storyboard):
     result = LLMRefiner(client).refine(storyboard, notes, critiques)
     p = result.value
     assert isinstance(p, Proposal) and result.model == "refiner-model"
-    assert [(e.op, e.shot_id or e.character, e.field) for e in p.edits] == [
-        ("set", "sh01", "prompt"), ("set", "sh03", "duration"), ("add_shot", "sh01", None), ("set_character", "Ada", None)]
-    assert p.edits[0].old == "a lighthouse on a cliff in a storm"  # the real old value, not the model's quote
-    assert p.edits[0].sources == ["teen_scroller", "film_critic"]
-    assert p.edits[3].old == "an old woman in a yellow raincoat, grey braid"
-    whys = " | ".join(f"{u.what}: {u.why}" for u in p.not_changed)
+    assert "set sh01" in p.not_changed[-1].what  # field "locked" is not an editable field: dropped at parsing
+    edits, dropped = sanitize(p.edits, storyboard, {n.id for n in notes} | {c.persona_id for c in critiques})
+    assert [(e.op, e.target) for e in edits] == [
+        ("set", "sh01 prompt"), ("set", "sh03 duration"), ("add_shot", "new shot after sh01"), ("set_character", "Ada")]
+    assert edits[0].old == "a lighthouse on a cliff in a storm"  # the real old value, not the model's quote
+    assert edits[0].sources == ["teen_scroller", "film_critic"]
+    assert edits[3].old == "an old woman in a yellow raincoat, grey braid"
+    whys = " | ".join(f"{u.what}: {u.why}" for u in [*p.not_changed, *dropped])
     assert "only one persona minded" in whys
     assert whys.count("sh02 is locked") == 2 and "no shot 'sh77'" in whys and "camera must be one of" in whys
-    assert "locked" in whys and len(p.not_changed) == 6
+    assert "Input should be 'prompt'" in whys and len(p.not_changed) + len(dropped) == 6
 
     text = server.texts()
     assert "[n_1] on shot sh03: Make the bird a gull" in text

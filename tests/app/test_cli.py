@@ -49,7 +49,7 @@ def test_loop_through_the_cli_with_json(chief, story_file):
     n = len(prop["proposal"]["edits"])
     assert n >= 1
     acc = json.loads(chief("--json", "accept", pid, "--only", "1").stdout)
-    assert acc["version"] == 2 and acc["parent"] == 1
+    assert acc["version"]["number"] == 2 and acc["version"]["parent_number"] == 1
     r2 = json.loads(chief("--json", "render", pid).stdout)
     assert r2["rendered"] + r2["reused"] == 4 and r2["reused"] >= 2
 
@@ -58,9 +58,9 @@ def test_loop_through_the_cli_with_json(chief, story_file):
     diff = json.loads(chief("--json", "diff", pid, "1", "2").stdout)
     assert any(c["status"] == "changed" for c in diff["shots"])
     shown = json.loads(chief("--json", "show", pid, "--version", "1").stdout)
-    assert shown["storyboard"]["title"] == "Tiny" and shown["render"]["rendered"] == 4
+    assert shown["version"]["storyboard"]["title"] == "Tiny" and shown["render"]["rendered"] == 4
     fork = json.loads(chief("--json", "fork", pid, "--from", "1").stdout)
-    assert (fork["version"], fork["parent"]) == (3, 1)
+    assert (fork["version"]["number"], fork["version"]["parent_number"]) == (3, 1)
     listed = json.loads(chief("--json", "projects").stdout)
     assert [p["id"] for p in listed] == [pid]
 

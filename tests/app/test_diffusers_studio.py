@@ -28,13 +28,13 @@ def test_studio_renders_with_a_model_folder_from_the_environment(ltx_folder, tmp
     env = {"CHIEF_VIDEO_BACKEND": "diffusers", "CHIEF_VIDEO_MODEL": str(ltx_folder), "CHIEF_STEPS": "2",
            "CHIEF_NARRATION": "0"}
     st = Studio(load_config({"home": tmp_path / "home"}, environ=env))
-    assert st.status()["backend_label"].startswith("diffusers · LTXPipeline")
+    assert st.status().backend_label.startswith("diffusers · LTXPipeline")
     pid = st.create_from_storyboard(board()).project_id
 
     first = st.render(pid)
     assert (first.rendered, first.reused) == (4, 0)
     assert first.backend == "diffusers" and first.model == str(ltx_folder)
-    frames, _ = read_frames(first.film)
+    frames, _ = read_frames(st.film_path(first))
     assert len(frames) == 4 * 9  # 1 s at 8 fps -> 9 frames under LTX's 8k+1 rule
     assert frames[0].shape == (32, 32, 3)
 
@@ -42,10 +42,10 @@ def test_studio_renders_with_a_model_folder_from_the_environment(ltx_folder, tmp
     edited.scenes[0].shots[1].prompt = "a blue dog, sleeping"  # s3 continues from s2
     st.save_storyboard(pid, edited, base=1)
     second = st.render(pid)
-    assert [s["status"] for s in second.shots] == ["reused", "rendered", "rendered", "reused"]
+    assert [s.status for s in second.shots] == ["reused", "rendered", "rendered", "reused"]
 
     again = Studio(load_config({"home": tmp_path / "home2"}, environ=env))  # same seeds -> same clips
     pid2 = again.create_from_storyboard(board()).project_id
-    assert [s["sha256"] for s in again.render(pid2).shots] == [s["sha256"] for s in first.shots]
+    assert [s.sha256 for s in again.render(pid2).shots] == [s.sha256 for s in first.shots]
     st.db.close()
     again.db.close()

@@ -57,28 +57,28 @@ def llm_studio(make_studio):
 
 def test_llm_loop_records_usage_and_never_stores_the_key(llm_studio):
     st = llm_studio
-    assert st.status()["agents"].startswith("llm @ http://127.0.0.1")
+    assert st.status().agents.startswith("llm @ http://127.0.0.1")
     v = st.create_project("A keeper guides a whale home", minutes=0.25)
     pid = v.project_id
     assert [s.shot_id for s in v.storyboard.shots()] == ["sh01", "sh02", "sh03"]
     st.render(pid)
     crits = st.critique(pid)
-    assert len(crits) == len(v.panel) and all(c["mode"] == "llm:vision-model" for c in crits)
+    assert len(crits) == len(v.panel) and all(c.mode == "llm:vision-model" for c in crits)
     sent = [r for r in st.server.requests if r["model"] == "vision-model"]
     assert all(any(p.get("type") == "image_url" for m in r["messages"] if isinstance(m["content"], list)
                    for p in m["content"]) for r in sent)
     note = st.add_note(pid, "Make the storm scarier", shot_id="sh01")
     prop = st.refine(pid)
-    assert prop["proposal"].edits[0].sources == [note.id]
-    assert prop["proposal"].edits[0].old == "A lighthouse in a storm"  # filled in from the real storyboard
+    assert prop.proposal.edits[0].sources == [note.id]
+    assert prop.proposal.edits[0].old == "A lighthouse in a storm"  # filled in from the real storyboard
     res = st.accept(pid)
     r2 = st.render(pid, res.version.number)
     assert (r2.rendered, r2.reused) == (1, 2)
 
     usage = st.usage(pid, 1)
-    assert usage["critic"]["calls"] == len(v.panel) and usage["refiner"]["calls"] == 1
-    assert usage["total"]["prompt_tokens"] > 0
-    assert st.usage(pid, 1)["total"]["calls"] == len(v.panel) + 1 + 1  # planner usage lives on v1 too
+    assert usage.roles["critic"].calls == len(v.panel) and usage.roles["refiner"].calls == 1
+    assert usage.total.prompt_tokens > 0
+    assert st.usage(pid, 1).total.calls == len(v.panel) + 1 + 1  # planner usage lives on v1 too
     blob = st.config.db_path.read_bytes() + b"".join(p.read_bytes() for p in st.config.home.rglob("*.db-wal"))
     assert b"sk-test-NEVER-STORED" not in blob
 
@@ -93,4 +93,4 @@ def test_failed_llm_critique_leaves_the_project_unchanged(make_studio):
         from agents.base import AgentError
         with pytest.raises((AgentError, StudioError), match="vision-model"):
             st.critique(pid)
-        assert st.critiques(pid) == [] and st.usage(pid)["total"]["calls"] == 0
+        assert st.critiques(pid) == [] and st.usage(pid).total.calls == 0

@@ -17,18 +17,18 @@ def test_full_loop_offline(studio):
 
     r1 = studio.render(pid)
     assert (r1.rendered, r1.reused) == (len(v1.storyboard.shots()), 0)
-    frames, fps = read_frames(r1.film)
-    assert len(frames) == sum(s["num_frames"] for s in r1.shots)
+    frames, fps = read_frames(studio.film_path(r1))
+    assert len(frames) == sum(s.num_frames for s in r1.shots)
     assert "animatic" in r1.label and "previz" in r1.label  # the embedded default says what it is
 
     crits = studio.critique(pid)
-    assert {c["persona_id"] for c in crits} == set(v1.panel)
-    assert all(c["mode"] == "offline" for c in crits)
+    assert {c.persona_id for c in crits} == set(v1.panel)
+    assert all(c.mode == "offline" for c in crits)
 
     storm = next(s for s in v1.storyboard.shots() if "storm" in s.prompt.lower())
     note = studio.add_note(pid, "Make the storm scarier", shot_id=storm.shot_id)
     info = studio.refine(pid)
-    edits = info["proposal"].edits
+    edits = info.proposal.edits
     note_edit = next(e for e in edits if note.id in e.sources)
     assert note_edit.shot_id == storm.shot_id and "storm scarier" in note_edit.new
 
@@ -49,7 +49,7 @@ def test_render_reuses_every_unchanged_clip(studio):
     assert (first.rendered, first.reused) == (4, 0)
     again = studio.render(pid)
     assert (again.rendered, again.reused) == (0, 4)
-    assert again.film == first.film  # same clips, same film bytes
+    assert again.film_sha256 == first.film_sha256  # same clips, same film bytes
 
     board = v.storyboard.model_copy(deep=True)
     board.scenes[0].shots[1].prompt = "The keeper runs down the stairs"
@@ -57,7 +57,7 @@ def test_render_reuses_every_unchanged_clip(studio):
     assert not branched
     third = studio.render(pid, v2.number)
     assert (third.rendered, third.reused) == (1, 3)
-    assert [s["status"] for s in third.shots] == ["reused", "rendered", "reused", "reused"]
+    assert [s.status for s in third.shots] == ["reused", "rendered", "reused", "reused"]
 
 
 def test_continuity_chain_rerenders_downstream_only(studio):
@@ -68,7 +68,7 @@ def test_continuity_chain_rerenders_downstream_only(studio):
     edited.scenes[0].shots[1].prompt = "A different second shot"  # s2: s3 and s4 continue from it
     studio.save_storyboard(pid, edited, base=1)
     r = studio.render(pid)
-    assert [s["status"] for s in r.shots] == ["reused", "rendered", "rendered", "rendered", "reused"]
+    assert [s.status for s in r.shots] == ["reused", "rendered", "rendered", "rendered", "reused"]
 
 
 def test_critique_needs_a_film(studio):
@@ -96,7 +96,7 @@ def test_refiner_never_touches_locked_shots(studio):
     studio.add_note(pid, "Make it scarier", shot_id="s2")
     studio.add_note(pid, "More fog on the keeper", shot_id="s1")
     info = studio.refine(pid)
-    p = info["proposal"]
+    p = info.proposal
     assert all(e.shot_id != "s2" for e in p.edits)
     assert any("s2" in u.what and "locked" in u.why for u in p.not_changed)
     assert any(e.shot_id == "s1" for e in p.edits)
@@ -122,9 +122,9 @@ def test_failed_critique_saves_nothing(studio, monkeypatch):
 
 def test_usage_is_zero_for_offline_agents_and_status_labels_them(studio):
     pid = studio.create_from_storyboard(tiny_board(2)).project_id
-    assert studio.usage(pid)["total"]["calls"] == 0
+    assert studio.usage(pid).total.calls == 0
     st = studio.status()
-    assert "offline" in st["agents"] and "animatic" in st["backend_label"]
+    assert "offline" in st.agents and "animatic" in st.backend_label
 
 
 class ParallelAnimatic:
@@ -149,7 +149,7 @@ def test_parallel_chains_give_the_same_clips_as_sequential(make_studio, tmp_path
 
     par = Studio(load_config({"home": tmp_path / "other", "narration": False}, environ={}), backend=ParallelAnimatic())
     b = par.render(par.create_from_storyboard(board).project_id)
-    assert [s["key"] for s in a.shots] == [s["key"] for s in b.shots]
-    assert [s["sha256"] for s in a.shots] == [s["sha256"] for s in b.shots]
+    assert [s.key for s in a.shots] == [s.key for s in b.shots]
+    assert [s.sha256 for s in a.shots] == [s.sha256 for s in b.shots]
     assert b.rendered == 6
     par.db.close()

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from app import archives
-from app.archives import ArchiveError
+from storage import archives
+from storage import repository as repo_module
+from storage.archives import ArchiveError
 from app.config import load_config
 from app.studio import Studio
 from storage import db as tables
@@ -77,9 +78,9 @@ def test_round_trip_same_project_same_media_and_no_rerender(source, tmp_path):
     st2 = new_studio(tmp_path / "other")
     v = st2.import_project(out)
     assert v.number == st.version(pid).number
-    assert [r["kind"] for r in st2.versions(v.project_id)] == [r["kind"] for r in st.versions(pid)]
+    assert [r.kind for r in st2.versions(v.project_id)] == [r.kind for r in st.versions(pid)]
     assert st2.panel_scores(v.project_id) == st.panel_scores(pid)
-    assert st2.proposal(v.project_id, ref=1)["accepted_as"] == 2
+    assert st2.proposal(v.project_id, ref=1).accepted_as == 2
     again = st2.export_project(v.project_id, tmp_path / "again.chief.zip")
     a, b = members(out), members(again)
     assert canonical(a["project.json"]) == canonical(b["project.json"])
@@ -87,7 +88,7 @@ def test_round_trip_same_project_same_media_and_no_rerender(source, tmp_path):
     assert json.loads(a["project.json"])["project"]["id"] != json.loads(b["project.json"])["project"]["id"]
     info = st2.render(v.project_id)  # the clip cache came along: nothing is re-rendered
     assert (info.rendered, info.reused) == (0, 3)
-    assert st2.render_info(v.project_id, 1).film.is_file()
+    assert st2.film_path(st2.render_info(v.project_id, 1)).is_file()
 
 
 def test_import_twice_gives_new_ids_and_a_new_title(source):
@@ -95,11 +96,11 @@ def test_import_twice_gives_new_ids_and_a_new_title(source):
     a = st.import_project(out)
     b = st.import_project(out, title="Second copy")
     assert len({pid, a.project_id, b.project_id}) == 3
-    assert {a.id, b.id}.isdisjoint({r["id"] for r in st.versions(pid)})
-    assert {p["id"]: p["title"] for p in st.projects()}[b.project_id] == "Second copy"
+    assert {a.id, b.id}.isdisjoint({r.id for r in st.versions(pid)})
+    assert {p.id: p.title for p in st.projects()}[b.project_id] == "Second copy"
     note_ids = {n.id for n in st.notes(a.project_id, 1)}
     assert note_ids and note_ids.isdisjoint({n.id for n in st.notes(pid, 1)})
-    sources = {s for e in st.proposal(a.project_id, ref=1)["proposal"].edits for s in e.sources}
+    sources = {s for e in st.proposal(a.project_id, ref=1).proposal.edits for s in e.sources}
     assert note_ids <= sources  # the proposal still cites the (renamed) creator note
 
 
@@ -107,12 +108,12 @@ def test_subset_of_versions_reparents_and_says_so(source, tmp_path):
     st, pid, _ = source
     out = st.export_project(pid, tmp_path / "v2.chief.zip", versions="latest")
     data = json.loads(members(out)["project.json"])
-    assert [v["number"] for v in data["versions"]] == [2]
-    assert data["versions"][0]["parent"] is None
+    assert [v["version"]["number"] for v in data["versions"]] == [2]
+    assert data["versions"][0]["version"]["parent_number"] is None
     assert data["reparented"] == [{"version": 2, "original_parent": 1, "parent": None}]
     st2 = new_studio(tmp_path / "other")
     v = st2.import_project(out)
-    assert [r["number"] for r in st2.versions(v.project_id)] == [2]
+    assert [r.number for r in st2.versions(v.project_id)] == [2]
     with pytest.raises(ArchiveError, match="no version 9"):
         st.export_project(pid, tmp_path / "x.chief.zip", versions="1,9")
 
@@ -124,7 +125,7 @@ def test_no_media_archive_imports_and_renders_again(source, tmp_path):
     st2 = new_studio(tmp_path / "other")
     v = st2.import_project(out)
     info = st2.render(v.project_id)
-    assert info.rendered == 3 and info.film.is_file()
+    assert info.rendered == 3 and st2.film_path(info).is_file()
 
 
 def test_no_key_no_local_path_no_user_name_in_the_archive(source, tmp_path):
@@ -145,7 +146,7 @@ def test_no_key_no_local_path_no_user_name_in_the_archive(source, tmp_path):
     # and the relative URLs resolve inside the store after an import
     st2 = new_studio(tmp_path / "other")
     v = st2.import_project(out)
-    cut = Path(st2.render_info(v.project_id, 1).media["otio"])
+    cut = st2.media_paths(st2.render_info(v.project_id, 1))["otio"]
     assert all((cut.parent / u).resolve().is_file() for u in
                re.findall(r'"target_url": "([^"]+)"', cut.read_text()))
 
@@ -212,10 +213,10 @@ REFUSALS = {
                                                              **{next(n for n in f if n.endswith(".srt")): b"tampered"})),
                                  r"not named by its content hash"),
     "future format": (lambda f, p: craft(p, f, manifest={"format_version": 99}), r"newer CHIEF"),
-    "invalid project.json": (lambda f, p: craft(p, _project(f, lambda d: d["versions"][0]["storyboard"].update(
-        scenes=[]))), r"invalid project.json: versions.0.storyboard.scenes"),
+    "invalid project.json": (lambda f, p: craft(p, _project(f, lambda d: d["versions"][0]["version"]["storyboard"].update(
+        scenes=[]))), r"invalid project.json: versions.0.version.storyboard.scenes"),
     "project.json not JSON": (lambda f, p: craft(p, _with(f, **{"project.json": b"{not json"})), r"not valid JSON"),
-    "dangling reference": (lambda f, p: craft(p, _project(f, lambda d: d["versions"][1].update(parent=7))),
+    "dangling reference": (lambda f, p: craft(p, _project(f, lambda d: d["versions"][1]["version"].update(parent_number=7))),
                            r"parent v7"),
     "non-zip": (lambda f, p: (p.write_text("hello, not a zip"), p)[1], r"not a zip archive"),
 }
@@ -258,14 +259,14 @@ def test_failed_database_write_leaves_no_rows(source, tmp_path, monkeypatch):
     st, pid, out = source
     st2 = new_studio(tmp_path / "other")
     before = counts(st2)["rows"]
-    real = archives.RenderRow
+    real = repo_module.RenderRow
 
     def broken(**kw):
         raise RuntimeError("disk full")
-    monkeypatch.setattr(archives, "RenderRow", broken)
+    monkeypatch.setattr(repo_module, "RenderRow", broken)
     with pytest.raises(RuntimeError):
         st2.import_project(out)
-    monkeypatch.setattr(archives, "RenderRow", real)
+    monkeypatch.setattr(repo_module, "RenderRow", real)
     assert counts(st2)["rows"] == before
 
 
@@ -298,3 +299,23 @@ def test_cli_export_import(source, tmp_path):
     res = runner.invoke(main, ["--home", str(tmp_path / "h2"), "import", str(tmp_path / "junk.chief.zip")])
     assert res.exit_code == 1
     assert res.stderr.strip() == "error: junk.chief.zip: not a zip archive, or a truncated one"
+
+
+# ------------------------------------------------------------------------------------ older archives
+
+FORMAT1 = Path(__file__).parent / "data" / "format1.chief.zip"  # written by CHIEF before the domain records
+
+
+def test_format1_archive_is_upgraded_on_import(tmp_path):
+    st = new_studio(tmp_path / "home")
+    v = st.import_project(FORMAT1)
+    assert v.number == 2 and v.parent_number == 1 and v.storyboard.title == "Format one"
+    assert st.project(v.project_id).idea == "a format-1 archive"
+    assert [c.persona_id for c in st.critiques(v.project_id, 1)] == ["film_critic"]
+    record = st.proposal(v.project_id, ref=1)
+    assert record.accepted_as == 2 and record.proposal.edits[0].op == "set"
+    assert st.render_info(v.project_id, 1).stream_copied  # the old media flag became a field
+    info = st.render(v.project_id, 1)  # its clip-cache entries came along
+    assert (info.rendered, info.reused) == (0, 2)
+    again = json.loads(members(st.export_project(v.project_id, tmp_path / "again.chief.zip"))["project.json"])
+    assert again["format_version"] == archives.FORMAT_VERSION

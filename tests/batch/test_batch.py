@@ -22,7 +22,7 @@ from app.batch import BatchError, Defaults, accepted_edits, load_stories
 from app.config import load_config
 from app.studio import Studio
 from storage import db as tables
-from storage.schema import Edit, Proposal
+from storage.schema import Proposal, SetShot
 
 SMALL = {"minutes": 0.25, "width": 128, "height": 72, "fps": 4}
 PANEL = "film_critic,teen_scroller"
@@ -69,7 +69,7 @@ def test_bad_stories_file_named_in_one_line(tmp_path, content, reason):
 
 def test_accept_policies():
     def e(*sources):
-        return Edit(op="set", shot_id="s1", field="prompt", new="x", rationale="r", sources=list(sources))
+        return SetShot(shot_id="s1", field="prompt", new="x", rationale="r", sources=list(sources))
     p = Proposal(edits=[e("film_critic"), e("film_critic", "genre_fan"), e("n_1234abcd"), e()])
     assert accepted_edits(p, "all") == [1, 2, 3, 4]
     assert accepted_edits(p, "consensus") == [2, 3]

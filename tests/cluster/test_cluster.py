@@ -30,7 +30,7 @@ def make(home, **kw) -> Studio:
 
 
 def clips(info) -> list[tuple[str, str, str]]:
-    return [(r["shot_id"], r["key"], r["sha256"]) for r in info.shots]
+    return [(r.shot_id, r.key, r.sha256) for r in info.shots]
 
 
 @pytest.fixture(scope="module")
@@ -93,15 +93,15 @@ def test_agent_calls_on_ray_match_one_process(ray_cluster, reference, tmp_path):
     st = Studio(cfg, agents=agents)  # single-process renders, critics on the cluster
     pid = st.create_from_storyboard(BOARD).project_id
     st.render(pid)
-    got = [(c["persona_id"], c["critique"].model_dump()) for c in st.critique(pid)]
+    got = [(c.persona_id, c.critique.model_dump()) for c in st.critique(pid)]
     ref_st.critique(ref_pid)
-    want = [(c["persona_id"], c["critique"].model_dump()) for c in ref_st.critiques(ref_pid)]
+    want = [(c.persona_id, c.critique.model_dump()) for c in ref_st.critiques(ref_pid)]
     assert got == want
     ids = {st.add_note(pid, "make shot s3 brighter", shot_id="s3").id: "note",
            ref_st.add_note(ref_pid, "make shot s3 brighter", shot_id="s3").id: "note"}
 
     def proposal(studio, p):  # the cited note ids differ between the two databases
-        edits = studio.refine(p)["proposal"].edits
+        edits = studio.refine(p).proposal.edits
         return [e.model_copy(update={"sources": [ids.get(x, x) for x in e.sources]}) for e in edits]
     assert proposal(st, pid) == proposal(ref_st, ref_pid) != []
     planned = st.create_project("a lighthouse keeper befriends a whale", minutes=0.5)

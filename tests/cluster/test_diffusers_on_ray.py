@@ -29,5 +29,5 @@ def test_tiny_ltx_on_ray_matches_one_process(ray_cluster, tmp_path):
         got = st.render(st.create_from_storyboard(board).project_id)
     finally:
         rb.close()
-    assert [(r["key"], r["sha256"]) for r in got.shots] == [(r["key"], r["sha256"]) for r in want.shots]
+    assert [(r.key, r.sha256) for r in got.shots] == [(r.key, r.sha256) for r in want.shots]
     assert got.rendered == 3

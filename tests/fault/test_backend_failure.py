@@ -42,6 +42,6 @@ def test_backend_raises_on_shot_k(home, k):
     healthy = make_studio(home)  # a fresh process's view: same home, the real backend
     info = healthy.render(pid)
     assert (info.rendered, info.reused) == (n - k, k)
-    assert [s["status"] for s in info.shots] == ["reused"] * k + ["rendered"] * (n - k)
-    assert info.film.is_file() and count(home, "clips") == n
+    assert [s.status for s in info.shots] == ["reused"] * k + ["rendered"] * (n - k)
+    assert healthy.film_path(info).is_file() and count(home, "clips") == n
     assert_sound(home, pid)

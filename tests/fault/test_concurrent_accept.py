@@ -28,11 +28,11 @@ def test_concurrent_accepts_all_survive(home):
     for i in range(3):
         studio.add_note(pid, f"make shot {i} brighter and add rain", f"s{i}")
     prop = studio.refine(pid)
-    edits = prop["proposal"].edits
+    edits = prop.proposal.edits
     assert len(edits) >= 3
 
     start = time.time() + 4.0  # every process is up and connected by then, then all accept at once
-    procs = [popen_python(home, ACCEPT.format(home=str(home), pid=pid, prop=prop["id"], start=start, edit=k))
+    procs = [popen_python(home, ACCEPT.format(home=str(home), pid=pid, prop=prop.id, start=start, edit=k))
              for k in (1, 2, 3)]
     results = []
     for p in procs:

@@ -88,7 +88,7 @@ def test_kill_during_accept(home):
     studio = make_studio(home)
     pid = studio.create_from_storyboard(board(3)).project_id
     studio.add_note(pid, "make shot 1 brighter", "s1")
-    prop = studio.refine(pid)["id"]
+    prop = studio.refine(pid).id
     rng = random.Random(7)
     made: list[int] = []
     for _ in range(3):
@@ -114,5 +114,5 @@ def test_kill_during_accept(home):
     res = chief(home, "accept", pid, "--proposal", prop, "--json", "--version", "1")
     assert res.returncode == 0, res.stderr
     after = assert_sound(home, pid)
-    assert json.loads(res.stdout)["version"] == len(after)
+    assert json.loads(res.stdout)["version"]["number"] == len(after)
     assert media_files(home) == []  # accept writes no media

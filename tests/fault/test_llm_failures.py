@@ -59,7 +59,7 @@ def test_429_then_success(home, server, rendered):
     server.script(error(429, "rate limited", "rate_limit_error"), ok(critique_answer()))
     crits = llm_studio(home, server, retries=2).critique(rendered)
     assert len(server.requests) == 2
-    assert [c["persona_id"] for c in crits] == PANEL and count(home, "critiques") == 1
+    assert [c.persona_id for c in crits] == PANEL and count(home, "critiques") == 1
     assert count(home, "agent_calls") == 1
     assert_sound(home, rendered)
 
@@ -102,7 +102,7 @@ def test_garbage_is_repaired_once_then_fails(home, server, rendered):
 def test_garbage_then_repaired(home, server, rendered):
     server.script(ok("{not json"), ok(proposal_answer()))
     info = llm_studio(home, server, retries=0).refine(rendered)
-    assert len(server.requests) == 2 and len(info["proposal"].edits) == 1 and count(home, "proposals") == 1
+    assert len(server.requests) == 2 and len(info.proposal.edits) == 1 and count(home, "proposals") == 1
 
 
 def test_cli_prints_one_clear_line(home, server, rendered):

@@ -42,8 +42,8 @@ def test_offline_persona_cites_its_comments(viewer_file, tmp_path):
     assert set(p.weights) == set(DIMENSIONS) and max(p.weights, key=p.weights.get) == "visual_quality"
     assert p.weights["visual_quality"] > p.weights["intent_faithfulness"]
     # tastes from vocabulary: a dark image, flashing and slowness bothered them; they watch with subtitles
-    assert p.tastes["brightness"] > 0.5 and p.tastes["flash_sensitivity"] > 0.3 and p.tastes["captions"] > 0.4
-    assert p.tastes["shot_seconds"] < 5 and p.tastes["patience"] < 0.5
+    assert p.tastes.brightness > 0.5 and p.tastes.flash_sensitivity > 0.3 and p.tastes.captions > 0.4
+    assert p.tastes.shot_seconds < 5 and p.tastes.patience < 0.5
     assert _cited(p.evidence, "tastes.flash_sensitivity") == {5} and _cited(p.evidence, "tastes.brightness") == {4}
     # the same YAML form as the builtin personas, and it reads back
     text = persona_to_yaml(p)
@@ -58,8 +58,8 @@ def test_offline_tastes_follow_the_viewer():
                                                   "Too fast, choppy cuts everywhere. Awful"], 1)]
     fast = [Comment(i, t) for i, t in enumerate(["So slow and boring", "it drags, too long", "tedious, I got bored"], 1)]
     a, b = build_persona(slow, "Slow"), build_persona(fast, "Fast")
-    assert a.tastes["shot_seconds"] > 5 > b.tastes["shot_seconds"]
-    assert a.tastes["patience"] > 0.5 > b.tastes["patience"]
+    assert a.tastes.shot_seconds > 5 > b.tastes.shot_seconds
+    assert a.tastes.patience > 0.5 > b.tastes.patience
 
 
 def test_a_file_full_of_personal_data_leaves_none_in_the_persona(tmp_path):
@@ -113,7 +113,7 @@ def test_llm_persona_through_the_local_server(viewer_file, server, client):
     assert "[4] on \"Night Show\" (rated 2/10): Too dark" in sent  # numbered, with title and 0..10 rating
     _assert_no_pii(sent)  # comments are sanitized before they leave the machine
     assert p.source == "built" and p.loves == ["lush colour and light", "emotional endings"]
-    assert p.weights["visual_quality"] == 1.6 and p.tastes["flash_sensitivity"] == 0.9
+    assert p.weights["visual_quality"] == 1.6 and p.tastes.flash_sensitivity == 0.9
     assert _cited(p.evidence, "loves: lush colour and light") == {1, 8}
     assert _cited(p.evidence, "tastes.flash_sensitivity") == {5} and "tastes.contrast" not in p.evidence
     assert p.evidence["hates: flashing lights"][0].startswith("#5: The flashing lights")

@@ -7,6 +7,7 @@ import sqlite3
 import pytest
 
 from app.studio import StudioError
+from storage.repository import NotFound
 from tests.conftest import tiny_board
 
 
@@ -19,11 +20,11 @@ def _proposal_with_notes(studio, pid, version=None):
 def test_accepting_a_stale_proposal_creates_a_sibling_branch(studio):
     pid = studio.create_from_storyboard(tiny_board(4)).project_id
     prop = _proposal_with_notes(studio, pid)
-    first = studio.accept(pid, prop["id"], only=[1])
+    first = studio.accept(pid, prop.id, only=[1])
     assert first.version.number == 2 and not first.branched
-    again = studio.accept(pid, prop["id"], only=[2])  # made on v1, which already has v2
+    again = studio.accept(pid, prop.id, only=[2])  # made on v1, which already has v2
     assert again.branched and again.version.parent_number == 1 and again.version.number == 3
-    tree = {v["number"]: v["parent"] for v in studio.versions(pid)}
+    tree = {v.number: v.parent for v in studio.versions(pid)}
     assert tree == {1: None, 2: 1, 3: 1}
     # both edits survive, each on its own branch
     v2, v3 = studio.version(pid, 2).storyboard, studio.version(pid, 3).storyboard
@@ -52,7 +53,7 @@ def test_accept_with_only_and_hand_edit(studio):
     assert res.applied == [1, 2]
     board = res.version.storyboard
     assert board.shot("s3").prompt == "A storm like the end of the world"
-    assert prop["proposal"].edits[0].new == board.shot("s2").prompt
+    assert prop.proposal.edits[0].new == board.shot("s2").prompt
 
 
 def test_accept_rejects_unknown_edit_numbers_and_writes_nothing(studio):
@@ -82,9 +83,9 @@ def test_diff_reports_shot_changes_by_stable_id(studio):
     removed = board.scenes[1].shots.pop()
     studio.save_storyboard(pid, board, base=1)
     d = studio.diff(pid, 1, 2)
-    status = {c.shot_id: c.status for c in d["shots"]}
+    status = {c.shot_id: c.status for c in d.shots}
     assert status["s1"] == "changed" and status[removed.shot_id] == "removed" and status["s2"] == "same"
-    s1 = next(c for c in d["shots"] if c.shot_id == "s1")
+    s1 = next(c for c in d.shots if c.shot_id == "s1")
     assert s1.fields == {"duration": (1.0, 2.5)}
 
 
@@ -102,5 +103,5 @@ def test_unknown_project_and_version_are_clear_errors(studio):
     with pytest.raises(StudioError, match="no project 'zzz'"):
         studio.resolve_project("zzz")
     pid = studio.create_from_storyboard(tiny_board(2)).project_id
-    with pytest.raises(StudioError, match="has no version '7'"):
+    with pytest.raises(NotFound, match="has no version '7'"):
         studio.version(pid, "7")

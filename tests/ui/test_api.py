@@ -15,7 +15,7 @@ def create(client, board_file):
 
 def test_create_render_reuses_unchanged_shots(client, board_file, studio):
     pid, v = create(client, board_file)
-    assert v == 1 and studio.projects()[0]["id"] == pid
+    assert v == 1 and studio.projects()[0].id == pid
     film, summary, shots, _ = client.predict(pid, v, api_name="/render")
     assert "rendered **3**, reused **0**" in summary and "animatic" in summary
     assert [r[2] for r in shots["data"]] == ["rendered"] * 3
@@ -68,10 +68,10 @@ def test_note_refine_accept_compare(client, board_file, studio):
     _, notes = client.predict(pid, v, "Make the storm scarier", "s3", api_name="/add_note")
     assert "**s3**: Make the storm scarier" in notes
     prop = client.predict(pid, v, api_name="/refine")
-    assert prop["edits"], prop
+    assert prop["proposal"]["edits"], prop
     res = client.predict(pid, prop["id"], [1], {"1": "Night storm, towering black waves, lightning"},
                          api_name="/accept")
-    assert res == {"version": 2, "parent": 1, "branched": False, "applied": [1]}
+    assert (res["version"]["number"], res["version"]["parent_number"], res["branched"], res["applied"]) == (2, 1, False, [1])
     film_a, film_b, diff, scores = client.predict(pid, 1, 2, api_name="/compare")
     assert film_a.endswith(".mp4") and film_b is None  # v2 not rendered yet
     assert "v1 → v2" in diff and "changed" in diff

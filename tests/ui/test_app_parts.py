@@ -45,12 +45,15 @@ def test_table_errors_are_plain(board):
 
 
 def test_tree_text_indents_branches():
-    rows = [{"number": 1, "parent": None, "kind": "plan", "message": "m", "current": False, "renders": 1,
-             "critiques": 0, "notes": 0},
-            {"number": 2, "parent": 1, "kind": "accept", "message": "a", "current": False, "renders": 0,
-             "critiques": 0, "notes": 0},
-            {"number": 3, "parent": 1, "kind": "edit", "message": "b", "current": True, "renders": 0,
-             "critiques": 0, "notes": 0}]
+    from datetime import datetime
+
+    from storage.records import VersionNode
+
+    now = datetime(2026, 1, 1)
+    rows = [VersionNode(number=1, id="v_1", parent=None, kind="plan", message="m", created_at=now, current=False,
+                        renders=1),
+            VersionNode(number=2, id="v_2", parent=1, kind="accept", message="a", created_at=now, current=False),
+            VersionNode(number=3, id="v_3", parent=1, kind="edit", message="b", created_at=now, current=True)]
     assert tree_text(rows).splitlines() == ["  v1 plan: m  [1R 0C 0N]", "    └ v2 accept: a  [0R 0C 0N]",
                                             "*   └ v3 edit: b  [0R 0C 0N]"]
 

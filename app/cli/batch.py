@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from app.cli import EXIT_ERROR, Ctx, handles_errors, json_option, pass_ctx
+from app.cli.common import EXIT_ERROR, Ctx, handles_errors, json_option, pass_ctx
 
 
 class BatchProgress:
@@ -126,3 +126,5 @@ def batch(c: Ctx, stories, outdir, minutes, iterations, policy, panel, size, fps
         click.echo(f"{report['ok']}/{len(report['stories'])} stories done · report: {out / 'report.html'}")
     if report["failed"]:
         sys.exit(EXIT_ERROR)
+
+COMMANDS = [batch]

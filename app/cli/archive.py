@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from app.cli import Ctx, handles_errors, json_option, pass_ctx
+from app.cli.common import Ctx, handles_errors, json_option, pass_ctx
 
 
 @click.command("export")
@@ -40,7 +40,7 @@ def export_cmd(c: Ctx, project, out, versions, no_media):
 def import_cmd(c: Ctx, archive, title):
     """Create a new project from ARCHIVE (checked fully first: all or nothing)."""
     v = c.studio.import_project(Path(archive), title=title)
-    n = len(c.studio.versions(v.project_id))
-    name = next((p["title"] for p in c.studio.projects() if p["id"] == v.project_id), "")
-    c.out({"project": v.project_id, "title": name, "version": v.number, "versions": n},
-          f"{v.project_id}\n  “{name}” · imported {n} version(s) · current v{v.number}")
+    p = c.studio.project(v.project_id)
+    c.out(p, f"{p.id}\n  “{p.title}” · imported {p.versions} version(s) · current v{p.current_version}")
+
+COMMANDS = [export_cmd, import_cmd]

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import click
 
-from app.cli import Ctx, handles_errors, json_option, pass_ctx
-from app.studio import StudioError
+from app.cli.common import Ctx, handles_errors, json_option, pass_ctx
+from app.errors import StudioError
 
 
 def _config(c: Ctx):
@@ -194,3 +194,5 @@ def show(c: Ctx, ref, project):
         c.out(p)
     else:
         click.echo(persona_to_yaml(p), nl=False)
+
+COMMANDS = [persona]

@@ -28,7 +28,9 @@ def serve(c, host, port, auth):
         c._studio = cluster_studio(c.studio.config, None if ray_address == "local" else ray_address)
     studio = c.studio
     st = studio.status()
-    click.secho(f"chief · backend: {st['backend_label']} · model: {st['model']} · agents: {st['agents']}", dim=True,
+    click.secho(f"chief · backend: {st.backend_label} · model: {st.model} · agents: {st.agents}", dim=True,
                 err=True)
     click.echo(f"serving on http://{host}:{port} (Ctrl+C to stop)", err=True)
     launch(studio, host=host, port=port, auth=auth, quiet=True)
+
+COMMANDS = [serve]

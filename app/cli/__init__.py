@@ -1,0 +1,42 @@
+"""`chief`: the co-creation loop from the command line, thin over app.studio.Studio.
+
+Every command takes --json (machine-readable output on stdout, nothing else there); progress and messages
+go to stderr. Errors are one line on stderr with a non-zero exit status. The command groups live in their
+own modules and are registered here, in one place:
+
+    loop.py     new, render, critique, note, refine, accept, film, demo
+    history.py  projects, status, trash, restore, log, show, diff, fork, checkout
+    archive.py  export, import          batch.py    batch
+    persona.py  persona …               serve.py    serve
+"""
+
+from __future__ import annotations
+
+import click
+
+from app.cli import archive, batch, history, loop, persona, serve
+from app.cli.common import Ctx
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--home", envvar="CHIEF_HOME", type=click.Path(file_okay=False),
+              help="Data folder (database + media). Default: $CHIEF_HOME, else ~/.local/share/chief.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON on stdout, nothing else there.")
+@click.option("--backend", type=click.Choice(["animatic", "diffusers"]),
+              help="Video backend (default $CHIEF_VIDEO_BACKEND or animatic).")
+@click.option("--model", help="Diffusers model: a local folder or a cached hub id ($CHIEF_VIDEO_MODEL).")
+@click.option("--agents", type=click.Choice(["llm", "offline"]),
+              help="Agent mode (default: llm when an endpoint is configured, else offline).")
+@click.version_option(package_name="chief")
+@click.pass_context
+def main(ctx, home, as_json, backend, model, agents):
+    """CHIEF: make films with generative video while you stay the director.
+
+    The loop: new → render → critique → note → refine → accept → render (only changed shots) …
+    """
+    ctx.obj = Ctx(home, as_json, {"backend": backend, "model": model, "agents": agents})
+
+
+for _module in (loop, history, archive, batch, persona, serve):
+    for _command in _module.COMMANDS:
+        main.add_command(_command)

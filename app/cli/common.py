@@ -1,0 +1,109 @@
+"""What every command module shares: the context object (the Studio, built on first use), output (JSON on
+stdout with --json, else human text), one-line errors, and the common options."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from typing import Any
+
+import click
+from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
+
+from app.errors import StudioError
+
+EXIT_ERROR = 1
+
+
+class Ctx:
+    def __init__(self, home: str | None, as_json: bool, overrides: dict) -> None:
+        self.home, self.json, self.overrides = home, as_json, overrides
+        self._studio = None
+
+    @property
+    def studio(self):
+        if self._studio is None:
+            from app.config import load_config
+            from app.studio import Studio
+
+            self._studio = Studio(load_config({"home": self.home, **self.overrides}))
+        return self._studio
+
+    def out(self, data: BaseModel | list | dict | Any, human: str | None = None) -> None:
+        """With --json: the result's JSON (pydantic models as their model_dump) on stdout; else the human text."""
+        if self.json:
+            click.echo(json.dumps(to_jsonable_python(data), indent=2, ensure_ascii=False))
+        elif human is not None:
+            click.echo(human)
+
+    def header(self) -> None:
+        """Which backend, model and agent mode are active (in --json it is the `active` field instead)."""
+        if not self.json:
+            st = self.studio.status()
+            click.secho(f"chief · backend: {st.backend_label} · model: {st.model} · agents: {st.agents}", dim=True)
+
+
+pass_ctx = click.make_pass_decorator(Ctx)
+
+
+def err(message: str) -> None:
+    click.secho(f"error: {message}", fg="red", err=True)
+
+
+def handles_errors(fn):
+    """User-facing errors become one line on stderr and exit status 1; no tracebacks."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from pydantic import ValidationError
+
+        from agents.base import AgentError
+        from generation.base import Cancelled, RenderError
+        from storage.schema import first_error
+        try:
+            return fn(*args, **kwargs)
+        except (StudioError, AgentError, RenderError, ValueError, OSError) as e:
+            if isinstance(e, ValidationError):
+                e = ValueError(first_error(e))
+            err(str(e).splitlines()[0] if str(e) else type(e).__name__)
+            sys.exit(EXIT_ERROR)
+        except Cancelled:
+            err("cancelled; finished shots are kept")
+            sys.exit(130)
+        except KeyboardInterrupt:
+            err("interrupted; finished work is kept")
+            sys.exit(130)
+    return wrapper
+
+
+def json_option(fn):
+    """Accept --json after the command name too (chief render P --json)."""
+    def set_json(ctx, _param, value):
+        if value:
+            ctx.find_object(Ctx).json = True
+        return value
+    return click.option("--json", "as_json_local", is_flag=True, expose_value=False, callback=set_json,
+                        help="Machine-readable JSON on stdout.")(fn)
+
+
+def version_option(fn):
+    return click.option("--version", "-v", "version", help="Version number (default: the current version).")(fn)
+
+
+def command(fn=None, *, project: bool = True, **kwargs):
+    """Shorthand for a command's usual decorators: --json, the context, one-line errors (and a PROJECT argument)."""
+    def wrap(f):
+        f = handles_errors(f)
+        f = pass_ctx(f)
+        f = json_option(f)
+        if project:
+            f = click.argument("project")(f)
+        return click.command(**kwargs)(f)
+    return wrap(fn) if fn is not None else wrap
+
+
+def usage_line(usage) -> str:
+    t = usage.total
+    return (f"agent cost for this version: {t.calls} call(s), {t.prompt_tokens + t.completion_tokens} tokens, "
+            f"{t.seconds:.1f}s")

@@ -1,0 +1,268 @@
+"""The loop's commands: new → render → critique → note → refine → accept → render …, the film options, and the
+demo that runs two iterations on a sample story."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from pydantic import BaseModel
+
+from app.cli.common import Ctx, command, usage_line, version_option
+from app.refining import UsageSummary
+from app.studio import AcceptResult, Active
+from storage.records import CritiqueRecord, ProposalRecord, RenderRecord, Version
+
+
+class Created(BaseModel):
+    project: str
+    version: Version
+    active: Active
+
+
+class Rendered(RenderRecord):
+    """A render record with where its files are on this machine."""
+
+    project: str
+    film: str
+    files: dict[str, str]
+    active: Active
+
+
+class Screened(BaseModel):
+    project: str
+    critiques: list[CritiqueRecord]
+    diversity: dict | None
+    usage: UsageSummary
+    active: Active
+
+
+class Proposed(ProposalRecord):
+    project: str
+    active: Active
+
+
+class Accepted(AcceptResult):
+    project: str
+
+
+def rendered(c: Ctx, pid: str, render: RenderRecord) -> Rendered:
+    st = c.studio
+    return Rendered(**render.model_dump(), project=pid, film=str(st.film_path(render)),
+                    files={k: str(p) for k, p in st.media_paths(render).items()}, active=st.status())
+
+
+def render_text(r: Rendered) -> str:
+    return (f"v{r.version}: rendered {r.rendered}, reused {r.reused} of {r.rendered + r.reused} shots in "
+            f"{r.seconds:.1f}s\nfilm: {r.film}" + (f"\nsubtitles: {r.files['srt']}" if "srt" in r.files else "")
+            + f"\nmade by: {r.label}")
+
+
+@command(project=False)
+@click.argument("idea", required=False)
+@click.option("--minutes", type=click.FloatRange(0.25, 10), default=1.0, show_default=True, help="Target length.")
+@click.option("--title", help="Project title (default: from the idea or storyboard).")
+@click.option("--storyboard", "storyboard_file", type=click.Path(exists=True, dir_okay=False),
+              help="Start from a hand-written storyboard (YAML or JSON; see docs/storyboard.md).")
+@click.option("--panel", help="Comma-separated persona ids for the critics' panel (default: all builtin).")
+def new(c: Ctx, idea, minutes, title, storyboard_file, panel):
+    """Plan a new project from an IDEA (or --storyboard FILE); prints the project id."""
+    from storage.files import load_storyboard
+
+    panel_ids = [p.strip() for p in panel.split(",") if p.strip()] if panel else None
+    if storyboard_file:
+        board = load_storyboard(Path(storyboard_file))  # validates before anything is written
+        if title:
+            board = board.model_copy(update={"title": title})
+        c.header()
+        v = c.studio.create_from_storyboard(board, panel_ids)
+    elif idea:
+        c.header()
+        v = c.studio.create_project(idea, minutes, title, panel_ids)
+    else:
+        raise click.UsageError("give an IDEA or --storyboard FILE")
+    b = v.storyboard
+    c.out(Created(project=v.project_id, version=v, active=c.studio.status()),
+          f"{v.project_id}\n  “{b.title}” · v{v.number} · {len(b.shots())} shots · {b.duration():.0f}s")
+
+
+@command
+@version_option
+def render(c: Ctx, project, version):
+    """Render every shot (unchanged shots reuse their cached clips) and assemble the film."""
+    from app.progress import RenderProgress
+
+    pid = c.studio.resolve_project(project)
+    c.header()
+    with RenderProgress(enabled=not c.json) as prog:
+        info = c.studio.render(pid, version, progress=prog.update)
+    out = rendered(c, pid, info)
+    c.out(out, render_text(out))
+
+
+@command
+@version_option
+def critique(c: Ctx, project, version):
+    """Every persona on the panel watches the film and critiques it."""
+    from app.progress import StageProgress
+
+    pid = c.studio.resolve_project(project)
+    c.header()
+    with StageProgress("critics watching", enabled=not c.json) as prog:
+        crits = c.studio.critique(pid, version, progress=prog.update)
+    div = c.studio.diversity(pid, version)
+    usage = c.studio.usage(pid, version)
+    lines = []
+    for item in crits:
+        cr = item.critique
+        lines.append(f"● {item.persona_name} — {cr.overall:.1f}/10 — "
+                     f"{'keeps watching' if cr.keep_watching else 'stops watching'}: {cr.keep_watching_reason}")
+        lines.append(f"  {cr.summary}")
+        for i, issue in enumerate(cr.top_issues[:3], 1):
+            lines.append(f"  {i}. [{issue.urgency}] {issue.summary} {('→ ' + issue.suggestion) if issue.suggestion else ''}")
+    if div is not None and div.collapsed:
+        lines.append(f"⚠ the panel agrees too much (mean similarity {div.mean_pairwise_cosine:.2f}): "
+                     "add different personas for a wider view")
+    lines.append(usage_line(usage))
+    div_json = None if div is None else {"mean_pairwise_cosine": div.mean_pairwise_cosine, "collapsed": div.collapsed,
+                                         "threshold": div.threshold,
+                                         "pairs": {" vs ".join(k): v for k, v in div.pairs.items()}}
+    c.out(Screened(project=pid, critiques=crits, diversity=div_json, usage=usage, active=c.studio.status()),
+          "\n".join(lines))
+
+
+@command
+@click.argument("text")
+@click.option("--shot", "shot_id", help="The shot this note is about (default: the whole film).")
+@version_option
+def note(c: Ctx, project, text, shot_id, version):
+    """Add a creator's note to a version. Notes are instructions the refiner must follow."""
+    pid = c.studio.resolve_project(project)
+    n = c.studio.add_note(pid, text, shot_id, version)
+    c.out({"project": pid, "note": n}, f"note {n.id} added" + (f" on {shot_id}" if shot_id else ""))
+
+
+@command
+@version_option
+def refine(c: Ctx, project, version):
+    """The refiner proposes edits from the notes and critiques (printed, numbered)."""
+    pid = c.studio.resolve_project(project)
+    c.header()
+    info = c.studio.refine(pid, version)
+    c.out(Proposed(**info.model_dump(), project=pid, active=c.studio.status()), format_proposal(info))
+
+
+def format_proposal(info: ProposalRecord) -> str:
+    p = info.proposal
+    lines = [f"proposal {info.id} on v{info.version} ({info.mode}): {p.summary}"]
+    for i, e in enumerate(p.edits, 1):
+        lines.append(f"{i:>3}. {e.op} {e.target}")
+        if getattr(e, "old", None) is not None:
+            lines.append(f"       - {e.old}")
+        if getattr(e, "new", None):
+            lines.append(f"       + {e.new}")
+        lines.append(f"       why: {e.rationale}  [sources: {', '.join(e.sources) or '—'}]")
+    for u in p.not_changed:
+        lines.append(f"  not changed: {u.what} — {u.why}")
+    lines.append("accept with: chief accept PROJECT [--only 1,3] [--edit 2=\"new text\"]")
+    return "\n".join(lines)
+
+
+def _parse_only(value: str | None) -> list[int] | None:
+    if not value:
+        return None
+    try:
+        return [int(x) for x in value.replace(" ", "").split(",") if x]
+    except ValueError:
+        raise click.BadParameter("use edit numbers like 1,3") from None
+
+
+def _parse_edits(values: tuple[str, ...]) -> dict[int, str]:
+    out = {}
+    for v in values:
+        num, sep, text = v.partition("=")
+        if not sep or not num.strip().isdigit():
+            raise click.BadParameter(f"{v!r}: use N=\"new text\"")
+        out[int(num)] = text
+    return out
+
+
+@command
+@click.option("--proposal", "proposal_id", help="Proposal id (default: the latest on the version).")
+@click.option("--only", help="Accept only these edit numbers, e.g. 1,3.")
+@click.option("--edit", "edits", multiple=True, help="N=\"new text\": accept edit N with your own value.")
+@version_option
+def accept(c: Ctx, project, proposal_id, only, edits, version):
+    """Accepted edits become a child version (a branch if the base version already moved on)."""
+    pid = c.studio.resolve_project(project)
+    res = c.studio.accept(pid, proposal_id, _parse_only(only), _parse_edits(edits), version)
+    v = res.version
+    c.out(Accepted(**res.model_dump(), project=pid),
+          f"v{v.number} created from v{v.parent_number} with edit(s) {', '.join(map(str, res.applied))}"
+          + ("\nnote: v%s already had a newer version, so this is a new branch (nothing was lost)" % v.parent_number
+             if res.branched else ""))
+
+
+@command
+@click.option("--title-card/--no-title-card", default=None, help="Open with a card showing the title.")
+@click.option("--title-seconds", type=click.FloatRange(0.5, 10), help="How long the title card stays.")
+@click.option("--crossfade", type=click.FloatRange(0, 2), help="Seconds of crossfade between shots (0: hard cuts).")
+@click.option("--burn-subtitles/--no-burn-subtitles", default=None, help="Draw narration and dialogue into the picture.")
+@version_option
+def film(c: Ctx, project, title_card, title_seconds, crossfade, burn_subtitles, version):
+    """How the shots are cut together (a new version; clips are reused, the film is assembled again).
+
+    Without options, prints the version's film options."""
+    pid = c.studio.resolve_project(project)
+    v = c.studio.version(pid, version)
+    changes = {k: val for k, val in (("title_card", title_card), ("title_seconds", title_seconds),
+                                     ("crossfade", crossfade), ("burn_subtitles", burn_subtitles)) if val is not None}
+    if changes:
+        board = v.storyboard.model_copy(update={"film": v.storyboard.film.model_copy(update=changes)})
+        board = type(board).model_validate(board.model_dump())
+        v, _ = c.studio.save_storyboard(pid, board, v.number, "film: " + ", ".join(f"{k}={val}" for k, val in
+                                                                                     changes.items()))
+    opts = v.storyboard.film
+    c.out({"project": pid, "version": v.number, "film": opts},
+          f"v{v.number}: " + ", ".join(f"{k.replace('_', ' ')} {val}" for k, val in opts.model_dump().items()))
+
+
+@command(project=False)
+@click.option("--minutes", type=click.FloatRange(0.25, 10), default=1.0, show_default=True)
+def demo(c: Ctx, minutes):
+    """Run two full iterations of the loop on a sample story and print where the films are."""
+    from app.progress import RenderProgress, StageProgress
+
+    st = c.studio
+    c.header()
+    v1 = st.create_project("A lighthouse keeper befriends a lost whale during the autumn storms", minutes)
+    pid = v1.project_id
+    films = []
+    for it in (1, 2):
+        with RenderProgress(enabled=not c.json) as prog:
+            info = st.render(pid, progress=prog.update)
+        films.append(rendered(c, pid, info))
+        if not c.json:
+            click.echo(f"iteration {it}: v{info.version} rendered {info.rendered}, reused {info.reused} → "
+                       f"{films[-1].film}", err=True)
+        if it == 2:
+            break
+        with StageProgress("critics watching", enabled=not c.json) as prog:
+            st.critique(pid, progress=prog.update)
+        storm = next(s for s in st.version(pid).storyboard.shots() if "storm" in s.prompt.lower())
+        st.add_note(pid, "Make the storm scarier", shot_id=storm.shot_id)
+        st.add_note(pid, "Keep the whale gentle and curious, never threatening")
+        st.refine(pid)
+        st.accept(pid)
+    with StageProgress("critics watching", enabled=not c.json) as prog:
+        st.critique(pid, progress=prog.update)
+    d = st.diff(pid, 1, films[-1].version)
+    home = st.config.home
+    c.out({"project": pid, "films": films, "scores": d.scores, "active": st.status()},
+          f"project {pid}\n" + "\n".join(f"v{f.version}: {f.film}  (rendered {f.rendered}, reused {f.reused})"
+                                          for f in films)
+          + "\npanel overall: " + " → ".join(str(x) for x in d.scores.get("overall", ())) +
+          f"\nnext: chief --home {home} show {pid}   ·   chief --home {home} diff {pid} 1 {films[-1].version}")
+
+
+COMMANDS = [new, render, critique, note, refine, accept, film, demo]

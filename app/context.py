@@ -1,0 +1,42 @@
+"""What every service shares: the configuration, the repository, the media store, and the active backend
+and agents (built on first use, so a command that needs neither never loads a model)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from app.config import Config
+from storage.media import MediaStore
+from storage.repository import Repository
+
+# progress(event): render {"stage", "shot_index", "shots", "shot_id", "step", "steps", "status"},
+# critique {"stage", "done", "total", "persona"}.
+ProgressFn = Callable[[dict], None]
+
+
+def no_progress(_event: dict) -> None:
+    pass
+
+
+@dataclass
+class Context:
+    config: Config
+    repo: Repository
+    media: MediaStore
+    make_backend: Callable[[Config], Any]
+    make_agents: Callable[[Config], Any]
+    _backend: Any = field(default=None, repr=False)
+    _agents: Any = field(default=None, repr=False)
+
+    @property
+    def backend(self):
+        if self._backend is None:
+            self._backend = self.make_backend(self.config)
+        return self._backend
+
+    @property
+    def agents(self):
+        if self._agents is None:
+            self._agents = self.make_agents(self.config)
+        return self._agents

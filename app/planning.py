@@ -1,0 +1,32 @@
+"""Planning: an idea becomes v1 of a new project (the planner agent writes the storyboard), or a
+hand-written storyboard does."""
+
+from __future__ import annotations
+
+from app.context import Context
+from app.projects import Projects
+from storage.records import UsageRecord, Version
+from storage.schema import Storyboard
+
+
+class Planning:
+    def __init__(self, ctx: Context, projects: Projects) -> None:
+        self.ctx, self.projects = ctx, projects
+
+    def create_project(self, idea: str, minutes: float = 1.0, title: str | None = None,
+                       panel: list[str] | None = None, *, overrides: dict | None = None, tag: str = "") -> Version:
+        """Plan a storyboard from the idea and make it v1 of a new project, in one transaction.
+
+        `overrides` set storyboard fields after planning (e.g. width, height, fps); `tag` is kept in v1's
+        message so the plan can be found again (`Projects.find_tagged`), e.g. by a batch resuming after a kill."""
+        planner = self.ctx.agents.planner
+        result = planner.plan(idea, minutes)
+        changes = {**(overrides or {}), **({"title": title} if title else {})}
+        board = Storyboard.model_validate({**result.value.model_dump(mode="json"), **changes})
+        message = f"planned by {planner.mode}" + (f" ({tag})" if tag else "")
+        usage = UsageRecord(role="planner", mode=planner.mode, **result.usage.model_dump())
+        return self.projects.create(board, idea=idea, kind="plan", message=message, panel=panel, usage=usage)
+
+    def create_from_storyboard(self, board: Storyboard, panel: list[str] | None = None, idea: str = "") -> Version:
+        return self.projects.create(board, idea=idea or board.logline, kind="import", message="hand-written storyboard",
+                                    panel=panel)

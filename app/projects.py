@@ -1,0 +1,130 @@
+"""Projects and their version tree: create, list, find, trash and restore; save, fork, check out and diff
+versions; the critics' panel and the project's own personas (both are part of a version)."""
+
+from __future__ import annotations
+
+from app.context import Context
+from app.errors import StudioError
+from storage.edits import StoryboardDiff, diff_storyboards
+from storage.records import Project, UsageRecord, Version, VersionNode
+from storage.schema import Persona, Storyboard
+
+
+class Projects:
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    @property
+    def repo(self):
+        return self.ctx.repo
+
+    # ------------------------------------------------------------------ projects
+    def create(self, board: Storyboard, *, idea: str, kind: str, message: str, panel: list[str] | None = None,
+               usage: UsageRecord | None = None) -> Version:
+        """A new project whose v1 is `board` (and what planning it cost), in one transaction."""
+        panel = panel if panel is not None else list(self.builtin_personas())
+        self.check_panel(panel, [])
+        with self.repo.write() as u:
+            v = u.add_project(board, idea=idea, kind=kind, message=message, panel=panel)
+            if usage is not None:
+                u.add_usage(v, usage)
+        return v
+
+    def list(self, include_trashed: bool = False) -> list[Project]:
+        with self.repo.read() as u:
+            return u.projects(include_trashed)
+
+    def resolve(self, ref: str) -> str:
+        """A project id, a unique id prefix, or an exact title."""
+        with self.repo.read() as u:
+            rows = u.project_titles()
+        exact = [pid for pid, _ in rows if pid == ref]
+        hits = exact or [pid for pid, _ in rows if pid.startswith(ref)] or [pid for pid, t in rows if t == ref]
+        if not hits:
+            raise StudioError(f"no project {ref!r} (see `chief projects`)")
+        if len(hits) > 1:
+            raise StudioError(f"{ref!r} matches {len(hits)} projects; use more of the id")
+        return hits[0]
+
+    def project(self, pid: str) -> Project:
+        with self.repo.read() as u:
+            return u.project(pid)
+
+    def set_trashed(self, pid: str, trashed: bool) -> Project:
+        with self.repo.write() as u:
+            u.set_trashed(pid, trashed)
+            return u.project(pid)
+
+    def find_tagged(self, tag: str) -> Version | None:
+        with self.repo.read() as u:
+            return u.find_tagged(tag)
+
+    # ------------------------------------------------------------------ versions
+    def version(self, pid: str, ref: int | str | None = None) -> Version:
+        with self.repo.read() as u:
+            return u.version(pid, ref)
+
+    def versions(self, pid: str) -> list[VersionNode]:
+        with self.repo.read() as u:
+            return u.version_nodes(pid)
+
+    def save_storyboard(self, pid: str, board: Storyboard, base: int | str | None, message: str = "hand edit",
+                        kind: str = "edit") -> tuple[Version, bool]:
+        """A child of `base` with this storyboard. Returns (version, branched): branched when `base`
+        was no longer the newest version on its line (someone saved in between)."""
+        with self.repo.write() as u:
+            return u.add_child(u.version(pid, base), board, kind, message)
+
+    def fork(self, pid: str, ref: int | str) -> Version:
+        """A new branch starting from version `ref` (same storyboard), made current."""
+        with self.repo.write() as u:
+            parent = u.version(pid, ref)
+            return u.add_child(parent, parent.storyboard, "fork", f"fork of v{parent.number}")[0]
+
+    def checkout(self, pid: str, ref: int | str) -> Version:
+        """Make an existing version the one commands act on."""
+        with self.repo.write() as u:
+            v = u.version(pid, ref)
+            u.set_current(v)
+            return v
+
+    def diff(self, pid: str, a: int | str, b: int | str) -> StoryboardDiff:
+        va, vb = self.version(pid, a), self.version(pid, b)
+        return diff_storyboards(va.storyboard, vb.storyboard).model_copy(update={"from_version": va.number,
+                                                                                 "to_version": vb.number})
+
+    # ------------------------------------------------------------------ the panel and personas
+    def set_panel(self, pid: str, persona_ids: list[str], base: int | str | None = None,
+                  personas: list[Persona] | None = None) -> Version:
+        """A child version with a new critics' panel (and, optionally, the project's own personas)."""
+        with self.repo.write() as u:
+            parent = u.version(pid, base)
+            own = personas if personas is not None else parent.personas
+            self.check_panel(persona_ids, own)
+            return u.add_child(parent, parent.storyboard, "panel", "panel: " + ", ".join(persona_ids),
+                               panel=persona_ids, personas=own)[0]
+
+    def save_persona(self, pid: str, persona: Persona, base: int | str | None = None, on_panel: bool = True) -> Version:
+        """Add or replace one of the project's own personas (a new version)."""
+        v = self.version(pid, base)
+        persona = persona.model_copy(update={"source": "built" if persona.source == "built" else "custom"})
+        own = [p for p in v.personas if p.id != persona.id] + [persona]
+        panel = v.panel + ([persona.id] if on_panel and persona.id not in v.panel else [])
+        return self.set_panel(pid, panel, v.number, own)
+
+    def personas_of(self, v: Version) -> dict[str, Persona]:
+        return {**self.builtin_personas(), **{p.id: p for p in v.personas}}
+
+    @staticmethod
+    def builtin_personas() -> dict[str, Persona]:
+        from agents.personas import builtin_personas
+
+        return builtin_personas()
+
+    def check_panel(self, panel: list[str], own: list[Persona]) -> None:
+        known = set(self.builtin_personas()) | {p.id for p in own}
+        unknown = [p for p in panel if p not in known]
+        if unknown:
+            raise StudioError(f"unknown persona(s) {unknown}; known: {sorted(known)}")
+        if not panel:
+            raise StudioError("the critics' panel is empty")

@@ -1,0 +1,107 @@
+"""Watching: the critics' panel watches a version's latest film.
+
+Frames are sampled per shot from the clips (what a critic "sees", with shot ids and timecodes); every
+persona on the panel critiques concurrently; the run is all or nothing (one failed critic saves nothing).
+"""
+
+from __future__ import annotations
+
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from agents.base import FilmView, SampledFrame
+from app.context import Context, ProgressFn, no_progress
+from app.errors import StudioError
+from app.projects import Projects
+from app.rendering import Rendering
+from storage.records import CritiqueRecord, RenderRecord, UsageRecord, Version
+from storage.schema import DIMENSIONS, Persona, Usage, new_id, utcnow
+
+
+class Watching:
+    def __init__(self, ctx: Context, projects: Projects, rendering: Rendering) -> None:
+        self.ctx, self.projects, self.rendering = ctx, projects, rendering
+
+    def critique(self, pid: str, ref: int | str | None = None, progress: ProgressFn | None = None) -> list[CritiqueRecord]:
+        """Every persona on the panel watches the latest render of the version, concurrently."""
+        progress = progress or no_progress
+        v = self.projects.version(pid, ref)
+        render = self.rendering.latest(pid, v.number)
+        if render is None:
+            raise StudioError(f"v{v.number} has no film yet: run `chief render` first")
+        personas = self.projects.personas_of(v)
+        missing = [p for p in v.panel if p not in personas]
+        if missing:
+            raise StudioError(f"the panel names unknown persona(s) {missing}: choose the panel again")
+        panel = [personas[p] for p in v.panel]
+        critic = self.ctx.agents.critic
+        scratch = self.ctx.media.scratch()
+        try:
+            film = self.film_view(v, render, scratch)
+            done: list[str] = []
+
+            def one(persona: Persona):
+                res = critic.critique(persona, film)
+                done.append(persona.id)
+                progress({"stage": "critique", "done": len(done), "total": len(panel), "persona": persona.id})
+                return res
+            workers = max(1, min(len(panel), self.ctx.config.llm_concurrency))
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                results = list(pool.map(one, panel))
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        batch, now = new_id("cb"), utcnow()
+        records = [CritiqueRecord(id=new_id("c"), version=v.number, render_id=render.id, persona_id=p.id,
+                                  persona_name=p.name, batch=batch, mode=critic.mode, created_at=now,
+                                  critique=res.value, usage=res.usage) for p, res in zip(panel, results)]
+        with self.ctx.repo.write() as u:
+            u.add_critiques(v, records)
+            u.add_usage(v, UsageRecord(role="critic", mode=critic.mode, **sum((r.usage for r in results), Usage())
+                                       .model_dump()))
+        return records
+
+    def film_view(self, v: Version, render: RenderRecord, scratch: Path) -> FilmView:
+        """What a critic watches: `frames_per_shot` frames of every shot, in film order, with timecodes."""
+        from generation import frames
+
+        out: list[SampledFrame] = []
+        clips: dict[str, str] = {}
+        for shot, start, _ in v.storyboard.timeline():
+            r = render.shot(shot.shot_id)
+            if r is None:
+                raise StudioError(f"shot {shot.shot_id} has no clip in the latest render")
+            clip = self.rendering.film.clip_path(r.sha256)
+            clips[shot.shot_id] = str(clip)
+            for k, (idx, t, img) in enumerate(frames.sample_frames(clip, self.ctx.config.frames_per_shot, offset=start)):
+                path = frames.save_jpeg(img, scratch / f"{shot.shot_id}_{idx}.jpg")
+                out.append(SampledFrame(shot_id=shot.shot_id, index=k, time=round(t, 3), path=str(path)))
+        idea = self.projects.project(v.project_id).idea
+        return FilmView(storyboard=v.storyboard, frames=out, intent=idea or v.storyboard.logline,
+                        renderer_label=render.label, clips=clips)
+
+    def critiques(self, pid: str, ref: int | str | None = None) -> list[CritiqueRecord]:
+        """The latest panel run on a version, with each persona's name."""
+        with self.ctx.repo.read() as u:
+            v = u.version(pid, ref)
+            records = u.critiques(v)
+        personas = self.projects.personas_of(v)
+        return [r.model_copy(update={"persona_name": personas[r.persona_id].name if r.persona_id in personas
+                                     else r.persona_id}) for r in records]
+
+    def panel_scores(self, pid: str, ref: int | str | None = None) -> dict[str, float]:
+        """Mean scores of the latest panel run: 'overall' and each dimension."""
+        crits = [c.critique for c in self.critiques(pid, ref)]
+        if not crits:
+            return {}
+        out = {"overall": round(sum(c.overall for c in crits) / len(crits), 2)}
+        for d in DIMENSIONS:
+            out[d] = round(sum(c.scores.get(d) for c in crits) / len(crits), 2)
+        return out
+
+    def diversity(self, pid: str, ref: int | str | None = None):
+        """How alike the panel's latest critiques are (a collapsed panel is flagged), or None under two critics."""
+        from agents.diversity import panel_similarity
+
+        crits = [c.critique for c in self.critiques(pid, ref)]
+        return panel_similarity(crits) if len(crits) >= 2 else None

@@ -1,0 +1,170 @@
+"""What the repository stores and returns: the persisted entities around a storyboard.
+
+These are the one representation of each entity: the repository returns them, services pass them
+around, `--json` prints their `model_dump`, and an archive holds their JSON. Media are referenced by
+sha256 (the media store turns a sha into a path); no local path is ever part of a record.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from storage.schema import Critique, Note, Persona, Proposal, Storyboard, Strict, Usage
+
+Sha = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+# How a version came to be: planned, a hand-written storyboard, an edit, an accepted proposal, a fork, a new panel.
+VersionKind = Literal["plan", "import", "edit", "accept", "fork", "panel"]
+# A render's sidecar media: kind -> file extension in the media store.
+RENDER_MEDIA_EXT = {"srt": "srt", "vtt": "vtt", "narration": "wav", "contact_sheet": "jpg", "otio": "otio"}
+MEDIA_EXTS = ("mp4", "png", "jpg", "srt", "vtt", "wav", "otio")
+
+
+class Project(Strict):
+    id: str
+    title: str = Field(min_length=1, max_length=200)
+    idea: str = Field(default="", max_length=20000)
+    created_at: datetime
+    current_version: int = Field(ge=1, description="the version commands act on by default")
+    trashed_at: datetime | None = None
+    versions: int = Field(default=0, ge=0, description="how many versions the project has")
+
+    @property
+    def trashed(self) -> bool:
+        return self.trashed_at is not None
+
+
+class Version(Strict):
+    """A full snapshot: the storyboard, the critics' panel and the project's own personas."""
+
+    id: str
+    project_id: str
+    number: int = Field(ge=1)
+    parent_number: int | None = None
+    kind: VersionKind
+    message: str = ""
+    created_at: datetime
+    storyboard: Storyboard
+    panel: list[str]
+    personas: list[Persona] = Field(default_factory=list)
+
+
+class VersionNode(Strict):
+    """A version in the tree, without its storyboard: what is attached to it, and whether it is current."""
+
+    number: int
+    id: str
+    parent: int | None
+    kind: VersionKind
+    message: str
+    created_at: datetime
+    current: bool
+    renders: int = 0
+    critiques: int = 0
+    notes: int = 0
+    proposals: int = 0
+
+
+class MediaRecord(Strict):
+    sha256: Sha
+    ext: Literal["mp4", "png", "jpg", "srt", "vtt", "wav", "otio"]
+    size: int = Field(ge=0)
+
+
+class ClipRecord(Strict):
+    """The clip cache: a content key (everything that determines the pixels) -> a stored clip."""
+
+    key: Sha
+    sha256: Sha
+    backend: str
+    model: str = ""
+    num_frames: int = Field(ge=1)
+    fps: int = Field(ge=1)
+    width: int = Field(ge=1)
+    height: int = Field(ge=1)
+    seconds: float = Field(default=0.0, ge=0, description="render time")
+    last_frame_sha256: Sha | None = None
+
+
+class ShotRender(Strict):
+    """One shot of a render: which clip it used and whether it was rendered or reused."""
+
+    shot_id: str
+    key: Sha
+    sha256: Sha
+    status: Literal["rendered", "reused"]
+    duration: float = Field(gt=0)
+    num_frames: int = Field(ge=1)
+    fps: int = Field(ge=1)
+
+
+class RenderRecord(Strict):
+    """A finished render of a version: its clips in film order, the assembled film and its sidecars."""
+
+    id: str
+    version: int
+    created_at: datetime
+    backend: str
+    model: str = ""
+    label: str = ""
+    shots: list[ShotRender]
+    rendered: int = Field(ge=0)
+    reused: int = Field(ge=0)
+    seconds: float = Field(ge=0, description="wall time of the render")
+    film_sha256: Sha
+    media: dict[Literal["srt", "vtt", "narration", "contact_sheet", "otio"], Sha] = Field(default_factory=dict)
+    stream_copied: bool = False
+
+    def shot(self, shot_id: str) -> ShotRender | None:
+        return next((s for s in self.shots if s.shot_id == shot_id), None)
+
+
+class CritiqueRecord(Strict):
+    """One persona's critique in one panel run (`batch`) on a render of a version."""
+
+    id: str
+    version: int
+    render_id: str
+    persona_id: str
+    persona_name: str = ""
+    batch: str
+    mode: str
+    created_at: datetime
+    critique: Critique
+    usage: Usage = Field(default_factory=Usage)
+
+
+class ProposalRecord(Strict):
+    id: str
+    version: int
+    created_at: datetime
+    mode: str
+    proposal: Proposal
+    usage: Usage = Field(default_factory=Usage)
+    accepted_as: int | None = Field(default=None, description="the version that accepting it made")
+
+
+class UsageRecord(Usage):
+    """What one action's agent calls cost, attached to a version."""
+
+    role: str
+    mode: str
+    created_at: datetime | None = None
+
+
+class VersionBundle(Strict):
+    """A version and everything attached to it: the unit an archive holds."""
+
+    version: Version
+    renders: list[RenderRecord] = Field(default_factory=list)
+    notes: list[Note] = Field(default_factory=list)
+    critiques: list[CritiqueRecord] = Field(default_factory=list)
+    proposals: list[ProposalRecord] = Field(default_factory=list)
+    usage: list[UsageRecord] = Field(default_factory=list)
+
+
+__all__ = ["RENDER_MEDIA_EXT", "MEDIA_EXTS", "ClipRecord", "CritiqueRecord", "MediaRecord", "Note", "Project",
+           "ProposalRecord", "RenderRecord", "ShotRender", "UsageRecord", "Version", "VersionBundle", "VersionKind",
+           "VersionNode"]
