@@ -56,6 +56,7 @@ class Config(BaseSettings):
     cpu_offload: bool = Field(False, description=(
         "Keep model parts on the GPU only while they run: less GPU memory, slower (needs a GPU)."))
     vae_tiling: bool = Field(False, description="Decode frames tile by tile: less memory for large frames.")
+    vae_slicing: bool = Field(False, description="Decode a batch one video at a time: less memory for batches.")
     steps: int | None = Field(None, ge=1, le=1000, description="Denoising steps; empty: the model family's default.")
     guidance: float | None = Field(None, ge=0, le=100, description=(
         "Classifier-free guidance scale; empty: the model family's default."))

@@ -157,6 +157,16 @@ def test_describe_and_repr_never_show_credentials(work, home):
     assert message.startswith("CHIEF_LLM_BASE_URL: must start with http") and "hunter2" not in message
 
 
+def test_vae_tiling_turns_on_tiling_only(work, home):
+    from app.factory import make_backend
+
+    diffusers = {"CHIEF_VIDEO_BACKEND": "diffusers", "CHIEF_VIDEO_MODEL": str(home / "model"), "CHIEF_DEVICE": "cpu"}
+    tiled = make_backend(load(home, **diffusers, CHIEF_VAE_TILING="1"))
+    assert (tiled.vae_tiling, tiled.vae_slicing) == (True, False)
+    sliced = make_backend(load(home, **diffusers, CHIEF_VAE_SLICING="1"))
+    assert (sliced.vae_tiling, sliced.vae_slicing) == (False, True)
+
+
 def test_docs_settings_table_is_current():
     assert (ROOT / "docs" / "settings.md").read_text() == settings_table(), \
         "docs/settings.md is stale: run `python -m app.config > docs/settings.md`"
