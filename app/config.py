@@ -1,43 +1,30 @@
-"""Configuration: environment variables, then a chief.toml, then flags (flags win).
+"""Configuration: flags, then environment variables, then a chief.toml, then defaults (the first wins).
+
+`Config` is a pydantic-settings class: each field is typed, bounded and described once, and the table in
+docs/settings.md is generated from it (`python -m app.config > docs/settings.md`). A bad value is one
+line naming where it came from: `CHIEF_FRAMES_PER_SHOT: must be at least 1 (got 0)`.
 
 Whatever is active is reported by `Config.describe()` and shown to the user (CLI header, UI status
-bar): never a silent downgrade. The API key is held in memory only: it is never written to the
-database, an archive or a log, and never printed.
+bar): never a silent downgrade. Credentials (the API key, the web app's password) are read from the
+environment or flags only, held in memory only, and never written to the database, an archive or a
+log, nor printed.
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, field, fields, replace
+from contextvars import ContextVar
 from pathlib import Path
+from typing import Any, Literal, Mapping, get_args, get_origin
+from urllib.parse import urlsplit, urlunsplit
 
-ENV = {  # field -> environment variable
-    "home": "CHIEF_HOME",
-    "backend": "CHIEF_VIDEO_BACKEND",
-    "model": "CHIEF_VIDEO_MODEL",
-    "i2v_model": "CHIEF_VIDEO_I2V_MODEL",
-    "device": "CHIEF_DEVICE",
-    "dtype": "CHIEF_DTYPE",
-    "cpu_offload": "CHIEF_CPU_OFFLOAD",
-    "vae_tiling": "CHIEF_VAE_TILING",
-    "steps": "CHIEF_STEPS",
-    "guidance": "CHIEF_GUIDANCE",
-    "llm_base_url": "CHIEF_LLM_BASE_URL",
-    "critic_model": "CHIEF_CRITIC_MODEL",
-    "refiner_model": "CHIEF_REFINER_MODEL",
-    "planner_model": "CHIEF_PLANNER_MODEL",
-    "agents": "CHIEF_AGENTS",
-    "narration": "CHIEF_NARRATION",
-    "frames_per_shot": "CHIEF_FRAMES_PER_SHOT",
-    "llm_timeout": "CHIEF_LLM_TIMEOUT",
-    "llm_max_retries": "CHIEF_LLM_MAX_RETRIES",
-    "llm_backoff": "CHIEF_LLM_BACKOFF",
-    "llm_concurrency": "CHIEF_LLM_CONCURRENCY",
-    "image_detail": "CHIEF_IMAGE_DETAIL",
-    "auth": "CHIEF_AUTH",
-    "ray_address": "CHIEF_RAY_ADDRESS",
-}
+from pydantic import AliasChoices, Field, ValidationError, field_validator, model_validator
+from pydantic_settings import (BaseSettings, EnvSettingsSource, InitSettingsSource, PydanticBaseSettingsSource,
+                               SettingsConfigDict)
+from pydantic_settings.sources.utils import parse_env_vars
+
+TOML_NAME = "chief.toml"
 
 
 def default_home() -> Path:
@@ -45,33 +32,85 @@ def default_home() -> Path:
     return Path(base) / "chief"
 
 
-@dataclass(frozen=True)
-class Config:
-    home: Path = field(default_factory=default_home)
-    backend: str = "animatic"  # animatic | diffusers
-    model: str = ""  # diffusers hub id or local folder
-    i2v_model: str = ""  # optional image-to-video model for continuity
-    device: str = ""  # "" = best available
-    dtype: str = ""
-    cpu_offload: bool = False
-    vae_tiling: bool = False
-    steps: int | None = None
-    guidance: float | None = None
-    llm_base_url: str = ""
-    api_key: str = field(default="", repr=False)
-    critic_model: str = ""
-    refiner_model: str = ""
-    planner_model: str = ""
-    agents: str = ""  # llm | offline; "" = llm when an endpoint is configured, else offline
-    narration: bool = True
-    frames_per_shot: int = 3
-    llm_timeout: float = 120.0
-    llm_max_retries: int = 3
-    llm_backoff: float = 1.0  # first retry delay in seconds; doubles each retry
-    llm_concurrency: int = 4
-    image_detail: str = "low"
-    auth: str = field(default="", repr=False)  # user:password for `chief serve`
-    ray_address: str = ""  # `chief serve` on a Ray cluster: "local", "auto", "HOST:6379" or "ray://..."
+def _secret(description: str) -> dict:
+    """A credential: environment or flags only (refused in chief.toml), never in a repr."""
+    return {"description": description, "repr": False, "json_schema_extra": {"secret": True}}
+
+
+class Config(BaseSettings):
+    """Everything CHIEF can be told. Variables are CHIEF_ + the name in capitals unless a field names its own."""
+
+    model_config = SettingsConfigDict(env_prefix="CHIEF_", env_ignore_empty=True, frozen=True, extra="forbid")
+
+    home: Path = Field(default_factory=default_home, description=(
+        "Data folder: `chief.db` (SQLite, WAL) and `media/` (content-addressed files); its `chief.toml` is read "
+        "when the working folder has none. Default `$XDG_DATA_HOME/chief`, else `~/.local/share/chief`."))
+    backend: Literal["animatic", "diffusers"] = Field("animatic", validation_alias="CHIEF_VIDEO_BACKEND", description=(
+        "Video backend: `animatic` (a labelled previz drawn on the CPU, no weights) or `diffusers`."))
+    model: str = Field("", validation_alias="CHIEF_VIDEO_MODEL", description=(
+        "Diffusers text-to-video model: a local folder or a cached hub id (required with `diffusers`)."))
+    i2v_model: str = Field("", validation_alias="CHIEF_VIDEO_I2V_MODEL", description=(
+        "Optional image-to-video model for shot continuity (LTX needs none: its I2V pipeline shares the weights)."))
+    device: str = Field("", description="`cuda`, `cuda:N`, `mps` or `cpu`; empty: the best available.")
+    dtype: str = Field("", description="Weights dtype: `bf16`, `fp16` or `fp32`; empty: the device's best.")
+    cpu_offload: bool = Field(False, description=(
+        "Keep model parts on the GPU only while they run: less GPU memory, slower (needs a GPU)."))
+    vae_tiling: bool = Field(False, description="Decode frames tile by tile: less memory for large frames.")
+    vae_slicing: bool = Field(False, description="Decode a batch one video at a time: less memory for batches.")
+    steps: int | None = Field(None, ge=1, le=1000, description="Denoising steps; empty: the model family's default.")
+    guidance: float | None = Field(None, ge=0, le=100, description=(
+        "Classifier-free guidance scale; empty: the model family's default."))
+    llm_base_url: str = Field("", description=(
+        "OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp, ...); empty: api.openai.com when a key is set."))
+    api_key: str = Field("", validation_alias=AliasChoices("CHIEF_LLM_API_KEY", "OPENAI_API_KEY"),
+                         **_secret("API key for the LLM endpoint; environment or flags only, never stored or shown."))
+    critic_model: str = Field("", description="Model the critics use; empty: the LLM client's default.")
+    refiner_model: str = Field("", description="Model the refiner uses; empty: the LLM client's default.")
+    planner_model: str = Field("", description="Model the planner uses; empty: the LLM client's default.")
+    agents: Literal["", "llm", "offline"] = Field("", description=(
+        "`llm` or `offline`; empty: `llm` when an endpoint or a key is set, else `offline`."))
+    narration: bool = Field(True, description="Synthesise the narration (Piper, offline); `0` to skip it.")
+    frames_per_shot: int = Field(3, ge=1, le=24, description=(
+        "Frames each critic sees per shot (an LLM call carries at most 24 frames)."))
+    llm_timeout: float = Field(120.0, gt=0, le=3600, description="Seconds per LLM request.")
+    llm_max_retries: int = Field(3, ge=0, le=10, description="Retries on rate limits, server errors and timeouts.")
+    llm_backoff: float = Field(1.0, ge=0, le=60, description="First retry delay in seconds; doubles each retry.")
+    llm_concurrency: int = Field(4, ge=1, le=64, description="LLM requests in flight at once, all roles together.")
+    image_detail: Literal["low", "high", "auto"] = Field("low", description="Detail the LLM is asked to see frames at.")
+    auth: str = Field("", **_secret(
+        "`user:password` for `chief serve` (required when binding anything but 127.0.0.1); environment or flags only."))
+    ray_address: str = Field("", description=(
+        "Run `chief serve` on a Ray cluster: `local`, `auto`, `HOST:6379` or `ray://HOST:10001`."))
+
+    @field_validator("home")
+    @classmethod
+    def _expand(cls, home: Path) -> Path:
+        return home.expanduser()
+
+    @field_validator("llm_base_url")
+    @classmethod
+    def _http(cls, url: str) -> str:
+        if url and urlsplit(url).scheme not in ("http", "https"):
+            raise ValueError("must start with http:// or https://")
+        return url
+
+    @model_validator(mode="after")
+    def _model_for_diffusers(self) -> Config:
+        if self.backend == "diffusers" and not self.model:
+            raise ValueError("CHIEF_VIDEO_BACKEND=diffusers needs CHIEF_VIDEO_MODEL (a local folder or a cached hub id)")
+        return self
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
+                                   file_secret_settings) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Flags, then the environment, then chief.toml. `load_config` supplies the last two; without it,
+        `Config(...)` reads os.environ and no file."""
+        env, toml = _SOURCES.get() or (env_settings, None)
+        return tuple(source for source in (init_settings, env, toml) if source is not None)
+
+    def __repr_args__(self):
+        for name, value in super().__repr_args__():
+            yield name, redact_url(value) if name == "llm_base_url" else value
 
     @property
     def agent_mode(self) -> str:
@@ -88,66 +127,193 @@ class Config:
         return self.home / "media"
 
     def describe(self) -> dict:
-        """What is active, for the user's eyes (never includes the key)."""
+        """What is active, for the user's eyes (never a credential)."""
         mode = self.agent_mode
         return {
             "home": str(self.home),
             "backend": self.backend,
             "model": self.model or ("(none: animatic previz)" if self.backend == "animatic" else "(not set)"),
             "agents": mode if mode == "llm" else "offline (embedded heuristic agents, no LLM)",
-            "llm_endpoint": self.llm_base_url or ("api.openai.com" if mode == "llm" else ""),
+            "llm_endpoint": redact_url(self.llm_base_url) or ("api.openai.com" if mode == "llm" else ""),
             "critic_model": self.critic_model if mode == "llm" else "",
             "refiner_model": self.refiner_model if mode == "llm" else "",
             "planner_model": self.planner_model if mode == "llm" else "",
         }
 
 
-def _coerce(name: str, value):
-    kind = {f.name: f.type for f in fields(Config)}[name]
-    if isinstance(value, str):
-        if kind == "bool":
-            return value.strip().lower() in ("1", "true", "yes", "on")
-        if kind == "int | None" or kind == "int":
-            return int(value) if value.strip() else None
-        if kind == "float | None" or kind == "float":
-            return float(value) if value.strip() else None
-        if kind == "Path":
-            return Path(value).expanduser()
-    return Path(value).expanduser() if kind == "Path" else value
+# (environment source, chief.toml source or None) for the Config being built by load_config.
+_SOURCES: ContextVar[tuple[PydanticBaseSettingsSource, PydanticBaseSettingsSource | None] | None] = \
+    ContextVar("chief_config_sources", default=None)
+
+
+class _Environment(EnvSettingsSource):
+    """The environment variables, read from `environ` (load_config's; tests pass {} to ignore os.environ)."""
+
+    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
+        self._environ = environ
+        super().__init__(settings_cls)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        return parse_env_vars(self._environ, self.case_sensitive, self.env_ignore_empty, self.env_parse_none_str)
+
+
+def redact_url(url: str) -> str:
+    """`url` without credentials: no user:password@, no query string."""
+    if not url:
+        return url
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def env_names(name: str) -> tuple[str, ...]:
+    """The environment variables a setting is read from, in order."""
+    alias = Config.model_fields[name].validation_alias
+    if alias is None:
+        return (f"{Config.model_config['env_prefix']}{name.upper()}",)
+    return tuple(alias.choices) if isinstance(alias, AliasChoices) else (alias,)
+
+
+def _is_secret(name: str) -> bool:
+    return bool((Config.model_fields[name].json_schema_extra or {}).get("secret"))
+
+
+def _keyed(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Setting names to the keys Config validates (a renamed setting is validated by its variable)."""
+    return {(env_names(k)[0] if k in Config.model_fields and Config.model_fields[k].validation_alias else k): v
+            for k, v in values.items()}
+
+
+def _setting_of(key: str) -> str:
+    return next((name for name in Config.model_fields if key == name or key in env_names(name)), key)
+
+
+def _toml_values(path: Path) -> dict[str, Any]:
+    """The settings in a chief.toml; credentials, `home` and unknown keys are refused with one line."""
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise ValueError(f"{path}: {e}") from None
+    for key in data:
+        if key not in Config.model_fields:
+            raise ValueError(f"{path}: unknown setting {key!r} (see docs/settings.md)")
+        if _is_secret(key):
+            raise ValueError(f"{path}: {key} is a credential; set {' or '.join(env_names(key))}, not a file")
+        if key == "home":
+            raise ValueError(f"{path}: home cannot be set in {TOML_NAME}; set CHIEF_HOME or --home")
+    return data
+
+
+def _problem(error: dict) -> str:
+    """One validation problem in words, without echoing a credential."""
+    kind, ctx, name = error["type"], error.get("ctx") or {}, _setting_of(str(error["loc"][0])) if error["loc"] else ""
+    bounds = {"greater_than_equal": "at least {ge}", "less_than_equal": "at most {le}",
+              "greater_than": "more than {gt}", "less_than": "less than {lt}"}
+    if kind in bounds:
+        text = "must be " + bounds[kind].format(**{k: f"{v:g}" for k, v in ctx.items()})
+    elif kind == "literal_error":
+        choices = get_args(Config.model_fields[name].annotation)
+        text = "must be " + " or ".join(c for c in choices if c) + (", or empty" if "" in choices else "")
+    elif kind == "bool_parsing":
+        text = "must be true or false (1/0, yes/no, on/off)"
+    elif kind in ("int_parsing", "int_from_float"):
+        text = "must be a whole number"
+    elif kind == "float_parsing":
+        text = "must be a number"
+    elif kind == "extra_forbidden":
+        return "unknown setting"
+    elif kind == "value_error":
+        text = str(ctx.get("error", error["msg"]))
+    else:
+        text = error["msg"]
+    if not name or _is_secret(name):
+        return text
+    shown = redact_url(error["input"]) if name == "llm_base_url" else error["input"]
+    return f"{text} (got {shown if isinstance(shown, str) and shown.strip() else repr(shown)})"
+
+
+def _one_line(e: ValidationError, flags: dict, env: dict, toml: dict, toml_path: Path | None) -> str:
+    """The first problem, named as the user wrote it: the flag, the variable or the file and key."""
+    error = e.errors()[0]
+    more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
+    if not error["loc"]:  # a rule across settings: its message names them
+        return f"{_problem(error)}{more}"
+    key = str(error["loc"][0])
+    name = _setting_of(key)
+    if name in flags:
+        where = name
+    elif key in env:
+        where = env_names(name)[0] if key == name else key
+    elif name in toml:
+        where = f"{toml_path}: {name}"
+    else:
+        where = env_names(name)[0] if name in Config.model_fields else key
+    return f"{where}: {_problem(error)}{more}"
 
 
 def load_config(overrides: dict | None = None, environ: dict | None = None) -> Config:
-    env = os.environ if environ is None else environ
-    values: dict = {}
-    for name, var in ENV.items():
-        if env.get(var):
-            values[name] = _coerce(name, env[var])
-    key = env.get("CHIEF_LLM_API_KEY") or env.get("OPENAI_API_KEY")
-    if key:
-        values["api_key"] = key
-    overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
-    home = Path(overrides.get("home") or values.get("home") or default_home()).expanduser()
-    for toml_path in (Path.cwd() / "chief.toml", home / "chief.toml"):
-        if toml_path.is_file():
-            data = tomllib.loads(toml_path.read_text())
-            if "api_key" in data:
-                raise ValueError(f"{toml_path}: put the API key in CHIEF_LLM_API_KEY, not in a file")
-            for name, value in data.items():
-                if name not in ENV:
-                    raise ValueError(f"{toml_path}: unknown setting {name!r}")
-                values.setdefault(name, _coerce(name, value))
-            break
-    values.update({k: _coerce(k, v) if isinstance(v, str) and k != "api_key" else v for k, v in overrides.items()})
-    values["home"] = home
-    cfg = Config(**values)
-    if cfg.backend not in ("animatic", "diffusers"):
-        raise ValueError(f"unknown video backend {cfg.backend!r} (animatic or diffusers)")
-    if cfg.backend == "diffusers" and not cfg.model:
-        raise ValueError("CHIEF_VIDEO_BACKEND=diffusers needs CHIEF_VIDEO_MODEL (a local folder or a cached hub id)")
-    if cfg.agents not in ("", "llm", "offline"):
-        raise ValueError(f"CHIEF_AGENTS must be llm or offline, not {cfg.agents!r}")
-    return cfg
+    """Flags (`overrides`, by setting name; None means not given) > `environ` (default os.environ) >
+    chief.toml (the working folder's, else the data folder's) > defaults. Raises ValueError (one line)."""
+    flags = {k: v for k, v in (overrides or {}).items() if v is not None}
+    env = _Environment(Config, os.environ if environ is None else environ)
+    env_values = env()
+    home = Path(flags.get("home") or env_values.get("home") or default_home()).expanduser()
+    toml_path = next((p for p in (Path.cwd() / TOML_NAME, home / TOML_NAME) if p.is_file()), None)
+    toml = _toml_values(toml_path) if toml_path else {}
+    sources = (env, InitSettingsSource(Config, _keyed(toml)) if toml_path else None)
+    token = _SOURCES.set(sources)
+    try:
+        return Config(**_keyed(flags))
+    except ValidationError as e:
+        raise ValueError(_one_line(e, flags, env_values, toml, toml_path)) from None
+    finally:
+        _SOURCES.reset(token)
 
 
 def with_overrides(cfg: Config, **changes) -> Config:
-    return replace(cfg, **changes)
+    """A copy of `cfg` with `changes` (by setting name), validated; nothing is read from the environment."""
+    try:
+        return Config.model_validate(_keyed({**dict(cfg), **changes}))
+    except ValidationError as e:
+        raise ValueError(_one_line(e, changes, {}, {}, None)) from None
+
+
+def settings_table() -> str:
+    """docs/settings.md: one row per setting, generated from `Config` (`python -m app.config`)."""
+    rows = ["# Settings", "",
+            "Generated from `app/config.py` by `python -m app.config > docs/settings.md`; do not edit by hand.",
+            "Flags win over environment variables, which win over `chief.toml` (the working folder's, else the",
+            "data folder's), which wins over the defaults. Booleans take `1/0`, `true/false`, `yes/no`, `on/off`.",
+            "", "| setting | env variable | toml key | type | default | meaning |", "|---|---|---|---|---|---|"]
+    for name, field in Config.model_fields.items():
+        variables = " or ".join(f"`{v}`" for v in env_names(name))
+        toml_key = "refused" if _is_secret(name) or name == "home" else f"`{name}`"
+        default = "(see meaning)" if field.default_factory else _shown(field.default)
+        rows.append(f"| `{name}` | {variables} | {toml_key} | {_type_name(field)} | {default} | {field.description} |")
+    return "\n".join(rows) + "\n"
+
+
+def _shown(value: Any) -> str:
+    if value in ("", None):
+        return "(empty)"
+    return f"`{str(value).lower() if isinstance(value, bool) else value}`"
+
+
+def _type_name(field) -> str:
+    annotation = field.annotation
+    optional = type(None) in get_args(annotation)
+    if optional:
+        annotation = next(a for a in get_args(annotation) if a is not type(None))
+    if get_origin(annotation) is Literal:
+        text = " \\| ".join(f"`{v}`" if v else "(empty)" for v in get_args(annotation))
+    else:
+        text = {Path: "path", str: "text", bool: "boolean", int: "integer", float: "number"}[annotation]
+    limits = [f"{sign} {getattr(m, attr):g}" for m in field.metadata
+              for attr, sign in (("ge", "≥"), ("gt", ">"), ("le", "≤"), ("lt", "<")) if getattr(m, attr, None) is not None]
+    if limits:
+        text += f" ({', '.join(limits)})"
+    return text + (", or empty" if optional else "")
+
+
+if __name__ == "__main__":
+    print(settings_table(), end="")

@@ -24,7 +24,7 @@ def make_backend(config: Config):
 
     return DiffusersBackend(config.model, i2v_model=config.i2v_model or None, device=config.device or None,
                             dtype=config.dtype or None, cpu_offload=config.cpu_offload, vae_tiling=config.vae_tiling,
-                            vae_slicing=config.vae_tiling, steps=config.steps, guidance=config.guidance)
+                            vae_slicing=config.vae_slicing, steps=config.steps, guidance=config.guidance)
 
 
 def llm_config(config: Config):
