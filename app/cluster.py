@@ -17,8 +17,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from app.config import Config
-from app.studio import Studio, StudioError
+from app.config import Config, with_overrides
+from app.errors import StudioError
+from app.studio import Studio
 from generation.base import Cancelled, CancelToken, ClipInfo, Progress, RenderError, ShotRequest, clip_key
 
 # What a RayBackend renders with: a Config (the worker runs app.factory.make_backend on it) or a
@@ -58,7 +59,7 @@ def connect(address: str | None = None) -> None:
 
 def worker_config(config: Config) -> Config:
     """The configuration sent to workers: never the API key or the web app's password."""
-    return replace(config, api_key="", auth="")
+    return with_overrides(config, api_key="", auth="")
 
 
 def _build(spec: BackendSpec):
@@ -148,7 +149,7 @@ class RayBackend:
         connect(address)
         spec = worker_config(inner_spec) if isinstance(inner_spec, Config) else inner_spec
         # resolve() runs here; it reads model_index.json at most, never weights, so any device will do
-        self._local = _build(replace(spec, device="cpu", dtype="", cpu_offload=False)
+        self._local = _build(with_overrides(spec, device="cpu", dtype="", cpu_offload=False)
                              if isinstance(spec, Config) and spec.backend == "diffusers" else spec)
         self.name, self.model = self._local.name, self._local.model
         self.supports_continuity = self._local.supports_continuity
@@ -317,7 +318,7 @@ def _agent_call(config: Config, api_key: Secret, role: str, method: str, args: t
     A critic's frames arrive as bytes and are written to a temp folder, since the coordinator's
     paths mean nothing here.
     """
-    cfg = replace(config, api_key=api_key.value)
+    cfg = with_overrides(config, api_key=api_key.value)
     if cfg not in _WORKER_AGENTS:
         from app.factory import make_agents
 
