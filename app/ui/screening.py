@@ -124,7 +124,7 @@ def build(ctx: Ctx) -> None:
                 with gr.Column(elem_id="notes_list"):
                     for i, n in enumerate(notes, 1):
                         with gr.Row(equal_height=True):
-                            text = gr.Textbox(value=n["text"], label=n["about"], lines=1, scale=6,
+                            text = gr.Textbox(value=n["text"], label=n["about"], lines=1, scale=6, interactive=True,
                                               elem_id=f"note_{i}_text", key=f"nt{n['id']}")
                             save = gr.Button("Save", scale=1, min_width=60, elem_id=f"note_{i}_save", key=f"ns{n['id']}")
                             delete = gr.Button("Delete", scale=1, min_width=60, elem_id=f"note_{i}_delete",
