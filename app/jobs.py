@@ -35,6 +35,7 @@ class Job:
     result: Any = None
     cancel: CancelToken = field(default_factory=CancelToken)
     started: float = field(default_factory=time.monotonic)
+    ended: float | None = None
     seq: int = 0  # bumped on every change, so followers wait for something new
 
     @property
@@ -43,7 +44,7 @@ class Job:
 
     @property
     def elapsed(self) -> float:
-        return time.monotonic() - self.started
+        return (self.ended or time.monotonic()) - self.started
 
 
 class Jobs:
@@ -85,7 +86,7 @@ class Jobs:
 
     def _finish(self, job: Job, state: str, message: str, result: Any = None) -> None:
         with self._cond:
-            job.state, job.message, job.result = state, message, result
+            job.state, job.message, job.result, job.ended = state, message, result, time.monotonic()
             job.fraction = 1.0 if state == DONE else job.fraction
             job.seq += 1
             self._cond.notify_all()

@@ -237,8 +237,6 @@ def test_screening_room_scores_notes_and_screenshots(server, st, page, tmp_path,
         snap(name.lower())
     if os.environ.get("CHIEF_SCREENSHOT_DIR"):  # `make screenshots` refreshes README's picture; tests never do
         shutil.copyfile(screening_png, Path(os.environ["CHIEF_SCREENSHOT_DIR"]) / "screening.png")
-        for name in ("storyboard", "render", "history"):
-            shutil.copyfile(shots_dir / f"{name}.png", Path(os.environ["CHIEF_SCREENSHOT_DIR"]) / f"{name}.png")
 
 
 def test_errors_show_a_message_not_a_traceback(server, page, errors):
