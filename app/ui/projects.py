@@ -82,7 +82,7 @@ def build(ctx: Ctx) -> None:
     def planned(job):
         """A finished plan: open the new project; a failed one: its message, the list untouched."""
         if job.state != "done":
-            return progress_html(job), gr.skip(), gr.skip(), esc(job.message), gr.skip(), gr.skip(), gr.skip()
+            return progress_html(job), *[gr.skip()] * 6  # the job's line says what happened: one message
         v = job.result
         b = v.storyboard
         return ("", v.project_id, v.number, f"Created “{esc(b.title)}”: {len(b.shots())} shots, {b.duration():.0f}s.",
