@@ -165,7 +165,8 @@ def test_reload_during_a_render_reattaches_and_stop_is_neutral(server, st, page,
     progress = page.locator("#render_progress .job")
     expect(progress).to_contain_text("shot", timeout=LONG)
     page.reload()
-    page.get_by_role("tab", name="Render", exact=True).click()  # the same project comes back from the browser
+    expect(page.locator("#status_bar")).to_contain_text("Long · v1", timeout=LONG)  # the browser brought it back
+    page.get_by_role("tab", name="Render", exact=True).click()
     expect(progress).to_have_attribute("data-state", "running", timeout=LONG)
     expect(progress).to_contain_text("render v1")
     page.locator("#stop_btn").click()
