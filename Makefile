@@ -37,7 +37,7 @@ test: install system-deps
 
 # Refresh README's screenshot from the browser test (tests themselves never write into the checkout).
 screenshots: install system-deps
-	CHIEF_SCREENSHOT_DIR=$(CURDIR)/docs/screenshots $(BIN)/python -m pytest -q -p no:cacheprovider tests/ui/test_browser.py -k full_creator_session
+	CHIEF_SCREENSHOT_DIR=$(CURDIR)/docs/screenshots $(BIN)/python -m pytest -q -p no:cacheprovider tests/ui/test_browser.py -k screening_room
 
 bench: install
 	$(BIN)/python -m bench.run_all

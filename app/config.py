@@ -69,6 +69,9 @@ class Config(BaseSettings):
     planner_model: str = Field("", description="Model the planner uses; empty: the LLM client's default.")
     agents: Literal["", "llm", "offline"] = Field("", description=(
         "`llm` or `offline`; empty: `llm` when an endpoint or a key is set, else `offline`."))
+    seed_policy: Literal["random", "fixed"] = Field("random", description=(
+        "Seed of a shot added in the web app's storyboard: `random` (a fresh one, so duplicates differ) or `fixed` "
+        "(0). A shot keeps its seed afterwards, so an unchanged shot always renders the same clip."))
     narration: bool = Field(True, description="Synthesise the narration (Piper, offline); `0` to skip it.")
     frames_per_shot: int = Field(3, ge=1, le=24, description=(
         "Frames each critic sees per shot (an LLM call carries at most 24 frames)."))

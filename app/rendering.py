@@ -9,16 +9,21 @@ render keeps are finished clips (cache entries), so a retry renders only what is
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import shutil
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
 from pathlib import Path
 
 from app.context import Context, ProgressFn, no_progress
 from app.errors import RenderFailed, StudioError
-from app.film import FilmAssembler
+from app.film import SHEET_FRAMES, FilmAssembler
 from app.projects import Projects
+from app.thumbnails import ClipMedia
 from generation.base import Backend, CancelToken, Cancelled, RenderError, ShotRequest, clip_key, compose_prompt
 from storage.records import ClipRecord, RenderRecord, ShotRender, Version
 from storage.schema import Shot, Storyboard, new_id, utcnow
@@ -38,7 +43,8 @@ def continuity_chains(shots: list[Shot], continuity: bool) -> list[list[int]]:
 class Rendering:
     def __init__(self, ctx: Context, projects: Projects) -> None:
         self.ctx, self.projects = ctx, projects
-        self.film = FilmAssembler(ctx)
+        self.clip_media = ClipMedia(ctx)
+        self.film = FilmAssembler(ctx, self.clip_media)
         self._lock = threading.Lock()  # one render at a time per backend (it holds the GPU)
 
     def shot_requests(self, board: Storyboard) -> list[ShotRequest]:
@@ -54,19 +60,94 @@ class Rendering:
                 caption=shot.prompt))
         return reqs
 
+    def film_signature(self, board: Storyboard) -> str:
+        """A hash of everything that decides a version's film and its sidecars: each shot's request (the
+        composed prompt, seed, size, ...), its spoken words, the film options, and the title when a
+        title card shows it. Versions with the same signature have the same film."""
+        shots = [{**asdict(req), "narration": shot.narration, "dialogue": shot.dialogue}
+                 for req, shot in zip(self.shot_requests(board), board.shots())]
+        payload = {"shots": shots, "film": board.film.model_dump(mode="json"),
+                   "title": board.title if board.film.title_card else None}
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
     def latest(self, pid: str, ref: int | str | None = None) -> RenderRecord | None:
-        """The latest render of a version, or None."""
+        """The latest render of a version, or None. A version that changes no pixels (a new panel, a title
+        without a title card, notes) shares the film of the nearest ancestor it matches: the record's
+        `version` then names that ancestor."""
         with self.ctx.repo.read() as u:
-            return u.latest_render(u.version(pid, ref))
+            v = u.version(pid, ref)
+            signature = None
+            while True:
+                render = u.latest_render(v)
+                if render is not None or v.parent_number is None:
+                    return render
+                signature = signature or self.film_signature(v.storyboard)
+                v = u.version(pid, v.parent_number)
+                if self.film_signature(v.storyboard) != signature:
+                    return None
+
+    def clip(self, key: str) -> ClipRecord | None:
+        """A clip-cache entry (its render time, size, ...) by key."""
+        with self.ctx.repo.read() as u:
+            return u.clip(key)
+
+    def cached_shots(self, board: Storyboard) -> dict[str, ClipRecord]:
+        """The clips already in the cache for `board`'s shots as they stand (a draft included): shot_id -> clip.
+        A continuity shot is found only when the clip it continues from is."""
+        backend = self.ctx.backend
+        shots, reqs = board.shots(), self.shot_requests(board)
+        found: dict[str, ClipRecord] = {}
+        for chain in continuity_chains(shots, backend.supports_continuity):
+            prev: ClipRecord | None = None
+            for i in chain:
+                req = reqs[i]
+                if shots[i].continuity and prev is not None:
+                    req = req.with_(init_image=str(self.ctx.media.path(prev.last_frame_sha256, "png")),
+                                    init_image_sha256=prev.last_frame_sha256)
+                try:
+                    prev = self._cached(clip_key(backend, backend.resolve(req)))
+                except RenderError:
+                    prev = None
+                if prev is None:
+                    break
+                found[shots[i].shot_id] = prev
+        return found
+
+    def render_shot(self, board: Storyboard, shot_id: str, progress: ProgressFn | None = None,
+                    cancel: CancelToken | None = None) -> ShotRender:
+        """Render (or reuse) one shot of `board` (a draft is fine: nothing but clips is written), with the
+        continuity shots before it that it is conditioned on. The clip lands in the cache, so the film's
+        next render reuses it."""
+        progress, cancel = progress or no_progress, cancel or CancelToken()
+        backend = self.ctx.backend
+        shots = board.shots()
+        index = next((i for i, s in enumerate(shots) if s.shot_id == shot_id), None)
+        if index is None:
+            raise StudioError(f"the storyboard has no shot {shot_id!r}")
+        chain = next(c for c in continuity_chains(shots, backend.supports_continuity) if index in c)
+        chain = chain[:chain.index(index) + 1]
+        reqs = self.shot_requests(board)
+        scratch = self.ctx.media.scratch()
+        try:
+            with self._turn():
+                prev_last, record = None, None
+                for i in chain:
+                    record, prev_last = self._shot(backend, shots[i], reqs[i], i, len(shots), prev_last, scratch,
+                                                   progress, cancel)
+            return record
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
 
     def render(self, pid: str, ref: int | str | None = None, progress: ProgressFn | None = None,
                cancel: CancelToken | None = None) -> RenderRecord:
         """Render every shot (reusing cached clips), assemble the film, record the render."""
         progress, cancel = progress or no_progress, cancel or CancelToken()
-        if int(getattr(self.ctx.backend, "max_parallel", 1)) > 1:  # a worker pool schedules its own devices
+        with self._turn():
             return self._render(self.projects.version(pid, ref), progress, cancel)
-        with self._lock:
-            return self._render(self.projects.version(pid, ref), progress, cancel)
+
+    def _turn(self):
+        """Renders take turns on one device; a worker pool (max_parallel > 1) schedules its own devices."""
+        return contextlib.nullcontext() if int(getattr(self.ctx.backend, "max_parallel", 1)) > 1 else self._lock
 
     def _render(self, v: Version, progress: ProgressFn, cancel: CancelToken) -> RenderRecord:
         t0 = time.perf_counter()
@@ -99,7 +180,7 @@ class Rendering:
             cancel.raise_if_cancelled()
             progress({"stage": "assemble", "shots": n})
             try:
-                film = self.film.assemble(v.storyboard, records, scratch)
+                film = self.film.assemble(v.storyboard, records, scratch, cancel)
             except (OSError, RuntimeError) as e:  # disk full while writing the film (ffmpeg fails)
                 raise StudioError(f"could not assemble the film: {getattr(e, 'strerror', None) or e}. "
                                   "Every clip is kept; free some space and run render again.") from None
@@ -176,4 +257,6 @@ class Rendering:
                           seconds=round(seconds, 3), last_frame_sha256=frame_media.sha256)
         with self.ctx.repo.write() as u:
             u.put_clip(clip, [clip_media, frame_media])
+        # cut its thumbnail and the frames critics and the contact sheet use now, in one decode
+        self.clip_media.prepare(clip.sha256, ks=tuple(sorted({SHEET_FRAMES, self.ctx.config.frames_per_shot})))
         return clip

@@ -21,15 +21,15 @@ from app.context import Context, ProgressFn
 from app.errors import RenderFailed, StudioError
 from app.planning import Planning
 from app.projects import Projects
-from app.refining import AcceptResult, Refining, UsageSummary
+from app.refining import AcceptResult, EarlierNote, Refining, UsageSummary
 from app.rendering import Rendering
 from app.watching import Watching
 from storage.db import Database
 from storage.edits import StoryboardDiff
 from storage.media import MediaStore
 from generation.base import CancelToken, ShotRequest
-from storage.records import (RENDER_MEDIA_EXT, CritiqueRecord, Project, ProposalRecord, RenderRecord, Version,
-                             VersionNode)
+from storage.records import (RENDER_MEDIA_EXT, ClipRecord, CritiqueRecord, Project, ProposalRecord, RenderRecord, ShotRender,
+                             Version, VersionNode)
 from storage.schema import Note, Persona, Storyboard
 from storage.repository import Repository
 
@@ -91,8 +91,9 @@ class Studio:
 
     # ------------------------------------------------------------------ projects and versions (projects.py)
     def create_project(self, idea: str, minutes: float = 1.0, title: str | None = None,
-                       panel: list[str] | None = None, *, overrides: dict | None = None, tag: str = "") -> Version:
-        return self._planning.create_project(idea, minutes, title, panel, overrides=overrides, tag=tag)
+                       panel: list[str] | None = None, *, overrides: dict | None = None, tag: str = "",
+                       cancel: CancelToken | None = None) -> Version:
+        return self._planning.create_project(idea, minutes, title, panel, overrides=overrides, tag=tag, cancel=cancel)
 
     def create_from_storyboard(self, board: Storyboard, panel: list[str] | None = None, idea: str = "") -> Version:
         return self._planning.create_from_storyboard(board, panel, idea)
@@ -156,15 +157,40 @@ class Studio:
         return self._rendering.render(pid, ref, progress, cancel)
 
     def render_info(self, pid: str, ref: int | str | None = None) -> RenderRecord | None:
-        """The latest render of a version, or None."""
+        """The latest render of a version (or of the ancestor whose film it shares), or None."""
         return self._rendering.latest(pid, ref)
+
+    def render_shot(self, board: Storyboard, shot_id: str, progress: ProgressFn | None = None,
+                    cancel: CancelToken | None = None) -> ShotRender:
+        return self._rendering.render_shot(board, shot_id, progress, cancel)
+
+    def cached_shots(self, board: Storyboard) -> dict[str, ClipRecord]:
+        return self._rendering.cached_shots(board)
+
+    def clip_info(self, key: str) -> ClipRecord | None:
+        return self._rendering.clip(key)
+
+    def thumbnail(self, clip_sha256: str) -> Path:
+        return self._rendering.clip_media.thumbnail(clip_sha256)
+
+    def export_timeline(self, pid: str, ref: int | str | None, out_dir: Path) -> dict[str, Path]:
+        """The latest film's cut as OTIO, EDL and FCPXML in `out_dir`, with critic and creator notes as markers."""
+        from app.film import export_timeline
+
+        v = self.version(pid, ref)
+        render = self.render_info(pid, v.number)
+        if render is None:
+            raise StudioError(f"v{v.number} has no film yet: render it first")
+        return export_timeline(render, v.storyboard, self.clip_path, self.critiques(pid, v.number),
+                               self.notes(pid, v.number), out_dir)
 
     def shot_requests(self, board: Storyboard) -> list[ShotRequest]:
         return self._rendering.shot_requests(board)
 
     # ------------------------------------------------------------------ watching (watching.py)
-    def critique(self, pid: str, ref: int | str | None = None, progress: ProgressFn | None = None) -> list[CritiqueRecord]:
-        return self._watching.critique(pid, ref, progress)
+    def critique(self, pid: str, ref: int | str | None = None, progress: ProgressFn | None = None,
+                 cancel: CancelToken | None = None) -> list[CritiqueRecord]:
+        return self._watching.critique(pid, ref, progress, cancel)
 
     def critiques(self, pid: str, ref: int | str | None = None) -> list[CritiqueRecord]:
         return self._watching.critiques(pid, ref)
@@ -182,6 +208,15 @@ class Studio:
     def notes(self, pid: str, ref: int | str | None = None) -> list[Note]:
         return self._refining.notes(pid, ref)
 
+    def edit_note(self, pid: str, note_id: str, text: str, ref: int | str | None = None) -> Note:
+        return self._refining.edit_note(pid, note_id, text, ref)
+
+    def delete_note(self, pid: str, note_id: str, ref: int | str | None = None) -> None:
+        return self._refining.delete_note(pid, note_id, ref)
+
+    def earlier_notes(self, pid: str, ref: int | str | None = None) -> list[EarlierNote]:
+        return self._refining.earlier_notes(pid, ref)
+
     def refine(self, pid: str, ref: int | str | None = None) -> ProposalRecord:
         return self._refining.refine(pid, ref)
 
@@ -189,8 +224,8 @@ class Studio:
         return self._refining.proposal(pid, proposal_id, ref)
 
     def accept(self, pid: str, proposal_id: str | None = None, only: list[int] | None = None,
-               edits: dict[int, str] | None = None, ref: int | str | None = None) -> AcceptResult:
-        return self._refining.accept(pid, proposal_id, only, edits, ref)
+               edits: dict[int, str] | None = None, ref: int | str | None = None, once: bool = False) -> AcceptResult:
+        return self._refining.accept(pid, proposal_id, only, edits, ref, once)
 
     def usage(self, pid: str, ref: int | str | None = None) -> UsageSummary:
         return self._refining.usage(pid, ref)

@@ -87,6 +87,17 @@ class ClipRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+class ClipMediaRow(Base):
+    """Pictures cut from a clip, cached by the clip's sha256: its thumbnail, or k sampled frames."""
+
+    __tablename__ = "clip_media"
+    clip_sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(20), primary_key=True)  # "thumb" | "frames:K"
+    fps: Mapped[float] = mapped_column(Float)
+    frames: Mapped[list[Any]] = mapped_column(JSON)  # [{index, sha256}] in clip order
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
 class RenderRow(Base):
     """A finished render of a version: its clips in order and the assembled film."""
 

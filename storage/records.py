@@ -88,6 +88,20 @@ class ClipRecord(Strict):
     last_frame_sha256: Sha | None = None
 
 
+class FrameRef(Strict):
+    index: int = Field(ge=0, description="frame number in the clip")
+    sha256: Sha
+
+
+class ClipMediaRecord(Strict):
+    """Pictures cut from a clip once and kept (by the clip's sha256): a thumbnail, or `k` sampled frames."""
+
+    clip_sha256: Sha
+    kind: str = Field(pattern=r"^(thumb|frames:[0-9]{1,2})$")
+    fps: float = Field(gt=0)
+    frames: list[FrameRef] = Field(min_length=1)
+
+
 class ShotRender(Strict):
     """One shot of a render: which clip it used and whether it was rendered or reused."""
 
@@ -165,6 +179,6 @@ class VersionBundle(Strict):
     usage: list[UsageRecord] = Field(default_factory=list)
 
 
-__all__ = ["RENDER_MEDIA_EXT", "MEDIA_EXTS", "ClipRecord", "CritiqueRecord", "MediaRecord", "Note", "Project",
+__all__ = ["RENDER_MEDIA_EXT", "MEDIA_EXTS", "ClipMediaRecord", "ClipRecord", "FrameRef", "CritiqueRecord", "MediaRecord", "Note", "Project",
            "ProposalRecord", "RenderRecord", "ShotRender", "UsageRecord", "Version", "VersionBundle", "VersionKind",
            "VersionNode"]

@@ -12,9 +12,9 @@ from typing import Iterator
 
 from sqlalchemy import func, select
 
-from storage.db import (AgentCallRow, ClipRow, CritiqueRow, Database, MediaRow, NoteRow, ProjectRow, ProposalRow,
+from storage.db import (AgentCallRow, ClipMediaRow, ClipRow, CritiqueRow, Database, MediaRow, NoteRow, ProjectRow, ProposalRow,
                         RenderRow, VersionRow)
-from storage.records import (ClipRecord, CritiqueRecord, MediaRecord, Project, ProposalRecord, RenderRecord,
+from storage.records import (ClipMediaRecord, ClipRecord, CritiqueRecord, MediaRecord, Project, ProposalRecord, RenderRecord,
                              UsageRecord, Version, VersionBundle, VersionNode)
 from storage.schema import Critique, Note, Persona, Proposal, Storyboard, Usage, new_id, utcnow
 
@@ -151,6 +151,18 @@ class Unit:
             if self.s.get(ClipRow, c.key) is None:
                 self.s.add(ClipRow(**c.model_dump()))
 
+    def clip_media(self, clip_sha256: str, kind: str) -> ClipMediaRecord | None:
+        row = self.s.get(ClipMediaRow, (clip_sha256, kind))
+        return None if row is None else ClipMediaRecord(clip_sha256=row.clip_sha256, kind=row.kind, fps=row.fps,
+                                                        frames=row.frames)
+
+    def put_clip_media(self, records: list[ClipMediaRecord], media: list[MediaRecord]) -> None:
+        """Cache pictures cut from clips (replacing an entry whose files went missing)."""
+        self.add_media(media)
+        for r in records:
+            self.s.merge(ClipMediaRow(clip_sha256=r.clip_sha256, kind=r.kind, fps=r.fps,
+                                      frames=[f.model_dump() for f in r.frames]))
+
     # ------------------------------------------------------------------ renders
     def add_render(self, version: Version, render: RenderRecord) -> None:
         media = dict(render.media)
@@ -205,6 +217,20 @@ class Unit:
         rows = self.s.scalars(select(NoteRow).where(NoteRow.version_id == version.id)
                               .order_by(NoteRow.created_at, NoteRow.id))
         return [Note(id=r.id, text=r.text, shot_id=r.shot_id, created_at=r.created_at) for r in rows]
+
+    def update_note(self, version: Version, note_id: str, text: str) -> Note:
+        row = self._note_row(version, note_id)
+        row.text = Note(text=text).text  # validated like a new note
+        return Note(id=row.id, text=row.text, shot_id=row.shot_id, created_at=row.created_at)
+
+    def delete_note(self, version: Version, note_id: str) -> None:
+        self.s.delete(self._note_row(version, note_id))
+
+    def _note_row(self, version: Version, note_id: str) -> NoteRow:
+        row = self.s.get(NoteRow, note_id)
+        if row is None or row.version_id != version.id:
+            raise NotFound(f"v{version.number} has no note {note_id!r}")
+        return row
 
     # ------------------------------------------------------------------ proposals
     def add_proposal(self, version: Version, record: ProposalRecord) -> None:

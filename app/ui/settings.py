@@ -1,8 +1,9 @@
-"""Settings: what is active, the LLM endpoint for this server session, the critics' panel and custom personas.
+"""Settings: what is making the film (in words), the picture (size or aspect, frame rate: per project, a new
+version), how shots are rendered (steps, guidance, seeds: this server session), the model folders, the LLM
+endpoint and its limits (this server session only), the critics' panel and custom personas.
 
-The API key lives only in this process's memory: it is never echoed back to the page, written to the
-database or logged.
-"""
+The API key lives only in this process's memory: it is never echoed back to the page, written to the database
+or logged."""
 
 from __future__ import annotations
 
@@ -11,36 +12,83 @@ import gradio as gr
 from app.ui.common import Ctx, esc, guard, need_project, ver
 
 AGENT_MODES = ["auto", "llm", "offline"]
+LABELS = {"backend_label": "Making the pictures", "model": "Video model", "agents": "Critics, refiner and planner",
+          "llm_endpoint": "LLM endpoint", "critic_model": "Critic model", "refiner_model": "Refiner model",
+          "planner_model": "Planner model"}
+MODEL_DEFAULT = "the model's own size"
+SIZES = {MODEL_DEFAULT: (None, None), "16:9 · 832×480": (832, 480), "16:9 · 1280×720": (1280, 720),
+         "9:16 · 480×832 (phone)": (480, 832), "1:1 · 512×512": (512, 512), "4:3 · 640×480": (640, 480),
+         "2.39:1 · 1216×512 (scope)": (1216, 512)}
+SEEDS = {"random": "new shots get a fresh random seed", "fixed": "new shots start from seed 0"}
 
 
 def status_md(studio) -> str:
-    st = studio.status()
-    rows = [(k, v) for k, v in st.model_dump().items() if v and k != "home"]
+    """What is active, labelled for people (never a raw setting name, never the key)."""
+    st = studio.status().model_dump()
+    rows = [(LABELS[k], st[k]) for k in LABELS if st.get(k)]
     key = "set for this server session (hidden)" if studio.config.api_key else "not set"
     return "\n".join([f"- **{esc(k)}**: {esc(v)}" for k, v in rows] + [f"- **API key**: {key}"])
 
 
-def apply_llm(studio, base_url: str, api_key: str, critic: str, refiner: str, planner: str, mode: str) -> None:
-    """Point the agents at another endpoint/models for this server process; nothing is persisted."""
+def size_label(board) -> str:
+    for label, wh in SIZES.items():
+        if wh == (board.width, board.height):
+            return label
+    return f"custom · {board.width}×{board.height}"
+
+
+def apply_llm(studio, base_url: str, api_key: str, critic: str, refiner: str, planner: str, mode: str,
+              **limits) -> None:
+    """Point the agents at another endpoint/models (and limits) for this server process; nothing is persisted."""
     from app.config import with_overrides
 
     changes = {"llm_base_url": (base_url or "").strip(), "critic_model": (critic or "").strip(),
                "refiner_model": (refiner or "").strip(), "planner_model": (planner or "").strip(),
-               "agents": "" if mode in (None, "", "auto") else mode}
+               "agents": "" if mode in (None, "", "auto") else mode, **limits}
     if api_key and api_key.strip():
         changes["api_key"] = api_key.strip()
     studio.reconfigure(with_overrides(studio.config, **changes))
 
 
 def persona_choices(studio, v) -> list[tuple[str, str]]:
-    return [(f"{p.name} ({pid})" + ("" if p.source == "builtin" else f" [{p.source}]"), pid)
+    return [(p.name + ("" if p.source == "builtin" else f" ({p.source})"), pid)
             for pid, p in studio.personas_of(v).items()]
+
+
+def _discovered_servers() -> list[str]:
+    """Local OpenAI-compatible servers found on this machine (app.discovery, when installed)."""
+    import importlib.util
+
+    if importlib.util.find_spec("app.discovery") is None:
+        return []  # DISCOVERY: app.discovery.discover() lists local servers once the offline-agents work lands
+    from app.discovery import discover
+
+    return [str(getattr(s, "base_url", s)) for s in discover()]
 
 
 def build(ctx: Ctx) -> None:
     studio = ctx.studio
     status = gr.Markdown(elem_id="settings_status")
+    message = gr.Markdown(elem_id="settings_message")
+    with gr.Accordion("The picture (this project: saving makes a new version)", open=True):
+        with gr.Row():
+            size = gr.Dropdown(list(SIZES), value=MODEL_DEFAULT, label="Size and aspect", elem_id="picture_size",
+                               allow_custom_value=True)
+            fps = gr.Number(label="Frames per second (empty: the model's own)", precision=0, minimum=1, maximum=60,
+                            elem_id="picture_fps")
+            picture_btn = gr.Button("Save picture settings", elem_id="picture_save_btn")
+    with gr.Accordion("Rendering (this server session)", open=True):
+        with gr.Row():
+            steps = gr.Number(label="Denoising steps (empty: the model's default)", precision=0, minimum=1,
+                              maximum=1000, elem_id="render_steps")
+            guidance = gr.Number(label="Guidance (empty: the model's default)", minimum=0, maximum=100,
+                                 elem_id="render_guidance")
+            seeds = gr.Radio([(t, k) for k, t in SEEDS.items()], value="random", label="Seeds",
+                             elem_id="seed_policy")
+            render_btn = gr.Button("Apply", elem_id="render_settings_btn")
+        models = gr.Markdown(elem_id="model_folders")
     with gr.Accordion("LLM agents (this server session only)", open=False):
+        servers = gr.Markdown(elem_id="discovered_servers")
         with gr.Row():
             base_url = gr.Textbox(label="Endpoint (OpenAI-compatible base URL)", elem_id="llm_base_url")
             api_key = gr.Textbox(label="API key (never shown or stored)", type="password", elem_id="llm_api_key")
@@ -49,39 +97,84 @@ def build(ctx: Ctx) -> None:
             critic = gr.Textbox(label="Critic model", elem_id="critic_model")
             refiner = gr.Textbox(label="Refiner model", elem_id="refiner_model")
             planner = gr.Textbox(label="Planner model", elem_id="planner_model")
+        with gr.Row():
+            timeout = gr.Number(label="Seconds per request", minimum=1, maximum=3600, elem_id="llm_timeout")
+            retries = gr.Number(label="Retries", precision=0, minimum=0, maximum=10, elem_id="llm_retries")
+            concurrency = gr.Number(label="Requests at once", precision=0, minimum=1, maximum=64,
+                                    elem_id="llm_concurrency")
+            frames = gr.Number(label="Frames a critic sees per shot", precision=0, minimum=1, maximum=24,
+                               elem_id="frames_per_shot")
+            detail = gr.Dropdown(["low", "high", "auto"], label="Image detail", elem_id="image_detail")
         apply_btn = gr.Button("Apply", elem_id="apply_llm_btn")
     gr.Markdown("### Critics' panel")
-    panel = gr.CheckboxGroup(choices=list(studio.builtin_personas()), label="Personas watching this version", elem_id="panel_pick")
+    panel = gr.CheckboxGroup(choices=list(studio.builtin_personas()), label="Personas watching this version",
+                             elem_id="panel_pick")
     panel_btn = gr.Button("Save panel (new version)", elem_id="panel_save_btn")
     gr.Markdown("### Custom persona")
-    with gr.Row():
-        persona_pick = gr.Dropdown(choices=[], label="Start from", elem_id="persona_pick",
-                                   allow_custom_value=True)
+    persona_pick = gr.Dropdown(choices=[], label="Start from", elem_id="persona_pick", allow_custom_value=True)
     persona_yaml = gr.Code(language="yaml", label="Persona (YAML)", interactive=True, elem_id="persona_yaml")
     persona_btn = gr.Button("Save persona to this project (new version)", elem_id="persona_save_btn")
     builder = _builder(ctx, persona_yaml)
-    message = gr.Markdown(elem_id="settings_message")
+
+    def models_md() -> str:
+        c = studio.config
+        rows = [("Backend", c.backend), ("Video model", c.model or "none (the animatic needs no weights)"),
+                ("Image-to-video model (continuity)", c.i2v_model or "none")]
+        return ("\n".join(f"- **{k}**: {esc(v)}" for k, v in rows)
+                + "\n\nModel folders are chosen when the studio starts (`chief serve --help`, docs/settings.md).")
+
+    def servers_md() -> str:
+        found = _discovered_servers()
+        return ("Found on this machine: " + ", ".join(f"`{esc(u)}`" for u in found)) if found else ""
 
     @guard
     def load(pid, v):
         c = studio.config
-        fields = (c.llm_base_url, "", c.critic_model, c.refiner_model, c.planner_model, c.agents or "auto")
+        fields = (c.llm_base_url, "", c.critic_model, c.refiner_model, c.planner_model, c.agents or "auto",
+                  c.llm_timeout, c.llm_max_retries, c.llm_concurrency, c.frames_per_shot, c.image_detail,
+                  c.steps, c.guidance, c.seed_policy, models_md(), servers_md())
         if not pid:
-            return status_md(studio), *fields, gr.CheckboxGroup(choices=[], value=[]), gr.Dropdown(choices=[])
+            return (status_md(studio), *fields, gr.CheckboxGroup(choices=[], value=[]), gr.Dropdown(choices=[]),
+                    MODEL_DEFAULT, None)
         version = studio.version(pid, ver(v))
         choices = persona_choices(studio, version)
+        b = version.storyboard
         return (status_md(studio), *fields, gr.CheckboxGroup(choices=choices, value=version.panel),
-                gr.Dropdown(choices=choices, value=None))
+                gr.Dropdown(choices=choices, value=None), size_label(b), b.fps)
 
     @guard
-    def apply(url, key, c, r, p, m):
-        apply_llm(studio, url, key, c, r, p, m)
+    def apply(url, key, c, r, p, m, t, rt, cc, fr, dt):
+        apply_llm(studio, url, key, c, r, p, m, llm_timeout=t, llm_max_retries=rt, llm_concurrency=cc,
+                  frames_per_shot=fr, image_detail=dt)
         return "", status_md(studio), "Applied for this server session (not saved)."
+
+    @guard
+    def apply_render(s, g, policy):
+        from app.config import with_overrides
+
+        studio.reconfigure(with_overrides(studio.config, steps=int(s) if s else None,
+                                          guidance=float(g) if g not in (None, "") else None, seed_policy=policy))
+        return "Rendering settings applied for this server session: changed settings make new clips."
+
+    @guard
+    def save_picture(pid, v, label, rate):
+        pid = need_project(pid)
+        base = studio.version(pid, ver(v))
+        if label not in SIZES:
+            raise gr.Error("choose one of the sizes")
+        w, h = SIZES[label]
+        board = base.storyboard.model_copy(update={"width": w, "height": h, "fps": int(rate) if rate else None})
+        board = type(board).model_validate(board.model_dump())
+        if board == base.storyboard:
+            return gr.skip(), f"v{base.number} already has this picture: no new version."
+        nv, _ = studio.save_storyboard(pid, board, base.number, f"picture: {label}, {rate or 'model'} fps")
+        return nv.number, f"v{nv.number}: {label}, {int(rate) if rate else 'the model’s'} fps. Render to see it."
 
     @guard
     def save_panel(pid, v, ids):
         nv = studio.set_panel(need_project(pid), list(ids or []), ver(v))
-        return nv.number, f"v{nv.number}: panel is now {', '.join(nv.panel)}."
+        names = studio.personas_of(nv)
+        return nv.number, f"v{nv.number}: the panel is now {esc(', '.join(names[i].name for i in nv.panel))}."
 
     @guard
     def pick_persona(pid, v, persona_id):
@@ -106,14 +199,16 @@ def build(ctx: Ctx) -> None:
             raise ValueError("persona YAML must be a mapping with id, name and who")
         data.setdefault("source", "custom")
         nv = studio.save_persona(pid, Persona.model_validate(data), ver(v))
-        return nv.number, f"v{nv.number}: persona {data.get('id')} saved and on the panel."
+        return nv.number, f"v{nv.number}: persona {esc(data.get('name') or data.get('id'))} saved and on the panel."
 
+    llm = [base_url, api_key, critic, refiner, planner, mode, timeout, retries, concurrency, frames, detail]
     ctx.tabs["settings"].select(load, [ctx.pid, ctx.version],
-                                [status, base_url, api_key, critic, refiner, planner, mode, panel, persona_pick],
+                                [status, *llm, steps, guidance, seeds, models, servers, panel, persona_pick, size, fps],
                                 api_name="settings")
-    ev = apply_btn.click(apply, [base_url, api_key, critic, refiner, planner, mode], [api_key, status, message],
-                         api_visibility="private")
+    ev = apply_btn.click(apply, llm, [api_key, status, message], api_visibility="private")
     ctx.refresh_status(ev)
+    render_btn.click(apply_render, [steps, guidance, seeds], message, api_visibility="private")
+    picture_btn.click(save_picture, [ctx.pid, ctx.version, size, fps], [ctx.version, message], api_name="set_picture")
     panel_btn.click(save_panel, [ctx.pid, ctx.version, panel], [ctx.version, message], api_name="set_panel")
     persona_pick.change(pick_persona, [ctx.pid, ctx.version, persona_pick], persona_yaml, api_visibility="private")
     persona_btn.click(save_persona, [ctx.pid, ctx.version, persona_yaml], [ctx.version, message],
@@ -138,8 +233,8 @@ def _builder(ctx: Ctx, persona_yaml):
 
     @guard
     def build_from_comments(text, viewer):
-        from agents.personas import persona_to_yaml
         from agents.persona_builder import build_persona, comments_from_text
+        from agents.personas import persona_to_yaml
 
         from app.factory import llm_client
 

@@ -93,7 +93,14 @@ def test_database_is_wal_with_foreign_keys(studio):
     studio.create_from_storyboard(tiny_board(2))
     con = sqlite3.connect(studio.config.db_path)
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert con.execute("SELECT version_num FROM alembic_version").fetchone()[0] == "0001"
+    from pathlib import Path
+
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(Path(__file__).parents[2] / "storage" / "migrations"))
+    assert con.execute("SELECT version_num FROM alembic_version").fetchone()[0] == ScriptDirectory.from_config(cfg).get_current_head()
     con.close()
     with studio.db.reader() as s:
         assert s.connection().exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
