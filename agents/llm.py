@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal, Sequence, TypeVar
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
@@ -217,6 +218,8 @@ class LLMClient:
         self._lock = threading.Lock()
         self._sdk = None
         self._httpx = None
+        key = config.api_key.get_secret_value() if config.api_key else ""
+        self._secrets = [s for s in (key, urlsplit(config.base_url or "").password or "") if len(s) >= 4]
 
     def __repr__(self) -> str:
         return f"LLMClient({self.config.describe()})"
@@ -243,8 +246,10 @@ class LLMClient:
         return self._sdk
 
     def _scrub(self, text: str) -> str:
-        key = self.config.api_key.get_secret_value() if self.config.api_key else ""
-        return text.replace(key, "***") if key and len(key) >= 4 else text
+        """Text without the API key or a password written into the endpoint URL."""
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
 
     # -- limits callers size their requests by
 

@@ -12,7 +12,7 @@ It enforces limits the way real endpoints do, each off unless a test sets it:
 - `images_refused`: image parts refused with a text-only server's message (`IMAGE_REFUSALS`);
 - `reject_stream_options`: HTTP 400 naming stream_options (servers that validate every field).
 `stream: true` requests get SSE (`data: {chunk}` lines, a usage chunk when asked, `data: [DONE]`); a reply
-can pace its tokens (`token_delay`) or stop producing them (`stall_after`). `slots=1` makes it answer one
+can pace its tokens (`token_delay`), stop producing them (`stall_after`) or die mid-answer (`drop_after`). `slots=1` makes it answer one
 request at a time, like a llama.cpp server with one slot; `ignore_disconnect` keeps "generating" an answer
 whose client has gone (as llama-cpp-python does for a non-streamed request). GET /v1/models (and /props,
 /api/show) answer with `models`, `props` and `ollama_show`.
@@ -83,11 +83,12 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     token_delay: float = 0.0  # seconds between streamed tokens (and per token of a non-streamed answer)
     stall_after: int | None = None  # stop producing tokens after this many, keeping the connection open
+    drop_after: int | None = None  # close the connection after this many tokens, as a crashing server does
 
 
 def ok(content: str | dict | None = None, **kw: Any) -> Reply:
     """A 200 reply; a dict `content` is sent as its JSON text."""
-    pacing = {k: kw.pop(k) for k in ("delay", "token_delay", "stall_after") if k in kw}
+    pacing = {k: kw.pop(k) for k in ("delay", "token_delay", "stall_after", "drop_after") if k in kw}
     if isinstance(content, dict):
         content = json.dumps(content)
     return Reply(body=completion(content, **kw), **pacing)
@@ -190,7 +191,7 @@ class FakeOpenAI:
         cut["choices"][0]["message"]["content"] = content[: 4 * min(caps)]
         cut["choices"][0]["finish_reason"] = "length"
         cut["usage"]["completion_tokens"] = min(caps)
-        return Reply(cut, reply.status, reply.delay, reply.headers, reply.token_delay, reply.stall_after)
+        return Reply(cut, reply.status, reply.delay, reply.headers, reply.token_delay, reply.stall_after, reply.drop_after)
 
     def __enter__(self) -> "FakeOpenAI":
         fake = self
@@ -298,6 +299,8 @@ class FakeOpenAI:
                     if reply.stall_after is not None and n > reply.stall_after:
                         fake._stop.wait(3600)  # stalled: hold the connection until the server stops
                         return
+                    if reply.drop_after is not None and n > reply.drop_after:
+                        return  # crashed: the connection closes without a finish_reason or [DONE]
                     if n and reply.token_delay:
                         fake._stop.wait(reply.token_delay)
                     if gone:
