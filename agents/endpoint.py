@@ -92,6 +92,11 @@ def server_reason(err: BaseException, limit: int = 300) -> str:
     """The server's own reason for an error, on one line: no "Error code: 500 -" prefixes, no line breaks."""
     text = _message_in(getattr(err, "body", None)) or str(getattr(err, "message", "") or err)
     text = re.sub(r"^(?:(?:HTTP \d+: )?Error code: \d+ - )+", "", text.strip())
+    lines = [line for line in text.splitlines() if line.strip()]
+    if lines and lines[0].startswith("Traceback ("):  # a Python traceback: the reason is its last line
+        text = lines[-1]
+    else:  # a message followed by the server's own traceback: the message
+        text = re.split(r'\n\s*(?:File "|Traceback \()', text, maxsplit=1)[0]
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

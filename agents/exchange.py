@@ -56,6 +56,10 @@ class _Interrupted(Exception):
     """The Guard closed the connection; args[0] is why."""
 
 
+class _EmptyStream(Exception):
+    """HTTP 200 and then nothing: llama-cpp-python reports errors raised while streaming only in its own log."""
+
+
 class Exchange:
     """Requests to one endpoint, shared by every role: its memory, its limit of requests in flight, its SDK client."""
 
@@ -166,7 +170,7 @@ class Exchange:
             outcome = self._attempt(call, kwargs, images > 0)
             if isinstance(outcome, Answer):
                 return outcome
-            if outcome is None:  # changed the request (stream_options refused): send it again at once
+            if outcome is None:  # changed the request (stream_options refused, an empty stream): send it again at once
                 continue
             what, wait = outcome
             tries = f"{attempt + 1} {'try' if attempt == 0 else 'tries'}"
@@ -211,6 +215,13 @@ class Exchange:
         except _Interrupted as e:
             call.usage.append(Usage(calls=1, seconds=round(time.monotonic() - t0, 3)))
             return self._interrupted(call, str(e))
+        except _EmptyStream:
+            call.usage.append(Usage(calls=1, seconds=round(time.monotonic() - t0, 3)))
+            log.warning("%s (%s): the server ended the stream without a word; asking once more without streaming to hear why",
+                        call.role, call.model)
+            kwargs.pop("stream", None)
+            kwargs.pop("stream_options", None)
+            return None
         except AnswerOverCap as e:
             raise AgentError(self.line(call, f"the answer passed {self.config.max_answer_chars:,} characters ({e}); the connection was closed",
                                         f"lower the output budget ({env_name('max_output_tokens')})")) from None
@@ -336,6 +347,8 @@ class Exchange:
                 raise
             if guard.reason:
                 raise _Interrupted(guard.reason)
+        if stream and got.chunks == 0:
+            raise _EmptyStream()
         if stream and answer.finish_reason is None:
             import openai
 

@@ -143,7 +143,7 @@ class LLMClient:
         if mode != "json_schema":
             messages = messages + [{"role": "system", "content": render("json_instructions.j2", schema=json.dumps(schema, separators=(",", ":")))}]
         fmt = {"json_schema": {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}},
-               "json_object": {"type": "json_object"}}.get(mode)
+               "json_object": {"type": "json_object", "schema": schema}}.get(mode)  # llama-cpp-python: a grammar from it
         return self.exchange.request(call, messages, fmt)
 
     # -- parsing and repair

@@ -155,6 +155,7 @@ class Streamed:
     finish_reason: str | None
     tokens: int  # pieces received
     usage: Any  # the server's usage object, when it sent one
+    chunks: int  # events received: 0 when the server ended the stream without a word
 
 
 class AnswerOverCap(Exception):
@@ -165,9 +166,10 @@ def read_stream(chunks: Iterable[Any], guard: Guard, *, max_chars: int, on_token
     """Collect a streamed chat completion; `on_token(tokens_so_far)` after each piece."""
     parts: list[str] = []
     refusal: list[str] = []
-    size = tokens = 0
+    size = tokens = received = 0
     finish = usage = None
     for chunk in chunks:
+        received += 1
         if getattr(chunk, "usage", None):
             usage = chunk.usage
         for choice in chunk.choices[:1]:
@@ -188,4 +190,4 @@ def read_stream(chunks: Iterable[Any], guard: Guard, *, max_chars: int, on_token
                 raise AnswerOverCap(size)
             if choice.finish_reason:
                 finish = choice.finish_reason
-    return Streamed("".join(parts), "".join(refusal) or None, finish, tokens, usage)
+    return Streamed("".join(parts), "".join(refusal) or None, finish, tokens, usage, received)

@@ -10,7 +10,9 @@ It enforces limits the way real endpoints do, each off unless a test sets it:
 - `context_tokens`: prompt + max_tokens over this → HTTP 400 as OpenAI words it ("maximum context length");
 - `refuse_formats`: response_format types refused with llama-cpp-python's HTTP 500 validation error;
 - `images_refused`: image parts refused with a text-only server's message (`IMAGE_REFUSALS`);
-- `reject_stream_options`: HTTP 400 naming stream_options (servers that validate every field).
+- `reject_stream_options`: HTTP 400 naming stream_options (servers that validate every field);
+- `errors_in_stream`: refusals of images and of the context size come, for a streamed request, as HTTP 200
+  and an empty event stream (llama-cpp-python raises them inside its stream and only logs them).
 `stream: true` requests get SSE (`data: {chunk}` lines, a usage chunk when asked, `data: [DONE]`); a reply
 can pace its tokens (`token_delay`), stop producing them (`stall_after`) or die mid-answer (`drop_after`). `slots=1` makes it answer one
 request at a time, like a llama.cpp server with one slot; `ignore_disconnect` keeps "generating" an answer
@@ -114,6 +116,7 @@ class FakeOpenAI:
         self.refuse_formats: set[str] = set()
         self.images_refused: str | None = None  # a key of IMAGE_REFUSALS
         self.reject_stream_options = False
+        self.errors_in_stream = False
         self.slots: int | None = None
         self.ignore_disconnect = False
         self.models: dict[str, dict] = {"fake-model": {}}  # id -> extra fields of its /v1/models entry
@@ -159,10 +162,17 @@ class FakeOpenAI:
     def _enforce(self, body: dict) -> Reply | None:
         """The refusal a real endpoint with these limits would send, before generating anything."""
         fmt = (body.get("response_format") or {}).get("type")
-        if fmt in self.refuse_formats:
+        if fmt in self.refuse_formats:  # request validation: always an HTTP error
             return error(500, LLAMA_CPP_PYTHON_FORMAT_REFUSAL % fmt, "internal_server_error")
         if self.reject_stream_options and "stream_options" in body:
             return error(400, "Unrecognized request argument supplied: stream_options", param="stream_options")
+        refusal = self._content_refusal(body)
+        if refusal is not None and body.get("stream") and self.errors_in_stream:
+            return Reply(status=200, body=None)  # 200, then a stream that ends without an event
+        return refusal
+
+    def _content_refusal(self, body: dict) -> Reply | None:
+        """Refusals that depend on what the messages carry (images, length)."""
         images = len(self.image_parts_of(body))
         if images and self.images_refused:
             status, message = IMAGE_REFUSALS[self.images_refused]
@@ -239,6 +249,8 @@ class FakeOpenAI:
                         fake._stop.wait(reply.delay)
                     if reply.status == 200 and body.get("stream") and reply.body:
                         self._stream(body, reply)
+                    elif reply.status == 200 and body.get("stream"):
+                        self._stream_nothing()
                     else:
                         if reply.status == 200 and reply.token_delay:
                             fake._stop.wait(reply.token_delay * self._content_tokens(reply))
@@ -265,6 +277,16 @@ class FakeOpenAI:
                     self.end_headers()
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
+                    pass
+
+            def _stream_nothing(self) -> None:
+                self.close_connection = True
+                try:
+                    self.send_response(200)
+                    self.send_header("content-type", "text/event-stream")
+                    self.send_header("connection", "close")
+                    self.end_headers()
+                except (BrokenPipeError, ConnectionResetError):
                     pass
 
             def _stream(self, body: dict, reply: Reply) -> None:

@@ -212,3 +212,11 @@ def test_estimate_tokens_counts_text_images_and_video():
             {"role": "user", "content": [{"type": "text", "text": "y" * 40}, *with_images(2)[0]["content"][1:],
                                          {"type": "video_url", "video_url": {"url": "data:video/mp4;base64,AA"}}]}]
     assert estimate_tokens(msgs, image_tokens=85, video_tokens=1000) == 100 + 10 + 8 + 170 + 1000
+
+
+def test_a_refusal_hidden_in_an_empty_stream_is_heard_without_streaming(server, config):
+    """llama-cpp-python answers a streamed request it cannot serve with HTTP 200 and an empty stream."""
+    server.images_refused, server.errors_in_stream = "llama-cpp-python", True
+    with pytest.raises(AgentError, match=r'does not take images: HTTP 500: can only concatenate str \(not "list"\) to str') as e:
+        ask(LLMClient(config.model_copy(update={"max_retries": 3})), with_images(1))
+    assert e.value.usage.calls == 2 and [r.get("stream") for r in server.requests] == [True, None]
