@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import logging
-from typing import Sequence
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.base import AgentError, FilmView, Result
@@ -112,7 +110,3 @@ class LLMCritic:
         out, usage = self.client.structured(f"critic {persona.id}", self.model, messages, CritiqueOut)
         known = {s.shot_id for s in film.storyboard.shots()}
         return Result(value=to_critique(out, persona.id, known), usage=usage, model=self.model)
-
-    def critique_panel(self, personas: Sequence[Persona], film: FilmView) -> list[Result | AgentError]:
-        """Every persona at once (bounded by the client's max_concurrency); in persona order, failures as AgentError."""
-        return self.client.map(lambda p: self.critique(p, film), list(personas))
