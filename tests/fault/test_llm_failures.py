@@ -132,7 +132,7 @@ def test_json_schema_refused_with_http_500_falls_back(home, server, rendered):
     server.responder = lambda body: ok(critique_answer())
     crits = llm_studio(home, server, retries=3).critique(rendered)
     assert [r.get("response_format", {}).get("type") for r in server.requests] == ["json_schema", "json_object"]
-    assert [c["persona_id"] for c in crits] == PANEL and count(home, "critiques") == 1
+    assert [c.persona_id for c in crits] == PANEL and count(home, "critiques") == 1
 
 
 @pytest.mark.parametrize("style", ["llama-server", "llama-cpp-python", "vllm"])
