@@ -233,7 +233,7 @@ def test_label_and_describe_show_pipeline_device_and_dtype(folders):
     assert backend.label == f"diffusers · WanPipeline · {folders('wan')} · cpu fp32"
     assert backend.describe() == {"backend": "diffusers", "model": folders("wan"), "pipeline": "WanPipeline",
                                   "family": "Wan", "device": "cpu", "dtype": "fp32", "cpu_offload": False,
-                                  "i2v": None}
+                                  "i2v": None, "vace": None}
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error on a machine without CUDA")
