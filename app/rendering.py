@@ -62,22 +62,25 @@ class Rendering:
         return reqs
 
     def request_for(self, v: Version, shot_id: str) -> ShotRequest:
-        """The request a render of `v` makes for one shot. A continuity shot starts from the previous shot's last
-        frame in the version's latest render, which must be there."""
+        """The request a render of `v` makes for one shot. A continuity shot starts from the last frame of the
+        previous shot's clip, which must be in the clip cache (keyed as the render would key it)."""
         shots = v.storyboard.shots()
         i = next((k for k, s in enumerate(shots) if s.shot_id == shot_id), None)
         if i is None:
             raise StudioError(f"v{v.number} has no shot {shot_id!r}")
-        req = self.shot_requests(v.storyboard)[i]
-        if i and shots[i].continuity and not shots[i].keyframe and self.ctx.backend.supports_continuity:
-            render = self.latest(v.project_id, v.number)
-            before = render.shot(shots[i - 1].shot_id) if render else None
-            clip = self._cached(before.key) if before else None
+        reqs = self.shot_requests(v.storyboard)
+        backend = self.ctx.backend
+
+        def chained(k: int) -> ShotRequest:
+            if not (k and shots[k].continuity and not shots[k].keyframe and backend.supports_continuity):
+                return reqs[k]
+            clip = self._cached(clip_key(backend, backend.resolve(chained(k - 1))))
             if clip is None:
-                raise StudioError(f"shot {shot_id} continues from {shots[i - 1].shot_id}: render v{v.number} first")
-            req = req.with_(init_image=str(self.ctx.media.path(clip.last_frame_sha256, "png")),
-                            init_image_sha256=clip.last_frame_sha256)
-        return req
+                raise StudioError(f"shot {shots[k].shot_id} continues from {shots[k - 1].shot_id}: "
+                                  f"render v{v.number} first")
+            return reqs[k].with_(init_image=str(self.ctx.media.path(clip.last_frame_sha256, "png")),
+                                 init_image_sha256=clip.last_frame_sha256)
+        return chained(i)
 
     def latest(self, pid: str, ref: int | str | None = None) -> RenderRecord | None:
         """The latest render of a version, or None."""

@@ -116,7 +116,7 @@ class Takes:
         without a render of the shot as it was)."""
         try:
             req = self.rendering.request_for(v, shot.shot_id).with_(seed=take.seed)
-        except StudioError:
+        except (StudioError, RenderError):
             return None
         if take.keyframe_sha256 != shot.keyframe:
             if take.keyframe_sha256 is None:

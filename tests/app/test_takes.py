@@ -67,6 +67,12 @@ def test_picking_a_take_of_a_chained_shot_names_the_shots_that_follow(studio):
     res = studio.pick_take(pid, "s2", "2")
     assert not res.rerenders and res.downstream == ["s3"]
     assert [s.status for s in studio.render(pid).shots] == ["reused", "reused", "rendered"]
+    studio.render_keyframes(pid, shots=["s3"])  # s3 starts from its keyframe now: no longer chained to s2
+    back = studio.pick_take(pid, "s2", "1")
+    assert back.downstream == [] and not back.rerenders
+    assert [s.status for s in studio.render(pid).shots] == ["reused", "reused", "rendered"]
+    studio.pick_take(pid, "s2", "2")
+    assert [s.status for s in studio.render(pid).shots] == ["reused", "reused", "reused"]
 
 
 def test_the_panel_votes_on_a_shots_takes(studio, project):
