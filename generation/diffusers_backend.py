@@ -18,12 +18,10 @@ import inspect
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from .base import CancelToken, ClipInfo, Progress, RenderError, ShotRequest, file_sha256, frames_for
 from .families import FAMILIES, Family
-from .pipelines import (_PIPELINES, SHORT_DTYPE, LoadOptions, clear_pipelines, derived, pick_device,
-                        pipeline_class_name, pipeline_errors, step_callback, warm)
+from .pipelines import (_PIPELINES, SHORT_DTYPE, PipelineModel, call_kwargs, clear_pipelines, derived, pick_device,
+                        pipeline_class_name, pipeline_errors, to_uint8, warm)
 from .video_io import write_video
 
 __all__ = ["DiffusersBackend", "_PIPELINES", "clear_pipelines", "family_of", "pick_device", "pipeline_class_name"]
@@ -59,7 +57,7 @@ def _image_sha(path: str, sha: str | None, what: str) -> str:
     return sha or file_sha256(Path(path))
 
 
-class DiffusersBackend:
+class DiffusersBackend(PipelineModel):
     """Any diffusers text-to-video pipeline, with optional image-to-video and VACE partners."""
 
     name = "diffusers"
@@ -68,34 +66,11 @@ class DiffusersBackend:
                  device: str | None = None, dtype: str | None = None, cpu_offload: bool = False,
                  vae_tiling: bool = False, vae_slicing: bool = False, steps: int | None = None,
                  guidance: float | None = None) -> None:
-        self.model = model
+        super().__init__(model, device, dtype, cpu_offload, vae_tiling, vae_slicing)
         self.i2v_model, self.vace_model = i2v_model, vace_model
-        self.device, self.dtype = pick_device(device, dtype)
-        if cpu_offload and self.device == "cpu":
-            raise RenderError("cpu_offload needs a GPU device; the device is cpu")
-        self.options = LoadOptions(self.device, self.dtype, cpu_offload, vae_tiling, vae_slicing)
         self.steps, self.guidance = steps, guidance
-        self._class_name: str | None = None
 
     # -- what the user is shown ------------------------------------------------------------
-
-    @property
-    def cpu_offload(self) -> bool:
-        return self.options.cpu_offload
-
-    @property
-    def vae_tiling(self) -> bool:
-        return self.options.vae_tiling
-
-    @property
-    def vae_slicing(self) -> bool:
-        return self.options.vae_slicing
-
-    @property
-    def class_name(self) -> str:
-        if self._class_name is None:
-            self._class_name = pipeline_class_name(self.model)
-        return self._class_name
 
     @property
     def family(self) -> Family:
@@ -201,18 +176,11 @@ class DiffusersBackend:
     def render(self, request: ShotRequest, out: Path, progress: Progress | None = None,
                cancel: CancelToken | None = None) -> ClipInfo:
         """Render one shot to `out` (mp4); deterministic for a given request."""
-        import torch
-
         req = self.resolve(request)
         fam = self.family
         if cancel is not None:
             cancel.raise_if_cancelled()
-        kwargs: dict[str, Any] = {
-            "prompt": req.prompt, "width": req.width, "height": req.height,
-            "num_inference_steps": req.steps, "guidance_scale": req.guidance,
-            "generator": torch.Generator("cpu").manual_seed(req.seed), "output_type": "np",
-            "callback_on_step_end": step_callback(progress, cancel, req.steps),
-        }
+        kwargs = call_kwargs(req.prompt, req.width, req.height, req.steps, req.guidance, req.seed, progress, cancel)
         if "num_frames" in fam.call_kwargs or req.route:
             kwargs["num_frames"] = req.num_frames
         if ("negative_prompt" in fam.call_kwargs or req.route) and req.negative_prompt:
@@ -230,8 +198,7 @@ class DiffusersBackend:
             frames = pipe(**kwargs).frames[0]
         if cancel is not None:
             cancel.raise_if_cancelled()
-        video = np.nan_to_num(np.asarray(frames, dtype=np.float32)).clip(0.0, 1.0)
-        video = (video * 255).round().astype(np.uint8)
+        video = to_uint8(frames)
         n = write_video(video, Path(out), req.fps)
         return ClipInfo(path=Path(out), num_frames=n, fps=req.fps, width=video.shape[2], height=video.shape[1])
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .base import RenderError
-from .pipelines import first_line
+from .pipelines import first_line, model_file
 
 # Architecture (config.json `architectures[0]`) -> where its image embedding is.
 ARCHITECTURES: dict[str, str] = {
@@ -29,29 +29,13 @@ _MODELS: dict[tuple[str, str], tuple[Any, Any]] = {}
 _LOCK = threading.Lock()
 
 
-def _config(model: str) -> dict:
-    path = Path(model).expanduser()
-    if path.exists():
-        config = path / "config.json"
-        if not config.is_file():
-            raise RenderError(f"{model} is not a transformers model folder (no config.json)")
-    else:
-        try:
-            from huggingface_hub import hf_hub_download
-
-            config = Path(hf_hub_download(model, "config.json", local_files_only=True))
-        except Exception:
-            raise RenderError(f"embedding model {model!r} not found: no such folder, and not in the Hugging Face "
-                              f"cache (download it first, e.g. `hf download {model}`)") from None
-    return json.loads(config.read_text())
-
-
 class ImageEmbedder:
     """Embeds images with one model; `label` says which, for every table it measures."""
 
     def __init__(self, model: str, device: str = "cpu") -> None:
         self.model, self.device = model, device
-        archs = _config(model).get("architectures") or ["(none)"]
+        config = model_file(model, "config.json", kind="embedding model", folder="transformers model")
+        archs = json.loads(config.read_text()).get("architectures") or ["(none)"]
         self.architecture = archs[0]
         if self.architecture not in ARCHITECTURES:
             raise RenderError(f"{model}: {self.architecture} is not a supported image-embedding model "

@@ -14,11 +14,10 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from .base import CancelToken, Progress, RenderError, file_sha256
-from .pipelines import (SHORT_DTYPE, LoadOptions, derived, pick_device, pipeline_class_name, pipeline_errors,
-                        step_callback, warm)
+from .pipelines import SHORT_DTYPE, PipelineModel, call_kwargs, derived, pipeline_errors, to_uint8, warm
 
 
 @dataclass(frozen=True)
@@ -129,26 +128,11 @@ def collage(paths: tuple[str, ...], width: int, height: int):
     return canvas
 
 
-class DiffusersImages:
+class DiffusersImages(PipelineModel):
     """Any diffusers text-to-image pipeline in IMAGE_FAMILIES; image-to-image from references."""
 
     name = "diffusers"
     supports_references = True
-
-    def __init__(self, model: str, *, device: str | None = None, dtype: str | None = None,
-                 cpu_offload: bool = False, vae_tiling: bool = False, vae_slicing: bool = False) -> None:
-        self.model = model
-        device, dtype = pick_device(device, dtype)
-        if cpu_offload and device == "cpu":
-            raise RenderError("cpu_offload needs a GPU device; the device is cpu")
-        self.options = LoadOptions(device, dtype, cpu_offload, vae_tiling, vae_slicing)
-        self._class_name: str | None = None
-
-    @property
-    def class_name(self) -> str:
-        if self._class_name is None:
-            self._class_name = pipeline_class_name(self.model)
-        return self._class_name
 
     @property
     def family(self) -> ImageFamily:
@@ -160,7 +144,7 @@ class DiffusersImages:
             pipeline = self.class_name
         except RenderError:
             pipeline = "model not found"
-        return f"diffusers images · {pipeline} · {self.model} · {self.options.device} {SHORT_DTYPE[self.options.dtype]}"
+        return f"diffusers images · {pipeline} · {self.model} · {self.device} {SHORT_DTYPE[self.dtype]}"
 
     def resolve(self, request: ImageRequest) -> ImageRequest:
         """Fill size, steps, guidance and strength from the family; sizes snap down to the family's multiple."""
@@ -180,19 +164,14 @@ class DiffusersImages:
     def render(self, request: ImageRequest, out: Path, progress: Progress | None = None,
                cancel: CancelToken | None = None) -> ImageInfo:
         """Render one still to `out` (PNG); deterministic for a given request."""
-        import numpy as np
-        import torch
         from PIL import Image
 
         req = self.resolve(request)
         fam = self.family
         if cancel is not None:
             cancel.raise_if_cancelled()
-        kwargs: dict[str, Any] = {
-            "prompt": req.prompt, "width": req.width, "height": req.height, "num_inference_steps": req.steps,
-            fam.guidance_kwarg: req.guidance, "generator": torch.Generator("cpu").manual_seed(req.seed),
-            "output_type": "np", "callback_on_step_end": step_callback(progress, cancel, req.steps),
-        }
+        kwargs = call_kwargs(req.prompt, req.width, req.height, req.steps, req.guidance, req.seed, progress, cancel,
+                             fam.guidance_kwarg)
         if fam.negative_prompt and req.negative_prompt:
             kwargs["negative_prompt"] = req.negative_prompt
         entry = warm(self.model, self.options, fam.fp32_modules)
@@ -200,10 +179,10 @@ class DiffusersImages:
         if req.references:
             kwargs.update(image=collage(req.references, req.width, req.height), strength=req.strength)
             pipe = derived(entry, fam.img2img_pipeline)
-        with entry.lock, pipeline_errors(req.subject, fam.name, f"{req.width}x{req.height}", self.options.device):
+        with entry.lock, pipeline_errors(req.subject, fam.name, f"{req.width}x{req.height}", self.device):
             image = pipe(**kwargs).images[0]
         if cancel is not None:
             cancel.raise_if_cancelled()
-        pixels = (np.nan_to_num(np.asarray(image, dtype=np.float32)).clip(0, 1) * 255).round().astype(np.uint8)
+        pixels = to_uint8(image)
         Image.fromarray(pixels).save(out, format="PNG")
         return ImageInfo(path=Path(out), width=pixels.shape[1], height=pixels.shape[0])

@@ -44,6 +44,46 @@ class LoadOptions:
     vae_slicing: bool = False
 
 
+class PipelineModel:
+    """A diffusers model (a folder or a cached hub id) and where it loads; its pipeline class is read on first use
+    (from model_index.json: no weights), and nothing loads until a render needs it."""
+
+    def __init__(self, model: str, device: str | None = None, dtype: str | None = None, cpu_offload: bool = False,
+                 vae_tiling: bool = False, vae_slicing: bool = False) -> None:
+        self.model = model
+        device, dtype = pick_device(device, dtype)
+        if cpu_offload and device == "cpu":
+            raise RenderError("cpu_offload needs a GPU device; the device is cpu")
+        self.options = LoadOptions(device, dtype, cpu_offload, vae_tiling, vae_slicing)
+        self._class_name: str | None = None
+
+    @property
+    def class_name(self) -> str:
+        if self._class_name is None:
+            self._class_name = pipeline_class_name(self.model)
+        return self._class_name
+
+    @property
+    def device(self) -> str:
+        return self.options.device
+
+    @property
+    def dtype(self) -> str:
+        return self.options.dtype
+
+    @property
+    def cpu_offload(self) -> bool:
+        return self.options.cpu_offload
+
+    @property
+    def vae_tiling(self) -> bool:
+        return self.options.vae_tiling
+
+    @property
+    def vae_slicing(self) -> bool:
+        return self.options.vae_slicing
+
+
 _PIPELINES: dict[tuple, Warm] = {}
 _LOAD_LOCK = threading.Lock()
 
@@ -91,22 +131,26 @@ def _mps_available() -> bool:
     return torch.backends.mps.is_available()
 
 
-def pipeline_class_name(model: str) -> str:
-    """The `_class_name` of a pipeline folder or a cached hub id, read without loading weights."""
+def model_file(model: str, filename: str, *, kind: str = "model", folder: str = "diffusers pipeline") -> Path:
+    """`filename` of a local model folder or a cached hub id (never downloaded); a one-line error naming the
+    `kind` of model when it is not there."""
     path = Path(model).expanduser()
     if path.exists():
-        index = path / "model_index.json"
-        if not index.is_file():
-            raise RenderError(f"{model} is not a diffusers pipeline folder (no model_index.json)")
-    else:
-        try:
-            from huggingface_hub import hf_hub_download
+        if not (path / filename).is_file():
+            raise RenderError(f"{model} is not a {folder} folder (no {filename})")
+        return path / filename
+    try:
+        from huggingface_hub import hf_hub_download
 
-            index = Path(hf_hub_download(model, "model_index.json", local_files_only=True))
-        except Exception:
-            raise RenderError(f"model {model!r} not found: no such folder, and not in the Hugging Face cache "
-                              f"(download it first, e.g. `hf download {model}`)") from None
-    return json.loads(index.read_text())["_class_name"]
+        return Path(hf_hub_download(model, filename, local_files_only=True))
+    except Exception:
+        raise RenderError(f"{kind} {model!r} not found: no such folder, and not in the Hugging Face cache "
+                          f"(download it first, e.g. `hf download {model}`)") from None
+
+
+def pipeline_class_name(model: str) -> str:
+    """The `_class_name` of a pipeline folder or a cached hub id, read without loading weights."""
+    return json.loads(model_file(model, "model_index.json").read_text())["_class_name"]
 
 
 def is_oom(e: BaseException) -> bool:
@@ -188,6 +232,24 @@ def step_callback(progress: Progress | None, cancel: CancelToken | None, steps: 
             raise Cancelled("render cancelled")  # stop now: skip the remaining steps and the decode
         return {}
     return on_step
+
+
+def call_kwargs(prompt: str, width: int, height: int, steps: int, guidance: float, seed: int,
+                progress: Progress | None, cancel: CancelToken | None, guidance_kwarg: str = "guidance_scale") -> dict:
+    """What every pipeline call takes: the prompt, size, steps and guidance, a seeded CPU generator (the same
+    noise on any device), numpy output, and the step callback (progress and cancel)."""
+    import torch
+
+    return {"prompt": prompt, "width": width, "height": height, "num_inference_steps": steps, guidance_kwarg: guidance,
+            "generator": torch.Generator("cpu").manual_seed(seed), "output_type": "np",
+            "callback_on_step_end": step_callback(progress, cancel, steps)}
+
+
+def to_uint8(pixels):
+    """A pipeline's float output (0..1, maybe with NaNs from a broken step) as 8-bit pixels."""
+    import numpy as np
+
+    return (np.nan_to_num(np.asarray(pixels, dtype=np.float32)).clip(0.0, 1.0) * 255).round().astype(np.uint8)
 
 
 @contextmanager

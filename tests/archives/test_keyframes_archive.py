@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from storage.archives import ArchiveError
-from tests.archives.test_archives import craft, members, new_studio, valid_files
+from tests.archives.test_archives import craft, new_studio, valid_files
 from tests.conftest import tiny_board
 
 

@@ -11,12 +11,11 @@ from PIL import Image
 
 from generation.base import RenderError
 from generation.embeddings import ImageEmbedder
-from tests.generation.tiny_pipelines import BUILDERS
 
 
-@pytest.fixture(scope="module")
-def clip(tmp_path_factory):
-    return str(BUILDERS["clip_vision"](tmp_path_factory.mktemp("clip") / "clip"))
+@pytest.fixture
+def clip(folders):
+    return folders("clip_vision")
 
 
 def noise(path, seed: int) -> str:

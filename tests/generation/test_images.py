@@ -13,16 +13,15 @@ from generation import pipelines
 from generation.animatic_frames import KEYFRAME_LABEL, AnimaticImages, keyframe_view
 from generation.base import Cancelled, CancelToken, RenderError
 from generation.images import IMAGE_FAMILIES, DiffusersImages, ImageBackend, ImageRequest, image_key
-from tests.generation.tiny_pipelines import BUILDERS
 
 pytestmark = pytest.mark.slow
 
 STILL = ImageRequest("keyframe s1", "a red cat on the sea at night", width=32, height=48, steps=2)
 
 
-@pytest.fixture(scope="module")
-def flux(tmp_path_factory):
-    return str(BUILDERS["flux"](tmp_path_factory.mktemp("flux") / "flux"))
+@pytest.fixture
+def flux(folders):
+    return folders("flux")
 
 
 def pixels(path) -> np.ndarray:
@@ -91,13 +90,12 @@ def test_progress_per_step_and_cancel(flux, tmp_path):
     assert not (tmp_path / "x.png").exists()
 
 
-def test_a_missing_or_wrong_image_model_is_one_line(tmp_path):
+def test_a_missing_or_wrong_image_model_is_one_line(folders, tmp_path):
     with pytest.raises(RenderError) as err:
         DiffusersImages(str(tmp_path / "nothing-here")).resolve(STILL)
     assert "not found" in one_line(err) and "nothing-here" in one_line(err)
-    wan = BUILDERS["wan"](tmp_path / "wan")
     with pytest.raises(RenderError) as err:
-        DiffusersImages(str(wan)).resolve(STILL)
+        DiffusersImages(folders("wan")).resolve(STILL)
     assert one_line(err).endswith("WanPipeline is not a supported text-to-image pipeline "
                                   "(supported: FluxPipeline, StableDiffusionXLPipeline, StableDiffusion3Pipeline, "
                                   "QwenImagePipeline)")

@@ -15,23 +15,10 @@ from PIL import Image
 from generation.base import RenderError, ShotRequest, clip_key
 from generation.diffusers_backend import DiffusersBackend
 from generation.video_io import read_frames
-from tests.generation.tiny_pipelines import BUILDERS
 
 pytestmark = pytest.mark.slow
 
 SHOT = ShotRequest("s1", "a red cat dances in the rain", duration=1.0, width=32, height=32, fps=8, steps=2)
-
-
-@pytest.fixture(scope="module")
-def folders(tmp_path_factory):
-    root = tmp_path_factory.mktemp("pipelines")
-    built = {}
-
-    def get(family):
-        if family not in built:
-            built[family] = str(BUILDERS[family](root / family))
-        return built[family]
-    return get
 
 
 @pytest.fixture

@@ -49,15 +49,22 @@ def tiny_umt5(vocab_size: int):
     return UMT5EncoderModel(_t5_config(UMT5Config, vocab_size)).eval()
 
 
-def build_wan(folder: Path) -> Path:
-    from diffusers import AutoencoderKLWan, FlowMatchEulerDiscreteScheduler, WanPipeline, WanTransformer3DModel
+def _wan_parts():
+    """The tokenizer, VAE and text encoder every tiny Wan pipeline shares."""
+    from diffusers import AutoencoderKLWan
 
     tokenizer = tiny_tokenizer()
     torch.manual_seed(0)
     vae = AutoencoderKLWan(base_dim=3, z_dim=16, dim_mult=[1, 1, 1, 1], num_res_blocks=1,
                            temperal_downsample=[False, True, True])
     torch.manual_seed(0)
-    text_encoder = tiny_umt5(len(tokenizer))
+    return tokenizer, vae, tiny_umt5(len(tokenizer))
+
+
+def build_wan(folder: Path) -> Path:
+    from diffusers import FlowMatchEulerDiscreteScheduler, WanPipeline, WanTransformer3DModel
+
+    tokenizer, vae, text_encoder = _wan_parts()
     torch.manual_seed(0)
     transformer = WanTransformer3DModel(
         patch_size=(1, 2, 2), num_attention_heads=2, attention_head_dim=12, in_channels=16, out_channels=16,
@@ -162,14 +169,9 @@ def build_image_pipeline(folder: Path) -> Path:
 
 def build_wan_vace(folder: Path) -> Path:
     """Wan VACE (reference images, first frame by mask): the tiny Wan parts with a VACE transformer."""
-    from diffusers import AutoencoderKLWan, FlowMatchEulerDiscreteScheduler, WanVACEPipeline, WanVACETransformer3DModel
+    from diffusers import FlowMatchEulerDiscreteScheduler, WanVACEPipeline, WanVACETransformer3DModel
 
-    tokenizer = tiny_tokenizer()
-    torch.manual_seed(0)
-    vae = AutoencoderKLWan(base_dim=3, z_dim=16, dim_mult=[1, 1, 1, 1], num_res_blocks=1,
-                           temperal_downsample=[False, True, True])
-    torch.manual_seed(0)
-    text_encoder = tiny_umt5(len(tokenizer))
+    tokenizer, vae, text_encoder = _wan_parts()
     torch.manual_seed(0)
     transformer = WanVACETransformer3DModel(  # vace_in_channels: 2 x z_dim video latents + 8 x 8 mask channels
         patch_size=(1, 2, 2), num_attention_heads=2, attention_head_dim=12, in_channels=16, out_channels=16,
