@@ -89,8 +89,8 @@ class Keyframes:
         """What draws stills, for the status line (loads nothing)."""
         try:
             return self.images.label
-        except StudioError:
-            return "none (set CHIEF_IMAGE_MODEL)"
+        except StudioError as e:
+            return "none (set CHIEF_IMAGE_MODEL)" if not self.ctx.config.image_model else f"unavailable: {e}"
 
     def image_path(self, sha256: str) -> Path:
         return self.ctx.media.path(sha256, "png")
@@ -99,6 +99,7 @@ class Keyframes:
     def add_reference(self, pid: str, name: str, image: Path, *, location: bool = False,
                       base: int | str | None = None) -> Version:
         """An uploaded reference image for a character (or location): a child version."""
+        _room_for_one(_subject(self.projects.version(pid, base).storyboard, name, location))  # before storing
         scratch = self.ctx.media.scratch()
         try:
             media = self.ctx.media.put(read_still(Path(image), scratch), "png")
@@ -113,6 +114,7 @@ class Keyframes:
         """A reference image generated from the character's (or location's) description: a child version."""
         v = self.projects.version(pid, base)
         item = _subject(v.storyboard, name, location)
+        _room_for_one(item)
         n = len(item.references)
         look = "character reference, full figure, plain background" if not location else "establishing view"
         req = ImageRequest(subject=f"reference {name}", prompt=compose_prompt(f"{name}: {item.description}, {look}",
@@ -136,10 +138,8 @@ class Keyframes:
             v = u.version(pid, base)
             board = v.storyboard.model_copy(deep=True)
             item = _subject(board, name, location)
-            refs = change(item.references)
-            if len(refs) > MAX_REFERENCES:
-                raise StudioError(f"{name} has {MAX_REFERENCES} reference images already (the most it may have)")
-            item.references = refs
+            item.references = change(item.references)
+            _room_for_one(item, 0)
             u.add_media(media)
             return u.add_child(v, board, "reference", message)[0]
 
@@ -337,6 +337,11 @@ def _subject(board: Storyboard, name: str, location: bool):
         known = ", ".join(item.name for item in items) or "none"
         raise StudioError(f"no {'location' if location else 'character'} {name!r} in the storyboard (known: {known})")
     return found
+
+
+def _room_for_one(item, more: int = 1) -> None:
+    if len(item.references) + more > MAX_REFERENCES:
+        raise StudioError(f"{item.name} has {MAX_REFERENCES} reference images already (the most it may have)")
 
 
 def read_still(path: Path, scratch: Path) -> Path:

@@ -52,8 +52,10 @@ def test_a_bad_upload_is_refused_in_one_line_and_writes_nothing(studio, project,
             action()
         assert "\n" not in str(err.value)
     assert versions(studio, project) == 1 and studio.shot_keyframes(project)[0].candidates == []
+    stored = sorted(studio.media.root.rglob("*"))
     with pytest.raises(StudioError, match="no character 'Nobody' in the storyboard"):
         studio.add_reference(project, "Nobody", image(tmp_path / "ok.png"))
+    assert sorted(studio.media.root.rglob("*")) == stored  # refused before the image was stored
 
 
 def test_keyframes_for_every_shot_in_one_version_conditioned_on_references(studio, project, tmp_path):
