@@ -50,6 +50,7 @@ class FilmView:
     intent: str = ""  # the creator's stated intent (idea / logline), for faithfulness
     renderer_label: str = ""  # e.g. "animatic (previz)": critics are told what they are looking at
     clips: dict[str, str] = field(default_factory=dict)  # shot_id -> the clip file (for measuring every frame)
+    references: dict[str, list[str]] = field(default_factory=dict)  # character name -> reference image files
 
     def frames_of(self, shot_id: str) -> list[SampledFrame]:
         return [f for f in self.frames if f.shot_id == shot_id]

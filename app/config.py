@@ -51,6 +51,15 @@ class Config(BaseSettings):
         "Diffusers text-to-video model: a local folder or a cached hub id (required with `diffusers`)."))
     i2v_model: str = Field("", validation_alias="CHIEF_VIDEO_I2V_MODEL", description=(
         "Optional image-to-video model for shot continuity (LTX needs none: its I2V pipeline shares the weights)."))
+    vace_model: str = Field("", description=(
+        "Optional Wan VACE model (`WanVACEPipeline`) next to a Wan text-to-video model: shots are conditioned on their "
+        "characters' reference images, and start from their keyframes when there is no image-to-video model."))
+    image_model: str = Field("", description=(
+        "Diffusers text-to-image model for reference images and keyframes (FLUX, SDXL, SD3, Qwen-Image): a local "
+        "folder or a cached hub id. Empty: drawn keyframes with the animatic backend; none with `diffusers`."))
+    embed_model: str = Field("", description=(
+        "Image-embedding model (CLIP, SigLIP or DINOv2: a transformers folder or a cached hub id) that measures "
+        "how consistent characters look; empty: the consistency table says it is not measured."))
     device: str = Field("", description="`cuda`, `cuda:N`, `mps` or `cpu`; empty: the best available.")
     dtype: str = Field("", description="Weights dtype: `bf16`, `fp16` or `fp32`; empty: the device's best.")
     cpu_offload: bool = Field(False, description=(
@@ -174,6 +183,9 @@ class Config(BaseSettings):
             "critic_model": self.critic_model if mode == "llm" else "",
             "refiner_model": self.refiner_model if mode == "llm" else "",
             "planner_model": self.planner_model if mode == "llm" else "",
+            "image_model": self.image_model or ("(none: drawn animatic keyframes)" if self.backend == "animatic"
+                                                else "(not set)"),
+            "embed_model": self.embed_model or "(not set: consistency is not measured)",
         }
 
 

@@ -22,9 +22,36 @@ def make_backend(config: Config):
         return AnimaticBackend()
     from generation.diffusers_backend import DiffusersBackend
 
-    return DiffusersBackend(config.model, i2v_model=config.i2v_model or None, device=config.device or None,
+    return DiffusersBackend(config.model, i2v_model=config.i2v_model or None, vace_model=config.vace_model or None,
+                            device=config.device or None,
                             dtype=config.dtype or None, cpu_offload=config.cpu_offload, vae_tiling=config.vae_tiling,
                             vae_slicing=config.vae_slicing, steps=config.steps, guidance=config.guidance)
+
+
+def make_images(config: Config):
+    """The still-image backend for references and keyframes: the configured text-to-image model; else the drawn
+    keyframes that go with the animatic; None with the diffusers video backend and no image model."""
+    if config.image_model:
+        from generation.images import DiffusersImages
+
+        return DiffusersImages(config.image_model, device=config.device or None, dtype=config.dtype or None,
+                               cpu_offload=config.cpu_offload, vae_tiling=config.vae_tiling,
+                               vae_slicing=config.vae_slicing)
+    if config.backend == "animatic":
+        from generation.animatic_frames import AnimaticImages
+
+        return AnimaticImages()
+    return None
+
+
+def make_embedder(config: Config):
+    """The image-embedding model that measures consistency, or None when none is configured."""
+    if not config.embed_model:
+        return None
+    from generation.embeddings import ImageEmbedder
+    from generation.pipelines import pick_device
+
+    return ImageEmbedder(config.embed_model, device=pick_device(config.device or None)[0])
 
 
 def llm_config(config: Config):

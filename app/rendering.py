@@ -1,8 +1,9 @@
 """Rendering a version: shot requests, continuity chains, the clip cache, the schedule, and the render record.
 
-For each shot in film order: compose the prompt (`generation.base.compose_prompt`), attach the previous
-clip's last frame when the shot continues from it, `resolve` (family defaults and frame rule), key, then
-reuse the cached clip or render it. Independent continuity chains render in parallel when the backend
+For each shot in film order: compose the prompt (`generation.base.compose_prompt`), attach the shot's approved
+keyframe (the clip starts from it) or else, when the shot continues from the previous one, the previous clip's
+last frame, and the first reference image of each of its characters when the backend takes references;
+`resolve` (family defaults and frame rule), key, then reuse the cached clip or render it. Independent continuity chains render in parallel when the backend
 has several workers; otherwise renders take turns (the backend holds the GPU). The only writes a failed
 render keeps are finished clips (cache entries), so a retry renders only what is missing.
 """
@@ -30,10 +31,11 @@ from storage.schema import Shot, Storyboard, new_id, utcnow
 
 
 def continuity_chains(shots: list[Shot], continuity: bool) -> list[list[int]]:
-    """Shot indexes grouped so that each continuity shot follows the shot it continues from."""
+    """Shot indexes grouped so that each continuity shot follows the shot it continues from (a shot with a
+    keyframe starts from its keyframe, so it starts a chain)."""
     chains: list[list[int]] = []
     for i, shot in enumerate(shots):
-        if chains and continuity and shot.continuity:
+        if chains and continuity and shot.continuity and not shot.keyframe:
             chains[-1].append(i)
         else:
             chains.append([i])
@@ -45,19 +47,24 @@ class Rendering:
         self.ctx, self.projects = ctx, projects
         self.clip_media = ClipMedia(ctx)
         self.film = FilmAssembler(ctx, self.clip_media)
-        self._lock = threading.Lock()  # one render at a time per backend (it holds the GPU)
+        self._lock = threading.Lock()  # one render at a time per backend (it holds the GPU): films, shots, takes
 
     def shot_requests(self, board: Storyboard) -> list[ShotRequest]:
-        bible = {c.name: c.description for c in board.characters}
-        cfg = self.ctx.config
+        bible = {c.name: c for c in board.characters}
+        cfg, media = self.ctx.config, self.ctx.media
+        with_references = getattr(self.ctx.backend, "supports_references", False)
         reqs = []
         for shot in board.shots():
-            chars = {n: bible[n] for n in shot.characters if n in bible}
+            chars = [bible[n] for n in shot.characters if n in bible]
+            refs = tuple(c.references[0] for c in chars if c.references) if with_references else ()
             reqs.append(ShotRequest(
-                shot_id=shot.shot_id, prompt=compose_prompt(shot.prompt, board.style_guide, chars),
+                shot_id=shot.shot_id, prompt=compose_prompt(shot.prompt, board.style_guide,
+                                                             {c.name: c.description for c in chars}),
                 negative_prompt=shot.negative_prompt, seed=shot.seed, duration=shot.duration, camera=shot.camera,
                 width=board.width, height=board.height, fps=board.fps, steps=cfg.steps, guidance=cfg.guidance,
-                caption=shot.prompt))
+                caption=shot.prompt, keyframe=str(media.path(shot.keyframe, "png")) if shot.keyframe else None,
+                keyframe_sha256=shot.keyframe, references=tuple(str(media.path(r, "png")) for r in refs),
+                references_sha256=refs))
         return reqs
 
     def film_signature(self, board: Storyboard) -> str:
@@ -69,6 +76,27 @@ class Rendering:
         payload = {"shots": shots, "film": board.film.model_dump(mode="json"),
                    "title": board.title if board.film.title_card else None}
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+    def request_for(self, v: Version, shot_id: str) -> ShotRequest:
+        """The request a render of `v` makes for one shot. A continuity shot starts from the last frame of the
+        previous shot's clip, which must be in the clip cache (keyed as the render would key it)."""
+        shots = v.storyboard.shots()
+        i = next((k for k, s in enumerate(shots) if s.shot_id == shot_id), None)
+        if i is None:
+            raise StudioError(f"v{v.number} has no shot {shot_id!r}")
+        reqs = self.shot_requests(v.storyboard)
+        backend = self.ctx.backend
+
+        def chained(k: int) -> ShotRequest:
+            if not (k and shots[k].continuity and not shots[k].keyframe and backend.supports_continuity):
+                return reqs[k]
+            clip = self._cached(clip_key(backend, backend.resolve(chained(k - 1))))
+            if clip is None:
+                raise StudioError(f"shot {shots[k].shot_id} continues from {shots[k - 1].shot_id}: "
+                                  f"render v{v.number} first")
+            return reqs[k].with_(init_image=str(self.ctx.media.path(clip.last_frame_sha256, "png")),
+                                 init_image_sha256=clip.last_frame_sha256)
+        return chained(i)
 
     def latest(self, pid: str, ref: int | str | None = None) -> RenderRecord | None:
         """The latest render of a version, or None. A version that changes no pixels (a new panel, a title
@@ -129,7 +157,7 @@ class Rendering:
         reqs = self.shot_requests(board)
         scratch = self.ctx.media.scratch()
         try:
-            with self._turn():
+            with self.turn():
                 prev_last, record = None, None
                 for i in chain:
                     record, prev_last = self._shot(backend, shots[i], reqs[i], i, len(shots), prev_last, scratch,
@@ -142,10 +170,10 @@ class Rendering:
                cancel: CancelToken | None = None) -> RenderRecord:
         """Render every shot (reusing cached clips), assemble the film, record the render."""
         progress, cancel = progress or no_progress, cancel or CancelToken()
-        with self._turn():
+        with self.turn():
             return self._render(self.projects.version(pid, ref), progress, cancel)
 
-    def _turn(self):
+    def turn(self):
         """Renders take turns on one device; a worker pool (max_parallel > 1) schedules its own devices."""
         return contextlib.nullcontext() if int(getattr(self.ctx.backend, "max_parallel", 1)) > 1 else self._lock
 
@@ -201,40 +229,43 @@ class Rendering:
               progress: ProgressFn, cancel: CancelToken) -> tuple[ShotRender, tuple[str, Path]]:
         """Reuse or render one shot; returns its render record and its last frame (sha, path)."""
         cancel.raise_if_cancelled()
-        if shot.continuity and prev_last:
+        if shot.continuity and prev_last and not req.keyframe:
             req = req.with_(init_image=str(prev_last[1]), init_image_sha256=prev_last[0])
+
+        def on_step(done: int, total: int) -> None:
+            progress({"stage": "render", "shot_index": i, "shots": n, "shot_id": shot.shot_id, "step": done,
+                      "steps": total, "status": "rendering"})
         try:
-            req = backend.resolve(req)
+            clip, key, status = self.clip_for(backend, req, scratch / f"{i:04d}.mp4", on_step, cancel)
         except RenderError as e:
             raise RenderFailed(shot.shot_id, i, n, str(e)) from None
-        key = clip_key(backend, req)
-        clip = self._cached(key)
-        status = "reused"
-        if clip is None:
-            def on_step(done: int, total: int) -> None:
-                progress({"stage": "render", "shot_index": i, "shots": n, "shot_id": shot.shot_id, "step": done,
-                          "steps": total, "status": "rendering"})
-            on_step(0, req.steps or req.num_frames)
-            out = scratch / f"{i:04d}.mp4"
-            t1 = time.perf_counter()
-            try:
-                info = backend.render(req, out, on_step, cancel)
-            except Cancelled:
-                raise
-            except RenderError as e:
-                raise RenderFailed(shot.shot_id, i, n, str(e)) from None
-            except Exception as e:  # a backend crash: keep what finished, say which shot
-                raise RenderFailed(shot.shot_id, i, n, f"{type(e).__name__}: {e}") from None
-            try:
-                clip = self._store(key, backend, info, out, time.perf_counter() - t1)
-            except OSError as e:  # disk full, database locked: nothing half-stored, say so
-                raise RenderFailed(shot.shot_id, i, n, f"could not store the clip: {e.strerror or e}") from None
-            status = "rendered"
         progress({"stage": "render", "shot_index": i, "shots": n, "shot_id": shot.shot_id, "step": 1, "steps": 1,
                   "status": status})
         record = ShotRender(shot_id=shot.shot_id, key=key, sha256=clip.sha256, status=status, duration=shot.duration,
                             num_frames=clip.num_frames, fps=clip.fps)
         return record, (clip.last_frame_sha256, self.ctx.media.path(clip.last_frame_sha256, "png"))
+
+    def clip_for(self, backend: Backend, req: ShotRequest, out: Path, on_step, cancel: CancelToken
+                 ) -> tuple[ClipRecord, str, str]:
+        """(clip, key, "rendered" or "reused"): the cached clip for the request, or a new render, stored in the
+        cache before it is returned. Every failure is a one-line RenderError; a stop raises Cancelled."""
+        req = backend.resolve(req)
+        key = clip_key(backend, req)
+        clip = self._cached(key)
+        if clip is not None:
+            return clip, key, "reused"
+        on_step(0, req.steps or req.num_frames)
+        t1 = time.perf_counter()
+        try:
+            info = backend.render(req, out, on_step, cancel)
+        except (Cancelled, RenderError):
+            raise
+        except Exception as e:  # a backend crash: keep what finished, say what broke
+            raise RenderError(f"{type(e).__name__}: {e}") from None
+        try:
+            return self._store(key, backend, info, out, time.perf_counter() - t1), key, "rendered"
+        except OSError as e:  # disk full, database locked: nothing half-stored, say so
+            raise RenderError(f"could not store the clip: {e.strerror or e}") from None
 
     def _cached(self, key: str) -> ClipRecord | None:
         with self.ctx.repo.read() as u:

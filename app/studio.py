@@ -5,6 +5,9 @@
     rendering.py  shot requests, continuity chains, the clip cache, the render record (film.py assembles)
     watching.py   frame sampling and the critics' panel
     refining.py   notes, proposals, accepting edits, agent cost
+    keyframes.py  reference images, one keyframe per shot, the keyframe screening
+    takes.py      several takes of a shot, picking one, the panel's votes on them
+    consistency.py  how alike each character looks across shots (an image-embedding model measures it)
 
 The CLI and the web app call the Studio, never the database or a backend directly. Every action is one
 transaction: it completes or leaves the project as it was.
@@ -17,19 +20,22 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from app.config import Config
+from app.consistency import Consistency, ConsistencyReport, Source
 from app.context import Context, ProgressFn
 from app.errors import RenderFailed, StudioError
+from app.keyframes import Keyframes, KeyframesResult, ShotKeyframes
 from app.planning import Planning
 from app.projects import Projects
 from app.refining import AcceptResult, EarlierNote, Refining, UsageSummary
 from app.rendering import Rendering
+from app.takes import PickResult, ShotTakes, Takes
 from app.watching import Watching
 from storage.db import Database
 from storage.edits import StoryboardDiff
 from storage.media import MediaStore
 from generation.base import CancelToken, ShotRequest
-from storage.records import (RENDER_MEDIA_EXT, ClipRecord, CritiqueRecord, Project, ProposalRecord, RenderRecord, ShotRender,
-                             Version, VersionNode)
+from storage.records import (RENDER_MEDIA_EXT, ClipRecord, CritiqueRecord, Project, ProposalRecord, RenderRecord,
+                             ShotRender, TakeScreeningRecord, Version, VersionNode)
 from storage.schema import Note, Persona, Storyboard
 from storage.repository import Repository
 
@@ -48,6 +54,8 @@ class Active(BaseModel):
     critic_model: str = ""
     refiner_model: str = ""
     planner_model: str = ""
+    image_model: str = ""
+    embed_model: str = ""
 
 
 class Studio:
@@ -64,6 +72,9 @@ class Studio:
         self._rendering = Rendering(self.ctx, self._projects)
         self._watching = Watching(self.ctx, self._projects, self._rendering)
         self._refining = Refining(self.ctx, self._projects, self._watching)
+        self._keyframes = Keyframes(self.ctx, self._projects, self._rendering, self._watching)
+        self._takes = Takes(self.ctx, self._projects, self._rendering, self._watching)
+        self._consistency = Consistency(self.ctx, self._projects, self._rendering)
 
     # ------------------------------------------------------------------ what is active
     @property
@@ -230,6 +241,69 @@ class Studio:
     def usage(self, pid: str, ref: int | str | None = None) -> UsageSummary:
         return self._refining.usage(pid, ref)
 
+    # ------------------------------------------------------------------ references and keyframes (keyframes.py)
+    def add_reference(self, pid: str, name: str, image: Path, location: bool = False,
+                      base: int | str | None = None) -> Version:
+        return self._keyframes.add_reference(pid, name, image, location=location, base=base)
+
+    def generate_reference(self, pid: str, name: str, location: bool = False, seed: int | None = None,
+                           base: int | str | None = None, progress: ProgressFn | None = None,
+                           cancel: CancelToken | None = None) -> Version:
+        return self._keyframes.generate_reference(pid, name, location=location, seed=seed, base=base,
+                                                  progress=progress, cancel=cancel)
+
+    def clear_references(self, pid: str, name: str, location: bool = False, base: int | str | None = None) -> Version:
+        return self._keyframes.clear_references(pid, name, location=location, base=base)
+
+    def render_keyframes(self, pid: str, shots: list[str] | None = None, ref: int | str | None = None,
+                         progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> KeyframesResult:
+        return self._keyframes.render_keyframes(pid, shots, ref, progress, cancel)
+
+    def reroll_keyframe(self, pid: str, shot_id: str, ref: int | str | None = None, progress: ProgressFn | None = None,
+                        cancel: CancelToken | None = None) -> KeyframesResult:
+        return self._keyframes.reroll(pid, shot_id, ref, progress, cancel)
+
+    def set_keyframe(self, pid: str, shot_id: str, image: Path, ref: int | str | None = None) -> Version:
+        return self._keyframes.set_keyframe(pid, shot_id, image, ref)
+
+    def pick_keyframe(self, pid: str, shot_id: str, keyframe_id: str, ref: int | str | None = None) -> Version:
+        return self._keyframes.pick_keyframe(pid, shot_id, keyframe_id, ref)
+
+    def clear_keyframe(self, pid: str, shot_id: str, ref: int | str | None = None) -> Version:
+        return self._keyframes.clear_keyframe(pid, shot_id, ref)
+
+    def shot_keyframes(self, pid: str, ref: int | str | None = None) -> list[ShotKeyframes]:
+        return self._keyframes.shot_keyframes(pid, ref)
+
+    def screen_keyframes(self, pid: str, ref: int | str | None = None,
+                         progress: ProgressFn | None = None) -> list[CritiqueRecord]:
+        return self._keyframes.screen(pid, ref, progress)
+
+    def images_label(self) -> str:
+        return self._keyframes.label()
+
+    def image_path(self, sha256: str) -> Path:
+        return self._keyframes.image_path(sha256)
+
+    # ------------------------------------------------------------------ takes (takes.py)
+    def render_takes(self, pid: str, shot_id: str, n: int = 1, ref: int | str | None = None,
+                     progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> ShotTakes:
+        return self._takes.render_takes(pid, shot_id, n, ref, progress, cancel)
+
+    def shot_takes(self, pid: str, shot_id: str, ref: int | str | None = None) -> ShotTakes:
+        return self._takes.shot_takes(pid, shot_id, ref)
+
+    def pick_take(self, pid: str, shot_id: str, take: str, ref: int | str | None = None) -> PickResult:
+        return self._takes.pick(pid, shot_id, take, ref)
+
+    def vote_takes(self, pid: str, shot_id: str, ref: int | str | None = None,
+                   progress: ProgressFn | None = None) -> TakeScreeningRecord:
+        return self._takes.vote(pid, shot_id, ref, progress)
+
+    # ------------------------------------------------------------------ consistency (consistency.py)
+    def consistency(self, pid: str, ref: int | str | None = None, source: Source = "auto") -> ConsistencyReport:
+        return self._consistency.report(pid, ref, source)
+
     # ------------------------------------------------------------------ files
     def film_path(self, render: RenderRecord) -> Path:
         return self.media.path(render.film_sha256, "mp4")
@@ -259,7 +333,8 @@ class Studio:
     def _redactions(self) -> list[tuple[str, str]]:
         """Local paths that must not leave the machine in an archive, and what replaces them."""
         subs = []
-        if self.config.model and Path(self.config.model).expanduser().exists():
-            subs.append((str(Path(self.config.model).expanduser()), Path(self.config.model).name))
+        for model in (self.config.model, self.config.i2v_model, self.config.vace_model, self.config.image_model):
+            if model and Path(model).expanduser().exists():
+                subs.append((str(Path(model).expanduser()), Path(model).name))
         subs += [(str(self.config.home), "$CHIEF_HOME"), (str(Path.home()), "~")]
         return subs

@@ -93,14 +93,7 @@ def test_database_is_wal_with_foreign_keys(studio):
     studio.create_from_storyboard(tiny_board(2))
     con = sqlite3.connect(studio.config.db_path)
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    from pathlib import Path
-
-    from alembic.config import Config
-    from alembic.script import ScriptDirectory
-
-    cfg = Config()
-    cfg.set_main_option("script_location", str(Path(__file__).parents[2] / "storage" / "migrations"))
-    assert con.execute("SELECT version_num FROM alembic_version").fetchone()[0] == ScriptDirectory.from_config(cfg).get_current_head()
+    assert con.execute("SELECT version_num FROM alembic_version").fetchone()[0] == _head_revision()
     con.close()
     with studio.db.reader() as s:
         assert s.connection().exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
@@ -112,3 +105,16 @@ def test_unknown_project_and_version_are_clear_errors(studio):
     pid = studio.create_from_storyboard(tiny_board(2)).project_id
     with pytest.raises(NotFound, match="has no version '7'"):
         studio.version(pid, "7")
+
+
+def _head_revision() -> str:
+    from pathlib import Path
+
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    import storage
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(Path(storage.__file__).parent / "migrations"))
+    return ScriptDirectory.from_config(cfg).get_current_head()
