@@ -201,7 +201,8 @@ def _promises(board: Storyboard, intent: str) -> list[Finding]:
             for w in WORD.findall(f"{s.prompt} {s.narration} {s.dialogue} {' '.join(s.characters)}".lower())}
     promised = {c.head.split()[-1].lower(): c.name for c in idea.cast if not c.invented}
     promised |= {w: f"the {w}" for w in (idea.thing_head, idea.threat_head) if w}
-    promised |= {p.split()[-1].lower(): p for p in idea.places if not p.split()[-1].lower().startswith("world")}
+    named = {w for c in idea.cast for w in c.name.lower().split()}  # "a lighthouse keeper" promises no lighthouse
+    promised |= {p.split()[-1].lower(): p for p in idea.places if p.split()[-1].lower() not in named}
     out = []
     second_half = board.shots()[len(board.shots()) // 2:] or board.shots()
     for word, name in promised.items():

@@ -139,8 +139,9 @@ def flashes_per_second(stats: list[ShotStats]) -> dict[str, float]:
     for i in range(max(1, len(seq) - window + 1)):
         part = seq[i:i + window]
         flashes = sum(1 for t, _ in part if t) / 2
-        for _, sid in part:
-            if sid in worst:
+        mine = [sid for t, sid in part if t]
+        for sid in set(mine):
+            if mine.count(sid) >= 2:  # a shot flashes when its own changes (its cut in included) make the second flash
                 worst[sid] = max(worst[sid], flashes)
     return worst
 
@@ -202,7 +203,7 @@ def text_band(luma: np.ndarray) -> str:
     h = len(rows)
     top, bottom, middle = rows[: h // 5].mean(), rows[-h // 4:].mean(), rows[h // 4: -h // 4].mean()
     flat = (np.abs(frame - np.median(frame)) < 0.06).mean()
-    if middle > 0.3 and flat > 0.6:
+    if middle > 0.12 and flat > 0.6:
         return "full"
     return "bottom" if bottom > 0.3 else "top" if top > 0.3 else ""
 

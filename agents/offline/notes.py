@@ -101,8 +101,8 @@ def read_note(note: Note, board: Storyboard) -> Reading:
     low = text.lower()
     ids = {s.shot_id for s in board.shots()}
     named = [w for w in re.findall(r"[A-Za-z0-9_\-]+", text) if w in ids]
-    bare = re.sub(r"\b(shot|scene)\s+[A-Za-z0-9_\-]+|\b(" + "|".join(map(re.escape, ids | {sc.scene_id for sc in board.scenes}))
-                  + r")\b", " ", text, flags=re.I) if ids else text
+    bare = re.sub(r"\b(shots?\s+)?(" + "|".join(map(re.escape, sorted(ids, key=len, reverse=True))) + r")\b", " ",
+                  text, flags=re.I) if named else text  # the ids scope the note; they are not what it asks
     r = Reading(scope="film", shots=[])
     r.cut = bool(CUT.search(bare)) and not ADD.search(bare)
     if SHORTER.search(bare) or re.search(r"\btoo (slow|boring)\b", low):
@@ -154,6 +154,7 @@ def _scope(r: Reading, note: Note, board: Storyboard, named: list[str], bare: st
     for k, sc in enumerate(scenes, 1):
         title = sc.title.lower()
         if re.search(rf"\bscene\s+{k}\b", low) or (len(title) >= 5 and title in low) or \
+                (any(ch.isdigit() for ch in sc.scene_id) and re.search(rf"\b{re.escape(sc.scene_id.lower())}\b", low)) or \
                 (sc.purpose and re.search(rf"\b(the\s+)?{re.escape(sc.purpose)}\b", low)):
             r.scope = "scene"
             r.shots += [s.shot_id for s in sc.shots]
