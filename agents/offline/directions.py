@@ -13,12 +13,11 @@ from dataclasses import dataclass
 
 from agents.offline.words import CAMERA_WORDS, SHOT_TYPES
 
-KINDS = ("duration", "reframe", "camera", "narrate", "unsay", "include", "steady")
 
 
 @dataclass(frozen=True)
 class Direction:
-    kind: str  # one of KINDS
+    kind: str  # duration, reframe, camera, narrate, unsay, include or steady
     shot_id: str
     value: str = ""  # seconds, a shot type, a camera move, or who/what to show
 

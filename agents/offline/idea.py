@@ -28,13 +28,7 @@ RELATIONS = {
     "return": "return come go",
 }
 VERB_RELATION = {v: kind for kind, verbs in RELATIONS.items() for v in verbs.split()}
-IRREGULAR_PAST = {
-    "find": "found", "meet": "met", "build": "built", "make": "made", "seek": "sought", "fight": "fought",
-    "lose": "lost", "leave": "left", "teach": "taught", "catch": "caught", "run": "ran", "flee": "fled",
-    "hide": "hid", "fall": "fell", "go": "went", "come": "came", "write": "wrote", "grow": "grew", "see": "saw",
-    "take": "took", "give": "gave", "steal": "stole", "ride": "rode", "swim": "swam", "sing": "sang",
-    "forget": "forgot", "sew": "sewed", "keep": "kept", "hold": "held", "feel": "felt", "dream": "dreamed",
-}
+
 
 
 @dataclass
@@ -62,20 +56,6 @@ class Idea:
     thing_head: str = ""  # "map"
     styles: list[str] = field(default_factory=list)
     sentences: list[str] = field(default_factory=list)
-
-    @property
-    def verb_past(self) -> str:
-        return past(self.verb) if self.verb else ""
-
-
-def past(verb: str) -> str:
-    if verb in IRREGULAR_PAST:
-        return IRREGULAR_PAST[verb]
-    if verb.endswith("e"):
-        return verb + "d"
-    if verb.endswith("y") and len(verb) > 2 and verb[-2] not in "aeiou":
-        return verb[:-1] + "ied"
-    return verb + "ed"
 
 
 def base_form(word: str) -> str:

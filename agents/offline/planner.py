@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from agents.base import Result
 from agents.offline.idea import Cast, Idea, read_idea
-from agents.offline.lexicon import PLACE_OF_ROLE, THREAT_LOOK
-from agents.offline.story import BEATS, EXTRA, FACE, LIGHT, PACE, RELATIONS, SHARE, SHORT_BEATS, Moment, moments
+from agents.offline.lexicon import PLACE_OF_ROLE, SEASONS, THREAT_LOOK
+from agents.offline.story import BEATS, EXTRA, FACE, LIGHT, PACE, RELATIONS, SHARE, SHORT_BEATS, WHEN, Moment, moments
 from agents.offline.words import READ_WPS, SHOT_TYPES, capitalise, clip_words, content_words, stable_hash
 from storage.schema import Character, Location, Scene, Shot, Storyboard
 
@@ -85,6 +85,8 @@ class Draft:
                       "at_home": f"{at} {self.home}",
                       "away": self.away, "threat": idea.threat, "threat_look": THREAT_LOOK.get(threat, idea.threat)}
         self.relation = RELATIONS[idea.relation]
+        self.when = next((t for t in idea.times if t in WHEN), "")
+        self.season = next((t for t in idea.times if t in SEASONS), "")
 
     def fill(self, text: str, sentence: bool = False) -> str:
         """A template with the idea's slots filled (capitalised when it is a sentence or a title)."""
@@ -109,6 +111,10 @@ class Draft:
             location = self.home if beat in ("setup", "resolution") or k % 2 == 0 else self.away
             new_place = k == 0 or scenes[-1].location != location
             light = LIGHT[beat][j % len(LIGHT[beat])]
+            if beat in ("setup", "inciting incident") and self.when:
+                light = WHEN[self.when]  # the time of day the idea names
+            if self.season:
+                light = f"{light}, {self.season}"
             shots = self.shots(k, beat, moment, location, light, max(1, round(seconds / (MEAN_SHOT * PACE[beat]))),
                                new_place)
             raw += [WEIGHT[kind] * PACE[beat] for kind, _ in shots]

@@ -45,7 +45,7 @@ class Editor:
         self.shots = {s.shot_id: s for s in board.shots()}
         self.order = list(self.shots)
         self.pending: dict[tuple[str, str], dict] = {}
-        self.asked: dict[str, dict[str, tuple[int, str]]] = defaultdict(dict)  # shot or "*" -> axis -> (sign, note)
+        self.asked: dict[str, dict[str, tuple[int, str]]] = defaultdict(dict)  # shot or "*" -> axis -> (sign, note text)
         self.extra: list[Edit] = []
         self.not_changed: list[Unchanged] = []
 
@@ -72,12 +72,12 @@ class Editor:
     # ------------------------------------------------------------------ notes
     def note(self, note: Note) -> None:
         if note.shot_id and note.shot_id not in self.shots:
-            self.left(f"note {note.id}", f"shot {note.shot_id} is not in this version")
+            self.left(f"note {note.text[:60]!r}", f"shot {note.shot_id} is not in this version")
             return
         r = read_note(note, self.board)
-        why = f"creator note {note.id}: {note.text[:120]!r}"
+        why = f"your note {note.text[:120]!r}"  # ids stay in `sources` (an archive import renumbers them)
         if r.empty:
-            self.left(f"note {note.id}", "no change a rule can read in it; edit the shot by hand")
+            self.left(f"note {note.text[:60]!r}", "no change a rule can read in it; edit the shot by hand")
             return
         self.remember(r, note)
         if r.scope == "character":
@@ -100,7 +100,7 @@ class Editor:
             axes["speech"] = 1 if r.line else -1
         for sid in r.shots or ["*"]:
             for axis, sign in axes.items():
-                self.asked[sid][axis] = (sign, note.id)
+                self.asked[sid][axis] = (sign, note.text[:60])
 
     def shot(self, sid: str, r: Reading, note: Note, why: str) -> None:
         shot = self.shots[sid]
@@ -165,7 +165,7 @@ class Editor:
         for sid in self.order if r.avoid else []:
             self.avoid(sid, r.avoid, why, note.id)
         if r.frame or r.camera or r.add or r.line is not None:
-            self.left(f"note {note.id}", "framing, camera, additions and lines need a shot: give the note one")
+            self.left(f"note {note.text[:60]!r}", "framing, camera, additions and lines need a shot: give the note one")
 
     # ------------------------------------------------------------------ critics
     def critics(self, critiques: list[Critique], limit: int) -> None:
@@ -213,7 +213,7 @@ class Editor:
         for scope in (d.shot_id, "*"):
             asked = self.asked.get(scope, {}).get(axis)
             if asked and sign and asked[0] == -sign:
-                return f"your note {asked[1]} asks the opposite"
+                return f"your note {asked[1]!r} asks the opposite"
         return ""
 
     def apply(self, d: Direction, why: str, who: list[str]) -> bool:

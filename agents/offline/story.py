@@ -24,6 +24,9 @@ LIGHT = {  # per beat, one per scene of that beat
     "climax": ("night, pools of light and shadow", "deep night, one strong light source"),
     "resolution": ("pale dawn light", "clear morning after"),
 }
+WHEN = {"night": "night, moonlight", "midnight": "midnight dark", "dawn": "dawn light", "dusk": "dusk light",
+        "morning": "morning light", "evening": "evening light", "noon": "noon sun", "sunset": "sunset glow",
+        "sunrise": "sunrise glow", "twilight": "twilight", "afternoon": "afternoon light"}  # a time the idea names
 EXTRA = {  # more that the camera can show in any scene of a beat, after the scene's own actions
     "setup": ("{a} walks through {place}", "{a} tidies up, unhurried", "{place} quiet and ordinary"),
     "inciting incident": ("{a} steps closer, cautious", "{a} looks around for anyone else", "{place}, suddenly unfamiliar"),
