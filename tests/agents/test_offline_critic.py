@@ -240,3 +240,23 @@ def test_a_text_panel_is_described_as_one(tmp_path):
     card = [np.asarray(img)] * 8
     b = board(["Title card"], n=8)
     assert "title card or text panel" in describe_frames(film(tmp_path, b, {"s1": card}))["s1"]
+
+
+def test_story_checks_read_lines_presence_and_camera():
+    """Lines too fast to read, a long silence, a character gone too long, one camera move everywhere."""
+    from agents.offline.checks import story
+    from storage.schema import Tastes
+
+    shots = [Shot(shot_id=f"s{i}", prompt=f"shot number {i} of the harbour", duration=6, seed=i,
+                  characters=["Keeper"] if i in (0, 9) else [], camera="static") for i in range(10)]
+    shots[0].narration = "The old keeper climbed all ninety steps of the tower every single morning before the sun came up."
+    b = Storyboard(title="T", logline="", characters=[Character(name="Keeper", description="old")],
+                   scenes=[Scene(scene_id="a", shots=shots)])
+    reader = {f.kind: f for f in story(b, "", Tastes(captions=1.0, continuity=0.9))}
+    assert reader["dense_line"].shot_ids == ("s0",) and "18 words for 6.0 s" in reader["dense_line"].what
+    assert reader["silent_stretch"].shot_ids == ("s1",) and "54 s go by" in reader["silent_stretch"].what
+    assert reader["absent"].what == "Keeper is gone for 48 s"
+    assert reader["camera_same"].directions[0].value == "dolly_in"
+    relaxed = {f.kind for f in story(b, "", Tastes(captions=0.1, continuity=0.1))}
+    assert "silent_stretch" not in relaxed  # tastes decide what counts as too long without words
+    assert "dense_line" in relaxed  # 3 words a second is too fast even to hear
