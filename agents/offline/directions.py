@@ -13,44 +13,39 @@ from dataclasses import dataclass
 
 from agents.offline.words import CAMERA_WORDS, SHOT_TYPES
 
+PHRASES = {  # kind -> how it is said; {id} the shot, {v} the value
+    "duration": "let {id} run about {v} s", "reframe": "reframe {id} as {v}", "camera": "give {id} {v}",
+    "narrate": "add a short spoken line to {id} that says what happens",
+    "unsay": "drop the spoken line on {id} and let the picture tell it", "include": "show {v} in {id}",
+    "steady": "take the flashing out of {id}",
+}
+VALUES = {"duration": r"\d+(\.\d+)?", "reframe": f"an? (?:{'|'.join(SHOT_TYPES)})",
+          "camera": "|".join(map(re.escape, CAMERA_WORDS.values())), "include": ".{1,120}"}
 
 
 @dataclass(frozen=True)
 class Direction:
-    kind: str  # duration, reframe, camera, narrate, unsay, include or steady
+    kind: str  # a key of PHRASES
     shot_id: str
     value: str = ""  # seconds, a shot type, a camera move, or who/what to show
 
     def text(self) -> str:
-        if self.kind == "duration":
-            return f"let {self.shot_id} run about {float(self.value):.1f} s"
+        v = f"{float(self.value):.1f}" if self.kind == "duration" else CAMERA_WORDS.get(self.value, self.value)
         if self.kind == "reframe":
-            return f"reframe {self.shot_id} as a {self.value}"
-        if self.kind == "camera":
-            return f"give {self.shot_id} {CAMERA_WORDS[self.value]}"
-        if self.kind == "narrate":
-            return f"add a short spoken line to {self.shot_id} that says what happens"
-        if self.kind == "unsay":
-            return f"drop the spoken line on {self.shot_id} and let the picture tell it"
-        if self.kind == "include":
-            return f"show {self.value} in {self.shot_id}"
-        return f"take the flashing out of {self.shot_id}"
+            v = ("an " if v[0] in "aeiou" else "a ") + v
+        return PHRASES[self.kind].format(id=self.shot_id, v=v)
 
 
 def write(directions: list[Direction]) -> str:
     return "; ".join(d.text() for d in directions)
 
 
-_ID = r"(?P<id>[A-Za-z0-9_\-]{1,40})"
-_EXACT = [
-    (re.compile(rf"^let {_ID} run about (?P<v>\d+(\.\d+)?) s$"), "duration"),
-    (re.compile(rf"^reframe {_ID} as an? (?P<v>{'|'.join(SHOT_TYPES)})$"), "reframe"),
-    (re.compile(rf"^give {_ID} (?P<v>{'|'.join(map(re.escape, CAMERA_WORDS.values()))})$"), "camera"),
-    (re.compile(rf"^add a short spoken line to {_ID} that says what happens$"), "narrate"),
-    (re.compile(rf"^drop the spoken line on {_ID} and let the picture tell it$"), "unsay"),
-    (re.compile(rf"^show (?P<v>.{{1,120}}) in {_ID}$"), "include"),
-    (re.compile(rf"^take the flashing out of {_ID}$"), "steady"),
-]
+def _pattern(kind: str) -> re.Pattern[str]:
+    text = re.escape(PHRASES[kind]).replace(r"\{id\}", r"(?P<id>[A-Za-z0-9_\-]{1,40})")
+    return re.compile("^" + text.replace(r"\{v\}", f"(?P<v>{VALUES.get(kind, '')})") + "$")
+
+
+_EXACT = [(_pattern(kind), kind) for kind in PHRASES]
 CAMERA_OF_WORDS = {v: k for k, v in CAMERA_WORDS.items()}
 SHORTER = re.compile(r"\b(shorter|trim|tighten|tighter|quicker|faster|snappier|cut (it )?down|too long|drags?)\b", re.I)
 LONGER = re.compile(r"\b(longer|linger|breathe|hold (it|the shot|on)|more time|too short|rushed)\b", re.I)
@@ -70,6 +65,7 @@ def read(text: str, shot_ids: list[str], durations: dict[str, float]) -> list[Di
             m = pattern.match(part)
             if m and m["id"] in durations:
                 value = m.groupdict().get("v") or ""
+                value = value.split(" ", 1)[1] if kind == "reframe" else value
                 out.append(Direction(kind, m["id"], CAMERA_OF_WORDS.get(value, value)))
                 break
         else:
