@@ -26,7 +26,7 @@ def describe_shot(s: ShotStats, flashes: float | None) -> str:
     contrast = "low contrast" if s.contrast < 0.07 else "high contrast" if s.contrast > 0.22 else "moderate contrast"
     if s.frames < 2:
         move = "a single frame"
-    elif s.motion < 0.002:
+    elif s.motion < 0.002 and s.change < 0.03:
         move = "no visible movement"
     else:
         pace = "slight" if s.motion < 0.01 else "steady" if s.motion < 0.03 else "a lot of"

@@ -196,16 +196,18 @@ def colour_names(frames: np.ndarray, top: int = 3) -> tuple[str, ...]:
 
 
 def text_band(luma: np.ndarray) -> str:
-    """Where text-like marks (rows dense with sharp, small edges) sit in the middle frame: bottom, top, full or ''."""
+    """Where text-like marks (rows dense with small sharp edges, the rest of the picture clean) sit in the middle
+    frame: bottom, top, full (a flat card with marks in the middle) or ''."""
     frame = luma[len(luma) // 2]
-    edges = np.abs(np.diff(frame, axis=1)) > 0.25
-    rows = edges.mean(axis=1) > 0.08
+    rows = (np.abs(np.diff(frame, axis=1)) > 0.12).mean(axis=1) > 0.06
     h = len(rows)
     top, bottom, middle = rows[: h // 5].mean(), rows[-h // 4:].mean(), rows[h // 4: -h // 4].mean()
     flat = (np.abs(frame - np.median(frame)) < 0.06).mean()
     if middle > 0.12 and flat > 0.6:
         return "full"
-    return "bottom" if bottom > 0.3 else "top" if top > 0.3 else ""
+    if middle > 0.1:
+        return ""  # marks everywhere: texture, not text
+    return "bottom" if bottom > 0.2 else "top" if top > 0.2 else ""
 
 
 def drift(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:

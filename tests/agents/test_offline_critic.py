@@ -260,3 +260,10 @@ def test_story_checks_read_lines_presence_and_camera():
     relaxed = {f.kind for f in story(b, "", Tastes(captions=0.1, continuity=0.1))}
     assert "silent_stretch" not in relaxed  # tastes decide what counts as too long without words
     assert "dense_line" in relaxed  # 3 words a second is too fast even to hear
+
+
+def test_describe_frames_words_what_the_animatic_frames_show(demo_film):
+    lines = describe_frames(demo_film)
+    assert list(lines) == [s.shot_id for s in demo_film.storyboard.shots()]
+    assert all(re.match(r"^\d+\.\d s: ", t) and "no flashing" in t and "colours: " in t for t in lines.values())
+    assert sum("along the bottom" in t for t in lines.values()) >= len(lines) // 2  # the previz draws its caption
