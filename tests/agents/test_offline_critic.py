@@ -262,8 +262,14 @@ def test_story_checks_read_lines_presence_and_camera():
     assert "dense_line" in relaxed  # 3 words a second is too fast even to hear
 
 
-def test_describe_frames_words_what_the_animatic_frames_show(demo_film):
-    lines = describe_frames(demo_film)
-    assert list(lines) == [s.shot_id for s in demo_film.storyboard.shots()]
+def test_describe_frames_words_what_the_animatic_frames_show(tmp_path):
+    from agents.offline import OfflinePlanner
+    from generation.animatic import AnimaticBackend
+
+    b = OfflinePlanner().plan("A lighthouse keeper befriends a lost whale during the autumn storms", 0.25).value
+    view = render_view(tmp_path, b.model_copy(update={"width": 320, "height": 180, "fps": 6}), AnimaticBackend())
+    lines = describe_frames(view)
+    assert list(lines) == [s.shot_id for s in b.shots()]
     assert all(re.match(r"^\d+\.\d s: ", t) and "no flashing" in t and "colours: " in t for t in lines.values())
-    assert sum("along the bottom" in t for t in lines.values()) >= len(lines) // 2  # the previz draws its caption
+    captions = sum("text-like marks along the bottom (a caption?)" in t for t in lines.values())
+    assert captions >= len(lines) - 1  # the previz draws its caption there (a heuristic: busy pictures can hide it)
