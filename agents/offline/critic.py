@@ -13,7 +13,7 @@ from agents.offline.checks import Finding, picture, story
 from agents.offline.directions import write
 from agents.offline.measure import Measurer
 from agents.offline.voice import TERMS, Voice, sentence
-from storage.schema import DIMENSIONS, Critique, CritiqueIssue, Persona, Scores, ShotNote, Tastes
+from storage.schema import DIMENSIONS, Critique, CritiqueIssue, Persona, Scores, ShotNote, Storyboard, Tastes
 
 RAISE = 0.18  # salience from which a viewer mentions a finding
 
@@ -21,7 +21,7 @@ RAISE = 0.18  # salience from which a viewer mentions a finding
 @dataclass(frozen=True)
 class Topic:
     """Which loves and hates a finding touches: `hurts` (a hate it is, or a love it denies), `pleases` (a love it
-    serves: the viewer will not complain), `gated` (raised only by a viewer it hurts), and how tastes scale it."""
+    serves: the viewer will not complain), `gated` (raised only by a viewer it hurts)."""
 
     hurts: str
     pleases: str = ""
@@ -159,7 +159,7 @@ class OfflineCritic:
         return Result(critique, model="offline")
 
 
-def _scores(board, judged: list[Judged]) -> dict[str, float]:
+def _scores(board: Storyboard, judged: list[Judged]) -> dict[str, float]:
     """7.5 on every dimension, less what this viewer weighed against it, plus what the structure earns."""
     scores = {d: 7.5 for d in DIMENSIONS}
     for j in judged:

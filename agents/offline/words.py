@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import lru_cache
 
 from agents.offline.lexicon import STOP
 
@@ -47,9 +48,10 @@ def stem(word: str) -> str:
     return w
 
 
-def content_words(text: str) -> set[str]:
+@lru_cache(maxsize=8192)
+def content_words(text: str) -> frozenset[str]:
     """Stems of the words that carry meaning (no stop words, nothing under four letters)."""
-    return {stem(w) for w in WORD.findall(text.lower()) if len(w) > 3 and w not in STOP}
+    return frozenset(stem(w) for w in WORD.findall(text.lower()) if len(w) > 3 and w not in STOP)
 
 
 def similarity(a: str, b: str) -> float:
