@@ -45,11 +45,13 @@ class AnimaticBackend:
     default_fps = 12
     default_size = (640, 360)
 
+    moods: Palette = MOODS  # the words that set a shot's light and colour
+
     def __init__(self, moods: Palette | None = None) -> None:
-        """`moods`: the words that set a shot's light and colour (default `MOODS`). Another table draws other
-        pixels, so it is named in `model` and clip keys never mix the two."""
-        self.moods = MOODS if moods is None else dict(moods)
+        """`moods`: another palette table. It draws other pixels, so it is named in `model` and clip keys never
+        mix the two tables."""
         if moods is not None:
+            self.moods = dict(moods)
             table = repr(sorted(self.moods.items())).encode()
             self.model = f"palette-{hashlib.sha256(table).hexdigest()[:12]}"
 

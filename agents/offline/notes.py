@@ -68,6 +68,8 @@ QUOTED = re.compile(r"[\"“']([^\"”']{2,300})[\"”']")
 NO_LINE = re.compile(r"\b(no|without|remove|drop|cut|less)\s+(the\s+)?(narration|voice-?over|line|dialogue)\b", re.I)
 AVOID = re.compile(r"\b(?:never|not|no|without|avoid)\s+(?:be\s+|too\s+|any\s+|a\s+)?([a-z][a-z\- ]{2,30}?)"
                    r"(?=\s*(?:[,.;!]|$|\band\b|\bbut\b))", re.I)
+WEAR = re.compile(r"\b(?:wear|wears|wearing|dressed in)\s+((?:an?\s+|the\s+|some\s+)?[a-z][a-z\- ]{2,30}?)"
+                  r"(?=\s*(?:[,.;!]|$|\band\b|\bin\b))", re.I)
 MORE = re.compile(r"\b(?:more|lots of|plenty of|some)\s+([a-z][a-z\- ]{2,30}?)(?=\s*(?:[,.;!]|$|\bon\b|\bin\b|\bfor\b|"
                   r"\baround\b|\band\b))", re.I)
 ADD = re.compile(r"\badd(?:ing)?\s+(?:an?\s+|the\s+|some\s+)?([a-z][a-z\- ]{2,40}?)(?=\s*(?:[,.;!]|$|\bto\b|\bin\b))",
@@ -120,7 +122,7 @@ def read_note(note: Note, board: Storyboard) -> Reading:
     r.looks = _looks(low, r.avoid)
     more = [m.strip() for m in MORE.findall(bare) if not any(re.fullmatch(f, m.strip()) for f, _ in LOOKS.values())
             and m.strip() not in INSTRUCTION]
-    r.add = [m.strip() for m in ADD.findall(bare)] + more
+    r.add = [m.strip() for m in ADD.findall(bare)] + more + [f"wearing {m.strip()}" for m in WEAR.findall(bare)]
     r.style = [w for w in WORD.findall(low) if w in STYLES]
     _scope(r, note, board, named, bare)
     return r
@@ -176,6 +178,7 @@ def _scope(r: Reading, note: Note, board: Storyboard, named: list[str], bare: st
     shots += [s for sc in scenes if words & content_words(f"{sc.title} {sc.description}") for s in sc.shots]
     if who and not shots:
         r.scope, r.character = "character", who
+        r.traits += [a for a in r.add if a.startswith("wearing ")]
         return
     if who:
         shots = [s for s in shots if who in s.characters or who.lower() in s.prompt.lower()] or shots

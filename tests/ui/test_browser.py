@@ -68,7 +68,7 @@ def test_full_creator_session(served, page, tmp_path):
     expect(cards.first).to_be_visible(timeout=LONG)
     assert cards.count() == len(st.version(pid, 1).panel)
     expect(page.locator("#diversity")).to_contain_text("similarity", timeout=LONG)
-    page.locator("#note_text textarea").fill("Keep the whale gentle and curious, never threatening")
+    page.locator("#note_text textarea").fill("Make the storm less frightening")
     page.locator("#add_note_btn").click()
     expect(page.locator("#notes_list")).to_contain_text("whole film")
     screening_png = snap("screening")
