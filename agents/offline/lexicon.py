@@ -63,31 +63,30 @@ studio hotel inn tavern pub bar prison court courtroom stadium arena swamp marsh
 orchard vineyard greenhouse barn mill well pier dock wharf square plaza neighbourhood neighborhood suburb valley
 kingdom realm world galaxy space underground sewer junkyard scrapyard camp tent attic bookshop bookstore hospital
 """)
-# People whose role names a place when an idea names nobody ("the keeper" of a lighthouse).
-ROLE_OF_PLACE = {
-    "lighthouse": "the keeper", "kitchen": "the cook", "bakery": "the baker", "ship": "the captain",
-    "boat": "the boatman", "farm": "the farmer", "forest": "the ranger", "woods": "the ranger",
-    "library": "the librarian", "garden": "the gardener", "school": "the teacher", "classroom": "the teacher",
-    "city": "the night watchman", "town": "the postman", "village": "the baker", "mountain": "the climber",
-    "station": "the stationmaster", "shop": "the shopkeeper", "hospital": "the nurse", "theatre": "the stagehand",
-    "theater": "the stagehand", "circus": "the acrobat", "laboratory": "the scientist", "lab": "the scientist",
-    "museum": "the night guard", "hotel": "the porter", "island": "the islander", "sea": "the sailor",
-    "ocean": "the sailor", "desert": "the nomad", "spaceship": "the pilot", "castle": "the guard",
-    "workshop": "the inventor", "market": "the trader", "restaurant": "the waiter", "cafe": "the barista",
-}
-# A place where a person with this role works (for the first scene), when the idea names no place.
-PLACE_OF_ROLE = {
-    "keeper": "the lighthouse", "cartographer": "the map room", "baker": "the bakery", "chef": "the kitchen",
-    "cook": "the kitchen", "librarian": "the library", "teacher": "the classroom", "farmer": "the farm",
-    "fisherman": "the harbour", "sailor": "the harbour", "captain": "the ship's deck", "pilot": "the cockpit",
-    "astronaut": "the space station", "scientist": "the laboratory", "inventor": "the workshop",
-    "mechanic": "the workshop", "painter": "the studio", "artist": "the studio", "musician": "the rehearsal room",
-    "gardener": "the garden", "doctor": "the clinic", "nurse": "the hospital ward", "detective": "the office",
-    "shopkeeper": "the shop", "blacksmith": "the forge", "carpenter": "the workshop", "tailor": "the tailor's shop",
-    "miner": "the mine", "shepherd": "the hillside", "king": "the throne room", "queen": "the throne room",
-    "monk": "the monastery", "priest": "the chapel", "clown": "the circus tent", "magician": "the stage",
-    "ranger": "the forest", "wizard": "the tower", "witch": "the cottage", "writer": "the writing desk",
-}
+# (place, role): who an idea with only a place stands in ("the keeper" of a lighthouse), and where a role with no
+# place starts (a cartographer in the map room). A place with a "the" is only ever a role's place.
+WORKPLACES = (
+    ("lighthouse", "keeper"), ("kitchen", "cook"), ("bakery", "baker"), ("ship", "captain"), ("boat", "boatman"),
+    ("farm", "farmer"), ("forest", "ranger"), ("woods", "ranger"), ("library", "librarian"), ("garden", "gardener"),
+    ("school", "teacher"), ("classroom", "teacher"), ("city", "night watchman"), ("town", "postman"),
+    ("village", "baker"), ("mountain", "climber"), ("station", "stationmaster"), ("shop", "shopkeeper"),
+    ("hospital", "nurse"), ("theatre", "stagehand"), ("theater", "stagehand"), ("circus", "acrobat"),
+    ("laboratory", "scientist"), ("lab", "scientist"), ("museum", "night guard"), ("hotel", "porter"),
+    ("island", "islander"), ("sea", "sailor"), ("ocean", "sailor"), ("desert", "nomad"), ("spaceship", "pilot"),
+    ("castle", "guard"), ("workshop", "inventor"), ("market", "trader"), ("restaurant", "waiter"), ("cafe", "barista"),
+    ("the map room", "cartographer"), ("the kitchen", "chef"), ("the harbour", "fisherman"), ("the harbour", "sailor"),
+    ("the ship's deck", "captain"), ("the cockpit", "pilot"), ("the space station", "astronaut"),
+    ("the workshop", "mechanic"), ("the studio", "painter"), ("the studio", "artist"),
+    ("the rehearsal room", "musician"), ("the clinic", "doctor"), ("the hospital ward", "nurse"),
+    ("the office", "detective"), ("the forge", "blacksmith"), ("the workshop", "carpenter"),
+    ("the tailor's shop", "tailor"), ("the mine", "miner"), ("the hillside", "shepherd"), ("the throne room", "king"),
+    ("the throne room", "queen"), ("the monastery", "monk"), ("the chapel", "priest"), ("the circus tent", "clown"),
+    ("the stage", "magician"), ("the tower", "wizard"), ("the cottage", "witch"), ("the writing desk", "writer"),
+)
+ROLE_OF_PLACE = {place: f"the {role}" for place, role in WORKPLACES if not place.startswith("the ")}
+PLACE_OF_ROLE: dict[str, str] = {}
+for _place, _role in WORKPLACES:
+    PLACE_OF_ROLE.setdefault(_role, _place if _place.startswith("the ") else f"the {_place}")
 THREATS = _words("""
 storm storms hurricane typhoon tornado blizzard flood floods fire fires wildfire earthquake war battle plague illness
 sickness drought famine avalanche tsunami eruption volcano invasion hunters poachers curse shipwreck deadline exam
