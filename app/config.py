@@ -78,6 +78,9 @@ class Config(BaseSettings):
     planner_model: str = Field("", description="Model the planner uses; empty: the LLM client's default.")
     agents: Literal["", "llm", "offline"] = Field("", description=(
         "`llm` or `offline`; empty: `llm` when an endpoint or a key is set, else `offline`."))
+    discovery_ports: str = Field("", description=(
+        "Loopback ports the Settings screen probes for OpenAI-compatible model servers, comma-separated (at most "
+        "16); empty: Ollama 11434, LM Studio 1234, llama.cpp 8080 and vLLM 8000. Only 127.0.0.1 is ever probed."))
     seed_policy: Literal["random", "fixed"] = Field("random", description=(
         "Seed of a shot added in the web app's storyboard: `random` (a fresh one, so duplicates differ) or `fixed` "
         "(0). A shot keeps its seed afterwards, so an unchanged shot always renders the same clip."))
@@ -138,6 +141,14 @@ class Config(BaseSettings):
         if url and urlsplit(url).scheme not in ("http", "https"):
             raise ValueError("must start with http:// or https://")
         return url
+
+    @field_validator("discovery_ports")
+    @classmethod
+    def _ports(cls, text: str) -> str:
+        parts = [p.strip() for p in text.split(",")] if text.strip() else []
+        if len(parts) > 16 or not all(p.isdigit() and 0 < int(p) < 65536 for p in parts):
+            raise ValueError("must be up to 16 port numbers (1-65535) separated by commas, e.g. 11434,8080")
+        return ",".join(str(int(p)) for p in parts)
 
     @model_validator(mode="after")
     def _model_for_diffusers(self) -> Config:

@@ -1,4 +1,4 @@
-"""Long work the web server tracks: renders (a film or one shot), critiques and plans.
+"""Long work the web server tracks: renders (a film or one shot), critiques, plans, keyframes, takes and references.
 
 A job runs in its own thread, not in a page's request, so a reloaded page or a second tab finds the running
 job (`Jobs.active`) and follows its progress (`Jobs.wait`), and any of them can stop it (`Jobs.stop`). A
@@ -24,7 +24,7 @@ KEEP = 50  # finished jobs remembered (their outcome is shown to a tab that relo
 @dataclass
 class Job:
     id: str
-    kind: str  # "render" | "critique" | "plan"
+    kind: str  # "render" | "critique" | "plan" | "keyframes" | "takes" | "reference"
     project: str  # "" for a plan (the project does not exist yet)
     label: str  # what the job is doing, for people: "render v3", "re-render shot s2"
     version: int | None = None
@@ -136,6 +136,13 @@ def describe(e: dict) -> tuple[float | None, str]:
         frac = (i + min(e.get("step", 0) / steps, 1.0)) / n
         what = (f"step {e.get('step', 0)}/{steps}" if e["status"] == "rendering" else e["status"])
         return min(frac, 0.99), f"shot {i + 1}/{e['shots']} ({e['shot_id']}) · {what}"
+    if stage in ("keyframe", "take"):  # a still (keyframe or reference) or a take: one of n, by steps
+        n, i, steps = max(e["shots"], 1), e["shot_index"], e.get("steps") or 1
+        frac = (i + min(e.get("step", 0) / steps, 1.0)) / n
+        what = f"step {e.get('step', 0)}/{steps}" if e["status"] == "rendering" else e["status"]
+        item = f"still {i + 1}/{e['shots']} ({e['shot_id']})" if stage == "keyframe" else \
+            f"take {i + 1}/{e['shots']} of {e['shot_id']}"
+        return min(frac, 0.99), f"{item} · {what}"
     if stage == "assemble":
         return 0.99, "assembling the film"
     if stage == "critique":
@@ -148,4 +155,7 @@ def describe(e: dict) -> tuple[float | None, str]:
 def _stopped_text(kind: str) -> str:
     return {"render": "Stopped. Finished shots are kept: render again to go on from there.",
             "critique": "Stopped. Nothing of this screening was saved.",
-            "plan": "Stopped. No project was made."}.get(kind, "Stopped.")
+            "plan": "Stopped. No project was made.",
+            "keyframes": "Stopped. Finished stills are kept as candidates; nothing was approved.",
+            "takes": "Stopped. Finished takes are kept.",
+            "reference": "Stopped. No reference was added."}.get(kind, "Stopped.")

@@ -301,8 +301,8 @@ class Keyframes:
                 for s in v.storyboard.shots()]
 
     # ------------------------------------------------------------------ keyframe screening
-    def screen(self, pid: str, ref: int | str | None = None, progress: ProgressFn | None = None
-               ) -> list[CritiqueRecord]:
+    def screen(self, pid: str, ref: int | str | None = None, progress: ProgressFn | None = None,
+               cancel: CancelToken | None = None) -> list[CritiqueRecord]:
         """The panel screens the keyframe storyboard (one still per shot, before any video), recorded as a
         keyframe screening; the refiner reads it like any critique."""
         v = self.projects.version(pid, ref)
@@ -319,7 +319,7 @@ class Keyframes:
         film = FilmView(storyboard=v.storyboard, frames=frames, intent=self.projects.project(pid).idea
                         or v.storyboard.logline, references=self.watching.references(v),
                         renderer_label=f"keyframe screening: one still per shot, no motion yet ({'; '.join(made_by)})")
-        return self.watching.screen(v, film, progress, screening="keyframes")
+        return self.watching.screen(v, film, progress, screening="keyframes", cancel=cancel)
 
 
 def shot_of(v: Version, shot_id: str) -> Shot:

@@ -275,9 +275,9 @@ class Studio:
     def shot_keyframes(self, pid: str, ref: int | str | None = None) -> list[ShotKeyframes]:
         return self._keyframes.shot_keyframes(pid, ref)
 
-    def screen_keyframes(self, pid: str, ref: int | str | None = None,
-                         progress: ProgressFn | None = None) -> list[CritiqueRecord]:
-        return self._keyframes.screen(pid, ref, progress)
+    def screen_keyframes(self, pid: str, ref: int | str | None = None, progress: ProgressFn | None = None,
+                         cancel: CancelToken | None = None) -> list[CritiqueRecord]:
+        return self._keyframes.screen(pid, ref, progress, cancel)
 
     def images_label(self) -> str:
         return self._keyframes.label()
@@ -296,9 +296,13 @@ class Studio:
     def pick_take(self, pid: str, shot_id: str, take: str, ref: int | str | None = None) -> PickResult:
         return self._takes.pick(pid, shot_id, take, ref)
 
-    def vote_takes(self, pid: str, shot_id: str, ref: int | str | None = None,
-                   progress: ProgressFn | None = None) -> TakeScreeningRecord:
-        return self._takes.vote(pid, shot_id, ref, progress)
+    def vote_takes(self, pid: str, shot_id: str, ref: int | str | None = None, progress: ProgressFn | None = None,
+                   cancel: CancelToken | None = None) -> TakeScreeningRecord:
+        return self._takes.vote(pid, shot_id, ref, progress, cancel)
+
+    def board_takes(self, pid: str, ref: int | str | None = None) -> dict[str, ShotTakes]:
+        """Every shot's takes (only shots that have some), by shot id."""
+        return self._takes.board(pid, ref)
 
     # ------------------------------------------------------------------ consistency (consistency.py)
     def consistency(self, pid: str, ref: int | str | None = None, source: Source = "auto") -> ConsistencyReport:

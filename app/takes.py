@@ -111,6 +111,14 @@ class Takes:
         return ShotTakes(shot_id=shot_id, picked=picked, takes=takes, current=current,
                          votes=screenings[-1] if screenings else None)
 
+    def board(self, pid: str, ref: int | str | None = None) -> dict[str, ShotTakes]:
+        """The takes of every shot of the version that has any, by shot id (the storyboard's takes areas)."""
+        v = self.projects.version(pid, ref)
+        with self.ctx.repo.read() as u:
+            taken = {t.shot_id for t in u.takes(pid)}
+        return {s.shot_id: self.shot_takes(pid, s.shot_id, v.number) for s in v.storyboard.shots()
+                if s.shot_id in taken}
+
     def _key_for(self, v: Version, shot: Shot, take: TakeRecord) -> str | None:
         """The clip key `v` would render the shot with under the take's seed and keyframe (None: cannot tell
         without a render of the shot as it was)."""
@@ -152,10 +160,12 @@ class Takes:
         chain = next(c for c in continuity_chains(board.shots(), self.ctx.backend.supports_continuity) if at in c)
         return PickResult(version=version, take=chosen, rerenders=rerenders, downstream=[ids[i] for i in chain if i > at])
 
-    def vote(self, pid: str, shot_id: str, ref: int | str | None = None,
-             progress: ProgressFn | None = None) -> TakeScreeningRecord:
+    def vote(self, pid: str, shot_id: str, ref: int | str | None = None, progress: ProgressFn | None = None,
+             cancel: CancelToken | None = None) -> TakeScreeningRecord:
         """A short per-shot screening: every persona watches each current take of the shot alone and votes for
-        the one they score highest (ties go to the earlier take)."""
+        the one they score highest (ties go to the earlier take). `cancel` stops it between critics (nothing of a
+        stopped screening is saved)."""
+        cancel = cancel or CancelToken()
         v = self.projects.version(pid, ref)
         shot = shot_of(v, shot_id)
         state = self.shot_takes(pid, shot_id, v.number)
@@ -174,7 +184,8 @@ class Takes:
                                 renderer_label=f"take {t.number} of shot {shot_id}, watched alone "
                                                f"({t.backend}{' · ' + t.model if t.model else ''})",
                                 references=self.watching.references(v))
-                runs.append(self.watching.run_panel(v, film, progress))
+                runs.append(self.watching.run_panel(v, film, progress, cancel))
+                cancel.raise_if_cancelled()
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         panel, mode = runs[0][0], runs[0][2]

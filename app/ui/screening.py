@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from app.ui.board_media import screening_label
 from app.ui.common import Ctx, esc, follow, guard, need_project, progress_html, ver
 from app.ui.timeline import strip, strip_html
 
@@ -66,7 +67,7 @@ def cards_html(critiques: list, starts: dict[str, float]) -> str:
     """One collapsed line per persona (name, score, summary); open it for scores, shot notes and issues."""
     if not critiques:
         return "<p class='no-critiques'>No critiques yet: render the film, then press <b>Run critics</b>.</p>"
-    out = [glance_html(critiques)]
+    out = [screening_label(critiques), glance_html(critiques)]
     for item in critiques:
         c = item.critique
         keep = "keeps watching" if c.keep_watching else "stops watching"

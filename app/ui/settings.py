@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from app.ui import discovered
 from app.ui.common import Ctx, esc, guard, need_project, ver
 
 AGENT_MODES = ["auto", "llm", "offline"]
@@ -55,17 +56,6 @@ def persona_choices(studio, v) -> list[tuple[str, str]]:
             for pid, p in studio.personas_of(v).items()]
 
 
-def _discovered_servers() -> list[str]:
-    """Local OpenAI-compatible servers found on this machine (app.discovery, when installed)."""
-    import importlib.util
-
-    if importlib.util.find_spec("app.discovery") is None:
-        return []  # DISCOVERY: app.discovery.discover() lists local servers once the offline-agents work lands
-    from app.discovery import discover
-
-    return [str(getattr(s, "base_url", s)) for s in discover()]
-
-
 def build(ctx: Ctx) -> None:
     studio = ctx.studio
     status = gr.Markdown(elem_id="settings_status")
@@ -88,7 +78,10 @@ def build(ctx: Ctx) -> None:
             render_btn = gr.Button("Apply", elem_id="render_settings_btn")
         models = gr.Markdown(elem_id="model_folders")
     with gr.Accordion("LLM agents (this server session only)", open=False):
-        servers = gr.Markdown(elem_id="discovered_servers")
+        with gr.Row():
+            servers = gr.HTML(elem_id="discovered_servers", js_on_load=discovered.SERVERS_JS,
+                              css_template=discovered.CSS)
+            look_btn = gr.Button("Look again", elem_id="discover_btn", scale=0, min_width=110, size="sm")
         with gr.Row():
             base_url = gr.Textbox(label="Endpoint (OpenAI-compatible base URL)", elem_id="llm_base_url")
             api_key = gr.Textbox(label="API key (never shown or stored)", type="password", elem_id="llm_api_key")
@@ -124,8 +117,15 @@ def build(ctx: Ctx) -> None:
                 + "\n\nModel folders are chosen when the studio starts (`chief serve --help`, docs/settings.md).")
 
     def servers_md() -> str:
-        found = _discovered_servers()
-        return ("Found on this machine: " + ", ".join(f"`{esc(u)}`" for u in found)) if found else ""
+        ports = discovered.probed_ports(studio.config)
+        return discovered.servers_html(discovered.discover(ports=ports), ports, studio.config)
+
+    @guard
+    def use_server(evt: gr.EventData):
+        """A discovered model, one click: the endpoint and the three models filled in, no key (it belonged to
+        the endpoint before), then applied by `apply` like the Apply button."""
+        server, model = discovered.chosen(getattr(evt, "_data", None), discovered.probed_ports(studio.config))
+        return server.base_url, "", model, model, model, "auto"
 
     @guard
     def load(pid, v):
@@ -207,6 +207,10 @@ def build(ctx: Ctx) -> None:
                                 api_name="settings")
     ev = apply_btn.click(apply, llm, [api_key, status, message], api_visibility="private")
     ctx.refresh_status(ev)
+    ev = servers.use(use_server, None, [base_url, api_key, critic, refiner, planner, mode], api_visibility="private")
+    ctx.refresh_status(ev.success(apply, llm, [api_key, status, message], api_visibility="private").success(
+        lambda: servers_md(), None, servers, api_visibility="private"))
+    look_btn.click(guard(servers_md), None, servers, api_visibility="private")
     render_btn.click(apply_render, [steps, guidance, seeds], message, api_visibility="private")
     picture_btn.click(save_picture, [ctx.pid, ctx.version, size, fps], [ctx.version, message], api_name="set_picture")
     panel_btn.click(save_panel, [ctx.pid, ctx.version, panel], [ctx.version, message], api_name="set_panel")

@@ -1,19 +1,23 @@
-"""Story screen: title, logline, style guide and the character bible; saving makes a new version."""
+"""Story screen: title, logline, style guide and the character bible; saving makes a new version. Below them,
+each character's and location's reference images and the consistency table (`app/ui/references.py`)."""
 
 from __future__ import annotations
 
 import gradio as gr
 
+from app.ui import references
 from app.ui.common import Ctx, guard, need_project, ver
 
 
-def rows_to_characters(rows) -> list[dict]:
-    """Dataframe rows [name, description] -> character dicts (blank rows dropped)."""
+def rows_to_characters(rows, known=()) -> list[dict]:
+    """Dataframe rows [name, description] -> character dicts (blank rows dropped); a character of `known` (the
+    version's) keeps its reference images by name, which the table does not show."""
+    refs = {c.name: c.references for c in known}
     out = []
     for row in _rows(rows):
         name, desc = (str(x).strip() if x is not None else "" for x in (list(row) + ["", ""])[:2])
         if name or desc:
-            out.append({"name": name, "description": desc})
+            out.append({"name": name, "description": desc, "references": list(refs.get(name, []))})
     return out
 
 
@@ -60,7 +64,7 @@ def build(ctx: Ctx) -> None:
         base = studio.version(pid, ver(v))
         data = base.storyboard.model_dump()
         data.update(title=title_text, logline=logline_text, style_guide=style_text,
-                    characters=rows_to_characters(char_rows))
+                    characters=rows_to_characters(char_rows, base.storyboard.characters))
         nv, branched = studio.save_storyboard(pid, Storyboard.model_validate(data), base.number, "story edit")
         return nv.number, saved_message(nv, branched)
 
@@ -68,3 +72,4 @@ def build(ctx: Ctx) -> None:
                              api_name="load_story")
     save.click(save_story, [ctx.pid, ctx.version, title, logline, style, chars], [ctx.version, message],
                api_name="save_story")
+    references.build(ctx, message)

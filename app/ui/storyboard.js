@@ -1,10 +1,14 @@
-// The storyboard editor: scenes of shot cards, edited in place, dragged to reorder.
+// The storyboard editor: scenes of shot cards, edited in place, dragged to reorder; each card's keyframe (draw,
+// re-roll, upload, pick an earlier one, clear) and takes (render, watch side by side, the panel's votes, use one).
 // `props.value` is the board as JSON (see app/ui/storyboard.py `board_json`); every edit writes it back, and
-// the Save button sends it. Text is set with .value/.textContent only: nothing from the board becomes HTML.
+// the Save button sends it. Card buttons send a 'card' event (app/ui/board_media.py `CardAction`).
+// Text is set with .value/.textContent only: nothing from the board becomes HTML.
 let board = null;
 let lastJson = null;
 let dragged = null;
 let nextNew = 1;
+const openTakes = new Set();  // shots whose takes are shown (kept across redraws)
+const UPLOAD_TYPES = ['image/png', 'image/jpeg', 'image/webp'];
 
 const root = () => element.querySelector('.sb');
 const el = (tag, cls, text) => {
@@ -30,6 +34,172 @@ function commit(rerender) {
   props.value = lastJson;
   if (rerender) draw();
   else mark();
+}
+
+function note(text) {
+  const n = root()?.querySelector('.note');
+  if (n) n.textContent = text;
+}
+
+// Keyframes and takes are made from the saved version: ask only when the board has no unsaved edits.
+function cardAction(shot, data) {
+  if (board.dirty || shot.isNew) {
+    note('Save the storyboard first: keyframes and takes are made from the saved version.');
+    return;
+  }
+  note('');
+  trigger('card', { shot_id: shot.shot_id, ...data });
+}
+
+function button(parent, label, cls, title, fn) {
+  const b = el('button', cls, label);
+  b.type = 'button';
+  b.title = title;
+  b.addEventListener('click', (ev) => { ev.stopPropagation(); fn(); });
+  parent.appendChild(b);
+  return b;
+}
+
+function keyframeBar(shot) {
+  const bar = el('div', 'kf');
+  if (shot.candidates?.length) {
+    const strip = el('div', 'cands');
+    for (const k of shot.candidates) {
+      const b = el('button', `cand${k.on ? ' on' : ''}`);
+      b.type = 'button';
+      b.dataset.kf = k.id;
+      b.title = k.on ? 'The approved keyframe'
+        : `Use this keyframe again (${k.source}${k.seed != null ? `, seed ${k.seed}` : ''}, made on v${k.version})`;
+      const im = el('img');
+      im.src = k.url;
+      im.alt = '';
+      im.draggable = false;
+      b.appendChild(im);
+      if (!k.on) b.addEventListener('click', () => cardAction(shot, { action: 'pick', keyframe_id: k.id }));
+      strip.appendChild(b);
+    }
+    bar.appendChild(strip);
+  }
+  const row = el('div', 'kf-actions');
+  if (shot.keyframe) {
+    button(row, '⟳ New keyframe', 'mini kf-reroll', 'Draw another keyframe with a new seed (the old one stays a candidate)',
+      () => cardAction(shot, { action: 'reroll' }));
+  } else {
+    button(row, '✦ Draw keyframe', 'mini kf-draw', 'Draw a keyframe for this shot: the clip will start from it',
+      () => cardAction(shot, { action: 'draw' }));
+  }
+  const file = el('input', 'kf-file');
+  file.type = 'file';
+  file.accept = UPLOAD_TYPES.join(',');
+  file.hidden = true;
+  file.addEventListener('change', async () => {
+    const f = file.files[0];
+    file.value = '';
+    if (!f) return;
+    if (!UPLOAD_TYPES.includes(f.type)) { note(`${f.name}: use a PNG, JPEG or WebP picture.`); return; }
+    if (board.max_upload && f.size > board.max_upload) {
+      note(`${f.name}: larger than ${Math.round(board.max_upload / 2 ** 20)} MB.`);
+      return;
+    }
+    note(`Uploading ${f.name}…`);
+    try {
+      const { path } = await upload(f);
+      cardAction(shot, { action: 'upload', path });
+    } catch (e) {
+      note(`${f.name}: the upload failed.`);
+    }
+  });
+  row.appendChild(file);
+  button(row, '⤒ Upload', 'mini kf-upload', 'Replace the keyframe by a picture of yours (PNG, JPEG or WebP)', () => {
+    if (board.dirty || shot.isNew) cardAction(shot, {});
+    else file.click();
+  });
+  if (shot.keyframe) {
+    button(row, '✕', 'mini kf-clear', 'No keyframe: the shot renders from its prompt again',
+      () => cardAction(shot, { action: 'clear' }));
+  }
+  bar.appendChild(row);
+  return bar;
+}
+
+function takeTile(shot, t) {
+  const fig = el('figure', `take${t.picked ? ' picked' : ''}${t.current ? ' current' : ''}`);
+  fig.dataset.take = t.id;
+  const v = el('video');
+  v.src = t.clip;
+  v.poster = t.thumb;
+  v.muted = true;
+  v.loop = true;
+  v.playsInline = true;
+  v.preload = 'none';
+  v.title = 'Hover or click to play';
+  v.addEventListener('mouseenter', () => { v.play().catch(() => {}); });
+  v.addEventListener('mouseleave', () => { v.pause(); });
+  v.addEventListener('click', (ev) => { ev.stopPropagation(); if (v.paused) v.play().catch(() => {}); else v.pause(); });
+  fig.appendChild(v);
+  const cap = el('figcaption');
+  cap.appendChild(el('b', '', `#${t.number}`));
+  if (t.picked) cap.appendChild(el('span', 'in-use', '✓ in use'));
+  const n = t.voters.length;
+  if (n) cap.appendChild(el('span', 'votes', `${n} vote${n > 1 ? 's' : ''}`));
+  fig.appendChild(cap);
+  if (n) {  // who voted for it, and why (on hover)
+    const who = el('div', 'voters', t.voters.map((x) => x.name).join(' · '));
+    who.title = t.voters.map((x) => `${x.name}${x.score != null ? ` (${x.score.toFixed(1)})` : ''}: ${x.reason}`)
+      .join('\n');
+    fig.appendChild(who);
+  }
+  if (!t.picked) {
+    button(fig, 'Use', 'mini take-use', t.current ? 'Use this take: its clip is cached, nothing re-renders (a new version)'
+      : 'Use this take (a new version; the shot changed since, so its clip renders again)',
+    () => cardAction(shot, { action: 'use', take_id: t.id }));
+  }
+  return fig;
+}
+
+function takesArea(shot) {
+  const t = shot.takes;
+  const items = t?.items || [];
+  const d = el('details', 'takes');
+  d.open = openTakes.has(shot.shot_id);
+  d.addEventListener('toggle', () => { if (d.open) openTakes.add(shot.shot_id); else openTakes.delete(shot.shot_id); });
+  const inUse = items.find((x) => x.picked);
+  d.appendChild(el('summary', '', items.length
+    ? `Takes · ${items.length}${inUse ? ` · using #${inUse.number}` : ''}` : 'Takes'));
+  const bar = el('div', 'takes-bar');
+  const count = el('select', 'take-count');
+  for (const k of [1, 2, 3, 4]) {
+    const o = el('option', '', `${k} take${k > 1 ? 's' : ''}`);
+    o.value = String(k);
+    count.appendChild(o);
+  }
+  count.value = '2';
+  count.title = 'How many more takes to render';
+  button(bar, 'Render', 'mini take-render', 'Render more takes of this shot, each with a new seed',
+    () => cardAction(shot, { action: 'takes', n: parseInt(count.value, 10) }));
+  bar.appendChild(count);
+  if (items.length) {
+    button(bar, 'One more', 'mini take-more', 'Render one more take', () => cardAction(shot, { action: 'takes', n: 1 }));
+  }
+  button(bar, 'Replace', 'mini take-replace', 'Render one more take and use it at once (a new version)',
+    () => cardAction(shot, { action: 'replace' }));
+  d.appendChild(bar);
+  if (items.length) {
+    const grid = el('div', 'take-grid');
+    items.forEach((x) => grid.appendChild(takeTile(shot, x)));
+    d.appendChild(grid);
+    const votes = el('div', 'take-votes');
+    if (t.voted) {
+      votes.appendChild(el('span', 'lbl', `${t.voted} critic${t.voted > 1 ? 's' : ''} voted (v${t.votes_version}); `
+        + 'hover a name for why.'));
+    }
+    if (t.can_vote) {
+      button(votes, 'Ask the panel', 'mini take-vote', 'Each critic watches every take of this shot and votes for one',
+        () => cardAction(shot, { action: 'vote' }));
+    }
+    d.appendChild(votes);
+  }
+  return d;
 }
 
 function mark() {
@@ -84,7 +254,7 @@ function card(shot, scene) {
   c.id = `card_${shot.shot_id}`;
   c.draggable = true;
   if (shot.locked) c.classList.add('locked');
-  const thumb = el('div', 'thumb');  // the slot a keyframe will fill; today: the clip's thumbnail
+  const thumb = el('div', 'thumb');  // the approved keyframe, else the clip's thumbnail
   if (shot.thumb) {
     const img = el('img');
     img.src = shot.thumb;
@@ -92,10 +262,12 @@ function card(shot, scene) {
     img.draggable = false;
     thumb.appendChild(img);
   } else {
-    thumb.appendChild(el('span', 'none', 'not rendered yet'));
+    thumb.appendChild(el('span', 'none', 'no keyframe or clip yet'));
   }
   thumb.appendChild(el('span', 'sid', shot.isNew ? 'new shot' : shot.shot_id));
+  if (shot.keyframe) thumb.appendChild(el('span', 'kf-badge', 'keyframe'));
   c.appendChild(thumb);
+  c.appendChild(keyframeBar(shot));
   field(c, shot, 'prompt', 'textarea', '', { rows: 3, placeholder: 'What the shot shows' });
   const row = el('div', 'row');
   c.appendChild(row);
@@ -134,7 +306,7 @@ function card(shot, scene) {
   reseed.addEventListener('click', () => { shot.seed = Math.floor(Math.random() * 2147483647); seed.value = shot.seed; commit(false); });
   seedRow.appendChild(reseed);
   c.appendChild(more);
-  const actions = el('div', 'actions');  // per-shot actions; takes will join them
+  const actions = el('div', 'actions');  // per-shot actions
   const act = (label, name, title, fn) => {
     const b = el('button', `act ${name}`, label);
     b.type = 'button';
@@ -149,7 +321,8 @@ function card(shot, scene) {
   act('↓', 'down', 'Move later', () => move(shot.shot_id, 1));
   act('Duplicate', 'dup', 'Duplicate this shot', () => {
     const [sc, i] = find(shot.shot_id);
-    sc.shots.splice(i + 1, 0, { ...structuredClone(shot), shot_id: freshId(), isNew: true, thumb: '', seed: newSeed(), locked: false });
+    sc.shots.splice(i + 1, 0, { ...structuredClone(shot), shot_id: freshId(), isNew: true, thumb: '', seed: newSeed(),
+      locked: false, keyframe: '', candidates: [], takes: null });
     commit(true);
   });
   act('Add after', 'add', 'Add a shot after this one', () => {
@@ -165,7 +338,7 @@ function card(shot, scene) {
     commit(true);
   });
   c.appendChild(actions);
-  c.appendChild(el('div', 'takes-slot'));
+  c.appendChild(takesArea(shot));
   c.addEventListener('dragstart', (ev) => {
     dragged = shot.shot_id;
     c.classList.add('dragging');
@@ -194,7 +367,8 @@ function card(shot, scene) {
 
 function blank() {
   return { shot_id: freshId(), isNew: true, prompt: '', negative_prompt: '', duration: 3, seed: newSeed(),
-    camera: 'static', narration: '', dialogue: '', characters: [], locked: false, continuity: false, thumb: '' };
+    camera: 'static', narration: '', dialogue: '', characters: [], locked: false, continuity: false, thumb: '',
+    keyframe: '', candidates: [], takes: null };
 }
 
 function move(id, delta) {
@@ -218,6 +392,7 @@ function draw() {
     return;
   }
   const head = el('div', 'sb-head');
+  head.appendChild(el('span', 'note'));
   head.appendChild(el('span', 'dirty'));
   const filter = board.scene_filter || '';
   r.appendChild(head);
@@ -258,6 +433,7 @@ function load() {
   } catch (e) {
     board = null;
   }
+  if (board?.open_takes) openTakes.add(board.open_takes);
   draw();
 }
 

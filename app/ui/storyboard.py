@@ -1,9 +1,13 @@
-"""Storyboard screen: scenes of shot cards you can see (thumbnail, prompt, length, camera, characters, narration,
-lock and continuity), edited in place and dragged to reorder; per-shot actions (play the clip, render just that
-shot); the film options (title card, crossfade, burned-in subtitles). Saving makes a new version.
+"""Storyboard screen: scenes of shot cards you can see (the approved keyframe, else the clip's thumbnail; prompt,
+length, camera, characters, narration, lock and continuity), edited in place and dragged to reorder; per-shot
+actions (play the clip, render just that shot); the image-first workflow on each card (draw, re-roll, upload, pick
+or clear its keyframe; render takes, watch them side by side with the panel's votes, use one); keyframes for the
+whole board or the chosen scene and the panel's keyframe screening; the film options. Saving makes a new version,
+and so does approving a keyframe or using a take: the page follows it.
 
 The cards are one client-side component (`storyboard.js`): the board travels as JSON (`board_json` /
-`json_to_board`), so a 120-shot board is one value, not hundreds of Gradio components."""
+`json_to_board`), so a 120-shot board is one value, not hundreds of Gradio components. Long work (keyframes,
+takes, a shot's render, the panel's screenings) runs as a job: a reloaded page follows it again, Stop stops it."""
 
 from __future__ import annotations
 
@@ -12,31 +16,40 @@ from pathlib import Path
 
 import gradio as gr
 
-from app.ui.common import Ctx, follow, guard, media_url, need_project, progress_html, ver
+from app.ui.board_media import CardAction, card_media, outcome, pick_message, uploaded_file
+from app.ui.common import Ctx, esc, follow, guard, media_url, need_project, progress_html, ver
 from app.ui.story import saved_message
 
 HERE = Path(__file__).parent
 ALL_SCENES = "(all scenes)"
 SHOT_FIELDS = ("shot_id", "prompt", "negative_prompt", "duration", "seed", "camera", "narration", "dialogue",
                "characters", "locked", "continuity")
+BOARD_KINDS = ("keyframes", "takes", "render", "critique")  # the jobs this screen starts (and follows on reload)
 
 
-def board_json(board, thumbs: dict[str, str], seed_policy: str = "random", dirty: bool = False) -> str:
-    """The board as the editor's JSON value: scenes of shots (with their thumbnail URLs), the camera moves and
-    the character names to choose from."""
+def board_json(board, thumbs: dict[str, str], seed_policy: str = "random", dirty: bool = False,
+               media: dict[str, dict] | None = None, open_takes: str | None = None, max_upload: int = 0) -> str:
+    """The board as the editor's JSON value: scenes of shots (with their pictures: the approved keyframe or the
+    clip's thumbnail, keyframe candidates, takes), the camera moves and the character names to choose from."""
     from storage.schema import CAMERA_MOVES
 
+    media = media or {}
+
+    def shot(s) -> dict:
+        extra = media.get(s.shot_id) or {}
+        kf = extra.get("keyframe", "")
+        return {**s.model_dump(include=set(SHOT_FIELDS)), "thumb": kf or thumbs.get(s.shot_id, ""), "keyframe": kf,
+                "candidates": extra.get("candidates", []), "takes": extra.get("takes")}
     return json.dumps({
         "cameras": list(CAMERA_MOVES), "characters": [c.name for c in board.characters], "seed_policy": seed_policy,
-        "dirty": dirty,
-        "scenes": [{"scene_id": sc.scene_id, "title": sc.title,
-                    "shots": [{**s.model_dump(include=set(SHOT_FIELDS)), "thumb": thumbs.get(s.shot_id, "")}
-                              for s in sc.shots]} for sc in board.scenes]})
+        "dirty": dirty, "open_takes": open_takes, "max_upload": max_upload,
+        "scenes": [{"scene_id": sc.scene_id, "title": sc.title, "shots": [shot(s) for s in sc.shots]}
+                   for sc in board.scenes]})
 
 
 def json_to_board(base, value: str, fresh_ids: bool = True):
-    """The editor's JSON applied to `base`: scenes and shots in the order given; fields the cards do not show
-    (scene descriptions, purpose, location) are kept by id; shots and scenes marked new get fresh ids (or keep
+    """The editor's JSON applied to `base`: scenes and shots in the order given; fields the cards do not edit
+    (scene descriptions, purpose, location; a shot's approved keyframe) are kept by id; shots and scenes marked new get fresh ids (or keep
     the editor's temporary ones: `fresh_ids=False`, for a draft that is rendered, not saved)."""
     from storage.schema import Storyboard
 
@@ -47,11 +60,15 @@ def json_to_board(base, value: str, fresh_ids: bool = True):
     if not isinstance(data, dict) or not isinstance(data.get("scenes"), list):
         raise ValueError("the storyboard editor sent no scenes: reload the page")
     old_scenes = {sc.scene_id: sc for sc in base.scenes}
+    old_shots = {s.shot_id: s for s in base.shots()}
     scenes = []
     for sc in data["scenes"]:
         shots = []
         for s in sc.get("shots") or []:
             shot = {k: s[k] for k in SHOT_FIELDS if k in s}
+            old = old_shots.get(shot.get("shot_id")) if not s.get("isNew") else None
+            if old is not None:  # what the card does not edit (its approved keyframe) stays as it was
+                shot = {**old.model_dump(exclude=set(SHOT_FIELDS)), **shot}
             if s.get("isNew") and fresh_ids:
                 shot.pop("shot_id", None)
             shots.append(shot)
@@ -67,11 +84,13 @@ def json_to_board(base, value: str, fresh_ids: bool = True):
 
 
 def with_thumbs(value: str, thumbs: dict[str, str]) -> str:
-    """The editor's JSON with fresh thumbnail URLs (everything else as the editor had it)."""
+    """The editor's JSON with fresh clip thumbnails where a shot shows no keyframe (everything else as the editor
+    had it)."""
     data = json.loads(value)
     for sc in data["scenes"]:
         for s in sc["shots"]:
-            s["thumb"] = thumbs.get(s["shot_id"], s.get("thumb", ""))
+            if not s.get("keyframe"):
+                s["thumb"] = thumbs.get(s["shot_id"], s.get("thumb", ""))
     return json.dumps(data)
 
 
@@ -80,14 +99,23 @@ def film_options(base, title_card, title_seconds, crossfade, burn):
                                         "crossfade": float(crossfade), "burn_subtitles": bool(burn)})
 
 
+
 def build(ctx: Ctx) -> None:
+    from app.jobs import DONE
+    from app.keyframes import MAX_UPLOAD_BYTES
+    from storage.records import ShotRender
+
     studio, jobs = ctx.studio, ctx.jobs
     with gr.Row(equal_height=True):
         scene_pick = gr.Dropdown([ALL_SCENES], value=ALL_SCENES, label="Scene", elem_id="scene_filter", scale=2)
         save = gr.Button("Save storyboard (new version)", variant="primary", elem_id="shots_save_btn", scale=2)
+        keyframes_btn = gr.Button("✦ Draw keyframes", elem_id="keyframes_btn", scale=2)
+        screen_btn = gr.Button("Screen the keyframes", elem_id="screen_keyframes_btn", scale=2)
         stop = gr.Button("Stop", elem_id="shot_stop_btn", scale=1)
+    stills = gr.Markdown(elem_id="stills_label", elem_classes="hint")
     message = gr.Markdown(elem_id="shots_message")
     progress = gr.HTML(value="", elem_id="shot_progress", js_on_load=None)
+    job_box = gr.Textbox(visible=False, elem_id="board_job")  # the job the progress line follows (for Stop)
     with gr.Row():
         with gr.Column(scale=4):
             editor = gr.HTML(value=None, html_template="<div class='sb'></div>", elem_id="board",
@@ -104,6 +132,8 @@ def build(ctx: Ctx) -> None:
                 burn = gr.Checkbox(label="Burn subtitles into the picture", elem_id="opt_burn")
                 gr.Markdown("A title card, crossfades or burned-in subtitles re-encode the film once; clips are "
                             "reused.", elem_classes="hint")
+    board_outs = [progress, job_box, ctx.version, editor, message, clip]
+    skips = (gr.skip(),) * 4
 
     def policy() -> str:
         return getattr(studio.config, "seed_policy", "random")
@@ -111,20 +141,64 @@ def build(ctx: Ctx) -> None:
     def thumbs_of(board) -> dict[str, str]:
         return {sid: media_url(studio.thumbnail(c.sha256)) for sid, c in studio.cached_shots(board).items()}
 
-    def editor_value(board) -> str:
-        return board_json(board, thumbs_of(board), policy())
+    def editor_value(pid: str, number: int, open_takes: str | None = None) -> str:
+        board = studio.version(pid, number).storyboard
+        return board_json(board, thumbs_of(board), policy(), media=card_media(studio, pid, number),
+                          open_takes=open_takes, max_upload=MAX_UPLOAD_BYTES)
+
+    def stills_line() -> str:
+        return (f"Keyframes and references are drawn by **{esc(studio.images_label())}**; takes and clips by "
+                f"**{esc(studio.status().backend_label)}**.")
+
+    def followed(pid: str, number: int, job, draft: str | None = None):
+        """Follow a board job to its end; then show what it made (the page follows a new version)."""
+        def frame(j):
+            return progress_html(j), j.id, *skips
+
+        def final(j):
+            if j.state != DONE:
+                return progress_html(j), j.id, *skips
+            made, text, open_takes = outcome(j.result)
+            if isinstance(j.result, ShotRender):
+                board = json_to_board(studio.version(pid, number).storyboard, draft, fresh_ids=False) if draft else None
+                value = with_thumbs(draft, thumbs_of(board)) if draft else editor_value(pid, number)
+                return progress_html(j), j.id, gr.skip(), value, text, str(studio.clip_path(j.result.sha256))
+            return (progress_html(j), j.id, made if made is not None else gr.skip(),
+                    editor_value(pid, made or number, open_takes), text, gr.skip())
+        yield from follow(jobs, job, frame, final)
+
+    def start(kind: str, pid: str, number: int, fn, label: str, draft: str | None = None):
+        job, started = jobs.start(kind, pid, fn, label=label, version=number)
+        if not started:
+            gr.Info(f"{job.label} is running: wait for it or press Stop")
+        yield from followed(pid, number, job, draft if started else None)
+
+    def saved_only(version, value) -> None:
+        """Keyframes and takes are made from the saved version: a board with unsaved edits is refused."""
+        if value and json_to_board(version.storyboard, value) != version.storyboard:
+            raise ValueError(f"save the storyboard first: keyframes and takes are made from the saved version "
+                             f"(v{version.number})")
 
     @guard
     def load(pid, v):
+        """The board of the version, and the job this screen runs for the project, if any (then its outcome)."""
         if not pid:
-            return None, gr.Dropdown(choices=[ALL_SCENES], value=ALL_SCENES), "", *[gr.skip()] * 4
+            yield None, gr.Dropdown(choices=[ALL_SCENES], value=ALL_SCENES), "", *[gr.skip()] * 5, "", "", \
+                gr.skip(), gr.skip()
+            return
         version = studio.version(pid, ver(v))
         b = version.storyboard
         scenes = [(f"{i}. {sc.title or sc.scene_id}", sc.scene_id) for i, sc in enumerate(b.scenes, 1)]
         f = b.film
-        return (editor_value(b), gr.Dropdown(choices=[(ALL_SCENES, ALL_SCENES), *scenes], value=ALL_SCENES),
-                f"v{version.number}: {len(b.shots())} shots in {len(b.scenes)} scene(s), {b.duration():.0f}s",
-                f.title_card, f.title_seconds, f.crossfade, f.burn_subtitles)
+        job = next((j for j in map(lambda k: jobs.active(pid, k), BOARD_KINDS) if j is not None), None)
+        yield (editor_value(pid, version.number), gr.Dropdown(choices=[(ALL_SCENES, ALL_SCENES), *scenes],
+                                                             value=ALL_SCENES),
+               f"v{version.number}: {len(b.shots())} shots in {len(b.scenes)} scene(s), {b.duration():.0f}s",
+               f.title_card, f.title_seconds, f.crossfade, f.burn_subtitles, stills_line(), progress_html(job),
+               job.id if job else "", gr.skip(), gr.skip())
+        if job is not None:
+            for prog, job_id, number, value, text, shot_clip in followed(pid, version.number, job):
+                yield value, gr.skip(), text, *[gr.skip()] * 5, prog, job_id, number, shot_clip
 
     @guard
     def save_board(pid, v, value, tc, ts, cf, bs):
@@ -136,7 +210,7 @@ def build(ctx: Ctx) -> None:
         if board == base.storyboard:
             return gr.skip(), gr.skip(), f"Nothing changed since v{base.number}: no new version."
         nv, branched = studio.save_storyboard(pid, board, base.number, "storyboard edit")
-        return nv.number, editor_value(nv.storyboard), saved_message(nv, branched)
+        return nv.number, editor_value(pid, nv.number), saved_message(nv, branched)
 
     @guard
     def play(pid, v, value, evt: gr.EventData):
@@ -151,38 +225,108 @@ def build(ctx: Ctx) -> None:
     @guard
     def render_shot(pid, v, value, evt: gr.EventData):
         pid = need_project(pid)
-        shot_id = evt.shot_id
-        board = json_to_board(studio.version(pid, ver(v)).storyboard, value, fresh_ids=False)
-        job, started = jobs.start("render", pid, lambda p, c: studio.render_shot(board, shot_id, p, c),
-                                  label=f"render shot {shot_id}")
-        if not started:
-            gr.Info(f"{job.label} is running: wait for it or press Stop")
-
-        def frame(j):
-            return progress_html(j), gr.skip(), gr.skip()
-
-        def final(j):
-            if j.state != "done" or not started:
-                return progress_html(j), gr.skip(), gr.skip()
-            return progress_html(j), with_thumbs(value, thumbs_of(board)), str(studio.clip_path(j.result.sha256))
-        yield from follow(jobs, job, frame, final)
+        version = studio.version(pid, ver(v))
+        shot_id = CardAction.of({"shot_id": evt.shot_id, "action": "draw"}).shot_id
+        board = json_to_board(version.storyboard, value, fresh_ids=False)
+        yield from start("render", pid, version.number, lambda p, c: studio.render_shot(board, shot_id, p, c),
+                         f"render shot {shot_id}", draft=value)
 
     @guard
-    def stop_shot(pid):
-        job = jobs.active(pid or "", "render")
+    def card_action(pid, v, value, evt: gr.EventData):
+        """A card's keyframe or takes button: quick changes at once, renders and screenings as a job."""
+        a = CardAction.of(getattr(evt, "_data", None))
+        pid = need_project(pid)
+        version = studio.version(pid, ver(v))
+        saved_only(version, value)
+        n, sid = version.number, a.shot_id
+
+        def now(number: int, text: str, open_takes: str | None = None):
+            return "", "", number, editor_value(pid, number, open_takes), text, gr.skip()
+
+        if a.action == "upload":
+            nv = studio.set_keyframe(pid, sid, uploaded_file(a.path), n)
+            yield now(nv.number, f"v{nv.number}: shot {sid}'s keyframe is the uploaded picture.")
+        elif a.action == "pick":
+            nv = studio.pick_keyframe(pid, sid, a.keyframe_id, n)
+            yield now(nv.number, f"v{nv.number}: shot {sid} uses an earlier keyframe again.")
+        elif a.action == "clear":
+            nv = studio.clear_keyframe(pid, sid, n)
+            yield now(nv.number, f"v{nv.number}: shot {sid} has no keyframe: it renders from its prompt again.")
+        elif a.action == "use":
+            res = studio.pick_take(pid, sid, a.take_id, n)
+            yield now(res.version.number, pick_message(res), sid)
+        elif a.action == "draw":
+            yield from start("keyframes", pid, n, lambda p, c: studio.render_keyframes(pid, [sid], n, p, c),
+                             f"keyframe of {sid}")
+        elif a.action == "reroll":
+            yield from start("keyframes", pid, n, lambda p, c: studio.reroll_keyframe(pid, sid, n, p, c),
+                             f"new keyframe for {sid}")
+        elif a.action == "takes":
+            yield from start("takes", pid, n, lambda p, c: studio.render_takes(pid, sid, a.n, n, p, c),
+                             f"{a.n} take(s) of {sid}")
+        elif a.action == "replace":
+            yield from start("takes", pid, n, lambda p, c: replace_take(pid, sid, n, p, c), f"a new take for {sid}")
+        elif a.action == "vote":
+            yield from start("critique", pid, n, lambda p, c: studio.vote_takes(pid, sid, n, p, c),
+                             f"the panel watching {sid}'s takes")
+
+    def replace_take(pid: str, shot_id: str, number: int, progress, cancel):
+        """One more take, used at once (a new version): 'replace' on a card."""
+        before = {t.id for t in studio.shot_takes(pid, shot_id, number).takes}
+        state = studio.render_takes(pid, shot_id, 1, number, progress, cancel)
+        new = [t for t in state.takes if t.id not in before]
+        if not new:
+            raise ValueError(f"the new take of {shot_id} came out as an earlier one: nothing to replace it with")
+        return studio.pick_take(pid, shot_id, new[-1].id, number)
+
+    @guard
+    def draw_keyframes(pid, v, value, scene):
+        """Keyframes for every shot without one (of the chosen scene, or the whole board), as one job."""
+        pid = need_project(pid)
+        version = studio.version(pid, ver(v))
+        saved_only(version, value)
+        board, n = version.storyboard, version.number
+        shots = None
+        if scene and scene != ALL_SCENES:
+            sc = next((s for s in board.scenes if s.scene_id == scene), None)
+            if sc is None:
+                raise ValueError(f"v{n} has no scene {scene!r}: reload the page")
+            shots = [s.shot_id for s in sc.shots if not s.keyframe]
+            if not shots:
+                raise ValueError("every shot of this scene has a keyframe: ⟳ on a card draws a new one")
+        label = f"keyframes for {len(shots)} shot(s)" if shots else f"keyframes for v{n}"
+        yield from start("keyframes", pid, n, lambda p, c: studio.render_keyframes(pid, shots, n, p, c), label)
+
+    @guard
+    def screen_keyframes(pid, v):
+        pid = need_project(pid)
+        n = studio.version(pid, ver(v)).number
+        yield from start("critique", pid, n, lambda p, c: studio.screen_keyframes(pid, n, p, c),
+                         f"the panel screening v{n}'s keyframes")
+
+    @guard
+    def stop_job(pid, job_id):
+        job = jobs.get(job_id or "")
+        if job is None or job.project != pid:
+            job = next((j for j in map(lambda k: jobs.active(pid or "", k), BOARD_KINDS) if j is not None), None)
         if job is not None:
             jobs.stop(job)
         return progress_html(job)
 
     opts = [title_card, title_seconds, crossfade, burn]
-    ctx.tabs["storyboard"].select(load, [ctx.pid, ctx.version], [editor, scene_pick, message, *opts],
-                                  api_name="load_storyboard")
+    ctx.tabs["storyboard"].select(load, [ctx.pid, ctx.version], [editor, scene_pick, message, *opts, stills, progress,
+                                                                 job_box, ctx.version, clip],
+                                  api_name="load_storyboard", show_progress="hidden")
     save.click(save_board, [ctx.pid, ctx.version, editor, *opts], [ctx.version, editor, message],
                api_name="save_storyboard")
     editor.play(play, [ctx.pid, ctx.version, editor], clip, api_visibility="private")
-    editor.render_shot(render_shot, [ctx.pid, ctx.version, editor], [progress, editor, clip],
-                       api_visibility="private", show_progress="hidden")
-    stop.click(stop_shot, ctx.pid, progress, api_visibility="private", show_progress="hidden")
+    for event, fn in ((editor.render_shot, render_shot), (editor.card, card_action)):
+        event(fn, [ctx.pid, ctx.version, editor], board_outs, api_visibility="private", show_progress="hidden")
+    keyframes_btn.click(draw_keyframes, [ctx.pid, ctx.version, editor, scene_pick], board_outs,
+                        api_name="draw_keyframes", show_progress="hidden")
+    screen_btn.click(screen_keyframes, [ctx.pid, ctx.version], board_outs, api_name="screen_keyframes",
+                     show_progress="hidden")
+    stop.click(stop_job, [ctx.pid, job_box], progress, api_visibility="private", show_progress="hidden")
     scene_pick.change(None, scene_pick, None, js="""(scene) => {
       document.querySelectorAll('#board .scene').forEach((s) => {
         s.hidden = scene !== '(all scenes)' && s.dataset.scene !== scene; });

@@ -1,0 +1,135 @@
+"""What a storyboard card shows besides its fields, and what its image-first buttons ask for.
+
+Each card carries its approved keyframe (shown instead of the clip's thumbnail), a short strip of the shot's
+earlier keyframe candidates, and its takes side by side with the panel's latest votes (`card_media`). A card's
+button sends a `CardAction` (typed and checked here, never trusted as it came); `outcome` words what a finished
+action did and says which version the page follows. Uploaded files are accepted only from Gradio's upload folder
+(`uploaded_file`), so a page cannot name any other file on the server.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from app.takes import MAX_TAKES_PER_ACTION
+from app.ui.common import esc, media_url
+
+MAX_CANDIDATES = 6  # keyframe candidates shown under a card's picture (the approved one always among them)
+ID = r"^[A-Za-z0-9_\-]{1,64}$"
+
+
+class CardAction(BaseModel):
+    """One button of a card: what to do to which shot."""
+
+    shot_id: str = Field(pattern=ID)
+    action: Literal["draw", "reroll", "upload", "pick", "clear", "takes", "replace", "use", "vote"]
+    n: int = Field(1, ge=1, le=MAX_TAKES_PER_ACTION)  # takes to render
+    keyframe_id: str = Field("", pattern=r"^[A-Za-z0-9_\-]{0,64}$")
+    take_id: str = Field("", pattern=r"^[A-Za-z0-9_\-]{0,64}$")
+    path: str = Field("", max_length=4096)  # an uploaded file, as Gradio's upload answered
+
+    @classmethod
+    def of(cls, data: Any) -> CardAction:
+        try:
+            return cls.model_validate(data if isinstance(data, dict) else {})
+        except ValidationError:
+            raise ValueError("the storyboard sent an action it cannot ask for: reload the page") from None
+
+
+def uploaded_file(path: str) -> Path:
+    """A file the page uploaded through Gradio (inside its upload folder); anything else is refused."""
+    from gradio.utils import get_upload_folder, is_in_or_equal
+
+    if not path or not is_in_or_equal(path, get_upload_folder()) or not Path(path).is_file():
+        raise ValueError("that upload is not there any more: choose the file again")
+    return Path(path)
+
+
+def candidates_json(studio, card) -> list[dict]:
+    """A shot's keyframe candidates for the strip, newest first, one per picture, the approved one kept."""
+    seen, out = set(), []
+    for k in card.candidates:
+        if k.sha256 in seen:
+            continue
+        seen.add(k.sha256)
+        out.append({"id": k.id, "url": media_url(studio.image_path(k.sha256)), "on": k.sha256 == card.approved,
+                    "source": k.source, "seed": k.seed, "version": k.version})
+    shown = out[:MAX_CANDIDATES]
+    if card.approved and not any(c["on"] for c in shown):
+        shown[-1:] = [c for c in out if c["on"]][:1]
+    return shown if len(out) > 1 or not card.approved else []  # one approved still needs no strip
+
+
+def takes_json(studio, state) -> dict:
+    """A shot's takes side by side (thumbnail, clip, which is in use, which reuse their clip), each with the
+    personas who voted for it in the panel's latest screening of the shot (and why)."""
+    screening = state.votes
+    voters: dict[str, list[dict]] = {t.id: [] for t in state.takes}
+    for v in screening.votes if screening else ():
+        voters.setdefault(v.take_id, []).append({"name": v.persona_name or v.persona_id, "reason": v.reason,
+                                                 "score": v.scores.get(v.take_id)})
+    items = [{"id": t.id, "number": t.number, "seed": t.seed, "thumb": media_url(studio.thumbnail(t.sha256)),
+              "clip": media_url(studio.clip_path(t.sha256)), "current": t.id in state.current,
+              "picked": t.id == state.picked, "voters": voters[t.id]} for t in state.takes]
+    return {"items": items, "voted": len(screening.votes) if screening else 0,
+            "votes_version": screening.version if screening else None, "can_vote": len(state.current) >= 2}
+
+
+def card_media(studio, pid: str, number: int) -> dict[str, dict]:
+    """shot_id -> what its card shows besides its fields: keyframe URL, candidate strip, takes."""
+    takes = studio.board_takes(pid, number)
+    return {card.shot_id: {"keyframe": media_url(studio.image_path(card.approved)) if card.approved else "",
+                           "candidates": candidates_json(studio, card),
+                           "takes": takes_json(studio, takes[card.shot_id]) if card.shot_id in takes else None}
+            for card in studio.shot_keyframes(pid, number)}
+
+
+def outcome(result) -> tuple[int | None, str, str | None]:
+    """What a finished card or board action did: (the version the page follows, or None; the message; the shot
+    whose takes to show open)."""
+    from app.keyframes import KeyframesResult
+    from app.takes import PickResult, ShotTakes
+    from storage.records import RenderRecord, ShotRender, TakeScreeningRecord, Version
+
+    if isinstance(result, KeyframesResult):
+        shots = ", ".join(k.shot_id for k in result.keyframes)
+        return (result.version.number, f"v{result.version.number}: keyframes approved for {esc(shots)} (drew "
+                f"{result.rendered}, reused {result.reused}) · {esc(result.label)}", None)
+    if isinstance(result, PickResult):
+        return result.version.number, pick_message(result), result.take.shot_id
+    if isinstance(result, ShotTakes):
+        n = len(result.takes)
+        return None, (f"Shot {result.shot_id} has {n} take(s): hover to play, **Use** one to make it the shot's "
+                      "(a new version)."), result.shot_id
+    if isinstance(result, TakeScreeningRecord):
+        return None, (f"The panel watched {len(result.takes)} takes of {result.shot_id}: their votes are beside the "
+                      "takes."), result.shot_id
+    if isinstance(result, list):  # the keyframe screening's critiques
+        mean = sum(c.critique.overall for c in result) / max(len(result), 1)
+        return None, (f"The panel screened the keyframes of v{result[0].version if result else '?'}: "
+                      f"{mean:.1f}/10. Read them in the **Screening room**."), None
+    if isinstance(result, ShotRender):
+        return None, f"Shot {result.shot_id} rendered as it stands on the board (not saved: Save makes a version).", None
+    if isinstance(result, RenderRecord):
+        return None, f"v{result.version} rendered.", None
+    if isinstance(result, Version):  # its message may carry a name someone typed: not shown in Markdown
+        return result.number, f"v{result.number} made.", None
+    return None, "Done.", None
+
+
+def pick_message(res) -> str:
+    t = res.take
+    return (f"v{res.version.number}: shot {t.shot_id} uses take #{t.number} (seed {t.seed}); "
+            + ("its clip must be rendered again." if res.rerenders else "its clip is cached: nothing re-renders.")
+            + (f" Continuity shots after it re-render: {', '.join(res.downstream)}." if res.downstream else ""))
+
+
+def screening_label(critiques) -> str:
+    """A line over the Screening room's critiques when they screened keyframes, not the film."""
+    if not critiques or critiques[0].screening != "keyframes":
+        return ""
+    return ("<p class='screening-kind' id='screening_kind'><b>Keyframe screening</b>: the panel saw one still per "
+            "shot, before any motion was rendered.</p>")

@@ -1,0 +1,190 @@
+"""The Story screen's image half: each character's and location's reference images (thumbnails; upload a PNG,
+JPEG or WebP, generate one from the description, clear them), and how alike each character looks across the
+shots (the per-character consistency table, worst shots first; "not measured" without an image-embedding model).
+
+The references are one client-side component (`references.js`) over JSON (`refs_json`); a generated reference
+is a job (progress, Stop, a reloaded page follows it). Each change makes a new version, which the page follows.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+import gradio as gr
+from pydantic import BaseModel, Field, ValidationError
+
+from app.ui.board_media import uploaded_file
+from app.ui.common import Ctx, esc, follow, guard, media_url, need_project, progress_html, ver
+
+HERE = Path(__file__).parent
+
+
+class RefAction(BaseModel):
+    """One button of a character's or location's references."""
+
+    name: str = Field(min_length=1, max_length=80)
+    location: bool = False
+    action: Literal["upload", "generate", "clear"]
+    path: str = Field("", max_length=4096)
+
+    @classmethod
+    def of(cls, data) -> RefAction:
+        try:
+            return cls.model_validate(data if isinstance(data, dict) else {})
+        except ValidationError:
+            raise ValueError("the references panel sent an action it cannot ask for: reload the page") from None
+
+
+def refs_json(studio, board, note: str = "") -> str:
+    """The characters and locations with their reference thumbnails, for the references panel, and what draws
+    generated references."""
+    from app.keyframes import MAX_UPLOAD_BYTES
+    from storage.schema import MAX_REFERENCES
+
+    def subject(item, location: bool) -> dict:
+        return {"name": item.name, "location": location, "description": item.description,
+                "refs": [media_url(studio.image_path(sha)) for sha in item.references]}
+    return json.dumps({"subjects": [subject(c, False) for c in board.characters]
+                       + [subject(loc, True) for loc in board.locations],
+                       "max_upload": MAX_UPLOAD_BYTES, "max_refs": MAX_REFERENCES, "note": note,
+                       "images": studio.images_label()})
+
+
+SEEN_IN = {"clip": "its clip", "keyframe": "its keyframe", "none": "no picture yet"}
+
+
+def _num(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3f}"
+
+
+def _bar(x: float | None) -> str:
+    if x is None:
+        return "<td class='num'>—</td>"
+    return (f"<td class='num' data-value='{x:.4f}'><span class='bar' style='width:{max(0.0, min(x, 1.0)) * 100:.0f}%'>"
+            f"</span>{x:.3f}</td>")
+
+
+def consistency_html(report) -> str:
+    """The per-character table (worst shots first when measured); says plainly when nothing was measured."""
+    if report.measured:
+        head = (f"<p class='method' id='consistency_method'>Measured with <b>{esc(report.model)}</b> on "
+                f"v{report.version}: {esc(report.method)}.</p>")
+    else:
+        head = f"<p class='not-measured' id='consistency_not_measured'>{esc(report.note)}</p>"
+    if not report.characters:
+        return head + "<p>No characters in the bible yet.</p>"
+    tables = []
+    for c in report.characters:
+        rows = "".join(
+            f"<tr data-shot='{esc(a.shot_id)}'><td>{esc(a.shot_id)}</td><td>{SEEN_IN[a.source]}</td>"
+            + (_bar(a.to_reference) + _bar(a.to_others) if report.measured else "<td>—</td><td>—</td>") + "</tr>"
+            for a in c.appearances) or "<tr><td colspan='4'>in no shot</td></tr>"
+        means = (f" · like the references {_num(c.mean_to_reference)} · like their other shots {_num(c.mean_to_others)}"
+                 if report.measured else "")
+        tables.append(f"<table class='consistency' data-character='{esc(c.name)}'><caption><b>{esc(c.name)}</b> · "
+                      f"{c.references} reference(s){means}</caption><tr><th>shot</th><th>seen in</th>"
+                      f"<th>like the references</th><th>like their other shots</th></tr>{rows}</table>")
+    order = " Worst shots first." if report.measured else ""
+    return head + f"<p class='hint'>Each shot a character appears in.{order}</p>" + "".join(tables)
+
+
+CSS = """
+.consistency { border-collapse: collapse; margin: 6px 0 14px 0; font-size: 0.9em; min-width: 420px; }
+.consistency caption { text-align: left; padding: 2px 0; }
+.consistency th, .consistency td { border-bottom: 1px solid var(--border-color-primary); padding: 2px 8px; text-align: left; }
+.consistency td.num { position: relative; min-width: 110px; font-variant-numeric: tabular-nums; }
+.consistency .bar { position: absolute; left: 0; top: 20%; height: 60%; background: var(--color-accent-soft); z-index: -1; }
+.not-measured { font-weight: 600; }
+"""
+
+
+def build(ctx: Ctx, story_message) -> None:
+    """The panel under the Story screen's form; `story_message` says which version the form now edits."""
+    studio, jobs = ctx.studio, ctx.jobs
+    gr.Markdown("### Reference images\nShots and keyframes with a character (or at a location) are drawn from its "
+                "first reference; critics see them beside the frames. Adding or clearing one makes a new version.")
+    refs = gr.HTML(value=None, html_template="<div class='refs'></div>", elem_id="references",
+                   js_on_load=(HERE / "references.js").read_text(), css_template=(HERE / "references.css").read_text())
+    with gr.Row():
+        progress = gr.HTML(value="", elem_id="ref_progress", js_on_load=None)
+        stop = gr.Button("Stop", elem_id="ref_stop_btn", scale=0, min_width=90, size="sm")
+    job_box = gr.Textbox(visible=False, elem_id="ref_job")
+    gr.Markdown("### Consistency\nHow alike each character looks from shot to shot, and to their references.")
+    measure = gr.Button("Measure consistency", elem_id="consistency_btn")
+    table = gr.HTML(value="", elem_id="consistency_table", css_template=CSS, js_on_load=None)
+    outs = [progress, job_box, ctx.version, refs, table, story_message]
+
+    def value(pid: str, number: int, note: str = "") -> str:
+        return refs_json(studio, studio.version(pid, number).storyboard, note)
+
+    def table_html(pid: str, number: int) -> str:
+        """Without a model the table costs nothing and says "not measured"; with one, measuring waits for a click."""
+        if studio.config.embed_model:
+            return "<p class='hint'>Press <b>Measure consistency</b> to compare the shots.</p>"
+        return consistency_html(studio.consistency(pid, number))
+
+    def made(pid: str, number: int, note: str):
+        """A new version with other references: the page follows it."""
+        return "", "", number, value(pid, number, note), table_html(pid, number), f"Editing v{number}"
+
+    def followed(pid: str, number: int, job):
+        from app.jobs import DONE
+
+        def final(j):
+            if j.state != DONE:
+                return progress_html(j), j.id, *[gr.skip()] * 4
+            return progress_html(j), *made(pid, j.result.number, f"v{j.result.number}: a reference was drawn.")[1:]
+        yield from follow(jobs, job, lambda j: (progress_html(j), j.id, *[gr.skip()] * 4), final)
+
+    @guard
+    def load(pid, v):
+        if not pid:
+            yield "", "", gr.skip(), None, "", gr.skip()
+            return
+        version = studio.version(pid, ver(v))
+        job = jobs.active(pid, "reference")
+        yield (progress_html(job), job.id if job else "", gr.skip(), value(pid, version.number),
+               table_html(pid, version.number), gr.skip())
+        if job is not None:
+            yield from followed(pid, version.number, job)
+
+    @guard
+    def act(pid, v, evt: gr.EventData):
+        a = RefAction.of(getattr(evt, "_data", None))
+        pid = need_project(pid)
+        n = studio.version(pid, ver(v)).number
+        kind = "location" if a.location else "character"
+        if a.action == "generate":
+            job, started = jobs.start("reference", pid, lambda p, c: studio.generate_reference(
+                pid, a.name, a.location, None, n, progress=p, cancel=c), label=f"a reference of the {kind}", version=n)
+            if not started:
+                gr.Info(f"{job.label} is being made: wait for it or press Stop")
+            yield from followed(pid, n, job)
+            return
+        if a.action == "upload":
+            nv = studio.add_reference(pid, a.name, uploaded_file(a.path), a.location, n)
+            yield made(pid, nv.number, f"v{nv.number}: the picture is a reference of {a.name} now.")
+        else:
+            nv = studio.clear_references(pid, a.name, a.location, n)
+            yield made(pid, nv.number, f"v{nv.number}: {a.name} has no reference images.")
+
+    @guard
+    def stop_job(pid, job_id):
+        job = jobs.get(job_id or "")
+        job = job if job is not None and job.project == pid else jobs.active(pid or "", "reference")
+        if job is not None:
+            jobs.stop(job)
+        return progress_html(job)
+
+    @guard
+    def measure_now(pid, v):
+        pid = need_project(pid)
+        return consistency_html(studio.consistency(pid, ver(v)))
+
+    ctx.tabs["story"].select(load, [ctx.pid, ctx.version], outs, api_name="load_references",
+                             show_progress="hidden")
+    refs.reference(act, [ctx.pid, ctx.version], outs, api_visibility="private", show_progress="hidden")
+    stop.click(stop_job, [ctx.pid, job_box], progress, api_visibility="private", show_progress="hidden")
+    measure.click(measure_now, [ctx.pid, ctx.version], table, api_name="consistency")
