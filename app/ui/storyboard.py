@@ -286,21 +286,28 @@ def build(ctx: Ctx) -> None:
         version = studio.version(pid, ver(v))
         saved_only(version, value)
         board, n = version.storyboard, version.number
-        shots = None
+        within = board.shots()
         if scene and scene != ALL_SCENES:
             sc = next((s for s in board.scenes if s.scene_id == scene), None)
             if sc is None:
                 raise ValueError(f"v{n} has no scene {scene!r}: reload the page")
-            shots = [s.shot_id for s in sc.shots if not s.keyframe]
-            if not shots:
-                raise ValueError("every shot of this scene has a keyframe: ⟳ on a card draws a new one")
-        label = f"keyframes for {len(shots)} shot(s)" if shots else f"keyframes for v{n}"
-        yield from start("keyframes", pid, n, lambda p, c: studio.render_keyframes(pid, shots, n, p, c), label)
+            within = sc.shots
+        shots = [s.shot_id for s in within if not s.keyframe]
+        if not shots:
+            raise ValueError(f"every shot {'of this scene ' if len(within) < len(board.shots()) else ''}has a "
+                             "keyframe: ⟳ New keyframe on a card draws another")
+        yield from start("keyframes", pid, n, lambda p, c: studio.render_keyframes(pid, shots, n, p, c),
+                         f"keyframes for {len(shots)} shot(s)")
 
     @guard
     def screen_keyframes(pid, v):
         pid = need_project(pid)
-        n = studio.version(pid, ver(v)).number
+        version = studio.version(pid, ver(v))
+        n = version.number
+        missing = [s.shot_id for s in version.storyboard.shots() if not s.keyframe]
+        if missing:
+            raise ValueError(f"{len(missing)} shot(s) have no keyframe yet ({', '.join(missing[:5])}): "
+                             "press ✦ Draw keyframes first")
         yield from start("critique", pid, n, lambda p, c: studio.screen_keyframes(pid, n, p, c),
                          f"the panel screening v{n}'s keyframes")
 

@@ -11,6 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
+from gradio_client.exceptions import AppError
 from PIL import Image
 
 from tests.conftest import tiny_board
@@ -208,3 +209,28 @@ def test_progress_words_for_stills_and_takes():
     assert (frac, text) == (0.375, "still 2/4 (s2) · step 5/10")
     assert describe({"stage": "take", "shot_index": 0, "shots": 3, "shot_id": "s1", "step": 1, "steps": 1,
                      "status": "reused"})[1] == "take 1/3 of s1 · reused"
+
+
+def test_draw_keyframes_for_the_chosen_scene_only(client, studio):
+    """The scene filter's shots without a keyframe, as a job the endpoint follows to its end (a new version)."""
+    pid = studio.create_from_storyboard(tiny_board(4)).project_id  # scene a: s1, s2; scene b: s3, s4
+    editor = client.predict(pid, 1, api_name="/load_storyboard")[0]
+    progress, _, number, value, message, _ = client.predict(pid, 1, editor, "b", api_name="/draw_keyframes")
+    assert "data-state='done'" in progress and number == 2 and "keyframes approved for s3, s4" in message
+    assert [bool(s.keyframe) for s in studio.version(pid, 2).storyboard.shots()] == [False, False, True, True]
+    assert [bool(s["keyframe"]) for sc in json.loads(value)["scenes"] for s in sc["shots"]] == [False, False, True,
+                                                                                                True]
+    with pytest.raises(AppError, match="^every shot of this scene has a keyframe"):
+        client.predict(pid, 2, value, "b", api_name="/draw_keyframes")
+    with pytest.raises(AppError, match=r"^2 shot\(s\) have no keyframe yet \(s1, s2\): press ✦ Draw keyframes first$"):
+        client.predict(pid, 2, api_name="/screen_keyframes")
+
+
+def test_keyframes_wait_for_unsaved_edits_to_be_saved(client, studio):
+    pid = studio.create_from_storyboard(tiny_board(2)).project_id
+    data = json.loads(client.predict(pid, 1, api_name="/load_storyboard")[0])
+    data["scenes"][0]["shots"][0]["prompt"] = "An edit not saved yet"
+    with pytest.raises(AppError, match=r"^save the storyboard first: keyframes and takes are made from the saved "
+                                       r"version \(v1\)$"):
+        client.predict(pid, 1, json.dumps(data), "(all scenes)", api_name="/draw_keyframes")
+    assert len(studio.versions(pid)) == 1
