@@ -106,7 +106,8 @@ def build(ctx: Ctx, story_message) -> None:
     gr.Markdown("### Reference images\nShots and keyframes with a character (or at a location) are drawn from its "
                 "first reference; critics see them beside the frames. Adding or clearing one makes a new version.")
     refs = gr.HTML(value=None, html_template="<div class='refs'></div>", elem_id="references",
-                   js_on_load=(HERE / "references.js").read_text(), css_template=(HERE / "references.css").read_text())
+                   js_on_load=(HERE / "kit.js").read_text() + (HERE / "references.js").read_text(),
+                   css_template=(HERE / "references.css").read_text())
     with gr.Row():
         progress = gr.HTML(value="", elem_id="ref_progress", js_on_load=None)
         stop = gr.Button("Stop", elem_id="ref_stop_btn", scale=0, min_width=90, size="sm")

@@ -1,22 +1,16 @@
 // The storyboard editor: scenes of shot cards, edited in place, dragged to reorder; each card's keyframe (draw,
 // re-roll, upload, pick an earlier one, clear) and takes (render, watch side by side, the panel's votes, use one).
 // `props.value` is the board as JSON (see app/ui/storyboard.py `board_json`); every edit writes it back, and
-// the Save button sends it. Card buttons send a 'card' event (app/ui/board_media.py `CardAction`).
+// the Save button sends it. Card buttons send a 'card' event (app/ui/board_media.py `CardAction`); uploads go
+// through `pictureInput` (kit.js, prepended with `el`).
 // Text is set with .value/.textContent only: nothing from the board becomes HTML.
 let board = null;
 let lastJson = null;
 let dragged = null;
 let nextNew = 1;
 const openTakes = new Set();  // shots whose takes are shown (kept across redraws)
-const UPLOAD_TYPES = ['image/png', 'image/jpeg', 'image/webp'];
 
 const root = () => element.querySelector('.sb');
-const el = (tag, cls, text) => {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-};
 const allShots = () => board.scenes.flatMap((sc) => sc.shots);
 const find = (id) => {
   for (const sc of board.scenes) {
@@ -88,27 +82,7 @@ function keyframeBar(shot) {
     button(row, '✦ Draw keyframe', 'mini kf-draw', 'Draw a keyframe for this shot: the clip will start from it',
       () => cardAction(shot, { action: 'draw' }));
   }
-  const file = el('input', 'kf-file');
-  file.type = 'file';
-  file.accept = UPLOAD_TYPES.join(',');
-  file.hidden = true;
-  file.addEventListener('change', async () => {
-    const f = file.files[0];
-    file.value = '';
-    if (!f) return;
-    if (!UPLOAD_TYPES.includes(f.type)) { note(`${f.name}: use a PNG, JPEG or WebP picture.`); return; }
-    if (board.max_upload && f.size > board.max_upload) {
-      note(`${f.name}: larger than ${Math.round(board.max_upload / 2 ** 20)} MB.`);
-      return;
-    }
-    note(`Uploading ${f.name}…`);
-    try {
-      const { path } = await upload(f);
-      cardAction(shot, { action: 'upload', path });
-    } catch (e) {
-      note(`${f.name}: the upload failed.`);
-    }
-  });
+  const file = pictureInput('kf-file', board.max_upload, note, (path) => cardAction(shot, { action: 'upload', path }));
   row.appendChild(file);
   button(row, '⤒ Upload', 'mini kf-upload', 'Replace the keyframe by a picture of yours (PNG, JPEG or WebP)', () => {
     if (board.dirty || shot.isNew) cardAction(shot, {});
@@ -386,11 +360,7 @@ function move(id, delta) {
 
 function draw() {
   const r = root();
-  r.replaceChildren();
-  if (!board) {
-    r.appendChild(el('p', 'empty', 'Open or create a project first (Projects tab).'));
-    return;
-  }
+  if (!clear(r, board)) return;
   const head = el('div', 'sb-head');
   head.appendChild(el('span', 'note'));
   head.appendChild(el('span', 'dirty'));

@@ -119,7 +119,7 @@ def build(ctx: Ctx) -> None:
     with gr.Row():
         with gr.Column(scale=4):
             editor = gr.HTML(value=None, html_template="<div class='sb'></div>", elem_id="board",
-                             js_on_load=(HERE / "storyboard.js").read_text(),
+                             js_on_load=(HERE / "kit.js").read_text() + (HERE / "storyboard.js").read_text(),
                              css_template=(HERE / "storyboard.css").read_text())
         with gr.Column(scale=1, min_width=260):
             clip = gr.Video(label="Shot", elem_id="board_clip", interactive=False, autoplay=True)

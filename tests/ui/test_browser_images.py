@@ -28,12 +28,7 @@ KEEPER_BOARD = TINY_BOARD.replace(
 def snap(page, tmp_path):
     folder = Path(os.environ.get("CHIEF_TEST_SCREENSHOTS") or tmp_path / "screenshots")
     folder.mkdir(exist_ok=True)
-
-    def take(name: str) -> Path:
-        path = folder / f"{name}.png"
-        page.screenshot(path=str(path), full_page=True)
-        return path
-    return take
+    return lambda name: page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
 
 
 def picture(path: Path, seed: int) -> Path:
