@@ -100,8 +100,9 @@ CSS = """
 """
 
 
-def build(ctx: Ctx, story_message) -> None:
-    """The panel under the Story screen's form; `story_message` says which version the form now edits."""
+def build(ctx: Ctx, story_message, after=()) -> None:
+    """The panel under the Story screen's form; `story_message` says which version the form now edits. The panel
+    loads when the screen opens and after each event of `after` (the story saved)."""
     studio, jobs = ctx.studio, ctx.jobs
     gr.Markdown("### Reference images\nShots and keyframes with a character (or at a location) are drawn from its "
                 "first reference; critics see them beside the frames. Adding or clearing one makes a new version.")
@@ -186,6 +187,8 @@ def build(ctx: Ctx, story_message) -> None:
 
     ctx.tabs["story"].select(load, [ctx.pid, ctx.version], outs, api_name="load_references",
                              show_progress="hidden")
+    for event in after:
+        event.success(load, [ctx.pid, ctx.version], outs, api_visibility="private", show_progress="hidden")
     refs.reference(act, [ctx.pid, ctx.version], outs, api_visibility="private", show_progress="hidden")
     stop.click(stop_job, [ctx.pid, job_box], progress, api_visibility="private", show_progress="hidden")
     measure.click(measure_now, [ctx.pid, ctx.version], table, api_name="consistency")

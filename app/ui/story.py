@@ -70,6 +70,6 @@ def build(ctx: Ctx) -> None:
 
     ctx.tabs["story"].select(load, [ctx.pid, ctx.version], [title, logline, style, chars, message],
                              api_name="load_story")
-    save.click(save_story, [ctx.pid, ctx.version, title, logline, style, chars], [ctx.version, message],
-               api_name="save_story")
-    references.build(ctx, message)
+    saved = save.click(save_story, [ctx.pid, ctx.version, title, logline, style, chars], [ctx.version, message],
+                       api_name="save_story")
+    references.build(ctx, message, after=[saved])  # a new character gets its references card at once
