@@ -123,8 +123,8 @@ def test_use_a_take_makes_a_child_version_the_page_follows(server, st, page, tmp
 def test_a_takes_job_survives_a_reload_and_stops(server, st, page, tmp_path, errors):
     from playwright.sync_api import expect
 
-    board = ("title: Long take\nwidth: 640\nheight: 384\nfps: 24\nscenes:\n  - scene_id: a\n    shots:\n"
-             "      - {shot_id: s1, prompt: Waves break on the rocks all night long, duration: 60, seed: 1}\n")
+    board = ("title: Long take\nwidth: 1280\nheight: 720\nfps: 24\nscenes:\n  - scene_id: a\n    shots:\n"
+             "      - {shot_id: s1, prompt: Waves break on the rocks all night long, duration: 20, seed: 1}\n")
     pid = tiny(st, tmp_path, board, title="Long take")
     open_project(page, server, pid, "Storyboard")
     card = page.locator("#card_s1")
