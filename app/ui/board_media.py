@@ -107,10 +107,11 @@ def outcome(result) -> tuple[int | None, str, str | None]:
     if isinstance(result, TakeScreeningRecord):
         return None, (f"The panel watched {len(result.takes)} takes of {result.shot_id}: their votes are beside the "
                       "takes."), result.shot_id
-    if isinstance(result, list):  # the keyframe screening's critiques
-        mean = sum(c.critique.overall for c in result) / max(len(result), 1)
-        return None, (f"The panel screened the keyframes of v{result[0].version if result else '?'}: "
-                      f"{mean:.1f}/10. Read them in the **Screening room**."), None
+    if isinstance(result, list) and result:  # a panel run: the keyframe screening (or the film's, from elsewhere)
+        mean = sum(c.critique.overall for c in result) / len(result)
+        what = "screened the keyframes of" if result[0].screening == "keyframes" else "watched"
+        return None, (f"The panel {what} v{result[0].version}: {mean:.1f}/10. Read them in the "
+                      "**Screening room**."), None
     if isinstance(result, ShotRender):
         return None, f"Shot {result.shot_id} rendered as it stands on the board (not saved: Save makes a version).", None
     if isinstance(result, RenderRecord):

@@ -104,13 +104,16 @@ def test_what_a_finished_job_says_and_which_version_the_page_follows(studio, pro
 
 
 def test_the_screening_room_labels_a_keyframe_screening(studio, project):
+    from app.ui.board_media import outcome
     from app.ui.screening import cards_html
 
     studio.render_keyframes(project)
     crits = studio.screen_keyframes(project)
     assert "Keyframe screening" in cards_html(crits, {})
+    assert "screened the keyframes of v2: " in outcome(crits)[1]
     studio.render(project)
-    assert "Keyframe screening" not in cards_html(studio.critique(project), {})
+    film = studio.critique(project)
+    assert "Keyframe screening" not in cards_html(film, {}) and "The panel watched v2: " in outcome(film)[1]
 
 
 def test_story_save_keeps_the_references(client, studio, tmp_path):
