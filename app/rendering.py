@@ -69,6 +69,7 @@ class Rendering:
             return self._render(self.projects.version(pid, ref), progress, cancel)
 
     def _render(self, v: Version, progress: ProgressFn, cancel: CancelToken) -> RenderRecord:
+        self.projects.check_board(v.storyboard)  # a version stored before the caps were lowered
         t0 = time.perf_counter()
         backend = self.ctx.backend
         shots = v.storyboard.shots()
@@ -81,8 +82,8 @@ class Rendering:
             """Shots of one continuity chain, in order: each may be conditioned on the one before."""
             prev_last: tuple[str, Path] | None = None  # (sha, path) of the previous clip's last frame
             for i in chain:
-                records[i], prev_last = self._shot(backend, shots[i], reqs[i], i, n, prev_last, scratch, progress,
-                                                   cancel)
+                records[i], prev_last = self._shot(backend, v.project_id, shots[i], reqs[i], i, n, prev_last,
+                                                   scratch, progress, cancel)
         try:
             chains = continuity_chains(shots, backend.supports_continuity)
             workers = max(1, min(len(chains), int(getattr(backend, "max_parallel", 1))))
@@ -116,9 +117,10 @@ class Rendering:
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
-    def _shot(self, backend: Backend, shot: Shot, req: ShotRequest, i: int, n: int, prev_last, scratch: Path,
-              progress: ProgressFn, cancel: CancelToken) -> tuple[ShotRender, tuple[str, Path]]:
-        """Reuse or render one shot; returns its render record and its last frame (sha, path)."""
+    def _shot(self, backend: Backend, pid: str, shot: Shot, req: ShotRequest, i: int, n: int, prev_last,
+              scratch: Path, progress: ProgressFn, cancel: CancelToken) -> tuple[ShotRender, tuple[str, Path]]:
+        """Reuse (a clip this project may use, see Unit.clip) or render one shot; returns its render record and
+        its last frame (sha, path)."""
         cancel.raise_if_cancelled()
         if shot.continuity and prev_last:
             req = req.with_(init_image=str(prev_last[1]), init_image_sha256=prev_last[0])
@@ -127,7 +129,7 @@ class Rendering:
         except RenderError as e:
             raise RenderFailed(shot.shot_id, i, n, str(e)) from None
         key = clip_key(backend, req)
-        clip = self._cached(key)
+        clip = self._cached(key, pid)
         status = "reused"
         if clip is None:
             def on_step(done: int, total: int) -> None:
@@ -155,9 +157,9 @@ class Rendering:
                             num_frames=clip.num_frames, fps=clip.fps)
         return record, (clip.last_frame_sha256, self.ctx.media.path(clip.last_frame_sha256, "png"))
 
-    def _cached(self, key: str) -> ClipRecord | None:
+    def _cached(self, key: str, pid: str) -> ClipRecord | None:
         with self.ctx.repo.read() as u:
-            clip = u.clip(key)
+            clip = u.clip(key, pid)
         media = self.ctx.media
         if clip is None or clip.last_frame_sha256 is None or media.find(clip.sha256) is None \
                 or media.find(clip.last_frame_sha256) is None:

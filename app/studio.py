@@ -218,7 +218,10 @@ class Studio:
         """A new project from an archive: checked fully, then written all or nothing."""
         from storage.archives import import_project
 
-        pid = import_project(self.ctx.repo, self.media, Path(path), title=title)
+        def check(archive) -> None:  # the rules every version made here passes
+            for bundle in archive.file.versions:
+                self._projects.check_bundle(bundle)
+        pid = import_project(self.ctx.repo, self.media, Path(path), title=title, check=check)
         return self.version(pid)
 
     def _redactions(self) -> list[tuple[str, str]]:
