@@ -139,7 +139,8 @@ def _builder(ctx: Ctx, persona_yaml):
     @guard
     def build_from_comments(text, viewer):
         from agents.personas import persona_to_yaml
-        from agents.persona_builder import build_persona, comments_from_text
+        from agents.comments import comments_from_text
+        from agents.persona_builder import build_persona
 
         from app.factory import llm_client
 
