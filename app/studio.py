@@ -26,7 +26,7 @@ from app.rendering import Rendering
 from app.watching import Watching
 from storage.db import Database
 from storage.edits import StoryboardDiff
-from storage.media import MediaStore
+from storage.media import MediaStore, remove_stale_temp_files
 from generation.base import CancelToken, ShotRequest
 from storage.records import (RENDER_MEDIA_EXT, CritiqueRecord, Project, ProposalRecord, RenderRecord, Version,
                              VersionNode)
@@ -56,14 +56,24 @@ class Studio:
 
         self.db = Database(config.db_path)
         self.media = MediaStore(config.media_root)
-        self.media.clean_scratch()
         self.ctx = Context(config=config, repo=Repository(self.db), media=self.media, make_backend=make_backend,
                            make_agents=make_agents, _backend=backend, _agents=agents)
+        self._clean()
         self._projects = Projects(self.ctx)
         self._planning = Planning(self.ctx, self._projects)
         self._rendering = Rendering(self.ctx, self._projects)
         self._watching = Watching(self.ctx, self._projects, self._rendering)
         self._refining = Refining(self.ctx, self._projects, self._watching)
+
+    def _clean(self) -> None:
+        """What killed processes left: work folders, half-written cache files, stored files no row names."""
+        self.media.clean_scratch()
+        remove_stale_temp_files(self.config.home / "cache")
+
+        def known() -> set[str]:
+            with self.ctx.repo.read() as u:
+                return u.media_shas()
+        self.media.collect(known)
 
     # ------------------------------------------------------------------ what is active
     @property

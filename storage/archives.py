@@ -5,8 +5,10 @@ Layout of an archive:
 - `manifest.json`: format version, app version, created-at, and the sha256 and size of every other member.
 - `project.json`: the domain records of storage.records as JSON (`ProjectFile`): the project, every exported
   version with what hangs off it (`VersionBundle`: renders, notes, critiques, proposals, agent usage), the
-  clip-cache entries its renders use (so an imported project re-renders nothing; clip keys hold no project
-  ids) and the media it lists. Format 1 archives (before the records) are read and upgraded.
+  clip-cache entries its renders use (so an imported project re-renders nothing; they serve that project
+  only, since nothing proves a clip's pixels match its key), the media it lists, and those it lists as
+  `absent` (a store that never had them: the project came from an archive without media). Format 1
+  archives (before the records) are read and upgraded.
 - `media/<sha[:2]>/<sha>.<ext>`: clips, last frames, films, subtitles, narration, contact sheets and OTIO cuts,
   each stored once, named by content exactly as in the media store.
 
@@ -18,6 +20,8 @@ absolute path (the caller names the local paths to redact; OTIO cuts hold store-
 
 from __future__ import annotations
 
+import contextlib
+import glob
 import hashlib
 import json
 import os
@@ -25,6 +29,7 @@ import re
 import shutil
 import stat
 import tempfile
+import time
 import zipfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -33,7 +38,7 @@ from typing import Any, Literal
 
 from pydantic import Field, StrictInt, ValidationError
 
-from storage.media import MediaStore
+from storage.media import STALE_SECONDS, MediaStore
 from storage.parsing import ParseError, parse_json
 from storage.records import MEDIA_EXTS, RENDER_MEDIA_EXT, ClipRecord, MediaRecord, Project, Sha, VersionBundle
 from storage.repository import Repository
@@ -194,6 +199,10 @@ def _write_zip(out: Path, data: dict, media: dict[str, tuple[str, Path]]) -> Pat
     """Media first, then project.json, then the manifest of every member. OTIO cuts need no rewrite: the
     Studio writes them with store-relative URLs (`../ab/<sha>.mp4`), valid in the archive and in any store."""
     out.parent.mkdir(parents=True, exist_ok=True)
+    for stale in out.parent.glob(f".{glob.escape(out.name)}.*.part"):  # an export of this name that was killed
+        with contextlib.suppress(OSError):
+            if time.time() - stale.stat().st_mtime > STALE_SECONDS:
+                stale.unlink()
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".part")
     os.close(fd)
     members: dict[str, dict] = {}

@@ -140,6 +140,10 @@ class Unit:
                 self.s.add(MediaRow(**m.model_dump()))
         self.s.flush()
 
+    def media_shas(self) -> set[str]:
+        """Every media file the database names."""
+        return set(self.s.scalars(select(MediaRow.sha256)))
+
     def media(self, shas: list[str]) -> dict[str, MediaRecord]:
         rows = self.s.scalars(select(MediaRow).where(MediaRow.sha256.in_(list(shas))))
         return {r.sha256: MediaRecord(sha256=r.sha256, ext=r.ext, size=r.size) for r in rows}
