@@ -16,6 +16,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from app import agent_settings
+from app.agent_settings import AgentSettings
 from app.config import Config
 from app.context import Context, ProgressFn
 from app.errors import RenderFailed, StudioError
@@ -95,6 +97,12 @@ class Studio:
             raise StudioError("the data folder cannot change while the studio is running")
         self.ctx.config = config
         self.ctx._agents = None  # rebuilt from the new config on next use
+
+    def set_agent_settings(self, settings: AgentSettings, *, from_own_page: bool) -> str:
+        """New agent endpoint, key and models for this server (see app/agent_settings.py); returns the notice."""
+        config, notice = agent_settings.apply(self.config, settings, from_own_page=from_own_page)
+        self.reconfigure(config)
+        return notice
 
     def status(self) -> Active:
         return Active(**{**self.config.describe(), "backend_label": self.backend.label, "agents": self.agents.label})

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 import html
+import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -28,6 +30,17 @@ def one_line(e: BaseException) -> str:
     return text.splitlines()[0] if text else type(e).__name__
 
 
+def user_error(message: str, title: str = "Error") -> gr.Error:
+    """A toast with `message` as text (the toast renders HTML, so it is escaped), and no traceback in the
+    server log: a user's mistake or a refused file is not a bug. Paths inside the private temp folder
+    (where Gradio keeps uploads) are shown as the file name only."""
+    temp = os.environ.get("GRADIO_TEMP_DIR")
+    if temp:
+        for root in {temp, os.path.realpath(temp)}:
+            message = re.sub(re.escape(root.rstrip("/")) + r"/(?:[^/\s]+/)*", "", message)
+    return gr.Error(html.escape(message, quote=False), title=title, print_exception=False)
+
+
 def guard(fn: Callable) -> Callable:
     """Known failures become a gr.Error with one line of text: the page never shows a traceback."""
     @functools.wraps(fn)
@@ -38,12 +51,12 @@ def guard(fn: Callable) -> Callable:
 
         try:
             return fn(*args, **kwargs)
-        except gr.Error:
-            raise
+        except gr.Error as e:
+            raise user_error(str(e.message), e.title) from None
         except Cancelled:
-            raise gr.Error("stopped; finished shots are kept (render again to resume)", title="Stopped") from None
+            raise user_error("stopped; finished shots are kept (render again to resume)", "Stopped") from None
         except (StudioError, AgentError, RenderError, ValueError, KeyError, OSError) as e:
-            raise gr.Error(one_line(e)) from None
+            raise user_error(one_line(e)) from None
     return wrapper
 
 
@@ -61,18 +74,32 @@ def ver(v: Any) -> int | None:
 
 
 def esc(text: Any) -> str:
+    """`text` for an HTML component (gr.HTML): tags and quotes escaped."""
     return html.escape("" if text is None else str(text))
+
+
+_MARKDOWN_MARKS = re.compile(r"([\\`*_{}\[\]()#+!|~$])")  # inline marks: code, emphasis, links, images, math
+_BLOCK_START = re.compile(r"^(\d+)([.)])|^([-=])")  # what would start a list or a rule at the start of a line
+
+
+def md(text: Any) -> str:
+    """`text` shown as itself inside a gr.Markdown, on one line: HTML escaped, every Markdown mark (links,
+    images, emphasis, headings, lists, math) backslash-escaped. Titles, notes and messages come from users,
+    files, archives and LLMs: none of them may draw a form or make the browser fetch an image."""
+    text = html.escape("" if text is None else str(text), quote=False)
+    text = " ".join(_MARKDOWN_MARKS.sub(r"\\\1", text).split())
+    return _BLOCK_START.sub(lambda m: f"{m.group(1)}\\{m.group(2)}" if m.group(1) else f"\\{m.group(3)}", text)
 
 
 def status_line(studio, pid: str | None, v: int | None) -> str:
     """Active backend / model / agents, and the current version's agent cost and render time."""
     st = studio.status()
-    parts = [f"**backend** {esc(st.backend_label)}", f"**model** {esc(st.model)}", f"**agents** {esc(st.agents)}"]
+    parts = [f"**backend** {md(st.backend_label)}", f"**model** {md(st.model)}", f"**agents** {md(st.agents)}"]
     if pid:
         version = studio.version(pid, v)
         u = studio.usage(pid, version.number).total
         info = studio.render_info(pid, version.number)
-        parts.append(f"**project** {esc(version.storyboard.title)} · v{version.number}")
+        parts.append(f"**project** {md(version.storyboard.title)} · v{version.number}")
         parts.append(f"**agent cost** {u.calls} call(s), {u.prompt_tokens + u.completion_tokens} tokens, "
                      f"{u.seconds:.1f}s")
         parts.append(f"**render** {info.seconds:.1f}s ({info.rendered} rendered, {info.reused} reused)"

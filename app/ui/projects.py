@@ -7,7 +7,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from app.ui.common import Ctx, guard, need_project, ver
+from app.ui.common import Ctx, guard, md, need_project, ver
 
 COLUMNS = ["id", "title", "versions", "created"]
 
@@ -66,7 +66,7 @@ def build(ctx: Ctx) -> None:
             raise gr.Error("write an idea first")
         v = studio.create_project(idea_text.strip(), float(mins or 1.0), (title_text or "").strip() or None)
         b = v.storyboard
-        return (v.project_id, v.number, f"Created “{b.title}”: {len(b.shots())} shots, {b.duration():.0f}s.",
+        return (v.project_id, v.number, f"Created “{md(b.title)}”: {len(b.shots())} shots, {b.duration():.0f}s.",
                 *_listing(studio, v.project_id))
 
     @guard
@@ -77,7 +77,7 @@ def build(ctx: Ctx) -> None:
             raise gr.Error("choose a storyboard file first")
         v = studio.create_from_storyboard(load_storyboard(Path(path)))
         b = v.storyboard
-        return (v.project_id, v.number, f"Created “{b.title}” from {Path(path).name}: {len(b.shots())} shots.",
+        return (v.project_id, v.number, f"Created “{md(b.title)}” from {md(Path(path).name)}: {len(b.shots())} shots.",
                 *_listing(studio, v.project_id))
 
     @guard
@@ -85,7 +85,7 @@ def build(ctx: Ctx) -> None:
         if not choice:
             raise gr.Error("pick a project first")
         v = studio.version(choice)
-        return v.project_id, v.number, f"Opened “{v.storyboard.title}” at v{v.number}."
+        return v.project_id, v.number, f"Opened “{md(v.storyboard.title)}” at v{v.number}."
 
     @guard
     def fork_current(pid, v):
@@ -104,14 +104,14 @@ def build(ctx: Ctx) -> None:
         pid = need_project(pid)
         out = Path(tempfile.mkdtemp(prefix="chief-export-")) / f"{slug(studio.version(pid).storyboard.title)}.chief.zip"
         studio.export_project(pid, out)
-        return str(out), f"Exported {pid} to {out.name}."
+        return str(out), f"Exported {pid} to {md(out.name)}."
 
     @guard
     def import_archive(path):
         if not path:
             raise gr.Error("choose an archive first")
         v = studio.import_project(Path(path))
-        return v.project_id, v.number, f"Imported “{v.storyboard.title}” as {v.project_id}.", *_listing(studio, v.project_id)
+        return v.project_id, v.number, f"Imported “{md(v.storyboard.title)}” as {v.project_id}.", *_listing(studio, v.project_id)
 
     listing = [table, pick]
     opened = [ctx.pid, ctx.version, message]

@@ -6,7 +6,7 @@ import threading
 
 import gradio as gr
 
-from app.ui.common import RENDER_QUEUE, Ctx, esc, guard, need_project, ver
+from app.ui.common import RENDER_QUEUE, Ctx, guard, md, need_project, ver
 
 SHOT_COLUMNS = ["#", "shot_id", "status", "seconds"]
 
@@ -14,8 +14,8 @@ SHOT_COLUMNS = ["#", "shot_id", "status", "seconds"]
 def summary(info) -> str:  # a RenderRecord
     total = info.rendered + info.reused
     return (f"**v{info.version}**: rendered **{info.rendered}**, reused **{info.reused}** of {total} shots "
-            f"in {info.seconds:.1f}s · made by {esc(info.label)} (backend `{info.backend}`, "
-            f"model `{info.model or '—'}`)")
+            f"in {info.seconds:.1f}s · made by {md(info.label)} (backend {md(info.backend)}, "
+            f"model {md(info.model or '—')})")
 
 
 def outputs_for(studio, info):

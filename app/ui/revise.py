@@ -6,7 +6,7 @@ import difflib
 
 import gradio as gr
 
-from app.ui.common import Ctx, esc, guard, need_project, ver
+from app.ui.common import Ctx, esc, guard, md, need_project, ver
 
 ACCEPT, REJECT = "accept", "reject"
 
@@ -97,7 +97,7 @@ def build(ctx: Ctx) -> None:
                                                 interactive=e.get("new") is not None and e["op"] != "move_shot",
                                                 elem_id=f"edit_{n}_new", scale=4, key=f"t{prop['id']}{n}"))
             for u in prop["not_changed"]:
-                gr.Markdown(f"- not changed: {esc(u['what'])} — {esc(u['why'])}")
+                gr.Markdown(f"- not changed: {md(u['what'])} — {md(u['why'])}")
         commit_btn = gr.Button("Commit accepted edits (new version)", variant="primary", elem_id="commit_btn")
         k = len(decisions)
 
@@ -112,7 +112,7 @@ def build(ctx: Ctx) -> None:
         if not prop:
             return ""
         accepted = f" · accepted as v{prop['accepted_as']}" if prop["accepted_as"] else ""
-        return (f"**Proposal {prop['id']}** on v{prop['version']} ({prop['mode']}){accepted}: {esc(prop['summary'])} "
+        return (f"**Proposal {prop['id']}** on v{prop['version']} ({md(prop['mode'])}){accepted}: {md(prop['summary'])} "
                 f"— {len(prop['edits'])} edit(s)")
 
     @guard

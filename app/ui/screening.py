@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from app.ui.common import Ctx, esc, guard, need_project, ver
+from app.ui.common import Ctx, esc, guard, md, need_project, ver
 
 WHOLE_FILM = "(whole film)"
 
@@ -69,7 +69,7 @@ def cards_html(critiques: list[dict], starts: dict[str, float]) -> str:
 def notes_md(notes) -> str:
     if not notes:
         return "_No notes on this version yet._"
-    return "\n".join(f"- {'**' + esc(n.shot_id) + '**: ' if n.shot_id else '**whole film**: '}{esc(n.text)}"
+    return "\n".join(f"- {'**' + md(n.shot_id) + '**: ' if n.shot_id else '**whole film**: '}{md(n.text)}"
                      for n in notes)
 
 

@@ -1,14 +1,18 @@
-"""Settings: what is active, the LLM endpoint for this server session, the critics' panel and custom personas.
+"""Settings: what is active, the LLM endpoint for this server, the critics' panel and custom personas.
 
 The API key lives only in this process's memory: it is never echoed back to the page, written to the
-database or logged.
+database or logged. Who may change the endpoint and where the key may go is decided in
+app/agent_settings.py; this screen only says whether the request came from the app's own page.
 """
 
 from __future__ import annotations
 
 import gradio as gr
 
-from app.ui.common import Ctx, esc, guard, need_project, ver
+from app.agent_settings import SCOPE_NOTE, AgentSettings
+from app.config import redact_url
+from app.ui.common import Ctx, guard, md, need_project, ver
+from app.ui.security import same_origin
 
 AGENT_MODES = ["auto", "llm", "offline"]
 
@@ -17,19 +21,7 @@ def status_md(studio) -> str:
     st = studio.status()
     rows = [(k, v) for k, v in st.model_dump().items() if v and k != "home"]
     key = "set for this server session (hidden)" if studio.config.api_key else "not set"
-    return "\n".join([f"- **{esc(k)}**: {esc(v)}" for k, v in rows] + [f"- **API key**: {key}"])
-
-
-def apply_llm(studio, base_url: str, api_key: str, critic: str, refiner: str, planner: str, mode: str) -> None:
-    """Point the agents at another endpoint/models for this server process; nothing is persisted."""
-    from app.config import with_overrides
-
-    changes = {"llm_base_url": (base_url or "").strip(), "critic_model": (critic or "").strip(),
-               "refiner_model": (refiner or "").strip(), "planner_model": (planner or "").strip(),
-               "agents": "" if mode in (None, "", "auto") else mode}
-    if api_key and api_key.strip():
-        changes["api_key"] = api_key.strip()
-    studio.reconfigure(with_overrides(studio.config, **changes))
+    return "\n".join([f"- **{md(k)}**: {md(v)}" for k, v in rows] + [f"- **API key**: {key}"])
 
 
 def persona_choices(studio, v) -> list[tuple[str, str]]:
@@ -40,7 +32,8 @@ def persona_choices(studio, v) -> list[tuple[str, str]]:
 def build(ctx: Ctx) -> None:
     studio = ctx.studio
     status = gr.Markdown(elem_id="settings_status")
-    with gr.Accordion("LLM agents (this server session only)", open=False):
+    with gr.Accordion("LLM agents (for everyone on this server)", open=False):
+        gr.Markdown(SCOPE_NOTE, elem_id="llm_scope_note")
         with gr.Row():
             base_url = gr.Textbox(label="Endpoint (OpenAI-compatible base URL)", elem_id="llm_base_url")
             api_key = gr.Textbox(label="API key (never shown or stored)", type="password", elem_id="llm_api_key")
@@ -65,7 +58,7 @@ def build(ctx: Ctx) -> None:
     @guard
     def load(pid, v):
         c = studio.config
-        fields = (c.llm_base_url, "", c.critic_model, c.refiner_model, c.planner_model, c.agents or "auto")
+        fields = (redact_url(c.llm_base_url), "", c.critic_model, c.refiner_model, c.planner_model, c.agents or "auto")
         if not pid:
             return status_md(studio), *fields, gr.CheckboxGroup(choices=[], value=[]), gr.Dropdown(choices=[])
         version = studio.version(pid, ver(v))
@@ -74,9 +67,11 @@ def build(ctx: Ctx) -> None:
                 gr.Dropdown(choices=choices, value=None))
 
     @guard
-    def apply(url, key, c, r, p, m):
-        apply_llm(studio, url, key, c, r, p, m)
-        return "", status_md(studio), "Applied for this server session (not saved)."
+    def apply(url, key, c, r, p, m, request: gr.Request):
+        settings = AgentSettings(base_url=url or "", api_key=key or "", critic_model=c or "", refiner_model=r or "",
+                                 planner_model=p or "", mode=m or "auto")
+        notice = studio.set_agent_settings(settings, from_own_page=same_origin(request))
+        return "", status_md(studio), md(notice)
 
     @guard
     def save_panel(pid, v, ids):
