@@ -78,7 +78,10 @@ def esc(text: Any) -> str:
     return html.escape("" if text is None else str(text))
 
 
-_MARKDOWN_MARKS = re.compile(r"([\\`*_{}\[\]()#+!|~$])")  # inline marks: code, emphasis, links, images, math
+# inline marks: code, emphasis, links, images, math, and ":" so that no "http://" is autolinked (an autolink
+# would swallow the backslashes that follow it)
+_MARKDOWN_MARKS = re.compile(r"([\\`*_{}\[\]()#+!|~$:])")
+_WWW = re.compile(r"(?i)\bwww\.")  # an autolink too
 _BLOCK_START = re.compile(r"^(\d+)([.)])|^([-=])")  # what would start a list or a rule at the start of a line
 
 
@@ -87,7 +90,7 @@ def md(text: Any) -> str:
     images, emphasis, headings, lists, math) backslash-escaped. Titles, notes and messages come from users,
     files, archives and LLMs: none of them may draw a form or make the browser fetch an image."""
     text = html.escape("" if text is None else str(text), quote=False)
-    text = " ".join(_MARKDOWN_MARKS.sub(r"\\\1", text).split())
+    text = " ".join(_WWW.sub(lambda m: m.group(0)[:3] + "\\.", _MARKDOWN_MARKS.sub(r"\\\1", text)).split())
     return _BLOCK_START.sub(lambda m: f"{m.group(1)}\\{m.group(2)}" if m.group(1) else f"\\{m.group(3)}", text)
 
 

@@ -43,7 +43,7 @@ def progress_adapter(progress) -> callable:
 
 def build(ctx: Ctx) -> None:
     studio = ctx.studio
-    tokens: dict[str, object] = {}  # project id -> CancelToken of its running render
+    tokens: dict[tuple[str, str], object] = {}  # (browser session, project id) -> CancelToken of its render
     lock = threading.Lock()
     with gr.Row():
         render_btn = gr.Button("Render", variant="primary", elem_id="render_btn")
@@ -64,28 +64,29 @@ def build(ctx: Ctx) -> None:
         return outputs_for(studio, studio.render_info(pid, ver(v)))
 
     @guard
-    def do_render(pid, v, progress=gr.Progress()):
+    def do_render(pid, v, request: gr.Request, progress=gr.Progress()):
         from generation.base import CancelToken
 
         pid = need_project(pid)
-        token = CancelToken()
+        token, key = CancelToken(), (request.session_hash, pid)
         with lock:
-            tokens[pid] = token
+            tokens[key] = token
         progress(0, desc="starting")
         try:
             info = studio.render(pid, ver(v), progress=progress_adapter(progress), cancel=token)
         finally:
             with lock:
-                if tokens.get(pid) is token:
-                    del tokens[pid]
+                if tokens.get(key) is token:
+                    del tokens[key]
         return outputs_for(studio, info)
 
     @guard
-    def stop(pid):
+    def stop(pid, request: gr.Request):
+        """Stops this session's render only: another browser's render is not this one's to stop."""
         with lock:
-            token = tokens.get(pid or "")
+            token = tokens.get((request.session_hash, pid or ""))
         if token is None:
-            gr.Info("nothing is rendering for this project")
+            gr.Info("nothing is rendering for this project in this browser tab")
             return
         token.cancel()
         gr.Info("stopping after the current step; finished shots are kept")
