@@ -38,7 +38,9 @@ def user_error(message: str, title: str = "Error") -> gr.Error:
     if temp:
         for root in {temp, os.path.realpath(temp)}:
             message = re.sub(re.escape(root.rstrip("/")) + r"/(?:[^/\s]+/)*", "", message)
-    return gr.Error(html.escape(message, quote=False), title=title, print_exception=False)
+    error = gr.Error(html.escape(message, quote=False), title=title, print_exception=False)
+    error.escaped = True  # a guard around a guard passes it on as it is
+    return error
 
 
 def guard(fn: Callable) -> Callable:
@@ -52,6 +54,8 @@ def guard(fn: Callable) -> Callable:
         try:
             return fn(*args, **kwargs)
         except gr.Error as e:
+            if getattr(e, "escaped", False):
+                raise
             raise user_error(str(e.message), e.title) from None
         except Cancelled:
             raise user_error("stopped; finished shots are kept (render again to resume)", "Stopped") from None

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import ipaddress
 import time
-from collections import defaultdict, deque
+from collections import deque
 from urllib.parse import urlsplit
 
 LOGIN_FAILURES = 10
@@ -103,16 +103,18 @@ def same_origin(request) -> bool:
 
 
 class LoginLimiter:
-    """Failed logins per client address within a sliding window."""
+    """Failed logins per client address within a sliding window (addresses that stop failing are forgotten)."""
 
     def __init__(self, failures: int = LOGIN_FAILURES, window: float = LOGIN_WINDOW) -> None:
         self.failures, self.window = failures, window
-        self._failed: dict[str, deque[float]] = defaultdict(deque)
+        self._failed: dict[str, deque[float]] = {}
 
     def _recent(self, client: str, now: float) -> deque[float]:
-        q = self._failed[client]
+        q = self._failed.get(client, deque())
         while q and now - q[0] > self.window:
             q.popleft()
+        if not q:
+            self._failed.pop(client, None)
         return q
 
     def wait(self, client: str) -> float:
@@ -122,7 +124,9 @@ class LoginLimiter:
         return 0.0 if len(q) < self.failures else self.window - (now - q[0])
 
     def failed(self, client: str) -> None:
-        self._recent(client, time.monotonic()).append(time.monotonic())
+        now = time.monotonic()
+        self._failed[client] = self._recent(client, now)
+        self._failed[client].append(now)
 
 
 class Guard:

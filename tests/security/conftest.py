@@ -1,5 +1,6 @@
 """Fixtures for the hardening tests: hostile data files, the CLI as a subprocess, the web app on a free port,
-Chromium, and a local "other site" server that records what it is asked for."""
+Chromium, and a local "other site" server that records what it is asked for. Studios come from the root
+conftest's `make_studio` (`make_studio(home=..., **settings)`)."""
 
 from __future__ import annotations
 
@@ -13,21 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.security.hostile_archives import BOARD
+
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).parent / "data"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--no-first-run", "--disable-sync"]
-TINY = """\
-title: Tiny Lighthouse
-width: 96
-height: 64
-fps: 8
-scenes:
-  - scene_id: a
-    shots:
-      - {shot_id: s1, prompt: A lighthouse at dawn, duration: 1, seed: 1}
-      - {shot_id: s2, prompt: A whale tail in grey water, duration: 1, seed: 2}
-"""
 
 
 def free_port() -> int:
@@ -59,31 +51,8 @@ def one_line_error(res: subprocess.CompletedProcess) -> str:
 @pytest.fixture
 def board_file(tmp_path) -> Path:
     p = tmp_path / "tiny.yaml"
-    p.write_text(TINY)
+    p.write_text(BOARD)
     return p
-
-
-@pytest.fixture
-def make_studio(tmp_path):
-    from app.config import load_config
-    from app.studio import Studio
-
-    made = []
-
-    def make(home: Path | None = None, **settings):
-        settings.setdefault("narration", False)
-        settings.setdefault("agents", "offline")
-        st = Studio(load_config({"home": home or tmp_path / "home", **settings}, environ={}))
-        made.append(st)
-        return st
-    yield make
-    for st in made:
-        st.db.close()
-
-
-@pytest.fixture
-def studio(make_studio):
-    return make_studio()
 
 
 @pytest.fixture

@@ -73,7 +73,7 @@ def test_leftovers_of_killed_processes_are_cleaned_at_start(make_studio, tmp_pat
     from storage.media import STALE_SECONDS
 
     home = tmp_path / "home"
-    st = make_studio(home)
+    st = make_studio(home=home)
     st.create_project("A keeper and a whale", 0.25)
     pid = st.projects()[0].id
     kept = st.film_path(st.render(pid))
@@ -92,7 +92,7 @@ def test_leftovers_of_killed_processes_are_cleaned_at_start(make_studio, tmp_pat
     stale_part.write_bytes(b"half an archive")
     os.utime(stale_part, (old, old))
 
-    make_studio(home)  # a new process starts
+    make_studio(home=home)  # a new process starts
     assert not orphan.exists() and not part.exists()
     assert young.exists() and kept.exists()
     st.export_project(pid, export_dir / "film.chief.zip")

@@ -42,7 +42,7 @@ def test_an_imported_clip_cache_entry_serves_only_its_own_project(make_studio, b
     from storage.files import load_storyboard
 
     board = load_storyboard(board_file)
-    lab = make_studio(tmp_path / "lab")  # where the attacker computes the victim's keys
+    lab = make_studio(home=tmp_path / "lab")  # where the attacker computes the victim's keys
     victim_keys = {s.shot_id: s.key for s in lab.render(lab.create_from_storyboard(board).project_id).shots}
     other = board.model_copy(deep=True)
     for shot in other.shots():
@@ -58,7 +58,7 @@ def test_an_imported_clip_cache_entry_serves_only_its_own_project(make_studio, b
             clip["key"] = victim_keys[shot]
     crafted = craft(source, tmp_path / "crafted.chief.zip", project=swap)
 
-    victim = make_studio(tmp_path / "victim")
+    victim = make_studio(home=tmp_path / "victim")
     victim.import_project(crafted)
     pid = victim.create_from_storyboard(board).project_id
     render = victim.render(pid)
@@ -74,12 +74,12 @@ def test_a_no_media_archive_does_not_break_later_full_exports(make_studio, board
     store never had are listed as absent), and that archive imports and renders again."""
     from storage.files import load_storyboard
 
-    src = make_studio(tmp_path / "a")
+    src = make_studio(home=tmp_path / "a")
     pid = src.create_from_storyboard(load_storyboard(board_file)).project_id
     src.render(pid)
     light = src.export_project(pid, tmp_path / "light.chief.zip", include_media=False)
 
-    st = make_studio(tmp_path / "b")
+    st = make_studio(home=tmp_path / "b")
     v1 = st.import_project(light)
     board = v1.storyboard.model_copy(deep=True)
     board.scenes[0].shots[1].prompt = "A whale tail in silver water"
@@ -93,7 +93,7 @@ def test_a_no_media_archive_does_not_break_later_full_exports(make_studio, board
     assert data["media_included"] and old_film in data["absent"]
     assert render.film_sha256 not in data["absent"]
 
-    again = make_studio(tmp_path / "c")
+    again = make_studio(home=tmp_path / "c")
     pid3 = again.import_project(full).project_id
     assert again.render(pid3, 2).rendered == 0  # v2's clips came with the archive
     assert again.render(pid3, 1).shots  # v1's did not: rendered afresh
@@ -102,7 +102,7 @@ def test_a_no_media_archive_does_not_break_later_full_exports(make_studio, board
 def test_an_archive_that_lies_about_absent_media_is_refused(make_studio, board_file, tmp_path):
     from storage.files import load_storyboard
 
-    st = make_studio(tmp_path / "a")
+    st = make_studio(home=tmp_path / "a")
     pid = st.create_from_storyboard(load_storyboard(board_file)).project_id
     st.render(pid)
     src = st.export_project(pid, tmp_path / "p.chief.zip")

@@ -216,12 +216,10 @@ class GatedBackend:
 
 
 def test_one_sessions_stop_does_not_cancel_anothers_render(make_studio, serve, board_file):
-    from app.studio import Studio
     from storage.files import load_storyboard
 
-    first = make_studio()
     backend = GatedBackend()
-    studio = Studio(first.config, backend=backend)
+    studio = make_studio(backend=backend)
     pid = studio.create_from_storyboard(load_storyboard(board_file)).project_id
     base = serve(studio)
     alice, bob = Client(base + "/", verbose=False), Client(base + "/", verbose=False)
