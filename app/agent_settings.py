@@ -11,7 +11,9 @@ The settings are the server's, not a browser session's: one server runs one set 
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from typing import Any
+
+from pydantic import BaseModel, Field
 
 from app.config import Config, redact_url, with_overrides
 from app.errors import StudioError
@@ -29,6 +31,8 @@ class AgentSettings(BaseModel):
     refiner_model: str = ""
     planner_model: str = ""
     mode: str = "auto"  # auto | llm | offline
+    other: dict[str, Any] = Field(default_factory=dict, description=(
+        "further agent settings by name (llm_timeout, llm_concurrency, ...), validated like any setting"))
 
 
 def apply(config: Config, new: AgentSettings, *, from_own_page: bool) -> tuple[Config, str]:
@@ -38,7 +42,9 @@ def apply(config: Config, new: AgentSettings, *, from_own_page: bool) -> tuple[C
         raise StudioError("agent settings can only be changed from the app's own Settings page")
     url, key = new.base_url.strip(), new.api_key.strip()
     same_endpoint = url in (config.llm_base_url, redact_url(config.llm_base_url))
-    changes = {"critic_model": new.critic_model.strip(), "refiner_model": new.refiner_model.strip(),
+    if {"llm_base_url", "api_key", "home"} & set(new.other):
+        raise StudioError("the endpoint and the key are set by their own fields; the data folder cannot change")
+    changes = {**new.other, "critic_model": new.critic_model.strip(), "refiner_model": new.refiner_model.strip(),
                "planner_model": new.planner_model.strip(), "agents": "" if new.mode in ("", "auto") else new.mode}
     if not same_endpoint:
         changes["llm_base_url"] = url

@@ -59,6 +59,15 @@ class Config(BaseSettings):
         "Diffusers text-to-video model: a local folder or a cached hub id (required with `diffusers`)."))
     i2v_model: str = Field("", validation_alias="CHIEF_VIDEO_I2V_MODEL", description=(
         "Optional image-to-video model for shot continuity (LTX needs none: its I2V pipeline shares the weights)."))
+    vace_model: str = Field("", description=(
+        "Optional Wan VACE model (`WanVACEPipeline`) next to a Wan text-to-video model: shots are conditioned on their "
+        "characters' reference images, and start from their keyframes when there is no image-to-video model."))
+    image_model: str = Field("", description=(
+        "Diffusers text-to-image model for reference images and keyframes (FLUX, SDXL, SD3, Qwen-Image): a local "
+        "folder or a cached hub id. Empty: drawn keyframes with the animatic backend; none with `diffusers`."))
+    embed_model: str = Field("", description=(
+        "Image-embedding model (CLIP, SigLIP or DINOv2: a transformers folder or a cached hub id) that measures "
+        "how consistent characters look; empty: the consistency table says it is not measured."))
     device: str = Field("", description="`cuda`, `cuda:N`, `mps` or `cpu`; empty: the best available.")
     dtype: str = Field("", description="Weights dtype: `bf16`, `fp16` or `fp32`; empty: the device's best.")
     cpu_offload: bool = Field(False, description=(
@@ -77,13 +86,49 @@ class Config(BaseSettings):
     planner_model: str = Field("", description="Model the planner uses; empty: the LLM client's default.")
     agents: Literal["", "llm", "offline"] = Field("", description=(
         "`llm` or `offline`; empty: `llm` when an endpoint or a key is set, else `offline`."))
+    seed_policy: Literal["random", "fixed"] = Field("random", description=(
+        "Seed of a shot added in the web app's storyboard: `random` (a fresh one, so duplicates differ) or `fixed` "
+        "(0). A shot keeps its seed afterwards, so an unchanged shot always renders the same clip."))
     narration: bool = Field(True, description="Synthesise the narration (Piper, offline); `0` to skip it.")
-    frames_per_shot: int = Field(3, ge=1, le=24, description=(
-        "Frames each critic sees per shot (an LLM call carries at most 24 frames)."))
-    llm_timeout: float = Field(120.0, gt=0, le=3600, description="Seconds per LLM request.")
-    llm_max_retries: int = Field(3, ge=0, le=10, description="Retries on rate limits, server errors and timeouts.")
-    llm_backoff: float = Field(1.0, ge=0, le=60, description="First retry delay in seconds; doubles each retry.")
-    llm_concurrency: int = Field(4, ge=1, le=64, description="LLM requests in flight at once, all roles together.")
+    frames_per_shot: int = Field(3, ge=1, le=24, description="Frames each critic sees of every shot.")
+    llm_timeout: float = Field(120.0, gt=0, le=3600, description=(
+        "Seconds to the first answer token (to the whole answer when not streaming)."))
+    llm_max_retries: int = Field(3, ge=0, le=10, description="Retries on rate limits, server errors and lost connections.")
+    llm_backoff: float = Field(1.0, ge=0, le=60, description=(
+        "First retry delay in seconds; doubles each retry (a server's Retry-After wins)."))
+    llm_concurrency: int = Field(8, ge=1, le=64, description=(
+        "LLM requests in flight at once, all roles together (covers the default 7-persona panel; lowered for a "
+        "while after HTTP 429)."))
+    llm_response_format: Literal["auto", "json_schema", "json_object", "text"] = Field("auto", description=(
+        "Structured output: `auto` tries json_schema, then json_object, then plain text, and remembers per endpoint "
+        "and model what the server accepts; or force one."))
+    llm_stream: bool = Field(True, description="Stream answers: progress, stall detection, and a Stop that stops the server.")
+    llm_max_output_tokens: int = Field(4000, ge=64, le=200_000, description=(
+        "Output tokens one answer may use (always sent to the server; caps every role's budget)."))
+    planner_max_tokens: int | None = Field(None, ge=64, le=200_000, description=(
+        "The planner's answer budget; empty: `llm_max_output_tokens`."))
+    refiner_max_tokens: int | None = Field(None, ge=64, le=200_000, description=(
+        "The refiner's answer budget; empty: `llm_max_output_tokens`."))
+    critic_max_tokens: int | None = Field(3000, ge=64, le=200_000, description="One critique's answer budget.")
+    llm_temperature: float | None = Field(None, ge=0, le=2, description=(
+        "Sampling temperature; empty: the server's default (reasoning models refuse any other)."))
+    llm_context_tokens: int = Field(32768, ge=256, le=10_000_000, description=(
+        "The endpoint's context (prompt + answer) in tokens; a smaller size the server reports wins."))
+    llm_discover_limits: bool = Field(True, description=(
+        "Ask the server its context size (`/v1/models`, llama.cpp `/props`, Ollama `/api/show`)."))
+    llm_max_images: int = Field(8, ge=1, le=256, description=(
+        "Images in one request (vLLM `--limit-mm-per-prompt`, most local VLM servers take a few)."))
+    llm_image_tokens: int | None = Field(None, ge=1, le=100_000, description=(
+        "Prompt tokens one image counts for when sizing requests; empty: OpenAI's figure for the image detail."))
+    llm_stall_seconds: float = Field(30.0, gt=0, le=3600, description=(
+        "Seconds without a new token before a streaming answer counts as stalled."))
+    llm_action_timeout: float = Field(600.0, gt=0, le=86_400, description=(
+        "Seconds one agent call may take, every retry and repair included."))
+    llm_resend_timeouts: bool | None = Field(None, description=(
+        "Re-send a request that timed out; empty: only to remote endpoints (a local server keeps generating the "
+        "abandoned answer, so a re-send would queue behind it)."))
+    llm_max_answer_chars: int = Field(1_000_000, ge=1000, le=100_000_000, description=(
+        "Longer answers are refused (and their stream closed) before parsing."))
     image_detail: Literal["low", "high", "auto"] = Field("low", description="Detail the LLM is asked to see frames at.")
     max_shots: int = _limit("max_shots")
     max_film_minutes: float = _limit("max_film_minutes")
@@ -158,6 +203,9 @@ class Config(BaseSettings):
             "critic_model": self.critic_model if mode == "llm" else "",
             "refiner_model": self.refiner_model if mode == "llm" else "",
             "planner_model": self.planner_model if mode == "llm" else "",
+            "image_model": self.image_model or ("(none: drawn animatic keyframes)" if self.backend == "animatic"
+                                                else "(not set)"),
+            "embed_model": self.embed_model or "(not set: consistency is not measured)",
         }
 
 

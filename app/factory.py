@@ -22,9 +22,36 @@ def make_backend(config: Config):
         return AnimaticBackend()
     from generation.diffusers_backend import DiffusersBackend
 
-    return DiffusersBackend(config.model, i2v_model=config.i2v_model or None, device=config.device or None,
+    return DiffusersBackend(config.model, i2v_model=config.i2v_model or None, vace_model=config.vace_model or None,
+                            device=config.device or None,
                             dtype=config.dtype or None, cpu_offload=config.cpu_offload, vae_tiling=config.vae_tiling,
                             vae_slicing=config.vae_slicing, steps=config.steps, guidance=config.guidance)
+
+
+def make_images(config: Config):
+    """The still-image backend for references and keyframes: the configured text-to-image model; else the drawn
+    keyframes that go with the animatic; None with the diffusers video backend and no image model."""
+    if config.image_model:
+        from generation.images import DiffusersImages
+
+        return DiffusersImages(config.image_model, device=config.device or None, dtype=config.dtype or None,
+                               cpu_offload=config.cpu_offload, vae_tiling=config.vae_tiling,
+                               vae_slicing=config.vae_slicing)
+    if config.backend == "animatic":
+        from generation.animatic_frames import AnimaticImages
+
+        return AnimaticImages()
+    return None
+
+
+def make_embedder(config: Config):
+    """The image-embedding model that measures consistency, or None when none is configured."""
+    if not config.embed_model:
+        return None
+    from generation.embeddings import ImageEmbedder
+    from generation.pipelines import pick_device
+
+    return ImageEmbedder(config.embed_model, device=pick_device(config.device or None)[0])
 
 
 def llm_config(config: Config):
@@ -32,10 +59,18 @@ def llm_config(config: Config):
 
     models = {f"{r}_model": getattr(config, f"{r}_model") for r in ("critic", "refiner", "planner")
               if getattr(config, f"{r}_model")}
-    return LLMConfig(base_url=config.llm_base_url or None, api_key=config.api_key or None, timeout=config.llm_timeout,
-                     max_retries=config.llm_max_retries, backoff=config.llm_backoff,
-                     max_concurrency=config.llm_concurrency,
-                     image_detail=config.image_detail, **models)
+    return LLMConfig(
+        base_url=config.llm_base_url or None, api_key=config.api_key or None, timeout=config.llm_timeout,
+        max_retries=config.llm_max_retries, backoff=config.llm_backoff, max_concurrency=config.llm_concurrency,
+        response_format=config.llm_response_format, stream=config.llm_stream,
+        max_output_tokens=config.llm_max_output_tokens, planner_max_tokens=config.planner_max_tokens,
+        refiner_max_tokens=config.refiner_max_tokens, critic_max_tokens=config.critic_max_tokens,
+        temperature=config.llm_temperature, context_tokens=config.llm_context_tokens,
+        discover_limits=config.llm_discover_limits, max_images_per_request=config.llm_max_images,
+        max_frames_per_call=config.llm_max_images, image_tokens=config.llm_image_tokens,
+        stall_seconds=config.llm_stall_seconds, action_timeout=config.llm_action_timeout,
+        resend_timeouts=config.llm_resend_timeouts, max_answer_chars=config.llm_max_answer_chars,
+        image_detail=config.image_detail, state_path=config.home / "llm-endpoints.json", **models)
 
 
 def llm_client(config: Config):

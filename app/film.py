@@ -8,8 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.context import Context
-from storage.records import MediaRecord, ShotRender
-from storage.schema import Storyboard
+from generation.base import CancelToken
+from storage.records import MediaRecord, RenderRecord, ShotRender
+from storage.schema import Note, Storyboard
+
+SHEET_FRAMES = 3  # frames per shot on the contact sheet
 
 
 @dataclass
@@ -21,15 +24,20 @@ class AssembledFilm:
 
 
 class FilmAssembler:
-    def __init__(self, ctx: Context) -> None:
-        self.ctx = ctx
+    def __init__(self, ctx: Context, clip_media) -> None:
+        self.ctx, self.clip_media = ctx, clip_media  # clip_media: app.thumbnails.ClipMedia
 
     def clip_path(self, sha256: str) -> Path:
         return self.ctx.media.path(sha256, "mp4")
 
-    def assemble(self, board: Storyboard, shots: list[ShotRender], scratch: Path) -> AssembledFilm:
+    def assemble(self, board: Storyboard, shots: list[ShotRender], scratch: Path,
+                 cancel: CancelToken | None = None) -> AssembledFilm:
+        """The film and its sidecars; `cancel` stops it between steps and inside ffmpeg (raises Cancelled)."""
+        from PIL import Image
+
         from generation import assembly, frames, otio_export, subtitles
 
+        cancel = cancel or CancelToken()
         opts = board.film
         clips = [self.clip_path(r.sha256) for r in shots]
         lengths = [r.num_frames / r.fps for r in shots]
@@ -56,19 +64,21 @@ class FilmAssembler:
 
             audio = scratch / "narration.wav"
             narration.narration_track(narrated, total, audio, cache_dir=self.ctx.config.home / "cache" / "speech")
+        cancel.raise_if_cancelled()
         film = scratch / "film.mp4"
         result = assembly.assemble(clips, film, audio=audio, subtitles_srt=srt,
                                    burn_subtitles=opts.burn_subtitles and srt is not None,
                                    title=board.title if opts.title_card else None, title_seconds=opts.title_seconds,
-                                   crossfade=opts.crossfade)
+                                   crossfade=opts.crossfade, cancel=cancel)
+        cancel.raise_if_cancelled()
         if srt is not None:
             keep("vtt", subtitles.write_vtt(cues, scratch / "film.vtt"), "vtt")
             keep("srt", srt, "srt")
         if audio is not None:
             keep("narration", audio, "wav")
         sheet_rows = []
-        for r, shot, start in zip(shots, board_shots, starts):
-            imgs = [img for _, _, img in frames.sample_frames(self.clip_path(r.sha256), 3, offset=start)]
+        for r, shot, start in zip(shots, board_shots, starts):  # frames cut once per clip (app.thumbnails)
+            imgs = [Image.open(p) for _, _, p in self.clip_media.frames(r.sha256, SHEET_FRAMES)]
             sheet_rows.append((f"{shot.shot_id} {frames.timecode(start)}", imgs))
         keep("contact_sheet", frames.contact_sheet(sheet_rows, scratch / "sheet.jpg"), "jpg")
         otio_path = scratch / "cut.otio"
@@ -80,3 +90,25 @@ class FilmAssembler:
         film_rec = self.ctx.media.put(film, "mp4", move=True)
         return AssembledFilm(film=film_rec, media=media, stored=[*stored, film_rec],
                              stream_copied=result.stream_copied)
+
+
+def export_timeline(render: RenderRecord, board: Storyboard, clip_path, critiques: list, notes: list[Note],
+                    out_dir: Path) -> dict[str, Path]:
+    """The film's cut for an editor: OpenTimelineIO, CMX 3600 EDL and FCPXML, each with a marker per critic note
+    (at its shot) and per creator note (at its shot, or the film's start). Media are this machine's clip files."""
+    from generation import otio_export
+
+    items = [(r.shot_id, clip_path(r.sha256), r.num_frames / r.fps, r.fps) for r in render.shots]
+    markers: list[otio_export.Marker] = []
+    for item in critiques:  # CritiqueRecord
+        c = item.critique
+        who = item.persona_name or item.persona_id
+        for n in c.shot_notes:
+            markers.append(otio_export.Marker(n.shot_id, f"{who}: {n.note}", "critic"))
+        for issue in c.top_issues:
+            text = issue.summary + (f" → {issue.suggestion}" if issue.suggestion else "")
+            for sid in issue.shot_ids or [render.shots[0].shot_id]:
+                markers.append(otio_export.Marker(sid, f"{who} [{issue.urgency}]: {text}", "critic"))
+    for n in notes:
+        markers.append(otio_export.Marker(n.shot_id or render.shots[0].shot_id, f"note: {n.text}", "creator"))
+    return otio_export.export_timeline(items, Path(out_dir), board.title, markers)

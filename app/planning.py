@@ -4,9 +4,13 @@ hand-written storyboard does."""
 from __future__ import annotations
 
 from app.context import Context
+from app.errors import StudioError
 from app.projects import Projects
 from storage.records import UsageRecord, Version
 from storage.schema import Storyboard
+
+
+IDEA_LIMIT = 20_000  # characters; storage.records.Project.idea holds this many
 
 
 class Planning:
@@ -14,13 +18,19 @@ class Planning:
         self.ctx, self.projects = ctx, projects
 
     def create_project(self, idea: str, minutes: float = 1.0, title: str | None = None,
-                       panel: list[str] | None = None, *, overrides: dict | None = None, tag: str = "") -> Version:
+                       panel: list[str] | None = None, *, overrides: dict | None = None, tag: str = "",
+                       cancel=None) -> Version:
         """Plan a storyboard from the idea and make it v1 of a new project, in one transaction.
 
         `overrides` set storyboard fields after planning (e.g. width, height, fps); `tag` is kept in v1's
         message so the plan can be found again (`Projects.find_tagged`), e.g. by a batch resuming after a kill."""
+        if len(idea) > IDEA_LIMIT:
+            raise StudioError(f"the idea is {len(idea):,} characters long; it can be at most {IDEA_LIMIT:,} "
+                              "(about 3,000 words): shorten it or put the details in a storyboard file")
         planner = self.ctx.agents.planner
         result = planner.plan(idea, minutes)
+        if cancel is not None:
+            cancel.raise_if_cancelled()  # stopped while planning: nothing is written
         changes = {**(overrides or {}), **({"title": title} if title else {})}
         board = Storyboard.model_validate({**result.value.model_dump(mode="json"), **changes})
         message = f"planned by {planner.mode}" + (f" ({tag})" if tag else "")

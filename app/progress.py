@@ -1,6 +1,9 @@
-"""rich progress bars on stderr for the CLI (stdout stays clean for --json)."""
+"""rich progress bars on stderr for the CLI (stdout stays clean for --json), and no one else's: the
+libraries' own bars ("Loading weights", "Loading pipeline components") are switched off."""
 
 from __future__ import annotations
+
+import importlib
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -65,3 +68,16 @@ class StageProgress:
         if self.p:
             self.p.update(self.task, total=e.get("total"), completed=e.get("done", 0),
                           description=f"{self.label} ({e.get('persona', '')})")
+
+
+def quiet_libraries() -> None:
+    """Switch off the progress bars transformers, diffusers and huggingface_hub draw while loading weights
+    (sentence embeddings for panel diversity, diffusion pipelines). Only libraries already installed are
+    touched; their log messages are kept."""
+    for module, fn in (("transformers.utils.logging", "disable_progress_bar"),
+                       ("diffusers.utils.logging", "disable_progress_bar"),
+                       ("huggingface_hub.utils", "disable_progress_bars")):
+        try:
+            getattr(importlib.import_module(module), fn)()
+        except ImportError:
+            continue

@@ -24,6 +24,15 @@ class AcceptResult(BaseModel):
     applied: list[int]
 
 
+class EarlierNote(BaseModel):
+    """A note on an earlier version of the current one's line, and whether the current version answers it."""
+
+    note: Note
+    version: int
+    addressed: bool
+    how: str  # "edit accepted in v3", "shot s2 changed since", "not yet"
+
+
 class UsageSummary(BaseModel):
     """Agent cost attached to a version: in total and per role."""
 
@@ -46,6 +55,48 @@ class Refining:
     def notes(self, pid: str, ref: int | str | None = None) -> list[Note]:
         with self.ctx.repo.read() as u:
             return u.notes(u.version(pid, ref))
+
+    def edit_note(self, pid: str, note_id: str, text: str, ref: int | str | None = None) -> Note:
+        """Change a note's text on version `ref` (the refiner reads notes when it is asked, so this is safe)."""
+        with self.ctx.repo.write() as u:
+            return u.update_note(u.version(pid, ref), note_id, text.strip())
+
+    def delete_note(self, pid: str, note_id: str, ref: int | str | None = None) -> None:
+        with self.ctx.repo.write() as u:
+            u.delete_note(u.version(pid, ref), note_id)
+
+    def earlier_notes(self, pid: str, ref: int | str | None = None) -> list[EarlierNote]:
+        """Notes on the version's ancestors, newest version first, each with whether the version answers it:
+        an edit citing the note whose target differs now, else (a shot note) its shot changed since."""
+        from storage.edits import diff_storyboards
+
+        out: list[EarlierNote] = []
+        with self.ctx.repo.read() as u:
+            current = u.version(pid, ref)
+            v = current
+            while v.parent_number is not None:
+                v = u.version(pid, v.parent_number)
+                notes = u.notes(v)
+                if not notes:
+                    continue
+                changed = {c.shot_id: c for c in diff_storyboards(v.storyboard, current.storyboard).shots
+                           if c.status != "same"}
+                cited: dict[str, list] = {}
+                for record in u.proposals(v):
+                    for e in record.proposal.edits:
+                        for src in e.sources:
+                            cited.setdefault(src, []).append((record, e))
+                for n in notes:
+                    landed = [r.accepted_as for r, e in cited.get(n.id, [])
+                              if r.accepted_as and _landed(e, v.storyboard, current.storyboard)]
+                    if landed:
+                        how = f"edit accepted in v{min(landed)}"
+                    elif n.shot_id and n.shot_id in changed:
+                        how = f"shot {n.shot_id} {changed[n.shot_id].status} since"
+                    else:
+                        how = "not yet"
+                    out.append(EarlierNote(note=n, version=v.number, addressed=how != "not yet", how=how))
+        return out
 
     # ------------------------------------------------------------------ proposals
     def refine(self, pid: str, ref: int | str | None = None) -> ProposalRecord:
@@ -74,11 +125,14 @@ class Refining:
             return u.proposal(pid, proposal_id, ref)
 
     def accept(self, pid: str, proposal_id: str | None = None, only: list[int] | None = None,
-               edits: dict[int, str] | None = None, ref: int | str | None = None) -> AcceptResult:
+               edits: dict[int, str] | None = None, ref: int | str | None = None, once: bool = False) -> AcceptResult:
         """Accepted edits (1-based numbers; `edits` replaces an edit's new value) become a child version
-        of the version the proposal was made on. If that version already has children, this is a branch."""
+        of the version the proposal was made on. If that version already has children, this is a branch.
+        `once`: refuse a proposal that was already accepted (a second click never makes a second version)."""
         with self.ctx.repo.write() as u:
             record = u.proposal(pid, proposal_id, ref)
+            if once and record.accepted_as is not None:
+                raise StudioError(f"this proposal was already committed as v{record.accepted_as}")
             prop = record.proposal
             n = len(prop.edits)
             chosen = sorted(set(only or range(1, n + 1)) | set((edits or {}).keys()))
@@ -119,3 +173,21 @@ class Refining:
         for r in rows:
             roles[r.role] = roles.get(r.role, Usage()) + Usage(**r.model_dump(include=set(Usage.model_fields)))
         return UsageSummary(total=sum(roles.values(), Usage()), roles=roles)
+
+
+def _landed(edit, before, after) -> bool:
+    """Whether what `edit` targets differs between two storyboards (so the edit, or a later one, landed)."""
+    op = edit.op
+    if op == "set":
+        get = lambda b: getattr(next((s for s in b.shots() if s.shot_id == edit.shot_id), None), edit.field, None)  # noqa: E731
+        return get(before) != get(after)
+    if op == "set_story":
+        return getattr(before, edit.field) != getattr(after, edit.field)
+    if op == "set_character":
+        desc = lambda b: next((c.description for c in b.characters if c.name == edit.character), None)  # noqa: E731
+        return desc(before) != desc(after)
+    if op == "remove_shot":
+        return edit.shot_id not in {s.shot_id for s in after.shots()}
+    if op == "add_shot":
+        return len(after.shots()) > len(before.shots())
+    return [s.shot_id for s in before.shots()] != [s.shot_id for s in after.shots()]  # move_shot

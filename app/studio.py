@@ -5,6 +5,9 @@
     rendering.py  shot requests, continuity chains, the clip cache, the render record (film.py assembles)
     watching.py   frame sampling and the critics' panel
     refining.py   notes, proposals, accepting edits, agent cost
+    keyframes.py  reference images, one keyframe per shot, the keyframe screening
+    takes.py      several takes of a shot, picking one, the panel's votes on them
+    consistency.py  how alike each character looks across shots (an image-embedding model measures it)
 
 The CLI and the web app call the Studio, never the database or a backend directly. Every action is one
 transaction: it completes or leaves the project as it was.
@@ -19,19 +22,22 @@ from pydantic import BaseModel
 from app import agent_settings
 from app.agent_settings import AgentSettings
 from app.config import Config
+from app.consistency import Consistency, ConsistencyReport, Source
 from app.context import Context, ProgressFn
 from app.errors import RenderFailed, StudioError
+from app.keyframes import Keyframes, KeyframesResult, ShotKeyframes
 from app.planning import Planning
 from app.projects import Projects
-from app.refining import AcceptResult, Refining, UsageSummary
+from app.refining import AcceptResult, EarlierNote, Refining, UsageSummary
 from app.rendering import Rendering
+from app.takes import PickResult, ShotTakes, Takes
 from app.watching import Watching
 from storage.db import Database
 from storage.edits import StoryboardDiff
 from storage.media import MediaStore, remove_stale_temp_files
 from generation.base import CancelToken, ShotRequest
-from storage.records import (RENDER_MEDIA_EXT, CritiqueRecord, Project, ProposalRecord, RenderRecord, Version,
-                             VersionNode)
+from storage.records import (RENDER_MEDIA_EXT, ClipRecord, CritiqueRecord, Project, ProposalRecord, RenderRecord,
+                             ShotRender, TakeScreeningRecord, Version, VersionNode)
 from storage.schema import Note, Persona, Storyboard
 from storage.repository import Repository
 
@@ -50,6 +56,8 @@ class Active(BaseModel):
     critic_model: str = ""
     refiner_model: str = ""
     planner_model: str = ""
+    image_model: str = ""
+    embed_model: str = ""
 
 
 class Studio:
@@ -66,6 +74,9 @@ class Studio:
         self._rendering = Rendering(self.ctx, self._projects)
         self._watching = Watching(self.ctx, self._projects, self._rendering)
         self._refining = Refining(self.ctx, self._projects, self._watching)
+        self._keyframes = Keyframes(self.ctx, self._projects, self._rendering, self._watching)
+        self._takes = Takes(self.ctx, self._projects, self._rendering, self._watching)
+        self._consistency = Consistency(self.ctx, self._projects, self._rendering)
 
     def _clean(self) -> None:
         """What killed processes left: work folders, half-written cache files, stored files no row names."""
@@ -109,8 +120,9 @@ class Studio:
 
     # ------------------------------------------------------------------ projects and versions (projects.py)
     def create_project(self, idea: str, minutes: float = 1.0, title: str | None = None,
-                       panel: list[str] | None = None, *, overrides: dict | None = None, tag: str = "") -> Version:
-        return self._planning.create_project(idea, minutes, title, panel, overrides=overrides, tag=tag)
+                       panel: list[str] | None = None, *, overrides: dict | None = None, tag: str = "",
+                       cancel: CancelToken | None = None) -> Version:
+        return self._planning.create_project(idea, minutes, title, panel, overrides=overrides, tag=tag, cancel=cancel)
 
     def create_from_storyboard(self, board: Storyboard, panel: list[str] | None = None, idea: str = "") -> Version:
         return self._planning.create_from_storyboard(board, panel, idea)
@@ -174,15 +186,40 @@ class Studio:
         return self._rendering.render(pid, ref, progress, cancel)
 
     def render_info(self, pid: str, ref: int | str | None = None) -> RenderRecord | None:
-        """The latest render of a version, or None."""
+        """The latest render of a version (or of the ancestor whose film it shares), or None."""
         return self._rendering.latest(pid, ref)
+
+    def render_shot(self, board: Storyboard, shot_id: str, progress: ProgressFn | None = None,
+                    cancel: CancelToken | None = None) -> ShotRender:
+        return self._rendering.render_shot(board, shot_id, progress, cancel)
+
+    def cached_shots(self, board: Storyboard) -> dict[str, ClipRecord]:
+        return self._rendering.cached_shots(board)
+
+    def clip_info(self, key: str) -> ClipRecord | None:
+        return self._rendering.clip(key)
+
+    def thumbnail(self, clip_sha256: str) -> Path:
+        return self._rendering.clip_media.thumbnail(clip_sha256)
+
+    def export_timeline(self, pid: str, ref: int | str | None, out_dir: Path) -> dict[str, Path]:
+        """The latest film's cut as OTIO, EDL and FCPXML in `out_dir`, with critic and creator notes as markers."""
+        from app.film import export_timeline
+
+        v = self.version(pid, ref)
+        render = self.render_info(pid, v.number)
+        if render is None:
+            raise StudioError(f"v{v.number} has no film yet: render it first")
+        return export_timeline(render, v.storyboard, self.clip_path, self.critiques(pid, v.number),
+                               self.notes(pid, v.number), out_dir)
 
     def shot_requests(self, board: Storyboard) -> list[ShotRequest]:
         return self._rendering.shot_requests(board)
 
     # ------------------------------------------------------------------ watching (watching.py)
-    def critique(self, pid: str, ref: int | str | None = None, progress: ProgressFn | None = None) -> list[CritiqueRecord]:
-        return self._watching.critique(pid, ref, progress)
+    def critique(self, pid: str, ref: int | str | None = None, progress: ProgressFn | None = None,
+                 cancel: CancelToken | None = None) -> list[CritiqueRecord]:
+        return self._watching.critique(pid, ref, progress, cancel)
 
     def critiques(self, pid: str, ref: int | str | None = None) -> list[CritiqueRecord]:
         return self._watching.critiques(pid, ref)
@@ -200,6 +237,15 @@ class Studio:
     def notes(self, pid: str, ref: int | str | None = None) -> list[Note]:
         return self._refining.notes(pid, ref)
 
+    def edit_note(self, pid: str, note_id: str, text: str, ref: int | str | None = None) -> Note:
+        return self._refining.edit_note(pid, note_id, text, ref)
+
+    def delete_note(self, pid: str, note_id: str, ref: int | str | None = None) -> None:
+        return self._refining.delete_note(pid, note_id, ref)
+
+    def earlier_notes(self, pid: str, ref: int | str | None = None) -> list[EarlierNote]:
+        return self._refining.earlier_notes(pid, ref)
+
     def refine(self, pid: str, ref: int | str | None = None) -> ProposalRecord:
         return self._refining.refine(pid, ref)
 
@@ -207,11 +253,74 @@ class Studio:
         return self._refining.proposal(pid, proposal_id, ref)
 
     def accept(self, pid: str, proposal_id: str | None = None, only: list[int] | None = None,
-               edits: dict[int, str] | None = None, ref: int | str | None = None) -> AcceptResult:
-        return self._refining.accept(pid, proposal_id, only, edits, ref)
+               edits: dict[int, str] | None = None, ref: int | str | None = None, once: bool = False) -> AcceptResult:
+        return self._refining.accept(pid, proposal_id, only, edits, ref, once)
 
     def usage(self, pid: str, ref: int | str | None = None) -> UsageSummary:
         return self._refining.usage(pid, ref)
+
+    # ------------------------------------------------------------------ references and keyframes (keyframes.py)
+    def add_reference(self, pid: str, name: str, image: Path, location: bool = False,
+                      base: int | str | None = None) -> Version:
+        return self._keyframes.add_reference(pid, name, image, location=location, base=base)
+
+    def generate_reference(self, pid: str, name: str, location: bool = False, seed: int | None = None,
+                           base: int | str | None = None, progress: ProgressFn | None = None,
+                           cancel: CancelToken | None = None) -> Version:
+        return self._keyframes.generate_reference(pid, name, location=location, seed=seed, base=base,
+                                                  progress=progress, cancel=cancel)
+
+    def clear_references(self, pid: str, name: str, location: bool = False, base: int | str | None = None) -> Version:
+        return self._keyframes.clear_references(pid, name, location=location, base=base)
+
+    def render_keyframes(self, pid: str, shots: list[str] | None = None, ref: int | str | None = None,
+                         progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> KeyframesResult:
+        return self._keyframes.render_keyframes(pid, shots, ref, progress, cancel)
+
+    def reroll_keyframe(self, pid: str, shot_id: str, ref: int | str | None = None, progress: ProgressFn | None = None,
+                        cancel: CancelToken | None = None) -> KeyframesResult:
+        return self._keyframes.reroll(pid, shot_id, ref, progress, cancel)
+
+    def set_keyframe(self, pid: str, shot_id: str, image: Path, ref: int | str | None = None) -> Version:
+        return self._keyframes.set_keyframe(pid, shot_id, image, ref)
+
+    def pick_keyframe(self, pid: str, shot_id: str, keyframe_id: str, ref: int | str | None = None) -> Version:
+        return self._keyframes.pick_keyframe(pid, shot_id, keyframe_id, ref)
+
+    def clear_keyframe(self, pid: str, shot_id: str, ref: int | str | None = None) -> Version:
+        return self._keyframes.clear_keyframe(pid, shot_id, ref)
+
+    def shot_keyframes(self, pid: str, ref: int | str | None = None) -> list[ShotKeyframes]:
+        return self._keyframes.shot_keyframes(pid, ref)
+
+    def screen_keyframes(self, pid: str, ref: int | str | None = None,
+                         progress: ProgressFn | None = None) -> list[CritiqueRecord]:
+        return self._keyframes.screen(pid, ref, progress)
+
+    def images_label(self) -> str:
+        return self._keyframes.label()
+
+    def image_path(self, sha256: str) -> Path:
+        return self._keyframes.image_path(sha256)
+
+    # ------------------------------------------------------------------ takes (takes.py)
+    def render_takes(self, pid: str, shot_id: str, n: int = 1, ref: int | str | None = None,
+                     progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> ShotTakes:
+        return self._takes.render_takes(pid, shot_id, n, ref, progress, cancel)
+
+    def shot_takes(self, pid: str, shot_id: str, ref: int | str | None = None) -> ShotTakes:
+        return self._takes.shot_takes(pid, shot_id, ref)
+
+    def pick_take(self, pid: str, shot_id: str, take: str, ref: int | str | None = None) -> PickResult:
+        return self._takes.pick(pid, shot_id, take, ref)
+
+    def vote_takes(self, pid: str, shot_id: str, ref: int | str | None = None,
+                   progress: ProgressFn | None = None) -> TakeScreeningRecord:
+        return self._takes.vote(pid, shot_id, ref, progress)
+
+    # ------------------------------------------------------------------ consistency (consistency.py)
+    def consistency(self, pid: str, ref: int | str | None = None, source: Source = "auto") -> ConsistencyReport:
+        return self._consistency.report(pid, ref, source)
 
     # ------------------------------------------------------------------ files
     def film_path(self, render: RenderRecord) -> Path:
@@ -245,7 +354,8 @@ class Studio:
     def _redactions(self) -> list[tuple[str, str]]:
         """Local paths that must not leave the machine in an archive, and what replaces them."""
         subs = []
-        if self.config.model and Path(self.config.model).expanduser().exists():
-            subs.append((str(Path(self.config.model).expanduser()), Path(self.config.model).name))
+        for model in (self.config.model, self.config.i2v_model, self.config.vace_model, self.config.image_model):
+            if model and Path(model).expanduser().exists():
+                subs.append((str(Path(model).expanduser()), Path(model).name))
         subs += [(str(self.config.home), "$CHIEF_HOME"), (str(Path.home()), "~")]
         return subs

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import platform
 import tempfile
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -60,24 +61,51 @@ def studio(home: Path | None = None, *, backend_obj=None, agents_obj=None, **ove
     return Studio(cfg, backend=backend_obj, agents=agents_obj)
 
 
-class TimedBackend:
-    """Wraps a backend and adds up the seconds spent inside render() (everything else is ours)."""
+class Intervals:
+    """(start, end) wall-clock spans recorded from any thread; `covered()` is the length of their union, so
+    calls that overlap (a concurrent critic panel) are counted once, as wall time."""
 
-    def __init__(self, inner) -> None:
-        self.inner, self.seconds, self.calls = inner, 0.0, 0
+    def __init__(self) -> None:
+        self.spans: list[tuple[float, float]] = []
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def span(self):
+        t = time.perf_counter()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.spans.append((t, time.perf_counter()))
+
+    def covered(self, since: float = float("-inf")) -> float:
+        total, end = 0.0, float("-inf")
+        for a, b in sorted((max(a, since), b) for a, b in self.spans if b > since):
+            if b > end:
+                total += b - max(a, end)
+                end = b
+        return total
+
+
+class TimedBackend:
+    """Wraps a backend and records the wall-clock spans spent inside render() (everything else is ours)."""
+
+    def __init__(self, inner, spans: Intervals | None = None) -> None:
+        self.inner, self.spans, self.calls = inner, spans or Intervals(), 0
         self.name, self.model, self.label = inner.name, inner.model, inner.label
         self.supports_continuity = inner.supports_continuity
+
+    @property
+    def seconds(self) -> float:
+        return self.spans.covered()
 
     def resolve(self, request):
         return self.inner.resolve(request)
 
     def render(self, request, out, progress=None, cancel=None):
-        t = time.perf_counter()
-        try:
-            return self.inner.render(request, out, progress, cancel)
-        finally:
-            self.seconds += time.perf_counter() - t
+        with self.spans.span():
             self.calls += 1
+            return self.inner.render(request, out, progress, cancel)
 
 
 @contextmanager

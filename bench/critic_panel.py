@@ -20,20 +20,19 @@ def answer() -> dict:
 
 
 def run(delay: float) -> dict:
-    from tests.agents.openai_server import FakeOpenAI, Reply, ok
+    from bench.llm_server import LatencyServer
 
     base = studio()
     pid = base.create_from_storyboard(film(6), panel=PANEL).project_id
     base.render(pid)
     rows = []
-    wait = {"L": 0.0}
-    with FakeOpenAI(responder=lambda body: Reply(body=ok(answer()).body, delay=wait["L"])) as server:
+    with LatencyServer(lambda body: answer(), latency=0.0) as server:
         st = studio(base.config.home, agents="llm", llm_base_url=server.base_url, llm_concurrency=6)
         st.critique(pid)  # warm-up: imports, first connection
         t = time.perf_counter()
         st.critique(pid)  # L = 0: what a panel run costs besides waiting (frame sampling, requests, the database)
         fixed = time.perf_counter() - t
-        wait["L"] = delay
+        server.latency = delay
         for label, conc in (("concurrent (6 at once)", 6), ("sequential (1 at a time)", 1)):
             st = studio(base.config.home, agents="llm", llm_base_url=server.base_url, llm_concurrency=conc)
             server.max_in_flight = 0

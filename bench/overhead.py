@@ -1,6 +1,7 @@
 """Orchestration overhead: one iteration of a 120-shot, 10-minute film (render from scratch, critique, refine,
-accept, re-render the edited shots). Time inside the backend and inside the (offline) agents is measured
-separately; the rest (planning the work, hashing, the database, frame sampling, assembly) is ours."""
+accept, re-render the edited shots), as wall time. Every span spent inside the backend or an (offline) agent
+is recorded; the wall time covered by none of them (planning the work, hashing, the database, frame
+sampling, assembly) is ours. Concurrent critics overlap, so spans are merged, never summed."""
 
 from __future__ import annotations
 
@@ -8,24 +9,21 @@ import argparse
 import json
 import time
 
-from bench.common import TimedBackend, film, studio, table
+from bench.common import Intervals, TimedBackend, film, studio, table
 
 
 class TimedRole:
-    """Wraps an agent role and adds up the seconds spent in it."""
+    """Wraps an agent role and records the wall-clock spans of its calls."""
 
-    def __init__(self, inner, clock: dict, key: str) -> None:
-        self.inner, self.clock, self.key, self.mode = inner, clock, key, inner.mode
+    def __init__(self, inner, spans: Intervals) -> None:
+        self.inner, self.spans, self.mode = inner, spans, inner.mode
 
     def __getattr__(self, name):
         fn = getattr(self.inner, name)
 
         def timed(*a, **kw):
-            t = time.perf_counter()
-            try:
+            with self.spans.span():
                 return fn(*a, **kw)
-            finally:
-                self.clock[self.key] = self.clock.get(self.key, 0.0) + time.perf_counter() - t
         return timed
 
 
@@ -34,10 +32,10 @@ def run(shots: int, seconds: float) -> dict:
     from agents.offline import OfflineCritic, OfflinePlanner, OfflineRefiner
     from generation.animatic import AnimaticBackend
 
-    clock: dict[str, float] = {}
-    backend = TimedBackend(AnimaticBackend())
-    agents = Agents(OfflinePlanner(), TimedRole(OfflineCritic(), clock, "critic"),
-                    TimedRole(OfflineRefiner(), clock, "refiner"), "offline")
+    in_backend, in_agents = Intervals(), Intervals()
+    backend = TimedBackend(AnimaticBackend(), in_backend)
+    agents = Agents(OfflinePlanner(), TimedRole(OfflineCritic(), in_agents), TimedRole(OfflineRefiner(), in_agents),
+                    "offline")
     st = studio(backend_obj=backend, agents_obj=agents)
     pid = st.create_from_storyboard(film(shots, seconds=seconds)).project_id
     steps = {}
@@ -50,9 +48,10 @@ def run(shots: int, seconds: float) -> dict:
         action()
         steps[name] = round(time.perf_counter() - t, 3)
     total = time.perf_counter() - t0
-    inside_backend = backend.seconds
-    inside_agents = sum(clock.values())
-    ours = total - inside_backend - inside_agents
+    everything = Intervals()
+    everything.spans = in_backend.spans + in_agents.spans
+    inside_backend, inside_agents = in_backend.covered(t0), in_agents.covered(t0)
+    ours = total - everything.covered(t0)  # wall time inside no model call
     return {"shots": shots, "film_minutes": round(shots * seconds / 60, 1), "iteration_seconds": round(total, 2),
             "steps": steps, "backend_seconds": round(inside_backend, 2), "backend_calls": backend.calls,
             "agents_seconds": round(inside_agents, 2), "orchestration_seconds": round(ours, 2),

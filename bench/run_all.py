@@ -43,7 +43,7 @@ def _module(name: str):
     return run
 
 
-SUITE = {"incremental": _module("incremental"), "critic_panel": _module("critic_panel"),
+SUITE = {"incremental": _module("incremental"), "clip_media": _module("clip_media"), "critic_panel": _module("critic_panel"),
          "overhead": _module("overhead"), "assembly": _assembly, "scale": _module("scale"), "gpu": _gpu}
 
 

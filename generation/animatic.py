@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from generation.base import CancelToken, ClipInfo, Progress, ShotRequest, frames_for
+from generation.base import CancelToken, ClipInfo, Progress, ShotRequest, file_sha256, frames_for
 from generation.video_io import write_video
 
 # Words that set a shot's light and colour: (hue 0..1 or None, brightness 0..1, saturation 0..1).
@@ -44,14 +44,21 @@ class AnimaticBackend:
     def resolve(self, request: ShotRequest) -> ShotRequest:
         w, h = request.width or self.default_size[0], request.height or self.default_size[1]
         fps = request.fps or self.default_fps
+        key_sha = request.keyframe_sha256 or (file_sha256(Path(request.keyframe)) if request.keyframe else None)
         return request.with_(width=w - w % 2, height=h - h % 2, fps=fps, steps=None, guidance=None,
-                             num_frames=frames_for(request.duration, fps))
+                             num_frames=frames_for(request.duration, fps), keyframe_sha256=key_sha)
 
     def render(self, request: ShotRequest, out: Path, progress: Progress | None = None,
                cancel: CancelToken | None = None) -> ClipInfo:
         r = self.resolve(request)
         n = r.num_frames
-        canvas = _canvas(r.prompt, r.seed, r.width, r.height)
+        still = None
+        if r.keyframe:  # motion from the approved keyframe: its first frame is the keyframe itself
+            from generation.animatic_frames import keyframe_view
+
+            still = np.asarray(Image.open(r.keyframe).convert("RGB").resize((r.width, r.height)))
+        else:
+            canvas = _canvas(r.prompt, r.seed, r.width, r.height)
         overlay = _overlay(r.caption or r.prompt, r.shot_id, r.width, r.height)
         rows = np.flatnonzero(overlay[..., 3].max(axis=1) > 0)  # blend only the rows the overlay covers
         ov, alpha = overlay[rows, :, :3], overlay[rows, :, 3:]
@@ -65,7 +72,10 @@ class AnimaticBackend:
                 if cancel is not None:
                     cancel.raise_if_cancelled()
                 t = i / max(1, n - 1)
-                frame = _camera(canvas, r.camera, t, r.width, r.height, r.seed).astype(np.float32)
+                if still is not None:
+                    frame = keyframe_view(still, r.camera, t, r.width, r.height, r.seed)
+                else:
+                    frame = _camera(canvas, r.camera, t, r.width, r.height, r.seed).astype(np.float32)
                 frame = _subject(frame, r.seed, t)
                 if init is not None and i < blend_frames:  # continuity: dissolve from the previous shot
                     a = i / blend_frames

@@ -54,12 +54,13 @@ def timeline(durations: list[float], *, title_seconds: float = 0.0, crossfade: f
 
 def assemble(clips: list[Path], out: Path, *, audio: Path | None = None, subtitles_srt: Path | None = None,
              burn_subtitles: bool = False, title: str | None = None, crossfade: float = 0.0,
-             title_seconds: float = 2.0) -> AssemblyResult:
+             title_seconds: float = 2.0, cancel=None) -> AssemblyResult:
     """Concatenate `clips` into `out` (H.264/yuv420p mp4, +faststart), by stream copy when possible.
 
     `audio` (any format ffmpeg reads, e.g. the narration WAV) is padded/trimmed to the film and muxed
     as AAC. `subtitles_srt` is burned into the picture when `burn_subtitles` (else it is not used:
-    ship the SRT/VTT beside the film). `title` prepends a `title_seconds` card.
+    ship the SRT/VTT beside the film). `title` prepends a `title_seconds` card. `cancel` (a CancelToken)
+    stops the ffmpeg run and raises Cancelled.
     """
     clips = [Path(c) for c in clips]
     out = Path(out)
@@ -104,7 +105,7 @@ def assemble(clips: list[Path], out: Path, *, audio: Path | None = None, subtitl
             ins += ["-i", str(Path(audio).resolve())]
             outs += ["-map", f"{len(inputs) if reasons else 1}:a:0", "-c:a", "aac", "-b:a", "128k",
                      "-af", f"apad=whole_dur={film_seconds:.6f},atrim=end={film_seconds:.6f}"]
-        run_ffmpeg(["-y", *ins, *outs, "-movflags", "+faststart", str(part)], cwd=tmp)
+        run_ffmpeg(["-y", *ins, *outs, "-movflags", "+faststart", str(part)], cwd=tmp, cancel=cancel)
         os.replace(part, out)
     n = _frames(out)
     title_len = durations[0] if title else 0.0

@@ -63,6 +63,11 @@ class ShotRequest:
     caption: str = ""  # text an animatic draws on the frame (not used by diffusion)
     init_image: str | None = None  # path of the conditioning frame (continuity), if any
     init_image_sha256: str | None = None
+    keyframe: str | None = None  # path of the approved keyframe the clip starts from (image-to-video), if any
+    keyframe_sha256: str | None = None
+    references: tuple[str, ...] = ()  # paths of the characters' reference images (Wan VACE), if any
+    references_sha256: tuple[str, ...] = ()
+    route: str = ""  # set by resolve when a partner model renders the request (e.g. "WanVACEPipeline:<model>")
 
     def with_(self, **changes) -> "ShotRequest":
         return replace(self, **changes)
@@ -90,14 +95,21 @@ class Backend(Protocol):
                cancel: CancelToken | None = None) -> ClipInfo: ...
 
 
+# Fields added after clips were first keyed: left out of the key while unset, so older keys stay valid.
+_LATER_FIELDS = {"keyframe_sha256": None, "references_sha256": (), "route": ""}
+
+
 def clip_key(backend: Backend, request: ShotRequest) -> str:
     """Content key of a clip: a hash of the backend, model and the resolved request.
 
-    The conditioning frame enters by its hash, never its path.
+    Images (the conditioning frame, the keyframe, the references) enter by their hashes, never their paths.
     """
     fields = asdict(request)
-    fields.pop("shot_id")  # two shots with identical settings share a clip
-    fields.pop("init_image")
+    for name in ("shot_id", "init_image", "keyframe", "references"):  # two shots with identical settings share a clip
+        fields.pop(name)
+    for name, unset in _LATER_FIELDS.items():
+        if fields[name] == unset:
+            fields.pop(name)
     payload = {"backend": backend.name, "model": backend.model, "request": fields, "v": 1}
     blob = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
     return hashlib.sha256(blob).hexdigest()

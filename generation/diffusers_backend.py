@@ -1,103 +1,30 @@
 """Render shots with any diffusers text-to-video pipeline, from a local folder or the HF cache.
 
-Pipelines load on first render and stay warm in a module-level cache, so one process loads each
+Pipelines load on first render and stay warm (`generation.pipelines`), so one process loads each
 (model, device, dtype, options) once across shots and iterations. Everything family-specific
-(frame rule, sizes, defaults, image-to-video partner) comes from `families.FAMILIES`.
+(frame rule, sizes, defaults, image-to-video and VACE partners) comes from `families.FAMILIES`.
+
+A request is rendered by one of three routes, chosen in `resolve`:
+- text-to-video, the configured model;
+- image-to-video, when the shot starts from an image (its approved keyframe, or the previous shot's last
+  frame for continuity): the family's I2V pipeline, built from the same parts or loaded from `i2v_model`;
+- VACE (`vace_model`, Wan): when the request carries the characters' reference images, or starts from an
+  image and there is no I2V pipeline. The first frame is given as a one-frame video with a mask.
 """
 
 from __future__ import annotations
 
-import gc
 import inspect
-import json
-import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from .base import Cancelled, CancelToken, ClipInfo, Progress, RenderError, ShotRequest, file_sha256, frames_for
+from .base import CancelToken, ClipInfo, Progress, RenderError, ShotRequest, file_sha256, frames_for
 from .families import FAMILIES, Family
+from .pipelines import (_PIPELINES, SHORT_DTYPE, PipelineModel, call_kwargs, clear_pipelines, derived, pick_device,
+                        pipeline_class_name, pipeline_errors, to_uint8, warm)
 from .video_io import write_video
 
-_DTYPES = {"bf16": "bfloat16", "bfloat16": "bfloat16", "fp16": "float16", "float16": "float16",
-           "half": "float16", "fp32": "float32", "float32": "float32", "float": "float32"}
-_SHORT = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
-
-
-@dataclass
-class _Warm:
-    """A loaded pipeline, its lazily built image-to-video sibling, and a lock: one render at a time."""
-
-    pipe: Any
-    i2v: Any = None
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-
-_PIPELINES: dict[tuple, _Warm] = {}
-_LOAD_LOCK = threading.Lock()
-
-
-def clear_pipelines() -> None:
-    """Drop every warm pipeline (frees GPU memory when switching models)."""
-    with _LOAD_LOCK:
-        _PIPELINES.clear()
-    _free_memory()
-
-
-def pick_device(device: str | None = None, dtype: str | None = None) -> tuple[str, str]:
-    """(device, dtype name): CUDA bf16 (fp16 without bf16), MPS fp16, CPU fp32 unless overridden.
-
-    Asking for a device that is not there is an error, never a silent fallback.
-    """
-    import torch
-
-    if device is None:
-        device = "cuda" if torch.cuda.is_available() else "mps" if _mps_available() else "cpu"
-    kind = device.split(":")[0]
-    if kind == "cuda" and not torch.cuda.is_available():
-        raise RenderError(f"device {device!r} asked for, but CUDA is not available to torch {torch.__version__}")
-    if kind == "mps" and not _mps_available():
-        raise RenderError(f"device {device!r} asked for, but MPS is not available")
-    if kind not in ("cuda", "mps", "cpu"):
-        raise RenderError(f"unknown device {device!r}; use cuda, mps or cpu")
-    if dtype is None:
-        if kind == "cuda":
-            dtype = "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
-        else:
-            dtype = "float16" if kind == "mps" else "float32"
-    elif dtype.lower() in _DTYPES:
-        dtype = _DTYPES[dtype.lower()]
-    else:
-        raise RenderError(f"unknown dtype {dtype!r}; use bf16, fp16 or fp32")
-    if dtype == "bfloat16" and kind == "cuda" and not torch.cuda.is_bf16_supported():
-        raise RenderError("bf16 is not supported on this GPU; use fp16")
-    return device, dtype
-
-
-def _mps_available() -> bool:
-    import torch
-
-    return torch.backends.mps.is_available()
-
-
-def pipeline_class_name(model: str) -> str:
-    """The `_class_name` of a pipeline folder or a cached hub id, read without loading weights."""
-    path = Path(model).expanduser()
-    if path.exists():
-        index = path / "model_index.json"
-        if not index.is_file():
-            raise RenderError(f"{model} is not a diffusers pipeline folder (no model_index.json)")
-    else:
-        try:
-            from huggingface_hub import hf_hub_download
-
-            index = Path(hf_hub_download(model, "model_index.json", local_files_only=True))
-        except Exception:
-            raise RenderError(f"model {model!r} not found: no such folder, and not in the Hugging Face cache "
-                              f"(download it first, e.g. `hf download {model}`)") from None
-    return json.loads(index.read_text())["_class_name"]
+__all__ = ["DiffusersBackend", "_PIPELINES", "clear_pipelines", "family_of", "pick_device", "pipeline_class_name"]
 
 
 def family_of(class_name: str, model: str) -> Family:
@@ -107,6 +34,9 @@ def family_of(class_name: str, model: str) -> Family:
     if class_name in {f.i2v_pipeline for f in FAMILIES.values()}:
         raise RenderError(f"{model} is an image-to-video pipeline ({class_name}); "
                           "pass it as the i2v model next to a text-to-video model")
+    if class_name in {f.vace_pipeline for f in FAMILIES.values()}:
+        raise RenderError(f"{model} is a VACE pipeline ({class_name}); "
+                          "pass it as the VACE model (CHIEF_VACE_MODEL) next to a text-to-video model")
     import diffusers
 
     cls = getattr(diffusers, class_name, None)
@@ -121,54 +51,36 @@ def _rule_text(rule: tuple[int, int]) -> str:
     return f"{a}k+{b}" if b else f"{a}k"
 
 
-def _is_oom(e: BaseException) -> bool:
-    import torch
-
-    return isinstance(e, torch.OutOfMemoryError) or "out of memory" in str(e).lower()
-
-
-def _free_memory() -> None:
-    """Release what a failed call left cached, so the warm pipeline can take the retry."""
-    import torch
-
-    gc.collect()
-    if torch.cuda.is_available():
-        torch.cuda.empty_cache()
+def _image_sha(path: str, sha: str | None, what: str) -> str:
+    if not Path(path).is_file():
+        raise RenderError(f"{what} {path} does not exist")
+    return sha or file_sha256(Path(path))
 
 
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
-
-
-class DiffusersBackend:
-    """Any diffusers text-to-video pipeline, with optional image-to-video continuity."""
+class DiffusersBackend(PipelineModel):
+    """Any diffusers text-to-video pipeline, with optional image-to-video and VACE partners."""
 
     name = "diffusers"
 
-    def __init__(self, model: str, *, i2v_model: str | None = None, device: str | None = None,
-                 dtype: str | None = None, cpu_offload: bool = False, vae_tiling: bool = False,
-                 vae_slicing: bool = False, steps: int | None = None, guidance: float | None = None) -> None:
-        self.model = model
-        self.i2v_model = i2v_model
-        self.device, self.dtype = pick_device(device, dtype)
-        if cpu_offload and self.device == "cpu":
-            raise RenderError("cpu_offload needs a GPU device; the device is cpu")
-        self.cpu_offload, self.vae_tiling, self.vae_slicing = cpu_offload, vae_tiling, vae_slicing
+    def __init__(self, model: str, *, i2v_model: str | None = None, vace_model: str | None = None,
+                 device: str | None = None, dtype: str | None = None, cpu_offload: bool = False,
+                 vae_tiling: bool = False, vae_slicing: bool = False, steps: int | None = None,
+                 guidance: float | None = None) -> None:
+        super().__init__(model, device, dtype, cpu_offload, vae_tiling, vae_slicing)
+        self.i2v_model, self.vace_model = i2v_model, vace_model
         self.steps, self.guidance = steps, guidance
-        self._class_name: str | None = None
 
     # -- what the user is shown ------------------------------------------------------------
 
     @property
-    def class_name(self) -> str:
-        if self._class_name is None:
-            self._class_name = pipeline_class_name(self.model)
-        return self._class_name
-
-    @property
     def family(self) -> Family:
         return family_of(self.class_name, self.model)
+
+    def _has_i2v(self, fam: Family) -> bool:
+        return fam.i2v_pipeline is not None and (fam.i2v_shares_components or self.i2v_model is not None)
+
+    def _has_vace(self, fam: Family) -> bool:
+        return fam.vace_pipeline is not None and self.vace_model is not None
 
     @property
     def supports_continuity(self) -> bool:
@@ -176,14 +88,23 @@ class DiffusersBackend:
             fam = self.family
         except RenderError:
             return False
-        return fam.i2v_pipeline is not None and (fam.i2v_shares_components or self.i2v_model is not None)
+        return self._has_i2v(fam) or self._has_vace(fam)
+
+    @property
+    def supports_references(self) -> bool:
+        """Whether shots are conditioned on their characters' reference images (a VACE model is configured)."""
+        try:
+            return self._has_vace(self.family)
+        except RenderError:
+            return False
 
     def describe(self) -> dict:
         """Family, pipeline, device and dtype, for the status bar (raises RenderError for a bad model)."""
         fam = self.family
         return {"backend": self.name, "model": self.model, "pipeline": self.class_name, "family": fam.name,
-                "device": self.device, "dtype": _SHORT[self.dtype], "cpu_offload": self.cpu_offload,
-                "i2v": (fam.i2v_pipeline if self.supports_continuity else None)}
+                "device": self.device, "dtype": SHORT_DTYPE[self.dtype], "cpu_offload": self.cpu_offload,
+                "i2v": (fam.i2v_pipeline if self._has_i2v(fam) else None),
+                "vace": (fam.vace_pipeline if self._has_vace(fam) else None)}
 
     @property
     def label(self) -> str:
@@ -192,12 +113,13 @@ class DiffusersBackend:
         except RenderError:
             pipeline = "model not found"
         offload = " · cpu offload" if self.cpu_offload else ""
-        return f"diffusers · {pipeline} · {self.model} · {self.device} {_SHORT[self.dtype]}{offload}"
+        vace = f" · VACE {self.vace_model}" if self.vace_model else ""
+        return f"diffusers · {pipeline} · {self.model}{vace} · {self.device} {SHORT_DTYPE[self.dtype]}{offload}"
 
     # -- the Backend protocol --------------------------------------------------------------
 
     def resolve(self, request: ShotRequest) -> ShotRequest:
-        """Fill size, fps, frames, steps and guidance from the family; reject what it cannot do."""
+        """Fill size, fps, frames, steps and guidance from the family; choose the route; reject what it cannot do."""
         fam = self.family
         width, height = request.width or fam.width, request.height or fam.height
         m = fam.size_multiple
@@ -213,9 +135,35 @@ class DiffusersBackend:
                               f"up to {fam.max_frames}; got {n}")
         steps = request.steps or self.steps or fam.steps
         guidance = next(g for g in (request.guidance, self.guidance, fam.guidance) if g is not None)
-        sha = request.init_image_sha256
+        shot = f"shot {request.shot_id}:"
+        init_sha = request.init_image_sha256
         if request.init_image is not None:
-            if not self.supports_continuity:
+            init_sha = _image_sha(request.init_image, init_sha, f"{shot} conditioning image")
+        key_sha = request.keyframe_sha256
+        if request.keyframe is not None:
+            key_sha = _image_sha(request.keyframe, key_sha, f"{shot} keyframe")
+        refs = request.references_sha256 or tuple(_image_sha(p, None, f"{shot} reference image")
+                                                  for p in request.references)
+        route = self._route(request, fam)
+        return request.with_(width=width, height=height, fps=fps, num_frames=n, steps=steps, guidance=guidance,
+                             init_image_sha256=init_sha, keyframe_sha256=key_sha, references_sha256=refs,
+                             route=route)
+
+    def _route(self, request: ShotRequest, fam: Family) -> str:
+        """"" (text- or image-to-video with the family's own pipelines) or "<VACE class>:<model>"."""
+        image = request.keyframe or request.init_image
+        vace = ""
+        if self._has_vace(fam) and (request.references or (image and not self._has_i2v(fam))):
+            found = pipeline_class_name(self.vace_model)
+            if found != fam.vace_pipeline:
+                raise RenderError(f"VACE model {self.vace_model} is {found}; {fam.name} needs {fam.vace_pipeline}")
+            vace = f"{found}:{self.vace_model}"
+        if request.references and not vace:
+            how = (f"set CHIEF_VACE_MODEL to a {fam.vace_pipeline} model" if fam.vace_pipeline
+                   else "the family has no VACE pipeline")
+            raise RenderError(f"{fam.name} model {self.model} cannot use reference images: {how}")
+        if image and not vace:
+            if not self._has_i2v(fam):
                 hint = " (set i2v_model)" if fam.i2v_pipeline else ""
                 raise RenderError(f"{fam.name} model {self.model} cannot start from an image: "
                                   f"no image-to-video pipeline{hint}")
@@ -223,123 +171,73 @@ class DiffusersBackend:
             if found != fam.i2v_pipeline:
                 raise RenderError(f"i2v model {self.i2v_model} is {found}; {fam.name} continuity needs "
                                   f"{fam.i2v_pipeline}")
-            if not Path(request.init_image).is_file():
-                raise RenderError(f"shot {request.shot_id}: conditioning image {request.init_image} does not exist")
-            sha = sha or file_sha256(Path(request.init_image))
-        return request.with_(width=width, height=height, fps=fps, num_frames=n, steps=steps,
-                             guidance=guidance, init_image_sha256=sha)
+        return vace
 
     def render(self, request: ShotRequest, out: Path, progress: Progress | None = None,
                cancel: CancelToken | None = None) -> ClipInfo:
         """Render one shot to `out` (mp4); deterministic for a given request."""
-        import torch
-
         req = self.resolve(request)
         fam = self.family
         if cancel is not None:
             cancel.raise_if_cancelled()
-        kwargs: dict[str, Any] = {
-            "prompt": req.prompt, "width": req.width, "height": req.height,
-            "num_inference_steps": req.steps, "guidance_scale": req.guidance,
-            "generator": torch.Generator("cpu").manual_seed(req.seed), "output_type": "np",
-        }
-        if "num_frames" in fam.call_kwargs:
+        kwargs = call_kwargs(req.prompt, req.width, req.height, req.steps, req.guidance, req.seed, progress, cancel)
+        if "num_frames" in fam.call_kwargs or req.route:
             kwargs["num_frames"] = req.num_frames
-        if "negative_prompt" in fam.call_kwargs and req.negative_prompt:
+        if ("negative_prompt" in fam.call_kwargs or req.route) and req.negative_prompt:
             kwargs["negative_prompt"] = req.negative_prompt
-        if fam.fps_kwarg:
+        if fam.fps_kwarg and not req.route:
             kwargs[fam.fps_kwarg] = req.fps
-
-        def on_step(pipe, i, t, callback_kwargs):
-            if progress is not None:
-                progress(i + 1, getattr(pipe, "num_timesteps", None) or req.steps)
-            if cancel is not None and cancel.cancelled:
-                pipe._interrupt = True
-                raise Cancelled("render cancelled")  # stop now: skip the remaining steps and the decode
-            return {}
-
-        kwargs["callback_on_step_end"] = on_step
-        if req.init_image is not None:
-            from PIL import Image
-
-            kwargs["image"] = Image.open(req.init_image).convert("RGB")
-        warm, pipe = self._pipeline(fam, image=req.init_image is not None)
-        with warm.lock:
-            try:
-                frames = pipe(**kwargs).frames[0]
-            except Cancelled:
-                raise
-            except Exception as e:
-                if _is_oom(e):
-                    _free_memory()
-                    raise RenderError(
-                        f"shot {req.shot_id}: out of memory at {req.width}x{req.height}, {req.num_frames} frames "
-                        f"on {self.device}; try a smaller size, fewer frames, cpu offload or VAE tiling") from e
-                raise RenderError(f"shot {req.shot_id}: {fam.name} render failed: {_first_line(e)}") from e
+        image = _rgb(req.keyframe or req.init_image) if (req.keyframe or req.init_image) else None
+        if req.route:
+            kwargs.update(_vace_inputs(req, image))
+        elif image is not None:
+            kwargs["image"] = image
+        entry, pipe = self._pipeline(fam, req.route, image is not None)
+        with entry.lock, pipeline_errors(f"shot {req.shot_id}", fam.name,
+                                         f"{req.width}x{req.height}, {req.num_frames} frames", self.device):
+            frames = pipe(**kwargs).frames[0]
         if cancel is not None:
             cancel.raise_if_cancelled()
-        video = np.nan_to_num(np.asarray(frames, dtype=np.float32)).clip(0.0, 1.0)
-        video = (video * 255).round().astype(np.uint8)
+        video = to_uint8(frames)
         n = write_video(video, Path(out), req.fps)
         return ClipInfo(path=Path(out), num_frames=n, fps=req.fps, width=video.shape[2], height=video.shape[1])
 
     # -- loading ---------------------------------------------------------------------------
 
-    def _key(self, model: str) -> tuple:
-        path = Path(model).expanduser()
-        where = str(path.resolve()) if path.exists() else model
-        return (where, self.device, self.dtype, self.cpu_offload, self.vae_tiling, self.vae_slicing)
-
-    def _warm(self, model: str, fam: Family) -> _Warm:
-        """The cached pipeline for `model`, loading it once per process."""
-        key = self._key(model)
-        with _LOAD_LOCK:
-            if key not in _PIPELINES:
-                _PIPELINES[key] = _Warm(self._load(model, fam))
-            return _PIPELINES[key]
-
-    def _load(self, model: str, fam: Family) -> Any:
-        import torch
-        from diffusers import DiffusionPipeline
-
-        dtype: Any = getattr(torch, self.dtype)
-        if fam.fp32_modules and self.dtype != "float32":
-            dtype = {"default": dtype, **{name: torch.float32 for name in fam.fp32_modules}}
-        try:
-            pipe = DiffusionPipeline.from_pretrained(model, dtype=dtype, local_files_only=True)
-            if self.cpu_offload:
-                pipe.enable_model_cpu_offload(device=self.device)
-            else:
-                pipe.to(self.device)
-        except Exception as e:
-            if _is_oom(e):
-                _free_memory()
-                raise RenderError(f"not enough memory to load {model} on {self.device} in {_SHORT[self.dtype]}; "
-                                  "try cpu offload") from e
-            raise RenderError(f"could not load {model}: {_first_line(e)}") from e
-        if self.vae_tiling:
-            pipe.vae.enable_tiling()
-        if self.vae_slicing:
-            pipe.vae.enable_slicing()
-        pipe.set_progress_bar_config(disable=True)
-        return pipe
-
-    def _pipeline(self, fam: Family, image: bool) -> tuple[_Warm, Any]:
-        """The warm entry (for its lock) and the pipeline to call: text-to-video or image-to-video.
+    def _pipeline(self, fam: Family, route: str, image: bool):
+        """The warm entry (for its lock) and the pipeline to call: VACE, text-to-video or image-to-video.
 
         An image-to-video pipeline is built from the warm parts when the family allows it (no
         extra memory), else loaded from `i2v_model`.
         """
+        if route:
+            entry = warm(self.vace_model, self.options, fam.fp32_modules)
+            return entry, entry.pipe
         if image and not fam.i2v_shares_components:
-            warm = self._warm(self.i2v_model, fam)
-            return warm, warm.pipe
-        warm = self._warm(self.model, fam)
-        if not image:
-            return warm, warm.pipe
-        with _LOAD_LOCK:
-            if warm.i2v is None:
-                import diffusers
+            entry = warm(self.i2v_model, self.options, fam.fp32_modules)
+            return entry, entry.pipe
+        entry = warm(self.model, self.options, fam.fp32_modules)
+        return entry, (derived(entry, fam.i2v_pipeline) if image else entry.pipe)
 
-                warm.i2v = getattr(diffusers, fam.i2v_pipeline)(**warm.pipe.components)
-                warm.i2v.set_progress_bar_config(disable=True)
-        return warm, warm.i2v
+
+def _rgb(path: str):
+    from PIL import Image
+
+    with Image.open(path) as im:
+        return im.convert("RGB")
+
+
+def _vace_inputs(req: ShotRequest, first) -> dict[str, Any]:
+    """VACE's inputs: the reference images, and the first frame as a one-frame video whose other frames are
+    masked for generation (black = keep, white = generate, as the pipeline's documentation shows)."""
+    from PIL import Image
+
+    out: dict[str, Any] = {}
+    if req.references:
+        out["reference_images"] = [_rgb(p) for p in req.references]
+    if first is not None:
+        size = (req.width, req.height)
+        grey = Image.new("RGB", size, (128, 128, 128))
+        out["video"] = [first.resize(size)] + [grey] * (req.num_frames - 1)
+        out["mask"] = [Image.new("L", size, 0)] + [Image.new("L", size, 255)] * (req.num_frames - 1)
+    return out

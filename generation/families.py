@@ -22,6 +22,7 @@ class Family:
     guidance: float
     i2v_pipeline: str | None = None  # class name of the matching image-to-video pipeline
     i2v_shares_components: bool = False  # the I2V pipeline is built from the T2V pipeline's parts
+    vace_pipeline: str | None = None  # a partner model's class that takes reference images (and a first frame by mask)
     call_kwargs: frozenset[str] = frozenset({"num_frames", "negative_prompt"})
     fps_kwarg: str | None = None  # the call argument that takes the frame rate, when there is one
     fp32_modules: tuple[str, ...] = ()  # components the model card loads in float32
@@ -30,7 +31,7 @@ class Family:
 FAMILIES: dict[str, Family] = {
     "WanPipeline": Family(
         "Wan", (4, 1), fps=16, width=832, height=480, size_multiple=16, max_frames=81, steps=50,
-        guidance=5.0, i2v_pipeline="WanImageToVideoPipeline", fp32_modules=("vae",),
+        guidance=5.0, i2v_pipeline="WanImageToVideoPipeline", vace_pipeline="WanVACEPipeline", fp32_modules=("vae",),
     ),
     "LTXPipeline": Family(
         "LTX", (8, 1), fps=25, width=704, height=480, size_multiple=32, max_frames=257, steps=50,

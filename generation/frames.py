@@ -54,6 +54,12 @@ def last_frame(clip: Path) -> Image.Image:
     return _decode(clip, [n - 1], info["width"], info["height"])[0]
 
 
+def decode(clip: Path, indices: list[int], info: dict | None = None) -> list[Image.Image]:
+    """The frames numbered `indices` (ascending) of `clip`, in one ffmpeg pass."""
+    info = info or inspect(clip)
+    return _decode(clip, indices, info["width"], info["height"])
+
+
 def _decode(clip: Path, indices: list[int], w: int, h: int) -> list[Image.Image]:
     import subprocess
 

@@ -116,8 +116,3 @@ def _write_wav(path: Path, audio: np.ndarray, rate: int) -> None:
         w.setframerate(rate)
         w.writeframes((audio * 32767).astype("<i2").tobytes())
     os.replace(tmp, path)
-
-
-def wav_duration(path: Path) -> float:
-    with wave.open(str(path), "rb") as w:
-        return w.getnframes() / w.getframerate()

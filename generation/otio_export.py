@@ -8,7 +8,22 @@ metadata and as a marker; an optional narration WAV goes on an audio track.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
+
+# The hand-off formats: file suffix -> the OTIO adapter that writes it (EDL and FCPXML come from the
+# `otio-cmx3600-adapter` and `otio-fcpx-xml-adapter` packages).
+HANDOFF = {"otio": "otio_json", "edl": "cmx_3600", "fcpxml": "fcpx_xml"}
+MARKER_COLORS = {"critic": "RED", "creator": "GREEN"}
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A note pinned to the start of a shot: a critic's note (red) or the creator's (green)."""
+
+    shot_id: str
+    text: str
+    source: str  # "critic" | "creator"
 
 
 def export_otio(items: list[tuple[str, Path, float, float]], out: Path, title: str, *,
@@ -55,3 +70,43 @@ def _url(path: Path, relative_to: Path | None) -> str:
     if relative_to is not None:
         return Path(os.path.relpath(path.resolve(), Path(relative_to).resolve())).as_posix()
     return path.resolve().as_uri()
+
+
+def export_timeline(items: list[tuple[str, Path, float, float]], out_dir: Path, title: str,
+                    markers: list[Marker] = ()) -> dict[str, Path]:
+    """The cut as `cut.otio`, `cut.edl` (CMX 3600) and `cut.fcpxml` in `out_dir`, media as absolute file URLs,
+    each marker on its shot's clip at the clip's first frame. Returns suffix -> path."""
+    import opentimelineio as otio
+
+    if not items:
+        raise ValueError("nothing to export: no shots")
+    timeline = otio.schema.Timeline(name=title, metadata={"chief": {"title": title}})
+    video = otio.schema.Track(name="shots", kind=otio.schema.TrackKind.Video)
+    timeline.tracks.append(video)
+    by_shot: dict[str, list[Marker]] = {}
+    for m in markers:
+        by_shot.setdefault(m.shot_id, []).append(m)
+    for shot_id, clip, duration, clip_fps in items:
+        # EDL timecode needs a SMPTE rate: clips made at another rate (Wan's 16, CogVideoX's 8) are timed at 24
+        fps = clip_fps if otio.opentime.RationalTime.is_valid_timecode_rate(clip_fps) else 24
+        span = otio.opentime.TimeRange(otio.opentime.RationalTime(0, fps),
+                                       otio.opentime.RationalTime(round(duration * fps), fps))
+        ref = otio.schema.ExternalReference(target_url=Path(clip).resolve().as_uri(), available_range=span)
+        ref.name = shot_id
+        notes = [otio.schema.Marker(name=" ".join(m.text.split())[:500], color=MARKER_COLORS[m.source],
+                                    marked_range=otio.opentime.TimeRange(otio.opentime.RationalTime(0, fps),
+                                                                         otio.opentime.RationalTime(1, fps)),
+                                    metadata={"chief": {"source": m.source, "shot_id": shot_id}})
+                 for m in by_shot.get(shot_id, [])]
+        video.append(otio.schema.Clip(name=shot_id, media_reference=ref, source_range=span, markers=notes,
+                                      metadata={"chief": {"shot_id": shot_id}}))
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = {}
+    for suffix, adapter in HANDOFF.items():
+        path = out_dir / f"cut.{suffix}"
+        tmp = out_dir / f".cut.{suffix}.part{os.getpid()}"
+        otio.adapters.write_to_file(timeline, str(tmp), adapter_name=adapter)
+        os.replace(tmp, path)
+        written[suffix] = path
+    return written

@@ -95,16 +95,36 @@ def probe(path: Path) -> dict:
             "duration": float(meta["duration"]), "codec": meta.get("codec", "")}
 
 
-def run_ffmpeg(args: list[str], cwd: Path | None = None) -> str:
-    """Run the bundled ffmpeg; return its stderr, raise with its last lines on failure."""
+def run_ffmpeg(args: list[str], cwd: Path | None = None, cancel=None) -> str:
+    """Run the bundled ffmpeg; return its stderr, raise with its last lines on failure. With `cancel` (a
+    generation.base.CancelToken), ffmpeg is killed as soon as it is cancelled and Cancelled is raised."""
     import subprocess
+    import tempfile
 
-    proc = subprocess.run([ffmpeg_exe(), "-hide_banner", "-nostdin", *args],
-                          capture_output=True, text=True, errors="replace", cwd=cwd)
-    if proc.returncode != 0:
-        tail = " | ".join(proc.stderr.strip().splitlines()[-3:])
-        raise RuntimeError(f"ffmpeg failed ({proc.returncode}): {tail}")
-    return proc.stderr
+    from .base import Cancelled
+
+    cmd = [ffmpeg_exe(), "-hide_banner", "-nostdin", *args]
+    if cancel is None:
+        proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace", cwd=cwd)
+        code, err = proc.returncode, proc.stderr
+    else:
+        with tempfile.TemporaryFile() as log:  # a file, not a pipe: a chatty ffmpeg never blocks on it
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log, cwd=cwd)
+            while True:
+                try:
+                    code = proc.wait(timeout=0.2)
+                    break
+                except subprocess.TimeoutExpired:
+                    if cancel.cancelled:
+                        proc.kill()
+                        proc.wait()
+                        raise Cancelled("stopped") from None
+            log.seek(0)
+            err = log.read().decode(errors="replace")
+    if code != 0:
+        tail = " | ".join(err.strip().splitlines()[-3:])
+        raise RuntimeError(f"ffmpeg failed ({code}): {tail}")
+    return err
 
 
 def inspect(path: Path) -> dict:

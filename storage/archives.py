@@ -4,13 +4,14 @@ Layout of an archive:
 
 - `manifest.json`: format version, app version, created-at, and the sha256 and size of every other member.
 - `project.json`: the domain records of storage.records as JSON (`ProjectFile`): the project, every exported
-  version with what hangs off it (`VersionBundle`: renders, notes, critiques, proposals, agent usage), the
-  clip-cache entries its renders use (so an imported project re-renders nothing; they serve that project
-  only, since nothing proves a clip's pixels match its key), the media it lists, and those it lists as
-  `absent` (a store that never had them: the project came from an archive without media). Format 1
-  archives (before the records) are read and upgraded.
-- `media/<sha[:2]>/<sha>.<ext>`: clips, last frames, films, subtitles, narration, contact sheets and OTIO cuts,
-  each stored once, named by content exactly as in the media store.
+  version with what hangs off it (`VersionBundle`: renders, notes, critiques, proposals, agent usage, keyframe
+  candidates, takes and take screenings), the clip-cache entries its renders and takes use (so an imported
+  project re-renders nothing; they serve that project only, since nothing proves a clip's pixels match its
+  key), the media it lists, and those it lists as `absent` (a store that never had them: the project came
+  from an archive without media). Format 3 added the stills (reference images, keyframes) and takes; format
+  2 reads as it is, format 1 (before the records) is upgraded.
+- `media/<sha[:2]>/<sha>.<ext>`: clips, last frames, films, subtitles, narration, contact sheets, OTIO cuts,
+  reference images and keyframes, each stored once, named by content exactly as in the media store.
 
 Import is all or nothing: the whole archive (structure, manifest, sizes, hashes, project.json) is checked
 before anything is written; then media go to the (content-addressed) store and the records to the database in one
@@ -44,7 +45,7 @@ from storage.records import MEDIA_EXTS, RENDER_MEDIA_EXT, ClipRecord, MediaRecor
 from storage.repository import Repository
 from storage.schema import Strict, first_error, new_id, slug
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 MANIFEST, PROJECT = "manifest.json", "project.json"
 # Limits against hostile archives (zip bombs); module constants so a deployment can change them.
 MAX_MEMBERS = 100_000
@@ -158,16 +159,18 @@ def _project_file(u, store: MediaStore, project: Project, bundles: list[VersionB
             parent = parents[parent]
         if parent != v.parent_number:
             reparented.append(Reparented(version=v.number, original_parent=v.parent_number, parent=parent))
+        used = [(shot.key, shot.sha256) for r in b.renders for shot in r.shots] + [(t.key, t.sha256) for t in b.takes]
         for r in b.renders:
             needed[r.film_sha256] = "mp4"
             needed.update({sha: RENDER_MEDIA_EXT[kind] for kind, sha in r.media.items()})
-            for shot in r.shots:
-                needed[shot.sha256] = "mp4"
-                clip = u.clip(shot.key, project.id)
-                if clip is not None:
-                    clips[clip.key] = clip
-                    if clip.last_frame_sha256:
-                        needed[clip.last_frame_sha256] = "png"
+        for key, sha in used:
+            needed[sha] = "mp4"
+            clip = u.clip(key, project.id)
+            if clip is not None:
+                clips[clip.key] = clip
+                if clip.last_frame_sha256:
+                    needed[clip.last_frame_sha256] = "png"
+        needed.update({sha: "png" for sha in [*v.storyboard.images(), *(k.sha256 for k in b.keyframes)]})
         proposals = [p.model_copy(update={"accepted_as": p.accepted_as if p.accepted_as in exported else None})
                      for p in b.proposals]
         out_bundles.append(b.model_copy(update={"version": v.model_copy(update={"parent_number": parent}),
@@ -467,9 +470,13 @@ def _check_consistency(pf: ProjectFile, extracted: dict[str, tuple[str, Path]]) 
                                "earlier exported version")
         renders = {r.id for r in b.renders}
         for c in b.critiques:
-            if c.render_id not in renders:
+            if c.render_id not in renders and not (c.render_id is None and c.screening == "keyframes"):
                 raise ArchiveError(f"invalid project.json: critique {c.id} refers to render {c.render_id}, "
                                    f"not in v{v.number}")
+        takes = {t.id for t in b.takes}
+        for ts in b.take_screenings:
+            if not {*ts.takes, *(t for vote in ts.votes for t in (vote.take_id, *vote.scores))} <= takes:
+                raise ArchiveError(f"invalid project.json: take screening {ts.id} refers to a take not in v{v.number}")
         for p in b.proposals:
             if p.accepted_as is not None and p.accepted_as not in known:
                 raise ArchiveError(f"invalid project.json: proposal {p.id} accepted as v{p.accepted_as}, not exported")
@@ -482,6 +489,7 @@ def _check_consistency(pf: ProjectFile, extracted: dict[str, tuple[str, Path]]) 
     for b in pf.versions:
         for r in b.renders:
             refs += [r.film_sha256, *[s.sha256 for s in r.shots], *r.media.values()]
+        refs += [*b.version.storyboard.images(), *(k.sha256 for k in b.keyframes), *(t.sha256 for t in b.takes)]
     for sha in refs:
         if sha not in media:
             raise ArchiveError(f"invalid project.json: media {sha[:12]}… is used but not listed")
@@ -512,6 +520,9 @@ def _write(repo: Repository, pf: ProjectFile, title: str | None) -> str:
         for c in b.critiques:
             ids.setdefault(c.batch, new_id("cb"))
         ids.update({p.id: new_id("pr") for p in b.proposals})
+        ids.update({k.id: new_id("kf") for k in b.keyframes})
+        ids.update({t.id: new_id("tk") for t in b.takes})
+        ids.update({ts.id: new_id("ts") for ts in b.take_screenings})
 
     def remap(text: str) -> str:
         return _ID.sub(lambda m: ids.get(m.group(0), m.group(0)), text)
@@ -529,9 +540,16 @@ def _write(repo: Repository, pf: ProjectFile, title: str | None) -> str:
             version=v.model_copy(update={"id": ids[v.id], "project_id": pid, "message": remap(v.message)}),
             renders=[r.model_copy(update={"id": ids[r.id]}) for r in b.renders],
             notes=[n.model_copy(update={"id": ids[n.id]}) for n in b.notes],
-            critiques=[c.model_copy(update={"id": ids[c.id], "render_id": ids[c.render_id], "batch": ids[c.batch]})
+            critiques=[c.model_copy(update={"id": ids[c.id], "render_id": ids.get(c.render_id), "batch": ids[c.batch]})
                        for c in b.critiques],
-            proposals=proposals, usage=b.usage))
+            proposals=proposals, usage=b.usage,
+            keyframes=[k.model_copy(update={"id": ids[k.id]}) for k in b.keyframes],
+            takes=[t.model_copy(update={"id": ids[t.id]}) for t in b.takes],
+            take_screenings=[ts.model_copy(update={
+                "id": ids[ts.id], "takes": [ids[t] for t in ts.takes],
+                "votes": [vote.model_copy(update={"take_id": ids[vote.take_id],
+                                                  "scores": {ids[t]: x for t, x in vote.scores.items()}})
+                          for vote in ts.votes]}) for ts in b.take_screenings]))
     project = pf.project.model_copy(update={"id": pid, "title": title or pf.project.title, "trashed_at": None})
     present = {m.sha256 for m in pf.media} - set(pf.absent) if pf.media_included else set()
     clips = [c for c in pf.clips if c.sha256 in present and (c.last_frame_sha256 or c.sha256) in present]

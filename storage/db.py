@@ -113,6 +113,17 @@ class ClipRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+class ClipMediaRow(Base):
+    """Pictures cut from a clip, cached by the clip's sha256: its thumbnail, or k sampled frames."""
+
+    __tablename__ = "clip_media"
+    clip_sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(20), primary_key=True)  # "thumb" | "frames:K"
+    fps: Mapped[float] = mapped_column(Float)
+    frames: Mapped[list[Any]] = mapped_column(JSON)  # [{index, sha256}] in clip order
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
 class RenderRow(Base):
     """A finished render of a version: its clips in order and the assembled film."""
 
@@ -135,7 +146,9 @@ class CritiqueRow(Base):
     __tablename__ = "critiques"
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     version_id: Mapped[str] = mapped_column(ForeignKey("versions.id", ondelete="CASCADE"), index=True)
-    render_id: Mapped[str] = mapped_column(ForeignKey("renders.id", ondelete="CASCADE"))
+    # The render watched; NULL for a keyframe screening (the stills are the shots' keyframes in the version).
+    render_id: Mapped[str | None] = mapped_column(ForeignKey("renders.id", ondelete="CASCADE"), nullable=True)
+    screening: Mapped[str] = mapped_column(String(20), default="film", server_default="film")  # film | keyframes
     persona_id: Mapped[str] = mapped_column(String(40))
     batch: Mapped[str] = mapped_column(String(40))  # one critique action = one batch (the panel's run)
     mode: Mapped[str] = mapped_column(String(200))
@@ -162,6 +175,56 @@ class ProposalRow(Base):
     data: Mapped[dict[str, Any]] = mapped_column(JSON)
     usage: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     accepted_version_id: Mapped[str | None] = mapped_column(ForeignKey("versions.id"), nullable=True)
+
+
+class KeyframeRow(Base):
+    """A keyframe candidate of a shot (generated or uploaded), kept whether or not a version approves it."""
+
+    __tablename__ = "keyframes"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    version_id: Mapped[str] = mapped_column(ForeignKey("versions.id", ondelete="CASCADE"), index=True)
+    shot_id: Mapped[str] = mapped_column(String(40))
+    sha256: Mapped[str] = mapped_column(ForeignKey("media.sha256"))
+    source: Mapped[str] = mapped_column(String(20))  # generated | uploaded
+    seed: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    backend: Mapped[str] = mapped_column(String(40), default="")
+    model: Mapped[str] = mapped_column(Text, default="")
+    label: Mapped[str] = mapped_column(Text, default="")
+    key: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)  # image key of a generated still
+    width: Mapped[int] = mapped_column(Integer)
+    height: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class TakeRow(Base):
+    """A take of a shot: the clip one seed rendered. Kept; picking one makes a child version."""
+
+    __tablename__ = "takes"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    version_id: Mapped[str] = mapped_column(ForeignKey("versions.id", ondelete="CASCADE"), index=True)
+    shot_id: Mapped[str] = mapped_column(String(40))
+    number: Mapped[int] = mapped_column(Integer)
+    seed: Mapped[int] = mapped_column(Integer)
+    keyframe_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    key: Mapped[str] = mapped_column(String(64))  # the clip key
+    sha256: Mapped[str] = mapped_column(ForeignKey("media.sha256"))
+    backend: Mapped[str] = mapped_column(String(40))
+    model: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class TakeScreeningRow(Base):
+    """The panel's votes on the takes of one shot."""
+
+    __tablename__ = "take_screenings"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    version_id: Mapped[str] = mapped_column(ForeignKey("versions.id", ondelete="CASCADE"), index=True)
+    shot_id: Mapped[str] = mapped_column(String(40))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    mode: Mapped[str] = mapped_column(String(200))
+    takes: Mapped[list[Any]] = mapped_column(JSON)  # take ids shown
+    votes: Mapped[list[Any]] = mapped_column(JSON)  # [TakeVote]
+    usage: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
 
 
 class AgentCallRow(Base):

@@ -177,10 +177,6 @@ class StoryboardDiff(Strict):
     characters: dict[str, tuple[str | None, str | None]] = {}
     scores: dict[str, tuple[float | None, float | None]] = {}  # panel scores of each side, when known
 
-    @property
-    def changed(self) -> bool:
-        return bool(self.story or self.characters or any(c.status != "same" for c in self.shots))
-
 
 def diff_storyboards(a: Storyboard, b: Storyboard) -> StoryboardDiff:
     sa, sb = {s.shot_id: s for s in a.shots()}, {s.shot_id: s for s in b.shots()}

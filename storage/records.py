@@ -15,8 +15,11 @@ from pydantic import Field
 from storage.schema import Critique, Note, Persona, Proposal, Storyboard, Strict, Usage
 
 Sha = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
-# How a version came to be: planned, a hand-written storyboard, an edit, an accepted proposal, a fork, a new panel.
-VersionKind = Literal["plan", "import", "edit", "accept", "fork", "panel"]
+# How a version came to be: planned, a hand-written storyboard, an edit, an accepted proposal, a fork, a new panel,
+# a reference image, a keyframe change, a picked take.
+VersionKind = Literal["plan", "import", "edit", "accept", "fork", "panel", "reference", "keyframe", "pick"]
+# What a panel run watched: the film, or the keyframe storyboard (one still per shot, before any video).
+Screening = Literal["film", "keyframes"]
 # A render's sidecar media: kind -> file extension in the media store.
 RENDER_MEDIA_EXT = {"srt": "srt", "vtt": "vtt", "narration": "wav", "contact_sheet": "jpg", "otio": "otio"}
 MEDIA_EXTS = ("mp4", "png", "jpg", "srt", "vtt", "wav", "otio")
@@ -88,6 +91,20 @@ class ClipRecord(Strict):
     last_frame_sha256: Sha | None = None
 
 
+class FrameRef(Strict):
+    index: int = Field(ge=0, description="frame number in the clip")
+    sha256: Sha
+
+
+class ClipMediaRecord(Strict):
+    """Pictures cut from a clip once and kept (by the clip's sha256): a thumbnail, or `k` sampled frames."""
+
+    clip_sha256: Sha
+    kind: str = Field(pattern=r"^(thumb|frames:[0-9]{1,2})$")
+    fps: float = Field(gt=0)
+    frames: list[FrameRef] = Field(min_length=1)
+
+
 class ShotRender(Strict):
     """One shot of a render: which clip it used and whether it was rendered or reused."""
 
@@ -126,13 +143,73 @@ class CritiqueRecord(Strict):
 
     id: str
     version: int
-    render_id: str
+    render_id: str | None = Field(description="the render watched; None for a keyframe screening")
+    screening: Screening = "film"
     persona_id: str
     persona_name: str = ""
     batch: str
     mode: str
     created_at: datetime
     critique: Critique
+    usage: Usage = Field(default_factory=Usage)
+
+
+class KeyframeRecord(Strict):
+    """A keyframe candidate of a shot: generated (seed, model) or uploaded. Every candidate is kept; the approved
+    one is the shot's `keyframe` in a version."""
+
+    id: str
+    version: int = Field(description="the version it was made on")
+    shot_id: str
+    sha256: Sha
+    source: Literal["generated", "uploaded"]
+    seed: int | None = None
+    backend: str = ""
+    model: str = ""
+    label: str = ""
+    key: Sha | None = Field(default=None, description="image key of a generated still: the same request reuses it")
+    width: int = Field(ge=1)
+    height: int = Field(ge=1)
+    created_at: datetime
+
+
+class TakeRecord(Strict):
+    """A take of a shot: its clip rendered with one seed (from the keyframe it started from). Every take is kept;
+    picking one sets the shot's seed and keyframe in a child version, whose render reuses this clip."""
+
+    id: str
+    version: int = Field(description="the version it was rendered on")
+    shot_id: str
+    number: int = Field(ge=1, description="1, 2, ... per shot")
+    seed: int = Field(ge=0, lt=2**32)
+    keyframe_sha256: Sha | None = None
+    key: Sha = Field(description="the clip key")
+    sha256: Sha = Field(description="the clip")
+    backend: str
+    model: str = ""
+    created_at: datetime
+
+
+class TakeVote(Strict):
+    """One persona's vote in a take screening: the take they liked best and the score they gave each take."""
+
+    persona_id: str
+    persona_name: str = ""
+    take_id: str
+    scores: dict[str, float] = Field(description="take id -> the persona's overall score (0..10)")
+    reason: str = ""
+
+
+class TakeScreeningRecord(Strict):
+    """The panel watching the takes of one shot, each persona voting for one."""
+
+    id: str
+    version: int
+    shot_id: str
+    created_at: datetime
+    mode: str
+    takes: list[str] = Field(description="the take ids shown")
+    votes: list[TakeVote]
     usage: Usage = Field(default_factory=Usage)
 
 
@@ -163,8 +240,12 @@ class VersionBundle(Strict):
     critiques: list[CritiqueRecord] = Field(default_factory=list)
     proposals: list[ProposalRecord] = Field(default_factory=list)
     usage: list[UsageRecord] = Field(default_factory=list)
+    keyframes: list[KeyframeRecord] = Field(default_factory=list)
+    takes: list[TakeRecord] = Field(default_factory=list)
+    take_screenings: list[TakeScreeningRecord] = Field(default_factory=list)
 
 
-__all__ = ["RENDER_MEDIA_EXT", "MEDIA_EXTS", "ClipRecord", "CritiqueRecord", "MediaRecord", "Note", "Project",
-           "ProposalRecord", "RenderRecord", "ShotRender", "UsageRecord", "Version", "VersionBundle", "VersionKind",
+__all__ = ["RENDER_MEDIA_EXT", "MEDIA_EXTS", "ClipMediaRecord", "ClipRecord", "CritiqueRecord", "FrameRef",
+           "KeyframeRecord", "MediaRecord", "Note", "Project", "ProposalRecord", "RenderRecord", "Screening", "ShotRender",
+           "TakeRecord", "TakeScreeningRecord", "TakeVote", "UsageRecord", "Version", "VersionBundle", "VersionKind",
            "VersionNode"]

@@ -12,10 +12,11 @@ from typing import Iterator
 
 from sqlalchemy import func, select
 
-from storage.db import (AgentCallRow, ClipRow, CritiqueRow, Database, MediaRow, NoteRow, ProjectRow, ProposalRow,
-                        RenderRow, VersionRow)
-from storage.records import (ClipRecord, CritiqueRecord, MediaRecord, Project, ProposalRecord, RenderRecord,
-                             UsageRecord, Version, VersionBundle, VersionNode)
+from storage.db import (AgentCallRow, ClipMediaRow, ClipRow, CritiqueRow, Database, KeyframeRow, MediaRow, NoteRow,
+                        ProjectRow, ProposalRow, RenderRow, TakeRow, TakeScreeningRow, VersionRow)
+from storage.records import (ClipMediaRecord, ClipRecord, CritiqueRecord, KeyframeRecord, MediaRecord, Project,
+                             ProposalRecord, RenderRecord, TakeRecord, TakeScreeningRecord, UsageRecord, Version,
+                             VersionBundle, VersionNode)
 from storage.schema import Critique, Note, Persona, Proposal, Storyboard, Usage, new_id, utcnow
 
 
@@ -148,10 +149,10 @@ class Unit:
         rows = self.s.scalars(select(MediaRow).where(MediaRow.sha256.in_(list(shas))))
         return {r.sha256: MediaRecord(sha256=r.sha256, ext=r.ext, size=r.size) for r in rows}
 
-    def clip(self, key: str, pid: str) -> ClipRecord | None:
+    def clip(self, key: str, pid: str | None = None) -> ClipRecord | None:
         """The cached clip for `key` that project `pid` may use: one rendered here, else one imported with
-        that project (never one that came with another project's archive)."""
-        row = self.s.get(ClipRow, (key, LOCAL)) or self.s.get(ClipRow, (key, pid))
+        that project (never one that came with another project's archive). Without `pid`: rendered here only."""
+        row = self.s.get(ClipRow, (key, LOCAL)) or (self.s.get(ClipRow, (key, pid)) if pid else None)
         return None if row is None else ClipRecord.model_validate(row, from_attributes=True)
 
     def put_clip(self, clip: ClipRecord, media: list[MediaRecord] = ()) -> None:
@@ -164,6 +165,18 @@ class Unit:
         for c in clips:
             if self.s.get(ClipRow, (c.key, pid)) is None:
                 self.s.add(ClipRow(**c.model_dump(), scope=pid))
+
+    def clip_media(self, clip_sha256: str, kind: str) -> ClipMediaRecord | None:
+        row = self.s.get(ClipMediaRow, (clip_sha256, kind))
+        return None if row is None else ClipMediaRecord(clip_sha256=row.clip_sha256, kind=row.kind, fps=row.fps,
+                                                        frames=row.frames)
+
+    def put_clip_media(self, records: list[ClipMediaRecord], media: list[MediaRecord]) -> None:
+        """Cache pictures cut from clips (replacing an entry whose files went missing)."""
+        self.add_media(media)
+        for r in records:
+            self.s.merge(ClipMediaRow(clip_sha256=r.clip_sha256, kind=r.kind, fps=r.fps,
+                                      frames=[f.model_dump() for f in r.frames]))
 
     # ------------------------------------------------------------------ renders
     def add_render(self, version: Version, render: RenderRecord) -> None:
@@ -187,8 +200,8 @@ class Unit:
     # ------------------------------------------------------------------ critiques
     def add_critiques(self, version: Version, critiques: list[CritiqueRecord]) -> None:
         for c in critiques:
-            self.s.add(CritiqueRow(id=c.id, version_id=version.id, render_id=c.render_id, persona_id=c.persona_id,
-                                   batch=c.batch, mode=c.mode, created_at=c.created_at,
+            self.s.add(CritiqueRow(id=c.id, version_id=version.id, render_id=c.render_id, screening=c.screening,
+                                   persona_id=c.persona_id, batch=c.batch, mode=c.mode, created_at=c.created_at,
                                    data=c.critique.model_dump(mode="json"), usage=c.usage.model_dump()))
 
     def critiques(self, version: Version, latest_only: bool = True) -> list[CritiqueRecord]:
@@ -202,7 +215,8 @@ class Unit:
             q = q.where(CritiqueRow.batch == latest)
         rows = self.s.scalars(q.order_by(CritiqueRow.created_at, CritiqueRow.batch, CritiqueRow.persona_id))
         names = {p.id: p.name for p in version.personas}
-        return [CritiqueRecord(id=r.id, version=version.number, render_id=r.render_id, persona_id=r.persona_id,
+        return [CritiqueRecord(id=r.id, version=version.number, render_id=r.render_id, screening=r.screening,
+                               persona_id=r.persona_id,
                                persona_name=names.get(r.persona_id, ""), batch=r.batch, mode=r.mode,
                                created_at=r.created_at, critique=Critique.model_validate(r.data),
                                usage=Usage.model_validate(r.usage or {})) for r in rows]
@@ -219,6 +233,20 @@ class Unit:
         rows = self.s.scalars(select(NoteRow).where(NoteRow.version_id == version.id)
                               .order_by(NoteRow.created_at, NoteRow.id))
         return [Note(id=r.id, text=r.text, shot_id=r.shot_id, created_at=r.created_at) for r in rows]
+
+    def update_note(self, version: Version, note_id: str, text: str) -> Note:
+        row = self._note_row(version, note_id)
+        row.text = Note(text=text).text  # validated like a new note
+        return Note(id=row.id, text=row.text, shot_id=row.shot_id, created_at=row.created_at)
+
+    def delete_note(self, version: Version, note_id: str) -> None:
+        self.s.delete(self._note_row(version, note_id))
+
+    def _note_row(self, version: Version, note_id: str) -> NoteRow:
+        row = self.s.get(NoteRow, note_id)
+        if row is None or row.version_id != version.id:
+            raise NotFound(f"v{version.number} has no note {note_id!r}")
+        return row
 
     # ------------------------------------------------------------------ proposals
     def add_proposal(self, version: Version, record: ProposalRecord) -> None:
@@ -249,6 +277,52 @@ class Unit:
         """Record the first version that accepting the proposal made."""
         row = self.s.get(ProposalRow, proposal_id)
         row.accepted_version_id = row.accepted_version_id or version.id
+
+    # ------------------------------------------------------------------ keyframes, takes and take screenings
+    def add_keyframe(self, version: Version, record: KeyframeRecord) -> None:
+        self.s.add(KeyframeRow(version_id=version.id, **record.model_dump(exclude={"version"})))
+
+    def keyframes(self, pid: str, shot_id: str | None = None, version: Version | None = None) -> list[KeyframeRecord]:
+        """A project's keyframe candidates (of one shot, or made on one version), oldest first."""
+        return [KeyframeRecord(version=n, **_columns(r)) for r, n in self._attached(KeyframeRow, pid, shot_id, version)]
+
+    def keyframe(self, pid: str, keyframe_id: str) -> KeyframeRecord:
+        found = [k for k in self.keyframes(pid) if k.id == keyframe_id]
+        if not found:
+            raise NotFound(f"no keyframe {keyframe_id!r} in this project")
+        return found[0]
+
+    def keyframe_by_key(self, key: str) -> KeyframeRecord | None:
+        """A generated still with this image key, in any project (stills are content-addressed like clips)."""
+        row = self.s.scalars(select(KeyframeRow).where(KeyframeRow.key == key).limit(1)).first()
+        if row is None:
+            return None
+        return KeyframeRecord(version=self.s.get(VersionRow, row.version_id).number, **_columns(row))
+
+    def add_take(self, version: Version, record: TakeRecord) -> None:
+        self.s.add(TakeRow(version_id=version.id, **record.model_dump(exclude={"version"})))
+
+    def takes(self, pid: str, shot_id: str | None = None, version: Version | None = None) -> list[TakeRecord]:
+        """A project's takes (of one shot, or rendered on one version), in the order they were made."""
+        return [TakeRecord(version=n, **_columns(r)) for r, n in self._attached(TakeRow, pid, shot_id, version)]
+
+    def add_take_screening(self, version: Version, record: TakeScreeningRecord) -> None:
+        self.s.add(TakeScreeningRow(version_id=version.id, **record.model_dump(exclude={"version"})))
+
+    def take_screenings(self, pid: str, shot_id: str | None = None,
+                        version: Version | None = None) -> list[TakeScreeningRecord]:
+        return [TakeScreeningRecord(version=n, **_columns(r))
+                for r, n in self._attached(TakeScreeningRow, pid, shot_id, version)]
+
+    def _attached(self, model, pid: str, shot_id: str | None, version: Version | None) -> list[tuple]:
+        """Rows of `model` on a project's versions (or one version), with their version numbers, oldest first."""
+        q = (select(model, VersionRow.number).join(VersionRow, VersionRow.id == model.version_id)
+             .where(VersionRow.project_id == pid))
+        if shot_id is not None:
+            q = q.where(model.shot_id == shot_id)
+        if version is not None:
+            q = q.where(model.version_id == version.id)
+        return list(self.s.execute(q.order_by(model.created_at, model.id)).tuples())
 
     # ------------------------------------------------------------------ agent usage
     def add_usage(self, version: Version, usage: UsageRecord) -> None:
@@ -284,6 +358,12 @@ class Unit:
                 self.add_note(b.version, n)
             for u in b.usage:
                 self.add_usage(b.version, u)
+            for k in b.keyframes:
+                self.add_keyframe(b.version, k)
+            for t in b.takes:
+                self.add_take(b.version, t)
+            for ts in b.take_screenings:
+                self.add_take_screening(b.version, ts)
         self.s.flush()
         for b in bundles:
             self.add_critiques(b.version, b.critiques)
@@ -295,9 +375,12 @@ class Unit:
 
     def bundle(self, version: Version) -> VersionBundle:
         """The version and everything attached to it."""
+        pid = version.project_id
         return VersionBundle(version=version, renders=self.renders(version), notes=self.notes(version),
                              critiques=self.critiques(version, latest_only=False), proposals=self.proposals(version),
-                             usage=self.usage(version))
+                             usage=self.usage(version), keyframes=self.keyframes(pid, version=version),
+                             takes=self.takes(pid, version=version),
+                             take_screenings=self.take_screenings(pid, version=version))
 
     # ------------------------------------------------------------------ rows -> records
     def _project_row(self, pid: str) -> ProjectRow:
@@ -349,3 +432,8 @@ class Unit:
         return ProposalRecord(id=row.id, version=number, created_at=row.created_at, mode=row.mode,
                               proposal=Proposal.model_validate(row.data), usage=Usage.model_validate(row.usage or {}),
                               accepted_as=accepted)
+
+
+def _columns(row) -> dict:
+    """A row's columns but its version id (records carry the version's number instead)."""
+    return {c.key: getattr(row, c.key) for c in row.__table__.columns if c.key != "version_id"}

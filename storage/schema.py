@@ -72,14 +72,23 @@ class Tastes(Strict):
                 f"on a 0 (not at all) to 1 (very much) scale: {rest}")
 
 
+# A still in the media store, by its sha256 (a PNG): references and keyframes are versioned with the storyboard.
+ImageSha = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+MAX_REFERENCES = 8
+
+
 class Character(Strict):
     name: str = Field(min_length=1, max_length=80)
     description: str = Field(min_length=1, max_length=1000, description="How the character looks, every time they appear.")
+    references: list[ImageSha] = Field(default_factory=list, max_length=MAX_REFERENCES,
+                                       description="reference images of the character (media sha256, PNG)")
 
 
 class Location(Strict):
     name: str = Field(min_length=1, max_length=80)
     description: str = Field(min_length=1, max_length=1000, description="How the place looks, every time we are there.")
+    references: list[ImageSha] = Field(default_factory=list, max_length=MAX_REFERENCES,
+                                       description="reference images of the place (media sha256, PNG)")
 
 
 class Shot(Strict):
@@ -94,6 +103,8 @@ class Shot(Strict):
     characters: list[str] = Field(default_factory=list, description="names from the character bible seen in this shot")
     locked: bool = Field(default=False, description="the refiner never touches a locked shot")
     continuity: bool = Field(default=False, description="condition on the previous shot's last frame")
+    keyframe: ImageSha | None = Field(default=None, description=(
+        "the approved keyframe (media sha256, PNG): the clip starts from it, instead of the previous shot's last frame"))
 
 
 class Scene(Strict):
@@ -165,6 +176,11 @@ class Storyboard(Strict):
 
     def duration(self) -> float:
         return sum(s.duration for s in self.shots())
+
+    def images(self) -> set[str]:
+        """Every still the storyboard refers to: reference images and approved keyframes (media sha256)."""
+        return {*(sha for item in [*self.characters, *self.locations] for sha in item.references),
+                *(s.keyframe for s in self.shots() if s.keyframe)}
 
     def timeline(self) -> list[tuple[Shot, float, float]]:
         """(shot, start, end) in seconds, in film order."""

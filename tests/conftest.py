@@ -9,7 +9,7 @@ os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 for var in ("CHIEF_LLM_BASE_URL", "CHIEF_LLM_API_KEY", "OPENAI_API_KEY", "CHIEF_AGENTS", "CHIEF_VIDEO_BACKEND",
-            "CHIEF_VIDEO_MODEL", "CHIEF_HOME"):
+            "CHIEF_VIDEO_MODEL", "CHIEF_HOME", "CHIEF_IMAGE_MODEL", "CHIEF_VACE_MODEL", "CHIEF_EMBED_MODEL"):
     os.environ.pop(var, None)  # tests never pick up a developer's real endpoint or data folder
 
 import ipaddress  # noqa: E402

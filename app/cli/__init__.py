@@ -8,13 +8,14 @@ own modules and are registered here, in one place:
     history.py  projects, status, trash, restore, log, show, diff, fork, checkout
     archive.py  export, import          batch.py    batch
     persona.py  persona …               serve.py    serve
+    images.py   ref …, keyframes, keyframe …, takes, pick, consistency
 """
 
 from __future__ import annotations
 
 import click
 
-from app.cli import archive, batch, history, loop, persona, serve
+from app.cli import archive, batch, history, images, loop, persona, serve
 from app.cli.common import Ctx
 
 
@@ -37,6 +38,6 @@ def main(ctx, home, as_json, backend, model, agents):
     ctx.obj = Ctx(home, as_json, {"backend": backend, "model": model, "agents": agents})
 
 
-for _module in (loop, history, archive, batch, persona, serve):
+for _module in (loop, history, archive, batch, persona, serve, images):
     for _command in _module.COMMANDS:
         main.add_command(_command)

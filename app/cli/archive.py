@@ -12,17 +12,26 @@ from app.cli.common import Ctx, handles_errors, json_option, pass_ctx
 @click.command("export")
 @click.argument("project")
 @click.option("-o", "--output", "out", required=True, type=click.Path(),
-              help="Archive to write (FILE.chief.zip), or a folder to write it in.")
+              help="Archive to write (FILE.chief.zip), or a folder to write it in (with --timeline: the folder).")
 @click.option("--versions", default="all", show_default=True, help="all, latest (the newest version), or version numbers like 1,3.")
 @click.option("--no-media", is_flag=True, help="Leave films and clips out (a small archive; renders must be redone).")
+@click.option("--timeline", is_flag=True, help=(
+    "Instead of an archive, write the film's cut for an editor: cut.otio, cut.edl (CMX 3600) and cut.fcpxml, "
+    "with every critic note and creator note as a marker on its shot."))
+@click.option("--version", "-v", "version", help="With --timeline: the version (default: the current version).")
 @json_option
 @pass_ctx
 @handles_errors
-def export_cmd(c: Ctx, project, out, versions, no_media):
-    """Write PROJECT (every version, or the chosen ones) to a portable archive."""
+def export_cmd(c: Ctx, project, out, versions, no_media, timeline, version):
+    """Write PROJECT (every version, or the chosen ones) to a portable archive, or its cut for an editor."""
     import zipfile
 
     pid = c.studio.resolve_project(project)
+    if timeline:
+        files = c.studio.export_timeline(pid, version, Path(out))
+        c.out({"project": pid, "files": {k: str(p) for k, p in files.items()}},
+              "\n".join(f"{k}: {p}" for k, p in files.items()))
+        return
     path = c.studio.export_project(pid, Path(out), versions=versions, include_media=not no_media)
     with zipfile.ZipFile(path) as zf:
         members = len(zf.infolist())

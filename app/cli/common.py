@@ -26,8 +26,10 @@ class Ctx:
     def studio(self):
         if self._studio is None:
             from app.config import load_config
+            from app.progress import quiet_libraries
             from app.studio import Studio
 
+            quiet_libraries()  # our bars on stderr only; no library's "Loading weights" in the output
             self._studio = Studio(load_config({"home": self.home, **self.overrides}))
         return self._studio
 

@@ -54,13 +54,20 @@ def log(c: Ctx, project):
 
 @command
 @version_option
-def show(c: Ctx, project, version):
+@click.option("--yaml", "as_yaml", is_flag=True,
+              help="Print the storyboard as a YAML file `chief new --storyboard` reads back (to edit by hand).")
+def show(c: Ctx, project, version, as_yaml):
     """A version's storyboard, film, notes and scores."""
     from app.cli.loop import rendered
 
     pid = c.studio.resolve_project(project)
     v = c.studio.version(pid, version)
     b = v.storyboard
+    if as_yaml:
+        from storage.files import dump_storyboard
+
+        click.echo(dump_storyboard(b), nl=False)
+        return
     render = c.studio.render_info(pid, v.number)
     notes = c.studio.notes(pid, v.number)
     scores = c.studio.panel_scores(pid, v.number)

@@ -20,6 +20,10 @@ TITLES = {"projects": "Projects", "story": "Story", "storyboard": "Storyboard", 
 CSS = """
 #status_bar { font-size: 0.85em; padding: 4px 8px; border-bottom: 1px solid var(--border-color-primary);
   position: sticky; top: 0; z-index: 10; background: var(--background-fill-primary); }
+.job progress { width: 240px; vertical-align: middle; }
+.job.failed { color: var(--error-text-color, #b91c1c); }
+.job.stopped { color: var(--body-text-color-subdued); }
+footer { display: none !important; }
 """
 
 
@@ -54,15 +58,19 @@ def create_app(studio):
 
     import gradio as gr
 
+    from app.jobs import Jobs
     from app.ui.common import Ctx, guard
 
-    ctx = Ctx(studio=studio)
+    ctx = Ctx(studio=studio, jobs=Jobs())
     with gr.Blocks(title="CHIEF", analytics_enabled=False) as demo:
         ctx.demo = demo
         ctx.status = gr.Markdown(elem_id="status_bar")
         with gr.Row(visible=False):
             ctx.pid = gr.Textbox(label="project", elem_id="current_project")
             ctx.version = gr.Number(label="version", precision=0, elem_id="current_version")
+        # The open project and version live in the browser too, so a reload (or a second tab) comes back to
+        # them and finds their running jobs.
+        saved = gr.BrowserState({"pid": "", "version": None}, storage_key="chief_session")
         with gr.Tabs(elem_id="screens"):
             modules = {}
             for name in SCREENS:
@@ -73,9 +81,26 @@ def create_app(studio):
         status = guard(ctx.status_update)
         for comp in (ctx.pid, ctx.version):
             comp.change(status, [ctx.pid, ctx.version], ctx.status, api_visibility="private", show_progress="hidden")
-        demo.load(status, [ctx.pid, ctx.version], ctx.status, api_visibility="private")
+            comp.change(lambda p, v: {"pid": p or "", "version": v}, [ctx.pid, ctx.version], saved,
+                        api_visibility="private", show_progress="hidden")
+        demo.load(guard(lambda s: _restore(studio, s)), saved, [ctx.pid, ctx.version], api_visibility="private",
+                  show_progress="hidden").then(status, [ctx.pid, ctx.version], ctx.status, api_visibility="private",
+                                               show_progress="hidden")
     demo.queue(default_concurrency_limit=None)  # only render events are limited (concurrency_id "render")
     return demo
+
+
+def _restore(studio, saved) -> tuple[str, int | None]:
+    """The project and version this browser had open, if they still exist."""
+    from storage.repository import NotFound
+
+    pid, number = (saved or {}).get("pid") or "", (saved or {}).get("version")
+    if not pid:
+        return "", None
+    try:
+        return pid, studio.version(pid, int(number) if number else None).number
+    except (NotFound, ValueError, TypeError):
+        return "", None
 
 
 def parse_auth(auth: str | None) -> tuple[str, str] | None:
@@ -113,5 +138,5 @@ def launch(studio, host: str = "127.0.0.1", port: int = 7860, auth: str | None =
     demo.launch(server_name=host, server_port=port, auth=credentials, share=False, show_error=False,
                 prevent_thread_lock=prevent_thread_lock, quiet=quiet, inbrowser=False, ssr_mode=False,
                 mcp_server=False, pwa=False, allowed_paths=[str(studio.config.media_root)], theme=theme(), css=CSS,
-                enable_monitoring=False, app_kwargs={"middleware": [guard]})
+                enable_monitoring=False, footer_links=[], app_kwargs={"middleware": [guard]})
     return demo

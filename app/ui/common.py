@@ -15,19 +15,9 @@ from typing import Any, Callable
 
 import gradio as gr
 
+from app.errors import one_line  # noqa: F401 - re-exported: every screen words errors the same way
+
 RENDER_QUEUE = "render"  # concurrency_id shared by every event that renders (one at a time: it holds the GPU)
-
-
-def one_line(e: BaseException) -> str:
-    """A user-facing message: the first line of the error (pydantic errors: the first bad field)."""
-    from pydantic import ValidationError
-
-    from storage.schema import first_error
-
-    if isinstance(e, ValidationError):
-        return first_error(e)
-    text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__
 
 
 def user_error(message: str, title: str = "Error") -> gr.Error:
@@ -43,24 +33,50 @@ def user_error(message: str, title: str = "Error") -> gr.Error:
     return error
 
 
+def _quiet(e: gr.Error) -> gr.Error:
+    """A gr.Error a handler raised itself, escaped and without a traceback in the log (see user_error)."""
+    return e if getattr(e, "escaped", False) else user_error(str(e.message), e.title)
+
+
 def guard(fn: Callable) -> Callable:
-    """Known failures become a gr.Error with one line of text: the page never shows a traceback."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
+    """Known failures become a gr.Error with one line of text: the page never shows a traceback.
+    Works for handlers that are generators (they follow a job) too."""
+    import inspect
+
+    def translated(e: BaseException) -> BaseException | None:
         from agents.base import AgentError
         from app.errors import StudioError
         from generation.base import Cancelled, RenderError
 
+        if isinstance(e, Cancelled):  # API callers; the page follows jobs, which report "stopped" as an outcome
+            return user_error("stopped; finished shots are kept (render again to resume)", "Stopped")
+        if isinstance(e, (StudioError, AgentError, RenderError, ValueError, KeyError, OSError)):
+            return user_error(one_line(e))
+        return None
+
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def gen_wrapper(*args, **kwargs):
+            try:
+                yield from fn(*args, **kwargs)
+            except gr.Error as e:
+                raise _quiet(e) from None
+            except Exception as e:
+                if (err := translated(e)) is None:
+                    raise
+                raise err from None
+        return gen_wrapper
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
         except gr.Error as e:
-            if getattr(e, "escaped", False):
+            raise _quiet(e) from None
+        except Exception as e:
+            if (err := translated(e)) is None:
                 raise
-            raise user_error(str(e.message), e.title) from None
-        except Cancelled:
-            raise user_error("stopped; finished shots are kept (render again to resume)", "Stopped") from None
-        except (StudioError, AgentError, RenderError, ValueError, KeyError, OSError) as e:
-            raise user_error(one_line(e)) from None
+            raise err from None
     return wrapper
 
 
@@ -98,6 +114,45 @@ def md(text: Any) -> str:
     return _BLOCK_START.sub(lambda m: f"{m.group(1)}\\{m.group(2)}" if m.group(1) else f"\\{m.group(3)}", text)
 
 
+def media_url(path) -> str:
+    """A same-origin URL for a file in the media store (served because the store is an allowed path)."""
+    from urllib.parse import quote
+
+    return "gradio_api/file=" + quote(str(path))
+
+
+def thumbs(studio, render) -> dict[str, str]:
+    """shot_id -> thumbnail URL for a render's clips (cut once per clip, then looked up)."""
+    if render is None:
+        return {}
+    return {r.shot_id: media_url(studio.thumbnail(r.sha256)) for r in render.shots}
+
+
+def progress_html(job) -> str:
+    """A job's progress bar and line (or its outcome once it ended)."""
+    if job is None:
+        return ""
+    from app.jobs import DONE, FAILED, RUNNING, STOPPED
+
+    pct = round(100 * job.fraction)
+    state = {RUNNING: "running", DONE: "done", FAILED: "failed", STOPPED: "stopped"}[job.state]
+    text = job.desc if job.running else (job.message or "done")
+    return (f"<div class='job {state}' data-state='{state}' data-job='{esc(job.id)}'>"
+            f"<progress max='100' value='{pct}'></progress> <b>{esc(job.label)}</b> · {esc(text)}"
+            f" · {job.elapsed:.0f}s</div>")
+
+
+def follow(jobs, job, frame: Callable[[Any], tuple], final: Callable[[Any], tuple]):
+    """Yield `frame(job)` on every change while the job runs, then `final(job)`: a page that follows a job."""
+    seen = -1
+    while job.running:
+        seq = jobs.wait(job, seen, timeout=2.0)
+        if seq != seen:
+            seen = seq
+            yield frame(job)
+    yield final(job)
+
+
 def status_line(studio, pid: str | None, v: int | None) -> str:
     """Active backend / model / agents, and the current version's agent cost and render time."""
     st = studio.status()
@@ -119,6 +174,7 @@ class Ctx:
     """What screens share: the Studio, the session's project id and version, the status bar."""
 
     studio: Any
+    jobs: Any = None  # app.jobs.Jobs: renders, critiques and plans the server tracks
     demo: Any = None
     pid: gr.Textbox = None
     version: gr.Number = None

@@ -1,95 +1,114 @@
-"""Render screen: render a version with progress per shot and step, a Stop button, the film and its clips."""
+"""Render screen: render a version as a job the server tracks (progress per shot and step, Stop that works in
+every stage), the film with its timeline strip, each shot's clip and render time, and the hand-off to an editor.
+
+A reloaded page or a second tab that opens this screen while a render runs follows that render."""
 
 from __future__ import annotations
 
-import threading
+import tempfile
+from pathlib import Path
 
 import gradio as gr
 
-from app.ui.common import RENDER_QUEUE, Ctx, guard, md, need_project, ver
+from app.ui.common import Ctx, follow, guard, md, need_project, progress_html, ver
+from app.ui.timeline import strip, strip_html
 
-SHOT_COLUMNS = ["#", "shot_id", "status", "seconds"]
+SHOT_COLUMNS = ["#", "shot", "clip", "length (s)", "render time (s)"]
+# A render belongs to the project, not to a tab: every tab follows it, and any of them may stop it.
+STOP_NOTE = "Stop stops this project's render for everyone following it, in every tab and session."
 
 
-def summary(info) -> str:  # a RenderRecord
+def summary(info, number: int | None = None) -> str:  # a RenderRecord
     total = info.rendered + info.reused
+    shared = (f" · this version changes no pixels, so it shares the film of **v{info.version}**"
+              if number is not None and number != info.version else "")
+    how = "stream copy, no re-encode" if info.stream_copied else "re-encoded once"
     return (f"**v{info.version}**: rendered **{info.rendered}**, reused **{info.reused}** of {total} shots "
-            f"in {info.seconds:.1f}s · made by {md(info.label)} (backend {md(info.backend)}, "
-            f"model {md(info.model or '—')})")
+            f"in {info.seconds:.1f}s ({how}) · made by {md(info.label)}{shared}")
 
 
-def outputs_for(studio, info):
-    """(film, summary, shot rows, clip choices) for a RenderRecord (or None: nothing rendered yet)."""
+def shot_rows(studio, info) -> list[list]:
+    rows = []
+    for i, r in enumerate(info.shots):
+        clip = studio.clip_info(r.key)
+        took = f"{clip.seconds:.1f}" if clip is not None and r.status == "rendered" else "—"
+        rows.append([i + 1, r.shot_id, r.status, round(r.num_frames / r.fps, 2), took])
+    return rows
+
+
+def outputs_for(studio, pid, number, info):
+    """(film, summary, strip, shot rows, clip choices) for a RenderRecord (or None: nothing rendered yet)."""
     if info is None:
-        return None, "Not rendered yet: press **Render**.", [], gr.Dropdown(choices=[], value=None)
-    rows = [[i + 1, r.shot_id, r.status, r.duration] for i, r in enumerate(info.shots)]
+        return None, "Not rendered yet: press **Render**.", "", [], gr.Dropdown(choices=[], value=None)
+    board = studio.version(pid, number).storyboard
     choices = [(f"{i + 1}. {r.shot_id} ({r.status})", r.shot_id) for i, r in enumerate(info.shots)]
-    return str(studio.film_path(info)), summary(info), rows, gr.Dropdown(choices=choices, value=None)
-
-
-def progress_adapter(progress) -> callable:
-    """Studio progress events -> one gr.Progress bar: the fraction counts shots and steps within a shot."""
-    def on(e: dict) -> None:
-        if e["stage"] == "render":
-            n, i = e["shots"], e["shot_index"]
-            steps = e.get("steps") or 1
-            frac = (i + min(e.get("step", 0) / steps, 1.0)) / max(n, 1)
-            progress(min(frac, 0.99), desc=f"shot {i + 1}/{n} ({e['shot_id']}) · step {e.get('step', 0)}/{steps} · "
-                                          f"{e['status']}")
-        elif e["stage"] == "assemble":
-            progress(0.99, desc="assembling the film")
-    return on
+    return (str(studio.film_path(info)), summary(info, number), strip_html(studio, board, info, "#film video"),
+            shot_rows(studio, info), gr.Dropdown(choices=choices, value=None))
 
 
 def build(ctx: Ctx) -> None:
-    studio = ctx.studio
-    tokens: dict[tuple[str, str], object] = {}  # (browser session, project id) -> CancelToken of its render
-    lock = threading.Lock()
+    studio, jobs = ctx.studio, ctx.jobs
     with gr.Row():
-        render_btn = gr.Button("Render", variant="primary", elem_id="render_btn")
-        stop_btn = gr.Button("Stop", variant="stop", elem_id="stop_btn")
+        render_btn = gr.Button("Render", variant="primary", elem_id="render_btn", scale=2)
+        stop_btn = gr.Button("Stop", elem_id="stop_btn", scale=1)
+        handoff_btn = gr.Button("Hand off to an editor (OTIO · EDL · FCPXML)", elem_id="handoff_btn", scale=2)
+    gr.Markdown(STOP_NOTE, elem_id="stop_note")
+    progress = gr.HTML(value="", elem_id="render_progress", js_on_load=None)
     summary_md = gr.Markdown(elem_id="render_summary")
     with gr.Row():
-        film = gr.Video(label="Film", elem_id="film", interactive=False, scale=3)
+        with gr.Column(scale=3):
+            film = gr.Video(label="Film", elem_id="film", interactive=False)
+            film_strip = strip("render_strip")
         with gr.Column(scale=2):
             shots = gr.Dataframe(headers=SHOT_COLUMNS, value=[], interactive=False, label="Shots",
                                  elem_id="render_shots", max_height=360)
             clip_pick = gr.Dropdown(label="Play one shot's clip", choices=[], elem_id="clip_pick", allow_custom_value=True)
             clip = gr.Video(label="Clip", elem_id="shot_clip", interactive=False)
+            handoff = gr.File(label="Timeline for an editor", elem_id="handoff_files", file_count="multiple",
+                              interactive=False)
+    outs = [progress, film, summary_md, film_strip, shots, clip_pick]
+
+    def frame(job):
+        return progress_html(job), *[gr.skip()] * 5
+
+    def final(pid, v):
+        def show(job):
+            if job.state == "done":
+                return "", *outputs_for(studio, pid, ver(v) or job.version, job.result)
+            return (progress_html(job), *[gr.skip()] * 5)
+        return show
 
     @guard
     def load(pid, v):
+        """The latest film of the version, or the running render's progress (then its film)."""
         if not pid:
-            return outputs_for(studio, None)
-        return outputs_for(studio, studio.render_info(pid, ver(v)))
-
-    @guard
-    def do_render(pid, v, request: gr.Request, progress=gr.Progress()):
-        from generation.base import CancelToken
-
-        pid = need_project(pid)
-        token, key = CancelToken(), (request.session_hash, pid)
-        with lock:
-            tokens[key] = token
-        progress(0, desc="starting")
-        try:
-            info = studio.render(pid, ver(v), progress=progress_adapter(progress), cancel=token)
-        finally:
-            with lock:
-                if tokens.get(key) is token:
-                    del tokens[key]
-        return outputs_for(studio, info)
-
-    @guard
-    def stop(pid, request: gr.Request):
-        """Stops this session's render only: another browser's render is not this one's to stop."""
-        with lock:
-            token = tokens.get((request.session_hash, pid or ""))
-        if token is None:
-            gr.Info("nothing is rendering for this project in this browser tab")
+            yield "", *outputs_for(studio, pid, None, None)
             return
-        token.cancel()
-        gr.Info("stopping after the current step; finished shots are kept")
+        job = jobs.active(pid, "render")
+        if job is None:
+            number = studio.version(pid, ver(v)).number
+            yield "", *outputs_for(studio, pid, number, studio.render_info(pid, number))
+            return
+        yield from follow(jobs, job, frame, final(pid, v))
+
+    @guard
+    def do_render(pid, v):
+        pid = need_project(pid)
+        number = studio.version(pid, ver(v)).number
+        job, started = jobs.start("render", pid, lambda progress, cancel: studio.render(pid, number, progress, cancel),
+                                  label=f"render v{number}", version=number)
+        if not started:
+            gr.Info(f"{job.label} is already running: following it")
+        yield from follow(jobs, job, frame, final(pid, number))
+
+    @guard
+    def stop(pid):
+        job = jobs.active(pid or "", "render")
+        if job is None:
+            gr.Info("nothing is rendering for this project")
+            return gr.skip()
+        jobs.stop(job)
+        return progress_html(job)
 
     @guard
     def show_clip(pid, v, shot_id):
@@ -101,10 +120,16 @@ def build(ctx: Ctx) -> None:
             raise gr.Error(f"no clip for shot {shot_id} in this version's render")
         return str(studio.clip_path(rec.sha256))
 
-    outs = [film, summary_md, shots, clip_pick]
+    @guard
+    def hand_off(pid, v):
+        pid = need_project(pid)
+        private = studio.config.home / "tmp"  # this user's only (app.ui.private_temp_dir), not the shared /tmp
+        files = studio.export_timeline(pid, ver(v), Path(tempfile.mkdtemp(prefix="timeline-", dir=private)))
+        return [str(p) for p in files.values()]
+
     ctx.tabs["render"].select(load, [ctx.pid, ctx.version], outs, api_name="render_info")
-    ev = render_btn.click(do_render, [ctx.pid, ctx.version], outs, api_name="render", concurrency_limit=1,
-                          concurrency_id=RENDER_QUEUE, show_progress_on=[summary_md])
+    ev = render_btn.click(do_render, [ctx.pid, ctx.version], outs, api_name="render", show_progress="hidden")
     ctx.refresh_status(ev)
-    stop_btn.click(stop, ctx.pid, None, api_name="stop_render")
+    stop_btn.click(stop, ctx.pid, progress, api_name="stop_render", show_progress="hidden")
     clip_pick.change(show_clip, [ctx.pid, ctx.version, clip_pick], clip, api_name="clip")
+    handoff_btn.click(hand_off, [ctx.pid, ctx.version], handoff, api_name="export_timeline")

@@ -1,136 +1,182 @@
-"""Revise screen: the refiner's proposal as a diff per edit; accept, reject or edit each; commit a new version."""
+"""Revise screen: the refiner's proposal as a review. One compact row per edit (the shot's thumbnail, a word diff,
+why, and its sources by name: your notes' words, the personas' names), accept or reject each or all, edit a new
+value in place, and commit once: Commit is disabled while nothing is accepted and after committing, and the
+server refuses a proposal already committed, so a second click never makes a second version.
+
+The review is one client-side component (`revise.js`) over the proposal as JSON (`review_json`)."""
 
 from __future__ import annotations
 
 import difflib
+import json
+from pathlib import Path
 
 import gradio as gr
 
-from app.ui.common import Ctx, esc, guard, md, need_project, ver
+from app.ui.common import Ctx, esc, guard, md, need_project, thumbs, ver
 
-ACCEPT, REJECT = "accept", "reject"
+HERE = Path(__file__).parent
+CSS = """
+.review .bar { display: flex; gap: 8px; align-items: center; margin-bottom: 8px; }
+.review .bar .summary { flex: 1; }
+.review button { font: inherit; font-size: 0.9em; border: 1px solid var(--border-color-primary); border-radius: 5px;
+  padding: 3px 10px; background: var(--button-secondary-background-fill); color: var(--body-text-color); cursor: pointer; }
+.review button:disabled { opacity: 0.5; cursor: default; }
+.review .commit { margin-top: 10px; padding: 8px 16px; font-weight: 600; background: var(--button-primary-background-fill);
+  color: var(--button-primary-text-color); }
+.edit-row { display: grid; grid-template-columns: 28px 120px 1fr; gap: 10px; align-items: start; padding: 6px 0;
+  border-bottom: 1px solid var(--border-color-primary); }
+.edit-row.rejected { opacity: 0.45; }
+.edit-row .thumb { width: 120px; aspect-ratio: 16 / 9; background: #1b1b1b; border-radius: 4px; overflow: hidden; }
+.edit-row .thumb img { width: 100%; height: 100%; object-fit: cover; }
+.edit-row .pick input { width: 18px; height: 18px; margin-top: 4px; }
+.edit-row .head { display: flex; gap: 8px; align-items: baseline; }
+.edit-row .edit-btn { font-size: 0.8em; padding: 0 8px; }
+.edit-row .diff { margin: 2px 0; }
+.edit-row del { background: #fdd; color: #600; text-decoration: line-through; }
+.edit-row ins { background: #dfd; color: #060; text-decoration: none; }
+.edit-row textarea { width: 100%; box-sizing: border-box; font: inherit; margin: 2px 0; }
+.edit-row .why { font-size: 0.85em; color: var(--body-text-color-subdued); }
+.review .unchanged { font-size: 0.85em; color: var(--body-text-color-subdued); margin-top: 4px; }
+"""
 
 
 def word_diff(old: str | None, new: str | None) -> str:
-    """Old vs new as HTML with <del>/<ins> per word."""
+    """Old vs new as HTML with <del>/<ins> per word (escaped)."""
+    out = []
+    for op, text in diff_segments(old, new):
+        out.append({"-": f"<del>{esc(text)}</del>", "+": f"<ins>{esc(text)}</ins>"}.get(op, esc(text)))
+    return " ".join(out)
+
+
+def diff_segments(old: str | None, new: str | None) -> list[tuple[str, str]]:
+    """Old vs new as word runs: ("=", kept), ("-", removed), ("+", added)."""
     a, b = (old or "").split(), (new or "").split()
     out = []
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
         if op == "equal":
-            out.append(esc(" ".join(a[i1:i2])))
+            out.append(("=", " ".join(a[i1:i2])))
         if op in ("delete", "replace"):
-            out.append(f"<del>{esc(' '.join(a[i1:i2]))}</del>")
+            out.append(("-", " ".join(a[i1:i2])))
         if op in ("insert", "replace"):
-            out.append(f"<ins>{esc(' '.join(b[j1:j2]))}</ins>")
-    return " ".join(out)
+            out.append(("+", " ".join(b[j1:j2])))
+    return out
 
 
-def proposal_state(info: dict) -> dict:
-    """A proposal as plain JSON for the session state."""
-    p = info.proposal
-    return {"id": info.id, "version": info.version, "mode": info.mode, "summary": p.summary,
-            "accepted_as": info.accepted_as, "edits": [e.model_dump(mode="json") for e in p.edits],
-            "not_changed": [u.model_dump(mode="json") for u in p.not_changed]}
+def target(e) -> str:
+    """What an edit touches, in words."""
+    return {"set": lambda: f"shot {e.shot_id} · {e.field.replace('_', ' ')}",
+            "add_shot": lambda: f"new shot after {e.shot_id}" if e.shot_id else "new first shot",
+            "remove_shot": lambda: f"remove shot {e.shot_id}",
+            "move_shot": lambda: f"move shot {e.shot_id} " + (f"after {e.new}" if e.new else "to the start"),
+            "set_character": lambda: f"character {e.character}",
+            "set_story": lambda: f"story · {e.field.replace('_', ' ')}"}[e.op]()
 
 
-def edit_html(n: int, e: dict) -> str:
-    target = e.get("shot_id") or e.get("character") or e.get("field") or ""
-    what = f"{e['op']} {target}" + (f" · {e['field']}" if e["op"] == "set" else "")
-    body = word_diff(e.get("old"), e.get("new")) if e["op"] in ("set", "set_character", "set_story") else \
-        esc(e.get("new") or "")
-    return (f"<div class='edit' data-edit='{n}'><b>{n}. {esc(what)}</b>"
-            f"<div class='old'><span>old:</span> {esc(e.get('old') or '—')}</div>"
-            f"<div class='new'><span>new:</span> {esc(e.get('new') or '—')}</div>"
-            f"<div class='diff'>{body}</div>"
-            f"<div class='why'><i>{esc(e['rationale'])}</i> · sources: {esc(', '.join(e.get('sources') or []) or '—')}</div></div>")
+def source_names(sources: list[str], notes: dict[str, str], personas: dict[str, str]) -> list[str]:
+    """Note ids become your note's words, persona ids their names; anything else is shown as given."""
+    out = []
+    for s in sources:
+        if s in notes:
+            text = notes[s]
+            out.append(f"your note “{text if len(text) <= 80 else text[:77] + '…'}”")
+        else:
+            out.append(personas.get(s, s))
+    return out
 
 
-def commit(studio, pid: str, state: dict, decisions: list[str], texts: list[str]):
-    """Accepted edits (with in-place changes) become the next version. Returns (AcceptResult, message)."""
-    only, edits = [], {}
-    for n, (e, d, t) in enumerate(zip(state["edits"], decisions, texts), 1):
-        if d != ACCEPT:
+def review_json(record, notes: dict[str, str], personas: dict[str, str], shot_thumbs: dict[str, str]) -> str:
+    """A ProposalRecord as the review's JSON: each edit with its diff, sources by name and the decision."""
+    edits = []
+    for n, e in enumerate(record.proposal.edits, 1):
+        old, new = getattr(e, "old", None), getattr(e, "new", None)
+        diff = diff_segments(old, new) if e.op in ("set", "set_character", "set_story") else \
+            [("+" if e.op == "add_shot" else "=", new or "")] if e.op != "remove_shot" else [("-", e.shot_id)]
+        edits.append({"n": n, "op": e.op, "target": target(e), "thumb": shot_thumbs.get(getattr(e, "shot_id", None) or "", ""),
+                      "diff": diff, "new": new, "text": None, "accept": True,
+                      "editable": new is not None and e.op not in ("move_shot",),
+                      "rationale": e.rationale, "sources": source_names(e.sources, notes, personas)})
+    return json.dumps({"id": record.id, "version": record.version, "summary": record.proposal.summary,
+                       "accepted_as": record.accepted_as, "edits": edits,
+                       "not_changed": [u.model_dump() for u in record.proposal.not_changed]})
+
+
+def decisions(value: str) -> tuple[str, list[int], dict[int, str]]:
+    """(proposal id, accepted edit numbers, edited new values) from the review's JSON."""
+    from storage.parsing import parse_json
+
+    data = parse_json(value or "null", "the review") or {}  # any client can send it: a ParseError is one line
+    if not isinstance(data, dict) or not data.get("id"):
+        raise ValueError("no proposal to commit: ask the refiner first")
+    only, texts = [], {}
+    for e in data.get("edits", []):
+        if not e.get("accept"):
             continue
-        only.append(n)
-        if e.get("new") is not None and t is not None and t.strip() and t.strip() != (e["new"] or "").strip():
-            edits[n] = t.strip()
-    if not only:
-        raise gr.Error("accept at least one edit (or leave the proposal as it is)")
-    res = studio.accept(pid, state["id"], only=only, edits=edits)
-    v = res.version
-    msg = (f"Committed v{v.number} from v{v.parent_number}: accepted edit(s) {', '.join(map(str, res.applied))}"
-           + (f", {len(edits)} edited by hand" if edits else "") + ".")
-    if res.branched:
-        msg += f" **Branched:** v{v.parent_number} already had a newer version, so this is a new branch."
-    return res, msg
-
-
-DIFF_CSS = """
-del { background: #fdd; text-decoration: line-through; }
-ins { background: #dfd; text-decoration: none; }
-.old span, .new span { display: inline-block; width: 2.5em; color: #888; }
-"""
+        only.append(int(e["n"]))
+        text = (e.get("text") or "").strip()
+        if e.get("editable") and text and text != (e.get("new") or "").strip():
+            texts[int(e["n"])] = text
+    return data["id"], only, texts
 
 
 def build(ctx: Ctx) -> None:
     studio = ctx.studio
-    state = gr.State(None)
     with gr.Row():
         refine_btn = gr.Button("Ask the refiner for a proposal", variant="primary", elem_id="refine_btn")
-    summary = gr.Markdown(elem_id="proposal_summary")
     message = gr.Markdown(elem_id="revise_message")
+    review = gr.HTML(value=None, html_template="<div class='review'></div>", elem_id="review",
+                     js_on_load=(HERE / "revise.js").read_text(), css_template=CSS)
 
-    @gr.render(inputs=[state, ctx.pid])
-    def show(prop, pid):
-        if not prop:
-            gr.Markdown("_No proposal yet: add notes or run the critics, then ask the refiner._")
-            return
-        decisions, texts = [], []
-        with gr.Column(elem_id="revise_edits"):
-            for n, e in enumerate(prop["edits"], 1):
-                with gr.Group():
-                    gr.HTML(edit_html(n, e), elem_id=f"edit_{n}_diff", js_on_load=None, css_template=DIFF_CSS)
-                    with gr.Row():
-                        decisions.append(gr.Radio([ACCEPT, REJECT], value=ACCEPT, show_label=False, interactive=True,
-                                                  elem_id=f"edit_{n}_decision", scale=1, key=f"d{prop['id']}{n}"))
-                        texts.append(gr.Textbox(value=e.get("new") or "", label="new value (edit in place)",
-                                                interactive=e.get("new") is not None and e["op"] != "move_shot",
-                                                elem_id=f"edit_{n}_new", scale=4, key=f"t{prop['id']}{n}"))
-            for u in prop["not_changed"]:
-                gr.Markdown(f"- not changed: {md(u['what'])} — {md(u['why'])}")
-        commit_btn = gr.Button("Commit accepted edits (new version)", variant="primary", elem_id="commit_btn")
-        k = len(decisions)
+    def review_value(pid, record) -> str:
+        v = studio.version(pid, record.version)
+        notes = {n.id: n.text for n in studio.notes(pid, record.version)}
+        personas = {pid_: p.name for pid_, p in studio.personas_of(v).items()}
+        return review_json(record, notes, personas, thumbs(studio, studio.render_info(pid, record.version)))
 
-        @guard
-        def do_commit(pid_value, *values):
-            res, msg = commit(studio, need_project(pid_value), prop, list(values[:k]), list(values[k:]))
-            return res.version.number, msg
-        commit_btn.click(do_commit, [ctx.pid, *decisions, *texts], [ctx.version, message],
-                         api_visibility="private")
-
-    def summary_text(prop) -> str:
-        if not prop:
-            return ""
-        accepted = f" · accepted as v{prop['accepted_as']}" if prop["accepted_as"] else ""
-        return (f"**Proposal {prop['id']}** on v{prop['version']} ({md(prop['mode'])}){accepted}: {md(prop['summary'])} "
-                f"— {len(prop['edits'])} edit(s)")
+    def outcome(record) -> str:
+        if record.accepted_as:
+            return f"This proposal on v{record.version} was committed as v{record.accepted_as}."
+        return f"Proposal on v{record.version} ({md(record.mode)}): {len(record.proposal.edits)} edit(s) to review."
 
     @guard
     def load_proposal(pid, v):
         from storage.repository import NotFound
 
         if not pid:
-            return None, "", ""
+            return None, ""
         try:
-            prop = proposal_state(studio.proposal(pid, ref=ver(v)))
+            record = studio.proposal(pid, ref=ver(v))
         except NotFound:
-            return None, "", ""
-        return prop, summary_text(prop), ""
+            return None, ""
+        return review_value(pid, record), outcome(record)
 
     @guard
     def ask_refiner(pid, v):
-        prop = proposal_state(studio.refine(need_project(pid), ver(v)))
-        return prop, summary_text(prop), ""
+        pid = need_project(pid)
+        record = studio.refine(pid, ver(v))
+        return review_value(pid, record), outcome(record)
+
+    @guard
+    def commit(pid, value):
+        from app.errors import StudioError, one_line
+
+        pid = need_project(pid)
+        proposal_id, only, texts = decisions(value)
+        try:
+            if not only:
+                raise StudioError("accept at least one edit (or leave the proposal as it is)")
+            res = studio.accept(pid, proposal_id, only=only, edits=texts, once=True)
+        except StudioError as e:  # one message; the review shows the proposal as it now stands
+            data = json.loads(review_value(pid, studio.proposal(pid, proposal_id)))
+            if data["accepted_as"] is None:
+                data["edits"] = json.loads(value)["edits"]  # keep the creator's decisions for another try
+            return gr.skip(), json.dumps(data), f"Nothing committed: {md(one_line(e))}"
+        nv = res.version
+        msg = (f"Committed v{nv.number} from v{nv.parent_number}: accepted edit(s) {', '.join(map(str, res.applied))}"
+               + (f", {len(texts)} edited by hand" if texts else "") + ".")
+        if res.branched:
+            msg += f" **Branched:** v{nv.parent_number} already had a newer version, so this is a new branch."
+        return nv.number, review_value(pid, studio.proposal(pid, proposal_id)), msg
 
     @guard
     def accept_api(pid: str, proposal_id: str, accept: list, edits: dict) -> dict:
@@ -139,14 +185,14 @@ def build(ctx: Ctx) -> None:
                             edits={int(k): str(t) for k, t in (edits or {}).items()})
         return res.model_dump(mode="json")
 
-    outs = [state, summary, message]
-    ctx.tabs["revise"].select(load_proposal, [ctx.pid, ctx.version], outs, api_visibility="private")
-    ev = refine_btn.click(ask_refiner, [ctx.pid, ctx.version], outs, api_visibility="private")
-    ctx.refresh_status(ev)
-    gr.api(accept_api, api_name="accept")
-
     @guard
     def refine_api(pid: str, version: float | None) -> dict:
         """API: the refiner's proposal for a version (JSON)."""
         return studio.refine(need_project(pid), ver(version)).model_dump(mode="json")
+
+    ctx.tabs["revise"].select(load_proposal, [ctx.pid, ctx.version], [review, message], api_visibility="private")
+    ev = refine_btn.click(ask_refiner, [ctx.pid, ctx.version], [review, message], api_visibility="private")
+    ctx.refresh_status(ev)
+    review.commit(commit, [ctx.pid, review], [ctx.version, review, message], api_visibility="private")
+    gr.api(accept_api, api_name="accept")
     gr.api(refine_api, api_name="refine")

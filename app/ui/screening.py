@@ -1,14 +1,17 @@
-"""Screening room: the film beside one card per critic; clicking a shot note seeks the player to that shot."""
+"""Screening room: the film with its timeline strip; the panel's score at a glance and per persona; each critique
+in one line (open it for the rest; a shot link seeks the player); your notes on this version, editable and
+deletable; earlier versions' notes with whether this version answers them. The critics run as a job."""
 
 from __future__ import annotations
 
 import gradio as gr
 
-from app.ui.common import Ctx, esc, guard, md, need_project, ver
+from app.ui.common import Ctx, esc, follow, guard, need_project, progress_html, ver
+from app.ui.timeline import strip, strip_html
 
 WHOLE_FILM = "(whole film)"
 
-# Event delegation: any [data-t] inside the cards seeks the screening room's player to that time.
+# Event delegation: any [data-t] inside the critiques seeks the screening room's player to that time.
 SEEK_JS = """
 element.addEventListener('click', (ev) => {
   const a = ev.target.closest('[data-t]');
@@ -24,11 +27,21 @@ element.addEventListener('click', (ev) => {
 """
 
 CARD_CSS = """
-.critic-card { border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 10px 12px; margin-bottom: 10px; }
-.critic-card h4 { margin: 0 0 4px 0; }
-.critic-card .scores { display: flex; flex-wrap: wrap; gap: 4px 12px; font-size: 0.85em; margin: 4px 0; }
-.critic-card a.seek { cursor: pointer; font-family: monospace; }
-.critic-card .keep { color: var(--color-accent); }
+.glance { display: flex; gap: 14px; align-items: center; flex-wrap: wrap; margin-bottom: 8px; }
+.glance .big { font-size: 2.2em; font-weight: 700; line-height: 1; }
+.glance .big small { font-size: 0.4em; font-weight: 400; color: var(--body-text-color-subdued); }
+.glance .chip { border: 1px solid var(--border-color-primary); border-radius: 12px; padding: 2px 9px; font-size: 0.85em; }
+.glance .chip b { margin-left: 4px; }
+.glance .chip.stops { border-style: dashed; }
+details.critic-card { border: 1px solid var(--border-color-primary); border-radius: 6px; padding: 5px 9px; margin-bottom: 5px; }
+details.critic-card summary { cursor: pointer; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+details.critic-card[open] summary { white-space: normal; }
+details.critic-card .score { font-weight: 700; margin: 0 6px; }
+.critic-card .dims { display: flex; flex-wrap: wrap; gap: 2px 12px; font-size: 0.85em; margin: 4px 0; }
+.critic-card a.seek { cursor: pointer; font-family: var(--font-mono); }
+.earlier li { margin-bottom: 3px; }
+.earlier .yes { color: var(--color-accent); }
+.earlier .no { color: var(--body-text-color-subdued); }
 """
 
 
@@ -36,15 +49,28 @@ def _tc(t: float) -> str:
     return f"{int(t // 60)}:{t % 60:04.1f}"
 
 
-def cards_html(critiques: list[dict], starts: dict[str, float]) -> str:
-    """One card per persona: overall, scores, per-shot notes (links that seek), top issues."""
+def glance_html(critiques: list) -> str:
+    """The panel's mean score, how many keep watching, and each persona's score."""
+    if not critiques:
+        return ""
+    mean = sum(c.critique.overall for c in critiques) / len(critiques)
+    keep = sum(c.critique.keep_watching for c in critiques)
+    chips = "".join(f"<span class='chip{'' if c.critique.keep_watching else ' stops'}' data-persona='{esc(c.persona_id)}'"
+                    f" title='{'keeps' if c.critique.keep_watching else 'stops'} watching'>{esc(c.persona_name)}"
+                    f"<b>{c.critique.overall:.1f}</b></span>" for c in critiques)
+    return (f"<div class='glance' id='panel_glance'><div class='big' data-score='{mean:.1f}'>{mean:.1f}"
+            f"<small>/10 panel</small></div><div>{keep} of {len(critiques)} keep watching</div>{chips}</div>")
+
+
+def cards_html(critiques: list, starts: dict[str, float]) -> str:
+    """One collapsed line per persona (name, score, summary); open it for scores, shot notes and issues."""
     if not critiques:
         return "<p class='no-critiques'>No critiques yet: render the film, then press <b>Run critics</b>.</p>"
-    out = []
+    out = [glance_html(critiques)]
     for item in critiques:
         c = item.critique
         keep = "keeps watching" if c.keep_watching else "stops watching"
-        scores = "".join(f"<span>{esc(d.replace('_', ' '))}: <b>{s:.1f}</b></span>" for d, s in c.scores.model_dump().items())
+        dims = "".join(f"<span>{esc(d.replace('_', ' '))}: <b>{s:.1f}</b></span>" for d, s in c.scores.model_dump().items())
         notes = "".join(
             f"<li><a class='seek' data-t='{starts.get(n.shot_id, 0.0):.2f}' data-shot='{esc(n.shot_id)}' "
             f"title='play from this shot'>{esc(n.shot_id)} @ {_tc(starts.get(n.shot_id, 0.0))}</a> {esc(n.note)}</li>"
@@ -56,42 +82,66 @@ def cards_html(critiques: list[dict], starts: dict[str, float]) -> str:
                       for s in i.shot_ids if s in starts)
             + "</li>" for i in c.top_issues)
         out.append(
-            f"<div class='critic-card' data-persona='{esc(item.persona_id)}'>"
-            f"<h4>{esc(item.persona_name)} — {c.overall:.1f}/10 — <span class='keep'>{keep}</span></h4>"
-            f"<div>{esc(c.summary)}</div><div class='scores'>{scores}</div>"
-            f"<div><i>{esc(c.keep_watching_reason)}</i></div>"
+            f"<details class='critic-card' data-persona='{esc(item.persona_id)}'>"
+            f"<summary><b>{esc(item.persona_name)}</b><span class='score'>{c.overall:.1f}</span>{esc(c.summary)}</summary>"
+            f"<div><i>{keep}: {esc(c.keep_watching_reason)}</i></div><div class='dims'>{dims}</div>"
             + (f"<b>Shot notes</b><ul class='shot-notes'>{notes}</ul>" if notes else "")
             + (f"<b>Top issues</b><ol class='issues'>{issues}</ol>" if issues else "")
-            + "</div>")
+            + "</details>")
     return "\n".join(out)
 
 
-def notes_md(notes) -> str:
-    if not notes:
-        return "_No notes on this version yet._"
-    return "\n".join(f"- {'**' + md(n.shot_id) + '**: ' if n.shot_id else '**whole film**: '}{md(n.text)}"
-                     for n in notes)
+def earlier_html(items) -> str:
+    if not items:
+        return ""
+    rows = "".join(
+        f"<li data-note='{esc(e.note.id)}'><span class='{'yes' if e.addressed else 'no'}'>"
+        f"{'✓ ' + esc(e.how) if e.addressed else 'not addressed yet'}</span> · v{e.version} · "
+        f"{esc(e.note.shot_id or 'whole film')}: {esc(e.note.text)}</li>" for e in items)
+    return f"<b>Notes on earlier versions</b><ul class='earlier'>{rows}</ul>"
 
 
 def build(ctx: Ctx) -> None:
-    studio = ctx.studio
+    studio, jobs = ctx.studio, ctx.jobs
     diversity_cache: dict[tuple, str] = {}
+    notes_state = gr.State([])
     with gr.Row():
         with gr.Column(scale=3):
             film = gr.Video(label="Film", elem_id="screening_film", interactive=False)
+            film_strip = strip("screening_strip")
             gr.Markdown("### Your notes (the refiner follows them)")
-            note_text = gr.Textbox(label="Note", lines=2, elem_id="note_text",
-                                   placeholder="Make the storm scarier…")
+            note_text = gr.Textbox(label="Note", lines=2, elem_id="note_text", placeholder="Make the storm scarier…")
             with gr.Row():
                 note_shot = gr.Dropdown(label="About", choices=[WHOLE_FILM], value=WHOLE_FILM, elem_id="note_shot",
                                         allow_custom_value=True)
                 add_note_btn = gr.Button("Add note", elem_id="add_note_btn")
-            notes_list = gr.Markdown(elem_id="notes_list")
+
+            @gr.render(inputs=[notes_state])
+            def show_notes(notes):
+                if not notes:
+                    gr.Markdown("_No notes on this version yet._", elem_id="notes_list")
+                    return
+                with gr.Column(elem_id="notes_list"):
+                    for i, n in enumerate(notes, 1):
+                        with gr.Row(equal_height=True):
+                            text = gr.Textbox(value=n["text"], label=n["about"], lines=1, scale=6, interactive=True,
+                                              elem_id=f"note_{i}_text", key=f"nt{n['id']}")
+                            save = gr.Button("Save", scale=1, min_width=60, elem_id=f"note_{i}_save", key=f"ns{n['id']}")
+                            delete = gr.Button("Delete", scale=1, min_width=60, elem_id=f"note_{i}_delete",
+                                               key=f"nd{n['id']}")
+                        save.click(guard(lambda pid, v, t, nid=n["id"]: edit_note(pid, v, nid, t)),
+                                   [ctx.pid, ctx.version, text], [notes_state, message], api_visibility="private")
+                        delete.click(guard(lambda pid, v, nid=n["id"]: delete_note(pid, v, nid)),
+                                     [ctx.pid, ctx.version], [notes_state, message], api_visibility="private")
+            earlier = gr.HTML(elem_id="earlier_notes", js_on_load=None)
+            message = gr.Markdown(elem_id="notes_message")
         with gr.Column(scale=3):
-            critique_btn = gr.Button("Run critics", variant="primary", elem_id="critique_btn")
+            with gr.Row():
+                critique_btn = gr.Button("Run critics", variant="primary", elem_id="critique_btn", scale=3)
+                stop_btn = gr.Button("Stop", elem_id="critique_stop_btn", scale=1)
+            progress = gr.HTML(value="", elem_id="critique_progress", js_on_load=None)
             diversity = gr.Markdown(elem_id="diversity")
-            cards = gr.HTML(value="", elem_id="critic_cards", js_on_load=SEEK_JS, css_template=CARD_CSS,
-                            max_height=900)
+            cards = gr.HTML(value="", elem_id="critic_cards", js_on_load=SEEK_JS, css_template=CARD_CSS)
 
     def diversity_text(pid, number, crits) -> str:
         if len(crits) < 2:
@@ -109,33 +159,54 @@ def build(ctx: Ctx) -> None:
             diversity_cache[key] = text
         return diversity_cache[key]
 
-    def screen(pid, v):
+    def note_rows(pid, v) -> list[dict]:
+        return [{"id": n.id, "text": n.text, "about": f"about {n.shot_id}" if n.shot_id else "whole film"}
+                for n in studio.notes(pid, ver(v))]
+
+    def critiques_view(pid, v):
         version = studio.version(pid, ver(v))
         starts = {s.shot_id: start for s, start, _ in version.storyboard.timeline()}
         crits = studio.critiques(pid, version.number)
-        return crits, starts, version
+        return cards_html(crits, starts), diversity_text(pid, version.number, crits)
 
     @guard
     def load(pid, v):
         if not pid:
-            return None, "", "", "", gr.Dropdown(choices=[WHOLE_FILM], value=WHOLE_FILM)
-        crits, starts, version = screen(pid, v)
+            yield "", None, "", "", "", "", [], gr.Dropdown(choices=[WHOLE_FILM], value=WHOLE_FILM), ""
+            return
+        version = studio.version(pid, ver(v))
         info = studio.render_info(pid, version.number)
-        choices = [WHOLE_FILM] + list(starts)
-        return (str(studio.film_path(info)) if info else None, cards_html(crits, starts), diversity_text(pid, version.number, crits),
-                notes_md(studio.notes(pid, version.number)), gr.Dropdown(choices=choices, value=WHOLE_FILM))
+        board = version.storyboard
+        choices = [WHOLE_FILM] + [s.shot_id for s in board.shots()]
+        starts = {s.shot_id: start for s, start, _ in board.timeline()}
+        html = cards_html(studio.critiques(pid, version.number), starts)
+        job = jobs.active(pid, "critique")
+        yield (progress_html(job), str(studio.film_path(info)) if info else None,
+               strip_html(studio, board, info, "#screening_film video"), html, gr.skip(),
+               earlier_html(studio.earlier_notes(pid, version.number)), note_rows(pid, v),
+               gr.Dropdown(choices=choices, value=WHOLE_FILM), "")
+        if job is not None:
+            yield from follow(jobs, job, lambda j: (progress_html(j), *[gr.skip()] * 8),
+                              lambda j: (progress_html(j), gr.skip(), gr.skip(), *critiques_view(pid, v),
+                                         *[gr.skip()] * 4))
 
     @guard
-    def critique(pid, v, progress=gr.Progress()):
+    def critique(pid, v):
         pid = need_project(pid)
-        progress(0, desc="critics watching")
+        number = studio.version(pid, ver(v)).number
+        job, started = jobs.start("critique", pid, lambda p, c: studio.critique(pid, number, p, c),
+                                  label=f"critics watching v{number}", version=number)
+        if not started:
+            gr.Info(f"{job.label}: already running, following it")
+        yield from follow(jobs, job, lambda j: (progress_html(j), gr.skip(), gr.skip()),
+                          lambda j: (progress_html(j), *critiques_view(pid, v)))
 
-        def on(e):
-            if e.get("stage") == "critique":
-                progress((e["done"], e["total"]), desc=f"{e['persona']} finished", unit="critics")
-        studio.critique(pid, ver(v), progress=on)
-        crits, starts, version = screen(pid, v)
-        return cards_html(crits, starts), diversity_text(pid, version.number, crits)
+    @guard
+    def stop(pid):
+        job = jobs.active(pid or "", "critique")
+        if job is not None:
+            jobs.stop(job)
+        return progress_html(job)
 
     @guard
     def add_note(pid, v, text, shot):
@@ -143,12 +214,34 @@ def build(ctx: Ctx) -> None:
         if not (text or "").strip():
             raise gr.Error("write the note first")
         studio.add_note(pid, text, None if shot in (None, "", WHOLE_FILM) else shot, ver(v))
-        return "", notes_md(studio.notes(pid, ver(v)))
+        return "", note_rows(pid, v), "Note added."
 
-    ctx.tabs["screening"].select(load, [ctx.pid, ctx.version], [film, cards, diversity, notes_list, note_shot],
-                                 api_name="screening")
-    ev = critique_btn.click(critique, [ctx.pid, ctx.version], [cards, diversity], api_name="critique",
-                            show_progress_on=[diversity])
+    def edit_note(pid, v, note_id, text):
+        pid = need_project(pid)
+        if not (text or "").strip():
+            raise gr.Error("a note cannot be empty: delete it instead")
+        studio.edit_note(pid, note_id, text, ver(v))
+        return note_rows(pid, v), "Note saved."
+
+    def delete_note(pid, v, note_id):
+        pid = need_project(pid)
+        studio.delete_note(pid, note_id, ver(v))
+        return note_rows(pid, v), "Note deleted."
+
+    outs = [progress, film, film_strip, cards, diversity, earlier, notes_state, note_shot, message]
+    @guard
+    def load_diversity(pid, v):
+        """Panel diversity loads sentence embeddings: it follows the screen instead of holding it up."""
+        if not pid:
+            return ""
+        number = studio.version(pid, ver(v)).number
+        return diversity_text(pid, number, studio.critiques(pid, number))
+
+    ctx.tabs["screening"].select(load, [ctx.pid, ctx.version], outs, api_name="screening").then(
+        load_diversity, [ctx.pid, ctx.version], diversity, api_visibility="private", show_progress="hidden")
+    ev = critique_btn.click(critique, [ctx.pid, ctx.version], [progress, cards, diversity], api_name="critique",
+                            show_progress="hidden")
     ctx.refresh_status(ev)
-    add_note_btn.click(add_note, [ctx.pid, ctx.version, note_text, note_shot], [note_text, notes_list],
+    stop_btn.click(stop, ctx.pid, progress, api_visibility="private", show_progress="hidden")
+    add_note_btn.click(add_note, [ctx.pid, ctx.version, note_text, note_shot], [note_text, notes_state, message],
                        api_name="add_note")

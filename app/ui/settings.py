@@ -1,9 +1,11 @@
-"""Settings: what is active, the LLM endpoint for this server, the critics' panel and custom personas.
+"""Settings: what is making the film (in words), the picture (size or aspect, frame rate: per project, a new
+version), how shots are rendered (steps, guidance, seeds: for everyone on this server), the model folders, the
+LLM endpoint and its limits (for everyone on this server), the critics' panel and custom personas.
 
-The API key lives only in this process's memory: it is never echoed back to the page, written to the
-database or logged. Who may change the endpoint and where the key may go is decided in
-app/agent_settings.py; this screen only says whether the request came from the app's own page.
-"""
+The API key lives only in this process's memory: it is never echoed back to the page, written to the database
+or logged. Who may change the endpoint and where the key may go is decided in app/agent_settings.py; this
+screen only says whether the request came from the app's own page. These settings are the server's, and
+the screen says so."""
 
 from __future__ import annotations
 
@@ -15,25 +17,71 @@ from app.ui.common import Ctx, guard, md, need_project, ver
 from app.ui.security import same_origin
 
 AGENT_MODES = ["auto", "llm", "offline"]
+LABELS = {"backend_label": "Making the pictures", "model": "Video model", "agents": "Critics, refiner and planner",
+          "llm_endpoint": "LLM endpoint", "critic_model": "Critic model", "refiner_model": "Refiner model",
+          "planner_model": "Planner model"}
+MODEL_DEFAULT = "the model's own size"
+SIZES = {MODEL_DEFAULT: (None, None), "16:9 · 832×480": (832, 480), "16:9 · 1280×720": (1280, 720),
+         "9:16 · 480×832 (phone)": (480, 832), "1:1 · 512×512": (512, 512), "4:3 · 640×480": (640, 480),
+         "2.39:1 · 1216×512 (scope)": (1216, 512)}
+SEEDS = {"random": "new shots get a fresh random seed", "fixed": "new shots start from seed 0"}
 
 
 def status_md(studio) -> str:
-    st = studio.status()
-    rows = [(k, v) for k, v in st.model_dump().items() if v and k != "home"]
+    """What is active, labelled for people (never a raw setting name, never the key)."""
+    st = studio.status().model_dump()
+    rows = [(LABELS[k], st[k]) for k in LABELS if st.get(k)]
     key = "set for this server session (hidden)" if studio.config.api_key else "not set"
     return "\n".join([f"- **{md(k)}**: {md(v)}" for k, v in rows] + [f"- **API key**: {key}"])
 
 
+def size_label(board) -> str:
+    for label, wh in SIZES.items():
+        if wh == (board.width, board.height):
+            return label
+    return f"custom · {board.width}×{board.height}"
+
+
 def persona_choices(studio, v) -> list[tuple[str, str]]:
-    return [(f"{p.name} ({pid})" + ("" if p.source == "builtin" else f" [{p.source}]"), pid)
+    return [(p.name + ("" if p.source == "builtin" else f" ({p.source})"), pid)
             for pid, p in studio.personas_of(v).items()]
+
+
+def _discovered_servers() -> list[str]:
+    """Local OpenAI-compatible servers found on this machine (app.discovery, when installed)."""
+    import importlib.util
+
+    if importlib.util.find_spec("app.discovery") is None:
+        return []  # DISCOVERY: app.discovery.discover() lists local servers once the offline-agents work lands
+    from app.discovery import discover
+
+    return [str(getattr(s, "base_url", s)) for s in discover()]
 
 
 def build(ctx: Ctx) -> None:
     studio = ctx.studio
     status = gr.Markdown(elem_id="settings_status")
+    message = gr.Markdown(elem_id="settings_message")
+    with gr.Accordion("The picture (this project: saving makes a new version)", open=True):
+        with gr.Row():
+            size = gr.Dropdown(list(SIZES), value=MODEL_DEFAULT, label="Size and aspect", elem_id="picture_size",
+                               allow_custom_value=True)
+            fps = gr.Number(label="Frames per second (empty: the model's own)", precision=0, minimum=1, maximum=60,
+                            elem_id="picture_fps")
+            picture_btn = gr.Button("Save picture settings", elem_id="picture_save_btn")
+    with gr.Accordion("Rendering (for everyone on this server, until it restarts)", open=True):
+        with gr.Row():
+            steps = gr.Number(label="Denoising steps (empty: the model's default)", precision=0, minimum=1,
+                              maximum=1000, elem_id="render_steps")
+            guidance = gr.Number(label="Guidance (empty: the model's default)", minimum=0, maximum=100,
+                                 elem_id="render_guidance")
+            seeds = gr.Radio([(t, k) for k, t in SEEDS.items()], value="random", label="Seeds",
+                             elem_id="seed_policy")
+            render_btn = gr.Button("Apply", elem_id="render_settings_btn")
+        models = gr.Markdown(elem_id="model_folders")
     with gr.Accordion("LLM agents (for everyone on this server)", open=False):
         gr.Markdown(SCOPE_NOTE, elem_id="llm_scope_note")
+        servers = gr.Markdown(elem_id="discovered_servers")
         with gr.Row():
             base_url = gr.Textbox(label="Endpoint (OpenAI-compatible base URL)", elem_id="llm_base_url")
             api_key = gr.Textbox(label="API key (never shown or stored)", type="password", elem_id="llm_api_key")
@@ -42,41 +90,88 @@ def build(ctx: Ctx) -> None:
             critic = gr.Textbox(label="Critic model", elem_id="critic_model")
             refiner = gr.Textbox(label="Refiner model", elem_id="refiner_model")
             planner = gr.Textbox(label="Planner model", elem_id="planner_model")
+        with gr.Row():
+            timeout = gr.Number(label="Seconds per request", minimum=1, maximum=3600, elem_id="llm_timeout")
+            retries = gr.Number(label="Retries", precision=0, minimum=0, maximum=10, elem_id="llm_retries")
+            concurrency = gr.Number(label="Requests at once", precision=0, minimum=1, maximum=64,
+                                    elem_id="llm_concurrency")
+            frames = gr.Number(label="Frames a critic sees per shot", precision=0, minimum=1, maximum=24,
+                               elem_id="frames_per_shot")
+            detail = gr.Dropdown(["low", "high", "auto"], label="Image detail", elem_id="image_detail")
         apply_btn = gr.Button("Apply", elem_id="apply_llm_btn")
     gr.Markdown("### Critics' panel")
-    panel = gr.CheckboxGroup(choices=list(studio.builtin_personas()), label="Personas watching this version", elem_id="panel_pick")
+    panel = gr.CheckboxGroup(choices=list(studio.builtin_personas()), label="Personas watching this version",
+                             elem_id="panel_pick")
     panel_btn = gr.Button("Save panel (new version)", elem_id="panel_save_btn")
     gr.Markdown("### Custom persona")
-    with gr.Row():
-        persona_pick = gr.Dropdown(choices=[], label="Start from", elem_id="persona_pick",
-                                   allow_custom_value=True)
+    persona_pick = gr.Dropdown(choices=[], label="Start from", elem_id="persona_pick", allow_custom_value=True)
     persona_yaml = gr.Code(language="yaml", label="Persona (YAML)", interactive=True, elem_id="persona_yaml")
     persona_btn = gr.Button("Save persona to this project (new version)", elem_id="persona_save_btn")
     builder = _builder(ctx, persona_yaml)
-    message = gr.Markdown(elem_id="settings_message")
+
+    def models_md() -> str:
+        c = studio.config
+        rows = [("Backend", c.backend), ("Video model", c.model or "none (the animatic needs no weights)"),
+                ("Image-to-video model (continuity)", c.i2v_model or "none")]
+        return ("\n".join(f"- **{k}**: {md(v)}" for k, v in rows)
+                + "\n\nModel folders are chosen when the studio starts (`chief serve --help`, docs/settings.md).")
+
+    def servers_md() -> str:
+        found = _discovered_servers()
+        return ("Found on this machine: " + ", ".join(md(redact_url(u)) for u in found)) if found else ""
 
     @guard
     def load(pid, v):
         c = studio.config
-        fields = (redact_url(c.llm_base_url), "", c.critic_model, c.refiner_model, c.planner_model, c.agents or "auto")
+        fields = (redact_url(c.llm_base_url), "", c.critic_model, c.refiner_model, c.planner_model, c.agents or "auto",
+                  c.llm_timeout, c.llm_max_retries, c.llm_concurrency, c.frames_per_shot, c.image_detail,
+                  c.steps, c.guidance, c.seed_policy, models_md(), servers_md())
         if not pid:
-            return status_md(studio), *fields, gr.CheckboxGroup(choices=[], value=[]), gr.Dropdown(choices=[])
+            return (status_md(studio), *fields, gr.CheckboxGroup(choices=[], value=[]), gr.Dropdown(choices=[]),
+                    MODEL_DEFAULT, None)
         version = studio.version(pid, ver(v))
         choices = persona_choices(studio, version)
+        b = version.storyboard
         return (status_md(studio), *fields, gr.CheckboxGroup(choices=choices, value=version.panel),
-                gr.Dropdown(choices=choices, value=None))
+                gr.Dropdown(choices=choices, value=None), size_label(b), b.fps)
 
     @guard
-    def apply(url, key, c, r, p, m, request: gr.Request):
+    def apply(url, key, c, r, p, m, t, rt, cc, fr, dt, request: gr.Request):
+        other = {"llm_timeout": t, "llm_max_retries": rt, "llm_concurrency": cc, "frames_per_shot": fr,
+                 "image_detail": dt}
         settings = AgentSettings(base_url=url or "", api_key=key or "", critic_model=c or "", refiner_model=r or "",
-                                 planner_model=p or "", mode=m or "auto")
+                                 planner_model=p or "", mode=m or "auto", other=other)
         notice = studio.set_agent_settings(settings, from_own_page=same_origin(request))
         return "", status_md(studio), md(notice)
 
     @guard
+    def apply_render(s, g, policy):
+        from app.config import with_overrides
+
+        studio.reconfigure(with_overrides(studio.config, steps=int(s) if s else None,
+                                          guidance=float(g) if g not in (None, "") else None, seed_policy=policy))
+        return ("Rendering settings applied for everyone on this server until it restarts: changed settings make "
+                "new clips.")
+
+    @guard
+    def save_picture(pid, v, label, rate):
+        pid = need_project(pid)
+        base = studio.version(pid, ver(v))
+        if label not in SIZES:
+            raise gr.Error("choose one of the sizes")
+        w, h = SIZES[label]
+        board = base.storyboard.model_copy(update={"width": w, "height": h, "fps": int(rate) if rate else None})
+        board = type(board).model_validate(board.model_dump())
+        if board == base.storyboard:
+            return gr.skip(), f"v{base.number} already has this picture: no new version."
+        nv, _ = studio.save_storyboard(pid, board, base.number, f"picture: {label}, {rate or 'model'} fps")
+        return nv.number, f"v{nv.number}: {label}, {int(rate) if rate else 'the model’s'} fps. Render to see it."
+
+    @guard
     def save_panel(pid, v, ids):
         nv = studio.set_panel(need_project(pid), list(ids or []), ver(v))
-        return nv.number, f"v{nv.number}: panel is now {', '.join(nv.panel)}."
+        names = studio.personas_of(nv)
+        return nv.number, f"v{nv.number}: the panel is now {md(', '.join(names[i].name for i in nv.panel))}."
 
     @guard
     def pick_persona(pid, v, persona_id):
@@ -88,27 +183,26 @@ def build(ctx: Ctx) -> None:
 
     @guard
     def save_persona(pid, v, text):
-        import yaml
-
+        from agents.personas import MAX_PERSONA_BYTES
+        from storage.parsing import parse_yaml
         from storage.schema import Persona
 
         pid = need_project(pid)
-        try:
-            data = yaml.safe_load(text or "")
-        except yaml.YAMLError as e:
-            raise ValueError(f"persona YAML: {str(e).splitlines()[0]}") from None
+        data = parse_yaml(text or "", "persona YAML", max_bytes=MAX_PERSONA_BYTES)  # a ParseError: one line
         if not isinstance(data, dict):
             raise ValueError("persona YAML must be a mapping with id, name and who")
         data.setdefault("source", "custom")
         nv = studio.save_persona(pid, Persona.model_validate(data), ver(v))
-        return nv.number, f"v{nv.number}: persona {data.get('id')} saved and on the panel."
+        return nv.number, f"v{nv.number}: persona {md(data.get('name') or data.get('id'))} saved and on the panel."
 
+    llm = [base_url, api_key, critic, refiner, planner, mode, timeout, retries, concurrency, frames, detail]
     ctx.tabs["settings"].select(load, [ctx.pid, ctx.version],
-                                [status, base_url, api_key, critic, refiner, planner, mode, panel, persona_pick],
+                                [status, *llm, steps, guidance, seeds, models, servers, panel, persona_pick, size, fps],
                                 api_name="settings")
-    ev = apply_btn.click(apply, [base_url, api_key, critic, refiner, planner, mode], [api_key, status, message],
-                         api_visibility="private")
+    ev = apply_btn.click(apply, llm, [api_key, status, message], api_visibility="private")
     ctx.refresh_status(ev)
+    render_btn.click(apply_render, [steps, guidance, seeds], message, api_visibility="private")
+    picture_btn.click(save_picture, [ctx.pid, ctx.version, size, fps], [ctx.version, message], api_name="set_picture")
     panel_btn.click(save_panel, [ctx.pid, ctx.version, panel], [ctx.version, message], api_name="set_panel")
     persona_pick.change(pick_persona, [ctx.pid, ctx.version, persona_pick], persona_yaml, api_visibility="private")
     persona_btn.click(save_persona, [ctx.pid, ctx.version, persona_yaml], [ctx.version, message],
@@ -133,9 +227,9 @@ def _builder(ctx: Ctx, persona_yaml):
 
     @guard
     def build_from_comments(text, viewer):
-        from agents.personas import persona_to_yaml
         from agents.comments import comments_from_text
         from agents.persona_builder import build_persona
+        from agents.personas import persona_to_yaml
 
         from app.factory import llm_client
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import socket
 
-import openai
 import pytest
 from pydantic import BaseModel, Field
 
@@ -149,17 +148,26 @@ def test_retries_429_and_500_with_backoff(server, config):
     assert len(slept) == 2 and slept[1] > slept[0] * 1.2  # exponential, with jitter
 
 
-def test_retries_timeouts(server, config):
+def test_timeout_to_a_local_server_is_not_resent(server, config):
+    """A local server keeps generating an abandoned answer: a re-send would queue behind it."""
     client = LLMClient(config.model_copy(update={"timeout": 0.3}))
-    server.script(Reply(body=None, delay=1.0), ok(GOOD))
-    value, _ = ask(client)
-    assert value.score == 7 and len(server.requests) == 2
+    server.script(Reply(body=None, delay=3600), ok(GOOD))
+    with pytest.raises(AgentError, match=r"no first token within 0.3 s; not re-sent") as e:
+        ask(client)
+    assert e.value.usage.calls == 1 and server.wait_for_requests(1)
+
+
+def test_timeouts_resent_when_asked(server, config):
+    client = LLMClient(config.model_copy(update={"timeout": 0.3, "resend_timeouts": True}))
+    server.script(Reply(body=None, delay=3600), ok(GOOD))
+    value, usage = ask(client)
+    assert value.score == 7 and usage.calls == 2 and len(server.requests) == 2
 
 
 def test_gives_up_after_max_retries(server, config):
     client = LLMClient(config.model_copy(update={"max_retries": 1}), sleep=lambda s: None)
     server.script(error(503, "overloaded", "server_error"), error(503, "overloaded", "server_error"), ok(GOOD))
-    with pytest.raises(AgentError, match=r"critic teen \(vision-model\): gave up after 2 tries: HTTP 503"):
+    with pytest.raises(AgentError, match=r"critic teen \(vision-model\) at http://127.0.0.1:\d+/v1: gave up after 2 tries: HTTP 503: overloaded"):
         ask(client)
     assert len(server.requests) == 2
 
@@ -175,14 +183,6 @@ def test_auth_error_is_one_clear_line_without_the_key(server, client):
 def test_api_key_never_in_repr_or_dump(config, client):
     for text in (repr(config), str(config), repr(client), config.describe(), config.model_dump_json()):
         assert "SECRET" not in text
-
-
-def test_from_env():
-    cfg = LLMConfig.from_env({"CHIEF_LLM_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "sk-x",
-                              "CHIEF_CRITIC_MODEL": "llava", "CHIEF_PLANNER_MODEL": "qwen"})
-    assert (cfg.base_url, cfg.critic_model, cfg.planner_model) == ("http://127.0.0.1:9/v1", "llava", "qwen")
-    assert cfg.api_key.get_secret_value() == "sk-x"
-    assert LLMConfig.from_env({"CHIEF_LLM_API_KEY": "a", "OPENAI_API_KEY": "b"}).api_key.get_secret_value() == "a"
 
 
 def test_local_server_needs_no_key(server):
@@ -201,7 +201,7 @@ def test_network_guard_forbids_remote_hosts():
         s.connect(("198.51.100.1", 80))
     s.close()
     client = LLMClient(LLMConfig(api_key="sk-test-SECRET-1234", max_retries=0, timeout=2))
-    with pytest.raises(AgentError, match="APIConnectionError"):
+    with pytest.raises(AgentError, match="could not connect: tests may not reach 'api.openai.com'"):
         ask(client)
 
 

@@ -122,3 +122,11 @@ def test_console_script_json_stdout_is_pure_json(tmp_path, story_file):
     pid = json.loads(made.stdout)["project"]
     rendered = subprocess.run([*cmd, "render", pid], capture_output=True, text=True, env=env, check=True)
     assert json.loads(rendered.stdout)["rendered"] == 4
+
+
+def test_show_yaml_round_trips_into_a_new_project(chief, story_file, tmp_path):
+    pid = json.loads(chief("--json", "new", "--storyboard", str(story_file)).stdout)["project"]
+    exported = tmp_path / "exported.yaml"
+    exported.write_text(chief("show", pid, "--yaml").stdout)
+    copy = json.loads(chief("--json", "new", "--storyboard", str(exported)).stdout)
+    assert copy["version"]["storyboard"] == json.loads(chief("--json", "show", pid).stdout)["version"]["storyboard"]

@@ -87,7 +87,7 @@ def test_film_write_fails(home, monkeypatch):
     studio = make_studio(home)
     pid = studio.create_from_storyboard(board(3)).project_id
 
-    def full(args, cwd=None):
+    def full(args, cwd=None, **_):
         Path(args[-1]).write_bytes(b"\0" * 1000)  # ffmpeg got part of the way
         raise RuntimeError("ffmpeg failed (1): av_interleaved_write_frame(): No space left on device")
 

@@ -3,13 +3,15 @@ line naming the role and the model, and a failed action leaves the project exact
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from agents.base import AgentError
 from app.config import load_config
 from app.studio import Studio
 from storage.schema import DIMENSIONS
-from tests.agents.openai_server import FakeOpenAI, Reply, error, ok
+from tests.agents.openai_server import IMAGE_REFUSALS, FakeOpenAI, Reply, error, ok
 from tests.fault.conftest import assert_sound, board, chief, count, make_studio, snapshot
 
 PANEL = ["film_critic"]
@@ -45,13 +47,17 @@ def rendered(home):
     return pid
 
 
-def test_timeout_retried_then_clear_error(home, server, rendered):
-    server.responder = lambda body: Reply(body=ok(critique_answer()).body, delay=3.0)
+def test_timeout_to_a_local_server_is_not_resent(home, server, rendered):
+    """A local server that never answers (and, like llama-cpp-python, keeps generating for a client that left):
+    the request times out once and is not re-sent to queue behind the abandoned answer."""
+    server.slots, server.ignore_disconnect = 1, True
+    server.responder = lambda body: Reply(body=ok(critique_answer()).body, delay=3600)
     before = snapshot(home)
     with pytest.raises(AgentError) as exc:
-        llm_studio(home, server, retries=1, timeout=0.5).critique(rendered)
-    assert len(server.requests) == 2  # the first try and one retry
-    assert str(exc.value).startswith("critic film_critic (critic-x): gave up after 2 tries: timed out")
+        llm_studio(home, server, retries=3, timeout=0.5).critique(rendered)
+    assert re.match(r"critic film_critic \(critic-x\) at http://127\.0\.0\.1:\d+/v1: no first token within 0\.5 s; not re-sent",
+                    str(exc.value))
+    assert exc.value.usage.calls == 1 and server.wait_for_requests(1)  # counted by the client, then seen by the server
     assert snapshot(home) == before and count(home, "critiques") == 0
 
 
@@ -71,7 +77,8 @@ def test_500_repeatedly_gives_up_after_configured_retries(home, server, rendered
         llm_studio(home, server, retries=3).critique(rendered)
     assert len(server.requests) == 4
     msg = str(exc.value)
-    assert msg.startswith("critic film_critic (critic-x): gave up after 4 tries: HTTP 500") and "the model fell over" in msg
+    assert re.match(r"critic film_critic \(critic-x\) at http://127\.0\.0\.1:\d+/v1: gave up after 4 tries: HTTP 500: "
+                    r"the model fell over; check the server's log", msg)
     assert snapshot(home) == before
 
 
@@ -95,7 +102,7 @@ def test_garbage_is_repaired_once_then_fails(home, server, rendered):
     with pytest.raises(AgentError) as exc:
         llm_studio(home, server, retries=3).refine(rendered)
     assert len(server.requests) == 2  # the answer and one repair; garbage is not retried
-    assert str(exc.value).startswith("refiner (refiner-y): no valid ProposalOut after one repair")
+    assert re.match(r"refiner \(refiner-y\) at \S+: no valid ProposalOut after one repair", str(exc.value))
     assert snapshot(home) == before and count(home, "proposals") == 0
 
 
@@ -112,7 +119,52 @@ def test_cli_prints_one_clear_line(home, server, rendered):
                 CHIEF_CRITIC_MODEL="critic-x", CHIEF_LLM_MAX_RETRIES="0")
     assert res.returncode == 1, res.stderr
     lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: critic film_critic (critic-x): gave up after 1 tries: HTTP 503")
-    assert "overloaded" in lines[0]
+    assert len(lines) == 1 and re.match(r"error: critic film_critic \(critic-x\) at http://127\.0\.0\.1:\d+/v1: gave up after "
+                                        r"1 try: HTTP 503: overloaded;", lines[0])
     assert "Traceback" not in res.stderr and len(server.requests) == 1
     assert snapshot(home) == before
+
+
+def test_json_schema_refused_with_http_500_falls_back(home, server, rendered):
+    """llama-cpp-python answers response_format json_schema with HTTP 500 (a validation error): the critic falls
+    back to json_object at once instead of retrying the same request."""
+    server.refuse_formats = {"json_schema"}
+    server.responder = lambda body: ok(critique_answer())
+    crits = llm_studio(home, server, retries=3).critique(rendered)
+    assert [r.get("response_format", {}).get("type") for r in server.requests] == ["json_schema", "json_object"]
+    assert [c.persona_id for c in crits] == PANEL and count(home, "critiques") == 1
+
+
+@pytest.mark.parametrize("style", ["llama-server", "llama-cpp-python", "vllm"])
+def test_text_only_model_refusing_images_is_not_retried(home, server, rendered, style):
+    server.images_refused = style
+    before = snapshot(home)
+    with pytest.raises(AgentError) as exc:
+        llm_studio(home, server, retries=3).critique(rendered)
+    msg = str(exc.value)
+    assert re.match(r"critic film_critic \(critic-x\) at \S+: this model does not take images: HTTP [45]00: ", msg)
+    assert IMAGE_REFUSALS[style][1] in msg and "CHIEF_CRITIC_MODEL" in msg and "\n" not in msg
+    assert exc.value.usage.calls == 1 and len(server.requests) == 1
+    assert snapshot(home) == before
+
+
+def test_runaway_answer_is_capped_and_reported(home, server, rendered):
+    """The output cap reaches the server; an answer cut there is repaired once, then reported as cut off."""
+    server.max_output_tokens = 40
+    server.responder = lambda body: ok(critique_answer())
+    before = snapshot(home)
+    with pytest.raises(AgentError, match="cut off at the token limit"):
+        llm_studio(home, server, retries=3).critique(rendered)
+    assert [r["max_tokens"] for r in server.requests] == [3000, 3000]  # the critic's budget, on every request
+    assert "shorter" in server.requests[1]["messages"][-1]["content"]
+    assert snapshot(home) == before
+
+
+def test_cli_image_refusal_is_one_line(home, server, rendered):
+    server.images_refused = "llama-server"
+    res = chief(home, "critique", rendered, CHIEF_AGENTS="llm", CHIEF_LLM_BASE_URL=server.base_url,
+                CHIEF_CRITIC_MODEL="critic-x")
+    assert res.returncode == 1, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "does not take images: HTTP 500: image input is not supported" in lines[0], res.stderr
+    assert len(server.requests) == 1

@@ -15,26 +15,11 @@ from generation.base import Backend, Cancelled, CancelToken, RenderError, ShotRe
 from generation.diffusers_backend import DiffusersBackend
 from generation.families import FAMILIES
 from generation.video_io import read_frames, probe
-from tests.generation.tiny_pipelines import BUILDERS
 
 pytestmark = pytest.mark.slow
 
 # Tiny renders: 32x32, 1 s at 8 fps -> 9 frames under a 4k+1 or 8k+1 rule, 2 steps.
 SHOT = ShotRequest("s1", "a red cat dances in the rain", duration=1.0, width=32, height=32, fps=8, steps=2)
-
-
-@pytest.fixture(scope="session")
-def folders(tmp_path_factory):
-    """Each tiny pipeline is built and saved once per session, on first use."""
-    root = tmp_path_factory.mktemp("pipelines")
-    built = {}
-
-    def get(family):
-        if family not in built:
-            built[family] = str(BUILDERS[family](root / family))
-        return built[family]
-
-    return get
 
 
 @pytest.fixture(scope="session")
@@ -233,7 +218,7 @@ def test_label_and_describe_show_pipeline_device_and_dtype(folders):
     assert backend.label == f"diffusers · WanPipeline · {folders('wan')} · cpu fp32"
     assert backend.describe() == {"backend": "diffusers", "model": folders("wan"), "pipeline": "WanPipeline",
                                   "family": "Wan", "device": "cpu", "dtype": "fp32", "cpu_offload": False,
-                                  "i2v": None}
+                                  "i2v": None, "vace": None}
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error on a machine without CUDA")

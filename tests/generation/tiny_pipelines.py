@@ -49,15 +49,22 @@ def tiny_umt5(vocab_size: int):
     return UMT5EncoderModel(_t5_config(UMT5Config, vocab_size)).eval()
 
 
-def build_wan(folder: Path) -> Path:
-    from diffusers import AutoencoderKLWan, FlowMatchEulerDiscreteScheduler, WanPipeline, WanTransformer3DModel
+def _wan_parts():
+    """The tokenizer, VAE and text encoder every tiny Wan pipeline shares."""
+    from diffusers import AutoencoderKLWan
 
     tokenizer = tiny_tokenizer()
     torch.manual_seed(0)
     vae = AutoencoderKLWan(base_dim=3, z_dim=16, dim_mult=[1, 1, 1, 1], num_res_blocks=1,
                            temperal_downsample=[False, True, True])
     torch.manual_seed(0)
-    text_encoder = tiny_umt5(len(tokenizer))
+    return tokenizer, vae, tiny_umt5(len(tokenizer))
+
+
+def build_wan(folder: Path) -> Path:
+    from diffusers import FlowMatchEulerDiscreteScheduler, WanPipeline, WanTransformer3DModel
+
+    tokenizer, vae, text_encoder = _wan_parts()
     torch.manual_seed(0)
     transformer = WanTransformer3DModel(
         patch_size=(1, 2, 2), num_attention_heads=2, attention_head_dim=12, in_channels=16, out_channels=16,
@@ -160,5 +167,63 @@ def build_image_pipeline(folder: Path) -> Path:
     return folder
 
 
+def build_wan_vace(folder: Path) -> Path:
+    """Wan VACE (reference images, first frame by mask): the tiny Wan parts with a VACE transformer."""
+    from diffusers import FlowMatchEulerDiscreteScheduler, WanVACEPipeline, WanVACETransformer3DModel
+
+    tokenizer, vae, text_encoder = _wan_parts()
+    torch.manual_seed(0)
+    transformer = WanVACETransformer3DModel(  # vace_in_channels: 2 x z_dim video latents + 8 x 8 mask channels
+        patch_size=(1, 2, 2), num_attention_heads=2, attention_head_dim=12, in_channels=16, out_channels=16,
+        text_dim=TEXT_DIM, freq_dim=256, ffn_dim=32, num_layers=2, cross_attn_norm=True,
+        qk_norm="rms_norm_across_heads", rope_max_seq_len=32, vace_layers=[0], vace_in_channels=96,
+    )
+    pipe = WanVACEPipeline(transformer=transformer, vae=vae, scheduler=FlowMatchEulerDiscreteScheduler(shift=7.0),
+                           text_encoder=text_encoder, tokenizer=tokenizer)
+    pipe.save_pretrained(folder)
+    return folder
+
+
+def build_flux(folder: Path) -> Path:
+    """FLUX text-to-image (configs from diffusers' tests/pipelines/flux): a CLIP and a T5 text encoder."""
+    from diffusers import AutoencoderKL, FlowMatchEulerDiscreteScheduler, FluxPipeline, FluxTransformer2DModel
+    from transformers import CLIPTextConfig, CLIPTextModel
+
+    tokenizer = tiny_tokenizer()
+    clip_tokenizer = tiny_tokenizer()
+    clip_tokenizer.model_max_length = 77  # CLIP's position embeddings
+    torch.manual_seed(0)
+    clip = CLIPTextModel(CLIPTextConfig(
+        vocab_size=len(clip_tokenizer), hidden_size=TEXT_DIM, intermediate_size=37, num_attention_heads=4,
+        num_hidden_layers=2, max_position_embeddings=77, bos_token_id=0, eos_token_id=1, pad_token_id=0,
+        projection_dim=TEXT_DIM)).eval()
+    torch.manual_seed(0)
+    t5 = tiny_t5(len(tokenizer))
+    torch.manual_seed(0)
+    transformer = FluxTransformer2DModel(patch_size=1, in_channels=4, num_layers=1, num_single_layers=1,
+                                         attention_head_dim=16, num_attention_heads=2, joint_attention_dim=TEXT_DIM,
+                                         pooled_projection_dim=TEXT_DIM, axes_dims_rope=[4, 4, 8])
+    torch.manual_seed(0)
+    vae = AutoencoderKL(sample_size=32, in_channels=3, out_channels=3, block_out_channels=(4,), layers_per_block=1,
+                        latent_channels=1, norm_num_groups=1, use_quant_conv=False, use_post_quant_conv=False,
+                        shift_factor=0.0609, scaling_factor=1.5035)
+    FluxPipeline(scheduler=FlowMatchEulerDiscreteScheduler(), text_encoder=clip, tokenizer=clip_tokenizer,
+                 text_encoder_2=t5, tokenizer_2=tokenizer, transformer=transformer, vae=vae).save_pretrained(folder)
+    return folder
+
+
+def build_clip_vision(folder: Path) -> Path:
+    """A tiny CLIP image encoder with its projection, and its image processor: an embedding model."""
+    from transformers import CLIPImageProcessor, CLIPVisionConfig, CLIPVisionModelWithProjection
+
+    torch.manual_seed(0)
+    CLIPVisionModelWithProjection(CLIPVisionConfig(
+        hidden_size=32, intermediate_size=37, num_attention_heads=4, num_hidden_layers=2, image_size=32,
+        patch_size=4, projection_dim=16)).save_pretrained(folder)
+    CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}).save_pretrained(folder)
+    return folder
+
+
 BUILDERS = {"wan": build_wan, "cogvideox": build_cogvideox, "cogvideox_i2v": build_cogvideox_i2v, "ltx": build_ltx,
-            "image": build_image_pipeline}
+            "image": build_image_pipeline, "wan_vace": build_wan_vace, "flux": build_flux,
+            "clip_vision": build_clip_vision}

@@ -89,24 +89,11 @@ def test_diff_reports_shot_changes_by_stable_id(studio):
     assert s1.fields == {"duration": (1.0, 2.5)}
 
 
-def _head() -> str:
-    from pathlib import Path
-
-    from alembic.config import Config
-    from alembic.script import ScriptDirectory
-
-    import storage.db
-
-    cfg = Config()
-    cfg.set_main_option("script_location", str(Path(storage.db.__file__).parent / "migrations"))
-    return ScriptDirectory.from_config(cfg).get_current_head()
-
-
 def test_database_is_wal_with_foreign_keys(studio):
     studio.create_from_storyboard(tiny_board(2))
     con = sqlite3.connect(studio.config.db_path)
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert con.execute("SELECT version_num FROM alembic_version").fetchone()[0] == _head()
+    assert con.execute("SELECT version_num FROM alembic_version").fetchone()[0] == _head_revision()
     con.close()
     with studio.db.reader() as s:
         assert s.connection().exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
@@ -118,3 +105,16 @@ def test_unknown_project_and_version_are_clear_errors(studio):
     pid = studio.create_from_storyboard(tiny_board(2)).project_id
     with pytest.raises(NotFound, match="has no version '7'"):
         studio.version(pid, "7")
+
+
+def _head_revision() -> str:
+    from pathlib import Path
+
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    import storage
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(Path(storage.__file__).parent / "migrations"))
+    return ScriptDirectory.from_config(cfg).get_current_head()

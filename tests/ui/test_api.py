@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from gradio_client import handle_file
 from gradio_client.exceptions import AppError
@@ -16,19 +18,37 @@ def create(client, board_file):
 def test_create_render_reuses_unchanged_shots(client, board_file, studio):
     pid, v = create(client, board_file)
     assert v == 1 and studio.projects()[0].id == pid
-    film, summary, shots, _ = client.predict(pid, v, api_name="/render")
+    _, film, summary, strip, shots, _ = client.predict(pid, v, api_name="/render")
     assert "rendered **3**, reused **0**" in summary and "animatic" in summary
     assert [r[2] for r in shots["data"]] == ["rendered"] * 3
-    assert film.endswith(".mp4")
+    assert film.endswith(".mp4") and strip.count("data-shot=") == 3
 
-    rows = client.predict(pid, v, api_name="/load_storyboard")[0]["data"]
-    rows[1][2] = "A whale tail in silver water, morning light"  # prompt of s2
-    nv, rows2, msg = client.predict(pid, v, {"headers": [], "data": rows}, api_name="/save_storyboard")
+    board = client.predict(pid, v, api_name="/load_storyboard")[0]
+    data = json.loads(board)
+    assert all(s["thumb"] for s in data["scenes"][0]["shots"])  # every shot has its clip's thumbnail
+    data["scenes"][0]["shots"][1]["prompt"] = "A whale tail in silver water, morning light"  # s2
+    nv, _, msg = client.predict(pid, v, json.dumps(data), False, 2, 0, False, api_name="/save_storyboard")
     assert nv == 2 and "Saved as v2" in msg and "Branched" not in msg
-    _, summary2, shots2, _ = client.predict(pid, nv, api_name="/render")
+    _, _, summary2, _, shots2, _ = client.predict(pid, nv, api_name="/render")
     assert "rendered **1**, reused **2**" in summary2
     assert [r[2] for r in shots2["data"]] == ["reused", "rendered", "reused"]
     assert client.predict(pid, nv, "s2", api_name="/clip").endswith(".mp4")
+
+
+def test_a_version_that_changes_no_pixels_shares_its_parents_film(client, board_file, studio):
+    pid, v = create(client, board_file)
+    client.predict(pid, v, api_name="/render")
+    v2, _ = client.predict(pid, v, ["film_critic", "teen_scroller"], api_name="/set_panel")
+    board = studio.version(pid, v2).storyboard
+    v3, _ = studio.save_storyboard(pid, board.model_copy(update={"title": "A new title"}), v2)  # no title card
+    _, film, summary, *_ = client.predict(pid, v3.number, api_name="/render_info")
+    assert "shares the film of **v1**" in summary and film.endswith(".mp4")
+    assert studio.render_info(pid, v3.number).version == 1
+    crits = client.predict(pid, v3.number, api_name="/critique")[1]  # critics can watch it: no "render first"
+    assert "panel" in crits
+    opts = board.film.model_copy(update={"title_card": True})
+    v4, _ = studio.save_storyboard(pid, board.model_copy(update={"title": "A new title", "film": opts}), v3.number)
+    assert studio.render_info(pid, v4.number) is None  # a title card changes pixels: it needs its own film
 
 
 def test_errors_are_one_line_messages(client):
@@ -55,18 +75,18 @@ def test_save_on_an_old_version_branches_and_says_so(client, board_file, studio)
 
 def test_invalid_storyboard_edit_leaves_project_unchanged(client, board_file, studio):
     pid, v = create(client, board_file)
-    rows = client.predict(pid, v, api_name="/load_storyboard")[0]["data"]
-    rows[0][6] = "spin_wildly"  # not a camera move
+    data = json.loads(client.predict(pid, v, api_name="/load_storyboard")[0])
+    data["scenes"][0]["shots"][0]["camera"] = "spin_wildly"  # not a camera move
     with pytest.raises(AppError, match="camera"):
-        client.predict(pid, v, {"headers": [], "data": rows}, api_name="/save_storyboard")
+        client.predict(pid, v, json.dumps(data), False, 2, 0, False, api_name="/save_storyboard")
     assert len(studio.versions(pid)) == 1
 
 
 def test_note_refine_accept_compare(client, board_file, studio):
     pid, v = create(client, board_file)
     client.predict(pid, v, api_name="/render")
-    _, notes = client.predict(pid, v, "Make the storm scarier", "s3", api_name="/add_note")
-    assert "**s3**: Make the storm scarier" in notes
+    _, msg = client.predict(pid, v, "Make the storm scarier", "s3", api_name="/add_note")
+    assert msg == "Note added." and [(n.shot_id, n.text) for n in studio.notes(pid, v)] == [("s3", "Make the storm scarier")]
     prop = client.predict(pid, v, api_name="/refine")
     assert prop["proposal"]["edits"], prop
     res = client.predict(pid, prop["id"], [1], {"1": "Night storm, towering black waves, lightning"},
@@ -75,8 +95,28 @@ def test_note_refine_accept_compare(client, board_file, studio):
     film_a, film_b, diff, scores = client.predict(pid, 1, 2, api_name="/compare")
     assert film_a.endswith(".mp4") and film_b is None  # v2 not rendered yet
     assert "v1 → v2" in diff and "changed" in diff
-    tree = client.predict(pid, 2, "overall", api_name="/history")[0]
-    assert "v1" in tree and "* " in tree and "v2 accept" in tree
+    graph = client.predict(pid, 2, "overall", api_name="/history")[0]
+    assert "data-version='1'" in graph and "node current' data-version='2'" in graph
+
+
+def test_timeline_export_opens_with_otio_and_carries_the_notes(client, board_file, studio):
+    import opentimelineio as otio
+
+    pid, v = create(client, board_file)
+    client.predict(pid, v, api_name="/render")
+    client.predict(pid, v, "Make the storm scarier", "s3", api_name="/add_note")
+    client.predict(pid, v, api_name="/critique")
+    files = client.predict(pid, v, api_name="/export_timeline")
+    assert sorted(f.rsplit(".", 1)[1] for f in files) == ["edl", "fcpxml", "otio"]
+    crit = studio.critiques(pid, v)
+    for f in files:
+        timeline = otio.adapters.read_from_file(f)
+        clips = list(timeline.find_clips())
+        assert [c.name for c in clips] == ["s1", "s2", "s3"]
+        names = [m.name.lower() for c in clips for m in c.markers]
+        s3 = [m.name.lower() for m in clips[2].markers]
+        assert "note: make the storm scarier" in s3, (f, s3)
+        assert sum(n.startswith(crit[0].persona_name.lower()) for n in names) >= 1, (f, names)
 
 
 def test_panel_and_custom_persona(client, board_file, studio):

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import re
 import time
 
 import pytest
 from click.testing import CliRunner
 
-from app.ui.history import tree_text
-from app.ui.storyboard import add_row, board_to_rows, move_row, remove_row, rows_to_board
 from storage.files import load_storyboard
 from tests.ui.conftest import TINY_BOARD
 
@@ -20,42 +20,97 @@ def board(tmp_path):
     return load_storyboard(p)
 
 
-def test_table_round_trip_add_move_remove(board):
-    rows = board_to_rows(board)
-    assert rows_to_board(board, rows) == board
-    rows = add_row(rows, 1)  # a new shot after s1
-    rows[1][2] = "The keeper climbs the stairs"
-    rows, at = move_row(rows, 4, -1)  # s3 before s2
-    assert at == 3
-    rows = remove_row(rows, 1)  # drop s1
-    new = rows_to_board(board, rows)
-    shots = new.shots()
-    assert [s.prompt for s in shots] == ["The keeper climbs the stairs", "Night storm waves hit the lighthouse",
-                                         "A whale tail in grey water"]
-    assert shots[0].shot_id not in {"s1", "s2", "s3"} and shots[1].camera == "handheld"
+def test_board_json_round_trip_reorder_add_duplicate_delete(board):
+    from app.ui.storyboard import board_json, json_to_board
+
+    data = json.loads(board_json(board, {"s1": "gradio_api/file=/x.jpg"}))
+    assert json_to_board(board, json.dumps(data)) == board
+    assert data["scenes"][0]["shots"][0]["thumb"] == "gradio_api/file=/x.jpg"
+    shots = data["scenes"][0]["shots"]
+    s1, s2, s3 = shots
+    dup = {**s2, "shot_id": "newabc1", "isNew": True, "seed": 77}
+    fresh = {**s1, "shot_id": "newabc2", "isNew": True, "prompt": "The keeper climbs the stairs", "narration": ""}
+    data["scenes"][0]["shots"] = [s3, fresh, s2, dup]  # s3 dragged first, s1 deleted
+    new = json_to_board(board, json.dumps(data)).shots()
+    assert [s.prompt for s in new] == ["Night storm waves hit the lighthouse", "The keeper climbs the stairs",
+                                       "A whale tail in grey water", "A whale tail in grey water"]
+    assert new[0].shot_id == "s3" and new[0].camera == "handheld" and new[2].shot_id == "s2"
+    assert new[1].shot_id.startswith("sh_") and new[3].shot_id.startswith("sh_") and new[3].seed == 77
+    kept = json_to_board(board, json.dumps(data), fresh_ids=False).shots()  # a draft rendered, not saved
+    assert [s.shot_id for s in kept] == ["s3", "newabc2", "s2", "newabc1"]
 
 
-def test_table_errors_are_plain(board):
-    rows = board_to_rows(board)
-    rows[0][4] = "long"
-    with pytest.raises(ValueError, match="row 1: duration and seed must be numbers"):
-        rows_to_board(board, rows)
+def test_board_json_errors_are_plain(board):
+    from pydantic import ValidationError
+
+    from app.ui.storyboard import board_json, json_to_board
+
+    data = json.loads(board_json(board, {}))
+    data["scenes"][0]["shots"][0]["camera"] = "spin_wildly"
+    with pytest.raises(ValidationError, match="camera"):
+        json_to_board(board, json.dumps(data))
+    data["scenes"] = [{"scene_id": "a", "shots": []}]
     with pytest.raises(ValueError, match="at least one shot"):
-        rows_to_board(board, [["", "", "", "", None, None, "", "", False, False]])
+        json_to_board(board, json.dumps(data))
+    with pytest.raises(ValueError, match="reload the page"):
+        json_to_board(board, "{not json")
 
 
-def test_tree_text_indents_branches():
+def test_version_graph_puts_branches_on_their_own_rows_and_escapes():
     from datetime import datetime
 
+    from app.ui.history import graph_svg, layout
     from storage.records import VersionNode
 
     now = datetime(2026, 1, 1)
     rows = [VersionNode(number=1, id="v_1", parent=None, kind="plan", message="m", created_at=now, current=False,
                         renders=1),
-            VersionNode(number=2, id="v_2", parent=1, kind="accept", message="a", created_at=now, current=False),
+            VersionNode(number=2, id="v_2", parent=1, kind="accept", message="<img src=x onerror=alert(1)>",
+                        created_at=now, current=False),
             VersionNode(number=3, id="v_3", parent=1, kind="edit", message="b", created_at=now, current=True)]
-    assert tree_text(rows).splitlines() == ["  v1 plan: m  [1R 0C 0N]", "    └ v2 accept: a  [0R 0C 0N]",
-                                            "*   └ v3 edit: b  [0R 0C 0N]"]
+    assert layout(rows) == {1: (0, 0), 2: (1, 0), 3: (1, 1)}
+    svg = graph_svg(rows)
+    assert "<img" not in svg and "&lt;img src=x" in svg
+    assert "node current' data-version='3'" in svg and svg.count("<path") == 2
+
+
+def test_score_plot_has_whole_versions_and_a_legend():
+    from app.ui.history import plot_svg
+
+    svg = plot_svg([1, 2, 4], {"Maya <16>": {1: 4.0, 2: 6.0, 4: 7.0}, "Sam": {1: 5.0, 4: 6.0}}, "overall")
+    ticks = re.findall(r">v([0-9.]+)</text>", svg)
+    assert ticks == ["1", "2", "4"]
+    legend = re.findall(r"<g class='legend-item'>.*?<text[^>]*>([^<]*)</text>", svg)
+    assert legend == ["Maya &lt;16&gt;", "Sam", "panel mean"]
+
+
+def test_review_names_sources_and_reads_decisions():
+    from app.ui.revise import decisions, review_json
+    from storage.records import ProposalRecord
+    from storage.schema import Proposal, SetShot, utcnow
+
+    edits = [SetShot(shot_id="s1", field="prompt", old="a calm sea", new="a wild sea", rationale="scarier",
+                     sources=["n_01fb0075", "teen_scroller"]),
+             SetShot(shot_id="s2", field="camera", old="static", new="dolly_in", rationale="motion",
+                     sources=["film_critic"])]
+    record = ProposalRecord(id="pr_1", version=1, created_at=utcnow(), mode="offline",
+                            proposal=Proposal(summary="two edits", edits=edits))
+    value = review_json(record, {"n_01fb0075": "Make the storm scarier"},
+                        {"teen_scroller": "Maya, 16", "film_critic": "Dr. Roux"}, {"s1": "gradio_api/file=/t.jpg"})
+    data = json.loads(value)
+    assert data["edits"][0]["sources"] == ["your note “Make the storm scarier”", "Maya, 16"]
+    assert "n_01fb0075" not in json.dumps(data["edits"]) and data["edits"][0]["thumb"].endswith("t.jpg")
+    assert data["edits"][0]["diff"] == [["=", "a"], ["-", "calm"], ["+", "wild"], ["=", "sea"]]
+    data["edits"][1]["accept"] = False
+    data["edits"][0]["text"] = "a sea like the end of the world"
+    assert decisions(json.dumps(data)) == ("pr_1", [1], {1: "a sea like the end of the world"})
+
+
+def test_settings_show_words_not_setting_names(studio):
+    from app.ui.settings import status_md
+
+    text = status_md(studio)
+    assert "Making the pictures" in text and "backend_label" not in text and "llm_endpoint" not in text
 
 
 def test_api_key_is_never_echoed_or_stored(studio, board):
@@ -65,7 +120,7 @@ def test_api_key_is_never_echoed_or_stored(studio, board):
     pid = studio.create_from_storyboard(board).project_id
     studio.set_agent_settings(AgentSettings(base_url="http://127.0.0.1:9/v1", api_key="sk-SECRET-123456",
                                             critic_model="c-model", refiner_model="r-model", planner_model="p-model",
-                                            mode="llm"), from_own_page=True)
+                                            mode="llm", other={"llm_timeout": 30}), from_own_page=True)
     assert studio.config.api_key == "sk-SECRET-123456" and studio.agents.label.startswith("llm")
     text = status_md(studio)
     assert "sk-SECRET" not in text and "hidden" in text and "c-model" in text

@@ -1,7 +1,7 @@
 """clip cache entries carry a scope: "" (rendered here, any project) or the id of the project they were imported with
 
 Revision ID: 0004
-Revises: 0001
+Revises: 0005
 
 Entries already in the cache cannot be told apart (an import before this revision wrote them like a
 render), so they keep scope "" as if rendered here.
@@ -12,7 +12,7 @@ from alembic import op
 
 
 revision = '0004'
-down_revision = '0001'
+down_revision = '0005'
 branch_labels = None
 depends_on = None
 

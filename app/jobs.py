@@ -1,0 +1,151 @@
+"""Long work the web server tracks: renders (a film or one shot), critiques and plans.
+
+A job runs in its own thread, not in a page's request, so a reloaded page or a second tab finds the running
+job (`Jobs.active`) and follows its progress (`Jobs.wait`), and any of them can stop it (`Jobs.stop`). A
+project has at most one job of a kind at a time: asking again returns the running one instead of starting
+a second render. Stopping is an outcome like finishing ("stopped"), not an error.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from app.errors import one_line
+from generation.base import CancelToken, Cancelled
+from storage.schema import new_id
+
+RUNNING, DONE, FAILED, STOPPED = "running", "done", "failed", "stopped"
+KEEP = 50  # finished jobs remembered (their outcome is shown to a tab that reloads after the end)
+
+
+@dataclass
+class Job:
+    id: str
+    kind: str  # "render" | "critique" | "plan"
+    project: str  # "" for a plan (the project does not exist yet)
+    label: str  # what the job is doing, for people: "render v3", "re-render shot s2"
+    version: int | None = None
+    state: str = RUNNING
+    fraction: float = 0.0  # 0..1 (a plan has no steps: stays 0 until done)
+    desc: str = "starting"
+    message: str = ""  # the outcome in one line (failed, stopped)
+    result: Any = None
+    cancel: CancelToken = field(default_factory=CancelToken)
+    started: float = field(default_factory=time.monotonic)
+    ended: float | None = None
+    seq: int = 0  # bumped on every change, so followers wait for something new
+
+    @property
+    def running(self) -> bool:
+        return self.state == RUNNING
+
+    @property
+    def elapsed(self) -> float:
+        return (self.ended or time.monotonic()) - self.started
+
+
+class Jobs:
+    def __init__(self) -> None:
+        self._jobs: dict[str, Job] = {}
+        self._cond = threading.Condition()
+
+    def start(self, kind: str, project: str, fn: Callable[[Callable[[dict], None], CancelToken], Any], *,
+              label: str, version: int | None = None, exclusive: bool = True) -> tuple[Job, bool]:
+        """Run `fn(progress, cancel)` in a thread. With `exclusive`, a job of this kind already running on
+        the project is returned instead (started=False). Returns (job, started)."""
+        with self._cond:
+            if exclusive and (running := self.active(project, kind)) is not None:
+                return running, False
+            job = Job(id=new_id("job"), kind=kind, project=project, label=label, version=version)
+            self._jobs[job.id] = job
+            self._forget_old()
+        threading.Thread(target=self._run, args=(job, fn), name=f"chief-{job.id}", daemon=True).start()
+        return job, True
+
+    def _run(self, job: Job, fn) -> None:
+        try:
+            result = fn(lambda e: self._progress(job, e), job.cancel)
+        except Cancelled:
+            self._finish(job, STOPPED, _stopped_text(job.kind))
+        except Exception as e:  # noqa: BLE001 - any failure is the job's outcome, shown in one line
+            self._finish(job, FAILED, one_line(e))
+        else:
+            self._finish(job, DONE, "", result)
+
+    def _progress(self, job: Job, event: dict) -> None:
+        fraction, desc = describe(event)
+        with self._cond:
+            if job.running:
+                job.fraction = max(job.fraction, fraction) if fraction is not None else job.fraction
+                job.desc = desc
+                job.seq += 1
+                self._cond.notify_all()
+
+    def _finish(self, job: Job, state: str, message: str, result: Any = None) -> None:
+        with self._cond:
+            job.state, job.message, job.result, job.ended = state, message, result, time.monotonic()
+            job.fraction = 1.0 if state == DONE else job.fraction
+            job.seq += 1
+            self._cond.notify_all()
+
+    def _forget_old(self) -> None:
+        done = [j for j in self._jobs.values() if not j.running]
+        for j in done[:max(0, len(done) - KEEP)]:
+            del self._jobs[j.id]
+
+    def get(self, job_id: str) -> Job | None:
+        return self._jobs.get(job_id)
+
+    def active(self, project: str, kind: str) -> Job | None:
+        """The running job of `kind` on `project`, if any."""
+        with self._cond:
+            return next((j for j in reversed(self._jobs.values())
+                         if j.running and j.project == project and j.kind == kind), None)
+
+    def last(self, project: str, kind: str) -> Job | None:
+        """The newest job of `kind` on `project`, running or finished."""
+        with self._cond:
+            return next((j for j in reversed(self._jobs.values()) if j.project == project and j.kind == kind), None)
+
+    def stop(self, job: Job) -> bool:
+        """Ask a running job to stop (it stops at its next check: a step, a shot, a critic, or ffmpeg)."""
+        if not job.running:
+            return False
+        job.cancel.cancel()
+        with self._cond:
+            job.desc = "stopping…"
+            job.seq += 1
+            self._cond.notify_all()
+        return True
+
+    def wait(self, job: Job, seen: int, timeout: float = 1.0) -> int:
+        """Block until the job changed since `seen` (its seq) or `timeout` passed; returns the current seq."""
+        with self._cond:
+            self._cond.wait_for(lambda: job.seq != seen, timeout=timeout)
+            return job.seq
+
+
+def describe(e: dict) -> tuple[float | None, str]:
+    """A service progress event as (fraction done or None, what is happening in words)."""
+    stage = e.get("stage")
+    if stage == "render":
+        n, i, steps = max(e["shots"], 1), e["shot_index"], e.get("steps") or 1
+        frac = (i + min(e.get("step", 0) / steps, 1.0)) / n
+        what = (f"step {e.get('step', 0)}/{steps}" if e["status"] == "rendering" else e["status"])
+        return min(frac, 0.99), f"shot {i + 1}/{e['shots']} ({e['shot_id']}) · {what}"
+    if stage == "assemble":
+        return 0.99, "assembling the film"
+    if stage == "critique":
+        return e["done"] / max(e["total"], 1), f"{e['done']}/{e['total']} critics finished ({e['persona']})"
+    if stage == "done":
+        return 1.0, "done"
+    return None, str(e.get("desc") or stage or "working")
+
+
+def _stopped_text(kind: str) -> str:
+    return {"render": "Stopped. Finished shots are kept: render again to go on from there.",
+            "critique": "Stopped. Nothing of this screening was saved.",
+            "plan": "Stopped. No project was made."}.get(kind, "Stopped.")
