@@ -8,7 +8,6 @@ import http.client
 import json
 import os
 import stat
-import threading
 import urllib.request
 import uuid
 from urllib.parse import urlsplit
@@ -36,15 +35,20 @@ def raw(base: str, method: str, path: str, headers: dict, body: bytes | None = N
     return res.status, text
 
 
-def fn_index(base: str, elem_id: str, event: str = "click") -> int:
-    """The index of the event that component `elem_id` triggers (as the page's own JavaScript finds it)."""
+def event(base: str, elem_id: str, kind: str = "click") -> tuple[int, int]:
+    """(index, number of inputs) of the event component `elem_id` triggers, found as the page's JavaScript
+    finds it: in /config."""
     config = json.loads(urllib.request.urlopen(base + "/config").read())
     comp = next(c["id"] for c in config["components"] if c.get("props", {}).get("elem_id") == elem_id)
-    return next(i for i, d in enumerate(config["dependencies"]) if [comp, event] in [list(t) for t in d["targets"]])
+    i = next(i for i, d in enumerate(config["dependencies"]) if [comp, kind] in [list(t) for t in d["targets"]])
+    return i, len(config["dependencies"][i]["inputs"])
 
 
-def queue_call(base: str, index: int, data: list, headers: dict | None = None) -> dict:
-    """Join the queue with raw HTTP, as any program that reaches the port can, and read the outcome."""
+def queue_call(base: str, target: tuple[int, int], data: list, headers: dict | None = None) -> dict:
+    """Join the queue with raw HTTP, as any program that reaches the port can, and read the outcome.
+    `data` is padded with None to the event's number of inputs."""
+    index, inputs = target
+    data = [*data, *[None] * (inputs - len(data))]
     session = uuid.uuid4().hex
     body = json.dumps({"data": data, "fn_index": index, "session_hash": session, "event_data": None}).encode()
     status, text = raw(base, "POST", "/gradio_api/queue/join", {"Content-Type": "application/json", **(headers or {})},
@@ -129,7 +133,8 @@ def test_a_page_on_another_localhost_port_cannot_add_a_note(make_studio, serve, 
     studio = make_studio()
     pid = studio.create_from_storyboard(load_storyboard(board_file)).project_id
     base = serve(studio)
-    index = fn_index(base, "add_note_btn")
+    index, inputs = event(base, "add_note_btn")
+    assert inputs == 4  # project, version, text, about: what the page below sends
     site = OtherSite(ATTACK_PAGE.replace("APP", base).replace("PID", json.dumps(pid))
                      .replace("INDEX", str(index)))
     try:
@@ -147,8 +152,7 @@ def test_a_page_on_another_localhost_port_cannot_add_a_note(make_studio, serve, 
 def test_agent_settings_cannot_be_changed_from_outside_the_page(make_studio, serve):
     studio = make_studio(api_key="sk-OLD-123456", llm_base_url="http://127.0.0.1:9/v1")
     base = serve(studio)
-    index = fn_index(base, "apply_llm_btn")
-    out = queue_call(base, index, ["http://127.0.0.1:8/steal", "", "", "", "", "llm"])
+    out = queue_call(base, event(base, "apply_llm_btn"), ["http://127.0.0.1:8/steal", "", "", "", "", "llm"])
     assert out["status"] == 200 and not out["success"], out
     assert "only be changed from the app's own Settings page" in out["output"]["error"]
     assert (studio.config.llm_base_url, studio.config.api_key) == ("http://127.0.0.1:9/v1", "sk-OLD-123456")
@@ -160,8 +164,7 @@ def test_a_new_endpoint_set_in_the_page_never_receives_the_old_key(make_studio, 
     from tests.agents.openai_server import FakeOpenAI, error
 
     with FakeOpenAI(responder=lambda body: error(500, "no")) as b:
-        studio = make_studio(api_key="sk-OLD-123456", llm_base_url="http://127.0.0.1:9/v1", llm_max_retries=0,
-                             agents="llm")
+        studio = make_studio(api_key="sk-OLD-123456", llm_base_url="http://127.0.0.1:9/v1", llm_max_retries=0)
         pid = studio.create_from_storyboard(load_storyboard(board_file)).project_id
         studio.add_note(pid, "make the whale bigger", "s2")
         base = serve(studio)
@@ -196,51 +199,14 @@ def test_failed_logins_are_limited(make_studio, serve):
 
 # ------------------------------------------------------------------------------------------- sessions
 
-class GatedBackend:
-    """The animatic backend, except that a render waits at a gate the test opens (so "during a render" is a
-    fact, not a race)."""
+def test_the_render_screen_says_stop_is_the_projects(make_studio, serve, page):
+    """A render belongs to the project: every tab follows it and any may stop it (app/jobs.py). The screen
+    says so, next to the button."""
+    from app.ui.render import STOP_NOTE
 
-    def __init__(self) -> None:
-        from generation.animatic import AnimaticBackend
-
-        self.inner = AnimaticBackend()
-        self.entered, self.gate = threading.Event(), threading.Event()
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
-
-    def render(self, req, out, progress, cancel):
-        self.entered.set()
-        assert self.gate.wait(60), "the test never opened the gate"
-        return self.inner.render(req, out, progress, cancel)
-
-
-def test_one_sessions_stop_does_not_cancel_anothers_render(make_studio, serve, board_file):
-    from storage.files import load_storyboard
-
-    backend = GatedBackend()
-    studio = make_studio(backend=backend)
-    pid = studio.create_from_storyboard(load_storyboard(board_file)).project_id
-    base = serve(studio)
-    alice, bob = Client(base + "/", verbose=False), Client(base + "/", verbose=False)
-    job = alice.submit(pid, 1, api_name="/render")
-    assert backend.entered.wait(60)
-    bob.predict(pid, api_name="/stop_render")  # another session: not its render to stop
-    backend.gate.set()
-    _, summary, shots, _ = job.result(timeout=120)
-    assert "rendered **2**" in summary and [r[2] for r in shots["data"]] == ["rendered", "rendered"]
-
-    board = studio.version(pid).storyboard.model_copy(deep=True)
-    board.scenes[0].shots[0].prompt = "A lighthouse at dusk"
-    v2, _ = studio.save_storyboard(pid, board, 1)
-    backend.entered.clear()
-    backend.gate.clear()
-    job = alice.submit(pid, v2.number, api_name="/render")
-    assert backend.entered.wait(60)
-    alice.predict(pid, api_name="/stop_render")  # its own render: stopped
-    backend.gate.set()
-    with pytest.raises(AppError, match="stopped"):
-        job.result(timeout=120)
+    page.goto(serve(make_studio()) + "/")
+    page.get_by_role("tab", name="Render").click()
+    assert STOP_NOTE in page.locator("body").inner_text()
 
 
 def test_the_settings_page_says_the_agents_are_the_servers(make_studio, serve, page):
@@ -287,9 +253,6 @@ def test_user_errors_leave_no_traceback_in_the_server_log(make_studio, serve, ca
 
 # ------------------------------------------------------------------------------------------- rendering
 
-HTML_TITLE = '<form id="phish"><b>Session expired</b><input type="password" name="pw"></form>'
-
-
 def _open_project(page, base: str, pid: str) -> None:
     page.goto(base + "/")
     pick = page.locator("#project_pick input").first
@@ -300,16 +263,27 @@ def _open_project(page, base: str, pid: str) -> None:
     page.wait_for_function("document.querySelector('#status_bar')?.innerText.includes('v1')")
 
 
-def test_a_title_with_html_draws_no_form(make_studio, serve, board_file, page):
+def _everything_shown(page) -> str:
+    """The page's text and the values of its fields: what a person sees, wherever a screen puts it."""
+    return page.evaluate("""() => document.body.innerText + "\\n" +
+        [...document.querySelectorAll('textarea, input')].map(e => e.value).join("\\n")""")
+
+
+def test_a_title_with_html_and_an_image_draws_nothing_and_fetches_nothing(make_studio, serve, board_file, page,
+                                                                          other_site):
     from storage.files import load_storyboard
 
     studio = make_studio()
-    board = load_storyboard(board_file).model_copy(update={"title": HTML_TITLE})
+    title = (f'<form id="phish"><b>Session expired</b><input type="password"></form> '
+             f'![x]({other_site.url}/title.png)')
+    board = load_storyboard(board_file).model_copy(update={"title": title})
     pid = studio.create_from_storyboard(board).project_id
     _open_project(page, serve(studio), pid)
     for where in ("#status_bar", "#projects_message"):
-        assert page.locator(f"{where} form, {where} input[type=password]").count() == 0, where
-        assert HTML_TITLE in page.locator(where).inner_text(), where  # shown as text, every character
+        assert page.locator(f"{where} form, {where} input, {where} img").count() == 0, where
+        assert title in page.locator(where).inner_text(), where  # shown as text, every character
+    page.wait_for_timeout(500)  # let any image request the page started reach the other site
+    assert other_site.paths == []
 
 
 def test_a_note_with_a_remote_image_makes_the_browser_fetch_nothing(make_studio, serve, board_file, page,
@@ -318,22 +292,22 @@ def test_a_note_with_a_remote_image_makes_the_browser_fetch_nothing(make_studio,
 
     studio = make_studio()
     pid = studio.create_from_storyboard(load_storyboard(board_file)).project_id
-    notes = [f"![x]({other_site.url}/markdown.png)", f'<img src="{other_site.url}/html.png">',
-             f"[![y]({other_site.url}/linked.png)](http://example.com) $$\\href{{x}}{{y}}$$"]
+    notes = [f"![x]({other_site.url}/markdown.png)", f'<img src="{other_site.url}/html.png">']
     for text in notes:
         studio.add_note(pid, text)
     _open_project(page, serve(studio), pid)
     page.get_by_role("tab", name="Screening room").click()
-    page.wait_for_function("document.querySelector('#notes_list')?.innerText.includes('markdown.png')")
-    shown = page.locator("#notes_list").inner_text()
-    assert all(text.replace("$$", "") in shown.replace("$$", "") for text in notes[:2]), shown
-    assert page.locator("#notes_list img").count() == 0
-    page.wait_for_timeout(500)  # let any image request the page started reach the other site
+    page.wait_for_function("() => [...document.querySelectorAll('textarea, input')].some(e => "
+                           "e.value.includes('markdown.png')) || document.body.innerText.includes('markdown.png')")
+    shown = _everything_shown(page)
+    assert all(text in shown for text in notes), shown
+    page.wait_for_timeout(500)
     assert other_site.paths == []
 
 
 def test_refusals_show_their_line_in_the_page_not_error(make_studio, serve, page, other_site, tmp_path):
-    """A deeply nested storyboard and one whose duplicate key is HTML: the toast shows each one line, as text."""
+    """A deeply nested storyboard, one whose duplicate key is HTML, and a project name typed as HTML: each
+    toast shows its one line as text, and the browser fetches nothing."""
     studio = make_studio()
     base = serve(studio)
     dup = tmp_path / "dup.yaml"
@@ -347,9 +321,18 @@ def test_refusals_show_their_line_in_the_page_not_error(make_studio, serve, page
         page.locator("#create_file_btn").click()
         toast = page.locator("[data-testid='toast-text']").last
         toast.wait_for()
-        text = toast.inner_text()
-        assert says in text, text
-        assert page.locator("[data-testid='toast-body'] img").count() == 0
+        assert says in toast.inner_text(), toast.inner_text()
+    page.goto(base + "/")
+    name = f"<img src='{other_site.url}/name.png'>"
+    pick = page.locator("#project_pick input").first
+    pick.click()
+    pick.fill(name)
+    page.keyboard.press("Enter")
+    page.locator("#open_project_btn").click()
+    toast = page.locator("[data-testid='toast-text']").last
+    toast.wait_for()
+    assert f"no project {name!r}" in toast.inner_text(), toast.inner_text()
+    assert page.locator("[data-testid='toast-body'] img").count() == 0
     page.wait_for_timeout(500)
     assert other_site.paths == [] and studio.projects() == []
 
