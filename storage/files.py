@@ -24,7 +24,7 @@ def load_storyboard(path: Path) -> Storyboard:
                                       f"{MAX_STORYBOARD_BYTES})")
         text = path.read_text(encoding="utf-8")
         parse = parse_json if path.suffix.lower() == ".json" else parse_yaml
-        data = parse(text, str(path))
+        data = parse(text, f"{path}: cannot read storyboard")
     except ParseError as e:
         raise StoryboardFileError(str(e)) from None
     except (OSError, UnicodeDecodeError) as e:

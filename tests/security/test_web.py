@@ -236,7 +236,7 @@ def test_served_files_stay_in_a_private_folder_and_errors_show_no_paths(make_stu
     with pytest.raises(AppError) as e:
         client.predict(handle_file(str(bad)), api_name="/create_from_file")
     message = str(e.value)
-    assert message.startswith("broken.yaml: not valid YAML"), message
+    assert message.startswith("broken.yaml: cannot read storyboard: not valid YAML"), message
     assert str(private) not in message and "/tmp/" not in message
 
 
@@ -313,8 +313,8 @@ def test_refusals_show_their_line_in_the_page_not_error(make_studio, serve, page
     dup = tmp_path / "dup.yaml"
     key = f"<img src='{other_site.url}/toast.png'>"
     dup.write_text(f'"{key}": 1\n"{key}": 2\ntitle: x\n')
-    for path, says in ((DATA / "deep_storyboard.yaml", "deep_storyboard.yaml: nested more than 64 levels deep"),
-                       (dup, f"dup.yaml: key \"{key}\" appears twice in one mapping")):
+    for path, says in ((DATA / "deep_storyboard.yaml", "deep_storyboard.yaml: cannot read storyboard: nested more than 64 levels"),
+                       (dup, f"dup.yaml: cannot read storyboard: key \"{key}\" appears twice in one mapping")):
         page.goto(base + "/")
         page.get_by_role("tab", name="From a storyboard file").click()
         page.locator("#storyboard_file input[type=file]").set_input_files(str(path))
