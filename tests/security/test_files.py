@@ -96,4 +96,4 @@ def test_duplicate_keys_are_refused_in_json_too(tmp_path):
     bad = tmp_path / "dup.json"
     bad.write_text('{"title": "a", "title": "b", "scenes": []}')
     line = one_line_error(chief(tmp_path / "home", "new", "--storyboard", str(bad)))
-    assert "dup.json: key 'title' appears twice in one object" in line
+    assert "dup.json: cannot read storyboard: key 'title' appears twice in one object" in line
