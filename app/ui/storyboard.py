@@ -40,9 +40,11 @@ def json_to_board(base, value: str, fresh_ids: bool = True):
     the editor's temporary ones: `fresh_ids=False`, for a draft that is rendered, not saved)."""
     from storage.schema import Storyboard
 
+    from storage.parsing import ParseError, parse_json
+
     try:
-        data = json.loads(value or "")
-    except json.JSONDecodeError:
+        data = parse_json(value or "", "the storyboard editor")  # any client can send it: no RecursionError
+    except ParseError:
         raise ValueError("the storyboard editor sent something unreadable: reload the page") from None
     if not isinstance(data, dict) or not isinstance(data.get("scenes"), list):
         raise ValueError("the storyboard editor sent no scenes: reload the page")
