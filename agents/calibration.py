@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.persona_builder import TASTE_DEFAULTS, Comment, has_phrase, topic_words, words
+from agents.comments import Comment
+from agents.persona_builder import TASTE_DEFAULTS, has_phrase, topic_words, words
 from storage.schema import Persona
 
 if TYPE_CHECKING:

@@ -10,10 +10,13 @@ from prompts import persona_files
 from storage.schema import Persona
 
 
-def _parse(text: str, stem: str, source: str) -> Persona:
-    import yaml
+MAX_PERSONA_BYTES = 256 * 1024  # a persona with every list full of evidence is a few KB
 
-    data = yaml.safe_load(text)
+
+def _parse(text: str, stem: str, source: str) -> Persona:
+    from storage.parsing import parse_yaml
+
+    data = parse_yaml(text, f"persona file {source}", max_bytes=MAX_PERSONA_BYTES)  # a ParseError is a ValueError
     if not isinstance(data, dict):
         raise ValueError(f"persona file {source}: expected a YAML mapping")
     data.setdefault("id", stem)

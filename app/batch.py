@@ -103,7 +103,7 @@ class Story:
 
 def load_stories(path: Path, defaults: Defaults = Defaults()) -> list[Story]:
     """Stories from a YAML list, a JSONL file, or a folder of .txt/.md ideas (one per file)."""
-    import yaml
+    from storage.parsing import ParseError, parse_json, parse_yaml
 
     path = Path(path)
     raw: list = []
@@ -116,16 +116,15 @@ def load_stories(path: Path, defaults: Defaults = Defaults()) -> list[Story]:
         elif path.suffix.lower() == ".jsonl":
             for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
                 if line.strip():
-                    try:
-                        raw.append(json.loads(line))
-                    except json.JSONDecodeError as e:
-                        raise BatchError(f"{path}:{i}: not JSON ({e.msg})") from None
+                    raw.append(parse_json(line, f"{path}:{i}"))
         else:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            data = parse_yaml(path.read_text(encoding="utf-8"), str(path))
             raw = data.get("stories") if isinstance(data, dict) else data
             if not isinstance(raw, list):
                 raise BatchError(f"{path}: expected a list of stories (or a mapping with 'stories:')")
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+    except ParseError as e:
+        raise BatchError(str(e)) from None
+    except (OSError, UnicodeDecodeError) as e:
         raise BatchError(f"{path}: cannot read stories ({str(e).splitlines()[0]})") from None
     if not raw:
         raise BatchError(f"{path}: no stories")

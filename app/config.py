@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from copy import copy
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal, Mapping, get_args, get_origin
@@ -23,6 +24,8 @@ from pydantic import AliasChoices, Field, ValidationError, field_validator, mode
 from pydantic_settings import (BaseSettings, EnvSettingsSource, InitSettingsSource, PydanticBaseSettingsSource,
                                SettingsConfigDict)
 from pydantic_settings.sources.utils import parse_env_vars
+
+from storage.schema import Limits
 
 TOML_NAME = "chief.toml"
 
@@ -35,6 +38,11 @@ def default_home() -> Path:
 def _secret(description: str) -> dict:
     """A credential: environment or flags only (refused in chief.toml), never in a repr."""
     return {"description": description, "repr": False, "json_schema_extra": {"secret": True}}
+
+
+def _limit(name: str):
+    """A storyboard cap as a setting: the default, bounds and reason of storage.schema.Limits."""
+    return copy(Limits.model_fields[name])
 
 
 class Config(BaseSettings):
@@ -125,8 +133,16 @@ class Config(BaseSettings):
     llm_max_answer_chars: int = Field(1_000_000, ge=1000, le=100_000_000, description=(
         "Longer answers are refused (and their stream closed) before parsing."))
     image_detail: Literal["low", "high", "auto"] = Field("low", description="Detail the LLM is asked to see frames at.")
+    max_shots: int = _limit("max_shots")
+    max_film_minutes: float = _limit("max_film_minutes")
+    max_shot_seconds: float = _limit("max_shot_seconds")
+    max_fps: int = _limit("max_fps")
+    max_frame_side: int = _limit("max_frame_side")
     auth: str = Field("", **_secret(
         "`user:password` for `chief serve` (required when binding anything but 127.0.0.1); environment or flags only."))
+    allowed_hosts: str = Field("", description=(
+        "More names the web app answers to (comma-separated), besides IP addresses and `localhost`: this machine's "
+        "name on your network, or a reverse proxy's. A request naming any other host is refused (DNS rebinding)."))
     ray_address: str = Field("", description=(
         "Run `chief serve` on a Ray cluster: `local`, `auto`, `HOST:6379` or `ray://HOST:10001`."))
 
@@ -173,6 +189,10 @@ class Config(BaseSettings):
         if self.agents:
             return self.agents
         return "llm" if self.llm_base_url or self.api_key else "offline"
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(**{name: getattr(self, name) for name in Limits.model_fields})
 
     @property
     def db_path(self) -> Path:

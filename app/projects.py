@@ -3,10 +3,11 @@ versions; the critics' panel and the project's own personas (both are part of a 
 
 from __future__ import annotations
 
+from app.config import Config, env_names
 from app.context import Context
 from app.errors import StudioError
 from storage.edits import StoryboardDiff, diff_storyboards
-from storage.records import Project, UsageRecord, Version, VersionNode
+from storage.records import Project, UsageRecord, Version, VersionBundle, VersionNode
 from storage.schema import Persona, Storyboard
 
 
@@ -24,6 +25,7 @@ class Projects:
         """A new project whose v1 is `board` (and what planning it cost), in one transaction."""
         panel = panel if panel is not None else list(self.builtin_personas())
         self.check_panel(panel, [])
+        self.check_board(board)
         with self.repo.write() as u:
             v = u.add_project(board, idea=idea, kind=kind, message=message, panel=panel)
             if usage is not None:
@@ -72,6 +74,7 @@ class Projects:
                         kind: str = "edit") -> tuple[Version, bool]:
         """A child of `base` with this storyboard. Returns (version, branched): branched when `base`
         was no longer the newest version on its line (someone saved in between)."""
+        self.check_board(board)
         with self.repo.write() as u:
             return u.add_child(u.version(pid, base), board, kind, message)
 
@@ -120,6 +123,32 @@ class Projects:
         from agents.personas import builtin_personas
 
         return builtin_personas()
+
+    def check_board(self, board: Storyboard) -> None:
+        """Refuse a storyboard beyond the caps of the configuration (storage.schema.Limits), saying which
+        setting raises the cap and why it is there."""
+        found = self.ctx.config.limits.problem(board)
+        if found:
+            cap, what = found
+            reason = Config.model_fields[cap].description.rstrip(".")
+            raise StudioError(f"{what} is over the limit {env_names(cap)[0]}={getattr(self.ctx.config, cap):g} "
+                              f"({reason}): change the storyboard, or raise the setting")
+
+    def check_bundle(self, bundle: VersionBundle) -> None:
+        """A version from outside (an archive) and what hangs off it pass the rules of versions made here."""
+        v = bundle.version
+        try:
+            self.check_board(v.storyboard)
+            ids = [p.id for p in v.personas]
+            if len(set(ids)) != len(ids):
+                raise StudioError("a persona id appears twice among the project's own personas")
+            self.check_panel(v.panel, v.personas)
+            shots = {s.shot_id for s in v.storyboard.shots()}
+            for n in bundle.notes:
+                if n.shot_id is not None and n.shot_id not in shots:
+                    raise StudioError(f"a note is about shot {n.shot_id!r}, which the version does not have")
+        except StudioError as e:
+            raise StudioError(f"v{v.number}: {e}") from None
 
     def check_panel(self, panel: list[str], own: list[Persona]) -> None:
         known = set(self.builtin_personas()) | {p.id for p in own}

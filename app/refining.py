@@ -154,6 +154,11 @@ class Refining:
                 board = apply_edits(parent.storyboard, picked)
             except EditError as e:
                 raise StudioError(str(e)) from None
+            self.projects.check_board(board)
+            for child in u.children(parent):  # the same accept again (a double click, a retried command)
+                if child.kind == "accept" and record.id in child.message and child.storyboard == board:
+                    raise StudioError(f"these edits of proposal {record.id} were already accepted as v{child.number}: "
+                                      "nothing new to commit")
             desc = f"accepted {len(picked)}/{n} edit(s) of proposal {record.id}" + (
                 f" ({len(edits)} edited by hand)" if edits else "")
             child, branched = u.add_child(parent, board, "accept", desc)

@@ -90,7 +90,7 @@ class Rendering:
         def chained(k: int) -> ShotRequest:
             if not (k and shots[k].continuity and not shots[k].keyframe and backend.supports_continuity):
                 return reqs[k]
-            clip = self._cached(clip_key(backend, backend.resolve(chained(k - 1))))
+            clip = self._cached(clip_key(backend, backend.resolve(chained(k - 1))), v.project_id)
             if clip is None:
                 raise StudioError(f"shot {shots[k].shot_id} continues from {shots[k - 1].shot_id}: "
                                   f"render v{v.number} first")
@@ -178,6 +178,7 @@ class Rendering:
         return contextlib.nullcontext() if int(getattr(self.ctx.backend, "max_parallel", 1)) > 1 else self._lock
 
     def _render(self, v: Version, progress: ProgressFn, cancel: CancelToken) -> RenderRecord:
+        self.projects.check_board(v.storyboard)  # a version stored before the caps were lowered
         t0 = time.perf_counter()
         backend = self.ctx.backend
         shots = v.storyboard.shots()
@@ -191,7 +192,7 @@ class Rendering:
             prev_last: tuple[str, Path] | None = None  # (sha, path) of the previous clip's last frame
             for i in chain:
                 records[i], prev_last = self._shot(backend, shots[i], reqs[i], i, n, prev_last, scratch, progress,
-                                                   cancel)
+                                                   cancel, v.project_id)
         try:
             chains = continuity_chains(shots, backend.supports_continuity)
             workers = max(1, min(len(chains), int(getattr(backend, "max_parallel", 1))))
@@ -226,8 +227,9 @@ class Rendering:
             shutil.rmtree(scratch, ignore_errors=True)
 
     def _shot(self, backend: Backend, shot: Shot, req: ShotRequest, i: int, n: int, prev_last, scratch: Path,
-              progress: ProgressFn, cancel: CancelToken) -> tuple[ShotRender, tuple[str, Path]]:
-        """Reuse or render one shot; returns its render record and its last frame (sha, path)."""
+              progress: ProgressFn, cancel: CancelToken, pid: str | None = None) -> tuple[ShotRender, tuple[str, Path]]:
+        """Reuse or render one shot (of project `pid`: see `clip_for`); returns its render record and its last
+        frame (sha, path)."""
         cancel.raise_if_cancelled()
         if shot.continuity and prev_last and not req.keyframe:
             req = req.with_(init_image=str(prev_last[1]), init_image_sha256=prev_last[0])
@@ -236,7 +238,7 @@ class Rendering:
             progress({"stage": "render", "shot_index": i, "shots": n, "shot_id": shot.shot_id, "step": done,
                       "steps": total, "status": "rendering"})
         try:
-            clip, key, status = self.clip_for(backend, req, scratch / f"{i:04d}.mp4", on_step, cancel)
+            clip, key, status = self.clip_for(backend, req, scratch / f"{i:04d}.mp4", on_step, cancel, pid)
         except RenderError as e:
             raise RenderFailed(shot.shot_id, i, n, str(e)) from None
         progress({"stage": "render", "shot_index": i, "shots": n, "shot_id": shot.shot_id, "step": 1, "steps": 1,
@@ -245,13 +247,14 @@ class Rendering:
                             num_frames=clip.num_frames, fps=clip.fps)
         return record, (clip.last_frame_sha256, self.ctx.media.path(clip.last_frame_sha256, "png"))
 
-    def clip_for(self, backend: Backend, req: ShotRequest, out: Path, on_step, cancel: CancelToken
-                 ) -> tuple[ClipRecord, str, str]:
+    def clip_for(self, backend: Backend, req: ShotRequest, out: Path, on_step, cancel: CancelToken,
+                 pid: str | None = None) -> tuple[ClipRecord, str, str]:
         """(clip, key, "rendered" or "reused"): the cached clip for the request, or a new render, stored in the
-        cache before it is returned. Every failure is a one-line RenderError; a stop raises Cancelled."""
+        cache before it is returned. Every failure is a one-line RenderError; a stop raises Cancelled. A clip
+        rendered here serves anyone; one imported with a project serves a render of project `pid` only."""
         req = backend.resolve(req)
         key = clip_key(backend, req)
-        clip = self._cached(key)
+        clip = self._cached(key, pid)
         if clip is not None:
             return clip, key, "reused"
         on_step(0, req.steps or req.num_frames)
@@ -267,9 +270,9 @@ class Rendering:
         except OSError as e:  # disk full, database locked: nothing half-stored, say so
             raise RenderError(f"could not store the clip: {e.strerror or e}") from None
 
-    def _cached(self, key: str) -> ClipRecord | None:
+    def _cached(self, key: str, pid: str | None = None) -> ClipRecord | None:
         with self.ctx.repo.read() as u:
-            clip = u.clip(key)
+            clip = u.clip(key, pid)
         media = self.ctx.media
         if clip is None or clip.last_frame_sha256 is None or media.find(clip.sha256) is None \
                 or media.find(clip.last_frame_sha256) is None:

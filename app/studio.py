@@ -19,6 +19,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from app import agent_settings
+from app.agent_settings import AgentSettings
 from app.config import Config
 from app.consistency import Consistency, ConsistencyReport, Source
 from app.context import Context, ProgressFn
@@ -32,7 +34,7 @@ from app.takes import PickResult, ShotTakes, Takes
 from app.watching import Watching
 from storage.db import Database
 from storage.edits import StoryboardDiff
-from storage.media import MediaStore
+from storage.media import MediaStore, remove_stale_temp_files
 from generation.base import CancelToken, ShotRequest
 from storage.records import (RENDER_MEDIA_EXT, ClipRecord, CritiqueRecord, Project, ProposalRecord, RenderRecord,
                              ShotRender, TakeScreeningRecord, Version, VersionNode)
@@ -64,9 +66,9 @@ class Studio:
 
         self.db = Database(config.db_path)
         self.media = MediaStore(config.media_root)
-        self.media.clean_scratch()
         self.ctx = Context(config=config, repo=Repository(self.db), media=self.media, make_backend=make_backend,
                            make_agents=make_agents, _backend=backend, _agents=agents)
+        self._clean()
         self._projects = Projects(self.ctx)
         self._planning = Planning(self.ctx, self._projects)
         self._rendering = Rendering(self.ctx, self._projects)
@@ -75,6 +77,16 @@ class Studio:
         self._keyframes = Keyframes(self.ctx, self._projects, self._rendering, self._watching)
         self._takes = Takes(self.ctx, self._projects, self._rendering, self._watching)
         self._consistency = Consistency(self.ctx, self._projects, self._rendering)
+
+    def _clean(self) -> None:
+        """What killed processes left: work folders, half-written cache files, stored files no row names."""
+        self.media.clean_scratch()
+        remove_stale_temp_files(self.config.home / "cache")
+
+        def known() -> set[str]:
+            with self.ctx.repo.read() as u:
+                return u.media_shas()
+        self.media.collect(known)
 
     # ------------------------------------------------------------------ what is active
     @property
@@ -96,6 +108,12 @@ class Studio:
             raise StudioError("the data folder cannot change while the studio is running")
         self.ctx.config = config
         self.ctx._agents = None  # rebuilt from the new config on next use
+
+    def set_agent_settings(self, settings: AgentSettings, *, from_own_page: bool) -> str:
+        """New agent endpoint, key and models for this server (see app/agent_settings.py); returns the notice."""
+        config, notice = agent_settings.apply(self.config, settings, from_own_page=from_own_page)
+        self.reconfigure(config)
+        return notice
 
     def status(self) -> Active:
         return Active(**{**self.config.describe(), "backend_label": self.backend.label, "agents": self.agents.label})
@@ -331,7 +349,10 @@ class Studio:
         """A new project from an archive: checked fully, then written all or nothing."""
         from storage.archives import import_project
 
-        pid = import_project(self.ctx.repo, self.media, Path(path), title=title)
+        def check(archive) -> None:  # the rules every version made here passes
+            for bundle in archive.file.versions:
+                self._projects.check_bundle(bundle)
+        pid = import_project(self.ctx.repo, self.media, Path(path), title=title, check=check)
         return self.version(pid)
 
     def _redactions(self) -> list[tuple[str, str]]:

@@ -6,8 +6,10 @@ Layout of an archive:
 - `project.json`: the domain records of storage.records as JSON (`ProjectFile`): the project, every exported
   version with what hangs off it (`VersionBundle`: renders, notes, critiques, proposals, agent usage, keyframe
   candidates, takes and take screenings), the clip-cache entries its renders and takes use (so an imported
-  project re-renders nothing; clip keys hold no project ids) and the media it lists. Format 3 added the stills
-  (reference images, keyframes) and takes; format 2 reads as it is, format 1 (before the records) is upgraded.
+  project re-renders nothing; they serve that project only, since nothing proves a clip's pixels match its
+  key), the media it lists, and those it lists as `absent` (a store that never had them: the project came
+  from an archive without media). Format 3 added the stills (reference images, keyframes) and takes; format
+  2 reads as it is, format 1 (before the records) is upgraded.
 - `media/<sha[:2]>/<sha>.<ext>`: clips, last frames, films, subtitles, narration, contact sheets, OTIO cuts,
   reference images and keyframes, each stored once, named by content exactly as in the media store.
 
@@ -19,6 +21,8 @@ absolute path (the caller names the local paths to redact; OTIO cuts hold store-
 
 from __future__ import annotations
 
+import contextlib
+import glob
 import hashlib
 import json
 import os
@@ -26,6 +30,7 @@ import re
 import shutil
 import stat
 import tempfile
+import time
 import zipfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -34,8 +39,9 @@ from typing import Any, Literal
 
 from pydantic import Field, StrictInt, ValidationError
 
-from storage.media import MediaStore
-from storage.records import (MEDIA_EXTS, RENDER_MEDIA_EXT, ClipRecord, MediaRecord, Project, Sha, VersionBundle)
+from storage.media import STALE_SECONDS, MediaStore
+from storage.parsing import ParseError, parse_json
+from storage.records import MEDIA_EXTS, RENDER_MEDIA_EXT, ClipRecord, MediaRecord, Project, Sha, VersionBundle
 from storage.repository import Repository
 from storage.schema import Strict, first_error, new_id, slug
 
@@ -76,6 +82,9 @@ class ProjectFile(Strict):
     media_included: bool
     media: list[MediaRecord] = Field(default_factory=list)
     clips: list[ClipRecord] = Field(default_factory=list)
+    absent: list[Sha] = Field(default_factory=list, description=(
+        "media listed but not in an archive that includes media: the exporting store never had them (written only "
+        "when not empty, so older readers still read the rest)"))
 
 
 class MemberEntry(Strict):
@@ -156,7 +165,7 @@ def _project_file(u, store: MediaStore, project: Project, bundles: list[VersionB
             needed.update({sha: RENDER_MEDIA_EXT[kind] for kind, sha in r.media.items()})
         for key, sha in used:
             needed[sha] = "mp4"
-            clip = u.clip(key)
+            clip = u.clip(key, project.id)
             if clip is not None:
                 clips[clip.key] = clip
                 if clip.last_frame_sha256:
@@ -172,24 +181,31 @@ def _project_file(u, store: MediaStore, project: Project, bundles: list[VersionB
     for sha in sorted(needed):
         ext = known[sha].ext if sha in known else needed[sha]
         path = store.path(sha, ext)
-        if include_media and not path.is_file():
-            raise ArchiveError(f"media file {sha[:12]}….{ext} is missing from the store; "
-                               "render again or export with --no-media")
-        size = path.stat().st_size if path.is_file() else (known[sha].size if sha in known else 0)
+        present = path.is_file()
+        size = path.stat().st_size if present else (known[sha].size if sha in known else 0)
         entries.append(MediaRecord(sha256=sha, ext=ext, size=size))
-        media[sha] = (ext, path)
+        if include_media and present:
+            media[sha] = (ext, path)
+    # A file the store lacks (the project came from an archive without media) is listed as absent rather than
+    # failing every later export; a clip-cache entry is only worth exporting with its files.
+    absent = sorted(sha for sha in needed if sha not in media) if include_media else []
+    usable = [c for c in clips.values() if c.sha256 in media and (c.last_frame_sha256 or c.sha256) in media]
     current = project.current_version if project.current_version in exported else max(exported)
     pf = ProjectFile(format_version=FORMAT_VERSION, project=project.model_copy(update={"current_version": current,
                                                                                       "versions": len(exported)}),
                      versions=out_bundles, reparented=reparented, media_included=include_media, media=entries,
-                     clips=sorted(clips.values(), key=lambda c: c.key))
-    return pf.model_dump(mode="json"), media if include_media else {}
+                     clips=sorted(usable, key=lambda c: c.key), absent=absent)
+    return pf.model_dump(mode="json", exclude={"absent"} if not absent else None), media
 
 
 def _write_zip(out: Path, data: dict, media: dict[str, tuple[str, Path]]) -> Path:
     """Media first, then project.json, then the manifest of every member. OTIO cuts need no rewrite: the
     Studio writes them with store-relative URLs (`../ab/<sha>.mp4`), valid in the archive and in any store."""
     out.parent.mkdir(parents=True, exist_ok=True)
+    for stale in out.parent.glob(f".{glob.escape(out.name)}.*.part"):  # an export of this name that was killed
+        with contextlib.suppress(OSError):
+            if time.time() - stale.stat().st_mtime > STALE_SECONDS:
+                stale.unlink()
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".part")
     os.close(fd)
     members: dict[str, dict] = {}
@@ -353,9 +369,9 @@ def _read_json(zf: zipfile.ZipFile, name: str) -> tuple[Any, bytes]:
     with zf.open(zi) as f:
         blob = f.read(MAX_JSON_BYTES + 1)
     try:
-        return json.loads(blob), blob
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ArchiveError(f"{name} is not valid JSON ({str(e).splitlines()[0]})") from None
+        return parse_json(blob, name, max_bytes=MAX_JSON_BYTES), blob
+    except ParseError as e:
+        raise ArchiveError(str(e)) from None
 
 
 def _first_error(where: str, e: ValidationError) -> ArchiveError:
@@ -421,9 +437,9 @@ def _check(zf: zipfile.ZipFile, scratch: Path) -> tuple[ProjectFile, dict[str, t
         else:
             project_blob = b"".join(chunks)
     try:
-        raw = json.loads(project_blob)
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ArchiveError(f"project.json is not valid JSON ({str(e).splitlines()[0]})") from None
+        raw = parse_json(project_blob, PROJECT)
+    except ParseError as e:
+        raise ArchiveError(str(e)) from None
     fv = raw.get("format_version") if isinstance(raw, dict) else None
     if type(fv) is not int or fv < 1:
         raise ArchiveError("invalid project.json: format_version must be a whole number")
@@ -480,12 +496,17 @@ def _check_consistency(pf: ProjectFile, extracted: dict[str, tuple[str, Path]]) 
     for sha, (ext, _) in extracted.items():
         if sha not in media or media[sha].ext != ext:
             raise ArchiveError(f"media/{sha[:2]}/{sha}.{ext} is not listed in project.json")
+    absent = set(pf.absent)
+    if absent - set(media):
+        raise ArchiveError("invalid project.json: a media file is absent but not listed")
     if pf.media_included:
         for sha, m in media.items():
-            if sha not in extracted:
+            if sha not in extracted and sha not in absent:
                 raise ArchiveError(f"media/{sha[:2]}/{sha}.{m.ext} is listed in project.json but not in the archive")
-    elif extracted:
-        raise ArchiveError("project.json says media are not included, yet the archive holds media files")
+            if sha in extracted and sha in absent:
+                raise ArchiveError(f"media/{sha[:2]}/{sha}.{m.ext} is in the archive but listed as absent")
+    elif extracted or absent:
+        raise ArchiveError("project.json says media are not included, yet lists media files in or absent from it")
 
 
 def _write(repo: Repository, pf: ProjectFile, title: str | None) -> str:
@@ -530,9 +551,11 @@ def _write(repo: Repository, pf: ProjectFile, title: str | None) -> str:
                                                   "scores": {ids[t]: x for t, x in vote.scores.items()}})
                           for vote in ts.votes]}) for ts in b.take_screenings]))
     project = pf.project.model_copy(update={"id": pid, "title": title or pf.project.title, "trashed_at": None})
+    present = {m.sha256 for m in pf.media} - set(pf.absent) if pf.media_included else set()
+    clips = [c for c in pf.clips if c.sha256 in present and (c.last_frame_sha256 or c.sha256) in present]
     with repo.write() as u:
         u.add_media(pf.media)
-        u.add_clips(pf.clips)
+        u.add_clips(clips, pid)  # for this project's renders only: nothing proves the pixels match the keys
         return u.import_project(project, bundles)
 
 

@@ -5,6 +5,7 @@ Rows hold JSON snapshots validated by storage.schema; the tables only index what
 
 from __future__ import annotations
 
+import os
 import threading
 from contextlib import contextmanager
 from datetime import datetime
@@ -19,17 +20,39 @@ from storage.schema import utcnow
 
 
 class DatabaseError(OSError):
-    """The database file could not be read or written (disk full, I/O error, locked too long): one clear line."""
+    """The database cannot be opened, read or written: one line that says what, where and what to do."""
 
 
 @contextmanager
 def _clear_errors(path: Path) -> Iterator[None]:
-    from sqlalchemy.exc import OperationalError
+    from sqlalchemy.exc import DatabaseError as SQLError
 
     try:
         yield
-    except OperationalError as e:
-        raise DatabaseError(f"could not use the database {path}: {e.orig}") from e
+    except SQLError as e:
+        raise DatabaseError(_explain(path, str(e.orig))) from e
+
+
+def _explain(path: Path, reason: str) -> str:
+    """What went wrong with the database file at `path`, and what to do about it."""
+    low = reason.lower()
+    if "not a database" in low or "malformed" in low or "encrypted" in low:
+        return (f"{path} is not a CHIEF database or is damaged ({reason}): restore it from a backup, or move it "
+                "away to start an empty one")
+    if "readonly" in low or "read-only" in low or not _writable(path.parent):
+        return _read_only(path)
+    return f"could not use the database {path}: {reason}"
+
+
+def _read_only(path: Path) -> str:
+    if path.exists() and _writable(path.parent):
+        return f"the database {path} is read-only: make it writable, or set CHIEF_HOME to another folder"
+    return (f"the data folder {path.parent} is read-only: CHIEF writes its database and journal there; make it "
+            "writable, or set CHIEF_HOME to a writable folder")
+
+
+def _writable(folder: Path) -> bool:
+    return os.access(folder, os.W_OK | os.X_OK)
 
 
 class Base(DeclarativeBase):
@@ -71,10 +94,13 @@ class MediaRow(Base):
 
 
 class ClipRow(Base):
-    """The clip cache: content key -> media file. Shared by every project and version."""
+    """The clip cache: content key -> media file. A clip rendered here (scope "") serves every project; a
+    clip that came in an archive (scope = the imported project's id) serves that project only, since
+    nothing proves that its pixels are what its key says."""
 
     __tablename__ = "clips"
     key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    scope: Mapped[str] = mapped_column(String(40), primary_key=True, default="")
     sha256: Mapped[str] = mapped_column(ForeignKey("media.sha256"))
     backend: Mapped[str] = mapped_column(String(40))
     model: Mapped[str] = mapped_column(Text, default="")
@@ -234,7 +260,7 @@ class Database:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        _check_file(self.path)
         url = f"sqlite:///{self.path}"
         args = {"timeout": 30, "check_same_thread": False}
         # Writers take the write lock at BEGIN (IMMEDIATE), so two processes never interleave a
@@ -266,13 +292,42 @@ class Database:
         self.read_engine.dispose()
 
 
+def _check_file(path: Path) -> None:
+    """Refuse, in one line, what SQLite would misread: a 0-byte file (it would silently start an empty
+    database over whatever was lost) and a folder that cannot be created or written."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise DatabaseError(f"cannot create the data folder {path.parent} ({e.strerror or e}): create it, or set "
+                            "CHIEF_HOME to a writable folder") from None
+    if path.is_file() and path.stat().st_size == 0:
+        raise DatabaseError(f"{path} is empty (0 bytes), perhaps cut short by a crash or a full disk: restore it "
+                            "from a backup, or delete it to start an empty database")
+    if not _writable(path.parent) or (path.exists() and not os.access(path, os.W_OK)):
+        raise DatabaseError(_read_only(path))
+
+
 def migrate(engine) -> None:
-    """Apply Alembic migrations up to head (storage/migrations, an append-only list)."""
+    """Apply Alembic migrations up to head (storage/migrations, an append-only list). A database that a
+    newer CHIEF migrated further is refused before anything is touched."""
     from alembic import command
     from alembic.config import Config
+    from alembic.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+    from alembic.util import CommandError
 
     cfg = Config()
     cfg.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
+    script = ScriptDirectory.from_config(cfg)
     with engine.begin() as conn:
+        current = MigrationContext.configure(conn).get_current_revision()
+        try:
+            known = current is None or script.get_revision(current) is not None
+        except CommandError:
+            known = False
+        if not known:
+            raise DatabaseError(f"{engine.url.database} was written by a newer CHIEF (database revision {current}; "
+                                f"this one knows up to {script.get_current_head()}): upgrade CHIEF, or set "
+                                "CHIEF_HOME to another folder")
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "head")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from storage.parsing import ParseError, parse_json, parse_yaml
 from storage.schema import Storyboard, first_error
+
+MAX_STORYBOARD_BYTES = 4 * 2**20  # 300 shots with every text field full is under 2 MB
 
 
 class StoryboardFileError(ValueError):
@@ -15,13 +17,17 @@ class StoryboardFileError(ValueError):
 
 
 def load_storyboard(path: Path) -> Storyboard:
-    import yaml
-
     path = Path(path)
     try:
+        if path.stat().st_size > MAX_STORYBOARD_BYTES:
+            raise StoryboardFileError(f"{path}: too big for a storyboard ({path.stat().st_size} bytes > "
+                                      f"{MAX_STORYBOARD_BYTES})")
         text = path.read_text(encoding="utf-8")
-        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, yaml.YAMLError) as e:
+        parse = parse_json if path.suffix.lower() == ".json" else parse_yaml
+        data = parse(text, f"{path}: cannot read storyboard")
+    except ParseError as e:
+        raise StoryboardFileError(str(e)) from None
+    except (OSError, UnicodeDecodeError) as e:
         raise StoryboardFileError(f"{path}: cannot read storyboard ({str(e).splitlines()[0]})") from None
     if not isinstance(data, dict):
         raise StoryboardFileError(f"{path}: a storyboard must be a mapping with title and scenes")

@@ -13,8 +13,11 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 from storage.records import MediaRecord
+
+STALE_SECONDS = 6 * 3600  # what a killed process left behind is removed once it is this old
 
 
 class MediaError(OSError):
@@ -71,7 +74,32 @@ class MediaStore:
         self.scratch_root.mkdir(parents=True, exist_ok=True)
         return Path(tempfile.mkdtemp(dir=self.scratch_root))
 
-    def clean_scratch(self, older_than: float = 6 * 3600) -> int:
+    def collect(self, known: Callable[[], set[str]], older_than: float = STALE_SECONDS) -> int:
+        """Remove stored files that no media row names (`known()` gives the rows' sha256s): what a killed or
+        failed import or render stored before its transaction wrote nothing. Only files older than
+        `older_than` go (a running import stores its files first), and the store is listed at most once per
+        `older_than` (the time of the last listing is a marker file beside the store)."""
+        marker = self.root.parent / ".media-collected"
+        try:
+            if marker.exists() and time.time() - marker.stat().st_mtime < older_than:
+                return 0
+            marker.touch()
+        except OSError:
+            return 0
+        names, removed = known(), 0
+        for folder in self.root.iterdir():
+            for p in folder.iterdir() if folder.is_dir() else ():
+                if p.name.split(".", 1)[0] in names:
+                    continue
+                try:
+                    if time.time() - p.stat().st_mtime > older_than:
+                        p.unlink()
+                        removed += 1
+                except OSError:
+                    continue
+        return removed
+
+    def clean_scratch(self, older_than: float = STALE_SECONDS) -> int:
         """Remove work folders and half-copied files left by killed processes (untouched for `older_than`
         seconds). Only the scratch folder is listed, never the store."""
         removed = 0
@@ -87,6 +115,20 @@ class MediaStore:
             except OSError:
                 continue
         return removed
+
+
+def remove_stale_temp_files(folder: Path, older_than: float = STALE_SECONDS) -> int:
+    """Remove the hidden temporary files (`.name.part…`) that writers killed mid-write left in `folder` and
+    below; every writer here names its temporary file with a leading dot and renames it when done."""
+    removed = 0
+    for p in Path(folder).rglob(".*") if Path(folder).is_dir() else ():
+        try:
+            if p.is_file() and time.time() - p.stat().st_mtime > older_than:
+                p.unlink()
+                removed += 1
+        except OSError:
+            continue
+    return removed
 
 
 def _sha256_file(path: Path) -> str:

@@ -20,6 +20,9 @@ from storage.records import (ClipMediaRecord, ClipRecord, CritiqueRecord, Keyfra
 from storage.schema import Critique, Note, Persona, Proposal, Storyboard, Usage, new_id, utcnow
 
 
+LOCAL = ""  # the clip-cache scope of clips rendered on this machine
+
+
 class NotFound(ValueError):
     """A project, version or proposal that is not there (one line for the user)."""
 
@@ -123,6 +126,11 @@ class Unit:
         self._project_row(parent.project_id).current_version_id = row.id
         return self._version(row), branched
 
+    def children(self, version: Version) -> list[Version]:
+        """The versions made from `version`, oldest first."""
+        rows = self.s.scalars(select(VersionRow).where(VersionRow.parent_id == version.id).order_by(VersionRow.number))
+        return [self._version(r) for r in rows]
+
     def set_current(self, version: Version) -> None:
         self._project_row(version.project_id).current_version_id = version.id
 
@@ -133,24 +141,30 @@ class Unit:
                 self.s.add(MediaRow(**m.model_dump()))
         self.s.flush()
 
+    def media_shas(self) -> set[str]:
+        """Every media file the database names."""
+        return set(self.s.scalars(select(MediaRow.sha256)))
+
     def media(self, shas: list[str]) -> dict[str, MediaRecord]:
         rows = self.s.scalars(select(MediaRow).where(MediaRow.sha256.in_(list(shas))))
         return {r.sha256: MediaRecord(sha256=r.sha256, ext=r.ext, size=r.size) for r in rows}
 
-    def clip(self, key: str) -> ClipRecord | None:
-        row = self.s.get(ClipRow, key)
+    def clip(self, key: str, pid: str | None = None) -> ClipRecord | None:
+        """The cached clip for `key` that project `pid` may use: one rendered here, else one imported with
+        that project (never one that came with another project's archive). Without `pid`: rendered here only."""
+        row = self.s.get(ClipRow, (key, LOCAL)) or (self.s.get(ClipRow, (key, pid)) if pid else None)
         return None if row is None else ClipRecord.model_validate(row, from_attributes=True)
 
     def put_clip(self, clip: ClipRecord, media: list[MediaRecord] = ()) -> None:
-        """Cache a clip (replacing an entry for the same key whose file went missing)."""
+        """Cache a clip rendered here (replacing an entry for the same key whose file went missing)."""
         self.add_media(list(media))
-        self.s.merge(ClipRow(**clip.model_dump()))
+        self.s.merge(ClipRow(**clip.model_dump(), scope=LOCAL))
 
-    def add_clips(self, clips: list[ClipRecord]) -> None:
-        """Clip-cache entries that are not there yet (an import never replaces a local entry)."""
+    def add_clips(self, clips: list[ClipRecord], pid: str) -> None:
+        """Clip-cache entries imported with project `pid`, for its renders only."""
         for c in clips:
-            if self.s.get(ClipRow, c.key) is None:
-                self.s.add(ClipRow(**c.model_dump()))
+            if self.s.get(ClipRow, (c.key, pid)) is None:
+                self.s.add(ClipRow(**c.model_dump(), scope=pid))
 
     def clip_media(self, clip_sha256: str, kind: str) -> ClipMediaRecord | None:
         row = self.s.get(ClipMediaRow, (clip_sha256, kind))

@@ -191,6 +191,40 @@ class Storyboard(Strict):
         return out
 
 
+class Limits(Strict):
+    """What one storyboard may ask for. The schema's own bounds are what can be stored at all; these
+    caps, each with its reason, are what CHIEF agrees to plan, import or render (a setting raises them)."""
+
+    max_shots: int = Field(300, ge=1, le=100_000, description=(
+        "Most shots in one storyboard: a 10-minute film cut every 2 s has 300; more is a runaway plan or a "
+        "hostile file."))
+    max_film_minutes: float = Field(20.0, gt=0, le=24 * 60, description=(
+        "Longest film, in minutes: CHIEF makes 1- to 10-minute films; twice that leaves room."))
+    max_shot_seconds: float = Field(20.0, gt=0, le=60, description=(
+        "Longest shot, in seconds: video models make 2-10 s clips; a longer shot is one render of many minutes."))
+    max_fps: int = Field(30, ge=1, le=60, description=(
+        "Highest frame rate: video models generate 8-30 fps; 60 doubles every render for no model that uses it."))
+    max_frame_side: int = Field(1920, ge=16, le=4096, description=(
+        "Widest and tallest frame, in pixels: models are trained at 480p-1080p; 4096x4096 is 8 times the pixels "
+        "of 1080p, minutes per step and tens of GB of memory."))
+
+    def problem(self, board: "Storyboard") -> tuple[str, str] | None:
+        """(the cap, what in `board` breaks it), or None when `board` is within every cap."""
+        shots = board.shots()
+        longest = max(shots, key=lambda s: s.duration)
+        checks = [
+            ("max_shots", len(shots) > self.max_shots, f"{len(shots)} shots"),
+            ("max_film_minutes", board.duration() > self.max_film_minutes * 60,
+             f"a {board.duration() / 60:.1f}-minute film"),
+            ("max_shot_seconds", longest.duration > self.max_shot_seconds,
+             f"shot {longest.shot_id} lasts {longest.duration:g} s"),
+            ("max_fps", (board.fps or 0) > self.max_fps, f"{board.fps} fps"),
+            ("max_frame_side", max(board.width or 0, board.height or 0) > self.max_frame_side,
+             f"{board.width or '(default)'}x{board.height or '(default)'} frames"),
+        ]
+        return next(((cap, what) for cap, broken, what in checks if broken), None)
+
+
 class Persona(Strict):
     """An audience member on the critics' panel (prompts/personas/*.yaml, or per project)."""
 

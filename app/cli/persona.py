@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from app.cli.common import Ctx, handles_errors, json_option, pass_ctx
+from app.config import redact_url
 from app.errors import StudioError
 
 
@@ -30,7 +31,7 @@ def _client(c: Ctx):
     if client is None:
         return None, "offline (keyword and sentiment statistics, no LLM)"
     llm = client.config
-    return client, f"llm:{llm.critic_model} @ {llm.base_url or 'api.openai.com'}"
+    return client, f"llm:{llm.critic_model} @ {redact_url(llm.base_url or '') or 'api.openai.com'}"
 
 
 def _say(c: Ctx, text: str) -> None:
@@ -82,7 +83,8 @@ def persona():
 def build(c: Ctx, source, name, persona_id, project, output, holdout, seed):
     """Build a persona from a viewer's comments; each trait cites the comments it came from."""
     from agents.calibration import LLMRater, calibrate, split_holdout
-    from agents.persona_builder import build_persona, load_comments
+    from agents.comments import load_comments
+    from agents.persona_builder import build_persona
     from agents.personas import persona_to_yaml
 
     comments = load_comments(source)
@@ -125,7 +127,7 @@ def build(c: Ctx, source, name, persona_id, project, output, holdout, seed):
 def calibrate_cmd(c: Ctx, name, against, project, holdout, seed, output):
     """How well persona NAME (an id, or a YAML file) predicts its viewer's ratings: Spearman and MAE."""
     from agents.calibration import LLMRater, calibration_figures, rate_holdout
-    from agents.persona_builder import load_comments
+    from agents.comments import load_comments
     from agents.personas import persona_to_yaml
 
     items = load_comments(against)

@@ -1,12 +1,16 @@
 """The CHIEF web app: Gradio Blocks over the Studio, one module per screen.
 
 `create_app(studio)` builds the Blocks (tests build it without serving); `launch(...)` serves it:
-127.0.0.1 by default, no share link, no analytics, renders one at a time through the queue.
+127.0.0.1 by default, no share link, no analytics, renders one at a time through the queue, behind
+`app.ui.security.Guard` (Host and Origin checks, login limits, a Content-Security-Policy). Files the
+page downloads (films, archives) and uploads are kept in a private folder of the data folder
+(`tmp/gradio`, mode 0700), not in the shared /tmp.
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 OFFLINE_ENV = {"GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1",
                "GRADIO_SSR_MODE": "False"}
@@ -37,9 +41,19 @@ def theme():
     return gr.themes.Default(font=fonts, font_mono=mono)
 
 
+def private_temp_dir(home) -> Path:
+    """`home/tmp/gradio`, readable by this user only: where Gradio copies what it serves and receives."""
+    folder = Path(home) / "tmp" / "gradio"
+    folder.mkdir(parents=True, exist_ok=True)
+    for p in (folder.parent, folder):
+        p.chmod(0o700)
+    return folder
+
+
 def create_app(studio):
     """The Blocks app over `studio`: a status bar and one tab per screen."""
     _quiet_env()
+    os.environ["GRADIO_TEMP_DIR"] = str(private_temp_dir(studio.config.home))  # read when the Blocks are made
     import importlib
 
     import gradio as gr
@@ -115,9 +129,14 @@ def launch(studio, host: str = "127.0.0.1", port: int = 7860, auth: str | None =
     credentials = parse_auth(auth)
     if not is_loopback(host) and credentials is None:
         raise ValueError(f"serving on {host} exposes your projects: pass --auth user:password (or set CHIEF_AUTH)")
+    from starlette.middleware import Middleware
+
+    from app.ui.security import Guard, allowed_hosts
+
     demo = create_app(studio)
+    guard = Middleware(Guard, hosts=allowed_hosts(studio.config.allowed_hosts))
     demo.launch(server_name=host, server_port=port, auth=credentials, share=False, show_error=False,
                 prevent_thread_lock=prevent_thread_lock, quiet=quiet, inbrowser=False, ssr_mode=False,
                 mcp_server=False, pwa=False, allowed_paths=[str(studio.config.media_root)], theme=theme(), css=CSS,
-                enable_monitoring=False, footer_links=[])
+                enable_monitoring=False, footer_links=[], app_kwargs={"middleware": [guard]})
     return demo

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from app.takes import MAX_TAKES_PER_ACTION
-from app.ui.common import esc, media_url
+from app.ui.common import md, media_url
 
 MAX_CANDIDATES = 6  # keyframe candidates shown under a card's picture (the approved one always among them)
 ID = r"^[A-Za-z0-9_\-]{1,64}$"
@@ -96,8 +96,8 @@ def outcome(result) -> tuple[int | None, str, str | None]:
 
     if isinstance(result, KeyframesResult):
         shots = ", ".join(k.shot_id for k in result.keyframes)
-        return (result.version.number, f"v{result.version.number}: keyframes approved for {esc(shots)} (drew "
-                f"{result.rendered}, reused {result.reused}) · {esc(result.label)}", None)
+        return (result.version.number, f"v{result.version.number}: keyframes approved for {md(shots)} (drew "
+                f"{result.rendered}, reused {result.reused}) · {md(result.label)}", None)
     if isinstance(result, PickResult):
         return result.version.number, pick_message(result), result.take.shot_id
     if isinstance(result, ShotTakes):

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 import html
+import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -16,6 +18,24 @@ import gradio as gr
 from app.errors import one_line  # noqa: F401 - re-exported: every screen words errors the same way
 
 RENDER_QUEUE = "render"  # concurrency_id shared by every event that renders (one at a time: it holds the GPU)
+
+
+def user_error(message: str, title: str = "Error") -> gr.Error:
+    """A toast with `message` as text (the toast renders HTML, so it is escaped), and no traceback in the
+    server log: a user's mistake or a refused file is not a bug. Paths inside the private temp folder
+    (where Gradio keeps uploads) are shown as the file name only."""
+    temp = os.environ.get("GRADIO_TEMP_DIR")
+    if temp:
+        for root in {temp, os.path.realpath(temp)}:
+            message = re.sub(re.escape(root.rstrip("/")) + r"/(?:[^/\s]+/)*", "", message)
+    error = gr.Error(html.escape(message, quote=False), title=title, print_exception=False)
+    error.escaped = True  # a guard around a guard passes it on as it is
+    return error
+
+
+def _quiet(e: gr.Error) -> gr.Error:
+    """A gr.Error a handler raised itself, escaped and without a traceback in the log (see user_error)."""
+    return e if getattr(e, "escaped", False) else user_error(str(e.message), e.title)
 
 
 def guard(fn: Callable) -> Callable:
@@ -29,9 +49,9 @@ def guard(fn: Callable) -> Callable:
         from generation.base import Cancelled, RenderError
 
         if isinstance(e, Cancelled):  # API callers; the page follows jobs, which report "stopped" as an outcome
-            return gr.Error("stopped; finished shots are kept (render again to resume)", title="Stopped")
+            return user_error("stopped; finished shots are kept (render again to resume)", "Stopped")
         if isinstance(e, (StudioError, AgentError, RenderError, ValueError, KeyError, OSError)):
-            return gr.Error(one_line(e))
+            return user_error(one_line(e))
         return None
 
     if inspect.isgeneratorfunction(fn):
@@ -39,8 +59,8 @@ def guard(fn: Callable) -> Callable:
         def gen_wrapper(*args, **kwargs):
             try:
                 yield from fn(*args, **kwargs)
-            except gr.Error:
-                raise
+            except gr.Error as e:
+                raise _quiet(e) from None
             except Exception as e:
                 if (err := translated(e)) is None:
                     raise
@@ -51,8 +71,8 @@ def guard(fn: Callable) -> Callable:
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except gr.Error:
-            raise
+        except gr.Error as e:
+            raise _quiet(e) from None
         except Exception as e:
             if (err := translated(e)) is None:
                 raise
@@ -74,7 +94,24 @@ def ver(v: Any) -> int | None:
 
 
 def esc(text: Any) -> str:
+    """`text` for an HTML component (gr.HTML): tags and quotes escaped."""
     return html.escape("" if text is None else str(text))
+
+
+# inline marks: code, emphasis, links, images, math, and ":" so that no "http://" is autolinked (an autolink
+# would swallow the backslashes that follow it)
+_MARKDOWN_MARKS = re.compile(r"([\\`*_{}\[\]()#+!|~$:])")
+_WWW = re.compile(r"(?i)\bwww\.")  # an autolink too
+_BLOCK_START = re.compile(r"^(\d+)([.)])|^([-=])")  # what would start a list or a rule at the start of a line
+
+
+def md(text: Any) -> str:
+    """`text` shown as itself inside a gr.Markdown, on one line: HTML escaped, every Markdown mark (links,
+    images, emphasis, headings, lists, math) backslash-escaped. Titles, notes and messages come from users,
+    files, archives and LLMs: none of them may draw a form or make the browser fetch an image."""
+    text = html.escape("" if text is None else str(text), quote=False)
+    text = " ".join(_WWW.sub(lambda m: m.group(0)[:3] + "\\.", _MARKDOWN_MARKS.sub(r"\\\1", text)).split())
+    return _BLOCK_START.sub(lambda m: f"{m.group(1)}\\{m.group(2)}" if m.group(1) else f"\\{m.group(3)}", text)
 
 
 def media_url(path) -> str:
@@ -119,12 +156,12 @@ def follow(jobs, job, frame: Callable[[Any], tuple], final: Callable[[Any], tupl
 def status_line(studio, pid: str | None, v: int | None) -> str:
     """Active backend / model / agents, and the current version's agent cost and render time."""
     st = studio.status()
-    parts = [f"**backend** {esc(st.backend_label)}", f"**model** {esc(st.model)}", f"**agents** {esc(st.agents)}"]
+    parts = [f"**backend** {md(st.backend_label)}", f"**model** {md(st.model)}", f"**agents** {md(st.agents)}"]
     if pid:
         version = studio.version(pid, v)
         u = studio.usage(pid, version.number).total
         info = studio.render_info(pid, version.number)
-        parts.append(f"**project** {esc(version.storyboard.title)} · v{version.number}")
+        parts.append(f"**project** {md(version.storyboard.title)} · v{version.number}")
         parts.append(f"**agent cost** {u.calls} call(s), {u.prompt_tokens + u.completion_tokens} tokens, "
                      f"{u.seconds:.1f}s")
         parts.append(f"**render** {info.seconds:.1f}s ({info.rendered} rendered, {info.reused} reused)"

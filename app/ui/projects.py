@@ -8,7 +8,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from app.ui.common import Ctx, esc, follow, guard, need_project, progress_html, ver
+from app.ui.common import Ctx, follow, guard, md, need_project, progress_html, ver
 
 COLUMNS = ["id", "title", "versions", "created"]
 
@@ -85,7 +85,7 @@ def build(ctx: Ctx) -> None:
             return progress_html(job), *[gr.skip()] * 6  # the job's line says what happened: one message
         v = job.result
         b = v.storyboard
-        return ("", v.project_id, v.number, f"Created “{esc(b.title)}”: {len(b.shots())} shots, {b.duration():.0f}s.",
+        return ("", v.project_id, v.number, f"Created “{md(b.title)}”: {len(b.shots())} shots, {b.duration():.0f}s.",
                 *_listing(studio, v.project_id))
 
     @guard
@@ -112,7 +112,7 @@ def build(ctx: Ctx) -> None:
             raise gr.Error("choose a storyboard file first")
         v = studio.create_from_storyboard(load_storyboard(Path(path)))
         b = v.storyboard
-        return (v.project_id, v.number, f"Created “{esc(b.title)}” from {esc(Path(path).name)}: {len(b.shots())} shots.",
+        return (v.project_id, v.number, f"Created “{md(b.title)}” from {md(Path(path).name)}: {len(b.shots())} shots.",
                 *_listing(studio, v.project_id))
 
     @guard
@@ -120,7 +120,7 @@ def build(ctx: Ctx) -> None:
         if not choice:
             raise gr.Error("pick a project first")
         v = studio.version(choice)
-        return v.project_id, v.number, f"Opened “{esc(v.storyboard.title)}” at v{v.number}."
+        return v.project_id, v.number, f"Opened “{md(v.storyboard.title)}” at v{v.number}."
 
     @guard
     def fork_current(pid, v):
@@ -131,7 +131,7 @@ def build(ctx: Ctx) -> None:
     def trash(pid):
         studio.trash_project(need_project(pid))
         title = studio.project(pid).title
-        return "", None, f"Moved “{esc(title)}” to the trash: restore it from Trash below.", *_listing(studio)
+        return "", None, f"Moved “{md(title)}” to the trash: restore it from Trash below.", *_listing(studio)
 
     @guard
     def restore(trashed_pid):
@@ -139,23 +139,24 @@ def build(ctx: Ctx) -> None:
             raise gr.Error("pick a trashed project first")
         p = studio.restore_project(trashed_pid)
         v = studio.version(p.id)
-        return p.id, v.number, f"Restored “{esc(p.title)}”.", *_listing(studio, p.id)
+        return p.id, v.number, f"Restored “{md(p.title)}”.", *_listing(studio, p.id)
 
     @guard
     def export(pid, v):
         from storage.schema import slug
 
         pid = need_project(pid)
-        out = Path(tempfile.mkdtemp(prefix="chief-export-")) / f"{slug(studio.version(pid).storyboard.title)}.chief.zip"
+        private = studio.config.home / "tmp"  # this user's only (app.ui.private_temp_dir), not the shared /tmp
+        out = Path(tempfile.mkdtemp(prefix="export-", dir=private)) / f"{slug(studio.version(pid).storyboard.title)}.chief.zip"
         studio.export_project(pid, out)
-        return str(out), f"Exported {pid} to {out.name}."
+        return str(out), f"Exported {pid} to {md(out.name)}."
 
     @guard
     def import_archive(path):
         if not path:
             raise gr.Error("choose an archive first")
         v = studio.import_project(Path(path))
-        return (v.project_id, v.number, f"Imported “{esc(v.storyboard.title)}” as {v.project_id}.",
+        return (v.project_id, v.number, f"Imported “{md(v.storyboard.title)}” as {v.project_id}.",
                 *_listing(studio, v.project_id))
 
     listing = [table, pick, trashed]

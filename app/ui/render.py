@@ -10,10 +10,12 @@ from pathlib import Path
 
 import gradio as gr
 
-from app.ui.common import Ctx, esc, follow, guard, need_project, progress_html, ver
+from app.ui.common import Ctx, follow, guard, md, need_project, progress_html, ver
 from app.ui.timeline import strip, strip_html
 
 SHOT_COLUMNS = ["#", "shot", "clip", "length (s)", "render time (s)"]
+# A render belongs to the project, not to a tab: every tab follows it, and any of them may stop it.
+STOP_NOTE = "Stop stops this project's render for everyone following it, in every tab and session."
 
 
 def summary(info, number: int | None = None) -> str:  # a RenderRecord
@@ -22,7 +24,7 @@ def summary(info, number: int | None = None) -> str:  # a RenderRecord
               if number is not None and number != info.version else "")
     how = "stream copy, no re-encode" if info.stream_copied else "re-encoded once"
     return (f"**v{info.version}**: rendered **{info.rendered}**, reused **{info.reused}** of {total} shots "
-            f"in {info.seconds:.1f}s ({how}) · made by {esc(info.label)}{shared}")
+            f"in {info.seconds:.1f}s ({how}) · made by {md(info.label)}{shared}")
 
 
 def shot_rows(studio, info) -> list[list]:
@@ -50,6 +52,7 @@ def build(ctx: Ctx) -> None:
         render_btn = gr.Button("Render", variant="primary", elem_id="render_btn", scale=2)
         stop_btn = gr.Button("Stop", elem_id="stop_btn", scale=1)
         handoff_btn = gr.Button("Hand off to an editor (OTIO · EDL · FCPXML)", elem_id="handoff_btn", scale=2)
+    gr.Markdown(STOP_NOTE, elem_id="stop_note")
     progress = gr.HTML(value="", elem_id="render_progress", js_on_load=None)
     summary_md = gr.Markdown(elem_id="render_summary")
     with gr.Row():
@@ -120,7 +123,8 @@ def build(ctx: Ctx) -> None:
     @guard
     def hand_off(pid, v):
         pid = need_project(pid)
-        files = studio.export_timeline(pid, ver(v), Path(tempfile.mkdtemp(prefix="chief-timeline-")))
+        private = studio.config.home / "tmp"  # this user's only (app.ui.private_temp_dir), not the shared /tmp
+        files = studio.export_timeline(pid, ver(v), Path(tempfile.mkdtemp(prefix="timeline-", dir=private)))
         return [str(p) for p in files.values()]
 
     ctx.tabs["render"].select(load, [ctx.pid, ctx.version], outs, api_name="render_info")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from app.ui.common import Ctx, esc, guard, need_project, thumbs, ver
+from app.ui.common import Ctx, esc, guard, md, need_project, thumbs, ver
 
 HERE = Path(__file__).parent
 CSS = """
@@ -103,8 +103,10 @@ def review_json(record, notes: dict[str, str], personas: dict[str, str], shot_th
 
 def decisions(value: str) -> tuple[str, list[int], dict[int, str]]:
     """(proposal id, accepted edit numbers, edited new values) from the review's JSON."""
-    data = json.loads(value or "null") or {}
-    if not data.get("id"):
+    from storage.parsing import parse_json
+
+    data = parse_json(value or "null", "the review") or {}  # any client can send it: a ParseError is one line
+    if not isinstance(data, dict) or not data.get("id"):
         raise ValueError("no proposal to commit: ask the refiner first")
     only, texts = [], {}
     for e in data.get("edits", []):
@@ -134,7 +136,7 @@ def build(ctx: Ctx) -> None:
     def outcome(record) -> str:
         if record.accepted_as:
             return f"This proposal on v{record.version} was committed as v{record.accepted_as}."
-        return f"Proposal on v{record.version} ({esc(record.mode)}): {len(record.proposal.edits)} edit(s) to review."
+        return f"Proposal on v{record.version} ({md(record.mode)}): {len(record.proposal.edits)} edit(s) to review."
 
     @guard
     def load_proposal(pid, v):
@@ -168,7 +170,7 @@ def build(ctx: Ctx) -> None:
             data = json.loads(review_value(pid, studio.proposal(pid, proposal_id)))
             if data["accepted_as"] is None:
                 data["edits"] = json.loads(value)["edits"]  # keep the creator's decisions for another try
-            return gr.skip(), json.dumps(data), f"Nothing committed: {esc(one_line(e))}"
+            return gr.skip(), json.dumps(data), f"Nothing committed: {md(one_line(e))}"
         nv = res.version
         msg = (f"Committed v{nv.number} from v{nv.parent_number}: accepted edit(s) {', '.join(map(str, res.applied))}"
                + (f", {len(texts)} edited by hand" if texts else "") + ".")

@@ -1,16 +1,21 @@
 """Settings: what is making the film (in words), the picture (size or aspect, frame rate: per project, a new
-version), how shots are rendered (steps, guidance, seeds: this server session), the model folders, the LLM
-endpoint and its limits (this server session only), the critics' panel and custom personas.
+version), how shots are rendered (steps, guidance, seeds: for everyone on this server), the model folders, the
+LLM endpoint and its limits (for everyone on this server), the critics' panel and custom personas.
 
 The API key lives only in this process's memory: it is never echoed back to the page, written to the database
-or logged."""
+or logged. Who may change the endpoint and where the key may go is decided in app/agent_settings.py; this
+screen only says whether the request came from the app's own page. These settings are the server's, and
+the screen says so."""
 
 from __future__ import annotations
 
 import gradio as gr
 
+from app.agent_settings import SCOPE_NOTE, AgentSettings
+from app.config import redact_url
 from app.ui import discovered
-from app.ui.common import Ctx, esc, guard, need_project, ver
+from app.ui.common import Ctx, guard, md, need_project, ver
+from app.ui.security import same_origin
 
 AGENT_MODES = ["auto", "llm", "offline"]
 LABELS = {"backend_label": "Making the pictures", "model": "Video model", "agents": "Critics, refiner and planner",
@@ -28,7 +33,7 @@ def status_md(studio) -> str:
     st = studio.status().model_dump()
     rows = [(LABELS[k], st[k]) for k in LABELS if st.get(k)]
     key = "set for this server session (hidden)" if studio.config.api_key else "not set"
-    return "\n".join([f"- **{esc(k)}**: {esc(v)}" for k, v in rows] + [f"- **API key**: {key}"])
+    return "\n".join([f"- **{md(k)}**: {md(v)}" for k, v in rows] + [f"- **API key**: {key}"])
 
 
 def size_label(board) -> str:
@@ -36,19 +41,6 @@ def size_label(board) -> str:
         if wh == (board.width, board.height):
             return label
     return f"custom · {board.width}×{board.height}"
-
-
-def apply_llm(studio, base_url: str, api_key: str, critic: str, refiner: str, planner: str, mode: str,
-              **limits) -> None:
-    """Point the agents at another endpoint/models (and limits) for this server process; nothing is persisted."""
-    from app.config import with_overrides
-
-    changes = {"llm_base_url": (base_url or "").strip(), "critic_model": (critic or "").strip(),
-               "refiner_model": (refiner or "").strip(), "planner_model": (planner or "").strip(),
-               "agents": "" if mode in (None, "", "auto") else mode, **limits}
-    if api_key and api_key.strip():
-        changes["api_key"] = api_key.strip()
-    studio.reconfigure(with_overrides(studio.config, **changes))
 
 
 def persona_choices(studio, v) -> list[tuple[str, str]]:
@@ -67,7 +59,7 @@ def build(ctx: Ctx) -> None:
             fps = gr.Number(label="Frames per second (empty: the model's own)", precision=0, minimum=1, maximum=60,
                             elem_id="picture_fps")
             picture_btn = gr.Button("Save picture settings", elem_id="picture_save_btn")
-    with gr.Accordion("Rendering (this server session)", open=True):
+    with gr.Accordion("Rendering (for everyone on this server, until it restarts)", open=True):
         with gr.Row():
             steps = gr.Number(label="Denoising steps (empty: the model's default)", precision=0, minimum=1,
                               maximum=1000, elem_id="render_steps")
@@ -77,7 +69,8 @@ def build(ctx: Ctx) -> None:
                              elem_id="seed_policy")
             render_btn = gr.Button("Apply", elem_id="render_settings_btn")
         models = gr.Markdown(elem_id="model_folders")
-    with gr.Accordion("LLM agents (this server session only)", open=False):
+    with gr.Accordion("LLM agents (for everyone on this server)", open=False):
+        gr.Markdown(SCOPE_NOTE, elem_id="llm_scope_note")
         with gr.Row():
             servers = gr.HTML(elem_id="discovered_servers", js_on_load=discovered.SERVERS_JS,
                               css_template=discovered.CSS)
@@ -113,7 +106,7 @@ def build(ctx: Ctx) -> None:
         c = studio.config
         rows = [("Backend", c.backend), ("Video model", c.model or "none (the animatic needs no weights)"),
                 ("Image-to-video model (continuity)", c.i2v_model or "none")]
-        return ("\n".join(f"- **{k}**: {esc(v)}" for k, v in rows)
+        return ("\n".join(f"- **{k}**: {md(v)}" for k, v in rows)
                 + "\n\nModel folders are chosen when the studio starts (`chief serve --help`, docs/settings.md).")
 
     def servers_md() -> str:
@@ -130,7 +123,7 @@ def build(ctx: Ctx) -> None:
     @guard
     def load(pid, v):
         c = studio.config
-        fields = (c.llm_base_url, "", c.critic_model, c.refiner_model, c.planner_model, c.agents or "auto",
+        fields = (redact_url(c.llm_base_url), "", c.critic_model, c.refiner_model, c.planner_model, c.agents or "auto",
                   c.llm_timeout, c.llm_max_retries, c.llm_concurrency, c.frames_per_shot, c.image_detail,
                   c.steps, c.guidance, c.seed_policy, models_md(), servers_md())
         if not pid:
@@ -143,10 +136,13 @@ def build(ctx: Ctx) -> None:
                 gr.Dropdown(choices=choices, value=None), size_label(b), b.fps)
 
     @guard
-    def apply(url, key, c, r, p, m, t, rt, cc, fr, dt):
-        apply_llm(studio, url, key, c, r, p, m, llm_timeout=t, llm_max_retries=rt, llm_concurrency=cc,
-                  frames_per_shot=fr, image_detail=dt)
-        return "", status_md(studio), "Applied for this server session (not saved)."
+    def apply(url, key, c, r, p, m, t, rt, cc, fr, dt, request: gr.Request):
+        other = {"llm_timeout": t, "llm_max_retries": rt, "llm_concurrency": cc, "frames_per_shot": fr,
+                 "image_detail": dt}
+        settings = AgentSettings(base_url=url or "", api_key=key or "", critic_model=c or "", refiner_model=r or "",
+                                 planner_model=p or "", mode=m or "auto", other=other)
+        notice = studio.set_agent_settings(settings, from_own_page=same_origin(request))
+        return "", status_md(studio), md(notice)
 
     @guard
     def apply_render(s, g, policy):
@@ -154,7 +150,8 @@ def build(ctx: Ctx) -> None:
 
         studio.reconfigure(with_overrides(studio.config, steps=int(s) if s else None,
                                           guidance=float(g) if g not in (None, "") else None, seed_policy=policy))
-        return "Rendering settings applied for this server session: changed settings make new clips."
+        return ("Rendering settings applied for everyone on this server until it restarts: changed settings make "
+                "new clips.")
 
     @guard
     def save_picture(pid, v, label, rate):
@@ -174,7 +171,7 @@ def build(ctx: Ctx) -> None:
     def save_panel(pid, v, ids):
         nv = studio.set_panel(need_project(pid), list(ids or []), ver(v))
         names = studio.personas_of(nv)
-        return nv.number, f"v{nv.number}: the panel is now {esc(', '.join(names[i].name for i in nv.panel))}."
+        return nv.number, f"v{nv.number}: the panel is now {md(', '.join(names[i].name for i in nv.panel))}."
 
     @guard
     def pick_persona(pid, v, persona_id):
@@ -186,20 +183,17 @@ def build(ctx: Ctx) -> None:
 
     @guard
     def save_persona(pid, v, text):
-        import yaml
-
+        from agents.personas import MAX_PERSONA_BYTES
+        from storage.parsing import parse_yaml
         from storage.schema import Persona
 
         pid = need_project(pid)
-        try:
-            data = yaml.safe_load(text or "")
-        except yaml.YAMLError as e:
-            raise ValueError(f"persona YAML: {str(e).splitlines()[0]}") from None
+        data = parse_yaml(text or "", "persona YAML", max_bytes=MAX_PERSONA_BYTES)  # a ParseError: one line
         if not isinstance(data, dict):
             raise ValueError("persona YAML must be a mapping with id, name and who")
         data.setdefault("source", "custom")
         nv = studio.save_persona(pid, Persona.model_validate(data), ver(v))
-        return nv.number, f"v{nv.number}: persona {esc(data.get('name') or data.get('id'))} saved and on the panel."
+        return nv.number, f"v{nv.number}: persona {md(data.get('name') or data.get('id'))} saved and on the panel."
 
     llm = [base_url, api_key, critic, refiner, planner, mode, timeout, retries, concurrency, frames, detail]
     ctx.tabs["settings"].select(load, [ctx.pid, ctx.version],
@@ -237,7 +231,8 @@ def _builder(ctx: Ctx, persona_yaml):
 
     @guard
     def build_from_comments(text, viewer):
-        from agents.persona_builder import build_persona, comments_from_text
+        from agents.comments import comments_from_text
+        from agents.persona_builder import build_persona
         from agents.personas import persona_to_yaml
 
         from app.factory import llm_client

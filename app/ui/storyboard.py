@@ -17,7 +17,7 @@ from pathlib import Path
 import gradio as gr
 
 from app.ui.board_media import CardAction, card_media, outcome, pick_message, uploaded_file
-from app.ui.common import Ctx, esc, follow, guard, media_url, need_project, progress_html, ver
+from app.ui.common import Ctx, follow, md, guard, media_url, need_project, progress_html, ver
 from app.ui.story import saved_message
 
 HERE = Path(__file__).parent
@@ -53,9 +53,11 @@ def json_to_board(base, value: str, fresh_ids: bool = True):
     the editor's temporary ones: `fresh_ids=False`, for a draft that is rendered, not saved)."""
     from storage.schema import Storyboard
 
+    from storage.parsing import ParseError, parse_json
+
     try:
-        data = json.loads(value or "")
-    except json.JSONDecodeError:
+        data = parse_json(value or "", "the storyboard editor")  # any client can send it: no RecursionError
+    except ParseError:
         raise ValueError("the storyboard editor sent something unreadable: reload the page") from None
     if not isinstance(data, dict) or not isinstance(data.get("scenes"), list):
         raise ValueError("the storyboard editor sent no scenes: reload the page")
@@ -147,8 +149,8 @@ def build(ctx: Ctx) -> None:
                           open_takes=open_takes, max_upload=MAX_UPLOAD_BYTES)
 
     def stills_line() -> str:
-        return (f"Keyframes and references are drawn by **{esc(studio.images_label())}**; takes and clips by "
-                f"**{esc(studio.status().backend_label)}**.")
+        return (f"Keyframes and references are drawn by **{md(studio.images_label())}**; takes and clips by "
+                f"**{md(studio.status().backend_label)}**.")
 
     def followed(pid: str, number: int, job, draft: str | None = None):
         """Follow a board job to its end; then show what it made (the page follows a new version)."""

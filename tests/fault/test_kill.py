@@ -73,12 +73,13 @@ def test_kill_during_critique(home):
 
 
 ACCEPT_LOOP = """
+import os
 from app.config import load_config
 from app.studio import Studio
 st = Studio(load_config({{"home": {home!r}, "narration": False, "agents": "offline"}}, environ={{}}))
 print("ready", flush=True)
-for i in range(10000):
-    r = st.accept({pid!r}, {prop!r})
+for i in range(10000):  # each accept edits the text by hand: accepting the very same edits twice is refused
+    r = st.accept({pid!r}, {prop!r}, edits={{1: f"shot 1 brighter, take {{os.getpid()}}.{{i}}"}})
     print(r.version.number, flush=True)  # printed only after the transaction committed
 """
 

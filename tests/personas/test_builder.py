@@ -8,7 +8,8 @@ import re
 import pytest
 
 from agents.base import AgentError
-from agents.persona_builder import Comment, PersonaOut, build_persona, load_comments
+from agents.comments import Comment, load_comments
+from agents.persona_builder import PersonaOut, build_persona
 from agents.personas import load_persona_file, persona_to_yaml
 from storage.schema import DIMENSIONS
 from tests.agents.openai_server import ok

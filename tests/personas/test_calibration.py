@@ -8,7 +8,8 @@ import pytest
 
 from agents.calibration import (LLMRater, OfflineRater, average_ranks, calibrate, mean_absolute_error, rate_holdout,
                                 spearman, split_holdout)
-from agents.persona_builder import Comment, build_persona, load_comments
+from agents.comments import Comment, load_comments
+from agents.persona_builder import build_persona
 from agents.personas import builtin_personas
 from tests.agents.openai_server import ok
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.persona_builder import comments_from_text, load_comments, sanitize
+from agents.comments import comments_from_text, load_comments, sanitize
 
 
 def test_plain_text_one_comment_per_line(tmp_path):

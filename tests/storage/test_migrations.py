@@ -27,3 +27,31 @@ def test_a_model_change_without_a_migration_is_caught(tmp_path):
         diff = compare_metadata(MigrationContext.configure(conn), extra.metadata)
     db.close()
     assert [(d[0], d[2], d[3].name) for d in diff if d[0] == "add_column"] == [("add_column", "projects", "colour")]
+
+
+def test_0004_keeps_the_existing_clip_cache_as_rendered_here(tmp_path):
+    """A database at 0001 with a cached clip: after the upgrade the clip still serves every project."""
+    from pathlib import Path
+
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import create_engine, text
+
+    import storage.db
+    from storage.repository import Repository
+
+    path = tmp_path / "chief.db"
+    engine = create_engine(f"sqlite:///{path}")
+    cfg = Config()
+    cfg.set_main_option("script_location", str(Path(storage.db.__file__).parent / "migrations"))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0001")
+        conn.execute(text("INSERT INTO media VALUES ('" + "a" * 64 + "', 'mp4', 1, '2024-01-01')"))
+        conn.execute(text("INSERT INTO clips VALUES ('" + "b" * 64 + "', '" + "a" * 64 + "', 'animatic', '', 8, 8, "
+                          "96, 64, 0.5, NULL, '2024-01-01')"))
+    engine.dispose()
+    db = Database(path)  # upgrades to head
+    with Repository(db).read() as u:
+        assert u.clip("b" * 64, "p_any").sha256 == "a" * 64
+    db.close()

@@ -114,11 +114,13 @@ def test_settings_show_words_not_setting_names(studio):
 
 
 def test_api_key_is_never_echoed_or_stored(studio, board):
-    from app.ui.settings import apply_llm, status_md
+    from app.agent_settings import AgentSettings
+    from app.ui.settings import status_md
 
     pid = studio.create_from_storyboard(board).project_id
-    apply_llm(studio, "http://127.0.0.1:9/v1", "sk-SECRET-123456", "c-model", "r-model", "p-model", "llm",
-              llm_timeout=30)
+    studio.set_agent_settings(AgentSettings(base_url="http://127.0.0.1:9/v1", api_key="sk-SECRET-123456",
+                                            critic_model="c-model", refiner_model="r-model", planner_model="p-model",
+                                            mode="llm", other={"llm_timeout": 30}), from_own_page=True)
     assert studio.config.api_key == "sk-SECRET-123456" and studio.agents.label.startswith("llm")
     text = status_md(studio)
     assert "sk-SECRET" not in text and "hidden" in text and "c-model" in text

@@ -4,8 +4,6 @@ real HTTP server on a free loopback port speaking GET /v1/models (the port the s
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
 from tests.ui.conftest import free_port
@@ -66,9 +64,6 @@ def test_the_discovered_server_is_listed_and_one_click_uses_a_model(settings_pag
         f"http://127.0.0.1:{port}/v1", "llama3.2:1b", "llama3.2:1b", "llama3.2:1b")
 
 
-@pytest.mark.xfail(importlib.util.find_spec("app.agent_settings") is None, strict=True, raises=AssertionError,
-                   reason="main's apply_llm keeps the key on a new endpoint; the security branch's "
-                          "app/agent_settings.py drops it (this passes once that is merged)")
 def test_a_discovered_server_never_gets_the_old_endpoints_key(settings_page, errors_free):
     from playwright.sync_api import expect
 

@@ -1,7 +1,7 @@
 """clip_media: thumbnails and sampled frames cached per clip
 
 Revision ID: 0005
-Revises: 0001
+Revises: 0004
 """
 
 import sqlalchemy as sa
@@ -9,7 +9,7 @@ from alembic import op
 
 
 revision = '0005'
-down_revision = "0003"
+down_revision = "0004"
 branch_labels = None
 depends_on = None
 

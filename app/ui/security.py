@@ -1,0 +1,175 @@
+"""The web app's door: which requests reach Gradio at all, and what every page may load.
+
+ASGI middleware around the Gradio app (installed by `app.ui.launch`), deciding before any route runs:
+
+- **Host.** The `Host` header must be an IP address, `localhost`, or a name in `CHIEF_ALLOWED_HOSTS`. A
+  DNS-rebinding page (evil.example resolving to 127.0.0.1) sends its own name and is refused.
+- **Origin.** A request from another origin (another site, or another port on localhost: "same-site" is
+  not the same origin) is refused, whatever its route: queue/join, run, upload, file, info. Browsers say
+  where a request comes from (`Origin`, `Sec-Fetch-Site`); only following a link to the app (a top-level
+  navigation) is let through. Clients that are not browsers send neither header and are not refused here:
+  they are not a page the user happened to open.
+- **Login.** With `--auth`, failed logins per client address are limited (`LOGIN_FAILURES` per
+  `LOGIN_WINDOW` seconds); more are answered 429 until the window has passed.
+- **What pages may load.** A Content-Security-Policy keeps every page to its own origin: no remote image
+  (a note like `![x](http://host/p.png)` fetches nothing), no form posting elsewhere, no framing.
+
+`same_origin(request)` tells a handler whether an event came from the app's own page (see Settings).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import time
+from collections import deque
+from urllib.parse import urlsplit
+
+LOGIN_FAILURES = 10
+LOGIN_WINDOW = 600.0  # seconds
+LOGIN_PATHS = ("/login", "/login/")
+
+CSP = "; ".join([
+    "default-src 'self'",
+    "img-src 'self' data: blob:",
+    "media-src 'self' data: blob:",
+    "font-src 'self' data:",
+    "style-src 'self' 'unsafe-inline'",
+    "script-src 'self' 'unsafe-inline' 'unsafe-eval'",  # Gradio's page boots from inline scripts
+    "connect-src 'self'",
+    "worker-src 'self' blob:",
+    "frame-src 'self'",
+    "frame-ancestors 'none'",
+    "form-action 'self'",
+    "base-uri 'self'",
+    "object-src 'none'",
+])
+HEADERS = [(b"content-security-policy", CSP.encode()), (b"x-content-type-options", b"nosniff"),
+           (b"referrer-policy", b"same-origin"), (b"x-frame-options", b"DENY")]
+
+
+def allowed_hosts(setting: str) -> frozenset[str]:
+    """The extra host names of CHIEF_ALLOWED_HOSTS ("a.lan, b.example"), lower-case."""
+    return frozenset(n.strip().lower().rstrip(".") for n in setting.split(",") if n.strip())
+
+
+def host_name(host: str) -> str:
+    """The name in a Host header, without the port ("[::1]:7860" -> "::1")."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1:].partition("]")[0]
+    return host.rpartition(":")[0] if host.count(":") == 1 else host
+
+
+def host_ok(host: str, names: frozenset[str]) -> bool:
+    name = host_name(host).rstrip(".")
+    if not name:
+        return False
+    if name == "localhost" or name in names:
+        return True
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def cross_origin(method: str, headers) -> str | None:
+    """Why a request is refused as coming from another origin, or None. `headers` is lower-cased."""
+    host = headers.get("host", "")
+    origin = headers.get("origin")
+    if origin is not None:
+        if origin == "null" or urlsplit(origin).netloc.lower() != host.lower():
+            return f"requests from {origin} are refused: only the app's own page may call it"
+        return None
+    site = headers.get("sec-fetch-site")
+    if site in (None, "same-origin", "none"):
+        return None
+    if method in ("GET", "HEAD") and headers.get("sec-fetch-mode") == "navigate" \
+            and headers.get("sec-fetch-dest") == "document":
+        return None  # a link to the app, followed from elsewhere: it opens the app and does nothing else
+    return "requests from other sites are refused: only the app's own page may call it"
+
+
+def same_origin(request) -> bool:
+    """True when a Gradio event came from the app's own page in a browser (its Origin, or the browser's
+    Sec-Fetch-Site, says so); False for another client, which could be anything that reaches the port."""
+    if request is None:
+        return False
+    headers = {k.lower(): v for k, v in request.headers.items()}
+    origin = headers.get("origin")
+    if origin is not None:
+        return origin != "null" and urlsplit(origin).netloc.lower() == headers.get("host", "").lower()
+    return headers.get("sec-fetch-site") == "same-origin"
+
+
+class LoginLimiter:
+    """Failed logins per client address within a sliding window (addresses that stop failing are forgotten)."""
+
+    def __init__(self, failures: int = LOGIN_FAILURES, window: float = LOGIN_WINDOW) -> None:
+        self.failures, self.window = failures, window
+        self._failed: dict[str, deque[float]] = {}
+
+    def _recent(self, client: str, now: float) -> deque[float]:
+        q = self._failed.get(client, deque())
+        while q and now - q[0] > self.window:
+            q.popleft()
+        if not q:
+            self._failed.pop(client, None)
+        return q
+
+    def wait(self, client: str) -> float:
+        """Seconds until `client` may try again (0: now)."""
+        now = time.monotonic()
+        q = self._recent(client, now)
+        return 0.0 if len(q) < self.failures else self.window - (now - q[0])
+
+    def failed(self, client: str) -> None:
+        now = time.monotonic()
+        self._failed[client] = self._recent(client, now)
+        self._failed[client].append(now)
+
+
+class Guard:
+    """The ASGI middleware: Host and Origin checks, login limits, security headers (see the module doc)."""
+
+    def __init__(self, app, hosts: frozenset[str] = frozenset(), limiter: LoginLimiter | None = None) -> None:
+        self.app, self.hosts = app, hosts
+        self.limiter = limiter or LoginLimiter()
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            return await self.app(scope, receive, send)
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        method = scope.get("method", "GET")
+        if not host_ok(headers.get("host", ""), self.hosts):
+            return await _refuse(scope, receive, send, 403, "unknown host: open the app by its address, or add the "
+                                                            "name to CHIEF_ALLOWED_HOSTS")
+        why = cross_origin(method, headers)
+        if why:
+            return await _refuse(scope, receive, send, 403, why)
+        login = scope["type"] == "http" and method == "POST" and scope.get("path") in LOGIN_PATHS
+        client = (scope.get("client") or ("?", 0))[0]
+        if login:
+            wait = self.limiter.wait(client)
+            if wait > 0:
+                return await _refuse(scope, receive, send, 429, f"too many failed logins: try again in {wait:.0f} s",
+                                     [(b"retry-after", str(int(wait) + 1).encode())])
+
+        async def send_with_headers(message) -> None:
+            if message["type"] == "http.response.start":
+                if login and message["status"] in (400, 401, 403):
+                    self.limiter.failed(client)
+                message = {**message, "headers": [*message.get("headers", []), *HEADERS]}
+            await send(message)
+        await self.app(scope, receive, send_with_headers)
+
+
+async def _refuse(scope, receive, send, status: int, text: str, extra: list | None = None) -> None:
+    if scope["type"] == "websocket":
+        await send({"type": "websocket.close", "code": 1008})
+        return
+    body = (text + "\n").encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"text/plain; charset=utf-8"),
+                            (b"content-length", str(len(body)).encode()), *HEADERS, *(extra or [])]})
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,119 @@
+"""YAML and JSON from outside (storyboard files, archives, comment files, persona files), parsed with limits.
+
+Every failure is a `ParseError` (a ValueError): one line that names the source. Refused, rather than
+crashing or silently guessing: text over a size cap, nesting deeper than `MAX_DEPTH` (Python would hit
+its recursion limit, and so would validation), a key given twice in one mapping (the YAML and JSON
+parsers keep the last one without a word), and YAML aliases (`*name`: a few lines can expand to
+billions of nodes once the data is walked).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import yaml
+from yaml.constructor import ConstructorError
+
+MAX_DEPTH = 64  # a storyboard is 6 levels deep, an archive's project.json about 12
+
+
+class ParseError(ValueError):
+    """Text that cannot be parsed or breaks a limit; one line naming where."""
+
+
+def parse_json(text: str | bytes, where: str, *, max_bytes: int | None = None) -> Any:
+    """JSON with no key twice in an object and at most MAX_DEPTH levels of nesting."""
+    if max_bytes is not None and len(text) > max_bytes:
+        raise ParseError(f"{where}: too big ({len(text)} bytes > {max_bytes})")
+    try:
+        data = json.loads(text, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as e:
+        raise ParseError(f"{where}: key {e.args[0]!r} appears twice in one object") from None
+    except RecursionError:
+        raise ParseError(f"{where}: nested more than {MAX_DEPTH} levels deep") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ParseError(f"{where}: not valid JSON ({str(e).splitlines()[0]})") from None
+    _check_depth(data, where)
+    return data
+
+
+def parse_yaml(text: str, where: str, *, max_bytes: int | None = None) -> Any:
+    """YAML (safe types only) with no key twice in a mapping, no aliases, at most MAX_DEPTH levels."""
+    if max_bytes is not None and len(text.encode("utf-8", "surrogatepass")) > max_bytes:
+        raise ParseError(f"{where}: too big (more than {max_bytes} bytes)")
+    try:
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 — _Loader is a SafeLoader
+    except _Refused as e:
+        raise ParseError(f"{where}: {_yaml_problem(e)}") from None
+    except yaml.YAMLError as e:
+        raise ParseError(f"{where}: not valid YAML ({_yaml_problem(e)})") from None
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    out: dict = {}
+    for k, v in pairs:
+        if k in out:
+            raise _DuplicateKey(k)
+        out[k] = v
+    return out
+
+
+def _check_depth(data: Any, where: str) -> None:
+    """Refuse nesting deeper than MAX_DEPTH (iteratively: the check itself never recurses)."""
+    stack = [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if depth + 1 > MAX_DEPTH:
+                    raise ParseError(f"{where}: nested more than {MAX_DEPTH} levels deep")
+                stack.append((child, depth + 1))
+
+
+def _yaml_problem(e) -> str:
+    mark = getattr(e, "problem_mark", None)
+    what = getattr(e, "problem", None) or str(e).splitlines()[0]
+    return f"{what} at line {mark.line + 1}" if mark is not None else what
+
+
+class _Refused(ConstructorError):
+    """YAML that parses but breaks one of our rules."""
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that counts nesting while composing, and refuses duplicate keys and aliases."""
+
+    def __init__(self, stream) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            raise _Refused(None, None, "aliases (*name) are not allowed", self.peek_event().start_mark)
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise _Refused(None, None, f"nested more than {MAX_DEPTH} levels deep",
+                                       self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                duplicate = key in seen
+            except TypeError:  # an unhashable key: the base class says so
+                break
+            if duplicate:
+                raise _Refused(None, None, f"key {key!r} appears twice in one mapping", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)

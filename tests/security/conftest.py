@@ -1,0 +1,128 @@
+"""Fixtures for the hardening tests: hostile data files, the CLI as a subprocess, the web app on a free port,
+Chromium, and a local "other site" server that records what it is asked for. Studios come from the root
+conftest's `make_studio` (`make_studio(home=..., **settings)`)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from tests.security.hostile_archives import BOARD
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = Path(__file__).parent / "data"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--no-first-run", "--disable-sync"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def chief(home: Path, *args: str, env: dict | None = None, user: int | None = None,
+          timeout: float = 120) -> subprocess.CompletedProcess:
+    """`chief --home HOME ARGS` as a subprocess (as user id `user` when given: setpriv, for read-only homes)."""
+    full = {**os.environ, "CHIEF_NARRATION": "false", "CHIEF_AGENTS": "offline", "PYTHONPATH": str(ROOT),
+            **(env or {})}
+    cmd = [sys.executable, "-m", "app.cli", "--home", str(home), *args]
+    if user is not None:
+        cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *cmd]
+    return subprocess.run(cmd, cwd=ROOT, env=full, capture_output=True, text=True, timeout=timeout)
+
+
+def one_line_error(res: subprocess.CompletedProcess) -> str:
+    """The error line of a failed command, after checking it is one line and no traceback."""
+    assert res.returncode == 1, (res.returncode, res.stdout, res.stderr)
+    assert "Traceback" not in res.stderr, res.stderr
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip() and not ln.startswith("chief ·")]
+    assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr
+    return lines[0]
+
+
+@pytest.fixture
+def board_file(tmp_path) -> Path:
+    p = tmp_path / "tiny.yaml"
+    p.write_text(BOARD)
+    return p
+
+
+@pytest.fixture
+def serve(tmp_path):
+    """serve(studio, auth=None) -> base URL of the app launched in this process on a free port."""
+    from app.ui import launch
+
+    demos = []
+
+    def start(studio, auth: str | None = None) -> str:
+        port = free_port()
+        demos.append(launch(studio, port=port, auth=auth, prevent_thread_lock=True, quiet=True))
+        return f"http://127.0.0.1:{port}"
+    yield start
+    for demo in demos:
+        demo.close()
+
+
+class OtherSite:
+    """A local HTTP server on another port: serves `page` at / and records every path it is asked for."""
+
+    def __init__(self, page: str = "") -> None:
+        self.page, self.paths = page, []
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802
+                site.paths.append(self.path)
+                body = site.page.encode() if self.path == "/" else b"\x89PNG"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html" if self.path == "/" else "image/png")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+        self.server = ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
+        self.url = f"http://localhost:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def other_site():
+    site = OtherSite()
+    yield site
+    site.close()
+
+
+@pytest.fixture
+def browser():
+    """A Chromium browser (Debian's /usr/bin/chromium, driven by the playwright pip package)."""
+    from playwright.sync_api import sync_playwright
+
+    if not Path("/usr/bin/chromium").exists():
+        pytest.fail("/usr/bin/chromium is missing: run `make system-deps` (apt-get install chromium)")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def page(browser):
+    pg = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    pg.set_default_timeout(60_000)
+    return pg

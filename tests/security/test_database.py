@@ -1,0 +1,97 @@
+"""Broken databases: each gets one line that says what is wrong, where, and what to do; nothing is
+silently re-initialised or migrated over."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tests.security.conftest import ROOT, chief, one_line_error
+
+
+@pytest.fixture
+def home(tmp_path):
+    """A data folder with one project in it."""
+    home = tmp_path / "home"
+    res = chief(home, "new", "A lighthouse keeper befriends a whale", "--minutes", "0.25")
+    assert res.returncode == 0, res.stderr
+    return home
+
+
+def test_a_database_from_a_newer_chief_is_refused_untouched(home):
+    db = home / "chief.db"
+    con = sqlite3.connect(db)
+    con.execute("UPDATE alembic_version SET version_num = '0999'")
+    con.commit()
+    con.close()
+    before = db.read_bytes()
+    line = one_line_error(chief(home, "projects"))
+    assert f"{db} was written by a newer CHIEF (database revision 0999" in line, line
+    assert "upgrade CHIEF" in line
+    assert db.read_bytes() == before
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated"])
+def test_a_damaged_database_is_one_line(home, damage):
+    db = home / "chief.db"
+    chief(home, "projects")  # checkpointed: the data is in chief.db itself
+    for side in ("chief.db-wal", "chief.db-shm"):
+        (home / side).unlink(missing_ok=True)
+    if damage == "garbage":
+        db.write_bytes(b"this is not a database at all\n" * 200)
+    else:
+        db.write_bytes(db.read_bytes()[:100])  # the header survives, the pages do not
+    line = one_line_error(chief(home, "projects"))
+    assert f"{db} is not a CHIEF database or is damaged" in line, line
+    assert "restore it from a backup" in line
+
+
+def test_an_empty_database_file_is_not_silently_started_again(home):
+    db = home / "chief.db"
+    for p in home.glob("chief.db*"):
+        p.unlink()
+    db.touch()
+    line = one_line_error(chief(home, "projects"))
+    assert f"{db} is empty (0 bytes)" in line and "delete it to start an empty database" in line, line
+    assert db.stat().st_size == 0  # still the user's file, not a fresh database over it
+
+
+def test_a_read_only_home_says_so():
+    """The data folder cannot be written (as root, the command runs as user nobody: root writes anywhere).
+    The folder is made outside pytest's private temp folder, which nobody could not even enter."""
+    user = 65534 if os.geteuid() == 0 else None
+    if user is not None:
+        probe = subprocess.run(["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", sys.executable,
+                                "-c", "import app.cli"], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                               capture_output=True, text=True)
+        if probe.returncode != 0:
+            pytest.skip(f"as root this check runs as user nobody, who cannot run this checkout: {probe.stderr[-200:]}")
+    base = Path(tempfile.mkdtemp(prefix="chief-ro-"))
+    try:
+        base.chmod(0o755)
+        home = base / "home"
+        assert chief(home, "new", "A keeper and a whale", "--minutes", "0.25").returncode == 0
+        for p in home.rglob("*"):
+            p.chmod(0o755 if p.is_dir() else 0o644)
+        home.chmod(0o555)
+        line = one_line_error(chief(home, "projects", user=user))
+        assert f"the data folder {home} is read-only" in line and "CHIEF_HOME" in line, line
+    finally:
+        for p in (base, *base.rglob("*")):
+            if p.is_dir():
+                p.chmod(0o755)
+        shutil.rmtree(base)
+
+
+def test_a_data_folder_that_cannot_be_created_says_so(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    line = one_line_error(chief(blocker / "home", "projects"))
+    assert f"cannot create the data folder {blocker / 'home'}" in line, line
