@@ -106,12 +106,13 @@ class ClipMediaRecord(Strict):
 
 
 class ShotRender(Strict):
-    """One shot of a render: which clip it used and whether it was rendered or reused."""
+    """One shot of a render: which clip it used and whether it was rendered, reused, or (a scoped render, for a
+    shot outside its scope that changed since) the clip an earlier render used."""
 
     shot_id: str
     key: Sha
     sha256: Sha
-    status: Literal["rendered", "reused"]
+    status: Literal["rendered", "reused", "earlier"]
     duration: float = Field(gt=0)
     num_frames: int = Field(ge=1)
     fps: int = Field(ge=1)

@@ -59,12 +59,12 @@ def shots(body: dict, prompt_words: int = 60) -> dict:
     return {"shots": out}
 
 
-SHOT_ID = re.compile(r"\[(sh\d+)\b")
+SHOT_LINE = re.compile(r"^- \[([A-Za-z0-9_\-]+)\] \d\d:\d\d", re.M)
 
 
 def watched(body: dict) -> list[str]:
-    """The shot ids a critic request shows (each labelled '[shot_id · time]' next to its picture or text)."""
-    return list(dict.fromkeys(SHOT_ID.findall(user_text(body).replace("[shot ", "["))))
+    """The shot ids a critic request shows: the shots its storyboard part lists ('- [sh01] 00:00.0-...')."""
+    return SHOT_LINE.findall(user_text(body))
 
 
 def watch(body: dict, stop_at: str | None = None) -> dict:
