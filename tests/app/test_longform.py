@@ -200,3 +200,21 @@ def test_an_unscoped_refine_works_on_the_scenes_notes_name(studio):
                             CritiqueIssue(summary="boring", urgency=5, dimension="pacing", shot_ids=["s1"]),
                             CritiqueIssue(summary="meh", urgency=2, dimension="pacing", shot_ids=["s5"])])
     assert touched(board, [a], [critique]) == Scope(scenes=["sc01", "sc02"])  # urgent issues only
+
+
+def test_progress_reads_as_words_and_a_fraction():
+    from app.jobs import describe
+    from app.progress import StageProgress
+
+    plan = {"stage": "plan", "done": 5, "total": 20, "scene": "sc07", "status": "writing", "tokens": 312,
+            "tokens_per_s": 41.2}
+    assert describe(plan) == (0.25, "planning: 5/20 written · sc07 writing · 312 tokens · 41 tok/s")
+    watch = {"stage": "critique", "done": 1, "total": 7, "persona": "film_critic", "chunk": 3, "chunks": 15,
+             "fraction": 0.3, "tokens": 90}
+    assert describe(watch) == (0.3, "1/7 critics finished (film_critic, part 3/15) · 90 tokens")
+    assert describe({"stage": "refine", "tokens": 1200}) == (None, "the refiner is writing · 1,200 tokens")
+    with StageProgress("planning") as bar:
+        for e in (plan, watch, {"stage": "refine", "tokens": 5}):
+            bar.update(e)
+        assert "sc07 writing · 312 tokens" not in bar.p.tasks[0].description  # the last event wins
+        assert bar.p.tasks[0].description == "planning · 5 tokens"
