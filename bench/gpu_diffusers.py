@@ -50,7 +50,7 @@ def build_wan_1_3b(folder: Path) -> Path:
     from diffusers import AutoencoderKLWan, UniPCMultistepScheduler, WanPipeline, WanTransformer3DModel
     from transformers import UMT5Config, UMT5EncoderModel
 
-    from tests.generation.tiny_pipelines import tiny_tokenizer  # a real tokenizer class, tiny vocab
+    from generation.tiny import tiny_tokenizer  # a real tokenizer class, tiny vocab
 
     where = "cuda" if torch.cuda.is_available() else "cpu"
     torch.manual_seed(0)
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> dict:
     if not (folder / "model_index.json").exists():
         start = time.perf_counter()
         if args.tiny:
-            from tests.generation.tiny_pipelines import build_wan
+            from generation.tiny import build_wan
 
             build_wan(folder)
         else:

@@ -58,7 +58,7 @@ VACE_LAYERS = list(range(0, 30, 2))
 
 
 def _clip_tokenizer():
-    from tests.generation.tiny_pipelines import tiny_tokenizer  # a real tokenizer class, tiny vocabulary
+    from generation.tiny import tiny_tokenizer  # a real tokenizer class, tiny vocabulary
 
     tok = tiny_tokenizer()
     tok.model_max_length = 77
@@ -88,7 +88,7 @@ def build_vace_1_3b(folder: Path) -> Path:
     from diffusers import AutoencoderKLWan, UniPCMultistepScheduler, WanVACEPipeline, WanVACETransformer3DModel
     from transformers import UMT5Config, UMT5EncoderModel
 
-    from tests.generation.tiny_pipelines import tiny_tokenizer
+    from generation.tiny import tiny_tokenizer
 
     where = "cuda" if torch.cuda.is_available() else "cpu"
     torch.manual_seed(0)
@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> dict:
         sys.exit("bench/gpu_keyframes.py needs a CUDA GPU (use --tiny for a smoke run on this machine)")
     root = args.folder or Path(tempfile.gettempdir()) / ("chief-keyframes-tiny" if args.tiny else "chief-keyframes")
     if args.tiny:
-        from tests.generation.tiny_pipelines import build_flux, build_wan, build_wan_vace
+        from generation.tiny import build_flux, build_wan, build_wan_vace
 
         builders = {"image": build_flux, "wan": build_wan, "vace": build_wan_vace}
         still = dict(width=32, height=32, steps=4)

@@ -42,10 +42,8 @@ def iterate(st, n: int, edits: tuple[int, ...] = (1, 6), **film_kw) -> list[dict
 
 
 def tiny_diffusers(quick: bool) -> dict:
-    try:
-        from tests.generation.tiny_pipelines import build_wan
-    except ImportError as e:
-        return {"skipped": f"tests/generation/tiny_pipelines.py not importable ({e})"}
+    from generation.tiny import build_wan
+
     folder = Path(tempfile.mkdtemp(prefix="chief-bench-wan-"))
     t = time.perf_counter()
     build_wan(folder)
@@ -53,7 +51,7 @@ def tiny_diffusers(quick: bool) -> dict:
     st = studio(backend="diffusers", model=str(folder), steps=2, device="cpu")
     n = 8 if quick else 24
     rows = iterate(st, n, (1, 6) if n >= 6 else (1,), width=64, height=64, fps=8)
-    return {"model": "tiny random-weight Wan (tests/generation/tiny_pipelines.py), 64x64, 9 frames, 2 steps, CPU",
+    return {"model": "tiny random-weight Wan (generation/tiny.py), 64x64, 9 frames, 2 steps, CPU",
             "build_seconds": round(build, 2), "rows": rows}
 
 

@@ -12,6 +12,7 @@ import math
 import textwrap
 from functools import lru_cache
 from pathlib import Path
+from typing import Mapping
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
@@ -33,6 +34,9 @@ MOODS: dict[str, tuple[float | None, float, float]] = {
 PREVIEW_LABEL = "ANIMATIC · PREVIZ"
 
 
+Palette = Mapping[str, tuple[float | None, float | None, float | None]]
+
+
 class AnimaticBackend:
     name = "animatic"
     model = ""
@@ -40,6 +44,16 @@ class AnimaticBackend:
     supports_continuity = True
     default_fps = 12
     default_size = (640, 360)
+
+    moods: Palette = MOODS  # the words that set a shot's light and colour
+
+    def __init__(self, moods: Palette | None = None) -> None:
+        """`moods`: another palette table. It draws other pixels, so it is named in `model` and clip keys never
+        mix the two tables."""
+        if moods is not None:
+            self.moods = dict(moods)
+            table = repr(sorted(self.moods.items())).encode()
+            self.model = f"palette-{hashlib.sha256(table).hexdigest()[:12]}"
 
     def resolve(self, request: ShotRequest) -> ShotRequest:
         w, h = request.width or self.default_size[0], request.height or self.default_size[1]
@@ -58,7 +72,7 @@ class AnimaticBackend:
 
             still = np.asarray(Image.open(r.keyframe).convert("RGB").resize((r.width, r.height)))
         else:
-            canvas = _canvas(r.prompt, r.seed, r.width, r.height)
+            canvas = _canvas(r.prompt, r.seed, r.width, r.height, self.moods)
         overlay = _overlay(r.caption or r.prompt, r.shot_id, r.width, r.height)
         rows = np.flatnonzero(overlay[..., 3].max(axis=1) > 0)  # blend only the rows the overlay covers
         ov, alpha = overlay[rows, :, :3], overlay[rows, :, 3:]
@@ -89,14 +103,14 @@ class AnimaticBackend:
         return ClipInfo(path=Path(out), num_frames=count, fps=r.fps, width=r.width, height=r.height)
 
 
-def palette(prompt: str, seed: int) -> tuple[np.ndarray, np.ndarray, float]:
+def palette(prompt: str, seed: int, moods: Palette = MOODS) -> tuple[np.ndarray, np.ndarray, float]:
     """(top colour, bottom colour, contrast) from the prompt's mood words; the hash breaks ties."""
     words = [w.strip(".,;:!?\"'()").lower() for w in prompt.split()]
     h0 = int(hashlib.sha256(f"{prompt}|{seed}".encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
     hues, lights, sats = [], [], []
     contrast = 0.35
     for w in words:
-        mood = MOODS.get(w) or MOODS.get(w.rstrip("s"))
+        mood = moods.get(w) or moods.get(w.rstrip("s"))
         if not mood:
             continue
         if w.startswith("contrast"):
@@ -121,10 +135,10 @@ def _hsv(h: float, s: float, v: float) -> np.ndarray:
     return np.array(colorsys.hsv_to_rgb(h % 1, max(0, min(1, s)), max(0, min(1, v)))) * 255
 
 
-def _canvas(prompt: str, seed: int, w: int, h: int) -> np.ndarray:
+def _canvas(prompt: str, seed: int, w: int, h: int, moods: Palette = MOODS) -> np.ndarray:
     """A scene larger than the frame (room for camera moves): gradient sky + seeded shapes."""
     cw, ch = int(w * 1.4), int(h * 1.4)
-    top, bottom, contrast = palette(prompt, seed)
+    top, bottom, contrast = palette(prompt, seed, moods)
     ramp = np.linspace(0, 1, ch, dtype=np.float32)[:, None, None]
     img = Image.fromarray((top * (1 - ramp) + bottom * ramp).repeat(cw, axis=1).astype(np.uint8))
     rng = np.random.default_rng(seed)

@@ -262,42 +262,78 @@ def film(c: Ctx, project, title_card, title_seconds, crossfade, burn_subtitles, 
           f"v{v.number}: " + ", ".join(f"{k.replace('_', ' ')} {val}" for k, val in opts.model_dump().items()))
 
 
+DEMO_IDEA = "A lighthouse keeper befriends a lost whale during the autumn storms"
+
+
+def heuristics(st) -> list[str]:
+    """What in the active setup is a heuristic or a stand-in, in words (nothing when models do the work)."""
+    out = []
+    if st.agents.planner.mode == "offline":
+        out.append("planner: heuristic — a beat sheet and a shot grammar filled with the idea's words, no language model")
+    if st.agents.critic.mode == "offline":
+        out.append("critics: heuristic — rules over the storyboard and the measured frames (every frame, low "
+                   "resolution), weighed by each persona's tastes, loves and hates; not a viewer's judgment")
+    if st.agents.refiner.mode == "offline":
+        out.append("refiner: heuristic — rules that turn your notes and the panel's concrete changes into edits")
+    if st.backend.name == "animatic":
+        out.append("video: animatic previz (drawn panels), not a model render")
+    return out
+
+
 @command(project=False)
 @click.option("--minutes", type=click.FloatRange(0.25, 10), default=1.0, show_default=True)
 def demo(c: Ctx, minutes):
-    """Run two full iterations of the loop on a sample story and print where the films are."""
+    """Run two full iterations of the loop on a sample story, saying what each step did and what is heuristic."""
+    from app.discovery import discover
     from app.progress import RenderProgress, StageProgress
 
     st = c.studio
     c.header()
-    v1 = st.create_project("A lighthouse keeper befriends a lost whale during the autumn storms", minutes)
-    pid = v1.project_id
+    say = (lambda text: None) if c.json else (lambda text: click.echo(text, err=True))
+    v1 = st.create_project(DEMO_IDEA, minutes)
+    pid, board = v1.project_id, v1.storyboard
+    say(f"plan ({st.agents.planner.mode}): “{board.title}”, {len(board.scenes)} scenes, {len(board.shots())} shots, "
+        f"{board.duration():.0f}s; beats: " + " → ".join(dict.fromkeys(sc.purpose for sc in board.scenes if sc.purpose)))
     films = []
     for it in (1, 2):
         with RenderProgress(enabled=not c.json) as prog:
             info = st.render(pid, progress=prog.update)
         films.append(rendered(c, pid, info))
-        if not c.json:
-            click.echo(f"iteration {it}: v{info.version} rendered {info.rendered}, reused {info.reused} → "
-                       f"{films[-1].film}", err=True)
+        say(f"iteration {it}: v{info.version} rendered {info.rendered}, reused {info.reused} → {films[-1].film}")
+        with StageProgress("critics watching", enabled=not c.json) as prog:
+            crits = st.critique(pid, progress=prog.update)
+        for item in crits:
+            top = item.critique.top_issues[0].summary if item.critique.top_issues else "nothing in the way"
+            say(f"  ● {item.persona_name}: {item.critique.overall:.1f}/10 — {top}")
+        div = st.diversity(pid)
+        if div is not None:
+            say(f"  {div.describe()}")
         if it == 2:
             break
-        with StageProgress("critics watching", enabled=not c.json) as prog:
-            st.critique(pid, progress=prog.update)
-        storm = next(s for s in st.version(pid).storyboard.shots() if "storm" in s.prompt.lower())
-        st.add_note(pid, "Make the storm scarier", shot_id=storm.shot_id)
+        shots = st.version(pid).storyboard
+        crisis = next((sc.shots[0] for sc in shots.scenes if sc.purpose == "crisis"), shots.shots()[len(shots.shots()) // 2])
+        st.add_note(pid, "Make the storm scarier", shot_id=crisis.shot_id)
         st.add_note(pid, "Keep the whale gentle and curious, never threatening")
-        st.refine(pid)
+        prop = st.refine(pid)
+        say(f"notes: “Make the storm scarier” on {crisis.shot_id}; “Keep the whale gentle and curious, never "
+            f"threatening”\nproposal ({prop.mode}): {prop.proposal.summary}")
+        for e in prop.proposal.edits[:4]:
+            say(f"  {e.op} {e.target}: {getattr(e, 'new', '')[:110]}")
         st.accept(pid)
-    with StageProgress("critics watching", enabled=not c.json) as prog:
-        st.critique(pid, progress=prog.update)
     d = st.diff(pid, 1, films[-1].version)
+    servers = discover(timeout=0.3)
+    found = ("local model servers: " + ", ".join(f"{s.name} ({len(s.models)} models)" for s in servers)
+             if servers else "no local model server found on 127.0.0.1")
+    notes = heuristics(st)
     home = st.config.home
-    c.out({"project": pid, "films": films, "scores": d.scores, "active": st.status()},
+    c.out({"project": pid, "films": films, "scores": d.scores, "active": st.status(), "heuristic": notes,
+           "servers": servers},
           f"project {pid}\n" + "\n".join(f"v{f.version}: {f.film}  (rendered {f.rendered}, reused {f.reused})"
                                           for f in films)
-          + "\npanel overall: " + " → ".join(str(x) for x in d.scores.get("overall", ())) +
-          f"\nnext: chief --home {home} show {pid}   ·   chief --home {home} diff {pid} 1 {films[-1].version}")
+          + "\npanel overall: " + " → ".join(str(x) for x in d.scores.get("overall", ()))
+          + "\nwhat is heuristic here:\n" + "\n".join(f"  - {n}" for n in notes)
+          + f"\n{found}; `chief models` lists them with the one setting that uses each"
+          + f"\nnext: chief --home {home} show {pid}   ·   chief --home {home} diff {pid} 1 {films[-1].version}")
 
 
 COMMANDS = [new, render, critique, note, refine, accept, film, demo]

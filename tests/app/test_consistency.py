@@ -12,7 +12,7 @@ from PIL import Image
 from app.errors import StudioError
 from tests.agents.openai_server import FakeOpenAI, ok
 from tests.conftest import tiny_board
-from tests.generation.tiny_pipelines import BUILDERS
+from generation.tiny import BUILDERS
 
 def _board():
     """The Keeper is in s2, s3 and s4."""

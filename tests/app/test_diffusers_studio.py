@@ -8,7 +8,7 @@ from app.config import load_config
 from app.studio import Studio
 from generation.video_io import read_frames
 from storage.schema import Scene, Shot, Storyboard
-from tests.generation.tiny_pipelines import build_ltx
+from generation.tiny import build_ltx
 
 pytestmark = pytest.mark.slow
 

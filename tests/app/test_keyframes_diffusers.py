@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import tiny_board
-from tests.generation.tiny_pipelines import BUILDERS
+from generation.tiny import BUILDERS
 
 pytestmark = pytest.mark.slow
 

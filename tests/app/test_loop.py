@@ -25,12 +25,13 @@ def test_full_loop_offline(studio):
     assert {c.persona_id for c in crits} == set(v1.panel)
     assert all(c.mode == "offline" for c in crits)
 
-    storm = next(s for s in v1.storyboard.shots() if "storm" in s.prompt.lower())
-    note = studio.add_note(pid, "Make the storm scarier", shot_id=storm.shot_id)
+    storm = v1.storyboard.shots()[-2]
+    note = studio.add_note(pid, "Make it scarier", shot_id=storm.shot_id)
     info = studio.refine(pid)
     edits = info.proposal.edits
     note_edit = next(e for e in edits if note.id in e.sources)
-    assert note_edit.shot_id == storm.shot_id and "storm scarier" in note_edit.new
+    assert note_edit.shot_id == storm.shot_id and note_edit.field == "prompt"
+    assert "menacing" in note_edit.new and "scarier" not in note_edit.new  # merged as prompt words, not pasted
 
     res = studio.accept(pid, only=[edits.index(note_edit) + 1])
     assert res.version.number == 2 and res.version.parent_number == 1 and not res.branched

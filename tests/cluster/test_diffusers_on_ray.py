@@ -7,7 +7,7 @@ import pytest
 from app.config import load_config
 from app.studio import Studio
 from tests.conftest import tiny_board
-from tests.generation.tiny_pipelines import build_ltx
+from generation.tiny import build_ltx
 
 pytestmark = pytest.mark.slow
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.generation.tiny_pipelines import BUILDERS
+from generation.tiny import BUILDERS
 
 
 @pytest.fixture(scope="session")

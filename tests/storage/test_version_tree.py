@@ -29,7 +29,7 @@ def test_accepting_a_stale_proposal_creates_a_sibling_branch(studio):
     # both edits survive, each on its own branch
     v2, v3 = studio.version(pid, 2).storyboard, studio.version(pid, 3).storyboard
     assert "red scarf" in v2.shot("s2").prompt and "red scarf" not in v3.shot("s2").prompt
-    assert "storm scarier" in v3.shot("s3").prompt
+    assert "menacing" in v3.shot("s3").prompt  # the note merged into the prompt as prompt words
 
 
 def test_stale_save_branches_and_keeps_both(studio):

@@ -1,4 +1,5 @@
-"""Tiny random-weight diffusers pipelines built from the real classes, saved to a folder.
+"""Tiny random-weight diffusers pipelines built from the real classes and saved to a folder: for the test suite,
+the benchmarks and smoke checks of the loading code (nothing is downloaded; the weights mean nothing).
 
 Configs follow diffusers' own fast tests (tests/pipelines/wan/test_wan.py, cogvideo/test_cogvideox.py,
 ltx/test_ltx.py); the text encoders are tiny T5/UMT5 models (dropout 0, eval mode) and the tokenizer is

@@ -1,0 +1,186 @@
+"""The offline critic: one persona watches a film as far as rules can — what `checks.py` finds in the storyboard
+and the measured frames — and raises what this viewer would notice, weighted by their weights, tastes, loves and
+hates, in their own voice. Heuristic: rules over measurements, not a viewer's judgment.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from agents.base import FilmView, Result
+from agents.offline.checks import Finding, picture, story
+from agents.offline.directions import write
+from agents.offline.measure import Measurer
+from agents.offline.voice import TERMS, Voice, sentence
+from storage.schema import DIMENSIONS, Critique, CritiqueIssue, Persona, Scores, ShotNote, Storyboard, Tastes
+
+RAISE = 0.18  # salience from which a viewer mentions a finding
+
+
+@dataclass(frozen=True)
+class Topic:
+    """Which loves and hates a finding touches: `hurts` (a hate it is, or a love it denies), `pleases` (a love it
+    serves: the viewer will not complain), `gated` (raised only by a viewer it hurts)."""
+
+    hurts: str
+    pleases: str = ""
+    gated: bool = False
+
+
+TOPICS = {
+    "drags": Topic(r"slow|drag|build-?up|outlast|homework|boredom|gets to the point", r"breathe|long take|patien"),
+    "rushed": Topic(r"breathe|pause|quiet|\bma\b|enough time|time to read|steady framing", r"fast cuts|quick"),
+    "slow_start": Topic(r"hook|first (two|few) seconds|slow opening|establishing shots|gets to the point"),
+    "same_lengths": Topic(r"rhythm|random cutting|on the beat|\bcut\b"),
+    "repeat": Topic(r"generic|repeat|lazy|random cutting|homework|boredom|designed"),
+    "look_alike": Topic(r"generic|repeat|lazy|designed|texture"),
+    "dense_line": Topic(r"caption|vanish|subtitle|over-explained|read"),
+    "silent_stretch": Topic(r"caption|sound off|without sound|needing sound|text on screen|carried only by sound"),
+    "explains": Topic(r"explains? what|exposition|narration that|over-explained|explained through|subtext", gated=True),
+    "burned_captions": Topic(r"caption|sound (is )?off|needing sound|text on screen|only by sound", gated=True),
+    "camera_same": Topic(r"static|nothing happening|big motion|movement",
+                         r"steady framing|stillness|quiet|\bma\b|breathe|motivated camera"),
+    "camera_restless": Topic(r"unmotivated|random cutting|steady framing|motivated camera|restraint", gated=True),
+    "absent": Topic(r"character|recognisable|on-model|designs|meme"),
+    "never_seen": Topic(r"character|recognisable|on-model|designs|meme"),
+    "missing": Topic(r"story|retell|follow|point|lore|twist|confusing"),
+    "unestablished": Topic(r"confusing|jumps in time or place|at a glance|geography"),
+    "wide_heavy": Topic(r"small screen|tiny details|one subject|big, simple", gated=True),
+    "no_closeups": Topic(r"faces|lip-reading|emotion"),
+    "dark": Topic(r"dark|murky|glare|legib|readab|clear, bright|bright", r"\bdark\b|shadow|dread|silhouette"),
+    "washed_out": Topic(r"flat lighting|bright flat|glossy|silhouette|shadow|high-contrast", r"bright"),
+    "flat": Topic(r"contrast|flat|silhouette|legib|bold colour"),
+    "static": Topic(r"static|nothing happening|big motion|swipe",
+                    r"stillness|quiet|\bma\b|steady framing|breathe|motivated camera|deliberate composition"),
+    "flash": Topic(r"flash|strob|bright-dark|photosensitiv|migraine"),
+    "colour_jump": Topic(r"inconsistent lighting|colour between|drift|consistent|continuity"),
+}
+QUESTIONS = {  # picture findings a rule cannot fix: what to ask the creator, about the shots
+    "dark": "if the darkness is not meant, let the audience see who is in {ids}",
+    "washed_out": "if the glare is not meant, give {ids} something in shade",
+    "flat": "give {ids} one clear subject against its background",
+    "colour_jump": "make {ids} continue from the shot before",
+    "burned_captions": "burn the subtitles into the picture (a film option)",
+    "missing": "give the story what its logline promises",
+}
+BEST = {"story_clarity": "story", "visual_quality": "framing", "character_consistency": "characters",
+        "pacing": "pacing", "emotional_impact": "feeling", "intent_faithfulness": "premise"}
+
+
+def taste_scale(kind: str, t: Tastes) -> float:
+    """How much this viewer's tastes make a finding matter (1: as measured)."""
+    scales = {"drags": 1.3 - t.patience, "slow_start": 1.3 - t.patience, "rushed": 0.5 + t.patience,
+              "dense_line": 0.4 + t.captions, "silent_stretch": 0.4 + t.captions, "burned_captions": 0.4 + t.captions,
+              "camera_same": 0.3 + t.motion, "static": 0.3 + t.motion, "camera_restless": 1.3 - t.motion,
+              "absent": 0.4 + t.continuity, "never_seen": 0.4 + t.continuity, "colour_jump": 0.4 + t.continuity,
+              "dark": 0.3 + t.brightness, "washed_out": (1.3 - t.brightness) * (0.5 + t.contrast),
+              "flat": 0.3 + t.contrast, "flash": 0.2 + 1.5 * t.flash_sensitivity}
+    return scales.get(kind, 1.0)
+
+
+@dataclass(frozen=True)
+class Judged:
+    finding: Finding
+    salience: float
+    hate: str  # the persona's hate this finding is ("" if none)
+    love: str  # the persona's love this finding denies ("" if none)
+
+
+def judge(persona: Persona, findings: list[Finding]) -> list[Judged]:
+    """Each finding weighed for this persona, most salient first; findings a love of theirs enjoys are dropped."""
+    mean_w = sum(persona.weights.values()) / len(persona.weights)
+    out = []
+    for f in findings:
+        topic = TOPICS[f.kind]
+        hate = next((h for h in persona.hates if re.search(topic.hurts, h, re.I)), "")
+        love = next((lv for lv in persona.loves if re.search(topic.hurts, lv, re.I)), "")
+        pleased = topic.pleases and any(re.search(topic.pleases, lv, re.I) for lv in persona.loves)
+        if pleased or (topic.gated and not (hate or love)):
+            continue
+        s = f.severity * taste_scale(f.kind, persona.tastes) * persona.weights[f.dimension] / mean_w
+        out.append(Judged(f, round(s * (1.6 if hate or love else 1.0), 3), hate, love))
+    return sorted(out, key=lambda j: -j.salience)
+
+
+class OfflineCritic:
+    """Critic role without a model (agents.base.Critic). Measures each clip once (every frame, low resolution)."""
+
+    mode = "offline"
+
+    def __init__(self) -> None:
+        self.measurer = Measurer()
+
+    def findings(self, persona: Persona, film: FilmView) -> list[Finding]:
+        """Every finding this viewer's tastes make of the film, story first, then picture."""
+        board = film.storyboard
+        return story(board, film.intent, persona.tastes) + picture(board, self.measurer.film(film), persona.tastes)
+
+    def critique(self, persona: Persona, film: FilmView) -> Result:
+        board = film.storyboard
+        judged = judge(persona, self.findings(persona, film))
+        raised = [j for j in judged if j.salience >= RAISE][:6]
+        scores = _scores(board, judged)
+        w = persona.weights
+        overall = round(sum(scores[d] * w[d] for d in DIMENSIONS) / sum(w.values()), 2)
+        keep = overall >= 3.5 + 3.5 * (1 - persona.tastes.patience)
+        voice = Voice.of(persona)
+        starts = {s.shot_id: a for s, a, _ in board.timeline()}
+        best = max(DIMENSIONS, key=lambda d: (scores[d], d))
+        lost = next((j.finding.shot_ids[0] for j in raised if j.finding.shot_ids), None)  # where they lose interest
+        second = (starts[lost] + min(board.shot(lost).duration, 1.5 * persona.tastes.shot_seconds) if lost
+                  else board.duration() / 2)
+        score = f"{overall:.1f}"
+        lines = [voice.say(0 if keep else 1, persona, score=score, second=f"{second:.0f}")]
+        for j in raised[:2]:
+            lines.append(voice.say(2, persona, what=j.finding.what, term=TERMS.get(j.finding.kind, "film")))
+            if j.hate:
+                lines.append(voice.say(3, persona, hate=j.hate))
+            elif j.love:
+                lines.append(voice.say(4, persona, love=j.love))
+            if j.finding.directions:
+                lines.append(voice.say(5, persona, do=j.finding.directions[0].text()))
+        lines.append(voice.say(6, persona, best=BEST[best]))
+        if not raised:
+            lines.insert(1, voice.say(2, persona, what="nothing got in my way", term="film"))
+        reason = (voice.say(6, persona, best=BEST[best]) if keep or not raised
+                  else voice.say(2, persona, what=raised[0].finding.what, term=TERMS.get(raised[0].finding.kind, "film")))
+        issues = [CritiqueIssue(summary=j.finding.what, dimension=j.finding.dimension, shot_ids=list(j.finding.shot_ids),
+                                urgency=_urgency(j, persona.tastes), suggestion=_suggestion(j.finding))
+                  for j in raised]
+        notes: dict[str, str] = {}
+        for j in raised:
+            for sid in j.finding.shot_ids[:3]:
+                notes.setdefault(sid, j.finding.what)
+        critique = Critique(persona_id=persona.id, overall=overall, scores=Scores(**scores),
+                            shot_notes=[ShotNote(shot_id=k, note=v) for k, v in notes.items()], top_issues=issues,
+                            keep_watching=keep, keep_watching_reason=sentence(reason),
+                            summary=" ".join(sentence(x) for x in lines))
+        return Result(critique, model="offline")
+
+
+def _scores(board: Storyboard, judged: list[Judged]) -> dict[str, float]:
+    """7.5 on every dimension, less what this viewer weighed against it, plus what the structure earns."""
+    scores = {d: 7.5 for d in DIMENSIONS}
+    for j in judged:
+        scores[j.finding.dimension] -= min(3.0, 3.5 * j.salience)
+    shots = board.shots()
+    if any(sc.purpose for sc in board.scenes) and any(s.narration or s.dialogue for s in shots):
+        scores["story_clarity"] += 0.5
+    peak = [s for sc in board.scenes if sc.purpose in ("crisis", "climax") for s in sc.shots]
+    if peak and sum(s.duration for s in peak) / len(peak) < board.duration() / len(shots):
+        scores["emotional_impact"] += 0.5  # the cutting quickens toward the climax
+    return {d: round(min(10.0, max(0.0, v)), 2) for d, v in scores.items()}
+
+
+def _urgency(j: Judged, t: Tastes) -> int:
+    if j.finding.kind == "flash" and t.flash_sensitivity >= 0.5:
+        return 5
+    return int(min(5, max(1, 1 + j.salience * 2.5)))
+
+
+def _suggestion(f: Finding) -> str:
+    if f.directions:
+        return write(list(f.directions))
+    question = QUESTIONS.get(f.kind, "")
+    return question.format(ids=", ".join(f.shot_ids[:4])) if question else ""

@@ -1,0 +1,199 @@
+"""Reading a creator's note: which shots it is about (by shot id, scene, character, keyword, or the whole film) and
+what it asks for (cut, pace, framing, camera, a spoken line, a look, things to avoid, things to add, a character's
+traits). Rules over the note's words; a note they cannot read is reported, never guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from agents.offline.directions import CAMERA_HINTS, LONGER, SHORTER
+from agents.offline.lexicon import STOP, STYLES
+from agents.offline.words import WORD, content_words, stem
+from storage.schema import Note, Storyboard
+
+
+@dataclass(frozen=True)
+class Look:
+    """A change of look or mood as prompt words: `phrase` to merge, `against` words it removes, and its direction
+    on an `axis` (so a critic asking the opposite can be refused)."""
+
+    phrase: str
+    axis: str
+    sign: int
+    against: frozenset[str] = frozenset()
+
+
+def _look(phrase: str, axis: str, sign: int, against: str = "") -> Look:
+    return Look(phrase, axis, sign, frozenset(against.split()))
+
+
+LOOKS = {  # name: (the note's words for it, the look)
+    "scary": (r"scar(y|ier|iest)|frighten\w*|creep(y|ier)|spook(y|ier)|menac\w*|terrify\w*|eerie|sinister|threaten\w*",
+              _look("menacing, ominous atmosphere", "threat", 1, "bright brighter well-lit sunny sunlit cheerful calm "
+                    "gentle soft friendly cosy cozy playful smiling happy peaceful golden warm")),
+    "gentle": (r"gentl(e|er)|soft(er)?|friendl(y|ier)|kind(er)?|harmless|peaceful",
+               _look("gentle, soft", "threat", -1, "menacing threatening violent aggressive ominous sinister")),
+    "dark": (r"dark(er)?|gloom(y|ier)|murk(y|ier)|moody|shadow(y|ier)?",
+             _look("low-key lighting, deep shadows", "light", -1, "bright brighter sunny sunlit well-lit daylight")),
+    "bright": (r"bright(er)?|light(er)|sunn(y|ier)|well-lit|clearer",
+               _look("bright, clearly lit", "light", 1, "dark darker gloomy murky dim night shadow shadows")),
+    "warm": (r"warm(er)?|cos(y|ier)|coz(y|ier)", _look("warm golden tones", "temperature", 1, "cold cool icy blue grey")),
+    "cold": (r"cold(er)?|cool(er)|ic(y|ier)|bleak(er)?", _look("cold blue tones", "temperature", -1, "warm golden cosy")),
+    "calm": (r"calm(er)?|still(er)|quiet(er)?|serene|slow(er)? paced",
+             _look("calm and still", "energy", -1, "violent frantic chaotic storm-tossed")),
+    "tense": (r"tens(e|er)|urgent|frantic|intense|exciting", _look("tense, urgent", "energy", 1, "calm relaxed serene")),
+    "sad": (r"sad(der)?|melanchol\w*|sombre|somber|mournful", _look("melancholy, muted", "mood", -1,
+                                                                    "happy cheerful joyful laughing")),
+    "happy": (r"happ(y|ier)|cheerful|joyful|upbeat|fun(nier)?", _look("joyful, light-hearted", "mood", 1,
+                                                                     "sad melancholy gloomy sombre")),
+    "big": (r"big(ger)?|larg(e|er)|huge|enormous|giant", _look("towering, immense in the frame", "scale", 1, "small tiny")),
+    "small": (r"small(er)|tin(y|ier)|little", _look("small in the frame", "scale", -1, "towering immense huge")),
+    "lonely": (r"lonel(y|ier)|alone|isolated", _look("alone, in empty surroundings", "company", -1, "crowd crowded")),
+    "mysterious": (r"myster\w*|secretive|uncanny", _look("half-hidden, mysterious", "clarity", -1)),
+    "dramatic": (r"dramatic|epic|grand", _look("dramatic, sweeping composition", "energy", 1)),
+    "colourful": (r"colou?rful|vivid|saturated", _look("vivid, saturated colours", "colour", 1, "muted grey washed-out")),
+    "tender": (r"tender|intimate|loving", _look("tender, intimate", "mood", 1, "cold distant")),
+}
+OPPOSITE = {"scary": "gentle", "gentle": "scary", "dark": "bright", "bright": "dark", "warm": "cold", "cold": "warm",
+            "calm": "tense", "tense": "calm", "sad": "happy", "happy": "sad", "big": "small", "small": "big"}
+INSTRUCTION = set("""make keep want wish feel look looks seem show should could would needs need must please maybe
+more less much bit little lot too really very whole entire everything everywhere thing things overall again also
+shot shots scene scenes film movie frame part moment sequence version beginning opening ending end start""".split())
+CUT = re.compile(r"\b(cut|remove|delete|drop|lose)\b(\s+(this|that|the|it))?\s*(shot|it|this)?\b", re.I)
+CLOSER = re.compile(r"\b(closer|close-?up|tighter framing|get in close)\b", re.I)
+WIDER = re.compile(r"\b(wider|wide shot|pull back|show more of)\b", re.I)
+QUOTED = re.compile(r"[\"“']([^\"”']{2,300})[\"”']")
+NO_LINE = re.compile(r"\b(no|without|remove|drop|cut|less)\s+(the\s+)?(narration|voice-?over|line|dialogue)\b", re.I)
+AVOID = re.compile(r"\b(?:never|not|no|without|avoid)\s+(?:be\s+|too\s+|any\s+|a\s+)?([a-z][a-z\- ]{2,30}?)"
+                   r"(?=\s*(?:[,.;!]|$|\band\b|\bbut\b))", re.I)
+WEAR = re.compile(r"\b(?:wear|wears|wearing|dressed in)\s+((?:an?\s+|the\s+|some\s+)?[a-z][a-z\- ]{2,30}?)"
+                  r"(?=\s*(?:[,.;!]|$|\band\b|\bin\b))", re.I)
+MORE = re.compile(r"\b(?:more|lots of|plenty of|some)\s+([a-z][a-z\- ]{2,30}?)(?=\s*(?:[,.;!]|$|\bon\b|\bin\b|\bfor\b|"
+                  r"\baround\b|\band\b))", re.I)
+ADD = re.compile(r"\badd(?:ing)?\s+(?:an?\s+|the\s+|some\s+)?([a-z][a-z\- ]{2,40}?)(?=\s*(?:[,.;!]|$|\bto\b|\bin\b))",
+                 re.I)
+
+
+@dataclass
+class Reading:
+    scope: str  # "shot", "scene", "character", "keyword", "film"
+    shots: list[str]
+    character: str = ""  # a character-bible name when the note is about a character
+    cut: bool = False
+    pace: int = 0  # +1 shorter, -1 longer
+    frame: str = ""  # a shot type to reframe as
+    camera: str = ""
+    line: str | None = None  # a new spoken line ("" removes it)
+    looks: list[Look] = field(default_factory=list)
+    avoid: list[str] = field(default_factory=list)
+    add: list[str] = field(default_factory=list)
+    traits: list[str] = field(default_factory=list)
+    style: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.cut or self.pace or self.frame or self.camera or self.line is not None or self.looks
+                    or self.avoid or self.add or self.traits or self.style)
+
+
+def read_note(note: Note, board: Storyboard) -> Reading:
+    text = " ".join(note.text.split())
+    low = text.lower()
+    ids = {s.shot_id for s in board.shots()}
+    named = [w for w in re.findall(r"[A-Za-z0-9_\-]+", text) if w in ids]
+    bare = re.sub(r"\b(shots?\s+)?(" + "|".join(map(re.escape, sorted(ids, key=len, reverse=True))) + r")\b", " ",
+                  text, flags=re.I) if named else text  # the ids scope the note; they are not what it asks
+    r = Reading(scope="film", shots=[])
+    r.cut = bool(CUT.search(bare)) and not ADD.search(bare)
+    if SHORTER.search(bare) or re.search(r"\btoo (slow|boring)\b", low):
+        r.pace = 1
+    elif LONGER.search(bare) or re.search(r"\bslower\b|\btoo (fast|quick|abrupt)\b", low):
+        r.pace = -1
+    r.frame = "close-up" if CLOSER.search(bare) else "wide" if WIDER.search(bare) else ""
+    r.camera = next((cam for words, cam in CAMERA_HINTS.items() if words in low), "")
+    quoted = QUOTED.search(text)
+    if quoted and re.search(r"\b(say|says|narrat\w*|line|voice|reads?)\b", low):
+        r.line = quoted.group(1).strip()
+    elif NO_LINE.search(low):
+        r.line = ""
+    r.avoid = [m.strip() for m in AVOID.findall(bare) if m.strip() not in STOP]
+    r.looks = _looks(low, r.avoid)
+    more = [m.strip() for m in MORE.findall(bare) if not any(re.fullmatch(f, m.strip()) for f, _ in LOOKS.values())
+            and m.strip() not in INSTRUCTION]
+    r.add = [m.strip() for m in ADD.findall(bare)] + more + [f"wearing {m.strip()}" for m in WEAR.findall(bare)]
+    r.style = [w for w in WORD.findall(low) if w in STYLES]
+    _scope(r, note, board, named, bare)
+    return r
+
+
+def _looks(low: str, avoid: list[str]) -> list[Look]:
+    found = []
+    avoided = " ".join(avoid)
+    for name, (forms, look) in LOOKS.items():
+        m = re.search(rf"\b(?:(less|not so|too)\s+)?({forms})\b", low)
+        if not m or re.search(rf"\b({forms})\b", avoided):
+            continue
+        flipped = bool(m.group(1)) and name in OPPOSITE
+        chosen = LOOKS[OPPOSITE[name]][1] if flipped else look
+        if chosen not in found:
+            found.append(chosen)
+    return found
+
+
+def _scope(r: Reading, note: Note, board: Storyboard, named: list[str], bare: str) -> None:
+    """Which shots the note is about, most specific first: its shot, shot ids it names, a scene, a character,
+    words its shots share; none means the whole film."""
+    if note.shot_id:
+        r.scope, r.shots = "shot", [note.shot_id]
+        return
+    if named:
+        r.scope, r.shots = "shot", named
+        return
+    low = bare.lower()
+    scenes = board.scenes
+    for k, sc in enumerate(scenes, 1):
+        title = sc.title.lower()
+        if re.search(rf"\bscene\s+{k}\b", low) or (len(title) >= 5 and title in low) or \
+                (any(ch.isdigit() for ch in sc.scene_id) and re.search(rf"\b{re.escape(sc.scene_id.lower())}\b", low)) or \
+                (sc.purpose and re.search(rf"\b(the\s+)?{re.escape(sc.purpose)}\b", low)):
+            r.scope = "scene"
+            r.shots += [s.shot_id for s in sc.shots]
+    if re.search(r"\b(opening|beginning|first scene)\b", low):
+        r.scope, r.shots = "scene", r.shots + [s.shot_id for s in scenes[0].shots]
+    if re.search(r"\b(the end|ending|last scene|final scene|final shot)\b", low):
+        r.scope, r.shots = "scene", r.shots + [s.shot_id for s in scenes[-1].shots]
+    if r.shots:
+        r.shots = list(dict.fromkeys(r.shots))
+        return
+    words = {w for w in content_words(low) - INSTRUCTION if not any(re.fullmatch(f, w) for f, _ in LOOKS.values())}
+    words = {w for w in words if not any(re.search(rf"\b{re.escape(w)}", a) for a in r.avoid + r.add)}
+    who = next((c.name for c in board.characters if c.name.lower() in low or
+                stem(c.name.split()[-1]) in words), "")
+    if who:
+        r.traits = _traits(low, who)
+        words -= content_words(who) | content_words(" ".join(r.traits))
+    shots = [s for s in board.shots() if words & content_words(f"{s.prompt} {s.narration}")]
+    shots += [s for sc in scenes if words & content_words(f"{sc.title} {sc.description}") for s in sc.shots]
+    if who and not shots:
+        r.scope, r.character = "character", who
+        r.traits += [a for a in r.add if a.startswith("wearing ")]
+        return
+    if who:
+        shots = [s for s in shots if who in s.characters or who.lower() in s.prompt.lower()] or shots
+    if shots:
+        order = [x.shot_id for x in board.shots()]
+        r.scope, r.shots = "keyword", sorted(dict.fromkeys(s.shot_id for s in shots), key=order.index)
+
+
+def _traits(low: str, who: str) -> list[str]:
+    """'keep the whale gentle and curious, never threatening' -> ['gentle', 'curious']."""
+    head = who.lower().split()[-1]
+    after = low.split(head, 1)[1] if head in low else low
+    after = re.split(r"[,.;!]|\b(never|not|no|but|without|in every|in all)\b", after)[0]
+    for _ in range(2):  # "should be", "to look"
+        after = re.sub(r"^\W*(is|are|be|should|stay|stays|look|looks|feel|feels|to|always|more|a bit|very|so)\b\s*",
+                       "", after.strip())
+    parts = [p.strip() for p in re.split(r"\band\b|,", after) if p.strip()]
+    return [p for p in parts if len(p.split()) <= 3 and p not in STOP and p not in INSTRUCTION][:4]

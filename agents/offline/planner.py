@@ -1,0 +1,264 @@
+"""The offline planner: an idea becomes a storyboard with a beat sheet scaled to the length, scenes that advance it,
+and shots that follow a shot grammar (establishing, medium, close-up, reaction, insert), every prompt distinct.
+
+Deterministic and heuristic: the story comes from templates (`story.py`) filled with what `idea.py` reads in the
+idea, never from a language model.
+"""
+
+from __future__ import annotations
+
+from agents.base import Result
+from agents.offline.idea import Cast, Idea, read_idea
+from agents.offline.lexicon import PLACE_OF_ROLE, SEASONS, THREAT_LOOK
+from agents.offline.story import BEATS, EXTRA, FACE, LIGHT, PACE, RELATIONS, SHARE, SHORT_BEATS, WHEN, Moment, moments
+from agents.offline.words import READ_WPS, SHOT_TYPES, capitalise, clip_words, content_words, stable_hash
+from storage.schema import Character, Location, Scene, Shot, Storyboard
+
+MEAN_SHOT = 4.5  # seconds: the film's average shot before pacing by beat and shot type
+SCENE_SECONDS = 35.0  # a beat longer than this gets several scenes
+WEIGHT = {"establishing": 1.5, "wide": 1.3, "medium": 1.0, "two-shot": 1.1, "over-the-shoulder": 0.9,
+          "close-up": 0.75, "reaction": 0.6, "insert": 0.5}
+CAMERAS = {  # a motivated camera: establishing shots travel, most others hold still
+    "establishing": ("pan_right", "static", "zoom_out", "static", "pan_left"), "wide": ("static", "pan_left", "static"),
+    "medium": ("static", "dolly_in", "static"), "two-shot": ("static",), "over-the-shoulder": ("static", "dolly_in"),
+    "close-up": ("static", "zoom_in", "static"), "reaction": ("static",), "insert": ("static", "tilt_down", "static")}
+ON_PLACES = {"island", "ship", "boat", "rock", "farm", "moon", "planet", "shore", "beach", "hillside", "deck", "street"}
+IN_PLACES = {"city", "town", "village", "forest", "woods", "jungle", "desert", "kitchen", "room", "house", "valley",
+             "garden", "workshop", "studio", "library", "classroom", "junkyard", "mountains", "hills", "cottage",
+             "bakery", "shop", "office", "laboratory", "forge", "mine", "monastery", "chapel", "clinic", "ward", "cockpit",
+             "tent", "harbour", "harbor", "world"}
+ANGLES = ("seen from a low angle", "seen from high above", "in profile", "framed off-centre", "from behind",
+          "at eye level", "in silhouette against the background", "through a foreground of blurred shapes",
+          "with a shallow depth of field", "from a distance", "tracking alongside", "in the foreground, the place behind")
+LOOKS = {  # (face and hair, clothes or body): one is picked per character, the same in every shot
+    "young": (("tousled dark hair", "a green knitted jumper and a canvas satchel"),
+              ("short curly hair", "a red anorak and scuffed trainers"), ("a long braid and round glasses", "a yellow raincoat")),
+    "old": (("short silver hair and a weathered face", "a mustard oilskin coat"),
+            ("white hair and wire spectacles", "a brown cardigan"),
+            ("a lined, kind face and a flat cap", "a patched tweed jacket")),
+    "person": (("cropped black hair", "a navy pea coat and a grey scarf"),
+               ("auburn hair tied back", "a denim jacket and heavy boots"),
+               ("a shaved head", "a rust-orange work jacket and a leather bag")),
+    "animal": (("bright, watchful eyes", "a pale scar across its left side"),
+               ("a calm, steady gaze", "one pale patch near its left eye"),
+               ("quick, curious eyes", "a darker stripe along its back")),
+    "creature": (("one round blue eye", "a dented copper body"), ("a soft grey glow", "long, thin limbs"),
+                 ("a painted smile", "a chipped white surface with a faded blue pattern")),
+}
+SAME = {"person": "the same face, hair and clothes in every shot", "animal": "the same size, colouring and markings "
+        "in every shot", "creature": "the same shape and colours in every shot"}
+
+
+class OfflinePlanner:
+    mode = "offline"
+
+    def plan(self, idea: str, minutes: float) -> Result:
+        if not 0.25 <= minutes <= 10:
+            raise ValueError(f"target length must be between 0.25 and 10 minutes, got {minutes}")
+        read = read_idea(idea)
+        return Result(Draft(read, round(minutes * 60, 3)).storyboard(), model="offline")
+
+
+class Draft:
+    """One storyboard being written from a read idea."""
+
+    def __init__(self, idea: Idea, total: float) -> None:
+        self.idea, self.total = idea, total
+        lead = idea.cast[0]
+        partner = idea.cast[1] if len(idea.cast) > 1 else None
+        self.partner = partner
+        named = [p for p in idea.places if p.split()[-1] not in idea.thing.split()]
+        inside = [p for p in idea.places if p not in named]  # "a city" in "a map of a city" is part of the thing
+        work = PLACE_OF_ROLE.get(lead.head)
+        places = named + inside if named or not work else [work, *inside]
+        self.home = places[0] if places else f"{lead.name}'s home"
+        self.away = places[1] if len(places) > 1 else f"the world beyond {self.home}"
+        if idea.thing and (partner is None or idea.relation in ("quest", "discovery", "making", "return")):
+            b, b_first = f"the {idea.thing_head}", _first_mention(idea.thing)  # the story turns on a thing
+        elif partner is not None:
+            b, b_first = partner.name, _first_mention(partner.name)
+        else:
+            b = b_first = "something new"
+        threat = idea.threat_head
+        at = "on" if self.home.split()[-1] in ON_PLACES else "in" if self.home.split()[-1] in IN_PLACES else "at"
+        self.slots = {"a": lead.name, "A": capitalise(lead.name), "b": b, "b_first": b_first, "home": self.home,
+                      "at_home": f"{at} {self.home}",
+                      "away": self.away, "threat": idea.threat, "threat_look": THREAT_LOOK.get(threat, idea.threat)}
+        self.relation = RELATIONS[idea.relation]
+        self.when = next((t for t in idea.times if t in WHEN), "")
+        self.season = next((t for t in idea.times if t in SEASONS), "")
+
+    def fill(self, text: str, sentence: bool = False) -> str:
+        """A template with the idea's slots filled (capitalised when it is a sentence or a title)."""
+        filled = text.format(**self.slots)
+        return capitalise(filled) if sentence else filled
+
+    def storyboard(self) -> Storyboard:
+        idea = self.idea
+        n_shots = self.total / MEAN_SHOT
+        beats = BEATS if n_shots >= 9 else SHORT_BEATS
+        share = sum(SHARE[b] for b in beats)
+        plan: list[tuple[str, Moment, float, int]] = []  # (beat, what happens, seconds, scene of the beat)
+        for beat in beats:
+            seconds = self.total * SHARE[beat] / share
+            options = moments(beat, self.relation, bool(idea.threat))
+            count = max(1, min(len(options), round(seconds / SCENE_SECONDS)))
+            plan += [(beat, m, seconds / count, j) for j, m in enumerate(options[:count])]
+        lines = self.narration([m for _, m, _, _ in plan])
+        scenes: list[Scene] = []
+        raw: list[float] = []
+        for k, ((beat, moment, seconds, j), line) in enumerate(zip(plan, lines)):
+            location = self.home if beat in ("setup", "resolution") or k % 2 == 0 else self.away
+            new_place = k == 0 or scenes[-1].location != location
+            light = LIGHT[beat][j % len(LIGHT[beat])]
+            if beat in ("setup", "inciting incident") and self.when:
+                light = WHEN[self.when]  # the time of day the idea names
+            if self.season:
+                light = f"{light}, {self.season}"
+            shots = self.shots(k, beat, moment, location, light, max(1, round(seconds / (MEAN_SHOT * PACE[beat]))),
+                               new_place)
+            raw += [WEIGHT[kind] * PACE[beat] for kind, _ in shots]
+            scenes.append(Scene(scene_id=f"sc{k + 1:02d}", title=self.fill(moment.title, True), description=line,
+                                purpose=beat, location=location, shots=[shot for _, shot in shots]))
+            scenes[-1].shots[0].narration = line
+        self.timing(scenes, raw)
+        return Storyboard(
+            title=self.title(), logline=_logline(idea), style_guide=_style(idea), characters=self.bible(),
+            locations=[Location(name=p[:80], description=f"{capitalise(p)}: the same layout, landmarks and colours "
+                                                          "every time the film returns here") for p in
+                       dict.fromkeys(s.location for s in scenes)],
+            scenes=scenes)
+
+    def shots(self, k: int, beat: str, moment: Moment, location: str, light: str, n: int,
+              new_place: bool) -> list[tuple[str, Shot]]:
+        """n shots for one scene, following the shot grammar; the first establishes a new place."""
+        other = self.partner is not None and beat != "setup"  # the second character arrives with the story
+        grammar = ["establishing" if new_place else "wide", "medium", "close-up", "reaction", "wide", "insert",
+                   "two-shot" if other else "over-the-shoulder", "medium", "close-up", "over-the-shoulder"]
+        actions = [self.fill(a) for a in moment.actions] + [
+            self.fill(a.replace("{place}", location)) for a in EXTRA[beat]]
+        out, seen = [], {kind: 0 for kind in WEIGHT}
+        for i in range(n):
+            kind = "wide" if n == 1 else grammar[i] if i < len(grammar) else grammar[1 + (i - 1) % (len(grammar) - 1)]
+            order = seen["medium"] + seen["wide"] - (not new_place and n > 1 and i > 0)
+            prompt = self.prompt(kind, beat, location, light, actions[max(0, order) % len(actions)], seen[kind], other)
+            seen[kind] += 1
+            moves = CAMERAS[kind]
+            camera = "handheld" if beat in ("crisis", "climax") and kind == "medium" else \
+                moves[stable_hash(self.idea.text, k, i) % len(moves)]
+            names = [c.name for c in self.idea.cast if c.name.lower() in prompt.lower()]
+            out.append((kind, Shot(shot_id="tmp", prompt=prompt, camera=camera, characters=names,
+                                   seed=stable_hash(self.idea.text, k, i) % 2**31)))
+        return out
+
+    def prompt(self, kind: str, beat: str, location: str, light: str, action: str, nth: int, other: bool) -> str:
+        """One shot's prompt: its type, then what is seen, where, in what light (`nth`: how many of this kind
+        the scene already has, so a second close-up looks at someone else)."""
+        lead, b = self.slots["a"], self.slots["b"]
+        if self.partner is not None and self.partner.name != b and other and kind in ("medium", "wide"):
+            action += f", {self.partner.name} close by"  # a companion stays in the story
+        if self.idea.threat and beat in ("crisis", "climax") and self.slots["threat_look"] not in action:
+            light = f"{self.slots['threat_look']}, {light}"
+        toward = b if other or self.partner is None and beat != "setup" else self.away
+        details = [f"{lead}'s hands, {light}"] + ([f"the {self.idea.thing_head}, one detail filling the frame"]
+                                                  if self.idea.thing_head and beat != "setup" else []) + \
+            ([f"{b}, one detail filling the frame"] if other else []) + [f"something {lead} carries, {light}"]
+        faces = [f"{lead}'s face, {FACE[beat]}, {light}"] + ([f"{b}, watching {lead}, {light}"] if other else [])
+        seen = {
+            "establishing": f"of {location}, {light}" + (f", {lead} small in the frame" if nth else ""),
+            "wide": f": {action}, {location}, {light}",
+            "medium": f": {action}, {light}",
+            "two-shot": f"of {lead} and {b}, {light}",
+            "over-the-shoulder": f"from behind {lead}, looking toward {toward}" + (f", {light}" if nth else ""),
+            "close-up": f"of {faces[nth % len(faces)]}",
+            "reaction": f"of {b}, reacting to {lead}, {light}" if other and nth % 2 == 0 else f"of {lead}, {FACE[beat]}, {light}",
+            "insert": f"of {details[nth % len(details)]}",
+        }[kind]
+        return f"{SHOT_TYPES[kind][0]}{' ' if seen[0] != ':' else ''}{seen}"
+
+    def narration(self, plan: list[Moment]) -> list[str]:
+        """One line per scene: the idea's own sentences when it tells a story, else the beat's line."""
+        said = [s for s in self.idea.sentences if len(s.split()) >= 3]
+        if len(said) >= 3:
+            return [clip_words(said[round(k * (len(said) - 1) / max(1, len(plan) - 1))], 16) for k in range(len(plan))]
+        return [self.fill(m.narration, True) for m in plan]
+
+    def timing(self, scenes: list[Scene], raw: list[float]) -> None:
+        """Durations proportional to shot type and pace that add up to the target; ids in film order; prompts made
+        distinct; a narration line too long to say in its shot is shortened or dropped."""
+        shots = [s for sc in scenes for s in sc.shots]
+        scale = self.total / sum(raw)
+        used: list[tuple[str, set[str]]] = []
+        for n, (shot, weight) in enumerate(zip(shots, raw)):
+            shot.shot_id = f"s{n + 1:03d}"
+            shot.duration = round(weight * scale, 2)
+            shot.prompt = _distinct(shot.prompt, used, n)
+            if shot.narration and len(shot.narration.split()) > shot.duration * READ_WPS:
+                shot.narration = _shorter(shot.narration, shot.duration * READ_WPS)
+        shots[-1].duration = round(self.total - sum(s.duration for s in shots[:-1]), 2)
+
+    def bible(self) -> list[Character]:
+        out = []
+        for c in self.idea.cast:
+            out.append(Character(name=c.name[:80], description=_look(c, self.idea.text)[:1000]))
+        return out
+
+    def title(self) -> str:
+        names = [c.name for c in self.idea.cast[:2]]
+        if len(names) == 1 and self.idea.thing_head:
+            names.append(f"the {self.idea.thing_head}")
+        small = {"and", "the", "of", "a", "an", "in", "on"}
+        text = " and ".join(names)
+        return " ".join(w if (w in small and i) else capitalise(w) for i, w in enumerate(text.split()))[:200]
+
+
+def _distinct(prompt: str, used: list[tuple[str, set[str]]], n: int) -> str:
+    """The prompt, with one or two camera angles added when it repeats or nearly repeats an earlier one."""
+    variants = [prompt] + [f"{prompt}, {ANGLES[(n + t) % len(ANGLES)]}" for t in range(len(ANGLES))] + [
+        f"{prompt}, {x}, {y}" for x in ANGLES for y in ANGLES if x != y]
+    taken = {p for p, _ in used}
+    choice = next((v for v in variants if v not in taken and all(
+        len(content_words(v) & w) / max(1, len(content_words(v) | w)) < 0.8 for _, w in used)), None)
+    choice = choice or next(v for v in variants if v not in taken)
+    used.append((choice, content_words(choice)))
+    return choice
+
+
+def _shorter(line: str, words: float) -> str:
+    """The line without its opening phrase ("One day, ...") or its last clause, if that fits in `words`; else ""."""
+    head, sep, rest = line.partition(", ")
+    options = [capitalise(rest)] if sep and len(head.split()) <= 3 else []
+    options += [line.rsplit(", ", 1)[0].rstrip(".") + "."] if ", " in line else []
+    return next((o for o in options if len(o.split()) <= words and len(o.split()) >= 3), "")
+
+
+def _first_mention(name: str) -> str:
+    """'the lost whale' -> 'a lost whale' (names and plurals stay as they are)."""
+    if not name.startswith("the ") or name.endswith("s") or name.split()[1] in ("two", "three"):
+        return name
+    rest = name[4:]
+    return ("an " if rest[0] in "aeiou" else "a ") + rest
+
+
+def _look(c: Cast, text: str) -> str:
+    """How a character looks in every shot: what the idea says, then one consistent, kind-appropriate look."""
+    words = set(c.name.lower().split()) | set(c.detail.lower().split())
+    kind = c.kind if c.kind in SAME else "creature"
+    age = kind
+    if kind == "person":
+        age = "young" if words & {"young", "little", "girl", "boy", "child", "kid", "teen", "teenager"} else \
+            "old" if words & {"old", "elderly", "retired", "grandmother", "grandfather", "granny", "widow"} else "person"
+    face, body = LOOKS[age][stable_hash(text, c.name) % len(LOOKS[age])]
+    worn = c.detail.startswith(("with ", "in ", "wearing "))  # the idea already says what they wear
+    who = f"{c.name}, {c.detail}" if c.detail and not worn else c.name.removeprefix("the ")
+    return capitalise(who) + (f" {c.detail}: {face}" if worn else f": {face}, {body}") + f"; {SAME[kind]}"
+
+
+def _logline(idea: Idea) -> str:
+    first = idea.sentences[0] if idea.sentences else idea.text
+    return first if len(first) <= 300 else clip_words(first, 45)[:300]
+
+
+def _style(idea: Idea) -> str:
+    look = f"{', '.join(idea.styles)} look" if idea.styles else "Painterly animated look"
+    return capitalise(f"{look}, consistent colour grading across scenes, soft film grain, 16:9 framing")

@@ -1,0 +1,289 @@
+"""The offline refiner, an assistant editor: each creator note changes the shots it is about (prompts rewritten as
+prompts, never the note pasted in), a film-level note changes the style guide or a character; then the panel's
+most agreed concrete changes are taken where no note disagrees. What is left, and why, goes in `not_changed`.
+Heuristic: rules over the note's words and the critics' directions, not a model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from agents.base import Result
+from agents.offline.directions import Direction, read
+from agents.offline.notes import Look, Reading, read_note
+from agents.offline.words import READ_WPS, SHOT_TYPES, capitalise, without_shot_type
+from storage.schema import (Critique, Edit, Note, Proposal, RemoveShot, SetCharacter, SetShot, SetStory, Storyboard,
+                            Unchanged)
+
+FLASHY = {"lightning", "flashing", "flash", "flashes", "strobe", "strobing", "flicker", "flickering"}
+CLOSE = {"close-up": 1, "insert": 1, "reaction": 1, "medium": 0, "two-shot": 0, "over-the-shoulder": 0,
+         "wide": -1, "establishing": -1}
+
+
+def rewrite(prompt: str, looks: list[Look], add: list[str], drop: set[str] = frozenset()) -> str:
+    """The prompt with the looks merged in after its subject, clauses that go against them (or name `drop` words)
+    removed, and `add` phrases included."""
+    clauses = [c.strip() for c in prompt.split(",") if c.strip()]
+    against = set().union(*(lk.against for lk in looks)) | set(drop)
+    head = " ".join(w for w in clauses[0].split() if w.lower().strip(".;:") not in against)
+    rest = [c for c in clauses[1:] if not set(re.findall(r"[a-z\-]+", c.lower())) & against]
+    new = [lk.phrase for lk in looks if lk.phrase.lower() not in prompt.lower()]
+    new += [a for a in add if a.lower() not in prompt.lower()]
+    return ", ".join([head, *new, *rest])
+
+
+def reframe(prompt: str, kind: str) -> str:
+    return f"{SHOT_TYPES[kind][0]}: {without_shot_type(prompt)}"
+
+
+class Editor:
+    """One proposal being assembled: edits by (shot, field), what notes asked (to refuse critics who disagree)."""
+
+    def __init__(self, board: Storyboard) -> None:
+        self.board = board
+        self.shots = {s.shot_id: s for s in board.shots()}
+        self.order = list(self.shots)
+        self.pending: dict[tuple[str, str], dict] = {}
+        self.asked: dict[str, dict[str, tuple[int, str]]] = defaultdict(dict)  # shot or "*" -> axis -> (sign, note text)
+        self.extra: list[Edit] = []
+        self.not_changed: list[Unchanged] = []
+
+    def left(self, what: str, why: str) -> None:
+        if all((u.what, u.why) != (what, why) for u in self.not_changed):
+            self.not_changed.append(Unchanged(what=what, why=why))
+
+    def current(self, sid: str, field: str) -> str:
+        key = (sid, field)
+        return self.pending[key]["new"] if key in self.pending else str(getattr(self.shots[sid], field))
+
+    def set(self, sid: str, field: str, new: str, why: str, source: str, by_note: bool) -> bool:
+        if self.shots[sid].locked:
+            self.left(f"{sid} {field}", "the shot is locked")
+            return False
+        key = (sid, field)
+        entry = self.pending.setdefault(key, {"new": "", "why": [], "src": [], "note": False})
+        entry["new"] = new
+        entry["why"].append(why)
+        entry["src"] = list(dict.fromkeys([*entry["src"], source]))
+        entry["note"] = entry["note"] or by_note
+        return True
+
+    # ------------------------------------------------------------------ notes
+    def note(self, note: Note) -> None:
+        if note.shot_id and note.shot_id not in self.shots:
+            self.left(f"note {note.text[:60]!r}", f"shot {note.shot_id} is not in this version")
+            return
+        r = read_note(note, self.board)
+        why = f"your note {note.text[:120]!r}"  # ids stay in `sources` (an archive import renumbers them)
+        if r.empty:
+            self.left(f"note {note.text[:60]!r}", "no change a rule can read in it; edit the shot by hand")
+            return
+        self.remember(r, note)
+        if r.scope == "character":
+            self.character(r, note, why)
+        elif not r.shots:
+            self.film(r, note, why)
+        else:
+            for sid in r.shots:
+                self.shot(sid, r, note, why)
+
+    def remember(self, r: Reading, note: Note) -> None:
+        axes = {lk.axis: lk.sign for lk in r.looks}
+        if r.pace:
+            axes["pace"] = r.pace
+        if r.frame:
+            axes["frame"] = CLOSE[r.frame]
+        if r.camera:
+            axes["motion"] = -1 if r.camera == "static" else 1
+        if r.line is not None:
+            axes["speech"] = 1 if r.line else -1
+        for sid in r.shots or ["*"]:
+            for axis, sign in axes.items():
+                self.asked[sid][axis] = (sign, note.text[:60])
+
+    def shot(self, sid: str, r: Reading, note: Note, why: str) -> None:
+        shot = self.shots[sid]
+        if r.cut and r.scope == "shot":
+            if shot.locked:
+                self.left(f"remove {sid}", "the shot is locked")
+            else:
+                self.extra.append(RemoveShot(shot_id=sid, rationale=why, sources=[note.id]))
+            return
+        if r.pace:
+            self.set(sid, "duration", f"{shot.duration * (0.75 if r.pace > 0 else 1.3):.2f}", why, note.id, True)
+        prompt = self.current(sid, "prompt")
+        if r.frame:
+            prompt = reframe(prompt, r.frame)
+        if r.looks or r.add:
+            prompt = rewrite(prompt, r.looks, r.add)
+        if prompt != shot.prompt:
+            self.set(sid, "prompt", prompt, why, note.id, True)
+        if r.camera:
+            self.set(sid, "camera", r.camera, why, note.id, True)
+        if r.line is not None:
+            self.set(sid, "narration", r.line, why, note.id, True)
+        if r.avoid:
+            self.avoid(sid, r.avoid, why, note.id)
+
+    def avoid(self, sid: str, words: list[str], why: str, source: str) -> None:
+        neg = self.current(sid, "negative_prompt")
+        new = ", ".join(x for x in [neg, *[w for w in words if w.lower() not in neg.lower()]] if x)
+        if new != neg:
+            self.set(sid, "negative_prompt", new, why, source, True)
+
+    def character(self, r: Reading, note: Note, why: str) -> None:
+        c = next(c for c in self.board.characters if c.name == r.character)
+        parts = [p for p in re.split(r";\s*", c.description)]
+        against = set().union(*(lk.against for lk in r.looks)) | {w.lower() for w in r.avoid}
+        parts = [p for p in parts if not set(re.findall(r"[a-z\-]+", p.lower())) & against]
+        traits = list(dict.fromkeys(r.traits or [lk.phrase for lk in r.looks]))
+        new = "; ".join([*parts, ", ".join(t for t in traits if t.lower() not in c.description.lower())]).strip("; ")
+        if new != c.description and len(new) <= 1000:
+            self.extra.append(SetCharacter(character=c.name, new=new, rationale=why, sources=[note.id]))
+        for s in self.board.shots():
+            if r.avoid and (c.name in s.characters or c.name.lower() in s.prompt.lower()):
+                self.avoid(s.shot_id, r.avoid, why, note.id)
+
+    def film(self, r: Reading, note: Note, why: str) -> None:
+        if r.looks or r.style:
+            guide = self.board.style_guide
+            against = set().union(*(lk.against for lk in r.looks))
+            clauses = [c.strip() for c in guide.split(",") if c.strip()]
+            if r.style:
+                clauses = [c for c in clauses if not c.lower().endswith(" look")]
+            clauses = [c for c in clauses if not set(re.findall(r"[a-z\-]+", c.lower())) & against]
+            new = [capitalise(" ".join(r.style)) + " look"] if r.style else []
+            new += clauses + [lk.phrase for lk in r.looks if lk.phrase.lower() not in guide.lower()]
+            self.extra.append(SetStory(field="style_guide", new=", ".join(new)[:4000], rationale=f"{why} (film-wide: "
+                                       "the style guide is folded into every prompt)", sources=[note.id]))
+        if r.pace:
+            long = sorted(self.order, key=lambda s: self.shots[s].duration)[len(self.order) // 2:]
+            for sid in long if r.pace > 0 else self.order:
+                self.set(sid, "duration", f"{self.shots[sid].duration * (0.8 if r.pace > 0 else 1.2):.2f}", why,
+                         note.id, True)
+        for sid in self.order if r.avoid else []:
+            self.avoid(sid, r.avoid, why, note.id)
+        if r.frame or r.camera or r.add or r.line is not None:
+            self.left(f"note {note.text[:60]!r}", "framing, camera, additions and lines need a shot: give the note one")
+
+    # ------------------------------------------------------------------ critics
+    def critics(self, critiques: list[Critique], limit: int) -> None:
+        durations = {sid: s.duration for sid, s in self.shots.items()}
+        groups: dict[Direction, dict] = {}
+        for c in critiques:
+            for issue in c.top_issues:
+                found = read(issue.suggestion, issue.shot_ids, durations)
+                if not found:
+                    self.left(issue.summary[:160], "a question for you, not a change a rule can make")
+                for d in found:
+                    g = groups.setdefault(d, {"who": [], "urgency": 0, "summary": issue.summary})
+                    g["who"] = list(dict.fromkeys([*g["who"], c.persona_id]))
+                    g["urgency"] = max(g["urgency"], issue.urgency)
+        ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]["who"]), -kv[1]["urgency"],
+                                                         self.order.index(kv[0].shot_id)))
+        taken = 0
+        for d, g in ranked:
+            what = f"{d.shot_id}: {g['summary'][:120]}"
+            who = ", ".join(g["who"])
+            if taken >= limit:
+                self.left(what, "lower priority than the changes proposed")
+                continue
+            if len(g["who"]) < 2 and g["urgency"] < 4:
+                self.left(what, f"only {who} raised it")
+                continue
+            refusal = self.disagrees(d)
+            if refusal:
+                self.left(what, refusal)
+                continue
+            if self.apply(d, f"{len(g['who'])} viewer(s) ({who}): {g['summary'][:160]}", g["who"]):
+                taken += 1
+
+    def disagrees(self, d: Direction) -> str:
+        """Why a creator's note rules this direction out ("" when none does)."""
+        shot = self.shots[d.shot_id]
+        field = {"duration": "duration", "camera": "camera", "reframe": "prompt", "include": "prompt",
+                 "steady": "prompt", "narrate": "narration", "unsay": "narration"}[d.kind]
+        if self.pending.get((d.shot_id, field), {}).get("note"):
+            return f"your note already decides its {field}"
+        axis, sign = {
+            "duration": ("pace", 1 if d.kind == "duration" and d.value and float(d.value) < shot.duration else -1),
+            "camera": ("motion", -1 if d.value == "static" else 1), "reframe": ("frame", CLOSE.get(d.value, 0)),
+            "narrate": ("speech", 1), "unsay": ("speech", -1), "include": ("", 0), "steady": ("", 0)}[d.kind]
+        for scope in (d.shot_id, "*"):
+            asked = self.asked.get(scope, {}).get(axis)
+            if asked and sign and asked[0] == -sign:
+                return f"your note {asked[1]!r} asks the opposite"
+        return ""
+
+    def apply(self, d: Direction, why: str, who: list[str]) -> bool:
+        sid, shot = d.shot_id, self.shots[d.shot_id]
+        if d.kind == "duration":
+            words = len(f"{self.current(sid, 'narration')} {shot.dialogue}".split())
+            asked = min(max(float(d.value), shot.duration * 0.7), shot.duration * 1.3)  # one step at a time
+            seconds = max(asked, round(words / READ_WPS, 2))  # never too short to read its line
+            if abs(seconds - shot.duration) < 0.05:
+                self.left(f"{sid} duration", "shorter would not leave time to say its line")
+                return False
+            return self.set(sid, "duration", f"{seconds:.2f}", why, who[0], False) and self.cite(sid, "duration", who)
+        if d.kind == "camera":
+            moving = sum(self.current(s, "camera") != "static" for s in self.order) + (d.value != "static")
+            if d.value != "static" and moving / len(self.order) > 0.7:
+                self.left(f"{sid} camera", "the camera already moves in most shots; more would feel restless")
+                return False
+            return self.set(sid, "camera", d.value, why, who[0], False) and self.cite(sid, "camera", who)
+        if d.kind == "unsay":
+            return self.set(sid, "narration", "", why, who[0], False) and self.cite(sid, "narration", who)
+        if d.kind == "narrate":
+            line = self.board.scene_of(sid).description.strip()
+            if not line or any(line == s.narration for s in self.board.shots()):
+                self.left(f"{sid} narration", "a new line would be invented story: write it yourself")
+                return False
+            return self.set(sid, "narration", line, why, who[0], False) and self.cite(sid, "narration", who)
+        prompt = self.current(sid, "prompt")
+        if d.kind == "reframe":
+            prompt = reframe(prompt, d.value)
+        elif d.kind == "include":
+            prompt = rewrite(prompt, [], [f"{d.value} in the frame"])
+        else:  # steady: no flashing in the picture, and the model told to avoid it
+            prompt = rewrite(prompt, [], [], FLASHY)
+            neg = self.current(sid, "negative_prompt")
+            if "strob" not in neg:
+                self.set(sid, "negative_prompt", ", ".join(x for x in (neg, "flashing light, strobing") if x), why,
+                         who[0], False)
+        if prompt == shot.prompt:
+            return False
+        return self.set(sid, "prompt", prompt, why, who[0], False) and self.cite(sid, "prompt", who)
+
+    def cite(self, sid: str, field: str, who: list[str]) -> bool:
+        entry = self.pending[(sid, field)]
+        entry["src"] = list(dict.fromkeys([*entry["src"], *who]))
+        return True
+
+    def proposal(self, n_notes: int, n_crits: int) -> Proposal:
+        edits: list[Edit] = []
+        for (sid, field), p in sorted(self.pending.items(), key=lambda kv: self.order.index(kv[0][0])):
+            old = str(getattr(self.shots[sid], field))
+            if p["new"] != old:
+                edits.append(SetShot(shot_id=sid, field=field, old=old, new=p["new"],
+                                     rationale="; ".join(dict.fromkeys(p["why"]))[:4000], sources=p["src"]))
+        edits += self.extra
+        summary = (f"{len(edits)} edit(s) from {n_notes} note(s) and {n_crits} critique(s); "
+                   f"{len(self.not_changed)} thing(s) left as they are")
+        return Proposal(summary=summary, edits=edits, not_changed=self.not_changed)
+
+
+class OfflineRefiner:
+    """Refiner role without a model (agents.base.Refiner)."""
+
+    mode = "offline"
+
+    def __init__(self, max_critic_edits: int = 8) -> None:
+        self.max_critic_edits = max_critic_edits
+
+    def refine(self, storyboard: Storyboard, notes: list[Note], critiques: list[Critique]) -> Result:
+        editor = Editor(storyboard)
+        for note in notes:
+            editor.note(note)
+        editor.critics(critiques, self.max_critic_edits)
+        return Result(editor.proposal(len(notes), len(critiques)), model="offline")

@@ -1,0 +1,75 @@
+"""Finding OpenAI-compatible model servers on this machine: one step from the offline agents to a real local model.
+
+Probes the usual loopback ports (Ollama, LM Studio, llama.cpp, vLLM) concurrently with short timeouts, asks each
+for `GET /v1/models`, and says for each model the one line of settings that uses it. Only 127.0.0.1 is ever
+contacted, and no proxy: the host is not a parameter.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+
+from pydantic import BaseModel
+
+HOST = "127.0.0.1"
+KNOWN = (("Ollama", 11434), ("LM Studio", 1234), ("llama.cpp", 8080), ("vLLM", 8000))
+MAX_BYTES = 1 << 20  # a models list larger than this is refused
+MAX_MODELS = 500
+
+
+class Server(BaseModel):
+    """An OpenAI-compatible server answering on loopback, and the models it lists."""
+
+    name: str  # what usually listens on this port ("Ollama"); the server itself may be another
+    port: int
+    base_url: str
+    models: list[str]
+
+    def setting_line(self, model: str) -> str:
+        """The one line of environment settings that makes every role use `model` on this server."""
+        return (f"CHIEF_LLM_BASE_URL={self.base_url} CHIEF_CRITIC_MODEL={model} CHIEF_REFINER_MODEL={model} "
+                f"CHIEF_PLANNER_MODEL={model}")
+
+
+def discover(timeout: float = 0.5, ports: tuple[tuple[str, int], ...] = KNOWN) -> list[Server]:
+    """The servers that answer `GET /v1/models` on 127.0.0.1 at `ports` ((name, port) pairs), in that order.
+
+    A port with nothing listening, a slow server, or an answer that is not an OpenAI models list is left out."""
+    if not ports:
+        return []
+    with ThreadPoolExecutor(max_workers=len(ports)) as pool:
+        found = list(pool.map(lambda p: probe(p[0], p[1], timeout), ports))
+    return [s for s in found if s is not None]
+
+
+def probe(name: str, port: int, timeout: float) -> Server | None:
+    base = f"http://{HOST}:{port}/v1"
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never through a proxy
+    try:
+        with opener.open(urllib.request.Request(f"{base}/models", headers={"Accept": "application/json"}),
+                         timeout=timeout) as resp:
+            if resp.status != 200:
+                return None
+            body = resp.read(MAX_BYTES + 1)
+    except (OSError, urllib.error.URLError, ValueError):
+        return None
+    if len(body) > MAX_BYTES:
+        return None
+    models = _model_ids(body)
+    return None if models is None else Server(name=name, port=port, base_url=base, models=models)
+
+
+def _model_ids(body: bytes) -> list[str] | None:
+    """The model ids of an OpenAI models list ({"data": [{"id": ...}, ...]}), or None if it is not one."""
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    items = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        return None
+    ids = [m["id"] for m in items[:MAX_MODELS] if isinstance(m, dict) and isinstance(m.get("id"), str)]
+    return [i for i in ids if 0 < len(i) <= 200 and i.isprintable() and " " not in i]
