@@ -208,7 +208,7 @@ class _Watch:
         critique = to_critique(final_out, self.persona.id, known, carried.notes)
         usage = sum(self.usage, Usage())
         return Result(value=critique, usage=usage, model=c.model,
-                      coverage=self.coverage(mode, len(parts), usage, carried))
+                      coverage=self.coverage(mode, len(parts), usage, carried, descriptions))
 
     def ask(self, messages: list[dict], result_type, n: int, parts: int):
         def on_tokens(p: Progress) -> None:
@@ -280,7 +280,8 @@ class _Watch:
             raise AgentError(f"{self.role} ({self.c.model}): could not read a frame: {e}") from None
         return content
 
-    def coverage(self, mode: Input, parts: int, usage: Usage, carried: Carried) -> Coverage:
+    def coverage(self, mode: Input, parts: int, usage: Usage, carried: Carried,
+                 descriptions: dict[str, str] | None) -> Coverage:
         shots = self.film.storyboard.shots()
         want = self.film.frames_per_shot
         unseen, counts = [], []
@@ -292,6 +293,8 @@ class _Watch:
                                                             f"its clip" if n else "no frame could be cut from its clip"))
             if mode == "video" and s.shot_id not in self.film.clips:
                 unseen.append(Unseen(shot_id=s.shot_id, why="no clip"))
+            if mode == "text" and s.shot_id not in (descriptions or {}):
+                unseen.append(Unseen(shot_id=s.shot_id, why="its frames could not be described"))
         return Coverage(input=mode, shots=len(shots), seen=len(shots) - len(unseen),
                         frames_per_shot=want if mode == "frames" else 0, min_frames=min(counts) if mode == "frames" else 0,
                         chunks=parts, requests=usage.calls, prompt_tokens=usage.prompt_tokens,

@@ -474,8 +474,9 @@ class Coverage(Strict):
     def line(self) -> str:
         """'watched 120/120 shots · 3 frames each · 15 chunks · 41,200 tokens' (what the UI and CLI show)."""
         how = {"frames": f"{self.frames_per_shot} frames each", "video": "as video clips",
-               "text": "TEXT ONLY: storyboard + frame descriptions, no images", "offline": "measured offline"}[self.input]
-        parts = [f"watched {self.seen}/{self.shots} shots", how]
+               "text": "TEXT ONLY: the storyboard and a measured description of the frames, no images",
+               "offline": "measured offline"}[self.input]
+        parts = [f"{'read' if self.input == 'text' else 'watched'} {self.seen}/{self.shots} shots", how]
         if self.input != "offline":
             parts.append(f"{self.chunks} chunk{'s' if self.chunks != 1 else ''}")
             parts.append(f"{self.prompt_tokens + self.completion_tokens:,} tokens")

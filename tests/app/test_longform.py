@@ -218,3 +218,18 @@ def test_progress_reads_as_words_and_a_fraction():
             bar.update(e)
         assert "sc07 writing · 312 tokens" not in bar.p.tasks[0].description  # the last event wins
         assert bar.p.tasks[0].description == "planning · 5 tokens"
+
+
+def test_a_panel_on_a_model_without_eyes_runs_text_only_and_says_so(make_studio):
+    from app.ui.screening import cards_html
+
+    with FakeOpenAI(longform.responder, images_refused="llama-cpp-python") as server:
+        st = make_studio(llm_base_url=server.base_url, api_key="sk-test", critic_model="text-model",
+                         llm_max_retries=1)
+        pid = st.create_from_storyboard(four_scenes(), panel=["film_critic", "teen_scroller"]).project_id
+        st.render(pid)
+        crits = st.critique(pid)
+    assert all("text-only" in c.mode and c.coverage.input == "text" and c.coverage.seen == 8 for c in crits)
+    assert (st.config.home / "llm-endpoints.json").read_text().count('"images": false') == 1  # kept for next time
+    html = cards_html(st.critiques(pid), {})
+    assert "text only: the critic model takes no images" in html and "read 8/8 shots · TEXT ONLY" in html
