@@ -233,3 +233,23 @@ def test_a_panel_on_a_model_without_eyes_runs_text_only_and_says_so(make_studio)
     assert (st.config.home / "llm-endpoints.json").read_text().count('"images": false') == 1  # kept for next time
     html = cards_html(st.critiques(pid), {})
     assert "text only: the critic model takes no images" in html and "read 8/8 shots · TEXT ONLY" in html
+
+
+def test_critics_that_take_video_get_each_part_as_one_clip(make_studio, tmp_path):
+    import base64
+
+    from generation.video_io import inspect
+
+    with FakeOpenAI(longform.responder) as server:
+        st = make_studio(llm_base_url=server.base_url, api_key="sk-test", critic_model="video-model",
+                         llm_max_retries=1, llm_critic_video=True, llm_video_seconds=4)
+        pid = st.create_from_storyboard(four_scenes(), panel=["film_critic"]).project_id
+        st.render(pid)
+        crit = st.critique(pid)[0]
+    assert crit.coverage.input == "video" and crit.coverage.chunks == 2 and crit.mode == "llm:video-model (video)"
+    clips = [FakeOpenAI.image_parts_of(b, "video_url") for b in server.requests]
+    assert [len(c) for c in clips] == [1, 1] and not any(FakeOpenAI.image_parts_of(b) for b in server.requests)
+    first = tmp_path / "part1.mp4"
+    first.write_bytes(base64.b64decode(clips[0][0]["video_url"]["url"].split(",", 1)[1]))
+    assert inspect(first)["frames"] == 4 * 8  # shots s1-s4, one second each at 8 fps: the part, joined
+    assert longform.watched(server.requests[0]) == ["s1", "s2", "s3", "s4"]

@@ -52,3 +52,8 @@ def test_the_picker_labels_and_the_coverage_line_is_escaped(studio, pid):
         "unseen": [Unseen(shot_id="s4", why="<script>x</script>")]})})
     html = coverage_html(item)
     assert "<script>" not in html and "&lt;script&gt;" in html and "watched scene b" in html
+
+
+def test_the_endpoint_limits_are_shown_in_settings(client):
+    out = client.predict("", None, api_name="/settings")
+    assert list(out[12:16]) == [8, 4000, 32768, False]  # images per request, output tokens, context, video input
