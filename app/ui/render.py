@@ -98,14 +98,8 @@ def build(ctx: Ctx) -> None:
 
     @guard
     def do_render(pid, v, scene_id=scenes.WHOLE):
-        pid = need_project(pid)
-        number = studio.version(pid, ver(v)).number
-        scope = scenes.scope_of(studio, pid, number, scene_id)
-        job, started = jobs.start("render", pid, lambda progress, cancel: studio.render(pid, number, progress, cancel,
-                                                                                         scope),
-                                  label=f"render v{number}" + (f" · {scope.label()}" if scope else ""), version=number)
-        if not started:
-            gr.Info(f"{job.label} is already running: following it")
+        pid, number, job = scenes.start(jobs, studio, "render", pid, v, scene_id,
+                                        lambda n, scope, p, c: studio.render(pid, n, p, c, scope), "render")
         yield from follow(jobs, job, frame, final(pid, number))
 
     @guard

@@ -156,14 +156,8 @@ def build(ctx: Ctx) -> None:
 
     @guard
     def ask_refiner(pid, v, scene_id=scenes.WHOLE):
-        pid = need_project(pid)
-        number = studio.version(pid, ver(v)).number
-        scope = scenes.scope_of(studio, pid, number, scene_id)
-        job, started = jobs.start("refine", pid, lambda p, c: studio.refine(pid, number, scope, p, c),
-                                  label=f"refiner on v{number}" + (f" · {scope.label()}" if scope else ""),
-                                  version=number)
-        if not started:
-            gr.Info(f"{job.label}: already running, following it")
+        pid, _, job = scenes.start(jobs, studio, "refine", pid, v, scene_id,
+                                   lambda n, scope, p, c: studio.refine(pid, n, scope, p, c), "refiner on")
 
         def final(j):
             if j.state == "done":

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from app.ui.common import esc, ver
+from app.ui.common import esc, need_project, ver
 
 WHOLE = ""  # the picker's value for the whole film
 
@@ -45,6 +45,19 @@ def scope_of(studio, pid: str, number: int, scene: str | None):
     if not scene:
         return None
     return studio.scope(pid, number, scene=scene)
+
+
+def start(jobs, studio, kind: str, pid, v, scene: str | None, run, what: str):
+    """The project's job of `kind` on the picked scene (or the one already running): `run(number, scope, progress,
+    cancel)`, labelled "`what` vN · scene sc03"."""
+    pid = need_project(pid)
+    number = studio.version(pid, ver(v)).number
+    scope = scope_of(studio, pid, number, scene)
+    job, started = jobs.start(kind, pid, lambda p, c: run(number, scope, p, c), version=number,
+                              label=f"{what} v{number}" + (f" · {scope.label()}" if scope else ""))
+    if not started:
+        gr.Info(f"{job.label}: already running, following it")
+    return pid, number, job
 
 
 def coverage_html(item) -> str:

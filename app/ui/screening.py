@@ -206,14 +206,8 @@ def build(ctx: Ctx) -> None:
 
     @guard
     def critique(pid, v, scene_id=scenes.WHOLE):
-        pid = need_project(pid)
-        number = studio.version(pid, ver(v)).number
-        scope = scenes.scope_of(studio, pid, number, scene_id)
-        job, started = jobs.start("critique", pid, lambda p, c: studio.critique(pid, number, p, c, scope),
-                                  label=f"critics watching v{number}" + (f" · {scope.label()}" if scope else ""),
-                                  version=number)
-        if not started:
-            gr.Info(f"{job.label}: already running, following it")
+        pid, _, job = scenes.start(jobs, studio, "critique", pid, v, scene_id,
+                                   lambda n, scope, p, c: studio.critique(pid, n, p, c, scope), "critics watching")
         yield from follow(jobs, job, lambda j: (progress_html(j), gr.skip(), gr.skip()),
                           lambda j: (progress_html(j), *critiques_view(pid, v)))
 

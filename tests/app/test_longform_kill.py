@@ -7,9 +7,16 @@ import json
 import os
 import signal
 
+import pytest
+
 from tests.agents import longform
 from tests.agents.openai_server import FakeOpenAI
-from tests.fault.conftest import assert_sound, board, chief, count, home, make_studio, popen_chief, wait_for  # noqa: F401 - home is a fixture
+from tests.fault.conftest import assert_sound, board, chief, count, make_studio, popen_chief, wait_for
+
+
+@pytest.fixture
+def home(tmp_path):
+    return tmp_path / "home"
 
 
 def kill9(proc) -> None:
