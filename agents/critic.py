@@ -272,6 +272,8 @@ class _Watch:
                 clip = film.join_clips(ids)
                 content += [{"type": "text", "text": f"[shots {ids[0]}-{ids[-1]} · {timecode(spans[ids[0]][0])}-"
                                                      f"{timecode(spans[ids[-1]][1])}]"}, video_part(clip)]
+            if part.first_refs and mode != "text":
+                content.append({"type": "text", "text": render("critic_references.j2", names=part.first_refs)})
             for name in part.first_refs if mode != "text" else ():
                 for path in film.references.get(name, [])[:REFERENCES_PER_CHARACTER]:
                     content += [{"type": "text", "text": f"[reference · {name}]"},
@@ -283,7 +285,7 @@ class _Watch:
     def coverage(self, mode: Input, parts: int, usage: Usage, carried: Carried,
                  descriptions: dict[str, str] | None) -> Coverage:
         shots = self.film.storyboard.shots()
-        want = self.film.frames_per_shot
+        want = self.film.frames_per_shot or max((len(f) for f in self.frames.values()), default=0)
         unseen, counts = [], []
         for s in shots:
             n = len(self.frames.get(s.shot_id, []))

@@ -173,7 +173,7 @@ def part_text(film: FilmView, persona: Persona, part: Part, n: int, parts: int, 
                   before=before, carried=carried, mode=mode, descriptions=descriptions or {},
                   watched_seconds=sum(s.duration for s in shots), scoped=film.story is not None,
                   renderer_label=label, is_previz=any(w in label.lower() for w in ("animatic", "previz", "preview")),
-                  intent=film.intent, first_refs=part.first_refs)
+                  intent=film.intent)
 
 
 def frames_by_shot(film: FilmView) -> dict[str, list[SampledFrame]]:

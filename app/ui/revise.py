@@ -142,28 +142,37 @@ def build(ctx: Ctx) -> None:
         return (f"Proposal on v{record.version} ({esc(record.mode)}), scope {esc(record.scope.label())}: "
                 f"{len(record.proposal.edits)} edit(s) to review.")
 
+    def final(pid):
+        def show(j):
+            if j.state == "done":
+                return review_value(pid, j.result), outcome(j.result), ""
+            return gr.skip(), gr.skip(), progress_html(j)
+        return show
+
     @guard
     def load_proposal(pid, v):
+        """The version's latest proposal; while the refiner is writing one (a reloaded page), its progress."""
         from storage.repository import NotFound
 
         if not pid:
-            return None, ""
+            yield None, "", ""
+            return
+        job = jobs.active(pid, "refine")
+        if job is not None:
+            yield from follow(jobs, job, lambda j: (gr.skip(), gr.skip(), progress_html(j)), final(pid))
+            return
         try:
             record = studio.proposal(pid, ref=ver(v))
         except NotFound:
-            return None, ""
-        return review_value(pid, record), outcome(record)
+            yield None, "", ""
+            return
+        yield review_value(pid, record), outcome(record), ""
 
     @guard
     def ask_refiner(pid, v, scene_id=scenes.WHOLE):
         pid, _, job = scenes.start(jobs, studio, "refine", pid, v, scene_id,
                                    lambda n, scope, p, c: studio.refine(pid, n, scope, p, c), "refiner on")
-
-        def final(j):
-            if j.state == "done":
-                return review_value(pid, j.result), outcome(j.result), ""
-            return gr.skip(), gr.skip(), progress_html(j)
-        yield from follow(jobs, job, lambda j: (gr.skip(), gr.skip(), progress_html(j)), final)
+        yield from follow(jobs, job, lambda j: (gr.skip(), gr.skip(), progress_html(j)), final(pid))
 
     @guard
     def commit(pid, value):
@@ -201,7 +210,8 @@ def build(ctx: Ctx) -> None:
         number = studio.version(pid, ver(version)).number
         return studio.refine(pid, number, scenes.scope_of(studio, pid, number, scene)).model_dump(mode="json")
 
-    ctx.tabs["revise"].select(load_proposal, [ctx.pid, ctx.version], [review, message], api_visibility="private").then(
+    ctx.tabs["revise"].select(load_proposal, [ctx.pid, ctx.version], [review, message, progress],
+                              api_visibility="private").then(
         guard(scenes.refresh(studio)), [ctx.pid, ctx.version, refine_scene], refine_scene, api_visibility="private",
         show_progress="hidden")
     ev = refine_btn.click(ask_refiner, [ctx.pid, ctx.version, refine_scene], [review, message, progress],

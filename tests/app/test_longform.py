@@ -253,3 +253,16 @@ def test_critics_that_take_video_get_each_part_as_one_clip(make_studio, tmp_path
     first.write_bytes(base64.b64decode(clips[0][0]["video_url"]["url"].split(",", 1)[1]))
     assert inspect(first)["frames"] == 4 * 8  # shots s1-s4, one second each at 8 fps: the part, joined
     assert longform.watched(server.requests[0]) == ["s1", "s2", "s3", "s4"]
+
+
+def test_scopes_and_coverage_travel_in_an_archive(studio, tmp_path):
+    pid = studio.create_from_storyboard(four_scenes(), panel=["film_critic"]).project_id
+    studio.render(pid)
+    scope = studio.scope(pid, scene="sc02")
+    studio.critique(pid, scope=scope)
+    studio.add_note(pid, "brighter", scope=studio.scope(pid, shots="s3-s4"))
+    studio.refine(pid, scope=scope)
+    v = studio.import_project(studio.export_project(pid, tmp_path / "p.chief.zip"))
+    crit, note, prop = studio.critiques(v.project_id)[0], studio.notes(v.project_id)[0], studio.proposal(v.project_id)
+    assert crit.scope == prop.scope == scope and note.scope.shots == ["s3", "s4"]
+    assert crit.coverage == studio.critiques(pid)[0].coverage and crit.coverage.input == "offline"
