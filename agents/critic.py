@@ -119,8 +119,8 @@ class LLMCritic:
         except AgentError as e:
             if text_before or not self.text_only or isinstance(e, Cancelled):
                 raise
-            log.warning("critic %s (%s): the model takes no images (%s); watching in text-only mode", persona.id,
-                        self.model, str(e)[:160])
+            log.warning("critic %s (%s): the model takes no images; reading the film as text from now on", persona.id,
+                        self.model)
             return watch.run("text")
 
     def limits(self, mode: Input) -> Limits:
@@ -183,8 +183,8 @@ class _Watch:
                 out = self.ask(messages, CritiqueOut if final else WatchOut, i + 1, len(parts))
             except AnswerTooLong as e:
                 if len(part.shots) == 1:
-                    raise AgentError(f"{self.role} ({c.model}): the answer about one shot does not fit "
-                                     f"{limits.answer} tokens ({e}); raise {env_name('critic_max_tokens')}") from None
+                    raise AgentError(f"{self.role} ({c.model}): even the answer about one shot was cut off ({e}); "
+                                     f"raise {env_name('critic_max_tokens')} (or the server's own output limit)") from None
                 parts[i:i + 1] = split(part)  # ask for less: half the shots, so half the notes
                 continue
             except RequestTooLarge as e:
