@@ -1,21 +1,27 @@
 """The LLM refiner: storyboard + creator notes (instructions) + critiques (evidence) -> a Proposal of edits.
 
-A malformed edit is dropped here and recorded in `not_changed`; whether an edit can apply (unknown or locked
-shots, bad values) is checked for every refiner in one place, storage.edits.sanitize.
+Its input is bounded: the story bible, the scenes in scope in full (the scenes the notes and critiques are about,
+chosen by app/refining.py), every other scene as a one-line summary, and the critiques' evidence about the scenes
+in scope. A malformed edit is dropped here and recorded in `not_changed`; whether an edit can apply (unknown or
+locked shots, bad values) is checked for every refiner in one place, storage.edits.sanitize, and whether it stays
+inside the scope in app/refining.py.
 """
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
-from typing import Literal
+from typing import Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agents.base import Result
-from agents.llm import LLMClient
+from agents.base import AgentError, Result
+from agents.llm import LLMClient, Progress
+from agents.llm_config import env_name
+from agents.streaming import Cancel
 from prompts import render
-from storage.schema import CAMERA_MOVES, EDIT, EDIT_OPS, EDITABLE_SHOT_FIELDS, Critique, Note, Proposal, Storyboard, Unchanged
+from storage.schema import (CAMERA_MOVES, EDIT, EDIT_OPS, EDITABLE_SHOT_FIELDS, Critique, Note, Proposal, Scope,
+                            Storyboard, Unchanged)
 
 
 class _Closed(BaseModel):
@@ -79,19 +85,55 @@ class LLMRefiner:
         self.model = model or client.config.refiner_model
         self.mode = f"llm:{self.model}"
 
-    def messages(self, storyboard: Storyboard, notes: list[Note], critiques: list[Critique]) -> list[dict]:
-        board = storyboard.model_dump(mode="json", exclude={"fps", "width", "height"})
-        system = render("refiner_system.j2", editable_fields=EDITABLE_SHOT_FIELDS, camera_moves=CAMERA_MOVES)
+    def messages(self, storyboard: Storyboard, notes: list[Note], critiques: list[Critique],
+                 scope: Scope | None = None, *, shot_notes: bool = True) -> list[dict]:
+        """The request: the bible, the scenes in `scope` in full (all of them for the whole film), the rest in a line."""
+        scope = scope or Scope()
+        full = set(scope.scene_ids(storyboard))
+        scenes = [(sc, sc.scene_id in full) for sc in storyboard.scenes]
+        board = storyboard.model_dump(mode="json", include={"title", "logline", "style_guide", "characters", "locations"})
+        for c in board["characters"] + board["locations"]:
+            c.pop("references", None)
+        system = render("refiner_system.j2", editable_fields=EDITABLE_SHOT_FIELDS, camera_moves=CAMERA_MOVES,
+                        scoped=not scope.whole)
         user = render(
             "refiner_user.j2",
-            storyboard_json=json.dumps(board, ensure_ascii=False),
+            bible_json=json.dumps(board, ensure_ascii=False),
+            scenes=[(sc, json.dumps([s.model_dump(mode="json", exclude={"keyframe", "locked"}) for s in sc.shots],
+                                    ensure_ascii=False) if whole else "") for sc, whole in scenes],
+            scoped=not scope.whole, scope=scope.label(),
             notes=notes,
             critiques=critiques,
+            shot_notes=shot_notes,
             issues_by_agreement=agreement(critiques),
-            locked=[s.shot_id for s in storyboard.shots() if s.locked],
+            locked=[s.shot_id for sc, whole in scenes if whole for s in sc.shots if s.locked],
         )
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
-    def refine(self, storyboard: Storyboard, notes: list[Note], critiques: list[Critique]) -> Result:
-        out, usage = self.client.structured("refiner", self.model, self.messages(storyboard, notes, critiques), ProposalOut)
+    def refine(self, storyboard: Storyboard, notes: list[Note], critiques: list[Critique], *, scope: Scope | None = None,
+               progress: Callable[[dict], None] | None = None, cancel: Cancel = None) -> Result:
+        messages = self.fitting(storyboard, notes, critiques, scope)
+
+        def on_tokens(p: Progress) -> None:
+            if progress is not None:
+                progress({"stage": "refine", "tokens": p.tokens, "tokens_per_s": round(p.tokens_per_s, 1),
+                          **({"note": p.note} if p.note else {})})
+        out, usage = self.client.structured("refiner", self.model, messages, ProposalOut, on_progress=on_tokens,
+                                            cancel=cancel)
         return Result(value=to_proposal(out), usage=usage, model=self.model)
+
+    def fitting(self, storyboard: Storyboard, notes: list[Note], critiques: list[Critique],
+                scope: Scope | None) -> list[dict]:
+        """The request, made to fit the context: without the critics' per-shot notes if need be (their issues stay),
+        else one line naming what to change."""
+        ctx, source = self.client.context_tokens(self.model)
+        room = ctx - self.client.max_tokens_for("refiner")
+        for shot_notes in (True, False):
+            messages = self.messages(storyboard, notes, critiques, scope, shot_notes=shot_notes)
+            size = self.client.estimate_tokens(messages)
+            if size <= room:
+                return messages
+        what = (scope or Scope()).label()
+        raise AgentError(f"refiner ({self.model}): the {what} with its notes and critiques is about {size:,} tokens; "
+                         f"the context ({ctx:,}, {source}) leaves {room:,} beside the answer: refine fewer scenes at a "
+                         f"time (chief refine --scene), or raise {env_name('context_tokens')}")

@@ -133,6 +133,12 @@ class Config(BaseSettings):
     llm_max_answer_chars: int = Field(1_000_000, ge=1000, le=100_000_000, description=(
         "Longer answers are refused (and their stream closed) before parsing."))
     image_detail: Literal["low", "high", "auto"] = Field("low", description="Detail the LLM is asked to see frames at.")
+    llm_critic_video: bool = Field(False, description=(
+        "Critics watch each part of the film as one short clip (`video_url`; vLLM serving Qwen2.5-VL or Qwen3-VL "
+        "takes them) instead of frames; frames are the default, since every OpenAI-compatible vision model takes "
+        "images."))
+    llm_video_seconds: float = Field(30.0, gt=0, le=600, description=(
+        "With `llm_critic_video`: the longest clip one critic request carries."))
     max_shots: int = _limit("max_shots")
     max_film_minutes: float = _limit("max_film_minutes")
     max_shot_seconds: float = _limit("max_shot_seconds")

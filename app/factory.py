@@ -93,4 +93,5 @@ def make_agents(config: Config) -> Agents:
     from agents.refiner import LLMRefiner
 
     client = llm_client(config)
-    return Agents(LLMPlanner(client), LLMCritic(client), LLMRefiner(client), client.config.describe())
+    critic = LLMCritic(client, video=config.llm_critic_video, video_seconds=config.llm_video_seconds)
+    return Agents(LLMPlanner(client), critic, LLMRefiner(client), client.config.describe())

@@ -1,4 +1,5 @@
-"""Long work the web server tracks: renders (a film or one shot), critiques, plans, keyframes, takes and references.
+"""Long work the web server tracks: renders (a film or one shot), critiques, plans, proposals, keyframes, takes and
+references.
 
 A job runs in its own thread, not in a page's request, so a reloaded page or a second tab finds the running
 job (`Jobs.active`) and follows its progress (`Jobs.wait`), and any of them can stop it (`Jobs.stop`). A
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from app.errors import one_line
+from app.progress import streamed
 from generation.base import CancelToken, Cancelled
 from storage.schema import new_id
 
@@ -24,12 +26,12 @@ KEEP = 50  # finished jobs remembered (their outcome is shown to a tab that relo
 @dataclass
 class Job:
     id: str
-    kind: str  # "render" | "critique" | "plan" | "keyframes" | "takes" | "reference"
+    kind: str  # "render" | "critique" | "plan" | "refine" | "keyframes" | "takes" | "reference"
     project: str  # "" for a plan (the project does not exist yet)
     label: str  # what the job is doing, for people: "render v3", "re-render shot s2"
     version: int | None = None
     state: str = RUNNING
-    fraction: float = 0.0  # 0..1 (a plan has no steps: stays 0 until done)
+    fraction: float = 0.0  # 0..1 (a plan: its scenes written; a proposal: 0 until done)
     desc: str = "starting"
     message: str = ""  # the outcome in one line (failed, stopped)
     result: Any = None
@@ -146,7 +148,15 @@ def describe(e: dict) -> tuple[float | None, str]:
     if stage == "assemble":
         return 0.99, "assembling the film"
     if stage == "critique":
-        return e["done"] / max(e["total"], 1), f"{e['done']}/{e['total']} critics finished ({e['persona']})"
+        part = f", part {e['chunk']}/{e['chunks']}" if e.get("chunks", 1) > 1 else ""
+        return (max(e["done"] / max(e["total"], 1), e.get("fraction", 0.0)),
+                f"{e['done']}/{e['total']} critics finished ({e['persona']}{part}){streamed(e)}")
+    if stage == "plan":
+        what = " ".join(str(e[k]) for k in ("scene", "status") if e.get(k))
+        return (e.get("done", 0) / e["total"] if e.get("total") else None,
+                f"planning: {e.get('done', 0)}/{e.get('total', '?')} written · {what}{streamed(e)}")
+    if stage == "refine":
+        return None, f"the refiner is writing{streamed(e)}"
     if stage == "done":
         return 1.0, "done"
     return None, str(e.get("desc") or stage or "working")
@@ -156,6 +166,7 @@ def _stopped_text(kind: str) -> str:
     return {"render": "Stopped. Finished shots are kept: render again to go on from there.",
             "critique": "Stopped. Nothing of this screening was saved.",
             "plan": "Stopped. No project was made.",
+            "refine": "Stopped. No proposal was made.",
             "keyframes": "Stopped. Finished stills are kept as candidates; nothing was approved.",
             "takes": "Stopped. Finished takes are kept.",
             "reference": "Stopped. No reference was added."}.get(kind, "Stopped.")

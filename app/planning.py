@@ -1,9 +1,10 @@
 """Planning: an idea becomes v1 of a new project (the planner agent writes the storyboard), or a
-hand-written storyboard does."""
+hand-written storyboard does. Nothing is written until the whole plan is there: v1 is one transaction."""
 
 from __future__ import annotations
 
-from app.context import Context
+from agents.base import Cancelled as AgentCancelled, invoke
+from app.context import Context, ProgressFn
 from app.errors import StudioError
 from app.projects import Projects
 from storage.records import UsageRecord, Version
@@ -19,7 +20,7 @@ class Planning:
 
     def create_project(self, idea: str, minutes: float = 1.0, title: str | None = None,
                        panel: list[str] | None = None, *, overrides: dict | None = None, tag: str = "",
-                       cancel=None) -> Version:
+                       cancel=None, progress: ProgressFn | None = None) -> Version:
         """Plan a storyboard from the idea and make it v1 of a new project, in one transaction.
 
         `overrides` set storyboard fields after planning (e.g. width, height, fps); `tag` is kept in v1's
@@ -28,7 +29,13 @@ class Planning:
             raise StudioError(f"the idea is {len(idea):,} characters long; it can be at most {IDEA_LIMIT:,} "
                               "(about 3,000 words): shorten it or put the details in a storyboard file")
         planner = self.ctx.agents.planner
-        result = planner.plan(idea, minutes)
+        try:  # an LLM planner reports each scene (and its streamed tokens) and stops on `cancel`
+            result = invoke(planner.plan, idea, minutes, progress=progress,
+                            cancel=(lambda: cancel.cancelled) if cancel is not None else None)
+        except AgentCancelled:
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+            raise
         if cancel is not None:
             cancel.raise_if_cancelled()  # stopped while planning: nothing is written
         changes = {**(overrides or {}), **({"title": title} if title else {})}

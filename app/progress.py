@@ -46,8 +46,18 @@ class RenderProgress:
             self.p.update(self.steps, visible=False)
 
 
+def streamed(e: dict) -> str:
+    """' · 312 tokens · 41 tok/s' while an answer streams in (and a retry's note), else ''."""
+    out = f" · {e['tokens']:,} tokens" if e.get("tokens") else ""
+    out += f" · {e['tokens_per_s']:.0f} tok/s" if e.get("tokens_per_s") else ""
+    return out + (f" · {e['note'][:60]}" if e.get("note") else "")
+
+
 class StageProgress:
-    """One bar for a stage of N items (critics, stories)."""
+    """One bar for a stage of N items (critics, scenes of a plan, stories), with what is streaming in.
+
+    Critics: personas done (the bar also moves as each one watches its parts), the last persona's part and tokens.
+    A plan: the story, then each scene. Anything else: {"done", "total"} and a word."""
 
     def __init__(self, label: str, enabled: bool = True) -> None:
         self.label = label
@@ -65,9 +75,20 @@ class StageProgress:
             self.p.__exit__(*exc)
 
     def update(self, e: dict) -> None:
-        if self.p:
-            self.p.update(self.task, total=e.get("total"), completed=e.get("done", 0),
-                          description=f"{self.label} ({e.get('persona', '')})")
+        if not self.p:
+            return
+        total, done = e.get("total"), e.get("done", 0)
+        if e.get("stage") == "critique" and total:
+            part = f" part {e['chunk']}/{e['chunks']}" if e.get("chunks", 1) > 1 else ""
+            self.p.update(self.task, total=total, completed=max(done, e.get("fraction", 0) * total),
+                          description=f"{self.label} ({e.get('persona', '')}{part}{streamed(e)})")
+        elif e.get("stage") == "plan":
+            what = f"{e.get('scene', '')} {e.get('status', '')}".strip()
+            self.p.update(self.task, total=total, completed=done, description=f"{self.label} ({what}{streamed(e)})")
+        elif e.get("stage") == "refine":
+            self.p.update(self.task, total=None, description=f"{self.label}{streamed(e)}")
+        else:
+            self.p.update(self.task, total=total, completed=done, description=f"{self.label} ({e.get('persona', '')})")
 
 
 def quiet_libraries() -> None:

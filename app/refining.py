@@ -3,19 +3,33 @@
 The creator outranks the critics: notes are instructions, critiques are evidence. Every refiner's edits
 pass through `storage.edits.sanitize` (unknown or locked shots, bad values and malformed edits are
 dropped and explained), and accepting is one transaction that makes a child version.
+
+A proposal has a scope: the scenes its edits may touch. It is the scope the creator asked for (`--scene`,
+`--shots`), else the scenes the notes are about (by shot, scene, or an id their text names) and the few the critics
+agree most urgently on; a note about the whole film makes it the whole film. The refiner sees those scenes in
+full and the rest as summaries, and an edit outside the scope is dropped and explained: a note about one scene
+never rewrites shots elsewhere unless it says so.
 """
 
 from __future__ import annotations
 
+import re
+from collections import Counter
+
 from pydantic import BaseModel
 
-from app.context import Context
+from agents.base import Cancelled as AgentCancelled, invoke
+from app.context import Context, ProgressFn
 from app.errors import StudioError
 from app.projects import Projects
 from app.watching import Watching
+from generation.base import CancelToken
 from storage.edits import EditError, apply_edits, sanitize
 from storage.records import ProposalRecord, UsageRecord, Version
-from storage.schema import Note, Proposal, Usage, new_id, utcnow
+from storage.schema import (AddShot, Critique, Edit, MoveShot, Note, Proposal, Scope, Storyboard, Unchanged, Usage,
+                            new_id, utcnow)
+
+CRITIC_SCENES = 3  # scenes the critics' most urgent shared issues add to a proposal's scope
 
 
 class AcceptResult(BaseModel):
@@ -45,12 +59,22 @@ class Refining:
         self.ctx, self.projects, self.watching = ctx, projects, watching
 
     # ------------------------------------------------------------------ notes
-    def add_note(self, pid: str, text: str, shot_id: str | None = None, ref: int | str | None = None) -> Note:
+    def add_note(self, pid: str, text: str, shot_id: str | None = None, ref: int | str | None = None,
+                 scope: Scope | None = None) -> Note:
+        """A note on one shot, on some scenes or shots (`scope`), or on the whole film."""
+        scope = scope or Scope()
         with self.ctx.repo.write() as u:
             v = u.version(pid, ref)
-            if shot_id is not None and shot_id not in {s.shot_id for s in v.storyboard.shots()}:
-                raise StudioError(f"v{v.number} has no shot {shot_id!r}")
-            return u.add_note(v, Note(text=text.strip(), shot_id=shot_id))
+            ids = {s.shot_id for s in v.storyboard.shots()}
+            unknown = [x for x in [shot_id, *scope.shots] if x is not None and x not in ids]
+            if unknown:
+                raise StudioError(f"v{v.number} has no shot {unknown[0]!r}")
+            unknown = [x for x in scope.scenes if x not in {sc.scene_id for sc in v.storyboard.scenes}]
+            if unknown:
+                raise StudioError(f"v{v.number} has no scene {unknown[0]!r}")
+            if shot_id is not None and not scope.whole:
+                raise StudioError("a note is about one shot, or some scenes or shots, not both")
+            return u.add_note(v, Note(text=text.strip(), shot_id=shot_id, scope=scope))
 
     def notes(self, pid: str, ref: int | str | None = None) -> list[Note]:
         with self.ctx.repo.read() as u:
@@ -99,21 +123,39 @@ class Refining:
         return out
 
     # ------------------------------------------------------------------ proposals
-    def refine(self, pid: str, ref: int | str | None = None) -> ProposalRecord:
-        """The refiner's proposal for the version, from its notes (instructions) and latest critiques (evidence)."""
+    def refine(self, pid: str, ref: int | str | None = None, scope: Scope | None = None,
+               progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> ProposalRecord:
+        """The refiner's proposal for the version, from its notes (instructions) and latest critiques (evidence),
+        for `scope` (None: the scenes the notes and critiques are about, see the module's docstring)."""
         v = self.projects.version(pid, ref)
+        board = v.storyboard
         notes = self.notes(pid, v.number)
         crits = [c.critique for c in self.watching.critiques(pid, v.number)]
         if not notes and not crits:
             raise StudioError(f"v{v.number} has no notes and no critiques: add a note or run `chief critique` first")
+        aside: list[Unchanged] = []
+        if scope is not None and not scope.whole:
+            notes, aside = notes_within(board, notes, scope)
+        else:
+            scope = touched(board, notes, crits)
+        crits = [trim(c, set(scope.shot_ids(board))) for c in crits] if not scope.whole else crits
         refiner = self.ctx.agents.refiner
-        res = refiner.refine(v.storyboard, notes, crits)
+        cancel = cancel or CancelToken()
+        try:
+            res = invoke(refiner.refine, board, notes, crits, scope=scope, progress=progress,
+                         cancel=lambda: cancel.cancelled)
+        except AgentCancelled:
+            cancel.raise_if_cancelled()
+            raise
+        cancel.raise_if_cancelled()  # stopped while the refiner answered: nothing is written
         proposal: Proposal = res.value
         known = {n.id for n in notes} | {c.persona_id for c in crits}
-        edits, dropped = sanitize(proposal.edits, v.storyboard, known)
-        proposal = Proposal(summary=proposal.summary, edits=edits, not_changed=[*proposal.not_changed, *dropped])
+        edits, dropped = sanitize(proposal.edits, board, known)
+        edits, outside = within(board, edits, scope)
+        proposal = Proposal(summary=proposal.summary, edits=edits,
+                            not_changed=[*proposal.not_changed, *dropped, *outside, *aside])
         record = ProposalRecord(id=new_id("pr"), version=v.number, created_at=utcnow(), mode=refiner.mode,
-                                proposal=proposal, usage=res.usage)
+                                proposal=proposal, usage=res.usage, scope=scope)
         with self.ctx.repo.write() as u:
             u.add_proposal(v, record)
             u.add_usage(v, UsageRecord(role="refiner", mode=refiner.mode, **res.usage.model_dump()))
@@ -173,6 +215,83 @@ class Refining:
         for r in rows:
             roles[r.role] = roles.get(r.role, Usage()) + Usage(**r.model_dump(include=set(Usage.model_fields)))
         return UsageSummary(total=sum(roles.values(), Usage()), roles=roles)
+
+
+def note_scenes(board: Storyboard, note: Note) -> list[str] | None:
+    """The scenes a note is about: its shot's, its scope's, and those of any shot or scene id its text names;
+    None for a note about the whole film."""
+    scenes = set(Scope(shots=[note.shot_id]).scene_ids(board)) if note.shot_id else set()
+    scenes |= set(note.scope.scene_ids(board)) if not note.scope.whole else set()
+    words = set(re.findall(r"[A-Za-z0-9_\-]+", note.text))
+    scenes |= {sc.scene_id for sc in board.scenes if sc.scene_id in words or any(s.shot_id in words for s in sc.shots)}
+    return sorted(scenes) if scenes or note.shot_id or not note.scope.whole else None
+
+
+def touched(board: Storyboard, notes: list[Note], critiques: list[Critique]) -> Scope:
+    """The scope of a proposal nobody scoped: the whole film when a note is about the whole film; else the scenes
+    the notes are about and up to CRITIC_SCENES more that the critics' urgent issues (4-5) point at, the issues
+    more personas share first; the whole film when nothing points anywhere."""
+    about = [note_scenes(board, n) for n in notes]
+    if any(a is None for a in about):
+        return Scope()
+    scenes = {sc for a in about for sc in a}
+    known = {s.shot_id for s in board.shots()}
+    votes: Counter = Counter()
+    for c in critiques:
+        for i in c.top_issues:
+            ids = [s for s in i.shot_ids if s in known]
+            if i.urgency >= 4 and ids:
+                for sc in Scope(shots=ids).scene_ids(board):
+                    votes[sc] += i.urgency
+    ranked = [sc for sc, _ in votes.most_common() if sc not in scenes]
+    scenes |= set(ranked[:CRITIC_SCENES])
+    order = [sc.scene_id for sc in board.scenes]
+    return Scope(scenes=sorted(scenes, key=order.index)) if scenes else Scope()
+
+
+def notes_within(board: Storyboard, notes: list[Note], scope: Scope) -> tuple[list[Note], list[Unchanged]]:
+    """The notes that bear on `scope` (about its scenes, or about the whole film), and those left aside."""
+    inside = set(scope.scene_ids(board))
+    keep, aside = [], []
+    for n in notes:
+        about = note_scenes(board, n)
+        if about is None or inside & set(about):
+            keep.append(n)
+        else:
+            aside.append(Unchanged(what=f"note {n.id}", why=f"it is about {'scene' if len(about) == 1 else 'scenes'} "
+                                                            f"{', '.join(about)}, outside this proposal's scope ({scope.label()})"))
+    return keep, aside
+
+
+def trim(critique: Critique, shot_ids: set[str]) -> Critique:
+    """A critique's evidence about these shots: their notes, and the issues about them or about no shot."""
+    issues = [i.model_copy(update={"shot_ids": [s for s in i.shot_ids if s in shot_ids]}) for i in critique.top_issues
+              if not i.shot_ids or any(s in shot_ids for s in i.shot_ids)]
+    return critique.model_copy(update={"shot_notes": [n for n in critique.shot_notes if n.shot_id in shot_ids],
+                                       "top_issues": issues})
+
+
+def within(board: Storyboard, edits: list[Edit], scope: Scope) -> tuple[list[Edit], list[Unchanged]]:
+    """The edits that stay inside the scope (the story and characters are the whole film's: always inside)."""
+    if scope.whole:
+        return edits, []
+    ids = set(scope.shot_ids(board))
+    first = board.shots()[0].shot_id
+    keep, out = [], []
+    for e in edits:
+        shot = getattr(e, "shot_id", None)
+        if isinstance(e, AddShot):
+            ok = shot in ids if shot else first in ids
+        elif isinstance(e, MoveShot):
+            ok = shot in ids and (e.new in ids if e.new else first in ids)
+        else:
+            ok = shot is None or shot in ids
+        if ok:
+            keep.append(e)
+        else:
+            out.append(Unchanged(what=f"{e.op} {e.target}",
+                                 why=f"proposed but dropped: outside this proposal's scope ({scope.label()})"))
+    return keep, out
 
 
 def _landed(edit, before, after) -> bool:

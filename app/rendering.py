@@ -6,6 +6,11 @@ last frame, and the first reference image of each of its characters when the bac
 `resolve` (family defaults and frame rule), key, then reuse the cached clip or render it. Independent continuity chains render in parallel when the backend
 has several workers; otherwise renders take turns (the backend holds the GPU). The only writes a failed
 render keeps are finished clips (cache entries), so a retry renders only what is missing.
+
+A scene or a range of shots renders alone (`scope`): its shots (and, for a continuity shot, the uncached shots
+of its chain before it), then the film is assembled from the latest clip of every shot: its clip as it stands
+when the cache has it, else the clip an earlier render of this version's line used ("earlier": the shot changed
+since), else the shot is left out of this film until it is rendered.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from app.projects import Projects
 from app.thumbnails import ClipMedia
 from generation.base import Backend, CancelToken, Cancelled, RenderError, ShotRequest, clip_key, compose_prompt
 from storage.records import ClipRecord, RenderRecord, ShotRender, Version
-from storage.schema import Shot, Storyboard, new_id, utcnow
+from storage.schema import Scope, Shot, Storyboard, new_id, utcnow
 
 
 def continuity_chains(shots: list[Shot], continuity: bool) -> list[list[int]]:
@@ -167,34 +172,40 @@ class Rendering:
             shutil.rmtree(scratch, ignore_errors=True)
 
     def render(self, pid: str, ref: int | str | None = None, progress: ProgressFn | None = None,
-               cancel: CancelToken | None = None) -> RenderRecord:
-        """Render every shot (reusing cached clips), assemble the film, record the render."""
+               cancel: CancelToken | None = None, scope: Scope | None = None) -> RenderRecord:
+        """Render every shot (reusing cached clips), or only `scope`'s; assemble the film; record the render."""
         progress, cancel = progress or no_progress, cancel or CancelToken()
         with self.turn():
-            return self._render(self.projects.version(pid, ref), progress, cancel)
+            return self._render(self.projects.version(pid, ref), progress, cancel, scope or Scope())
 
     def turn(self):
         """Renders take turns on one device; a worker pool (max_parallel > 1) schedules its own devices."""
         return contextlib.nullcontext() if int(getattr(self.ctx.backend, "max_parallel", 1)) > 1 else self._lock
 
-    def _render(self, v: Version, progress: ProgressFn, cancel: CancelToken) -> RenderRecord:
+    def _render(self, v: Version, progress: ProgressFn, cancel: CancelToken, scope: Scope) -> RenderRecord:
         self.projects.check_board(v.storyboard)  # a version stored before the caps were lowered
         t0 = time.perf_counter()
         backend = self.ctx.backend
         shots = v.storyboard.shots()
         reqs = self.shot_requests(v.storyboard)
         n = len(reqs)
+        wanted = set(scope.shot_ids(v.storyboard))
+        if not wanted:
+            raise StudioError(f"v{v.number} has no shot in {scope.label()}")
         scratch = self.ctx.media.scratch()
         records: list[ShotRender | None] = [None] * n
+        order = [i for i, s in enumerate(shots) if s.shot_id in wanted]  # progress counts the scope's shots
+        place = {i: k for k, i in enumerate(order)}
 
         def run_chain(chain: list[int]) -> None:
             """Shots of one continuity chain, in order: each may be conditioned on the one before."""
             prev_last: tuple[str, Path] | None = None  # (sha, path) of the previous clip's last frame
             for i in chain:
-                records[i], prev_last = self._shot(backend, shots[i], reqs[i], i, n, prev_last, scratch, progress,
-                                                   cancel, v.project_id)
+                records[i], prev_last = self._shot(backend, shots[i], reqs[i], place.get(i, 0), len(order), prev_last,
+                                                   scratch, progress, cancel, v.project_id)
         try:
-            chains = continuity_chains(shots, backend.supports_continuity)
+            chains = [c[:max(k for k, i in enumerate(c) if i in place) + 1]  # a chain up to its last shot in scope
+                      for c in continuity_chains(shots, backend.supports_continuity) if any(i in place for i in c)]
             workers = max(1, min(len(chains), int(getattr(backend, "max_parallel", 1))))
             if workers == 1:
                 for chain in chains:
@@ -207,24 +218,55 @@ class Rendering:
                     real = sorted((e for e in failed if isinstance(e, RenderFailed)), key=lambda e: e.index)
                     raise (real or [e for e in failed if isinstance(e, Cancelled)] or failed)[0]
             cancel.raise_if_cancelled()
-            progress({"stage": "assemble", "shots": n})
+            if not scope.whole:
+                records = self._latest_clips(v, records)
+            kept = [r for r in records if r is not None]
+            board = v.storyboard if len(kept) == n else v.storyboard.restricted({r.shot_id for r in kept})
+            progress({"stage": "assemble", "shots": len(kept)})
             try:
-                film = self.film.assemble(v.storyboard, records, scratch, cancel)
+                film = self.film.assemble(board, kept, scratch, cancel)
             except (OSError, RuntimeError) as e:  # disk full while writing the film (ffmpeg fails)
                 raise StudioError(f"could not assemble the film: {getattr(e, 'strerror', None) or e}. "
                                   "Every clip is kept; free some space and run render again.") from None
-            rendered = sum(r.status == "rendered" for r in records)
+            rendered = sum(r.status == "rendered" for r in kept)
             record = RenderRecord(id=new_id("r"), version=v.number, created_at=utcnow(), backend=backend.name,
-                                  model=backend.model, label=backend.label, shots=records, rendered=rendered,
-                                  reused=n - rendered, seconds=round(time.perf_counter() - t0, 3),
+                                  model=backend.model, label=backend.label, shots=kept, rendered=rendered,
+                                  reused=len(kept) - rendered, seconds=round(time.perf_counter() - t0, 3),
                                   film_sha256=film.film.sha256, media=film.media, stream_copied=film.stream_copied)
             with self.ctx.repo.write() as u:
                 u.add_media(film.stored)
                 u.add_render(v, record)
-            progress({"stage": "done", "shots": n})
+            progress({"stage": "done", "shots": len(kept)})
             return record
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+
+    def _latest_clips(self, v: Version, records: list[ShotRender | None]) -> list[ShotRender | None]:
+        """Every shot outside a scoped render: its clip as it stands when cached ("reused"), else the clip the
+        newest render of this version or an ancestor used ("earlier"), else None (left out of the film)."""
+        shots = v.storyboard.shots()
+        cached = self.cached_shots(v.storyboard)
+        out = list(records)
+        missing = {s.shot_id for s, r in zip(shots, out) if r is None and s.shot_id not in cached}
+        earlier: dict[str, ShotRender] = {}
+        with self.ctx.repo.read() as u:
+            line = u.version(v.project_id, v.number)
+            while missing - set(earlier):
+                for render in reversed(u.renders(line)):
+                    for r in render.shots:
+                        if r.shot_id in missing and r.shot_id not in earlier and self.ctx.media.find(r.sha256):
+                            earlier[r.shot_id] = r.model_copy(update={"status": "earlier"})
+                if line.parent_number is None:
+                    break
+                line = u.version(v.project_id, line.parent_number)
+        for i, shot in enumerate(shots):
+            if out[i] is None and shot.shot_id in cached:
+                clip = cached[shot.shot_id]
+                out[i] = ShotRender(shot_id=shot.shot_id, key=clip.key, sha256=clip.sha256, status="reused",
+                                    duration=shot.duration, num_frames=clip.num_frames, fps=clip.fps)
+            elif out[i] is None:
+                out[i] = earlier.get(shot.shot_id)
+        return out
 
     def _shot(self, backend: Backend, shot: Shot, req: ShotRequest, i: int, n: int, prev_last, scratch: Path,
               progress: ProgressFn, cancel: CancelToken, pid: str | None = None) -> tuple[ShotRender, tuple[str, Path]]:

@@ -38,7 +38,7 @@ from storage.media import MediaStore, remove_stale_temp_files
 from generation.base import CancelToken, ShotRequest
 from storage.records import (RENDER_MEDIA_EXT, ClipRecord, CritiqueRecord, Project, ProposalRecord, RenderRecord,
                              ShotRender, TakeScreeningRecord, Version, VersionNode)
-from storage.schema import Note, Persona, Storyboard
+from storage.schema import Note, Persona, Scope, Storyboard, parse_scope
 from storage.repository import Repository
 
 __all__ = ["AcceptResult", "Active", "RenderFailed", "Studio", "StudioError", "UsageSummary"]
@@ -121,8 +121,9 @@ class Studio:
     # ------------------------------------------------------------------ projects and versions (projects.py)
     def create_project(self, idea: str, minutes: float = 1.0, title: str | None = None,
                        panel: list[str] | None = None, *, overrides: dict | None = None, tag: str = "",
-                       cancel: CancelToken | None = None) -> Version:
-        return self._planning.create_project(idea, minutes, title, panel, overrides=overrides, tag=tag, cancel=cancel)
+                       cancel: CancelToken | None = None, progress: ProgressFn | None = None) -> Version:
+        return self._planning.create_project(idea, minutes, title, panel, overrides=overrides, tag=tag, cancel=cancel,
+                                             progress=progress)
 
     def create_from_storyboard(self, board: Storyboard, panel: list[str] | None = None, idea: str = "") -> Version:
         return self._planning.create_from_storyboard(board, panel, idea)
@@ -181,9 +182,18 @@ class Studio:
         return self._projects.builtin_personas()
 
     # ------------------------------------------------------------------ rendering (rendering.py, film.py)
+    def scope(self, pid: str, ref: int | str | None = None, scene: str | None = None,
+              shots: str | None = None) -> Scope:
+        """A scene (id or number) or a range of shots ("sh10-sh20", "sh3,sh7") of a version, checked; the whole film
+        when neither is given."""
+        try:
+            return parse_scope(self.version(pid, ref).storyboard, scene, shots)
+        except ValueError as e:
+            raise StudioError(str(e)) from None
+
     def render(self, pid: str, ref: int | str | None = None, progress: ProgressFn | None = None,
-               cancel: CancelToken | None = None) -> RenderRecord:
-        return self._rendering.render(pid, ref, progress, cancel)
+               cancel: CancelToken | None = None, scope: Scope | None = None) -> RenderRecord:
+        return self._rendering.render(pid, ref, progress, cancel, scope)
 
     def render_info(self, pid: str, ref: int | str | None = None) -> RenderRecord | None:
         """The latest render of a version (or of the ancestor whose film it shares), or None."""
@@ -218,8 +228,8 @@ class Studio:
 
     # ------------------------------------------------------------------ watching (watching.py)
     def critique(self, pid: str, ref: int | str | None = None, progress: ProgressFn | None = None,
-                 cancel: CancelToken | None = None) -> list[CritiqueRecord]:
-        return self._watching.critique(pid, ref, progress, cancel)
+                 cancel: CancelToken | None = None, scope: Scope | None = None) -> list[CritiqueRecord]:
+        return self._watching.critique(pid, ref, progress, cancel, scope)
 
     def critiques(self, pid: str, ref: int | str | None = None) -> list[CritiqueRecord]:
         return self._watching.critiques(pid, ref)
@@ -231,8 +241,9 @@ class Studio:
         return self._watching.diversity(pid, ref)
 
     # ------------------------------------------------------------------ notes and proposals (refining.py)
-    def add_note(self, pid: str, text: str, shot_id: str | None = None, ref: int | str | None = None) -> Note:
-        return self._refining.add_note(pid, text, shot_id, ref)
+    def add_note(self, pid: str, text: str, shot_id: str | None = None, ref: int | str | None = None,
+                 scope: Scope | None = None) -> Note:
+        return self._refining.add_note(pid, text, shot_id, ref, scope)
 
     def notes(self, pid: str, ref: int | str | None = None) -> list[Note]:
         return self._refining.notes(pid, ref)
@@ -246,8 +257,9 @@ class Studio:
     def earlier_notes(self, pid: str, ref: int | str | None = None) -> list[EarlierNote]:
         return self._refining.earlier_notes(pid, ref)
 
-    def refine(self, pid: str, ref: int | str | None = None) -> ProposalRecord:
-        return self._refining.refine(pid, ref)
+    def refine(self, pid: str, ref: int | str | None = None, scope: Scope | None = None,
+               progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> ProposalRecord:
+        return self._refining.refine(pid, ref, scope, progress, cancel)
 
     def proposal(self, pid: str, proposal_id: str | None = None, ref: int | str | None = None) -> ProposalRecord:
         return self._refining.proposal(pid, proposal_id, ref)

@@ -1,21 +1,26 @@
-"""Watching: the critics' panel watches a version's latest film.
+"""Watching: the critics' panel watches a version's latest film, or a scene or a range of shots of it.
 
 Frames are sampled per shot from the clips (what a critic "sees", with shot ids and timecodes); every
-persona on the panel critiques concurrently; the run is all or nothing (one failed critic saves nothing).
+persona on the panel critiques concurrently (an LLM critic watches in parts, in order: agents/critic.py); the
+run is all or nothing (one failed critic saves nothing). Each critique records its scope and how it was
+watched (its coverage). A scoped screening shows only its shots, and the whole storyboard as the story so far.
 """
 
 from __future__ import annotations
 
+import shutil
+import threading
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
-from agents.base import FilmView, Result, SampledFrame
+from agents.base import Cancelled as AgentCancelled, FilmView, Result, SampledFrame, invoke
 from app.context import Context, ProgressFn, no_progress
 from app.errors import StudioError
 from app.projects import Projects
 from app.rendering import Rendering
 from generation.base import CancelToken
 from storage.records import CritiqueRecord, RenderRecord, Screening, UsageRecord, Version
-from storage.schema import DIMENSIONS, Persona, Usage, new_id, utcnow
+from storage.schema import DIMENSIONS, Coverage, Persona, Scope, Unseen, Usage, new_id, utcnow
 
 
 class Watching:
@@ -23,18 +28,25 @@ class Watching:
         self.ctx, self.projects, self.rendering = ctx, projects, rendering
 
     def critique(self, pid: str, ref: int | str | None = None, progress: ProgressFn | None = None,
-                 cancel: CancelToken | None = None) -> list[CritiqueRecord]:
-        """Every persona on the panel watches the latest render of the version, concurrently. `cancel` stops
-        the run before the next critic starts (nothing of a stopped run is saved)."""
+                 cancel: CancelToken | None = None, scope: Scope | None = None) -> list[CritiqueRecord]:
+        """Every persona on the panel watches the latest render of the version (or `scope` of it), concurrently.
+        `cancel` stops the run, closing the critics' requests (nothing of a stopped run is saved)."""
         v = self.projects.version(pid, ref)
+        scope = scope or Scope()
         render = self.rendering.latest(pid, v.number)
         if render is None:
             raise StudioError(f"v{v.number} has no film yet: run `chief render` first")
         self.panel(v)
-        return self.screen(v, self.film_view(v, render), progress, render_id=render.id, cancel=cancel)
+        scratch = self.ctx.media.scratch()
+        try:
+            film = self.film_view(v, render, scope, scratch if self.ctx.config.llm_critic_video else None)
+            return self.screen(v, film, progress, render_id=render.id, cancel=cancel, scope=scope)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
 
     def screen(self, v: Version, film: FilmView, progress: ProgressFn | None = None, *, render_id: str | None = None,
-               screening: Screening = "film", cancel: CancelToken | None = None) -> list[CritiqueRecord]:
+               screening: Screening = "film", cancel: CancelToken | None = None,
+               scope: Scope | None = None) -> list[CritiqueRecord]:
         """The panel watches `film` (the film, or the keyframe storyboard) and its critiques are recorded as one run."""
         cancel = cancel or CancelToken()
         panel, results, mode = self.run_panel(v, film, progress, cancel)
@@ -42,7 +54,8 @@ class Watching:
         batch, now = new_id("cb"), utcnow()
         records = [CritiqueRecord(id=new_id("c"), version=v.number, render_id=render_id, screening=screening,
                                   persona_id=p.id, persona_name=p.name, batch=batch, mode=mode, created_at=now,
-                                  critique=res.value, usage=res.usage) for p, res in zip(panel, results)]
+                                  critique=res.value, usage=res.usage, scope=scope or Scope(),
+                                  coverage=res.coverage or shown(film)) for p, res in zip(panel, results)]
         with self.ctx.repo.write() as u:
             u.add_critiques(v, records)
             u.add_usage(v, UsageRecord(role="critic", mode=mode, **sum((r.usage for r in results), Usage())
@@ -59,38 +72,65 @@ class Watching:
 
     def run_panel(self, v: Version, film: FilmView, progress: ProgressFn | None = None,
                   cancel: CancelToken | None = None) -> tuple[list[Persona], list[Result], str]:
-        """(panel, results, critic mode): every persona watches `film`, concurrently; one failure fails the run."""
+        """(panel, results, critic mode): every persona watches `film`, concurrently; one failure fails the run
+        (and closes the other critics' requests). Progress: personas done, and each one's part of the film."""
         progress, cancel = progress or no_progress, cancel or CancelToken()
         panel = self.panel(v)
         critic = self.ctx.agents.critic
-        done: list[str] = []
+        failed = threading.Event()
+        tracker = _PanelProgress(panel, progress)
 
         def one(persona: Persona):
+            if failed.is_set():
+                raise AgentCancelled("the panel stopped: another critic failed")
             cancel.raise_if_cancelled()
-            res = critic.critique(persona, film)
-            done.append(persona.id)
-            progress({"stage": "critique", "done": len(done), "total": len(panel), "persona": persona.id})
+            try:
+                res = invoke(critic.critique, persona, film, progress=tracker.watching,
+                             cancel=lambda: cancel.cancelled or failed.is_set())
+            except Exception:
+                failed.set()
+                raise
+            tracker.finished(persona.id)
             return res
         workers = max(1, min(len(panel), self.ctx.config.llm_concurrency))
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            return panel, list(pool.map(one, panel)), critic.mode
+            futures = [pool.submit(one, p) for p in panel]
+            errors = [f.exception() for f in futures]
+        if any(errors):
+            cancel.raise_if_cancelled()  # stopped: the critics' "cancelled" is the outcome, not an error
+            raise next((e for e in errors if e is not None and not isinstance(e, AgentCancelled)),
+                       next(e for e in errors if e is not None))
+        return panel, [f.result() for f in futures], critic.mode
 
-    def film_view(self, v: Version, render: RenderRecord) -> FilmView:
-        """What a critic watches: `frames_per_shot` frames of every shot, in film order, with timecodes."""
+    def film_view(self, v: Version, render: RenderRecord, scope: Scope | None = None,
+                  clips_dir: Path | None = None) -> FilmView:
+        """What a critic watches: `frames_per_shot` frames of every shot in scope, in film order, with timecodes
+        (a scope's view holds only its shots, with the whole storyboard as the story so far). With `clips_dir`,
+        critics that take video can have consecutive shots joined into one clip there."""
+        scope = scope or Scope()
+        wanted = set(scope.shot_ids(v.storyboard))
+        if not wanted:
+            raise StudioError(f"v{v.number} has no shot in {scope.label()}")
         out: list[SampledFrame] = []
         clips: dict[str, str] = {}
+        k = self.ctx.config.frames_per_shot
         for shot, start, _ in v.storyboard.timeline():
+            if shot.shot_id not in wanted:
+                continue
             r = render.shot(shot.shot_id)
-            if r is None:
-                raise StudioError(f"shot {shot.shot_id} has no clip in the latest render")
+            if r is None or r.status == "earlier":
+                what = "no clip" if r is None else "only an earlier clip (it changed since)"
+                raise StudioError(f"shot {shot.shot_id} has {what} in the latest render of v{v.number}: render "
+                                  f"{scope.label() if not scope.whole else 'the film'} first")
             clips[shot.shot_id] = str(self.rendering.film.clip_path(r.sha256))
             # frames are cut once per clip and kept (app.thumbnails): an unchanged shot is not decoded again
-            for k, (_, t, path) in enumerate(self.rendering.clip_media.frames(r.sha256, self.ctx.config.frames_per_shot,
-                                                                              offset=start)):
-                out.append(SampledFrame(shot_id=shot.shot_id, index=k, time=round(t, 3), path=str(path)))
+            for i, (_, t, path) in enumerate(self.rendering.clip_media.frames(r.sha256, k, offset=start)):
+                out.append(SampledFrame(shot_id=shot.shot_id, index=i, time=round(t, 3), path=str(path)))
         idea = self.projects.project(v.project_id).idea
-        return FilmView(storyboard=v.storyboard, frames=out, intent=idea or v.storyboard.logline,
-                        renderer_label=render.label, clips=clips, references=self.references(v))
+        board = v.storyboard if scope.whole else v.storyboard.restricted(wanted)
+        return FilmView(storyboard=board, frames=out, intent=idea or v.storyboard.logline, renderer_label=render.label,
+                        clips=clips, references=self.references(v), story=None if scope.whole else v.storyboard,
+                        frames_per_shot=k, join_clips=joiner(clips, clips_dir) if clips_dir else None)
 
     def references(self, v: Version) -> dict[str, list[str]]:
         """Character name -> their reference images, which critics see beside the frames."""
@@ -122,3 +162,64 @@ class Watching:
 
         crits = [c.critique for c in self.critiques(pid, ref)]
         return panel_similarity(crits) if len(crits) >= 2 else None
+
+
+def joiner(clips: dict[str, str], folder: Path):
+    """shot ids -> one clip of them, joined once (by stream copy when the clips allow) and shared by the panel."""
+    from generation.assembly import assemble
+
+    made: dict[tuple[str, ...], str] = {}
+    lock = threading.Lock()
+
+    def join(ids: list[str]) -> str:
+        key = tuple(ids)
+        with lock:
+            if key not in made:
+                out = folder / f"part-{len(made):04d}.mp4"
+                assemble([Path(clips[i]) for i in ids], out)
+                made[key] = str(out)
+            return made[key]
+    return join
+
+
+def shown(film: FilmView) -> Coverage:
+    """What a critic that does not report its coverage (the offline critic, a take's vote) was shown: every
+    frame of every shot in the view, read in one go."""
+    shots = film.storyboard.shots()
+    counts = {s.shot_id: len(film.frames_of(s.shot_id)) for s in shots}
+    want = film.frames_per_shot or max(counts.values(), default=0)
+    unseen = [Unseen(shot_id=sid, why=f"only {n} frame(s) could be cut from its clip") for sid, n in counts.items()
+              if n < max(1, want)]
+    return Coverage(input="offline", shots=len(shots), seen=len(shots) - len(unseen), frames_per_shot=want,
+                    min_frames=min(counts.values(), default=0), chunks=1, unseen=unseen)
+
+
+class _PanelProgress:
+    """The panel's progress from its critics' events: personas finished, and how far each one has watched."""
+
+    def __init__(self, panel: list[Persona], progress: ProgressFn) -> None:
+        self.total, self.progress = len(panel), progress
+        self.parts: dict[str, float] = {}  # persona -> fraction of the film watched
+        self.done: list[str] = []
+        self.lock = threading.Lock()
+
+    def _emit(self, persona: str, **extra) -> None:
+        with self.lock:
+            fraction = sum(self.parts.values()) / max(self.total, 1)
+            event = {"stage": "critique", "done": len(self.done), "total": self.total, "persona": persona,
+                     "fraction": round(min(fraction, 1.0), 4), **extra}
+        self.progress(event)
+
+    def watching(self, e: dict) -> None:
+        """A critic's event: {"stage": "watch", "persona", "chunk", "chunks", "tokens", ...}."""
+        persona = e.get("persona", "")
+        with self.lock:
+            if e.get("chunks"):
+                self.parts[persona] = max(self.parts.get(persona, 0.0), (e["chunk"] - 1) / e["chunks"])
+        self._emit(persona, **{k: e[k] for k in ("chunk", "chunks", "tokens", "tokens_per_s", "note") if k in e})
+
+    def finished(self, persona: str) -> None:
+        with self.lock:
+            self.done.append(persona)
+            self.parts[persona] = 1.0
+        self._emit(persona)

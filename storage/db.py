@@ -155,6 +155,8 @@ class CritiqueRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     data: Mapped[dict[str, Any]] = mapped_column(JSON)
     usage: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    scope: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # Scope; NULL: the whole film
+    coverage: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # Coverage; NULL: not recorded
 
 
 class NoteRow(Base):
@@ -162,6 +164,7 @@ class NoteRow(Base):
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     version_id: Mapped[str] = mapped_column(ForeignKey("versions.id", ondelete="CASCADE"), index=True)
     shot_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    scope: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # Scope (scenes or shots); NULL: none
     text: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
@@ -174,6 +177,7 @@ class ProposalRow(Base):
     mode: Mapped[str] = mapped_column(String(200))
     data: Mapped[dict[str, Any]] = mapped_column(JSON)
     usage: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    scope: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # Scope; NULL: the whole film
     accepted_version_id: Mapped[str | None] = mapped_column(ForeignKey("versions.id"), nullable=True)
 
 

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from storage.schema import Critique, Note, Persona, Proposal, Storyboard, Strict, Usage
+from storage.schema import Coverage, Critique, Note, Persona, Proposal, Scope, Storyboard, Strict, Usage
 
 Sha = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 # How a version came to be: planned, a hand-written storyboard, an edit, an accepted proposal, a fork, a new panel,
@@ -106,12 +106,13 @@ class ClipMediaRecord(Strict):
 
 
 class ShotRender(Strict):
-    """One shot of a render: which clip it used and whether it was rendered or reused."""
+    """One shot of a render: which clip it used and whether it was rendered, reused, or (a scoped render, for a
+    shot outside its scope that changed since) the clip an earlier render used."""
 
     shot_id: str
     key: Sha
     sha256: Sha
-    status: Literal["rendered", "reused"]
+    status: Literal["rendered", "reused", "earlier"]
     duration: float = Field(gt=0)
     num_frames: int = Field(ge=1)
     fps: int = Field(ge=1)
@@ -152,6 +153,8 @@ class CritiqueRecord(Strict):
     created_at: datetime
     critique: Critique
     usage: Usage = Field(default_factory=Usage)
+    scope: Scope = Field(default_factory=Scope, description="what was watched: the whole film, scenes or shots")
+    coverage: Coverage | None = Field(default=None, description="how it was watched (None: recorded before coverage)")
 
 
 class KeyframeRecord(Strict):
@@ -220,6 +223,7 @@ class ProposalRecord(Strict):
     mode: str
     proposal: Proposal
     usage: Usage = Field(default_factory=Usage)
+    scope: Scope = Field(default_factory=Scope, description="the shots its edits may touch")
     accepted_as: int | None = Field(default=None, description="the version that accepting it made")
 
 

@@ -17,7 +17,7 @@ from storage.db import (AgentCallRow, ClipMediaRow, ClipRow, CritiqueRow, Databa
 from storage.records import (ClipMediaRecord, ClipRecord, CritiqueRecord, KeyframeRecord, MediaRecord, Project,
                              ProposalRecord, RenderRecord, TakeRecord, TakeScreeningRecord, UsageRecord, Version,
                              VersionBundle, VersionNode)
-from storage.schema import Critique, Note, Persona, Proposal, Storyboard, Usage, new_id, utcnow
+from storage.schema import Coverage, Critique, Note, Persona, Proposal, Scope, Storyboard, Usage, new_id, utcnow
 
 
 LOCAL = ""  # the clip-cache scope of clips rendered on this machine
@@ -202,7 +202,9 @@ class Unit:
         for c in critiques:
             self.s.add(CritiqueRow(id=c.id, version_id=version.id, render_id=c.render_id, screening=c.screening,
                                    persona_id=c.persona_id, batch=c.batch, mode=c.mode, created_at=c.created_at,
-                                   data=c.critique.model_dump(mode="json"), usage=c.usage.model_dump()))
+                                   data=c.critique.model_dump(mode="json"), usage=c.usage.model_dump(),
+                                   scope=_scope_json(c.scope),
+                                   coverage=c.coverage.model_dump(mode="json") if c.coverage else None))
 
     def critiques(self, version: Version, latest_only: bool = True) -> list[CritiqueRecord]:
         """The latest panel run on the version (or every run, oldest first), by persona id within a run."""
@@ -219,11 +221,12 @@ class Unit:
                                persona_id=r.persona_id,
                                persona_name=names.get(r.persona_id, ""), batch=r.batch, mode=r.mode,
                                created_at=r.created_at, critique=Critique.model_validate(r.data),
-                               usage=Usage.model_validate(r.usage or {})) for r in rows]
+                               usage=Usage.model_validate(r.usage or {}), scope=Scope.model_validate(r.scope or {}),
+                               coverage=Coverage.model_validate(r.coverage) if r.coverage else None) for r in rows]
 
     # ------------------------------------------------------------------ notes
     def add_note(self, version: Version, note: Note) -> Note:
-        row = NoteRow(id=note.id, version_id=version.id, shot_id=note.shot_id, text=note.text,
+        row = NoteRow(id=note.id, version_id=version.id, shot_id=note.shot_id, scope=_scope_json(note.scope), text=note.text,
                       **({"created_at": note.created_at} if note.created_at else {}))
         self.s.add(row)
         self.s.flush()
@@ -232,12 +235,12 @@ class Unit:
     def notes(self, version: Version) -> list[Note]:
         rows = self.s.scalars(select(NoteRow).where(NoteRow.version_id == version.id)
                               .order_by(NoteRow.created_at, NoteRow.id))
-        return [Note(id=r.id, text=r.text, shot_id=r.shot_id, created_at=r.created_at) for r in rows]
+        return [_note(r) for r in rows]
 
     def update_note(self, version: Version, note_id: str, text: str) -> Note:
         row = self._note_row(version, note_id)
         row.text = Note(text=text).text  # validated like a new note
-        return Note(id=row.id, text=row.text, shot_id=row.shot_id, created_at=row.created_at)
+        return _note(row)
 
     def delete_note(self, version: Version, note_id: str) -> None:
         self.s.delete(self._note_row(version, note_id))
@@ -251,7 +254,8 @@ class Unit:
     # ------------------------------------------------------------------ proposals
     def add_proposal(self, version: Version, record: ProposalRecord) -> None:
         self.s.add(ProposalRow(id=record.id, version_id=version.id, created_at=record.created_at, mode=record.mode,
-                               data=record.proposal.model_dump(mode="json"), usage=record.usage.model_dump()))
+                               data=record.proposal.model_dump(mode="json"), usage=record.usage.model_dump(),
+                               scope=_scope_json(record.scope)))
 
     def proposals(self, version: Version) -> list[ProposalRecord]:
         rows = self.s.scalars(select(ProposalRow).where(ProposalRow.version_id == version.id)
@@ -431,7 +435,17 @@ class Unit:
                     if row.accepted_version_id else None)
         return ProposalRecord(id=row.id, version=number, created_at=row.created_at, mode=row.mode,
                               proposal=Proposal.model_validate(row.data), usage=Usage.model_validate(row.usage or {}),
-                              accepted_as=accepted)
+                              scope=Scope.model_validate(row.scope or {}), accepted_as=accepted)
+
+
+def _scope_json(scope: Scope) -> dict | None:
+    """A scope as stored: NULL for the whole film (as every row made before scopes reads)."""
+    return None if scope.whole else scope.model_dump(mode="json")
+
+
+def _note(row: NoteRow) -> Note:
+    return Note(id=row.id, text=row.text, shot_id=row.shot_id, scope=Scope.model_validate(row.scope or {}),
+                created_at=row.created_at)
 
 
 def _columns(row) -> dict:

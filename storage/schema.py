@@ -190,6 +190,90 @@ class Storyboard(Strict):
             t += shot.duration
         return out
 
+    def restricted(self, shot_ids: list[str] | set[str]) -> "Storyboard":
+        """The storyboard with only these shots (scenes left empty are dropped): what a scoped action watches."""
+        keep = set(shot_ids)
+        scenes = [sc.model_copy(update={"shots": [s for s in sc.shots if s.shot_id in keep]})
+                  for sc in self.scenes if any(s.shot_id in keep for s in sc.shots)]
+        if not scenes:
+            raise ValueError("no shot of this storyboard is in the scope")
+        return self.model_copy(update={"scenes": scenes})
+
+
+class Scope(Strict):
+    """What an action covered: the whole film (nothing named), whole scenes, or a range of shots.
+
+    Scenes are kept by id (a scene's shots are the version's); a range keeps its shot ids in film order."""
+
+    scenes: list[str] = Field(default_factory=list, description="scene ids (every shot of each)")
+    shots: list[str] = Field(default_factory=list, description="shot ids, in film order")
+
+    @property
+    def whole(self) -> bool:
+        return not self.scenes and not self.shots
+
+    def shot_ids(self, board: Storyboard) -> list[str]:
+        """The shots in scope on `board`, in film order (every shot for the whole film)."""
+        if self.whole:
+            return [s.shot_id for s in board.shots()]
+        named = set(self.shots)
+        scenes = set(self.scenes)
+        return [s.shot_id for sc in board.scenes for s in sc.shots if sc.scene_id in scenes or s.shot_id in named]
+
+    def scene_ids(self, board: Storyboard) -> list[str]:
+        """The scenes with at least one shot in scope, in film order."""
+        ids = set(self.shot_ids(board))
+        return [sc.scene_id for sc in board.scenes if any(s.shot_id in ids for s in sc.shots)]
+
+    def label(self) -> str:
+        if self.whole:
+            return "whole film"
+        if self.scenes and not self.shots:
+            return ("scene " if len(self.scenes) == 1 else "scenes ") + ", ".join(self.scenes)
+        if self.shots and not self.scenes:
+            return f"shot {self.shots[0]}" if len(self.shots) == 1 else f"shots {self.shots[0]}–{self.shots[-1]}"
+        return f"scenes {', '.join(self.scenes)} and shots {', '.join(self.shots)}"
+
+
+def parse_scope(board: Storyboard, scene: str | None = None, shots: str | None = None) -> Scope:
+    """A Scope from what a creator typed: `scene` a scene id (or its number, 1-based); `shots` a range
+    "sh10-sh20" (film order, both ends included) or a list "sh3,sh7". Unknown ids are refused."""
+    if scene and shots:
+        raise ValueError("give a scene or a range of shots, not both")
+    if scene:
+        scene = scene.strip()
+        ids = [sc.scene_id for sc in board.scenes]
+        if scene not in ids and scene.isdigit() and 1 <= int(scene) <= len(ids):
+            scene = ids[int(scene) - 1]
+        if scene not in ids:
+            raise ValueError(f"no scene {scene!r}: scenes are {', '.join(ids[:12])}{' …' if len(ids) > 12 else ''}")
+        return Scope(scenes=[scene])
+    if shots:
+        order = [s.shot_id for s in board.shots()]
+        wanted: set[str] = set()
+        for item in (x for x in shots.replace(" ", "").split(",") if x):
+            if item in order:
+                wanted.add(item)
+                continue
+            first, last = item.split("..", 1) if ".." in item else _split_dash(item, order)
+            for sid in (first, last):
+                if sid not in order:
+                    raise ValueError(f"no shot {sid!r} in this storyboard")
+            i, j = sorted((order.index(first), order.index(last)))
+            wanted.update(order[i:j + 1])
+        if not wanted:
+            raise ValueError("name at least one shot")
+        return Scope(shots=[s for s in order if s in wanted])
+    return Scope()
+
+
+def _split_dash(text: str, order: list[str]) -> tuple[str, str]:
+    """'sh10-sh20' into its two ends; shot ids may hold dashes themselves, so try every dash."""
+    for i, ch in enumerate(text):
+        if ch == "-" and text[:i] in order and text[i + 1:] in order:
+            return text[:i], text[i + 1:]
+    raise ValueError(f"no shot {text!r} in this storyboard (a range is FIRST-LAST or FIRST..LAST)")
+
 
 class Limits(Strict):
     """What one storyboard may ask for. The schema's own bounds are what can be stored at all; these
@@ -279,12 +363,17 @@ class Critique(Strict):
 
 
 class Note(Strict):
-    """The creator's note on a version: an instruction the refiner must follow."""
+    """The creator's note on a version: an instruction the refiner must follow. It is about one shot (`shot_id`),
+    some scenes or a range of shots (`scope`), or the whole film (neither)."""
 
     id: str = Field(default_factory=lambda: new_id("n"))
     text: str = Field(min_length=1, max_length=4000)
     shot_id: str | None = None
+    scope: Scope = Field(default_factory=Scope)
     created_at: datetime | None = None
+
+    def about(self) -> str:
+        return f"shot {self.shot_id}" if self.shot_id else self.scope.label()
 
 
 StoryField = Literal["title", "logline", "style_guide"]
@@ -391,6 +480,43 @@ class Proposal(Strict):
     summary: str = ""
     edits: list[Edit] = Field(default_factory=list)
     not_changed: list[Unchanged] = Field(default_factory=list)
+
+
+class Unseen(Strict):
+    shot_id: str
+    why: str
+
+
+class Coverage(Strict):
+    """How one critic watched: what it was shown of every shot in scope, in how many requests, at what cost.
+
+    `input` is what the critic saw: "frames" (images), "video" (clips), "text" (the storyboard and a description
+    of each shot's frames, for a model that takes no images) or "offline" (the embedded critic measured them)."""
+
+    input: Literal["frames", "video", "text", "offline"]
+    shots: int = Field(ge=0, description="shots in scope")
+    seen: int = Field(ge=0, description="shots seen with at least frames_per_shot frames (or in a clip)")
+    frames_per_shot: int = Field(ge=0, description="frames each shot was meant to be seen with")
+    min_frames: int = Field(default=0, ge=0, description="the fewest frames any shot in scope was shown with")
+    chunks: int = Field(default=1, ge=0, description="parts the critic watched in order, carrying its memory")
+    requests: int = Field(default=0, ge=0)
+    prompt_tokens: int = Field(default=0, ge=0)
+    completion_tokens: int = Field(default=0, ge=0)
+    unseen: list[Unseen] = Field(default_factory=list, description="shots not seen as meant, and why")
+    stopped_at: str | None = Field(default=None, description="the shot where they would have stopped watching")
+
+    def line(self) -> str:
+        """'watched 120/120 shots · 3 frames each · 15 chunks · 41,200 tokens' (what the UI and CLI show)."""
+        how = {"frames": f"{self.frames_per_shot} frames each", "video": "as video clips",
+               "text": "TEXT ONLY: the storyboard and a measured description of the frames, no images",
+               "offline": "measured offline"}[self.input]
+        parts = [f"{'read' if self.input == 'text' else 'watched'} {self.seen}/{self.shots} shots", how]
+        if self.input != "offline":
+            parts.append(f"{self.chunks} chunk{'s' if self.chunks != 1 else ''}")
+            parts.append(f"{self.prompt_tokens + self.completion_tokens:,} tokens")
+        if self.stopped_at:
+            parts.append(f"would have stopped at {self.stopped_at}")
+        return " · ".join(parts)
 
 
 class Usage(Strict):

@@ -52,10 +52,24 @@ def rendered(c: Ctx, pid: str, render: RenderRecord) -> Rendered:
                     files={k: str(p) for k, p in st.media_paths(render).items()}, active=st.status())
 
 
-def render_text(r: Rendered) -> str:
+def render_text(r: Rendered, total: int | None = None) -> str:
+    earlier = [s.shot_id for s in r.shots if s.status == "earlier"]
+    left = (total or len(r.shots)) - len(r.shots)
     return (f"v{r.version}: rendered {r.rendered}, reused {r.reused} of {r.rendered + r.reused} shots in "
             f"{r.seconds:.1f}s\nfilm: {r.film}" + (f"\nsubtitles: {r.files['srt']}" if "srt" in r.files else "")
+            + (f"\nfrom earlier renders (changed since): {', '.join(earlier)}" if earlier else "")
+            + (f"\nnot in this film yet (never rendered): {left} shot(s)" if left > 0 else "")
             + f"\nmade by: {r.label}")
+
+
+def scope_options(fn):
+    """--scene / --shots: act on one scene or a range of shots instead of the whole film."""
+    fn = click.option("--shots", "shots", help="A range of shots, e.g. sh10-sh20 (film order) or sh3,sh7.")(fn)
+    return click.option("--scene", "scene", help="One scene: its id (sc03) or its number (3).")(fn)
+
+
+def scope_of(c: Ctx, pid: str, version, scene, shots):
+    return c.studio.scope(pid, version, scene, shots)
 
 
 @command(project=False)
@@ -77,8 +91,11 @@ def new(c: Ctx, idea, minutes, title, storyboard_file, panel):
         c.header()
         v = c.studio.create_from_storyboard(board, panel_ids)
     elif idea:
+        from app.progress import StageProgress
+
         c.header()
-        v = c.studio.create_project(idea, minutes, title, panel_ids)
+        with StageProgress("planning", enabled=not c.json) as prog:
+            v = c.studio.create_project(idea, minutes, title, panel_ids, progress=prog.update)
     else:
         raise click.UsageError("give an IDEA or --storyboard FILE")
     b = v.storyboard
@@ -88,35 +105,44 @@ def new(c: Ctx, idea, minutes, title, storyboard_file, panel):
 
 @command
 @version_option
-def render(c: Ctx, project, version):
-    """Render every shot (unchanged shots reuse their cached clips) and assemble the film."""
+@scope_options
+def render(c: Ctx, project, version, scene, shots):
+    """Render every shot (unchanged shots reuse their cached clips) and assemble the film.
+
+    With --scene or --shots only those render; the film is then assembled from the latest clip of every shot."""
     from app.progress import RenderProgress
 
     pid = c.studio.resolve_project(project)
+    scope = scope_of(c, pid, version, scene, shots)
     c.header()
     with RenderProgress(enabled=not c.json) as prog:
-        info = c.studio.render(pid, version, progress=prog.update)
+        info = c.studio.render(pid, version, progress=prog.update, scope=scope)
     out = rendered(c, pid, info)
-    c.out(out, render_text(out))
+    c.out(out, render_text(out, len(c.studio.version(pid, version).storyboard.shots())))
 
 
 @command
 @version_option
-def critique(c: Ctx, project, version):
-    """Every persona on the panel watches the film and critiques it."""
+@scope_options
+def critique(c: Ctx, project, version, scene, shots):
+    """Every persona on the panel watches the film (or --scene / --shots of it) and critiques it."""
     from app.progress import StageProgress
 
     pid = c.studio.resolve_project(project)
+    scope = scope_of(c, pid, version, scene, shots)
     c.header()
     with StageProgress("critics watching", enabled=not c.json) as prog:
-        crits = c.studio.critique(pid, version, progress=prog.update)
+        crits = c.studio.critique(pid, version, progress=prog.update, scope=scope)
     div = c.studio.diversity(pid, version)
     usage = c.studio.usage(pid, version)
-    lines = []
+    lines = [f"watched: {scope.label()} · {crits[0].mode}"] if crits else []
     for item in crits:
         cr = item.critique
         lines.append(f"● {item.persona_name} — {cr.overall:.1f}/10 — "
                      f"{'keeps watching' if cr.keep_watching else 'stops watching'}: {cr.keep_watching_reason}")
+        if item.coverage is not None:
+            lines.append(f"  {item.coverage.line()}")
+            lines += [f"  ⚠ not seen as meant: {u.shot_id}: {u.why}" for u in item.coverage.unseen[:5]]
         lines.append(f"  {cr.summary}")
         for i, issue in enumerate(cr.top_issues[:3], 1):
             lines.append(f"  {i}. [{issue.urgency}] {issue.summary} {('→ ' + issue.suggestion) if issue.suggestion else ''}")
@@ -135,26 +161,35 @@ def critique(c: Ctx, project, version):
 @click.argument("text")
 @click.option("--shot", "shot_id", help="The shot this note is about (default: the whole film).")
 @version_option
-def note(c: Ctx, project, text, shot_id, version):
-    """Add a creator's note to a version. Notes are instructions the refiner must follow."""
+@scope_options
+def note(c: Ctx, project, text, shot_id, version, scene, shots):
+    """Add a creator's note to a version (about the film, a --shot, a --scene or --shots). Notes are
+    instructions the refiner must follow; a note about a scene never rewrites shots elsewhere."""
     pid = c.studio.resolve_project(project)
-    n = c.studio.add_note(pid, text, shot_id, version)
-    c.out({"project": pid, "note": n}, f"note {n.id} added" + (f" on {shot_id}" if shot_id else ""))
+    scope = scope_of(c, pid, version, scene, shots)
+    n = c.studio.add_note(pid, text, shot_id, version, scope=scope)
+    c.out({"project": pid, "note": n}, f"note {n.id} added on {n.about()}")
 
 
 @command
 @version_option
-def refine(c: Ctx, project, version):
-    """The refiner proposes edits from the notes and critiques (printed, numbered)."""
+@scope_options
+def refine(c: Ctx, project, version, scene, shots):
+    """The refiner proposes edits from the notes and critiques (printed, numbered), for --scene / --shots or for
+    the scenes the notes and critiques are about."""
+    from app.progress import StageProgress
+
     pid = c.studio.resolve_project(project)
+    scope = scope_of(c, pid, version, scene, shots) if scene or shots else None
     c.header()
-    info = c.studio.refine(pid, version)
+    with StageProgress("refiner", enabled=not c.json) as prog:
+        info = c.studio.refine(pid, version, scope=scope, progress=prog.update)
     c.out(Proposed(**info.model_dump(), project=pid, active=c.studio.status()), format_proposal(info))
 
 
 def format_proposal(info: ProposalRecord) -> str:
     p = info.proposal
-    lines = [f"proposal {info.id} on v{info.version} ({info.mode}): {p.summary}"]
+    lines = [f"proposal {info.id} on v{info.version} ({info.mode}), scope {info.scope.label()}: {p.summary}"]
     for i, e in enumerate(p.edits, 1):
         lines.append(f"{i:>3}. {e.op} {e.target}")
         if getattr(e, "old", None) is not None:

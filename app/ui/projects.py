@@ -75,7 +75,7 @@ def build(ctx: Ctx) -> None:
         if not (idea_text or "").strip():
             raise gr.Error("write an idea first")
         text, minutes, name = idea_text.strip(), float(mins or 1.0), (title_text or "").strip() or None
-        job, _ = jobs.start("plan", "", lambda p, c: studio.create_project(text, minutes, name, cancel=c),
+        job, _ = jobs.start("plan", "", lambda p, c: studio.create_project(text, minutes, name, cancel=c, progress=p),
                             label=f"planning “{text[:40]}{'…' if len(text) > 40 else ''}”", exclusive=False)
         yield from follow(jobs, job, lambda j: (progress_html(j), *[gr.skip()] * 6), planned)
 

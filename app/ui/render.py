@@ -1,5 +1,6 @@
-"""Render screen: render a version as a job the server tracks (progress per shot and step, Stop that works in
-every stage), the film with its timeline strip, each shot's clip and render time, and the hand-off to an editor.
+"""Render screen: render a version (or one scene of it) as a job the server tracks (progress per shot and step,
+Stop that works in every stage), the film with its timeline strip, each shot's clip and render time, and the
+hand-off to an editor. A scene renders alone; the film is assembled from the latest clip of every shot.
 
 A reloaded page or a second tab that opens this screen while a render runs follows that render."""
 
@@ -10,7 +11,8 @@ from pathlib import Path
 
 import gradio as gr
 
-from app.ui.common import Ctx, follow, guard, md, need_project, progress_html, ver
+from app.ui import scenes
+from app.ui.common import Ctx, esc, follow, guard, md, need_project, progress_html, ver
 from app.ui.timeline import strip, strip_html
 
 SHOT_COLUMNS = ["#", "shot", "clip", "length (s)", "render time (s)"]
@@ -23,8 +25,10 @@ def summary(info, number: int | None = None) -> str:  # a RenderRecord
     shared = (f" · this version changes no pixels, so it shares the film of **v{info.version}**"
               if number is not None and number != info.version else "")
     how = "stream copy, no re-encode" if info.stream_copied else "re-encoded once"
+    earlier = sum(r.status == "earlier" for r in info.shots)
+    older = f" · **{earlier}** from earlier renders (changed since)" if earlier else ""
     return (f"**v{info.version}**: rendered **{info.rendered}**, reused **{info.reused}** of {total} shots "
-            f"in {info.seconds:.1f}s ({how}) · made by {md(info.label)}{shared}")
+            f"in {info.seconds:.1f}s ({how}){older} · made by {md(info.label)}{shared}")
 
 
 def shot_rows(studio, info) -> list[list]:
@@ -42,13 +46,17 @@ def outputs_for(studio, pid, number, info):
         return None, "Not rendered yet: press **Render**.", "", [], gr.Dropdown(choices=[], value=None)
     board = studio.version(pid, number).storyboard
     choices = [(f"{i + 1}. {r.shot_id} ({r.status})", r.shot_id) for i, r in enumerate(info.shots)]
-    return (str(studio.film_path(info)), summary(info, number), strip_html(studio, board, info, "#film video"),
+    missing = len(board.shots()) - len(info.shots)
+    text = summary(info, number) + (f" · **{missing}** shot(s) not in this film yet: render their scenes" if missing > 0
+                                    else "")
+    return (str(studio.film_path(info)), text, strip_html(studio, board, info, "#film video"),
             shot_rows(studio, info), gr.Dropdown(choices=choices, value=None))
 
 
 def build(ctx: Ctx) -> None:
     studio, jobs = ctx.studio, ctx.jobs
     with gr.Row():
+        scene = scenes.picker("render_scene", "Render")
         render_btn = gr.Button("Render", variant="primary", elem_id="render_btn", scale=2)
         stop_btn = gr.Button("Stop", elem_id="stop_btn", scale=1)
         handoff_btn = gr.Button("Hand off to an editor (OTIO · EDL · FCPXML)", elem_id="handoff_btn", scale=2)
@@ -92,13 +100,9 @@ def build(ctx: Ctx) -> None:
         yield from follow(jobs, job, frame, final(pid, v))
 
     @guard
-    def do_render(pid, v):
-        pid = need_project(pid)
-        number = studio.version(pid, ver(v)).number
-        job, started = jobs.start("render", pid, lambda progress, cancel: studio.render(pid, number, progress, cancel),
-                                  label=f"render v{number}", version=number)
-        if not started:
-            gr.Info(f"{job.label} is already running: following it")
+    def do_render(pid, v, scene_id=scenes.WHOLE):
+        pid, number, job = scenes.start(jobs, studio, "render", pid, v, scene_id,
+                                        lambda n, scope, p, c: studio.render(pid, n, p, c, scope), "render")
         yield from follow(jobs, job, frame, final(pid, number))
 
     @guard
@@ -127,8 +131,10 @@ def build(ctx: Ctx) -> None:
         files = studio.export_timeline(pid, ver(v), Path(tempfile.mkdtemp(prefix="timeline-", dir=private)))
         return [str(p) for p in files.values()]
 
-    ctx.tabs["render"].select(load, [ctx.pid, ctx.version], outs, api_name="render_info")
-    ev = render_btn.click(do_render, [ctx.pid, ctx.version], outs, api_name="render", show_progress="hidden")
+    ctx.tabs["render"].select(load, [ctx.pid, ctx.version], outs, api_name="render_info").then(
+        guard(scenes.refresh(studio)), [ctx.pid, ctx.version, scene], scene, api_visibility="private",
+        show_progress="hidden")
+    ev = render_btn.click(do_render, [ctx.pid, ctx.version, scene], outs, api_name="render", show_progress="hidden")
     ctx.refresh_status(ev)
     stop_btn.click(stop, ctx.pid, progress, api_name="stop_render", show_progress="hidden")
     clip_pick.change(show_clip, [ctx.pid, ctx.version, clip_pick], clip, api_name="clip")

@@ -1,7 +1,8 @@
 """Revise screen: the refiner's proposal as a review. One compact row per edit (the shot's thumbnail, a word diff,
 why, and its sources by name: your notes' words, the personas' names), accept or reject each or all, edit a new
 value in place, and commit once: Commit is disabled while nothing is accepted and after committing, and the
-server refuses a proposal already committed, so a second click never makes a second version.
+server refuses a proposal already committed, so a second click never makes a second version. The refiner runs as
+a job (its answer streams in: tokens so far), on the scenes the notes and critiques are about or on one scene.
 
 The review is one client-side component (`revise.js`) over the proposal as JSON (`review_json`)."""
 
@@ -13,7 +14,8 @@ from pathlib import Path
 
 import gradio as gr
 
-from app.ui.common import Ctx, esc, guard, md, need_project, thumbs, ver
+from app.ui import scenes
+from app.ui.common import Ctx, esc, follow, guard, md, need_project, progress_html, thumbs, ver
 
 HERE = Path(__file__).parent
 CSS = """
@@ -121,8 +123,11 @@ def decisions(value: str) -> tuple[str, list[int], dict[int, str]]:
 
 def build(ctx: Ctx) -> None:
     studio = ctx.studio
+    jobs = ctx.jobs
     with gr.Row():
-        refine_btn = gr.Button("Ask the refiner for a proposal", variant="primary", elem_id="refine_btn")
+        refine_scene = scenes.picker("refine_scene", "Revise (whole film: the scenes your notes and the critics name)")
+        refine_btn = gr.Button("Ask the refiner for a proposal", variant="primary", elem_id="refine_btn", scale=2)
+    progress = gr.HTML(value="", elem_id="refine_progress", js_on_load=None)
     message = gr.Markdown(elem_id="revise_message")
     review = gr.HTML(value=None, html_template="<div class='review'></div>", elem_id="review",
                      js_on_load=(HERE / "revise.js").read_text(), css_template=CSS)
@@ -136,25 +141,40 @@ def build(ctx: Ctx) -> None:
     def outcome(record) -> str:
         if record.accepted_as:
             return f"This proposal on v{record.version} was committed as v{record.accepted_as}."
-        return f"Proposal on v{record.version} ({md(record.mode)}): {len(record.proposal.edits)} edit(s) to review."
+        return (f"Proposal on v{record.version} ({md(record.mode)}), scope {md(record.scope.label())}: "
+                f"{len(record.proposal.edits)} edit(s) to review.")
+
+    def final(pid):
+        def show(j):
+            if j.state == "done":
+                return review_value(pid, j.result), outcome(j.result), ""
+            return gr.skip(), gr.skip(), progress_html(j)
+        return show
 
     @guard
     def load_proposal(pid, v):
+        """The version's latest proposal; while the refiner is writing one (a reloaded page), its progress."""
         from storage.repository import NotFound
 
         if not pid:
-            return None, ""
+            yield None, "", ""
+            return
+        job = jobs.active(pid, "refine")
+        if job is not None:
+            yield from follow(jobs, job, lambda j: (gr.skip(), gr.skip(), progress_html(j)), final(pid))
+            return
         try:
             record = studio.proposal(pid, ref=ver(v))
         except NotFound:
-            return None, ""
-        return review_value(pid, record), outcome(record)
+            yield None, "", ""
+            return
+        yield review_value(pid, record), outcome(record), ""
 
     @guard
-    def ask_refiner(pid, v):
-        pid = need_project(pid)
-        record = studio.refine(pid, ver(v))
-        return review_value(pid, record), outcome(record)
+    def ask_refiner(pid, v, scene_id=scenes.WHOLE):
+        pid, _, job = scenes.start(jobs, studio, "refine", pid, v, scene_id,
+                                   lambda n, scope, p, c: studio.refine(pid, n, scope, p, c), "refiner on")
+        yield from follow(jobs, job, lambda j: (gr.skip(), gr.skip(), progress_html(j)), final(pid))
 
     @guard
     def commit(pid, value):
@@ -186,12 +206,18 @@ def build(ctx: Ctx) -> None:
         return res.model_dump(mode="json")
 
     @guard
-    def refine_api(pid: str, version: float | None) -> dict:
-        """API: the refiner's proposal for a version (JSON)."""
-        return studio.refine(need_project(pid), ver(version)).model_dump(mode="json")
+    def refine_api(pid: str, version: float | None, scene: str = "") -> dict:
+        """API: the refiner's proposal for a version (JSON), for one scene when `scene` names one."""
+        pid = need_project(pid)
+        number = studio.version(pid, ver(version)).number
+        return studio.refine(pid, number, scenes.scope_of(studio, pid, number, scene)).model_dump(mode="json")
 
-    ctx.tabs["revise"].select(load_proposal, [ctx.pid, ctx.version], [review, message], api_visibility="private")
-    ev = refine_btn.click(ask_refiner, [ctx.pid, ctx.version], [review, message], api_visibility="private")
+    ctx.tabs["revise"].select(load_proposal, [ctx.pid, ctx.version], [review, message, progress],
+                              api_visibility="private").then(
+        guard(scenes.refresh(studio)), [ctx.pid, ctx.version, refine_scene], refine_scene, api_visibility="private",
+        show_progress="hidden")
+    ev = refine_btn.click(ask_refiner, [ctx.pid, ctx.version, refine_scene], [review, message, progress],
+                          api_visibility="private", show_progress="hidden")
     ctx.refresh_status(ev)
     review.commit(commit, [ctx.pid, review], [ctx.version, review, message], api_visibility="private")
     gr.api(accept_api, api_name="accept")

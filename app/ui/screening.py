@@ -1,16 +1,19 @@
 """Screening room: the film with its timeline strip; the panel's score at a glance and per persona; each critique
-in one line (open it for the rest; a shot link seeks the player); your notes on this version, editable and
-deletable; earlier versions' notes with whether this version answers them. The critics run as a job."""
+in one line (open it for the rest: how it watched, its scores, shot notes and issues; a shot link seeks the
+player); your notes on this version (on the film, a shot or a scene), editable and deletable; earlier versions'
+notes with whether this version answers them. The critics run as a job, on the film or on one scene."""
 
 from __future__ import annotations
 
 import gradio as gr
 
+from app.ui import scenes
 from app.ui.board_media import screening_label
 from app.ui.common import Ctx, esc, follow, guard, need_project, progress_html, ver
 from app.ui.timeline import strip, strip_html
 
 WHOLE_FILM = "(whole film)"
+SCENE = "scene:"  # the note picker's value for a scene: "scene:sc03"
 
 # Event delegation: any [data-t] inside the critiques seeks the screening room's player to that time.
 SEEK_JS = """
@@ -40,6 +43,9 @@ details.critic-card[open] summary { white-space: normal; }
 details.critic-card .score { font-weight: 700; margin: 0 6px; }
 .critic-card .dims { display: flex; flex-wrap: wrap; gap: 2px 12px; font-size: 0.85em; margin: 4px 0; }
 .critic-card a.seek { cursor: pointer; font-family: var(--font-mono); }
+.critic-card .coverage { font-size: 0.85em; color: var(--body-text-color-subdued); }
+.critic-card ul.unseen { font-size: 0.85em; color: var(--error-text-color, #b91c1c); }
+.glance .scope { font-size: 0.9em; }
 .earlier li { margin-bottom: 3px; }
 .earlier .yes { color: var(--color-accent); }
 .earlier .no { color: var(--body-text-color-subdued); }
@@ -56,11 +62,16 @@ def glance_html(critiques: list) -> str:
         return ""
     mean = sum(c.critique.overall for c in critiques) / len(critiques)
     keep = sum(c.critique.keep_watching for c in critiques)
+    scope = critiques[0].scope
+    what = "" if scope.whole else f"<div class='scope'>watched {esc(scope.label())}</div>"
+    text_only = any(c.coverage is not None and c.coverage.input == "text" for c in critiques)
+    what += ("<div class='scope text-only'>⚠ text only: the critic model takes no images; critics read the storyboard "
+             "and a measured description of each shot's frames</div>") if text_only else ""
     chips = "".join(f"<span class='chip{'' if c.critique.keep_watching else ' stops'}' data-persona='{esc(c.persona_id)}'"
                     f" title='{'keeps' if c.critique.keep_watching else 'stops'} watching'>{esc(c.persona_name)}"
                     f"<b>{c.critique.overall:.1f}</b></span>" for c in critiques)
     return (f"<div class='glance' id='panel_glance'><div class='big' data-score='{mean:.1f}'>{mean:.1f}"
-            f"<small>/10 panel</small></div><div>{keep} of {len(critiques)} keep watching</div>{chips}</div>")
+            f"<small>/10 panel</small></div><div>{keep} of {len(critiques)} keep watching</div>{what}{chips}</div>")
 
 
 def cards_html(critiques: list, starts: dict[str, float]) -> str:
@@ -85,7 +96,8 @@ def cards_html(critiques: list, starts: dict[str, float]) -> str:
         out.append(
             f"<details class='critic-card' data-persona='{esc(item.persona_id)}'>"
             f"<summary><b>{esc(item.persona_name)}</b><span class='score'>{c.overall:.1f}</span>{esc(c.summary)}</summary>"
-            f"<div><i>{keep}: {esc(c.keep_watching_reason)}</i></div><div class='dims'>{dims}</div>"
+            f"<div><i>{keep}: {esc(c.keep_watching_reason)}</i></div>{scenes.coverage_html(item)}"
+            f"<div class='dims'>{dims}</div>"
             + (f"<b>Shot notes</b><ul class='shot-notes'>{notes}</ul>" if notes else "")
             + (f"<b>Top issues</b><ol class='issues'>{issues}</ol>" if issues else "")
             + "</details>")
@@ -138,6 +150,7 @@ def build(ctx: Ctx) -> None:
             message = gr.Markdown(elem_id="notes_message")
         with gr.Column(scale=3):
             with gr.Row():
+                critique_scene = scenes.picker("critique_scene", "Watch")
                 critique_btn = gr.Button("Run critics", variant="primary", elem_id="critique_btn", scale=3)
                 stop_btn = gr.Button("Stop", elem_id="critique_stop_btn", scale=1)
             progress = gr.HTML(value="", elem_id="critique_progress", js_on_load=None)
@@ -161,8 +174,8 @@ def build(ctx: Ctx) -> None:
         return diversity_cache[key]
 
     def note_rows(pid, v) -> list[dict]:
-        return [{"id": n.id, "text": n.text, "about": f"about {n.shot_id}" if n.shot_id else "whole film"}
-                for n in studio.notes(pid, ver(v))]
+        return [{"id": n.id, "text": n.text, "about": f"about {n.about()}" if n.shot_id or not n.scope.whole
+                 else "whole film"} for n in studio.notes(pid, ver(v))]
 
     def critiques_view(pid, v):
         version = studio.version(pid, ver(v))
@@ -178,7 +191,8 @@ def build(ctx: Ctx) -> None:
         version = studio.version(pid, ver(v))
         info = studio.render_info(pid, version.number)
         board = version.storyboard
-        choices = [WHOLE_FILM] + [s.shot_id for s in board.shots()]
+        choices = [WHOLE_FILM] + [(f"scene {sc.scene_id} · {sc.title}", SCENE + sc.scene_id) for sc in board.scenes] \
+            + [s.shot_id for s in board.shots()]
         starts = {s.shot_id: start for s, start, _ in board.timeline()}
         html = cards_html(studio.critiques(pid, version.number), starts)
         job = jobs.active(pid, "critique")
@@ -192,13 +206,9 @@ def build(ctx: Ctx) -> None:
                                          *[gr.skip()] * 4))
 
     @guard
-    def critique(pid, v):
-        pid = need_project(pid)
-        number = studio.version(pid, ver(v)).number
-        job, started = jobs.start("critique", pid, lambda p, c: studio.critique(pid, number, p, c),
-                                  label=f"critics watching v{number}", version=number)
-        if not started:
-            gr.Info(f"{job.label}: already running, following it")
+    def critique(pid, v, scene_id=scenes.WHOLE):
+        pid, _, job = scenes.start(jobs, studio, "critique", pid, v, scene_id,
+                                   lambda n, scope, p, c: studio.critique(pid, n, p, c, scope), "critics watching")
         yield from follow(jobs, job, lambda j: (progress_html(j), gr.skip(), gr.skip()),
                           lambda j: (progress_html(j), *critiques_view(pid, v)))
 
@@ -214,7 +224,10 @@ def build(ctx: Ctx) -> None:
         pid = need_project(pid)
         if not (text or "").strip():
             raise gr.Error("write the note first")
-        studio.add_note(pid, text, None if shot in (None, "", WHOLE_FILM) else shot, ver(v))
+        if shot and shot.startswith(SCENE):
+            studio.add_note(pid, text, None, ver(v), scope=studio.scope(pid, ver(v), scene=shot[len(SCENE):]))
+        else:
+            studio.add_note(pid, text, None if shot in (None, "", WHOLE_FILM) else shot, ver(v))
         return "", note_rows(pid, v), "Note added."
 
     def edit_note(pid, v, note_id, text):
@@ -239,9 +252,11 @@ def build(ctx: Ctx) -> None:
         return diversity_text(pid, number, studio.critiques(pid, number))
 
     ctx.tabs["screening"].select(load, [ctx.pid, ctx.version], outs, api_name="screening").then(
-        load_diversity, [ctx.pid, ctx.version], diversity, api_visibility="private", show_progress="hidden")
-    ev = critique_btn.click(critique, [ctx.pid, ctx.version], [progress, cards, diversity], api_name="critique",
-                            show_progress="hidden")
+        load_diversity, [ctx.pid, ctx.version], diversity, api_visibility="private", show_progress="hidden").then(
+        guard(scenes.refresh(studio)), [ctx.pid, ctx.version, critique_scene], critique_scene,
+        api_visibility="private", show_progress="hidden")
+    ev = critique_btn.click(critique, [ctx.pid, ctx.version, critique_scene], [progress, cards, diversity],
+                            api_name="critique", show_progress="hidden")
     ctx.refresh_status(ev)
     stop_btn.click(stop, ctx.pid, progress, api_visibility="private", show_progress="hidden")
     add_note_btn.click(add_note, [ctx.pid, ctx.version, note_text, note_shot], [note_text, notes_state, message],

@@ -91,6 +91,14 @@ def build(ctx: Ctx) -> None:
             frames = gr.Number(label="Frames a critic sees per shot", precision=0, minimum=1, maximum=24,
                                elem_id="frames_per_shot")
             detail = gr.Dropdown(["low", "high", "auto"], label="Image detail", elem_id="image_detail")
+        with gr.Row():  # what the endpoint allows: requests are sized to these (a long film is watched in parts)
+            images = gr.Number(label="Images per request", precision=0, minimum=1, maximum=256, elem_id="llm_max_images")
+            output = gr.Number(label="Output tokens per answer", precision=0, minimum=64, maximum=200_000,
+                               elem_id="llm_max_output_tokens")
+            context = gr.Number(label="Context tokens", precision=0, minimum=256, maximum=10_000_000,
+                                elem_id="llm_context_tokens")
+            video = gr.Checkbox(label="Critics watch clips (video input, e.g. vLLM with Qwen2.5-VL)",
+                                elem_id="llm_critic_video")
         apply_btn = gr.Button("Apply", elem_id="apply_llm_btn")
     gr.Markdown("### Critics' panel")
     panel = gr.CheckboxGroup(choices=list(studio.builtin_personas()), label="Personas watching this version",
@@ -125,7 +133,8 @@ def build(ctx: Ctx) -> None:
         c = studio.config
         fields = (redact_url(c.llm_base_url), "", c.critic_model, c.refiner_model, c.planner_model, c.agents or "auto",
                   c.llm_timeout, c.llm_max_retries, c.llm_concurrency, c.frames_per_shot, c.image_detail,
-                  c.steps, c.guidance, c.seed_policy, models_md(), servers_md())
+                  c.llm_max_images, c.llm_max_output_tokens, c.llm_context_tokens, c.llm_critic_video, c.steps,
+                  c.guidance, c.seed_policy, models_md(), servers_md())
         if not pid:
             return (status_md(studio), *fields, gr.CheckboxGroup(choices=[], value=[]), gr.Dropdown(choices=[]),
                     MODEL_DEFAULT, None)
@@ -136,9 +145,10 @@ def build(ctx: Ctx) -> None:
                 gr.Dropdown(choices=choices, value=None), size_label(b), b.fps)
 
     @guard
-    def apply(url, key, c, r, p, m, t, rt, cc, fr, dt, request: gr.Request):
+    def apply(url, key, c, r, p, m, t, rt, cc, fr, dt, im, out, ctxt, vid, request: gr.Request):
         other = {"llm_timeout": t, "llm_max_retries": rt, "llm_concurrency": cc, "frames_per_shot": fr,
-                 "image_detail": dt}
+                 "image_detail": dt, "llm_max_images": im, "llm_max_output_tokens": out, "llm_context_tokens": ctxt,
+                 "llm_critic_video": bool(vid)}
         settings = AgentSettings(base_url=url or "", api_key=key or "", critic_model=c or "", refiner_model=r or "",
                                  planner_model=p or "", mode=m or "auto", other=other)
         notice = studio.set_agent_settings(settings, from_own_page=same_origin(request))
@@ -195,7 +205,8 @@ def build(ctx: Ctx) -> None:
         nv = studio.save_persona(pid, Persona.model_validate(data), ver(v))
         return nv.number, f"v{nv.number}: persona {md(data.get('name') or data.get('id'))} saved and on the panel."
 
-    llm = [base_url, api_key, critic, refiner, planner, mode, timeout, retries, concurrency, frames, detail]
+    llm = [base_url, api_key, critic, refiner, planner, mode, timeout, retries, concurrency, frames, detail, images,
+           output, context, video]
     ctx.tabs["settings"].select(load, [ctx.pid, ctx.version],
                                 [status, *llm, steps, guidance, seeds, models, servers, panel, persona_pick, size, fps],
                                 api_name="settings")

@@ -56,13 +56,20 @@ def test_critique_request_and_result(server, client, film):
     assert "[sh02]" in text and "Ada climbs the spiral stairs" in text and "The storm came at dusk." in text
     assert "a quiet film about patience" in text
     images = server.image_parts()
-    assert len(images) == 4  # 6 frames sampled, at most 4 per call
+    assert len(images) == 3  # every shot, each one picture of its 2 frames in order
     url = images[0]["image_url"]["url"]
     assert url.startswith("data:image/jpeg;base64,") and images[0]["image_url"]["detail"] == "low"
     img = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
     assert img.format == "JPEG" and max(img.size) <= 64
+    assert img.size[1] > img.size[0]  # two 16:9 frames stacked: taller than wide
+    top, bottom = img.getpixel((img.size[0] // 2, 5)), img.getpixel((img.size[0] // 2, img.size[1] - 5))
+    assert bottom[0] > top[0] + 25  # the first frame above the second (their red differs by 40)
     labels = [p["text"] for p in body["messages"][1]["content"] if p["type"] == "text" and p["text"].startswith("[shot")]
-    assert labels[0] == "[shot sh01 · 00:01.0]" and labels[-1].startswith("[shot sh03")
+    assert labels == ["[shot sh01 · 00:00.0-00:04.0 · 2 frames, top to bottom]",
+                      "[shot sh02 · 00:04.0-00:09.0 · 2 frames, top to bottom]",
+                      "[shot sh03 · 00:09.0-00:15.0 · 2 frames, top to bottom]"]
+    cov = result.coverage
+    assert (cov.input, cov.shots, cov.seen, cov.chunks, cov.requests, cov.unseen) == ("frames", 3, 3, 1, 1, [])
 
 
 def test_scores_out_of_range_are_repaired(server, client, film):

@@ -136,35 +136,41 @@ def test_json_schema_refused_with_http_500_falls_back(home, server, rendered):
 
 
 @pytest.mark.parametrize("style", ["llama-server", "llama-cpp-python", "vllm"])
-def test_text_only_model_refusing_images_is_not_retried(home, server, rendered, style):
+def test_a_model_refusing_images_is_asked_once_then_reads_the_film(home, server, rendered, style):
+    """A text-only model answers image parts with an error: that request is never retried; the critic reads the
+    storyboard and a measured description of each shot's frames instead, labelled text-only (issue 15)."""
     server.images_refused = style
-    before = snapshot(home)
-    with pytest.raises(AgentError) as exc:
-        llm_studio(home, server, retries=3).critique(rendered)
-    msg = str(exc.value)
-    assert re.match(r"critic film_critic \(critic-x\) at \S+: this model does not take images: HTTP [45]00: ", msg)
-    assert IMAGE_REFUSALS[style][1] in msg and "CHIEF_CRITIC_MODEL" in msg and "\n" not in msg
-    assert exc.value.usage.calls == 1 and len(server.requests) == 1
-    assert snapshot(home) == before
+    server.responder = lambda body: ok(critique_answer())
+    crits = llm_studio(home, server, retries=3).critique(rendered)
+    assert [len(FakeOpenAI.image_parts_of(r)) > 0 for r in server.requests] == [True, False]
+    assert "text-only" in crits[0].mode and crits[0].coverage.input == "text"
+    assert crits[0].usage.calls == 2 and count(home, "critiques") == 1  # the refused request is counted too
+    assert_sound(home, rendered)
 
 
-def test_runaway_answer_is_capped_and_reported(home, server, rendered):
-    """The output cap reaches the server; an answer cut there is repaired once, then reported as cut off."""
+def test_runaway_answer_is_capped_and_asked_again_for_less(home, server, rendered):
+    """The output cap reaches the server; an answer cut there is asked again about fewer shots (never repaired),
+    down to one shot, then reported in one line naming the setting."""
     server.max_output_tokens = 40
     server.responder = lambda body: ok(critique_answer())
     before = snapshot(home)
-    with pytest.raises(AgentError, match="cut off at the token limit"):
+    with pytest.raises(AgentError, match="CHIEF_CRITIC_MAX_TOKENS") as exc:
         llm_studio(home, server, retries=3).critique(rendered)
     assert [r["max_tokens"] for r in server.requests] == [3000, 3000]  # the critic's budget, on every request
-    assert "shorter" in server.requests[1]["messages"][-1]["content"]
+    shots = [len(re.findall(r"^- \[s\d\] ", server.texts(i), re.M)) for i in range(len(server.requests))]
+    assert shots == [3, 1] and "\n" not in str(exc.value)
+    assert not any(m["role"] == "assistant" for r in server.requests for m in r["messages"])
     assert snapshot(home) == before
 
 
 def test_cli_image_refusal_is_one_line(home, server, rendered):
+    """Through the CLI: one short warning line, then the critiques, labelled text-only."""
     server.images_refused = "llama-server"
+    server.responder = lambda body: ok(critique_answer())
     res = chief(home, "critique", rendered, CHIEF_AGENTS="llm", CHIEF_LLM_BASE_URL=server.base_url,
                 CHIEF_CRITIC_MODEL="critic-x")
-    assert res.returncode == 1, res.stderr
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and "does not take images: HTTP 500: image input is not supported" in lines[0], res.stderr
-    assert len(server.requests) == 1
+    assert res.returncode == 0, res.stderr
+    warnings = [line for line in res.stderr.strip().splitlines() if "critic-x" in line]
+    assert len(warnings) == 1 and "takes no images; reading the film as text" in warnings[0], res.stderr
+    assert "read 3/3 shots · TEXT ONLY" in res.stdout and "text-only" in res.stdout
+    assert [len(FakeOpenAI.image_parts_of(r)) > 0 for r in server.requests] == [True, False]
