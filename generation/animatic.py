@@ -68,8 +68,6 @@ class AnimaticBackend:
         n = r.num_frames
         still = None
         if r.keyframe:  # motion from the approved keyframe: its first frame is the keyframe itself
-            from generation.animatic_frames import keyframe_view
-
             still = np.asarray(Image.open(r.keyframe).convert("RGB").resize((r.width, r.height)))
         else:
             canvas = _canvas(r.prompt, r.seed, r.width, r.height, self.moods)
@@ -183,6 +181,25 @@ def _camera(canvas: np.ndarray, move: str, t: float, w: int, h: int, seed: int) 
     x0, y0 = (cw - zw) / 2, (ch - zh) / 2
     crop = Image.fromarray(canvas.astype(np.uint8)).resize((w, h), Image.BILINEAR, box=(x0, y0, x0 + zw, y0 + zh))
     return np.asarray(crop, dtype=np.float32)
+
+
+# Where each camera move drifts the view while it pushes in: (dx, dy) as a share of the spare margin.
+_DRIFT = {"pan_left": (-1, 0), "pan_right": (1, 0), "tilt_up": (0, -1), "tilt_down": (0, 1)}
+
+
+def keyframe_view(still: np.ndarray, move: str, t: float, w: int, h: int, seed: int) -> np.ndarray:
+    """The frame at time t (0..1) of a camera move that starts on the whole keyframe and pushes in (up to 25%),
+    drifting the way the move goes (a pan drifts sideways, a tilt up or down, handheld wobbles)."""
+    sh, sw = still.shape[:2]
+    zoom = 1 + (0.05 if move == "static" else 0.25) * t
+    zw, zh = sw / zoom, sh / zoom
+    dx, dy = _DRIFT.get(move, (0, 0))
+    if move == "handheld":
+        dx, dy = np.sin(t * 17 + seed) * 0.5, np.cos(t * 13 + seed) * 0.5
+    x0 = (sw - zw) / 2 * (1 + dx * t)
+    y0 = (sh - zh) / 2 * (1 + dy * t)
+    view = Image.fromarray(still).resize((w, h), Image.BILINEAR, box=(x0, y0, x0 + zw, y0 + zh))
+    return np.asarray(view, dtype=np.float32)
 
 
 def _subject(frame: np.ndarray, seed: int, t: float) -> np.ndarray:

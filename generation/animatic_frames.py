@@ -3,7 +3,7 @@
 A keyframe is the shot's drawn panel at its first instant (sky, horizon and shapes from the seed, the palette
 from the prompt's mood words) with the reference images of its characters pasted in as cards, so a re-roll (a
 new seed) is a new composition and a shot with references visibly carries them. The animatic video backend
-animates an approved keyframe by `keyframe_view`: the first frame is the keyframe itself, then the camera
+animates an approved keyframe by `generation.animatic.keyframe_view`: the first frame is the keyframe itself, then the camera
 move unfolds from it.
 """
 
@@ -19,8 +19,6 @@ from generation.base import CancelToken, Progress, file_sha256
 from generation.images import ImageInfo, ImageRequest
 
 KEYFRAME_LABEL = "ANIMATIC · KEYFRAME"
-# Where each camera move drifts the view while it pushes in: (dx, dy) as a share of the spare margin.
-_DRIFT = {"pan_left": (-1, 0), "pan_right": (1, 0), "tilt_up": (0, -1), "tilt_down": (0, 1)}
 
 
 class AnimaticImages:
@@ -83,16 +81,3 @@ def _label(img: Image.Image, subject: str) -> None:
     draw.text((w - 6, 3), subject, fill=(255, 255, 255, 255), font=small, anchor="ra")
 
 
-def keyframe_view(still: np.ndarray, move: str, t: float, w: int, h: int, seed: int) -> np.ndarray:
-    """The frame at time t (0..1) of a camera move that starts on the whole keyframe and pushes in (up to 25%),
-    drifting the way the move goes (a pan drifts sideways, a tilt up or down, handheld wobbles)."""
-    sh, sw = still.shape[:2]
-    zoom = 1 + (0.05 if move == "static" else 0.25) * t
-    zw, zh = sw / zoom, sh / zoom
-    dx, dy = _DRIFT.get(move, (0, 0))
-    if move == "handheld":
-        dx, dy = np.sin(t * 17 + seed) * 0.5, np.cos(t * 13 + seed) * 0.5
-    x0 = (sw - zw) / 2 * (1 + dx * t)
-    y0 = (sh - zh) / 2 * (1 + dy * t)
-    view = Image.fromarray(still).resize((w, h), Image.BILINEAR, box=(x0, y0, x0 + zw, y0 + zh))
-    return np.asarray(view, dtype=np.float32)

@@ -12,7 +12,7 @@ from pathlib import Path
 import gradio as gr
 
 from app.ui import scenes
-from app.ui.common import Ctx, esc, follow, guard, md, need_project, progress_html, ver
+from app.ui.common import Ctx, follow, guard, md, need_project, progress_html, ver
 from app.ui.timeline import strip, strip_html
 
 SHOT_COLUMNS = ["#", "shot", "clip", "length (s)", "render time (s)"]

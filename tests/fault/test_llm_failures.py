@@ -11,7 +11,7 @@ from agents.base import AgentError
 from app.config import load_config
 from app.studio import Studio
 from storage.schema import DIMENSIONS
-from tests.agents.openai_server import IMAGE_REFUSALS, FakeOpenAI, Reply, error, ok
+from tests.agents.openai_server import FakeOpenAI, Reply, error, ok
 from tests.fault.conftest import assert_sound, board, chief, count, make_studio, snapshot
 
 PANEL = ["film_critic"]

@@ -10,7 +10,8 @@ import pytest
 from PIL import Image
 
 from generation import pipelines
-from generation.animatic_frames import KEYFRAME_LABEL, AnimaticImages, keyframe_view
+from generation.animatic import keyframe_view
+from generation.animatic_frames import KEYFRAME_LABEL, AnimaticImages
 from generation.base import Cancelled, CancelToken, RenderError
 from generation.images import IMAGE_FAMILIES, DiffusersImages, ImageBackend, ImageRequest, image_key
 

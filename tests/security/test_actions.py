@@ -35,7 +35,7 @@ def test_comments_are_cut_and_files_are_bounded(tmp_path):
     from agents.comments import MAX_AUTHORS, MAX_COMMENT_CHARS, load_comments, sanitize
 
     assert len(sanitize("word " * 10_000)) <= MAX_COMMENT_CHARS
-    with pytest.raises(ValueError, match=f"name 200 different authors; a persona is built from one viewer's"):
+    with pytest.raises(ValueError, match="name 200 different authors; a persona is built from one viewer's"):
         load_comments(DATA / "many_authors.csv")
     few = tmp_path / "few.csv"
     few.write_text("text,author\n" + "".join(f"great film {i},user{i % MAX_AUTHORS}\n" for i in range(50)))
