@@ -94,6 +94,8 @@ def test_credentials_in_the_url_are_never_shown_or_stored(server, remembered):
         ask(LLMClient(cfg))
     assert f"at http://{host}: HTTP 400: bad request: *** and *** were sent" in str(e.value)
     assert "SECRET" not in cfg.state_path.read_text() and "proxyuser" not in cfg.state_path.read_text()
+    shown = cfg.model_copy(update={"base_url": f"http://proxyuser:sk-url-SECRET@{host}/v1?key=sk-q-SECRET"}).describe()
+    assert f"llm @ http://{host}/v1 · critic" in shown and "SECRET" not in shown and "proxyuser" not in shown
 
 
 def test_forced_mode_is_used_and_its_refusal_is_one_line(server, config):
