@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import shutil
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel
 
@@ -34,7 +33,6 @@ MAX_UPLOAD_BYTES = 32 * 2**20
 MAX_UPLOAD_PIXELS = 40_000_000
 MAX_SIDE = 4096  # larger uploads are scaled down to this side
 UPLOAD_FORMATS = {"PNG", "JPEG", "WEBP"}
-Subject = Literal["character", "location"]
 
 
 class ShotKeyframes(BaseModel):

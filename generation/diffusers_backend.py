@@ -20,11 +20,11 @@ from typing import Any
 
 from .base import CancelToken, ClipInfo, Progress, RenderError, ShotRequest, file_sha256, frames_for
 from .families import FAMILIES, Family
-from .pipelines import (_PIPELINES, SHORT_DTYPE, PipelineModel, call_kwargs, clear_pipelines, derived, pick_device,
+from .pipelines import (_PIPELINES, SHORT_DTYPE, PipelineModel, call_kwargs, derived, pick_device,
                         pipeline_class_name, pipeline_errors, to_uint8, warm)
 from .video_io import write_video
 
-__all__ = ["DiffusersBackend", "_PIPELINES", "clear_pipelines", "family_of", "pick_device", "pipeline_class_name"]
+__all__ = ["DiffusersBackend", "_PIPELINES", "family_of", "pick_device", "pipeline_class_name"]
 
 
 def family_of(class_name: str, model: str) -> Family:

@@ -88,13 +88,6 @@ _PIPELINES: dict[tuple, Warm] = {}
 _LOAD_LOCK = threading.Lock()
 
 
-def clear_pipelines() -> None:
-    """Drop every warm pipeline (frees GPU memory when switching models)."""
-    with _LOAD_LOCK:
-        _PIPELINES.clear()
-    free_memory()
-
-
 def pick_device(device: str | None = None, dtype: str | None = None) -> tuple[str, str]:
     """(device, dtype name): CUDA bf16 (fp16 without bf16), MPS fp16, CPU fp32 unless overridden.
 

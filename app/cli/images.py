@@ -19,10 +19,6 @@ def _stages(update):
     return lambda e: update({**e, "stage": "render"} if e["stage"] in ("keyframe", "take") else e)
 
 
-def _short(sha: str | None) -> str:
-    return f"{sha[:12]}…" if sha else "—"
-
-
 # ---------------------------------------------------------------------------------------- references
 
 @click.group("ref")

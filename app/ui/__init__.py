@@ -86,7 +86,7 @@ def create_app(studio):
         demo.load(guard(lambda s: _restore(studio, s)), saved, [ctx.pid, ctx.version], api_visibility="private",
                   show_progress="hidden").then(status, [ctx.pid, ctx.version], ctx.status, api_visibility="private",
                                                show_progress="hidden")
-    demo.queue(default_concurrency_limit=None)  # only render events are limited (concurrency_id "render")
+    demo.queue(default_concurrency_limit=None)  # long work runs as jobs (app/jobs.py); renders take turns there
     return demo
 
 

@@ -17,8 +17,6 @@ import gradio as gr
 
 from app.errors import one_line  # noqa: F401 - re-exported: every screen words errors the same way
 
-RENDER_QUEUE = "render"  # concurrency_id shared by every event that renders (one at a time: it holds the GPU)
-
 
 def user_error(message: str, title: str = "Error") -> gr.Error:
     """A toast with `message` as text (the toast renders HTML, so it is escaped), and no traceback in the
