@@ -78,6 +78,7 @@ def _label(img: Image.Image, subject: str) -> None:
     small = _font(max(8, h // 28))
     draw.rectangle([0, 0, w, h // 14 + 6], fill=(0, 0, 0, 150))
     draw.text((6, 3), KEYFRAME_LABEL, fill=(255, 214, 10, 255), font=small)
-    draw.text((w - 6, 3), subject, fill=(255, 255, 255, 255), font=small, anchor="ra")
+    if draw.textlength(KEYFRAME_LABEL + "  " + subject, font=small) + 12 <= w:  # a small frame keeps the label only
+        draw.text((w - 6, 3), subject, fill=(255, 255, 255, 255), font=small, anchor="ra")
 
 
