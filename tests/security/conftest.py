@@ -5,7 +5,6 @@ conftest's `make_studio` (`make_studio(home=..., **settings)`)."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -14,18 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.process import free_port
+
 from tests.security.hostile_archives import BOARD
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).parent / "data"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--no-first-run", "--disable-sync"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def chief(home: Path, *args: str, env: dict | None = None, user: int | None = None,

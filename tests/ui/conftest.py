@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests.process import ServerProcess, free_port
 
 for _k, _v in {"GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1"}.items():
     os.environ.setdefault(_k, _v)
@@ -32,12 +30,6 @@ scenes:
       - {shot_id: s2, prompt: A whale tail in grey water, duration: 1, seed: 2}
       - {shot_id: s3, prompt: Night storm waves hit the lighthouse, duration: 1, seed: 3, camera: handheld}
 """
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -75,44 +67,19 @@ def client(app_url):
     return Client(app_url, verbose=False)
 
 
-class Server:
+class Server(ServerProcess):
     """`chief --home HOME serve --port PORT` as a real subprocess."""
 
     def __init__(self, home: Path, log: Path, extra_env: dict | None = None) -> None:
-        self.home, self.log_path, self.port = home, log, free_port()
+        self.home, self.port = home, free_port()
         env = {**os.environ, "CHIEF_NARRATION": "false", "CHIEF_AGENTS": "offline", **(extra_env or {})}
         env.pop("CHIEF_AUTH", None)
-        self.log = open(log, "wb")
-        self.proc = subprocess.Popen([sys.executable, "-m", "app.cli", "--home", str(home), "serve", "--port",
-                                      str(self.port)], cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        super().__init__("chief serve", [sys.executable, "-m", "app.cli", "--home", str(home), "serve", "--port",
+                                         str(self.port)], log, env, cwd=ROOT)
         self.url = f"http://127.0.0.1:{self.port}/"
 
-    def output(self) -> str:
-        self.log.flush()
-        return self.log_path.read_text(errors="replace")[-4000:]
-
     def wait_ready(self, timeout: float = 90) -> None:
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"chief serve exited with {self.proc.returncode}:\n{self.output()}")
-            try:
-                with urllib.request.urlopen(self.url + "config", timeout=2) as r:
-                    if r.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.5)
-        raise RuntimeError(f"chief serve did not answer within {timeout}s:\n{self.output()}")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self.log.close()
+        super().wait_ready(self.url + "config", timeout)
 
 
 @pytest.fixture
