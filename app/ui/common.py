@@ -6,6 +6,7 @@ its events through `ctx`. Handlers call the Studio, never the database or a back
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import html
 import os
@@ -52,29 +53,28 @@ def guard(fn: Callable) -> Callable:
             return user_error(one_line(e))
         return None
 
-    if inspect.isgeneratorfunction(fn):
-        @functools.wraps(fn)
-        def gen_wrapper(*args, **kwargs):
-            try:
-                yield from fn(*args, **kwargs)
-            except gr.Error as e:
-                raise _quiet(e) from None
-            except Exception as e:
-                if (err := translated(e)) is None:
-                    raise
-                raise err from None
-        return gen_wrapper
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
+    @contextlib.contextmanager
+    def one_line_errors():
         try:
-            return fn(*args, **kwargs)
+            yield
         except gr.Error as e:
             raise _quiet(e) from None
         except Exception as e:
             if (err := translated(e)) is None:
                 raise
             raise err from None
+
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def gen_wrapper(*args, **kwargs):
+            with one_line_errors():
+                yield from fn(*args, **kwargs)
+        return gen_wrapper
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with one_line_errors():
+            return fn(*args, **kwargs)
     return wrapper
 
 

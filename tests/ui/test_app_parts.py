@@ -172,3 +172,30 @@ def test_120_shots_and_50_versions_stay_responsive(client, studio):
         timings[api] = round(time.perf_counter() - t, 3)
     print("tab load seconds (120 shots, 50 versions):", timings)
     assert max(timings.values()) < 5, timings
+
+
+def test_guard_turns_known_failures_into_one_line_for_handlers_and_generators():
+    import gradio as gr
+
+    from app.errors import StudioError
+    from app.ui.common import guard
+
+    def handler(kind):
+        raise kind("no such project P9\n  (traceback details)")
+
+    def following(kind):
+        yield "started"
+        raise kind("no such project P9\n  (traceback details)")
+
+    with pytest.raises(gr.Error) as e:
+        guard(handler)(StudioError)
+    assert e.value.message == "no such project P9" and e.value.__cause__ is None
+    steps = guard(following)(StudioError)
+    assert next(steps) == "started"
+    with pytest.raises(gr.Error) as e:
+        next(steps)
+    assert e.value.message == "no such project P9"
+    with pytest.raises(ZeroDivisionError):  # a bug is not dressed up as a user's error
+        guard(handler)(ZeroDivisionError)
+    with pytest.raises(ZeroDivisionError):
+        list(guard(following)(ZeroDivisionError))
