@@ -17,8 +17,11 @@ def free_port() -> int:
 
 
 class ServerProcess:
-    def __init__(self, name: str, argv: list[str], log: Path, env: dict, cwd: Path | None = None) -> None:
-        self.name, self.log_path = name, log
+    """`with ServerProcess(...) as server:` waits until `ready_url` answers 200, and stops the process after."""
+
+    def __init__(self, name: str, argv: list[str], log: Path, env: dict, *, ready_url: str, timeout: float,
+                 cwd: Path | None = None) -> None:
+        self.name, self.log_path, self.ready_url, self.timeout = name, log, ready_url, timeout
         self.log = open(log, "wb")
         self.proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=self.log, stderr=subprocess.STDOUT)
 
@@ -31,7 +34,19 @@ class ServerProcess:
         self.log.flush()
         return self.log_path.stat().st_size
 
-    def wait_ready(self, url: str, timeout: float) -> None:
+    def __enter__(self) -> ServerProcess:
+        try:
+            self.wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def wait_ready(self) -> None:
+        url, timeout = self.ready_url, self.timeout
         deadline = time.time() + timeout
         while time.time() < deadline:
             if self.proc.poll() is not None:

@@ -50,10 +50,8 @@ class LlamaServer(ServerProcess):
         else:
             argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path()), "--n_threads", "1",
                     "--n_ctx", str(N_CTX)]
-        super().__init__("the server", argv + ["--host", "127.0.0.1", "--port", str(self.port)], log, env)
-
-    def wait_ready(self, timeout: float = 120) -> None:
-        super().wait_ready(f"{self.base_url}/models", timeout)
+        super().__init__("the server", argv + ["--host", "127.0.0.1", "--port", str(self.port)], log, env,
+                         ready_url=f"{self.base_url}/models", timeout=120)
 
 
 @pytest.fixture(scope="session")
@@ -61,12 +59,8 @@ def llama_server(tmp_path_factory):
     missing = _missing()
     if missing:
         pytest.skip(missing)
-    server = LlamaServer(tmp_path_factory.mktemp("llama") / "server.log")
-    try:
-        server.wait_ready()
+    with LlamaServer(tmp_path_factory.mktemp("llama") / "server.log") as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="session")
@@ -79,9 +73,5 @@ def llama_cpp_server(tmp_path_factory):
     missing = _missing()
     if missing:
         pytest.skip(missing)
-    server = LlamaServer(tmp_path_factory.mktemp("llama-server") / "server.log", binary=binary)
-    try:
-        server.wait_ready()
+    with LlamaServer(tmp_path_factory.mktemp("llama-server") / "server.log", binary=binary) as server:
         yield server
-    finally:
-        server.stop()

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 import pytest
 from gradio_client import Client, handle_file
 from gradio_client.exceptions import AppError
+from playwright.sync_api import expect
 
 from tests.security.conftest import DATA, OtherSite
 
@@ -206,7 +207,7 @@ def test_the_render_screen_says_stop_is_the_projects(make_studio, serve, page):
 
     page.goto(serve(make_studio()) + "/")
     page.get_by_role("tab", name="Render").click()
-    assert STOP_NOTE in page.locator("body").inner_text()
+    expect(page.locator("body")).to_contain_text(STOP_NOTE, timeout=60_000)
 
 
 def test_the_settings_page_says_the_agents_are_the_servers(make_studio, serve, page):
@@ -215,7 +216,7 @@ def test_the_settings_page_says_the_agents_are_the_servers(make_studio, serve, p
     page.goto(serve(make_studio()) + "/")
     page.get_by_role("tab", name="Settings").click()
     page.get_by_text("LLM agents").first.click()
-    assert SCOPE_NOTE in page.locator("body").inner_text()
+    expect(page.locator("body")).to_contain_text(SCOPE_NOTE, timeout=60_000)  # the tab renders after the click
 
 
 # ------------------------------------------------------------------------------------------- files and logs

@@ -74,22 +74,15 @@ class Server(ServerProcess):
         self.home, self.port = home, free_port()
         env = {**os.environ, "CHIEF_NARRATION": "false", "CHIEF_AGENTS": "offline", **(extra_env or {})}
         env.pop("CHIEF_AUTH", None)
-        super().__init__("chief serve", [sys.executable, "-m", "app.cli", "--home", str(home), "serve", "--port",
-                                         str(self.port)], log, env, cwd=ROOT)
         self.url = f"http://127.0.0.1:{self.port}/"
-
-    def wait_ready(self, timeout: float = 90) -> None:
-        super().wait_ready(self.url + "config", timeout)
+        super().__init__("chief serve", [sys.executable, "-m", "app.cli", "--home", str(home), "serve", "--port",
+                                         str(self.port)], log, env, ready_url=self.url + "config", timeout=90, cwd=ROOT)
 
 
 @pytest.fixture
 def served(tmp_path):
-    server = Server(tmp_path / "home", tmp_path / "serve.log")
-    try:
-        server.wait_ready()
+    with Server(tmp_path / "home", tmp_path / "serve.log") as server:
         yield server
-    finally:
-        server.stop()
 
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",

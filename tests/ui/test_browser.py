@@ -21,12 +21,8 @@ LONG = 240_000  # ms: renders and critics on a busy 2-core machine
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     base = tmp_path_factory.mktemp("serve")
-    srv = Server(base / "home", base / "serve.log")
-    try:
-        srv.wait_ready()
+    with Server(base / "home", base / "serve.log") as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 @pytest.fixture(scope="module")
