@@ -14,6 +14,7 @@ import gradio as gr
 from app.ui import scenes
 from app.ui.common import Ctx, follow, guard, md, need_project, progress_html, ver
 from app.ui.timeline import strip, strip_html
+from storage.records import RenderRecord
 
 SHOT_COLUMNS = ["#", "shot", "clip", "length (s)", "render time (s)"]
 # A render belongs to the project, not to a tab: every tab follows it, and any of them may stop it.
@@ -82,7 +83,10 @@ def build(ctx: Ctx) -> None:
     def final(pid, v):
         def show(job):
             if job.state == "done":
-                return "", *outputs_for(studio, pid, ver(v) or job.version, job.result)
+                number = ver(v) or job.version
+                # a shot rendered from the Storyboard is a render job too; its result is that shot's clip
+                info = job.result if isinstance(job.result, RenderRecord) else studio.render_info(pid, number)
+                return "", *outputs_for(studio, pid, number, info)
             return (progress_html(job), *[gr.skip()] * 5)
         return show
 
