@@ -161,6 +161,7 @@ class _Watch:
         self.c, self.persona, self.film = critic, persona, film
         self.progress, self.cancel = progress, cancel
         self.role = f"critic {persona.id}"
+        self.deadline = critic.client.deadline()  # this critic's whole watch: every part, retry and repair
         self.usage: list[Usage] = []
         self.frames = frames_by_shot(film)
 
@@ -216,7 +217,7 @@ class _Watch:
                       **({"note": p.note} if p.note else {}))
         try:
             out, usage = self.c.client.structured(self.role, self.c.model, messages, result_type, on_length="raise",
-                                                  on_progress=on_tokens, cancel=self.cancel)
+                                                  on_progress=on_tokens, cancel=self.cancel, deadline=self.deadline)
         except AgentError as e:
             self.usage.append(getattr(e, "usage", Usage()))
             raise

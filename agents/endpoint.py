@@ -332,7 +332,7 @@ def discover_context(get: Callable[[str], Any], post: Callable[[str, dict], Any]
         m = re.search(r"(?m)^\s*num_ctx\s+(\d+)", str(show.get("parameters") or ""))
         if m:
             return int(m.group(1)), "ollama /api/show num_ctx"
-        return 4096, "ollama default num_ctx (model not loaded, no num_ctx parameter)"
+        return 4096, "assumed: Ollama's default num_ctx (the model is not loaded and sets no num_ctx)"
     if owner == "organization_owner":  # LM Studio
         info = get(f"{root}/api/v0/models/{model}") or {}
         n2, source2 = _context_of(info)

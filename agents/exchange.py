@@ -46,6 +46,7 @@ class Call:
     on_progress: Callable[[Progress], None] | None
     usage: list[Usage] = field(default_factory=list)
     last_progress: float = 0.0
+    timeouts: int = 0  # requests of this call that timed out or stalled (re-sent once at most)
 
 
 class FormatRefused(Exception):
@@ -121,8 +122,8 @@ class Exchange:
             except Exception as e:  # noqa: BLE001 - a server that says nothing: keep the setting
                 found, where = None, ""
                 log.debug("context size of %s not discovered: %s", model, self.scrub(str(e)))
-            if found and found < ctx:
-                ctx, source = found, f"reported by the server ({where})"
+            if found and found < ctx:  # an assumption (Ollama's default) is said to be one
+                ctx, source = found, where if where.startswith("assumed") else f"reported by the server ({where})"
         with self._lock:
             self._contexts[model] = (ctx, source)
         return ctx, source
@@ -255,6 +256,10 @@ class Exchange:
         if not resend:
             raise AgentError(self.line(call, f"{what}; not re-sent (a local server keeps generating an abandoned answer)",
                                         f"raise {env_name(setting)}, or ask for less ({env_name('max_output_tokens')})"))
+        call.timeouts += 1
+        if call.timeouts > 1:  # a server that timed out twice in a row is hung or overloaded: say so now
+            raise AgentError(self.line(call, f"{what}, twice; not re-sent again",
+                                        f"raise {env_name(setting)}, or check the server"))
         return what, None
 
     def _failed(self, call: Call, e: Exception, kwargs: dict, has_images: bool, epoch: int | None) -> tuple[str, float | None] | None:

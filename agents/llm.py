@@ -68,6 +68,10 @@ class LLMClient:
 
     # -- structured output
 
+    def deadline(self) -> Deadline:
+        """One action's time (a plan, a critic watching, a proposal): pass it to each of the action's calls."""
+        return Deadline(self.config.action_timeout)
+
     def structured(
         self,
         role: str,
@@ -77,6 +81,7 @@ class LLMClient:
         *,
         check: Callable[[T], list[str]] | None = None,
         on_length: Literal["repair", "raise"] = "repair",
+        length_hint: str = "ask for less (a smaller chunk)",
         max_tokens: int | None = None,
         on_progress: Callable[[Progress], None] | None = None,
         cancel: Cancel = None,
@@ -85,7 +90,7 @@ class LLMClient:
         """Ask `model` for a `result_type`; validate (and `check` for semantic problems), repair once, or raise.
 
         on_length="raise": an answer cut off at the output limit raises AnswerTooLong instead of a repair (for
-        callers that can ask for less). `max_tokens` overrides the role's budget. `cancel` (an Event or a
+        callers that can ask for less; `length_hint` is what its line says to do). `max_tokens` overrides the role's budget. `cancel` (an Event or a
         callable) closes the connection. `deadline` bounds this call; pass one Deadline to several calls to bound
         an action. Raises AgentError (AnswerTooLong, RequestTooLarge, Cancelled) with one line.
         """
@@ -98,14 +103,14 @@ class LLMClient:
             value, problem = self._parse(answer, result_type, check)
             if problem is None:
                 return value, sum(call.usage, Usage())
-            self._too_long(call, answer, problem, on_length)
+            self._too_long(call, answer, problem, on_length, length_hint)
             log.info("%s (%s): repairing: %s", role, model, problem[:200])
             repair = messages + self._repair_messages(answer, problem, schema if mode != "json_schema" else None)
             answer = self._ask_mode(call, repair, schema, name, mode)
             value, problem = self._parse(answer, result_type, check)
             if problem is None:
                 return value, sum(call.usage, Usage())
-            self._too_long(call, answer, problem, on_length)
+            self._too_long(call, answer, problem, on_length, length_hint)
             raise AgentError(self.exchange.line(call, f"no valid {result_type.__name__} after one repair: {problem[:500]}"))
         except AgentError as e:
             e.usage = sum(call.usage, Usage())  # what the failed call cost (requests sent: usage.calls)
@@ -115,10 +120,10 @@ class LLMClient:
             err.usage = sum(call.usage, Usage())
             raise err from None
 
-    def _too_long(self, call: Call, answer: Answer, problem: str, on_length: str) -> None:
+    def _too_long(self, call: Call, answer: Answer, problem: str, on_length: str, hint: str) -> None:
         if answer.finish_reason == "length" and on_length == "raise":
             raise AnswerTooLong(self.exchange.line(call, f"the answer was cut off at {call.max_tokens} output tokens ({problem})",
-                                           "ask for less (a smaller chunk)"))
+                                                   hint))
 
     def _ask(self, call: Call, messages: list[dict], schema: dict, name: str) -> tuple[Mode, Answer]:
         """Try the strongest response_format this endpoint accepts for the model, remembering refusals."""

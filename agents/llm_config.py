@@ -39,7 +39,7 @@ class LLMConfig(BaseModel):
     planner_model: str = "gpt-4o-mini"
     timeout: float = Field(default=120.0, gt=0, description="seconds to the first answer token (to the whole answer when not streaming)")
     stall_seconds: float = Field(default=30.0, gt=0, description="seconds without a new token before a streaming answer counts as stalled")
-    action_timeout: float | None = Field(default=600.0, gt=0, description="seconds for one structured() call, every retry and repair included (None: no bound)")
+    action_timeout: float | None = Field(default=1800.0, gt=0, description="seconds for one action (a plan, a critic's watch, a proposal: pass `LLMClient.deadline()` to each of its calls), every retry and repair included (None: no bound)")
     max_retries: int = Field(default=3, ge=0, description="retries on 429/5xx/connection errors (and timeouts, see resend_timeouts)")
     resend_timeouts: bool | None = Field(default=None, description="re-send a request that timed out or stalled; None: only to remote endpoints (a local server keeps generating the abandoned answer, so a re-send queues behind it)")
     backoff: float = Field(default=1.0, ge=0, description="first retry delay in seconds; doubles each retry (a Retry-After header wins)")

@@ -29,7 +29,7 @@ from storage.schema import Character, Location, Scene, Shot, Storyboard, Usage
 __all__ = ["LLMPlanner", "PlanOut", "fit_durations", "to_storyboard"]
 
 log = logging.getLogger(__name__)
-TOLERANCE = 0.03  # a one-answer plan off the target by more than this fraction is rescaled
+TOLERANCE = 0.01  # a one-answer plan off the target by more than this fraction is rescaled (issue: within 1%)
 SCENE_ATTEMPTS = 2  # a scene that fails is asked again once, alone
 ProgressFn = Callable[[dict], None]
 
@@ -106,6 +106,7 @@ class _Run:
     def __init__(self, planner: LLMPlanner, idea: str, seconds: float, progress: ProgressFn | None, cancel: Cancel):
         self.p, self.idea, self.seconds = planner, idea, seconds
         self.progress, self.cancel = progress, cancel
+        self.deadline = planner.client.deadline()  # the whole plan: story, scenes and retries
         self.failed = threading.Event()  # a scene failed for good: the others stop
         self.usage: list[Usage] = []
         self.lock = threading.Lock()
@@ -131,7 +132,7 @@ class _Run:
         try:
             value, usage = self.p.client.structured(role, self.p.model, messages, result_type, check=check,
                                                     on_length="raise", on_progress=self.on_tokens(what),
-                                                    cancel=self.stopped)
+                                                    cancel=self.stopped, deadline=self.deadline)
         except AgentError as e:
             with self.lock:
                 self.usage.append(getattr(e, "usage", Usage()))
@@ -211,7 +212,7 @@ class _Run:
                 raise
             except AgentError as e:
                 if self.stopped() or attempt == SCENE_ATTEMPTS:
-                    title = story.scenes[index].title
+                    title = " ".join(story.scenes[index].title.split())[:80]  # the model's words, on one line
                     raise AgentError(f"scene {index + 1} of {len(story.scenes)} (“{title}”) failed"
                                      f"{' twice' if attempt > 1 else ''}: {e}") from None
                 self.emit(scene=what, status="retrying", note=str(e)[:120])

@@ -118,8 +118,11 @@ class LLMRefiner:
             if progress is not None:
                 progress({"stage": "refine", "tokens": p.tokens, "tokens_per_s": round(p.tokens_per_s, 1),
                           **({"note": p.note} if p.note else {})})
+        # a cut-off proposal is not repaired (the repair would be cut off too): the line says how to ask for less
         out, usage = self.client.structured("refiner", self.model, messages, ProposalOut, on_progress=on_tokens,
-                                            cancel=cancel)
+                                            cancel=cancel, on_length="raise", length_hint=(
+                                                f"refine fewer scenes at a time (--scene) or raise "
+                                                f"{env_name('refiner_max_tokens')}"))
         return Result(value=to_proposal(out), usage=usage, model=self.model)
 
     def fitting(self, storyboard: Storyboard, notes: list[Note], critiques: list[Critique],

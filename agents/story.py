@@ -19,8 +19,9 @@ from storage.schema import CAMERA_MOVES, Camera, Character, Location, Scene, Sho
 
 MIN_SHOT, TYPICAL_SHOT, MAX_SHOT = 2.0, 5.0, 12.0
 SCENE_SECONDS = 30.0  # a scene lasts about this long: 2 scenes in a minute, 20 in ten
-# Answer sizes in tokens (measured on the JSON these schemas produce: ~4 characters a token), and the share of the
-# budget a plan may use, so a wordier model still finishes inside the budget.
+# Answer sizes in tokens, estimated at 4 characters a token on the JSON these schemas produce for typical shots and
+# scenes (a real tokenizer, e.g. SmolLM2's, counts up to ~25% more on such JSON), and the share of the budget a plan
+# may use (70%), so that margin and a wordier model still finish inside the budget.
 SHOT_TOKENS, SCENE_BRIEF_TOKENS, BIBLE_TOKENS, FILL = 160, 110, 700, 0.7
 
 

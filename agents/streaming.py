@@ -44,7 +44,7 @@ class Progress:
 
 
 class Deadline:
-    """The time left for one action: every retry and repair of a structured() call, or several calls sharing it."""
+    """The time left for one action: every call of it (a plan's scenes, a critic's parts), retry and repair."""
 
     def __init__(self, seconds: float | None):
         self.seconds = seconds

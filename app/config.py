@@ -125,8 +125,10 @@ class Config(BaseSettings):
         "Prompt tokens one image counts for when sizing requests; empty: OpenAI's figure for the image detail."))
     llm_stall_seconds: float = Field(30.0, gt=0, le=3600, description=(
         "Seconds without a new token before a streaming answer counts as stalled."))
-    llm_action_timeout: float = Field(600.0, gt=0, le=86_400, description=(
-        "Seconds one agent call may take, every retry and repair included."))
+    llm_action_timeout: float = Field(1800.0, gt=0, le=86_400, description=(
+        "Seconds one agent action may take: a whole plan, one critic watching the film (every part), one proposal; "
+        "every request, retry and repair included. 30 minutes lets a 10-minute film's critic watch its ~15 parts "
+        "on a slow local model; a hung server fails sooner (no first token in `llm_timeout`, re-sent once at most)."))
     llm_resend_timeouts: bool | None = Field(None, description=(
         "Re-send a request that timed out; empty: only to remote endpoints (a local server keeps generating the "
         "abandoned answer, so a re-send would queue behind it)."))

@@ -142,7 +142,10 @@ def critique(c: Ctx, project, version, scene, shots):
                      f"{'keeps watching' if cr.keep_watching else 'stops watching'}: {cr.keep_watching_reason}")
         if item.coverage is not None:
             lines.append(f"  {item.coverage.line()}")
-            lines += [f"  ⚠ not seen as meant: {u.shot_id}: {u.why}" for u in item.coverage.unseen[:5]]
+            unseen = item.coverage.unseen
+            lines += [f"  ⚠ not seen as meant: {u.shot_id}: {u.why}" for u in unseen[:5]]
+            if len(unseen) > 5:
+                lines.append(f"  ⚠ … and {len(unseen) - 5} more shot(s) not seen as meant (--json lists them all)")
         lines.append(f"  {cr.summary}")
         for i, issue in enumerate(cr.top_issues[:3], 1):
             lines.append(f"  {i}. [{issue.urgency}] {issue.summary} {('→ ' + issue.suggestion) if issue.suggestion else ''}")

@@ -24,8 +24,8 @@ GOOD = {"verdict": "fine", "score": 7, "tags": ["a"]}
 MSGS = [{"role": "user", "content": "judge it"}]
 
 
-def ask(client):
-    return client.structured("critic teen", "vision-model", MSGS, Answer)
+def ask(client, **kw):
+    return client.structured("critic teen", "vision-model", MSGS, Answer, **kw)
 
 
 def test_strict_schema_closes_objects_and_requires_every_property():
@@ -162,6 +162,26 @@ def test_timeouts_resent_when_asked(server, config):
     server.script(Reply(body=None, delay=3600), ok(GOOD))
     value, usage = ask(client)
     assert value.score == 7 and usage.calls == 2 and len(server.requests) == 2
+
+
+def test_a_server_that_times_out_twice_is_not_asked_a_third_time(server, config):
+    """A hung server fails in two timeouts, not in max_retries of them (a hung endpoint took 8-16 minutes)."""
+    client = LLMClient(config.model_copy(update={"timeout": 0.3, "resend_timeouts": True, "max_retries": 5}))
+    server.script(Reply(body=None, delay=3600), Reply(body=None, delay=3600), ok(GOOD))
+    with pytest.raises(AgentError, match=r"no first token within 0.3 s, twice; not re-sent again; raise CHIEF_LLM_TIMEOUT"):
+        ask(client)
+    assert server.wait_for_requests(2) and len(server.requests) == 2
+
+
+def test_one_deadline_bounds_every_call_of_an_action(server, config):
+    """A plan's scenes, a critic's parts: the calls of one action share its deadline."""
+    client = LLMClient(config.model_copy(update={"action_timeout": 0.6}))
+    server.script(ok(GOOD), ok(GOOD, delay=0.4), ok(GOOD, delay=0.4))
+    ask(client)  # the first call also asks the server its context size
+    deadline = client.deadline()
+    assert ask(client, deadline=deadline)[0].score == 7  # each call alone fits in 0.6 s; the two together do not
+    with pytest.raises(AgentError, match=r"this action's deadline of 0.6 s passed"):
+        ask(client, deadline=deadline)
 
 
 def test_gives_up_after_max_retries(server, config):

@@ -170,6 +170,8 @@ def test_a_context_the_server_reports_bounds_max_tokens_and_refuses_what_cannot_
     ({"m": {"meta": {"n_ctx_train": 4096}}}, {}, (4096, "reported by the server (/models meta.n_ctx_train)")),
     ({"m": {"owned_by": "library"}}, {"ollama_show": {"parameters": "stop \"<|im_end|>\"\nnum_ctx 6144"}},
      (6144, "reported by the server (ollama /api/show num_ctx)")),  # Ollama
+    ({"m": {"owned_by": "library"}}, {"ollama_show": {"parameters": ""}},
+     (4096, "assumed: Ollama's default num_ctx (the model is not loaded and sets no num_ctx)")),  # said, not reported
     ({"m": {"max_model_len": 131072}}, {}, (32768, "the context_tokens setting")),  # the setting is the ceiling
     ({"m": {}}, {}, (32768, "the context_tokens setting")),  # llama-cpp-python: nothing reported
 ])

@@ -30,10 +30,13 @@ def test_plan_rescales_to_the_target(server, client):
     assert "an old keeper and a gull" in text and "60 seconds" in text and "about 12 shots" in text
 
 
-def test_plan_close_enough_is_kept(server, client):
-    server.script(ok(plan(12, 5.1)))  # 61.2 s: within 3%
+def test_plan_close_enough_is_kept_and_one_further_off_is_fitted(server, client):
+    server.script(ok(plan(12, 5.04)))  # 60.48 s: within 1%
     sb = LLMPlanner(client).plan("idea", 1).value
-    assert all(s.duration == 5.1 for s in sb.shots())
+    assert all(s.duration == 5.04 for s in sb.shots())
+    server.script(ok(plan(12, 5.1)))  # 61.2 s: 2% over, fitted to the target
+    sb = LLMPlanner(client).plan("idea", 1).value
+    assert abs(sum(s.duration for s in sb.shots()) - 60) <= 0.6 and all(s.duration != 5.1 for s in sb.shots())
 
 
 def test_too_few_shots_is_repaired(server, client):

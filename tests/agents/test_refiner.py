@@ -3,6 +3,9 @@ locked/unknown shots by the one check every refiner's edits pass (storage.edits.
 
 from __future__ import annotations
 
+import pytest
+
+from agents.base import AnswerTooLong
 from agents.refiner import LLMRefiner
 from storage.edits import sanitize
 from storage.schema import DIMENSIONS, Critique, CritiqueIssue, Note, Proposal
@@ -68,3 +71,13 @@ def test_refine_with_nothing_to_go_on(server, client, storyboard):
     server.script(ok({"summary": "nothing to do", "edits": [], "not_changed": []}))
     p = LLMRefiner(client).refine(storyboard, [], []).value
     assert p.edits == [] and "(none)" in server.texts()
+
+
+def test_a_cut_off_proposal_is_not_repaired_and_says_how_to_ask_for_less(server, client, storyboard):
+    server.max_output_tokens = 20  # the server cuts every answer at 20 tokens (finish_reason "length")
+    server.script(ok({"summary": "a long proposal " * 40, "edits": []}))
+    with pytest.raises(AnswerTooLong) as e:
+        LLMRefiner(client, "m").refine(storyboard, [Note(id="n_1", text="brighter", shot_id="sh01")], [])
+    assert len(server.requests) == 1  # no repair prompt: it would be cut off too
+    assert "cut off at" in str(e.value) and "--scene" in str(e.value) and "CHIEF_REFINER_MAX_TOKENS" in str(e.value)
+    assert "\n" not in str(e.value)

@@ -73,7 +73,7 @@ def test_ten_minutes_planned_watched_and_refined_within_the_limits(llm_studio):
         shown = [p["text"].split()[1] for b in mine for m in b["messages"] if isinstance(m["content"], list)
                  for p in m["content"] if p.get("type") == "text" and p["text"].startswith("[shot ")]
         assert shown == [s.shot_id for s in board.shots()]
-        assert c.coverage.seen == c.coverage.shots == len(board.shots()) and c.coverage.frames_per_shot == 3
+        assert c.coverage.seen == c.coverage.shots == len(board.shots()) and c.coverage.min_frames == 3
         assert c.coverage.chunks == len(mine) and c.scope.whole
     stored = st.critiques(pid)
     assert stored[0].coverage == crits[0].coverage  # kept with the critique
