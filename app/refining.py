@@ -150,7 +150,7 @@ class Refining:
         cancel.raise_if_cancelled()  # stopped while the refiner answered: nothing is written
         proposal: Proposal = res.value
         known = {n.id for n in notes} | {c.persona_id for c in crits}
-        edits, dropped = sanitize(proposal.edits, board, known)
+        edits, dropped = sanitize(proposal.edits, board, known, self.ctx.config.limits)
         edits, outside = within(board, edits, scope)
         proposal = Proposal(summary=proposal.summary, edits=edits,
                             not_changed=[*proposal.not_changed, *dropped, *outside, *aside])

@@ -7,8 +7,8 @@ from typing import Any, Iterable, Literal
 
 from pydantic import ValidationError
 
-from storage.schema import (CAMERA_MOVES, EDIT, AddShot, Character, Edit, MoveShot, RemoveShot, SetCharacter, SetShot,
-                            SetStory, Shot, Storyboard, Strict, Unchanged, new_id)
+from storage.schema import (CAMERA_MOVES, EDIT, AddShot, Character, Edit, Limits, MoveShot, RemoveShot, SetCharacter,
+                            SetShot, SetStory, Shot, Storyboard, Strict, Unchanged, new_id)
 
 
 class EditError(ValueError):
@@ -41,11 +41,13 @@ def _describe(raw: Any) -> str:
     return f"{get('op', 'edit')} {target}"
 
 
-def sanitize(edits: Iterable[dict | Edit], board: Storyboard,
-             known_sources: set[str] | None = None) -> tuple[list[Edit], list[Unchanged]]:
+def sanitize(edits: Iterable[dict | Edit], board: Storyboard, known_sources: set[str] | None = None,
+             limits: Limits | None = None) -> tuple[list[Edit], list[Unchanged]]:
     """The edits that can apply to `board`, with `old` values taken from the board; every edit dropped is
-    explained (unknown or locked shot, bad value, malformed). Edits that change nothing vanish."""
+    explained (unknown or locked shot, bad value, malformed, or — with `limits` — taking the storyboard past a
+    cap it kept). Edits that change nothing vanish."""
     shots = {s.shot_id: s for s in board.shots()}
+    running = board  # the board with the kept edits applied, for the caps
     bible = {c.name: c.description for c in board.characters}
     keep: list[Edit] = []
     dropped: list[Unchanged] = []
@@ -88,6 +90,17 @@ def sanitize(edits: Iterable[dict | Edit], board: Storyboard,
             e = e.model_copy(update={"old": current})
         if known_sources is not None:
             e = e.model_copy(update={"sources": [s for s in dict.fromkeys(e.sources) if s in known_sources]})
+        if limits is not None:
+            try:
+                after = apply_edits(running, [e])
+            except EditError:  # does not apply after the edits before it: accepting decides (and checks again)
+                after = None
+            broken = after is not None and limits.problem(after)
+            if broken and broken != limits.problem(running):
+                cap, what = broken
+                drop(e, f"{what}, over the storyboard cap {cap} ({getattr(limits, cap):g})")
+                continue
+            running = after or running
         keep.append(e)
     return keep, dropped
 

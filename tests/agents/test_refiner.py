@@ -81,3 +81,15 @@ def test_a_cut_off_proposal_is_not_repaired_and_says_how_to_ask_for_less(server,
     assert len(server.requests) == 1  # no repair prompt: it would be cut off too
     assert "cut off at" in str(e.value) and "--scene" in str(e.value) and "CHIEF_REFINER_MAX_TOKENS" in str(e.value)
     assert "\n" not in str(e.value)
+
+
+def test_edits_past_a_cap_are_dropped_in_order_and_said(storyboard):
+    from storage.schema import Limits
+
+    n = len(storyboard.shots())
+    adds = [edit(op="add_shot", shot_id="sh01", new=f"insert {i}") for i in range(3)]
+    kept, dropped = sanitize(adds, storyboard, limits=Limits(max_shots=n + 2))
+    assert [e.new for e in kept] == ["insert 0", "insert 1"]  # the third would make n + 3 shots
+    assert [(d.what, d.why) for d in dropped] == [
+        ("add_shot sh01", f"proposed but dropped: {n + 3} shots, over the storyboard cap max_shots ({n + 2})")]
+    assert sanitize(adds, storyboard)[0] == sanitize(adds, storyboard, limits=Limits())[0]  # within the caps: all kept

@@ -66,19 +66,25 @@ def test_a_version_stored_before_the_caps_were_lowered_is_not_rendered(make_stud
     assert lowered.render_info(pid) is None
 
 
-def test_accepting_edits_cannot_take_a_storyboard_past_the_caps(make_studio, board_file):
+def test_proposals_and_accepted_edits_cannot_take_a_storyboard_past_the_caps(make_studio, board_file):
     from app.errors import StudioError
     from storage.files import load_storyboard
 
     st = make_studio(max_shot_seconds=1.1)
     pid = st.create_from_storyboard(load_storyboard(board_file)).project_id
     st.add_note(pid, "make this shot longer", "s2")
-    prop = st.refine(pid)
-    [edit] = prop.proposal.edits
-    assert (edit.op, edit.field) == ("set", "duration") and float(edit.new) > 1.1  # the note asks past the cap
-    with pytest.raises(StudioError, match=f"shot s2 lasts {float(edit.new):g} s is over the limit "
-                                          "CHIEF_MAX_SHOT_SECONDS=1.1"):
-        st.accept(pid, prop.id)
+    prop = st.refine(pid).proposal
+    assert prop.edits == []  # the note asks past the cap: the edit is dropped and says why
+    assert any("over the storyboard cap max_shot_seconds (1.1)" in u.why and u.what == "set s2" for u in prop.not_changed)
+
+    st = make_studio(max_shot_seconds=5)
+    pid = st.create_from_storyboard(load_storyboard(board_file)).project_id
+    st.add_note(pid, "make this shot longer", "s2")
+    rec = st.refine(pid)
+    [edit] = rec.proposal.edits
+    assert (edit.op, edit.field) == ("set", "duration") and float(edit.new) <= 5
+    with pytest.raises(StudioError, match="shot s2 lasts 9 s is over the limit CHIEF_MAX_SHOT_SECONDS=5"):
+        st.accept(pid, rec.id, edits={1: "9"})  # the creator's own value is checked too
     assert len(st.versions(pid)) == 1
 
 
