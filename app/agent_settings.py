@@ -1,10 +1,11 @@
 """Changing the agents' endpoint, key and models while the web app runs: who may, and where the key may go.
 
 The API key is the user's credential for one endpoint. It is never sent anywhere the user did not send
-it: a changed endpoint drops the key held in memory unless a key is entered with it. And only the app's
-own page may change these settings at all (the caller says whether the request came from it; see
-app.ui.security.same_origin), so another page or program that reaches the port cannot point the agents,
-and whatever key they hold, at a server of its choosing.
+it: a changed endpoint drops the key held in memory unless a key is entered with it. And a change must
+come from the app's own page (the caller says whether the request did; see app.ui.security.same_origin),
+so a page on another origin, in the user's browser, cannot point the agents, and whatever key they hold,
+at a server of its choosing. That check reads headers a browser sets truthfully; a program that reaches
+the port can forge them, which is why serving beyond loopback requires --auth.
 
 The settings are the server's, not a browser session's: one server runs one set of agents.
 """
