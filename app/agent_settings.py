@@ -37,8 +37,10 @@ class AgentSettings(BaseModel):
 
 
 def apply(config: Config, new: AgentSettings, *, from_own_page: bool) -> tuple[Config, str]:
-    """The configuration with `new` applied, and what to tell the user. Raises StudioError when the request
-    did not come from the app's own page, ValueError (one line) for a bad value."""
+    """The configuration with `new` applied, and what to tell the user. The endpoint sent back as shown
+    (credentials hidden) is the same endpoint and keeps its key; a new endpoint keeps only a key entered with
+    it. Raises StudioError when the request did not come from the app's own page or `new.other` names the
+    endpoint, the key or the data folder; ValueError (one line) for a bad value."""
     if not from_own_page:
         raise StudioError("agent settings can only be changed from the app's own Settings page")
     url, key = new.base_url.strip(), new.api_key.strip()
