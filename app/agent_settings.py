@@ -1,10 +1,11 @@
 """Changing the agents' endpoint, key and models while the web app runs: who may, and where the key may go.
 
 The API key is the user's credential for one endpoint. It is never sent anywhere the user did not send
-it: a changed endpoint drops the key held in memory unless a key is entered with it. And only the app's
-own page may change these settings at all (the caller says whether the request came from it; see
-app.ui.security.same_origin), so another page or program that reaches the port cannot point the agents,
-and whatever key they hold, at a server of its choosing.
+it: a changed endpoint drops the key held in memory unless a key is entered with it. And a change must
+come from the app's own page (the caller says whether the request did; see app.ui.security.same_origin),
+so a page on another origin, in the user's browser, cannot point the agents, and whatever key they hold,
+at a server of its choosing. That check reads headers a browser sets truthfully; a program that reaches
+the port can forge them, which is why serving beyond loopback requires --auth.
 
 The settings are the server's, not a browser session's: one server runs one set of agents.
 """
@@ -36,8 +37,10 @@ class AgentSettings(BaseModel):
 
 
 def apply(config: Config, new: AgentSettings, *, from_own_page: bool) -> tuple[Config, str]:
-    """The configuration with `new` applied, and what to tell the user. Raises StudioError when the request
-    did not come from the app's own page, ValueError (one line) for a bad value."""
+    """The configuration with `new` applied, and what to tell the user. The endpoint sent back as shown
+    (credentials hidden) is the same endpoint and keeps its key; a new endpoint keeps only a key entered with
+    it. Raises StudioError when the request did not come from the app's own page or `new.other` names the
+    endpoint, the key or the data folder; ValueError (one line) for a bad value."""
     if not from_own_page:
         raise StudioError("agent settings can only be changed from the app's own Settings page")
     url, key = new.base_url.strip(), new.api_key.strip()

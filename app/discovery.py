@@ -2,7 +2,8 @@
 
 Probes the usual loopback ports (Ollama, LM Studio, llama.cpp, vLLM) concurrently with short timeouts, asks each
 for `GET /v1/models`, and says for each model the one line of settings that uses it. Only 127.0.0.1 is ever
-contacted, and no proxy: the host is not a parameter.
+contacted, and no proxy: the host is not a parameter. A redirect is not followed (it could name any host): a port
+that answers with one is left out like a port with no server.
 """
 
 from __future__ import annotations
@@ -45,9 +46,16 @@ def discover(timeout: float = 0.5, ports: tuple[tuple[str, int], ...] = KNOWN) -
     return [s for s in found if s is not None]
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Refuses every redirect: urllib then raises HTTPError for the 3xx answer."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None
+
+
 def probe(name: str, port: int, timeout: float) -> Server | None:
     base = f"http://{HOST}:{port}/v1"
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never through a proxy
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())  # no proxy, no redirect
     try:
         with opener.open(urllib.request.Request(f"{base}/models", headers={"Accept": "application/json"}),
                          timeout=timeout) as resp:

@@ -121,28 +121,35 @@ def flash_transitions(a: np.ndarray, b: np.ndarray) -> int:
 
 
 def flashes_per_second(stats: list[ShotStats]) -> dict[str, float]:
-    """The most general flashes (pairs of opposing changes) in any one second, per shot, counted across cuts too.
+    """The most general flashes in any one second, per shot, counted across cuts too.
 
-    Each shot's pairs of consecutive frames, then the cut to the next shot, form one sequence at the clips' frame
-    rate; a one-second window slides over it. Shots read from sampled frames only are left out (unknown)."""
-    seq: list[tuple[int, str]] = []
-    fps = max((s.fps for s in stats if s.every_frame), default=0)
+    WCAG 2.3.1: a flash is a pair of opposing changes, so a change in the same direction as the one before it
+    (dark, darker, darker still) is part of that change, and the count is opposing changes / 2. Each change is
+    placed at its frame's own time (its clip's frame rate; a cut at the first frame of the shot it opens), and a
+    one-second window slides over them. A shot flashes when its own changes (its cut in included) make the second
+    flash in a window. Shots read from sampled frames only are left out (unknown), and windows do not span them."""
+    changes: list[tuple[int, float, int, str]] = []  # (stretch of known frames, time in seconds, +1/-1, shot)
+    stretch, start = 0, 0.0
     for prev, s in zip([None, *stats], stats):
         if not s.every_frame:
-            seq.append((0, s.shot_id))
+            stretch += 1  # what happens between its frames is unknown: no window reaches across it
             continue
-        if prev is not None and prev.every_frame:
-            seq.append((flash_transitions(prev.last, s.first), s.shot_id))
-        seq += [(t, s.shot_id) for t in s.transitions]
+        if prev is not None and prev.every_frame and (t := flash_transitions(prev.last, s.first)):
+            changes.append((stretch, start, t, s.shot_id))
+        changes += [(stretch, start + (k + 1) / s.fps, t, s.shot_id) for k, t in enumerate(s.transitions) if t]
+        start += s.frames / s.fps
     worst: dict[str, float] = {s.shot_id: 0.0 for s in stats if s.every_frame}
-    window = max(1, int(round(fps)))
-    for i in range(max(1, len(seq) - window + 1)):
-        part = seq[i:i + window]
-        flashes = sum(1 for t, _ in part if t) / 2
-        mine = [sid for t, sid in part if t]
-        for sid in set(mine):
-            if mine.count(sid) >= 2:  # a shot flashes when its own changes (its cut in included) make the second flash
-                worst[sid] = max(worst[sid], flashes)
+    for i, (stretch, t0, _, _) in enumerate(changes):
+        last, turns = 0, []  # the shot of each change in this window that is not the same way as the one before
+        for part, t, sign, sid in changes[i:]:
+            if part != stretch or t - t0 >= 1 - 1e-9:
+                break
+            if sign != last:
+                turns.append(sid)
+                last = sign
+        for sid in set(turns):
+            if turns.count(sid) >= 2:
+                worst[sid] = max(worst[sid], len(turns) / 2)
     return worst
 
 

@@ -91,8 +91,9 @@ def cross_origin(method: str, headers) -> str | None:
 
 
 def same_origin(request) -> bool:
-    """True when a Gradio event came from the app's own page in a browser (its Origin, or the browser's
-    Sec-Fetch-Site, says so); False for another client, which could be anything that reaches the port."""
+    """True when a Gradio event says it came from the app's own page (its Origin, or the browser's
+    Sec-Fetch-Site, says so); False otherwise. Browsers set these headers truthfully, so a page on another
+    origin gets False; a program that reaches the port can set both Origin and Host and get True."""
     if request is None:
         return False
     headers = {k.lower(): v for k, v in request.headers.items()}

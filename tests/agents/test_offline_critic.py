@@ -90,6 +90,35 @@ def test_strobing_is_measured_between_consecutive_frames(tmp_path, personas):
     assert "FLASHING" in describe_frames(view)["s2"]
 
 
+def grey_clip(levels: list[int]) -> np.ndarray:
+    """Whole frames of these grey levels at the measuring size."""
+    from agents.offline import measure
+
+    return np.stack([np.full((measure.H, measure.W, 3), v, np.uint8) for v in levels])
+
+
+def test_a_flash_is_a_pair_of_opposing_changes():
+    """Dark to bright in three steps and back (each step a general-flash change) is one flash, not three: at
+    12 fps a second holds two such pulses and a bit, not six flashes. A black-white strobe at 12 fps is six."""
+    from agents.offline.measure import flashes_per_second, measure_frames
+
+    pulse = [0, 128, 190, 255, 190, 128] * 4
+    rates = flashes_per_second([measure_frames("s1", grey_clip(pulse), 12, every_frame=True)])
+    assert rates == {"s1": 2.5}  # +++---+++---+: five turns in the worst second
+    strobing = flashes_per_second([measure_frames("s1", grey_clip([0, 255] * 12), 12, every_frame=True)])
+    assert strobing == {"s1": 6.0}
+
+
+def test_each_clip_counts_flashes_in_its_own_seconds():
+    """A 4 fps clip alternating black and white flashes twice a second, even next to a 30 fps clip: a second of
+    it is 4 frames, not 30."""
+    from agents.offline.measure import flashes_per_second, measure_frames
+
+    slow = measure_frames("s1", grey_clip([0, 255] * 6), 4, every_frame=True)
+    steady = measure_frames("s2", grey_clip([128] * 30), 30, every_frame=True)
+    assert flashes_per_second([slow, steady]) == {"s1": 2.0, "s2": 0.0}
+
+
 def test_dark_and_washed_out_are_judged_by_taste(tmp_path, personas):
     b = board(["a night scene at the harbour", "a sunlit beach at noon", "the keeper at the lamp"])
     view = film(tmp_path, b, {"s1": moving(0.06), "s2": moving(0.97), "s3": moving(0.5)})

@@ -54,8 +54,9 @@ def test_what_the_idea_says_about_a_character_is_in_the_bible():
 
 
 @pytest.mark.parametrize("minutes", [1, 3, 10])
-def test_every_prompt_is_distinct_and_durations_add_up(minutes):
-    board = OfflinePlanner().plan(DEMO, minutes).value
+@pytest.mark.parametrize("idea", list(IDEAS))
+def test_every_prompt_is_distinct_and_durations_add_up(idea, minutes):
+    board = OfflinePlanner().plan(idea, minutes).value
     prompts = [s.prompt for s in board.shots()]
     assert len(set(prompts)) == len(prompts)
     assert abs(board.duration() - minutes * 60) <= minutes * 60 * 0.01

@@ -16,9 +16,9 @@ from app.discovery import Server, discover
 
 
 @contextmanager
-def serving(status: int, body: bytes, content_type: str = "application/json"):
-    """A real HTTP server on a free loopback port answering every GET with `status` and `body`; yields
-    (port, paths asked)."""
+def serving(status: int, body: bytes, content_type: str = "application/json", headers: dict | None = None):
+    """A real HTTP server on a free loopback port answering every GET with `status`, `headers` and `body`;
+    yields (port, paths asked)."""
     asked: list[str] = []
 
     class Handler(BaseHTTPRequestHandler):
@@ -27,6 +27,8 @@ def serving(status: int, body: bytes, content_type: str = "application/json"):
             self.send_response(status)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
             self.end_headers()
             self.wfile.write(body)
 
@@ -73,6 +75,17 @@ def test_hostile_answers_are_bounded():
     with serving(200, odd) as (p1, _), serving(200, huge) as (p2, _):
         found = discover(timeout=2, ports=(("odd", p1), ("huge", p2)))
     assert [(s.name, s.models) for s in found] == [("odd", ["ok-model"])]
+
+
+def test_a_redirect_is_not_followed():
+    """A loopback port answering 302 cannot send the probe elsewhere: the server it names is never asked."""
+    with serving(200, MODELS) as (elsewhere, hits):
+        for code in (301, 302, 307, 308):
+            location = {"Location": f"http://127.0.0.1:{elsewhere}/v1/models"}
+            with serving(code, b"", headers=location) as (port, asked):
+                assert discover(timeout=2, ports=(("Ollama", port),)) == [], code
+            assert asked == ["/v1/models"], code
+    assert hits == []
 
 
 def test_no_ports_no_probe():

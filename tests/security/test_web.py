@@ -301,7 +301,8 @@ def test_a_note_with_a_remote_image_makes_the_browser_fetch_nothing(make_studio,
     page.wait_for_function("() => [...document.querySelectorAll('textarea, input')].some(e => "
                            "e.value.includes('markdown.png')) || document.body.innerText.includes('markdown.png')")
     shown = _everything_shown(page)
-    assert all(text in shown for text in notes), shown
+    assert all(text in shown for text in notes), shown  # shown as text, every character
+    assert page.locator(f'img[src^="{other_site.url}"]').count() == 0  # escaping held, not only the CSP
     page.wait_for_timeout(500)
     assert other_site.paths == []
 
