@@ -19,6 +19,11 @@ from pydantic import BaseModel, Field
 from app.config import Config, redact_url, with_overrides
 from app.errors import StudioError
 
+# What `AgentSettings.other` may name: how the agents reach and use the endpoint, nothing else (not the login,
+# the allowed hosts, the video model or the data folder).
+AGENT_FIELDS = frozenset(f for f in Config.model_fields if (f.startswith("llm_") or f.endswith("_max_tokens")
+                                                            or f in ("frames_per_shot", "image_detail"))) - {"llm_base_url"}
+
 SCOPE_NOTE = ("These agent settings apply to everyone using this server, in every browser tab, until it "
               "restarts; nothing is saved.")
 
@@ -40,13 +45,15 @@ def apply(config: Config, new: AgentSettings, *, from_own_page: bool) -> tuple[C
     """The configuration with `new` applied, and what to tell the user. The endpoint sent back as shown
     (credentials hidden) is the same endpoint and keeps its key; a new endpoint keeps only a key entered with
     it. Raises StudioError when the request did not come from the app's own page or `new.other` names the
-    endpoint, the key or the data folder; ValueError (one line) for a bad value."""
+    endpoint, the key or the data folder, or anything that is not an agent setting (`AGENT_FIELDS`); ValueError (one line) for a bad value."""
     if not from_own_page:
         raise StudioError("agent settings can only be changed from the app's own Settings page")
     url, key = new.base_url.strip(), new.api_key.strip()
     same_endpoint = url in (config.llm_base_url, redact_url(config.llm_base_url))
     if {"llm_base_url", "api_key", "home"} & set(new.other):
         raise StudioError("the endpoint and the key are set by their own fields; the data folder cannot change")
+    if stray := sorted(set(new.other) - AGENT_FIELDS):
+        raise StudioError(f"not an agent setting: {', '.join(stray)} (the Settings page changes only the agents)")
     changes = {**new.other, "critic_model": new.critic_model.strip(), "refiner_model": new.refiner_model.strip(),
                "planner_model": new.planner_model.strip(), "agents": "" if new.mode in ("", "auto") else new.mode}
     if not same_endpoint:

@@ -80,3 +80,11 @@ def test_other_settings_are_validated_in_one_line(config):
     with pytest.raises(ValueError) as caught:
         apply(config, AgentSettings(base_url=URL, other={"llm_timeout": -1}), from_own_page=True)
     assert "llm_timeout" in str(caught.value) and "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("name, value", [("auth", "me:secret"), ("allowed_hosts", "evil.example"),
+                                         ("model", "/tmp/other-model"), ("ray_address", "auto")])
+def test_other_settings_are_agent_settings_only(config, name, value):
+    """The page sends a fixed set; a request naming the login, the hosts or the video model changes nothing."""
+    with pytest.raises(StudioError, match=f"not an agent setting: {name}"):
+        apply(config, AgentSettings(base_url=URL, other={name: value}), from_own_page=True)
