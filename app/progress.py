@@ -3,7 +3,8 @@ libraries' own bars ("Loading weights", "Loading pipeline components") are switc
 
 from __future__ import annotations
 
-import importlib
+import os
+import sys
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -93,12 +94,13 @@ class StageProgress:
 
 def quiet_libraries() -> None:
     """Switch off the progress bars transformers, diffusers and huggingface_hub draw while loading weights
-    (sentence embeddings for panel diversity, diffusion pipelines). Only libraries already installed are
-    touched; their log messages are kept."""
+    (sentence embeddings for panel diversity, diffusion pipelines); their log messages are kept. Imports none of
+    them (torch alone is ~300 MB and seconds on every command): huggingface_hub and transformers read
+    HF_HUB_DISABLE_PROGRESS_BARS when imported; diffusers' bars are switched off where pipelines load
+    (`generation.pipelines`); a library already imported is switched off now."""
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     for module, fn in (("transformers.utils.logging", "disable_progress_bar"),
                        ("diffusers.utils.logging", "disable_progress_bar"),
                        ("huggingface_hub.utils", "disable_progress_bars")):
-        try:
-            getattr(importlib.import_module(module), fn)()
-        except ImportError:
-            continue
+        if module in sys.modules:
+            getattr(sys.modules[module], fn)()

@@ -10,7 +10,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
+OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "GRADIO_ANALYTICS_ENABLED": "False",
+               "HF_HUB_DISABLE_PROGRESS_BARS": "1"}  # the libraries' loading bars would interleave with the tables
 
 
 def machine() -> dict:

@@ -191,7 +191,9 @@ def derived(entry: Warm, class_name: str) -> Any:
 def _load(model: str, options: LoadOptions, fp32_modules: tuple[str, ...]) -> Any:
     import torch
     from diffusers import DiffusionPipeline
+    from diffusers.utils import logging as diffusers_logging
 
+    diffusers_logging.disable_progress_bar()  # "Loading pipeline components": the caller reports progress itself
     dtype: Any = getattr(torch, options.dtype)
     if fp32_modules and options.dtype != "float32":
         dtype = {"default": dtype, **{name: torch.float32 for name in fp32_modules}}

@@ -153,6 +153,22 @@ def test_quiet_libraries_switch_off_their_progress_bars():
     assert not tlog.is_progress_bar_enabled()
 
 
+def test_quiet_libraries_imports_none_of_them_and_still_quiets_them(tmp_path):
+    """Every CLI command quiets the libraries; importing them for it cost torch (~300 MB) on every command."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    code = ("import sys; from app.progress import quiet_libraries; quiet_libraries(); "
+            "print(sorted(m for m in ('torch', 'diffusers', 'transformers') if m in sys.modules)); "
+            "from transformers.utils import logging; print(logging.is_progress_bar_enabled())")
+    env = {k: v for k, v in os.environ.items() if k != "HF_HUB_DISABLE_PROGRESS_BARS"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=root, check=True)
+    assert out.stdout.split("\n")[:2] == ["[]", "False"], out.stdout + out.stderr
+
+
 def test_chief_export_timeline(studio, project, tmp_path):
     import opentimelineio as otio
 
