@@ -1,7 +1,8 @@
 """A local OpenAI-compatible chat server for benchmarks: every answer arrives after a fixed latency L.
 
 `answer(body) -> dict` builds the JSON the model "says" from the request (the benchmark knows its roles);
-the server wraps it in a chat.completion and counts requests in flight, so a benchmark can report the
+the server wraps it in a chat.completion (streamed as server-sent events when the request asks, as CHIEF's
+client does by default) and counts requests in flight, so a benchmark can report the
 real concurrency it reached. (The test suite has its own, scriptable server with endpoint limits.)
 """
 
@@ -50,11 +51,26 @@ class LatencyServer:
                 finally:
                     with bench._lock:
                         bench.in_flight -= 1
-                reply = {"id": "bench", "object": "chat.completion", "created": int(time.time()),
-                         "model": body.get("model", "bench"),
+                model = body.get("model", "bench")
+                usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+                if body.get("stream"):  # as servers stream: the content, the finish, the usage, [DONE]
+                    self.send_response(200)
+                    self.send_header("content-type", "text/event-stream")
+                    self.send_header("connection", "close")
+                    self.end_headers()
+                    chunk = {"id": "bench", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
+                    events = [{**chunk, "choices": [{"index": 0, "delta": {"role": "assistant", "content": content},
+                                                     "finish_reason": None}]},
+                              {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}]
+                    if (body.get("stream_options") or {}).get("include_usage"):
+                        events.append({**chunk, "choices": [], "usage": usage})
+                    self.wfile.write(b"".join(f"data: {json.dumps(e)}\n\n".encode() for e in events) + b"data: [DONE]\n\n")
+                    self.close_connection = True
+                    return
+                reply = {"id": "bench", "object": "chat.completion", "created": int(time.time()), "model": model,
                          "choices": [{"index": 0, "finish_reason": "stop",
                                       "message": {"role": "assistant", "content": content}}],
-                         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+                         "usage": usage}
                 data = json.dumps(reply).encode()
                 self.send_response(200)
                 self.send_header("content-type", "application/json")
