@@ -1,6 +1,6 @@
 """`make bench`: every benchmark in one run. --quick for a smoke run (minutes), --json for tracking.
 
-    python -m bench.run_all [--quick] [--json] [--only incremental,critic_panel,longform,overhead,assembly,scale,gpu]
+    python -m bench.run_all [--quick] [--json] [--only incremental,clip_media,critic_panel,longform,overhead,assembly,scale,gpu]
 """
 
 from __future__ import annotations
