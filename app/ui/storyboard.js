@@ -164,8 +164,8 @@ function takesArea(shot) {
     d.appendChild(grid);
     const votes = el('div', 'take-votes');
     if (t.voted) {
-      votes.appendChild(el('span', 'lbl', `${t.voted} critic${t.voted > 1 ? 's' : ''} watched the takes (v${t.votes_version}); `
-        + 'hover a name for why.'));
+      votes.appendChild(el('span', 'lbl', `${t.voted} critic${t.voted > 1 ? 's' : ''} watched the takes `
+        + `(v${t.votes_version}); hover a name for why.`));
     }
     const undecided = t.no_preference || [];
     if (undecided.length) {  // critics whose scores barely differed: no vote, said as such
