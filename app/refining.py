@@ -132,7 +132,7 @@ class Refining:
         notes = self.notes(pid, v.number)
         crits = [c.critique for c in self.watching.critiques(pid, v.number)]
         if not notes and not crits:
-            raise StudioError(f"v{v.number} has no notes and no critiques: add a note or run `chief critique` first")
+            raise StudioError(f"v{v.number} has no notes and no critiques: add a note or screen it first (critique)")
         aside: list[Unchanged] = []
         if scope is not None and not scope.whole:
             notes, aside = notes_within(board, notes, scope)

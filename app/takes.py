@@ -157,7 +157,7 @@ class Takes:
             takes = u.takes(pid, shot_id)
         chosen = next((t for t in takes if t.id == take or str(t.number) == take.lstrip("#")), None)
         if chosen is None:
-            raise StudioError(f"shot {shot_id} has no take {take!r} (see `chief takes P {shot_id}`)")
+            raise StudioError(f"shot {shot_id} has no take {take!r} (it has {len(takes)}: pick one by its number)")
         rerenders = self._key_for(v, shot, chosen) != chosen.key
         with self.ctx.repo.write() as u:
             base = u.version(pid, v.number)
@@ -184,8 +184,8 @@ class Takes:
         state = self.shot_takes(pid, shot_id, v.number)
         takes = [t for t in state.takes if t.id in state.current][-MAX_TAKES_SCREENED:]
         if len(takes) < 2:
-            raise StudioError(f"shot {shot_id} has {len(takes)} take(s) matching v{v.number}: render takes first "
-                              f"(`chief takes P {shot_id} -n 2`)")
+            raise StudioError(f"shot {shot_id} has {len(takes)} take(s) matching v{v.number}: render at least 2 takes "
+                              "of it first")
         scene = v.storyboard.scene_of(shot_id).model_copy(update={"shots": [shot]})
         board = v.storyboard.model_copy(update={"scenes": [scene]})
         idea = self.projects.project(pid).idea or v.storyboard.logline

@@ -77,7 +77,7 @@ def test_picking_a_take_of_a_chained_shot_names_the_shots_that_follow(studio):
 
 
 def test_the_panel_votes_on_a_shots_takes(studio, project):
-    with pytest.raises(StudioError, match="has 0 take\\(s\\) matching v1"):
+    with pytest.raises(StudioError, match=r"has 0 take\(s\) matching v1: render at least 2 takes of it first$"):
         studio.vote_takes(project, "s3")
     state = studio.render_takes(project, "s3", 2)
     screening = studio.vote_takes(project, "s3")
