@@ -51,6 +51,7 @@ class Active(BaseModel):
     backend: str
     backend_label: str
     model: str
+    images_label: str = ""  # what draws stills (keyframes, references): a model, the animatic, or none
     agents: str
     llm_endpoint: str = ""
     critic_model: str = ""
@@ -116,7 +117,8 @@ class Studio:
         return notice
 
     def status(self) -> Active:
-        return Active(**{**self.config.describe(), "backend_label": self.backend.label, "agents": self.agents.label})
+        return Active(**{**self.config.describe(), "backend_label": self.backend.label,
+                         "images_label": self.images_label(), "agents": self.agents.label})
 
     # ------------------------------------------------------------------ projects and versions (projects.py)
     def create_project(self, idea: str, minutes: float = 1.0, title: str | None = None,

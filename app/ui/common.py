@@ -152,9 +152,11 @@ def follow(jobs, job, frame: Callable[[Any], tuple], final: Callable[[Any], tupl
 
 
 def status_line(studio, pid: str | None, v: int | None) -> str:
-    """Active backend / model / agents, and the current version's agent cost and render time."""
+    """Active backend / model / still-image backend / agents, and the current version's agent cost and render
+    time."""
     st = studio.status()
-    parts = [f"**backend** {md(st.backend_label)}", f"**model** {md(st.model)}", f"**agents** {md(st.agents)}"]
+    parts = [f"**backend** {md(st.backend_label)}", f"**model** {md(st.model)}", f"**stills** {md(st.images_label)}",
+             f"**agents** {md(st.agents)}"]
     if pid:
         version = studio.version(pid, v)
         u = studio.usage(pid, version.number).total

@@ -109,8 +109,38 @@ def test_review_names_sources_and_reads_decisions():
 def test_settings_show_words_not_setting_names(studio):
     from app.ui.settings import status_md
 
-    text = status_md(studio)
+    text = status_md(studio).replace("\\", "")  # read as shown (Markdown escapes gone)
     assert "Making the pictures" in text and "backend_label" not in text and "llm_endpoint" not in text
+    assert "**Making the stills (keyframes, references)**: animatic keyframes" in text and "images_label" not in text
+    assert "**Consistency (image embeddings)**: (not set: consistency is not measured)" in text
+
+
+def test_settings_and_the_status_bar_name_every_model_or_say_none(tmp_path):
+    from app.config import load_config
+    from app.studio import Studio
+    from app.ui.common import status_line
+    from app.ui.settings import models_text, status_md
+
+    plain = load_config({"home": tmp_path / "a", "narration": False}, environ={})
+    text = models_text(plain).replace("\\", "")  # read as shown (Markdown escapes gone)
+    for line in ("**VACE model (references and keyframes into the video)**: none",
+                 "**Image model (keyframes, references)**: none (the animatic draws keyframes)",
+                 "**Embedding model (character consistency)**: none (consistency is not measured)"):
+        assert line in text
+    wan = load_config({"home": tmp_path / "b", "narration": False},
+                      environ={"CHIEF_VIDEO_BACKEND": "diffusers", "CHIEF_VIDEO_MODEL": str(tmp_path / "wan"),
+                               "CHIEF_VACE_MODEL": str(tmp_path / "vace"), "CHIEF_EMBED_MODEL": str(tmp_path / "clip")})
+    text = models_text(wan).replace("\\", "")
+    assert f"VACE model (references and keyframes into the video)**: {tmp_path / 'vace'}" in text
+    assert "**Image model (keyframes, references)**: none (keyframes and references can only be uploaded)" in text
+    assert f"**Embedding model (character consistency)**: {tmp_path / 'clip'}" in text
+    st = Studio(wan)
+    try:  # no image model with the diffusers backend: the status bar and Settings say so
+        assert "**stills** none (set CHIEF_IMAGE_MODEL)" in status_line(st, None, None).replace("\\", "")
+        assert "**Making the stills (keyframes, references)**: none (set CHIEF_IMAGE_MODEL)" in \
+            status_md(st).replace("\\", "")
+    finally:
+        st.db.close()
 
 
 def test_api_key_is_never_echoed_or_stored(studio, board):
