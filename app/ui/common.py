@@ -37,6 +37,12 @@ def _quiet(e: gr.Error) -> gr.Error:
     return e if getattr(e, "escaped", False) else user_error(str(e.message), e.title)
 
 
+def notice(message: str) -> None:
+    """A passing note to the page (a gr.Info toast) with `message` as text: the toast renders HTML, so it is
+    escaped here, and every note goes through this (a shot id or a job label may come from anyone)."""
+    gr.Info(html.escape(message, quote=False))
+
+
 def guard(fn: Callable) -> Callable:
     """Known failures become a gr.Error with one line of text: the page never shows a traceback.
     Works for handlers that are generators (they follow a job) too."""

@@ -17,7 +17,7 @@ from pathlib import Path
 import gradio as gr
 
 from app.ui.board_media import CardAction, card_media, outcome, pick_message, uploaded_file
-from app.ui.common import Ctx, follow, md, guard, media_url, need_project, progress_html, ver
+from app.ui.common import Ctx, follow, guard, md, media_url, need_project, notice, progress_html, ver
 from app.ui.story import saved_message
 
 HERE = Path(__file__).parent
@@ -172,7 +172,7 @@ def build(ctx: Ctx) -> None:
     def start(kind: str, pid: str, number: int, fn, label: str, draft: str | None = None):
         job, started = jobs.start(kind, pid, fn, label=label, version=number)
         if not started:
-            gr.Info(f"{job.label} is running: wait for it or press Stop")
+            notice(f"{job.label} is running: wait for it or press Stop")
         yield from followed(pid, number, job, draft if started else None)
 
     def saved_only(version, value) -> None:
@@ -220,7 +220,7 @@ def build(ctx: Ctx) -> None:
         board = json_to_board(studio.version(pid, ver(v)).storyboard, value, fresh_ids=False)
         clip_rec = studio.cached_shots(board).get(evt.shot_id)
         if clip_rec is None:
-            gr.Info(f"shot {evt.shot_id} has no clip as it stands: press ⟳ Render shot")
+            notice(f"shot {evt.shot_id} has no clip as it stands: press ⟳ Render shot")
             return gr.skip()
         return str(studio.clip_path(clip_rec.sha256))
 

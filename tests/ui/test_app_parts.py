@@ -231,3 +231,15 @@ def test_guard_turns_known_failures_into_one_line_for_handlers_and_generators():
         guard(handler)(ZeroDivisionError)
     with pytest.raises(ZeroDivisionError):
         list(guard(following)(ZeroDivisionError))
+
+
+def test_notes_to_the_page_are_text_and_every_one_goes_through_notice(capsys):
+    from pathlib import Path
+
+    from app.ui.common import notice
+
+    notice("shot <img src=x onerror=alert(1)> has no clip as it stands")  # outside a page, Gradio prints it
+    assert capsys.readouterr().out.strip() == "shot &lt;img src=x onerror=alert(1)&gt; has no clip as it stands"
+    raw = [f.name for f in (Path(__file__).parents[2] / "app" / "ui").glob("*.py") if f.name != "common.py"
+           and re.search(r"gr\.(Info|Warning|Success)\(", f.read_text())]
+    assert raw == []  # a toast renders HTML: no screen calls it with an unescaped message
