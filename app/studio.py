@@ -164,6 +164,9 @@ class Studio:
     def checkout(self, pid: str, ref: int | str) -> Version:
         return self._projects.checkout(pid, ref)
 
+    def branched(self, v: Version) -> bool:
+        return self._projects.branched(v)
+
     def diff(self, pid: str, a: int | str, b: int | str) -> StoryboardDiff:
         """Shot-by-shot differences between two versions, with the panel's scores on each."""
         d = self._projects.diff(pid, a, b)

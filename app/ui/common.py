@@ -37,6 +37,16 @@ def _quiet(e: gr.Error) -> gr.Error:
     return e if getattr(e, "escaped", False) else user_error(str(e.message), e.title)
 
 
+def branch_note(studio, pid: str, number: int) -> str:
+    """" Branched: …" (plain text) when version `number` was made from one that already had a newer version (another
+    tab or user moved on first), else ""."""
+    v = studio.version(pid, number)
+    if not studio.branched(v):
+        return ""
+    return (f" Branched: v{v.parent_number} already had a newer version (another tab or user moved on first), so "
+            "this is a new branch; nothing was lost.")
+
+
 def notice(message: str) -> None:
     """A passing note to the page (a gr.Info toast) with `message` as text: the toast renders HTML, so it is
     escaped here, and every note goes through this (a shot id or a job label may come from anyone)."""

@@ -135,6 +135,20 @@ def test_the_panel_with_no_preference_between_takes_says_so(server, st, page, tm
     expect(card.locator("figure.take .votes")).to_have_count(0)  # the offline critics score seeds alike: no votes
 
 
+def test_a_keyframe_change_on_a_version_another_tab_moved_on_from_says_branched(server, st, page, tmp_path, errors):
+    from playwright.sync_api import expect
+
+    pid = tiny(st, tmp_path, title="Two tabs")
+    v2 = st.render_keyframes(pid).version
+    open_project(page, server, pid, "Storyboard")
+    expect(page.locator("#card_s2 .kf-clear")).to_be_visible(timeout=LONG)
+    st.clear_keyframe(pid, "s1", v2.number)  # another tab moves on from v2: v3
+    page.locator("#card_s2 .kf-clear").click()
+    expect(page.locator("#shots_message")).to_contain_text("Branched: v2 already had a newer version", timeout=LONG)
+    v4 = st.version(pid)
+    assert (v4.number, v4.parent_number, v4.storyboard.shot("s2").keyframe) == (4, 2, None)
+
+
 def test_a_takes_job_survives_a_reload_and_stops(server, st, page, tmp_path, errors):
     from playwright.sync_api import expect
 
