@@ -71,7 +71,7 @@ class Consistency:
         v = self.projects.version(pid, ref)
         render = self.rendering.latest(pid, v.number) if source != "keyframes" else None
         if source == "clips" and render is None:
-            raise StudioError(f"v{v.number} has no render: run `chief render` first, or measure --source keyframes")
+            raise StudioError(f"v{v.number} has no render: render this version first, or measure its keyframes")
         shots = {s.shot_id: s for s in v.storyboard.shots()}
         try:
             embedder = self.embedder

@@ -73,9 +73,8 @@ class Keyframes:
 
             images = make_images(self.ctx.config)
             if images is None:
-                raise StudioError("no image model: set CHIEF_IMAGE_MODEL to a FLUX, SDXL, SD3 or Qwen-Image pipeline "
-                                  "(a local folder or a cached hub id), or upload stills (`chief keyframe set`, "
-                                  "`chief ref add`)")
+                raise StudioError("no image model: upload a keyframe or reference picture, or set CHIEF_IMAGE_MODEL "
+                                  "to a FLUX, SDXL, SD3 or Qwen-Image pipeline (a local folder or a cached hub id)")
             try:
                 getattr(images, "family", None)  # a diffusers model: its folder and pipeline class, read now
             except RenderError as e:
@@ -308,7 +307,7 @@ class Keyframes:
         missing = [s.shot_id for s, _, _ in timeline if not s.keyframe]
         if missing:
             raise StudioError(f"v{v.number}: {len(missing)} shot(s) have no keyframe ({', '.join(missing[:5])}): "
-                              "run `chief keyframes` first")
+                              "draw or upload their keyframes first")
         frames = [SampledFrame(shot_id=s.shot_id, index=0, time=round(start, 3), path=str(self.image_path(s.keyframe)))
                   for s, start, _ in timeline]
         with self.ctx.repo.read() as u:

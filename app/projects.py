@@ -70,6 +70,15 @@ class Projects:
         with self.repo.read() as u:
             return u.version_nodes(pid)
 
+    def branched(self, v: Version) -> bool:
+        """Whether `v` was made from a version that already had a newer child (someone moved on from it first): what
+        `add_child` reports, read back from the tree for actions that return only the version (keyframes,
+        references, takes). Version numbers are given in order, so an earlier sibling was there first."""
+        if v.parent_number is None or v.kind == "fork":
+            return False
+        with self.repo.read() as u:
+            return any(c.number < v.number for c in u.children(u.version(v.project_id, v.parent_number)))
+
     def save_storyboard(self, pid: str, board: Storyboard, base: int | str | None, message: str = "hand edit",
                         kind: str = "edit") -> tuple[Version, bool]:
         """A child of `base` with this storyboard. Returns (version, branched): branched when `base`

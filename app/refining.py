@@ -39,11 +39,12 @@ class AcceptResult(BaseModel):
 
 
 class EarlierNote(BaseModel):
-    """A note on an earlier version of the current one's line, and whether the current version answers it."""
+    """A note on an earlier version of the current one's line, and whether the current version answers it: only an
+    accepted edit that cites the note does; its shot having changed since (for any reason) is said, not counted."""
 
     note: Note
     version: int
-    addressed: bool
+    addressed: bool  # an accepted edit citing the note landed
     how: str  # "edit accepted in v3", "shot s2 changed since", "not yet"
 
 
@@ -119,7 +120,7 @@ class Refining:
                         how = f"shot {n.shot_id} {changed[n.shot_id].status} since"
                     else:
                         how = "not yet"
-                    out.append(EarlierNote(note=n, version=v.number, addressed=how != "not yet", how=how))
+                    out.append(EarlierNote(note=n, version=v.number, addressed=bool(landed), how=how))
         return out
 
     # ------------------------------------------------------------------ proposals
@@ -132,7 +133,7 @@ class Refining:
         notes = self.notes(pid, v.number)
         crits = [c.critique for c in self.watching.critiques(pid, v.number)]
         if not notes and not crits:
-            raise StudioError(f"v{v.number} has no notes and no critiques: add a note or run `chief critique` first")
+            raise StudioError(f"v{v.number} has no notes and no critiques: add a note or screen it first (critique)")
         aside: list[Unchanged] = []
         if scope is not None and not scope.whole:
             notes, aside = notes_within(board, notes, scope)

@@ -51,6 +51,7 @@ class Active(BaseModel):
     backend: str
     backend_label: str
     model: str
+    images_label: str = ""  # what draws stills (keyframes, references): a model, the animatic, or none
     agents: str
     llm_endpoint: str = ""
     critic_model: str = ""
@@ -116,7 +117,8 @@ class Studio:
         return notice
 
     def status(self) -> Active:
-        return Active(**{**self.config.describe(), "backend_label": self.backend.label, "agents": self.agents.label})
+        return Active(**{**self.config.describe(), "backend_label": self.backend.label,
+                         "images_label": self.images_label(), "agents": self.agents.label})
 
     # ------------------------------------------------------------------ projects and versions (projects.py)
     def create_project(self, idea: str, minutes: float = 1.0, title: str | None = None,
@@ -161,6 +163,9 @@ class Studio:
 
     def checkout(self, pid: str, ref: int | str) -> Version:
         return self._projects.checkout(pid, ref)
+
+    def branched(self, v: Version) -> bool:
+        return self._projects.branched(v)
 
     def diff(self, pid: str, a: int | str, b: int | str) -> StoryboardDiff:
         """Shot-by-shot differences between two versions, with the panel's scores on each."""

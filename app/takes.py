@@ -4,7 +4,8 @@ A take is the shot's clip for one seed (from the keyframe the shot had then), st
 clip. Picking a take sets the shot's seed (and keyframe) in a child version, like any edit; that version's
 render finds the take's clip in the cache, so the picked shot renders nothing (continuity shots that follow it
 start from its new last frame, so they do). The panel can vote on a shot's takes in a short per-shot
-screening: each persona watches every take alone and votes for the one they score highest.
+screening: each persona watches every take alone and votes for the one they score highest, or records no
+preference when their scores barely differ.
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ from storage.schema import Shot, Usage, new_id, utcnow
 
 MAX_TAKES_PER_ACTION = 8
 MAX_TAKES_SCREENED = 6
+# A persona whose overall scores (0..10) across a shot's takes span less than this prefers none of them: critics
+# score on a coarse scale (the offline ones move by hundredths between seeds), so a smaller gap is noise, and
+# counting it as a vote would show "N votes" that mean nothing.
+NO_PREFERENCE_SPREAD = 0.1
 
 
 class ShotTakes(BaseModel):
@@ -45,6 +50,14 @@ class PickResult(BaseModel):
     take: TakeRecord
     rerenders: bool  # False: the clip cache holds the take, the shot renders nothing
     downstream: list[str]  # continuity shots after it, which start from its new last frame
+
+
+def preferred(scores: list[float]) -> int | None:
+    """The index of the take a persona votes for given their score of each (ties go to the earlier take), or None
+    when the scores span less than `NO_PREFERENCE_SPREAD` (no preference)."""
+    if round(max(scores) - min(scores), 6) < NO_PREFERENCE_SPREAD:  # rounded: 6.1 - 6.0 is 0.0999… in floats
+        return None
+    return max(range(len(scores)), key=lambda k: (scores[k], -k))
 
 
 class Takes:
@@ -144,7 +157,7 @@ class Takes:
             takes = u.takes(pid, shot_id)
         chosen = next((t for t in takes if t.id == take or str(t.number) == take.lstrip("#")), None)
         if chosen is None:
-            raise StudioError(f"shot {shot_id} has no take {take!r} (see `chief takes P {shot_id}`)")
+            raise StudioError(f"shot {shot_id} has no take {take!r} (it has {len(takes)}: pick one by its number)")
         rerenders = self._key_for(v, shot, chosen) != chosen.key
         with self.ctx.repo.write() as u:
             base = u.version(pid, v.number)
@@ -163,16 +176,16 @@ class Takes:
     def vote(self, pid: str, shot_id: str, ref: int | str | None = None, progress: ProgressFn | None = None,
              cancel: CancelToken | None = None) -> TakeScreeningRecord:
         """A short per-shot screening: every persona watches each current take of the shot alone and votes for
-        the one they score highest (ties go to the earlier take). `cancel` stops it between critics (nothing of a
-        stopped screening is saved)."""
+        the one they score highest (see `preferred`). `cancel` stops it between critics (nothing of a stopped
+        screening is saved)."""
         cancel = cancel or CancelToken()
         v = self.projects.version(pid, ref)
         shot = shot_of(v, shot_id)
         state = self.shot_takes(pid, shot_id, v.number)
         takes = [t for t in state.takes if t.id in state.current][-MAX_TAKES_SCREENED:]
         if len(takes) < 2:
-            raise StudioError(f"shot {shot_id} has {len(takes)} take(s) matching v{v.number}: render takes first "
-                              f"(`chief takes P {shot_id} -n 2`)")
+            raise StudioError(f"shot {shot_id} has {len(takes)} take(s) matching v{v.number}: render at least 2 takes "
+                              "of it first")
         scene = v.storyboard.scene_of(shot_id).model_copy(update={"shots": [shot]})
         board = v.storyboard.model_copy(update={"scenes": [scene]})
         idea = self.projects.project(pid).idea or v.storyboard.logline
@@ -192,9 +205,10 @@ class Takes:
         votes = []
         for i, persona in enumerate(panel):
             scores = {t.id: results[i].value.overall for t, (_, results, _) in zip(takes, runs)}
-            best = max(range(len(takes)), key=lambda k: (scores[takes[k].id], -k))
-            votes.append(TakeVote(persona_id=persona.id, persona_name=persona.name, take_id=takes[best].id,
-                                  scores=scores, reason=runs[best][1][i].value.summary))
+            best = preferred([scores[t.id] for t in takes])
+            votes.append(TakeVote(persona_id=persona.id, persona_name=persona.name,
+                                  take_id=None if best is None else takes[best].id, scores=scores,
+                                  reason="" if best is None else runs[best][1][i].value.summary))
         usage = sum((r.usage for _, results, _ in runs for r in results), Usage())
         record = TakeScreeningRecord(id=new_id("ts"), version=v.number, shot_id=shot_id, created_at=utcnow(),
                                      mode=mode, takes=[t.id for t in takes], votes=votes, usage=usage)

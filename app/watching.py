@@ -35,7 +35,7 @@ class Watching:
         scope = scope or Scope()
         render = self.rendering.latest(pid, v.number)
         if render is None:
-            raise StudioError(f"v{v.number} has no film yet: run `chief render` first")
+            raise StudioError(f"v{v.number} has no film yet: render this version first")
         self.panel(v)
         scratch = self.ctx.media.scratch()
         try:

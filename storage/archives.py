@@ -475,7 +475,8 @@ def _check_consistency(pf: ProjectFile, extracted: dict[str, tuple[str, Path]]) 
                                    f"not in v{v.number}")
         takes = {t.id for t in b.takes}
         for ts in b.take_screenings:
-            if not {*ts.takes, *(t for vote in ts.votes for t in (vote.take_id, *vote.scores))} <= takes:
+            named = {*ts.takes, *(t for vote in ts.votes for t in (vote.take_id, *vote.scores) if t is not None)}
+            if not named <= takes:
                 raise ArchiveError(f"invalid project.json: take screening {ts.id} refers to a take not in v{v.number}")
         for p in b.proposals:
             if p.accepted_as is not None and p.accepted_as not in known:
@@ -547,7 +548,7 @@ def _write(repo: Repository, pf: ProjectFile, title: str | None) -> str:
             takes=[t.model_copy(update={"id": ids[t.id]}) for t in b.takes],
             take_screenings=[ts.model_copy(update={
                 "id": ids[ts.id], "takes": [ids[t] for t in ts.takes],
-                "votes": [vote.model_copy(update={"take_id": ids[vote.take_id],
+                "votes": [vote.model_copy(update={"take_id": vote.take_id and ids[vote.take_id],
                                                   "scores": {ids[t]: x for t, x in vote.scores.items()}})
                           for vote in ts.votes]}) for ts in b.take_screenings]))
     project = pf.project.model_copy(update={"id": pid, "title": title or pf.project.title, "trashed_at": None})

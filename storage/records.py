@@ -194,11 +194,12 @@ class TakeRecord(Strict):
 
 
 class TakeVote(Strict):
-    """One persona's vote in a take screening: the take they liked best and the score they gave each take."""
+    """One persona's vote in a take screening: the take they liked best (None: no preference, their scores barely
+    differed) and the score they gave each take."""
 
     persona_id: str
     persona_name: str = ""
-    take_id: str
+    take_id: str | None = Field(description="the take voted for; None: no preference (rows before it always name one)")
     scores: dict[str, float] = Field(description="take id -> the persona's overall score (0..10)")
     reason: str = ""
 

@@ -41,10 +41,12 @@ class Ctx:
             click.echo(human)
 
     def header(self) -> None:
-        """Which backend, model and agent mode are active (in --json it is the `active` field instead)."""
+        """Which backend, model, still-image backend and agent mode are active (in --json it is the `active` field
+        instead)."""
         if not self.json:
             st = self.studio.status()
-            click.secho(f"chief · backend: {st.backend_label} · model: {st.model} · agents: {st.agents}", dim=True)
+            click.secho(f"chief · backend: {st.backend_label} · model: {st.model} · stills: {st.images_label} · "
+                        f"agents: {st.agents}", dim=True)
 
 
 pass_ctx = click.make_pass_decorator(Ctx)

@@ -12,6 +12,7 @@ import click
 
 from app.cli.common import Ctx, command, version_option
 from app.keyframes import KeyframesResult
+from app.takes import NO_PREFERENCE_SPREAD
 
 
 def _stages(update):
@@ -201,7 +202,7 @@ def takes(c: Ctx, project, shot, count, replace, vote, version):
         with StageProgress("critics voting", enabled=not c.json) as prog:
             c.studio.vote_takes(pid, shot, version, progress=prog.update)
     state = c.studio.shot_takes(pid, shot, version)
-    tally = {t.id: 0 for t in state.takes}
+    tally: dict[str | None, int] = {t.id: 0 for t in state.takes}
     for v in state.votes.votes if state.votes else ():
         tally[v.take_id] = tally.get(v.take_id, 0) + 1
     lines = [f"shot {shot}: {len(state.takes)} take(s)  (✓ the version's take, * picking it re-renders nothing)"]
@@ -209,6 +210,8 @@ def takes(c: Ctx, project, shot, count, replace, vote, version):
         mark = ("✓" if t.id == state.picked else " ") + ("*" if t.id in state.current else " ")
         lines.append(f"  #{t.number:<3}{mark} {t.id}  seed {t.seed}  votes {tally.get(t.id, 0)}  "
                      f"{c.studio.clip_path(t.sha256)}")
+    if state.votes:
+        lines.append(f"  no preference: {tally.get(None, 0)} (scores across the takes within {NO_PREFERENCE_SPREAD})")
     c.out({"project": pid, **state.model_dump(), "files": {t.id: str(c.studio.clip_path(t.sha256))
                                                            for t in state.takes}, "active": c.studio.status()},
           "\n".join(lines))

@@ -65,16 +65,21 @@ def candidates_json(studio, card) -> list[dict]:
 
 def takes_json(studio, state) -> dict:
     """A shot's takes side by side (thumbnail, clip, which is in use, which reuse their clip), each with the
-    personas who voted for it in the panel's latest screening of the shot (and why)."""
+    personas who voted for it in the panel's latest screening of the shot (and why), and the personas who had no
+    preference (with their scores)."""
     screening = state.votes
     voters: dict[str, list[dict]] = {t.id: [] for t in state.takes}
+    undecided = []
     for v in screening.votes if screening else ():
-        voters.setdefault(v.take_id, []).append({"name": v.persona_name or v.persona_id, "reason": v.reason,
-                                                 "score": v.scores.get(v.take_id)})
+        name = v.persona_name or v.persona_id
+        if v.take_id is None:
+            undecided.append({"name": name, "scores": [v.scores[t.id] for t in state.takes if t.id in v.scores]})
+            continue
+        voters.setdefault(v.take_id, []).append({"name": name, "reason": v.reason, "score": v.scores.get(v.take_id)})
     items = [{"id": t.id, "number": t.number, "seed": t.seed, "thumb": media_url(studio.thumbnail(t.sha256)),
               "clip": media_url(studio.clip_path(t.sha256)), "current": t.id in state.current,
               "picked": t.id == state.picked, "voters": voters[t.id]} for t in state.takes]
-    return {"items": items, "voted": len(screening.votes) if screening else 0,
+    return {"items": items, "voted": len(screening.votes) if screening else 0, "no_preference": undecided,
             "votes_version": screening.version if screening else None, "can_vote": len(state.current) >= 2}
 
 
@@ -105,8 +110,12 @@ def outcome(result) -> tuple[int | None, str, str | None]:
         return None, (f"Shot {result.shot_id} has {n} take(s): hover to play, **Use** one to make it the shot's "
                       "(a new version)."), result.shot_id
     if isinstance(result, TakeScreeningRecord):
-        return None, (f"The panel watched {len(result.takes)} takes of {result.shot_id}: their votes are beside the "
-                      "takes."), result.shot_id
+        from app.takes import NO_PREFERENCE_SPREAD
+
+        undecided = sum(v.take_id is None for v in result.votes)
+        return None, (f"The panel watched {len(result.takes)} takes of {result.shot_id}: "
+                      f"{len(result.votes) - undecided} vote(s), {undecided} with no preference (scores within "
+                      f"{NO_PREFERENCE_SPREAD}); see beside the takes."), result.shot_id
     if isinstance(result, list) and result:  # a panel run: the keyframe screening (or the film's, from elsewhere)
         mean = sum(c.critique.overall for c in result) / len(result)
         what = "screened the keyframes of" if result[0].screening == "keyframes" else "watched"

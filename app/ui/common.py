@@ -37,6 +37,22 @@ def _quiet(e: gr.Error) -> gr.Error:
     return e if getattr(e, "escaped", False) else user_error(str(e.message), e.title)
 
 
+def branch_note(studio, pid: str, number: int) -> str:
+    """" Branched: …" (plain text) when version `number` was made from one that already had a newer version (another
+    tab or user moved on first), else ""."""
+    v = studio.version(pid, number)
+    if not studio.branched(v):
+        return ""
+    return (f" Branched: v{v.parent_number} already had a newer version (another tab or user moved on first), so "
+            "this is a new branch; nothing was lost.")
+
+
+def notice(message: str) -> None:
+    """A passing note to the page (a gr.Info toast) with `message` as text: the toast renders HTML, so it is
+    escaped here, and every note goes through this (a shot id or a job label may come from anyone)."""
+    gr.Info(html.escape(message, quote=False))
+
+
 def guard(fn: Callable) -> Callable:
     """Known failures become a gr.Error with one line of text: the page never shows a traceback.
     Works for handlers that are generators (they follow a job) too."""
@@ -152,9 +168,11 @@ def follow(jobs, job, frame: Callable[[Any], tuple], final: Callable[[Any], tupl
 
 
 def status_line(studio, pid: str | None, v: int | None) -> str:
-    """Active backend / model / agents, and the current version's agent cost and render time."""
+    """Active backend / model / still-image backend / agents, and the current version's agent cost and render
+    time."""
     st = studio.status()
-    parts = [f"**backend** {md(st.backend_label)}", f"**model** {md(st.model)}", f"**agents** {md(st.agents)}"]
+    parts = [f"**backend** {md(st.backend_label)}", f"**model** {md(st.model)}", f"**stills** {md(st.images_label)}",
+             f"**agents** {md(st.agents)}"]
     if pid:
         version = studio.version(pid, v)
         u = studio.usage(pid, version.number).total

@@ -16,7 +16,7 @@ import gradio as gr
 from pydantic import BaseModel, Field, ValidationError
 
 from app.ui.board_media import uploaded_file
-from app.ui.common import Ctx, esc, follow, guard, media_url, need_project, progress_html, ver
+from app.ui.common import Ctx, branch_note, esc, follow, guard, media_url, need_project, notice, progress_html, ver
 
 HERE = Path(__file__).parent
 
@@ -129,6 +129,7 @@ def build(ctx: Ctx, story_message, after=()) -> None:
 
     def made(pid: str, number: int, note: str):
         """A new version with other references: the page follows it."""
+        note += branch_note(studio, pid, number)
         return "", "", number, value(pid, number, note), table_html(pid, number), f"Editing v{number}"
 
     def followed(pid: str, number: int, job):
@@ -162,7 +163,7 @@ def build(ctx: Ctx, story_message, after=()) -> None:
             job, started = jobs.start("reference", pid, lambda p, c: studio.generate_reference(
                 pid, a.name, a.location, None, n, progress=p, cancel=c), label=f"a reference of the {kind}", version=n)
             if not started:
-                gr.Info(f"{job.label} is being made: wait for it or press Stop")
+                notice(f"{job.label} is being made: wait for it or press Stop")
             yield from followed(pid, n, job)
             return
         if a.action == "upload":

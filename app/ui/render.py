@@ -12,7 +12,7 @@ from pathlib import Path
 import gradio as gr
 
 from app.ui import scenes
-from app.ui.common import Ctx, follow, guard, md, need_project, progress_html, ver
+from app.ui.common import Ctx, follow, guard, md, need_project, notice, progress_html, ver
 from app.ui.timeline import strip, strip_html
 from storage.records import RenderRecord
 
@@ -113,7 +113,7 @@ def build(ctx: Ctx) -> None:
     def stop(pid):
         job = jobs.active(pid or "", "render")
         if job is None:
-            gr.Info("nothing is rendering for this project")
+            notice("nothing is rendering for this project")
             return gr.skip()
         jobs.stop(job)
         return progress_html(job)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from pathlib import Path
 
 import gradio as gr
@@ -75,16 +76,22 @@ def target(e) -> str:
             "set_story": lambda: f"story · {e.field.replace('_', ' ')}"}[e.op]()
 
 
+NOTE_ID = re.compile(r"n_[0-9a-f]{1,32}")
+
+
 def source_names(sources: list[str], notes: dict[str, str], personas: dict[str, str]) -> list[str]:
-    """Note ids become your note's words, persona ids their names; anything else is shown as given."""
+    """Note ids become your note's words, persona ids their names; an id neither knows (a note elsewhere, a persona
+    no longer on the panel, whatever an LLM made up) is "a note" or "a critic", never the internal id."""
     out = []
     for s in sources:
         if s in notes:
             text = notes[s]
             out.append(f"your note “{text if len(text) <= 80 else text[:77] + '…'}”")
+        elif s in personas:
+            out.append(personas[s])
         else:
-            out.append(personas.get(s, s))
-    return out
+            out.append("a note" if NOTE_ID.fullmatch(s) else "a critic")
+    return list(dict.fromkeys(out))
 
 
 def review_json(record, notes: dict[str, str], personas: dict[str, str], shot_thumbs: dict[str, str]) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from app.ui.common import esc, need_project, ver
+from app.ui.common import esc, need_project, notice, ver
 
 WHOLE = ""  # the picker's value for the whole film
 
@@ -56,7 +56,7 @@ def start(jobs, studio, kind: str, pid, v, scene: str | None, run, what: str):
     job, started = jobs.start(kind, pid, lambda p, c: run(number, scope, p, c), version=number,
                               label=f"{what} v{number}" + (f" · {scope.label()}" if scope else ""))
     if not started:
-        gr.Info(f"{job.label}: already running, following it")
+        notice(f"{job.label}: already running, following it")
     return pid, number, job
 
 

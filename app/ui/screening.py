@@ -10,7 +10,7 @@ import gradio as gr
 from app.ui import scenes
 from app.ui.board_media import screening_label
 from app.ui.common import Ctx, esc, follow, guard, need_project, progress_html, ver
-from app.ui.timeline import strip, strip_html
+from app.ui.timeline import shot_starts, strip, strip_html
 
 WHOLE_FILM = "(whole film)"
 SCENE = "scene:"  # the note picker's value for a scene: "scene:sc03"
@@ -109,7 +109,8 @@ def earlier_html(items) -> str:
         return ""
     rows = "".join(
         f"<li data-note='{esc(e.note.id)}'><span class='{'yes' if e.addressed else 'no'}'>"
-        f"{'✓ ' + esc(e.how) if e.addressed else 'not addressed yet'}</span> · v{e.version} · "
+        f"{'✓ addressed: ' + esc(e.how) if e.addressed else esc(e.how) if e.how != 'not yet' else 'not addressed yet'}"
+        f"</span> · v{e.version} · "
         f"{esc(e.note.shot_id or 'whole film')}: {esc(e.note.text)}</li>" for e in items)
     return f"<b>Notes on earlier versions</b><ul class='earlier'>{rows}</ul>"
 
@@ -179,7 +180,7 @@ def build(ctx: Ctx) -> None:
 
     def critiques_view(pid, v):
         version = studio.version(pid, ver(v))
-        starts = {s.shot_id: start for s, start, _ in version.storyboard.timeline()}
+        starts = shot_starts(version.storyboard, studio.render_info(pid, version.number))
         crits = studio.critiques(pid, version.number)
         return cards_html(crits, starts), diversity_text(pid, version.number, crits)
 
@@ -193,7 +194,7 @@ def build(ctx: Ctx) -> None:
         board = version.storyboard
         choices = [WHOLE_FILM] + [(f"scene {sc.scene_id} · {sc.title}", SCENE + sc.scene_id) for sc in board.scenes] \
             + [s.shot_id for s in board.shots()]
-        starts = {s.shot_id: start for s, start, _ in board.timeline()}
+        starts = shot_starts(board, info)  # the film's times, as the strip's: a title card shifts every shot
         html = cards_html(studio.critiques(pid, version.number), starts)
         job = jobs.active(pid, "critique")
         yield (progress_html(job), str(studio.film_path(info)) if info else None,

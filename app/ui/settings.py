@@ -18,9 +18,10 @@ from app.ui.common import Ctx, guard, md, need_project, ver
 from app.ui.security import same_origin
 
 AGENT_MODES = ["auto", "llm", "offline"]
-LABELS = {"backend_label": "Making the pictures", "model": "Video model", "agents": "Critics, refiner and planner",
+LABELS = {"backend_label": "Making the pictures", "model": "Video model",
+          "images_label": "Making the stills (keyframes, references)", "agents": "Critics, refiner and planner",
           "llm_endpoint": "LLM endpoint", "critic_model": "Critic model", "refiner_model": "Refiner model",
-          "planner_model": "Planner model"}
+          "planner_model": "Planner model", "embed_model": "Consistency (image embeddings)"}
 MODEL_DEFAULT = "the model's own size"
 SIZES = {MODEL_DEFAULT: (None, None), "16:9 · 832×480": (832, 480), "16:9 · 1280×720": (1280, 720),
          "9:16 · 480×832 (phone)": (480, 832), "1:1 · 512×512": (512, 512), "4:3 · 640×480": (640, 480),
@@ -34,6 +35,19 @@ def status_md(studio) -> str:
     rows = [(LABELS[k], st[k]) for k in LABELS if st.get(k)]
     key = "set for this server session (hidden)" if studio.config.api_key else "not set"
     return "\n".join([f"- **{md(k)}**: {md(v)}" for k, v in rows] + [f"- **API key**: {key}"])
+
+
+def models_text(c) -> str:
+    """The model folders the studio started with, each stated (none, honestly, when unset)."""
+    rows = [("Backend", c.backend), ("Video model", c.model or "none (the animatic needs no weights)"),
+            ("Image-to-video model (continuity)", c.i2v_model or "none"),
+            ("VACE model (references and keyframes into the video)", c.vace_model or "none"),
+            ("Image model (keyframes, references)", c.image_model or (
+                "none (the animatic draws keyframes)" if c.backend == "animatic"
+                else "none (keyframes and references can only be uploaded)")),
+            ("Embedding model (character consistency)", c.embed_model or "none (consistency is not measured)")]
+    return ("\n".join(f"- **{k}**: {md(v)}" for k, v in rows)
+            + "\n\nModel folders are chosen when the studio starts (`chief serve --help`, docs/settings.md).")
 
 
 def size_label(board) -> str:
@@ -110,13 +124,6 @@ def build(ctx: Ctx) -> None:
     persona_btn = gr.Button("Save persona to this project (new version)", elem_id="persona_save_btn")
     builder = _builder(ctx, persona_yaml)
 
-    def models_md() -> str:
-        c = studio.config
-        rows = [("Backend", c.backend), ("Video model", c.model or "none (the animatic needs no weights)"),
-                ("Image-to-video model (continuity)", c.i2v_model or "none")]
-        return ("\n".join(f"- **{k}**: {md(v)}" for k, v in rows)
-                + "\n\nModel folders are chosen when the studio starts (`chief serve --help`, docs/settings.md).")
-
     def servers_md() -> str:
         ports = discovered.probed_ports(studio.config)
         return discovered.servers_html(discovered.discover(ports=ports), ports, studio.config)
@@ -134,7 +141,7 @@ def build(ctx: Ctx) -> None:
         fields = (redact_url(c.llm_base_url), "", c.critic_model, c.refiner_model, c.planner_model, c.agents or "auto",
                   c.llm_timeout, c.llm_max_retries, c.llm_concurrency, c.frames_per_shot, c.image_detail,
                   c.llm_max_images, c.llm_max_output_tokens, c.llm_context_tokens, c.llm_critic_video, c.steps,
-                  c.guidance, c.seed_policy, models_md(), servers_md())
+                  c.guidance, c.seed_policy, models_text(c), servers_md())
         if not pid:
             return (status_md(studio), *fields, gr.CheckboxGroup(choices=[], value=[]), gr.Dropdown(choices=[]),
                     MODEL_DEFAULT, None)

@@ -164,8 +164,14 @@ function takesArea(shot) {
     d.appendChild(grid);
     const votes = el('div', 'take-votes');
     if (t.voted) {
-      votes.appendChild(el('span', 'lbl', `${t.voted} critic${t.voted > 1 ? 's' : ''} voted (v${t.votes_version}); `
-        + 'hover a name for why.'));
+      votes.appendChild(el('span', 'lbl', `${t.voted} critic${t.voted > 1 ? 's' : ''} watched the takes `
+        + `(v${t.votes_version}); hover a name for why.`));
+    }
+    const undecided = t.no_preference || [];
+    if (undecided.length) {  // critics whose scores barely differed: no vote, said as such
+      const np = el('span', 'no-preference', `no preference: ${undecided.length}`);
+      np.title = undecided.map((x) => `${x.name}: ${x.scores.map((v) => v.toFixed(2)).join(' / ')}`).join('\n');
+      votes.appendChild(np);
     }
     if (t.can_vote) {
       button(votes, 'Ask the panel', 'mini take-vote', 'Each critic watches every take of this shot and votes for one',

@@ -17,7 +17,7 @@ from pathlib import Path
 import gradio as gr
 
 from app.ui.board_media import CardAction, card_media, outcome, pick_message, uploaded_file
-from app.ui.common import Ctx, follow, md, guard, media_url, need_project, progress_html, ver
+from app.ui.common import Ctx, branch_note, follow, guard, md, media_url, need_project, notice, progress_html, ver
 from app.ui.story import saved_message
 
 HERE = Path(__file__).parent
@@ -161,6 +161,7 @@ def build(ctx: Ctx) -> None:
             if j.state != DONE:
                 return progress_html(j), j.id, *skips
             made, text, open_takes = outcome(j.result)
+            text += branch_note(studio, pid, made) if made is not None else ""
             if isinstance(j.result, ShotRender):
                 board = json_to_board(studio.version(pid, number).storyboard, draft, fresh_ids=False) if draft else None
                 value = with_thumbs(draft, thumbs_of(board)) if draft else editor_value(pid, number)
@@ -172,7 +173,7 @@ def build(ctx: Ctx) -> None:
     def start(kind: str, pid: str, number: int, fn, label: str, draft: str | None = None):
         job, started = jobs.start(kind, pid, fn, label=label, version=number)
         if not started:
-            gr.Info(f"{job.label} is running: wait for it or press Stop")
+            notice(f"{job.label} is running: wait for it or press Stop")
         yield from followed(pid, number, job, draft if started else None)
 
     def saved_only(version, value) -> None:
@@ -220,7 +221,7 @@ def build(ctx: Ctx) -> None:
         board = json_to_board(studio.version(pid, ver(v)).storyboard, value, fresh_ids=False)
         clip_rec = studio.cached_shots(board).get(evt.shot_id)
         if clip_rec is None:
-            gr.Info(f"shot {evt.shot_id} has no clip as it stands: press ⟳ Render shot")
+            notice(f"shot {evt.shot_id} has no clip as it stands: press ⟳ Render shot")
             return gr.skip()
         return str(studio.clip_path(clip_rec.sha256))
 
@@ -243,6 +244,7 @@ def build(ctx: Ctx) -> None:
         n, sid = version.number, a.shot_id
 
         def now(number: int, text: str, open_takes: str | None = None):
+            text += branch_note(studio, pid, number)
             return "", "", number, editor_value(pid, number, open_takes), text, gr.skip()
 
         if a.action == "upload":

@@ -43,16 +43,30 @@ STRIP_CSS = """
 """
 
 
-def strip_html(studio, board, render, video: str) -> str:
-    """The strip for `render` of `board` (cells in film time, so a title card and crossfades line up)."""
-    if render is None:
-        return ""
+def film_times(board, render) -> tuple[float, list[float], list[float]]:
+    """(the title card's seconds, each clip's length, each clip's start) in the film `render` assembled for
+    `board`: the times the player seeks to, shifted by a title card and crossfades like the assembly's."""
     from generation.assembly import timeline
 
     opts = board.film
     lengths = [r.num_frames / r.fps for r in render.shots]
     title = opts.title_seconds if opts.title_card else 0.0
-    starts = timeline(lengths, title_seconds=title, crossfade=opts.crossfade)
+    return title, lengths, timeline(lengths, title_seconds=title, crossfade=opts.crossfade)
+
+
+def shot_starts(board, render) -> dict[str, float]:
+    """shot id -> where the shot starts in the film the page plays (`render`); with no film, the storyboard's
+    nominal times."""
+    if render is None:
+        return {s.shot_id: start for s, start, _ in board.timeline()}
+    return dict(zip((r.shot_id for r in render.shots), film_times(board, render)[2]))
+
+
+def strip_html(studio, board, render, video: str) -> str:
+    """The strip for `render` of `board` (cells in film time, so a title card and crossfades line up)."""
+    if render is None:
+        return ""
+    title, lengths, starts = film_times(board, render)
     ends = [s + n for s, n in zip(starts, lengths)]
     urls = thumbs(studio, render)
     cells = []

@@ -65,9 +65,10 @@ def test_loop_through_the_cli_with_json(chief, story_file):
     assert [p["id"] for p in listed] == [pid]
 
 
-def test_human_output_names_backend_model_and_agents(chief, story_file):
+def test_human_output_names_backend_model_stills_and_agents(chief, story_file):
     out = chief("new", "--storyboard", str(story_file)).stdout
     assert "backend: animatic" in out and "agents: offline" in out and "previz" in out
+    assert "stills: animatic keyframes (drawn panels, not a model render)" in out
 
 
 @pytest.mark.parametrize("mutate, field", [

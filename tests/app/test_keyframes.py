@@ -125,7 +125,8 @@ def test_a_keyframe_takes_the_place_of_the_continuity_frame(studio):
 
 
 def test_the_panel_screens_the_keyframes_before_any_video(studio, project):
-    with pytest.raises(StudioError, match="4 shot\\(s\\) have no keyframe"):
+    with pytest.raises(StudioError,
+                       match=r"4 shot\(s\) have no keyframe \(s1, s2, s3, s4\): draw or upload their keyframes first$"):
         studio.screen_keyframes(project)
     studio.render_keyframes(project)
     crits = studio.screen_keyframes(project)
@@ -148,7 +149,9 @@ def test_without_an_image_model_the_diffusers_backend_says_so_in_one_line(tmp_pa
     pid = st.create_from_storyboard(tiny_board(2)).project_id
     with pytest.raises(StudioError) as err:
         st.render_keyframes(pid)
-    assert str(err.value).startswith("no image model: set CHIEF_IMAGE_MODEL to a FLUX, SDXL, SD3 or Qwen-Image")
+    assert str(err.value).startswith("no image model: upload a keyframe or reference picture, or set CHIEF_IMAGE_MODEL "
+                                     "to a FLUX, SDXL, SD3 or Qwen-Image")
+    assert "chief " not in str(err.value)  # shared by the CLI and the web app: no command named
     assert "\n" not in str(err.value) and len(st.versions(pid)) == 1
     assert st.images_label() == "none (set CHIEF_IMAGE_MODEL)"
     st.db.close()

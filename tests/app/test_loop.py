@@ -72,15 +72,16 @@ def test_continuity_chain_rerenders_downstream_only(studio):
     assert [s.status for s in r.shots] == ["reused", "rendered", "rendered", "rendered", "reused"]
 
 
-def test_critique_needs_a_film(studio):
+def test_critique_needs_a_film(studio):  # said in words that fit the web app as well as the CLI
     pid = studio.create_from_storyboard(tiny_board(2)).project_id
-    with pytest.raises(StudioError, match="no film yet"):
+    with pytest.raises(StudioError, match="^v1 has no film yet: render this version first$"):
         studio.critique(pid)
 
 
 def test_refine_needs_notes_or_critiques(studio):
     pid = studio.create_from_storyboard(tiny_board(2)).project_id
-    with pytest.raises(StudioError, match="no notes and no critiques"):
+    with pytest.raises(StudioError,
+                       match=r"^v1 has no notes and no critiques: add a note or screen it first \(critique\)$"):
         studio.refine(pid)
 
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from app.errors import StudioError
+from app.takes import NO_PREFERENCE_SPREAD, preferred
 from generation.video_io import read_frames
 from tests.conftest import tiny_board
 
@@ -76,18 +77,27 @@ def test_picking_a_take_of_a_chained_shot_names_the_shots_that_follow(studio):
 
 
 def test_the_panel_votes_on_a_shots_takes(studio, project):
-    with pytest.raises(StudioError, match="has 0 take\\(s\\) matching v1"):
+    with pytest.raises(StudioError, match=r"has 0 take\(s\) matching v1: render at least 2 takes of it first$"):
         studio.vote_takes(project, "s3")
     state = studio.render_takes(project, "s3", 2)
     screening = studio.vote_takes(project, "s3")
     v = studio.version(project)
     assert {vote.persona_id for vote in screening.votes} == set(v.panel)
     assert screening.takes == [t.id for t in state.takes] and screening.mode == "offline"
-    for vote in screening.votes:  # each persona votes for the take they scored highest
+    for vote in screening.votes:  # the offline critics score seeds of one shot alike: no one has a preference
         assert set(vote.scores) == set(screening.takes)
-        assert vote.scores[vote.take_id] == max(vote.scores.values())
+        assert max(vote.scores.values()) - min(vote.scores.values()) < NO_PREFERENCE_SPREAD
+        assert vote.take_id is None and vote.reason == ""
     stored = studio.shot_takes(project, "s3").votes
     assert (stored.id, stored.votes, stored.takes) == (screening.id, screening.votes, screening.takes)
+
+
+def test_a_vote_goes_to_the_take_scored_highest_unless_the_scores_barely_differ():
+    assert preferred([6.0, 7.5, 7.0]) == 1
+    assert preferred([7.5, 6.0, 7.5]) == 0  # a tie goes to the earlier take
+    assert preferred([6.0, 6.0 + NO_PREFERENCE_SPREAD]) == 1  # a gap of the threshold is a preference
+    assert preferred([6.0, 6.05, 6.01]) is None  # a gap below it is none
+    assert preferred([5.0, 5.0]) is None
 
 
 def test_replace_is_one_more_take_picked(studio, project, tmp_path):

@@ -117,9 +117,24 @@ def test_notes_are_edited_and_deleted_on_their_version_only(studio, project):
         studio.delete_note(project, n.id, v2.number)  # an earlier version's note stays as it was
     earlier = studio.earlier_notes(project, v2.number)
     assert [(e.note.text, e.version, e.addressed, e.how) for e in earlier] == [
-        ("Make the storm terrifying", 1, True, "shot s3 changed since")]
+        ("Make the storm terrifying", 1, False, "shot s3 changed since")]  # changed, not claimed as addressed
+    from app.ui.screening import earlier_html
+
+    shown = earlier_html(earlier)
+    assert "shot s3 changed since" in shown and "✓" not in shown and "addressed" not in shown
     studio.delete_note(project, n.id, 1)
     assert studio.notes(project, 1) == [] and studio.earlier_notes(project, v2.number) == []
+
+
+def test_an_earlier_note_is_addressed_only_by_an_accepted_edit_that_cites_it(studio, project):
+    from app.ui.screening import earlier_html
+
+    studio.add_note(project, "Make the storm scarier", "s3")
+    studio.refine(project)
+    v2 = studio.accept(project).version
+    earlier = studio.earlier_notes(project, v2.number)
+    assert [(e.addressed, e.how) for e in earlier] == [(True, "edit accepted in v2")]
+    assert "✓ addressed: edit accepted in v2" in earlier_html(earlier)
 
 
 def test_a_proposal_is_committed_once(studio, project):

@@ -51,7 +51,7 @@ def test_references_keyframes_and_takes_survive_export_and_import(source, tmp_pa
     assert {t.id for t in takes.takes}.isdisjoint({t.id for t in old.takes})  # fresh ids ...
     votes = takes.votes
     assert set(votes.takes) == {t.id for t in takes.takes}  # ... and the votes point at them
-    assert all(vote.take_id in votes.takes and set(vote.scores) == set(votes.takes) for vote in votes.votes)
+    assert all(vote.take_id is None and set(vote.scores) == set(votes.takes) for vote in votes.votes)  # no preference
     r = st2.render(new)  # the picked take's clip and every keyframe clip came along
     assert (r.rendered, r.reused) == (0, 4)
 
@@ -93,6 +93,19 @@ def test_a_still_that_is_used_but_not_carried_is_refused(source, tmp_path):
     with pytest.raises(ArchiveError, match=f"media {sha[:12]}… is used but not listed"):
         st2.import_project(craft(tmp_path / "bad.chief.zip", files, manifest={"format_version": 3}))
     assert st2.projects() == []
+
+
+def test_a_vote_for_a_take_comes_along_pointing_at_the_new_take(source, tmp_path):
+    _, _, out = source
+    files = valid_files(out)
+    data = json.loads(files["project.json"])
+    screening = next(ts for b in data["versions"] for ts in b["take_screenings"])
+    screening["votes"][0]["take_id"] = screening["takes"][2]  # a persona that preferred take 3
+    files["project.json"] = json.dumps(data).encode()
+    st2 = new_studio(tmp_path / "other")
+    v = st2.import_project(craft(tmp_path / "voted.chief.zip", files, manifest={"format_version": 3}))
+    state = st2.shot_takes(v.project_id, "s3")
+    assert [vote.take_id for vote in state.votes.votes] == [state.takes[2].id, None]
 
 
 def test_a_vote_for_a_take_that_is_not_there_is_refused(source, tmp_path):

@@ -44,6 +44,11 @@ def test_stale_save_branches_and_keeps_both(studio):
     assert not branched_a and branched_b
     assert studio.version(pid, va.number).storyboard.shot("s1").prompt == "tab A's edit"
     assert studio.version(pid, vb.number).storyboard.shot("s1").prompt == "tab B's edit"
+    # read back from the tree, as the actions that return only the version need it: the same answer
+    assert (studio.branched(va), studio.branched(vb), studio.branched(studio.version(pid, 1))) == (False, True, False)
+    kf = studio.render_keyframes(pid, ref=1).version  # a keyframe action from v1, which had children by then
+    assert kf.parent_number == 1 and studio.branched(kf)
+    assert not studio.branched(studio.fork(pid, 1))  # a fork is a branch on purpose, not news
 
 
 def test_accept_with_only_and_hand_edit(studio):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from gradio_client import handle_file
@@ -137,3 +138,23 @@ def test_persona_builder_fills_the_editor(client):
     text = client.predict("I love slow quiet films with long takes\nToo many fast cuts ruin it for me, @bob",
                           "Ana", api_name="/build_persona")
     assert "name: Ana" in text and "source: built" in text and "@bob" not in text
+
+
+def test_shot_note_links_seek_to_the_films_times_with_a_title_card(client, board_file, studio):
+    pid, v = create(client, board_file)
+    board = studio.version(pid, v).storyboard
+    opts = board.film.model_copy(update={"title_card": True, "title_seconds": 2.0})
+    v2, _ = studio.save_storyboard(pid, board.model_copy(update={"film": opts}), v)
+    client.predict(pid, v2.number, api_name="/render")
+
+    def seeks(html: str) -> dict[str, str]:
+        """shot id -> the time its links seek to."""
+        return {s: t for t, s in re.findall(r"<a class='seek' data-t='([\d.]+)' data-shot='(\w+)'", html)}
+
+    cards = client.predict(pid, v2.number, api_name="/critique")[1]
+    _, _, strip, shown, *_ = client.predict(pid, v2.number, api_name="/screening")
+    cells = {s: f"{float(t):.2f}" for t, s in re.findall(r"data-t='([\d.]+)' data-end='[\d.]+' data-shot='(\w+)'", strip)}
+    assert cells["title"] == "0.00" and cells["s1"] == "2.00" and len(cells) == 4  # the title card, then 3 shots
+    for html in (cards, shown):
+        links = seeks(html)
+        assert links and all(links[s] == cells[s] for s in links)  # where the strip puts the shot, not 2 s early

@@ -92,14 +92,16 @@ def test_review_names_sources_and_reads_decisions():
     edits = [SetShot(shot_id="s1", field="prompt", old="a calm sea", new="a wild sea", rationale="scarier",
                      sources=["n_01fb0075", "teen_scroller"]),
              SetShot(shot_id="s2", field="camera", old="static", new="dolly_in", rationale="motion",
-                     sources=["film_critic"])]
+                     sources=["film_critic", "n_9999aaaa", "gone_persona", "n_8888bbbb"])]
     record = ProposalRecord(id="pr_1", version=1, created_at=utcnow(), mode="offline",
                             proposal=Proposal(summary="two edits", edits=edits))
     value = review_json(record, {"n_01fb0075": "Make the storm scarier"},
                         {"teen_scroller": "Maya, 16", "film_critic": "Dr. Roux"}, {"s1": "gradio_api/file=/t.jpg"})
     data = json.loads(value)
     assert data["edits"][0]["sources"] == ["your note “Make the storm scarier”", "Maya, 16"]
-    assert "n_01fb0075" not in json.dumps(data["edits"]) and data["edits"][0]["thumb"].endswith("t.jpg")
+    assert data["edits"][1]["sources"] == ["Dr. Roux", "a note", "a critic"]  # unknown ids: what they were, once
+    assert not re.search(r"n_01fb0075|n_9999aaaa|gone_persona", json.dumps(data["edits"]))
+    assert data["edits"][0]["thumb"].endswith("t.jpg")
     assert data["edits"][0]["diff"] == [["=", "a"], ["-", "calm"], ["+", "wild"], ["=", "sea"]]
     data["edits"][1]["accept"] = False
     data["edits"][0]["text"] = "a sea like the end of the world"
@@ -109,8 +111,38 @@ def test_review_names_sources_and_reads_decisions():
 def test_settings_show_words_not_setting_names(studio):
     from app.ui.settings import status_md
 
-    text = status_md(studio)
+    text = status_md(studio).replace("\\", "")  # read as shown (Markdown escapes gone)
     assert "Making the pictures" in text and "backend_label" not in text and "llm_endpoint" not in text
+    assert "**Making the stills (keyframes, references)**: animatic keyframes" in text and "images_label" not in text
+    assert "**Consistency (image embeddings)**: (not set: consistency is not measured)" in text
+
+
+def test_settings_and_the_status_bar_name_every_model_or_say_none(tmp_path):
+    from app.config import load_config
+    from app.studio import Studio
+    from app.ui.common import status_line
+    from app.ui.settings import models_text, status_md
+
+    plain = load_config({"home": tmp_path / "a", "narration": False}, environ={})
+    text = models_text(plain).replace("\\", "")  # read as shown (Markdown escapes gone)
+    for line in ("**VACE model (references and keyframes into the video)**: none",
+                 "**Image model (keyframes, references)**: none (the animatic draws keyframes)",
+                 "**Embedding model (character consistency)**: none (consistency is not measured)"):
+        assert line in text
+    wan = load_config({"home": tmp_path / "b", "narration": False},
+                      environ={"CHIEF_VIDEO_BACKEND": "diffusers", "CHIEF_VIDEO_MODEL": str(tmp_path / "wan"),
+                               "CHIEF_VACE_MODEL": str(tmp_path / "vace"), "CHIEF_EMBED_MODEL": str(tmp_path / "clip")})
+    text = models_text(wan).replace("\\", "")
+    assert f"VACE model (references and keyframes into the video)**: {tmp_path / 'vace'}" in text
+    assert "**Image model (keyframes, references)**: none (keyframes and references can only be uploaded)" in text
+    assert f"**Embedding model (character consistency)**: {tmp_path / 'clip'}" in text
+    st = Studio(wan)
+    try:  # no image model with the diffusers backend: the status bar and Settings say so
+        assert "**stills** none (set CHIEF_IMAGE_MODEL)" in status_line(st, None, None).replace("\\", "")
+        assert "**Making the stills (keyframes, references)**: none (set CHIEF_IMAGE_MODEL)" in \
+            status_md(st).replace("\\", "")
+    finally:
+        st.db.close()
 
 
 def test_api_key_is_never_echoed_or_stored(studio, board):
@@ -199,3 +231,16 @@ def test_guard_turns_known_failures_into_one_line_for_handlers_and_generators():
         guard(handler)(ZeroDivisionError)
     with pytest.raises(ZeroDivisionError):
         list(guard(following)(ZeroDivisionError))
+
+
+def test_notes_to_the_page_are_text_and_every_one_goes_through_notice(capsys):
+    from pathlib import Path
+
+    from app.ui.common import notice
+
+    notice("shot <img src=x onerror=alert(1)> has no clip as it stands")  # outside a page, Gradio prints it
+    assert capsys.readouterr().out.strip() == "shot &lt;img src=x onerror=alert(1)&gt; has no clip as it stands"
+    screens = [f for f in (Path(__file__).parents[2] / "app" / "ui").glob("*.py") if f.name != "common.py"]
+    assert len(screens) > 10
+    raw = [f.name for f in screens if re.search(r"gr\.(Info|Warning|Success)\(", f.read_text())]
+    assert raw == []  # a toast renders HTML: no screen calls it with an unescaped message

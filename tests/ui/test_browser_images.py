@@ -120,6 +120,35 @@ def test_use_a_take_makes_a_child_version_the_page_follows(server, st, page, tmp
     assert v2.number == 2 and v2.parent_number == 1 and v2.storyboard.shot("s1").seed == second.seed
 
 
+def test_the_panel_with_no_preference_between_takes_says_so(server, st, page, tmp_path, errors):
+    from playwright.sync_api import expect
+
+    pid = tiny(st, tmp_path, title="Vote on takes")
+    st.render_takes(pid, "s2", 1)
+    n = len(st.version(pid).panel)
+    open_project(page, server, pid, "Storyboard")
+    card = page.locator("#card_s2")
+    card.locator("details.takes summary").click()
+    card.locator(".take-vote").click()
+    expect(page.locator("#shots_message")).to_contain_text(f"0 vote(s), {n} with no preference", timeout=LONG)
+    expect(card.locator(".take-votes .no-preference")).to_have_text(f"no preference: {n}")
+    expect(card.locator("figure.take .votes")).to_have_count(0)  # the offline critics score seeds alike: no votes
+
+
+def test_a_keyframe_change_on_a_version_another_tab_moved_on_from_says_branched(server, st, page, tmp_path, errors):
+    from playwright.sync_api import expect
+
+    pid = tiny(st, tmp_path, title="Two tabs")
+    v2 = st.render_keyframes(pid).version
+    open_project(page, server, pid, "Storyboard")
+    expect(page.locator("#card_s2 .kf-clear")).to_be_visible(timeout=LONG)
+    st.clear_keyframe(pid, "s1", v2.number)  # another tab moves on from v2: v3
+    page.locator("#card_s2 .kf-clear").click()
+    expect(page.locator("#shots_message")).to_contain_text("Branched: v2 already had a newer version", timeout=LONG)
+    v4 = st.version(pid)
+    assert (v4.number, v4.parent_number, v4.storyboard.shot("s2").keyframe) == (4, 2, None)
+
+
 def test_a_takes_job_survives_a_reload_and_stops(server, st, page, tmp_path, errors):
     from playwright.sync_api import expect
 

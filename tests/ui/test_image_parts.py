@@ -61,7 +61,10 @@ def test_a_card_shows_its_candidates_and_takes_with_the_votes(studio, project):
     assert media["s1"]["candidates"] == []  # one approved still: no strip
     takes = media["s2"]["takes"]
     assert [t["number"] for t in takes["items"]] == [1, 2, 3] and takes["can_vote"]
-    assert sum(len(t["voters"]) for t in takes["items"]) == takes["voted"] == len(studio.version(project).panel)
+    panel = studio.version(project).panel
+    assert takes["voted"] == len(panel)  # the offline critics score the takes alike: no votes, no preference said
+    assert [t["voters"] for t in takes["items"]] == [[], [], []] and len(takes["no_preference"]) == len(panel)
+    assert all(len(x["scores"]) == 3 for x in takes["no_preference"])
     assert all(t["thumb"].startswith("gradio_api/file=") and t["clip"].endswith(".mp4") for t in takes["items"])
     assert media["s1"]["takes"] is None
 
