@@ -141,6 +141,20 @@ def compose_prompt(prompt: str, style_guide: str = "", characters: dict[str, str
     return ". ".join(p.rstrip(". ") for p in parts if p) + "."
 
 
+# How a text-to-video model is told a shot's camera move: in words, as these models are trained (Wan, LTX,
+# CogVideoX and HunyuanVideo take camera motion from the prompt). "static" adds nothing.
+CAMERA_WORDS = {"static": "", "pan_left": "the camera pans slowly to the left",
+                "pan_right": "the camera pans slowly to the right", "tilt_up": "the camera tilts up",
+                "tilt_down": "the camera tilts down", "zoom_in": "slow zoom in", "zoom_out": "slow zoom out",
+                "dolly_in": "the camera dollies in", "handheld": "handheld camera, slight shake"}
+
+
+def with_camera(prompt: str, camera: str) -> str:
+    """The prompt a video model gets for a shot with this camera move (the clip key already holds the move)."""
+    words = CAMERA_WORDS.get(camera, "")
+    return f"{prompt.rstrip()} Camera: {words}." if words else prompt
+
+
 def file_sha256(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:

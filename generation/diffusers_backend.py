@@ -18,7 +18,7 @@ import inspect
 from pathlib import Path
 from typing import Any
 
-from .base import CancelToken, ClipInfo, Progress, RenderError, ShotRequest, file_sha256, frames_for
+from .base import CancelToken, ClipInfo, Progress, RenderError, ShotRequest, file_sha256, frames_for, with_camera
 from .families import FAMILIES, Family
 from .pipelines import (_PIPELINES, SHORT_DTYPE, PipelineModel, call_kwargs, derived, pick_device,
                         pipeline_class_name, pipeline_errors, to_uint8, warm)
@@ -180,7 +180,8 @@ class DiffusersBackend(PipelineModel):
         fam = self.family
         if cancel is not None:
             cancel.raise_if_cancelled()
-        kwargs = call_kwargs(req.prompt, req.width, req.height, req.steps, req.guidance, req.seed, progress, cancel)
+        kwargs = call_kwargs(with_camera(req.prompt, req.camera), req.width, req.height, req.steps, req.guidance,
+                             req.seed, progress, cancel)
         if "num_frames" in fam.call_kwargs or req.route:
             kwargs["num_frames"] = req.num_frames
         if ("negative_prompt" in fam.call_kwargs or req.route) and req.negative_prompt:

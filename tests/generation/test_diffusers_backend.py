@@ -82,6 +82,17 @@ def test_same_seed_same_frames_and_another_seed_other_frames(rendered, tmp_path)
     assert np.abs(frames(clip.path) - frames(other.path)).mean() > 0.5
 
 
+def test_the_camera_move_reaches_the_model_in_words(rendered, tmp_path, monkeypatch):
+    """A shot's camera move changes the clip (its key always held the move; now the model is told it too)."""
+    backend, clip = rendered("wan")
+    sent = []
+    real = diffusers_backend.call_kwargs
+    monkeypatch.setattr(diffusers_backend, "call_kwargs", lambda prompt, *a: sent.append(prompt) or real(prompt, *a))
+    pan = backend.render(SHOT.with_(camera="pan_left"), tmp_path / "pan.mp4")
+    assert sent == [f"{SHOT.prompt} Camera: the camera pans slowly to the left."]
+    assert np.abs(frames(clip.path) - frames(pan.path)).mean() > 0.5
+
+
 def test_a_pipeline_loads_once_per_process_and_stays_warm(rendered, folders, tmp_path, monkeypatch):
     rendered("cogvideox")
     from diffusers import DiffusionPipeline
