@@ -91,6 +91,12 @@ def json_option(fn):
                         help="Machine-readable JSON on stdout.")(fn)
 
 
+def branch_note(studio, v) -> str:
+    """A line for a version made from one that had already moved on (another process or tab went first)."""
+    return (f"\nnote: v{v.parent_number} already had a newer version, so this is a new branch (nothing was lost)"
+            if studio.branched(v) else "")
+
+
 def version_option(fn):
     return click.option("--version", "-v", "version", help="Version number (default: the current version).")(fn)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from app.cli.common import Ctx, command, version_option
+from app.cli.common import Ctx, branch_note, command, version_option
 from app.keyframes import KeyframesResult
 from app.takes import NO_PREFERENCE_SPREAD
 
@@ -69,8 +69,9 @@ def _reference_out(c: Ctx, pid: str, v, name: str, location: bool) -> None:
     refs = next(item.references for item in items if item.name == name)
     files = [str(c.studio.image_path(sha)) for sha in refs]
     c.out({"project": pid, "version": v, "name": name, "references": refs, "files": files,
-           "images": c.studio.images_label()},
-          f"v{v.number}: {name} has {len(refs)} reference image(s)" + "".join(f"\n  {f}" for f in files))
+           "images": c.studio.images_label(), "branched": c.studio.branched(v)},
+          f"v{v.number}: {name} has {len(refs)} reference image(s)" + "".join(f"\n  {f}" for f in files)
+          + branch_note(c.studio, v))
 
 
 for _command in (ref_add, ref_gen, ref_clear):
@@ -105,8 +106,9 @@ def keyframes(c: Ctx, project, shots, reroll, screen, version):
             ids = [s.strip() for s in shots.split(",") if s.strip()] if shots else None
             res = c.studio.render_keyframes(pid, ids, version, _stages(prog.update), None)
     c.out({"project": pid, **res.model_dump(), "files": {k.id: str(c.studio.image_path(k.sha256))
-                                                         for k in res.keyframes}, "active": c.studio.status()},
-          _keyframes_text(c, res))
+                                                         for k in res.keyframes}, "active": c.studio.status(),
+           "branched": c.studio.branched(res.version)},
+          _keyframes_text(c, res) + branch_note(c.studio, res.version))
 
 
 def _keyframes_text(c: Ctx, res: KeyframesResult) -> str:
@@ -169,8 +171,8 @@ def keyframe_clear(c: Ctx, project, shot, version):
 def _approved_out(c: Ctx, pid: str, v, shot: str) -> None:
     sha = v.storyboard.shot(shot).keyframe
     c.out({"project": pid, "version": v, "shot_id": shot, "keyframe": sha,
-           "file": str(c.studio.image_path(sha)) if sha else None},
-          f"v{v.number}: {shot} keyframe {c.studio.image_path(sha) if sha else '(none)'}")
+           "file": str(c.studio.image_path(sha)) if sha else None, "branched": c.studio.branched(v)},
+          f"v{v.number}: {shot} keyframe {c.studio.image_path(sha) if sha else '(none)'}" + branch_note(c.studio, v))
 
 
 for _command in (keyframe_list, keyframe_set, keyframe_pick, keyframe_clear):
@@ -225,10 +227,11 @@ def pick(c: Ctx, project, shot, take, version):
     """Make TAKE (its number or id) SHOT's take: a new version whose render reuses the take's clip."""
     pid = c.studio.resolve_project(project)
     res = c.studio.pick_take(pid, shot, take, version)
-    c.out({"project": pid, **res.model_dump()},
+    c.out({"project": pid, **res.model_dump(), "branched": c.studio.branched(res.version)},
           f"v{res.version.number}: {shot} uses take {res.take.number} (seed {res.take.seed}); "
           + ("its clip must be rendered again" if res.rerenders else "its clip is cached: nothing re-renders")
-          + (f"; continuity shots after it re-render: {', '.join(res.downstream)}" if res.downstream else ""))
+          + (f"; continuity shots after it re-render: {', '.join(res.downstream)}" if res.downstream else "")
+          + branch_note(c.studio, res.version))
 
 
 # ---------------------------------------------------------------------------------------- consistency

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from pydantic import BaseModel
 
-from app.cli.common import Ctx, command, usage_line, version_option
+from app.cli.common import Ctx, branch_note, command, usage_line, version_option
 from app.refining import UsageSummary
 from app.studio import AcceptResult, Active
 from storage.records import CritiqueRecord, ProposalRecord, RenderRecord, Version
@@ -237,8 +237,7 @@ def accept(c: Ctx, project, proposal_id, only, edits, version):
     v = res.version
     c.out(Accepted(**res.model_dump(), project=pid),
           f"v{v.number} created from v{v.parent_number} with edit(s) {', '.join(map(str, res.applied))}"
-          + ("\nnote: v%s already had a newer version, so this is a new branch (nothing was lost)" % v.parent_number
-             if res.branched else ""))
+          + branch_note(c.studio, v))
 
 
 @command

@@ -87,3 +87,17 @@ def test_errors_are_one_line_and_write_nothing(chief, tmp_path):
         assert res.exit_code == 1
         assert "\n" not in res.stderr.strip() and message in res.stderr, res.stderr
     assert len(js(chief("--json", "log", pid))["versions"]) == 1
+
+
+def test_an_image_change_made_from_a_version_that_moved_on_says_it_branched(chief, tmp_path):
+    story = tmp_path / "story.yaml"
+    story.write_text(dump_storyboard(tiny_board(2)))
+    pid = js(chief("--json", "new", "--storyboard", str(story)))["project"]
+    ref = tmp_path / "keeper.png"
+    Image.fromarray(np.full((20, 20, 3), 90, np.uint8)).save(ref)
+    first = chief("ref", "add", pid, "Keeper", str(ref), "--version", "1")
+    assert "new branch" not in first.stdout
+    again = chief("keyframe", "set", pid, "s1", str(ref), "--version", "1")  # v1 already has v2: a branch
+    assert "v3: s1 keyframe" in again.stdout
+    assert "note: v1 already had a newer version, so this is a new branch (nothing was lost)" in again.stdout
+    assert js(chief("keyframe", "set", pid, "s2", str(ref), "--version", "1", "--json"))["branched"] is True
