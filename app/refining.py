@@ -45,7 +45,7 @@ class EarlierNote(BaseModel):
     note: Note
     version: int
     addressed: bool  # an accepted edit citing the note landed
-    how: str  # "edit accepted in v3", "shot s2 changed since", "not yet"
+    how: str  # "edit accepted in v3", "shot s2 changed since", "not addressed yet"
 
 
 class UsageSummary(BaseModel):
@@ -119,7 +119,7 @@ class Refining:
                     elif n.shot_id and n.shot_id in changed:
                         how = f"shot {n.shot_id} {changed[n.shot_id].status} since"
                     else:
-                        how = "not yet"
+                        how = "not addressed yet"
                     out.append(EarlierNote(note=n, version=v.number, addressed=bool(landed), how=how))
         return out
 

@@ -109,7 +109,7 @@ def earlier_html(items) -> str:
         return ""
     rows = "".join(
         f"<li data-note='{esc(e.note.id)}'><span class='{'yes' if e.addressed else 'no'}'>"
-        f"{'✓ addressed: ' + esc(e.how) if e.addressed else esc(e.how) if e.how != 'not yet' else 'not addressed yet'}"
+        f"{'✓ addressed: ' if e.addressed else ''}{esc(e.how)}"
         f"</span> · v{e.version} · "
         f"{esc(e.note.shot_id or 'whole film')}: {esc(e.note.text)}</li>" for e in items)
     return f"<b>Notes on earlier versions</b><ul class='earlier'>{rows}</ul>"

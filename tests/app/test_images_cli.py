@@ -32,12 +32,18 @@ def js(res) -> dict:
     return json.loads(res.stdout)
 
 
-def test_the_image_first_workflow_from_the_command_line(chief, tmp_path):
+def new_project(chief, tmp_path, shots: int):
+    """(project id, a picture file) for a tiny storyboard of `shots` shots."""
     story = tmp_path / "story.yaml"
-    story.write_text(dump_storyboard(tiny_board(3)))
+    story.write_text(dump_storyboard(tiny_board(shots)))
     pid = js(chief("--json", "new", "--storyboard", str(story)))["project"]
     ref = tmp_path / "keeper.png"
     Image.fromarray(np.full((20, 20, 3), 90, np.uint8)).save(ref)
+    return pid, ref
+
+
+def test_the_image_first_workflow_from_the_command_line(chief, tmp_path):
+    pid, ref = new_project(chief, tmp_path, 3)
     added = js(chief("ref", "add", pid, "Keeper", str(ref), "--json"))
     assert added["version"]["number"] == 2 and len(added["references"]) == 1
     assert added["images"].startswith("animatic keyframes")
@@ -74,9 +80,7 @@ def test_the_image_first_workflow_from_the_command_line(chief, tmp_path):
 
 
 def test_errors_are_one_line_and_write_nothing(chief, tmp_path):
-    story = tmp_path / "story.yaml"
-    story.write_text(dump_storyboard(tiny_board(2)))
-    pid = js(chief("--json", "new", "--storyboard", str(story)))["project"]
+    pid, _ = new_project(chief, tmp_path, 2)
     bad = tmp_path / "bad.png"
     bad.write_text("hello")
     for args, message in ((("ref", "add", pid, "Keeper", str(bad)), "bad.png: not a readable PNG, JPEG or WebP"),
@@ -90,11 +94,7 @@ def test_errors_are_one_line_and_write_nothing(chief, tmp_path):
 
 
 def test_an_image_change_made_from_a_version_that_moved_on_says_it_branched(chief, tmp_path):
-    story = tmp_path / "story.yaml"
-    story.write_text(dump_storyboard(tiny_board(2)))
-    pid = js(chief("--json", "new", "--storyboard", str(story)))["project"]
-    ref = tmp_path / "keeper.png"
-    Image.fromarray(np.full((20, 20, 3), 90, np.uint8)).save(ref)
+    pid, ref = new_project(chief, tmp_path, 2)
     first = chief("ref", "add", pid, "Keeper", str(ref), "--version", "1")
     assert "new branch" not in first.stdout
     again = chief("keyframe", "set", pid, "s1", str(ref), "--version", "1")  # v1 already has v2: a branch
