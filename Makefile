@@ -6,7 +6,7 @@ export HF_HUB_OFFLINE := 1
 export HF_HUB_DISABLE_TELEMETRY := 1
 export GRADIO_ANALYTICS_ENABLED := False
 
-.PHONY: install system-deps real-server demo serve test test-real bench screenshots clean
+.PHONY: install system-deps real-server demo serve lint test test-real bench screenshots clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -42,7 +42,12 @@ demo: install
 serve: install
 	$(BIN)/chief serve
 
-test: install system-deps real-server
+# ruff: lint and format (the code is kept formatted: `.venv/bin/ruff format .`)
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+test: lint install system-deps real-server
 	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=900
 
 # Refresh README's screenshot from the browser test (tests themselves never write into the checkout).

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from storage.schema import Coverage, Critique, Note, Persona, Proposal, Storyboard, Usage
 
@@ -100,6 +101,7 @@ class Planner(Protocol):
     mode: str  # "offline" or "llm:<model>"
 
     def plan(self, idea: str, minutes: float) -> Result: ...  # Result.value: Storyboard
+
     # LLM planners also take progress= (ProgressFn-like events) and cancel= (see invoke)
 
 
@@ -107,6 +109,7 @@ class Critic(Protocol):
     mode: str
 
     def critique(self, persona: Persona, film: FilmView) -> Result: ...  # Result.value: Critique
+
     # LLM critics also take progress= and cancel= (see invoke)
 
 
@@ -114,8 +117,22 @@ class Refiner(Protocol):
     mode: str
 
     def refine(self, storyboard: Storyboard, notes: list[Note], critiques: list[Critique]) -> Result: ...  # Proposal
+
     # LLM refiners also take scope= (the scenes to show in full and edit), progress= and cancel= (see invoke)
 
 
-__all__ = ["AgentError", "AnswerTooLong", "Cancelled", "RequestTooLarge", "Critic", "Critique", "FilmView", "Planner",
-           "Proposal", "Refiner", "Result", "SampledFrame", "invoke"]
+__all__ = [
+    "AgentError",
+    "AnswerTooLong",
+    "Cancelled",
+    "RequestTooLarge",
+    "Critic",
+    "Critique",
+    "FilmView",
+    "Planner",
+    "Proposal",
+    "Refiner",
+    "Result",
+    "SampledFrame",
+    "invoke",
+]

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 import random
-from typing import TYPE_CHECKING, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,6 +28,7 @@ MIN_ITEMS = 3  # fewer held-out items say nothing about agreement
 
 
 # --------------------------------------------------------------------------------------------- figures
+
 
 def average_ranks(values: Sequence[float]) -> list[float]:
     """1-based ranks; tied values share the average of the ranks they span."""
@@ -70,6 +72,7 @@ def mean_absolute_error(x: Sequence[float], y: Sequence[float]) -> float:
 
 # --------------------------------------------------------------------------------------------- holdout
 
+
 def split_holdout(items: Sequence[Comment], holdout: float = 0.3, seed: int = 0) -> tuple[list[Comment], list[Comment]]:
     """(kept, held_out): a seeded draw of `holdout` of the rated items (at least 3); unrated items are always kept.
 
@@ -88,6 +91,7 @@ def split_holdout(items: Sequence[Comment], holdout: float = 0.3, seed: int = 0)
 
 # ---------------------------------------------------------------------------------------------- raters
 
+
 def _stem(w: str) -> str:
     for suffix in ("ing", "ed", "es", "s", "ly"):
         if len(w) > len(suffix) + 3 and w.endswith(suffix):
@@ -104,7 +108,10 @@ def _vocab(phrases: Sequence[str]) -> set[str]:
 
 # What an item's description may say, and which taste it speaks to: taste -> (phrases, +1 if a high value likes it).
 ITEM_CUES: dict[str, tuple[tuple[str, ...], int]] = {
-    "patience": (("slow", "slow burn", "long takes", "contemplative", "quiet", "meditative", "lingering", "unhurried"), 1),
+    "patience": (
+        ("slow", "slow burn", "long takes", "contemplative", "quiet", "meditative", "lingering", "unhurried"),
+        1,
+    ),
     "motion": (("action", "fast", "fast-paced", "chase", "kinetic", "frenetic", "energetic", "explosive", "fights"), 1),
     "brightness": (("dark", "noir", "night", "shadowy", "gloomy", "murky"), -1),
     "contrast": (("vivid", "striking", "bold colours", "bold colors", "high contrast", "saturated"), 1),
@@ -156,7 +163,7 @@ class RatingsOut(_Closed):
 class LLMRater:
     """The persona, role-played by the LLM, rates every held-out item in one structured call."""
 
-    def __init__(self, client: "LLMClient", model: str | None = None):
+    def __init__(self, client: LLMClient, model: str | None = None):
         self.client = client
         self.model = model or client.config.critic_model
         self.mode = f"llm:{self.model}"
@@ -176,16 +183,19 @@ class LLMRater:
             problems += [f"item {r.item}: rating must be within 0..10" for r in out.ratings if not 0 <= r.rating <= 10]
             return problems
 
-        out, _usage = self.client.structured(f"persona rater {persona.id}", self.model, self.messages(persona, items),
-                                             RatingsOut, check=check)
+        out, _usage = self.client.structured(
+            f"persona rater {persona.id}", self.model, self.messages(persona, items), RatingsOut, check=check
+        )
         by_item = {r.item: r.rating for r in out.ratings}
         return [float(by_item[i]) for i in range(1, n + 1)]
 
 
 # ----------------------------------------------------------------------------------------------- entry
 
-def rate_holdout(persona: Persona, rated_items: Sequence[Comment], *, holdout: float = 0.3, seed: int = 0,
-                 rater: Rater | None = None) -> list[tuple[Comment, float]]:
+
+def rate_holdout(
+    persona: Persona, rated_items: Sequence[Comment], *, holdout: float = 0.3, seed: int = 0, rater: Rater | None = None
+) -> list[tuple[Comment, float]]:
     """(held-out item, the persona's rating) pairs, in file order."""
     _, held = split_holdout(rated_items, holdout, seed)
     predicted = list((rater or OfflineRater())(persona, held))
@@ -194,8 +204,9 @@ def rate_holdout(persona: Persona, rated_items: Sequence[Comment], *, holdout: f
     return list(zip(held, (float(p) for p in predicted)))
 
 
-def calibrate(persona: Persona, rated_items: Sequence[Comment], *, holdout: float = 0.3, seed: int = 0,
-              rater: Rater | None = None) -> dict[str, float]:
+def calibrate(
+    persona: Persona, rated_items: Sequence[Comment], *, holdout: float = 0.3, seed: int = 0, rater: Rater | None = None
+) -> dict[str, float]:
     """Agreement between the persona and its viewer on held-out rated items; also stored in `persona.calibration`.
 
     Returns {"spearman": -1..1, "mae": 0..10, "n": items compared, "holdout": fraction, "seed": draw}.
@@ -210,5 +221,10 @@ def calibration_figures(pairs: Sequence[tuple[Comment, float]], holdout: float, 
     """The figures `calibrate` stores, from (rated item, predicted rating) pairs."""
     actual = [float(c.rating) for c, _ in pairs]
     predicted = [p for _, p in pairs]
-    return {"spearman": round(spearman(actual, predicted), 4), "mae": round(mean_absolute_error(actual, predicted), 4),
-            "n": float(len(pairs)), "holdout": float(holdout), "seed": float(seed)}
+    return {
+        "spearman": round(spearman(actual, predicted), 4),
+        "mae": round(mean_absolute_error(actual, predicted), 4),
+        "n": float(len(pairs)),
+        "holdout": float(holdout),
+        "seed": float(seed),
+    }

@@ -49,8 +49,21 @@ _NAME = r"[A-Z][a-zA-Z'\-]*\.?(?:\s+[A-Z][a-zA-Z'\-]*\.?){0,3}"
 _SIGNATURE = re.compile(r"(?:^|\s)(?:—|–|--|~|-)\s*" + _NAME + r"\s*$")
 _BY_NAME = re.compile(r"\b(?P<verb>\w+\s+)?(?i:by)\s+(?P<name>" + _NAME + ")")
 # film credits keep their names; any other "by <Name>" (posted, written, reviewed ...) may name a user, so it goes
-_CREDIT_VERBS = {"directed", "produced", "scored", "shot", "edited", "animated", "composed", "narrated", "voiced",
-                 "drawn", "illustrated", "photographed", "choreographed"}
+_CREDIT_VERBS = {
+    "directed",
+    "produced",
+    "scored",
+    "shot",
+    "edited",
+    "animated",
+    "composed",
+    "narrated",
+    "voiced",
+    "drawn",
+    "illustrated",
+    "photographed",
+    "choreographed",
+}
 _YEARS = re.compile(r"(?:1[89]|20)\d\d\s*[-–/]\s*(?:(?:1[89]|20)\d\d|\d\d)")
 _SPACES = re.compile(r"[ \t]{2,}")
 # A match may only start where a run of its class starts: a search that failed from inside a long run would
@@ -58,8 +71,10 @@ _SPACES = re.compile(r"[ \t]{2,}")
 _SPACE_BEFORE_PUNCT = re.compile(r"(?<!\s)\s+([,.!?;:])")
 _EMPTY_BRACKETS = re.compile(r"\(\s*\)|\[\s*\]")
 # what a removed link or handle leaves dangling at the end ("more at", "cc", "via")
-_DANGLING = re.compile(r"(?i)(?<![\s,;:])[\s,;:]*\b(?:cc|h/t|via|see|more at|more on|check out|visit|follow me on|follow me at|"
-                       r"contact me at|email me at|mail me at|mail me|email me|call me on|call me at)\s*[:.]?\s*$")
+_DANGLING = re.compile(
+    r"(?i)(?<![\s,;:])[\s,;:]*\b(?:cc|h/t|via|see|more at|more on|check out|visit|follow me on|follow me at|"
+    r"contact me at|email me at|mail me at|mail me|email me|call me on|call me at)\s*[:.]?\s*$"
+)
 
 
 def _by_name(m: re.Match) -> str:
@@ -115,7 +130,18 @@ def _names_pattern(names: frozenset[str]) -> re.Pattern:
 
 # ------------------------------------------------------------------------------------------- reading
 
-_AUTHOR_FIELDS = ("author", "user", "username", "user_name", "author_name", "handle", "screen_name", "by", "email", "from")
+_AUTHOR_FIELDS = (
+    "author",
+    "user",
+    "username",
+    "user_name",
+    "author_name",
+    "handle",
+    "screen_name",
+    "by",
+    "email",
+    "from",
+)
 _TEXT_FIELDS = ("text", "comment", "body", "review", "content")
 _TITLE_FIELDS = ("title", "item", "film", "movie", "video", "show", "watched", "name")  # Letterboxd: Name
 _RATING_FIELDS = ("rating", "score", "stars")
@@ -202,8 +228,10 @@ def load_comments(path: str | Path) -> list[Comment]:
         raise ValueError(f"{p}: {len(rows)} comments, more than the {MAX_COMMENTS} one viewer's file may hold")
     names = {_pick(r, (k,))[:200] for r in rows for k in _AUTHOR_FIELDS} - {""}
     if len(names) > MAX_AUTHORS:
-        raise ValueError(f"{p}: the comments name {len(names)} different authors; a persona is built from one "
-                         "viewer's comments (export just theirs)")
+        raise ValueError(
+            f"{p}: the comments name {len(names)} different authors; a persona is built from one "
+            "viewer's comments (export just theirs)"
+        )
     names |= {n.lstrip("@") for n in names}
     parsed = []
     for n, row in enumerate(rows, 1):
@@ -219,8 +247,15 @@ def load_comments(path: str | Path) -> list[Comment]:
         rating = None
         if value is not None:
             rating = round(min(10.0, max(0.0, value * 10.0 / (scale or file_scale))), 3)
-        out.append(Comment(index=len(out) + 1, text=body, title=sanitize(_pick(row, _TITLE_FIELDS), names),
-                           rating=rating, description=sanitize(_pick(row, _DESC_FIELDS), names)))
+        out.append(
+            Comment(
+                index=len(out) + 1,
+                text=body,
+                title=sanitize(_pick(row, _TITLE_FIELDS), names),
+                rating=rating,
+                description=sanitize(_pick(row, _DESC_FIELDS), names),
+            )
+        )
     if not out:
         raise ValueError(f"{p}: no comments found")
     return out

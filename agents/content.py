@@ -7,8 +7,9 @@ import functools
 import io
 import math
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence, TypeVar
+from typing import Any, TypeVar
 
 R = TypeVar("R")
 
@@ -63,4 +64,9 @@ def estimate_tokens(messages: list[dict], *, image_tokens: int = 85, video_token
             chars += len(content)
         elif isinstance(content, list):
             chars += sum(len(p.get("text", "")) for p in content if p.get("type") == "text")
-    return math.ceil(chars / 4) + 4 * len(messages) + image_tokens * count_parts(messages, "image_url") + video_tokens * count_parts(messages, "video_url")
+    return (
+        math.ceil(chars / 4)
+        + 4 * len(messages)
+        + image_tokens * count_parts(messages, "image_url")
+        + video_tokens * count_parts(messages, "video_url")
+    )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,11 +22,34 @@ from agents.content import image_part, video_part
 from agents.llm import LLMClient, Progress
 from agents.llm_config import env_name
 from agents.streaming import Cancel
-from agents.watch import (CARRY_RESERVE, ISSUES_CARRIED, Carried, Input, Limits, Part, frames_by_shot, part_text,
-                          plan_parts, split, tile_part, timecode)
+from agents.watch import (
+    CARRY_RESERVE,
+    ISSUES_CARRIED,
+    Carried,
+    Input,
+    Limits,
+    Part,
+    frames_by_shot,
+    part_text,
+    plan_parts,
+    split,
+    tile_part,
+    timecode,
+)
 from prompts import render
-from storage.schema import (DIMENSION_MEANINGS, DIMENSIONS, Coverage, Critique, CritiqueIssue, Dimension, Persona, Scores,
-                            ShotNote, Unseen, Usage)
+from storage.schema import (
+    DIMENSION_MEANINGS,
+    DIMENSIONS,
+    Coverage,
+    Critique,
+    CritiqueIssue,
+    Dimension,
+    Persona,
+    Scores,
+    ShotNote,
+    Unseen,
+    Usage,
+)
 
 __all__ = ["CritiqueOut", "IssueOut", "LLMCritic", "WatchOut", "timecode", "to_critique"]
 
@@ -60,7 +83,9 @@ class CritiqueOut(_Closed):
 
 
 class Memory(_Closed):
-    so_far: str = Field(max_length=1500, description="what has happened so far, as you understood it (at most 60 words)")
+    so_far: str = Field(
+        max_length=1500, description="what has happened so far, as you understood it (at most 60 words)"
+    )
     engagement: int = Field(ge=0, le=10, description="how engaged you are now")
     would_stop_at: str | None = Field(description="the shot id where you would have stopped watching, or null")
 
@@ -79,19 +104,33 @@ def to_critique(out: CritiqueOut, persona_id: str, known_shots: set[str], earlie
     issues = []
     for i in sorted(out.top_issues, key=lambda i: -i.urgency):
         ids = [s for s in i.shot_ids if s in known_shots]
-        issues.append(CritiqueIssue(summary=i.summary, urgency=i.urgency, dimension=i.dimension, shot_ids=ids, suggestion=i.suggestion))
+        issues.append(
+            CritiqueIssue(
+                summary=i.summary, urgency=i.urgency, dimension=i.dimension, shot_ids=ids, suggestion=i.suggestion
+            )
+        )
     dropped = [n.shot_id for n in out.shot_notes if n.shot_id not in known_shots]
     dropped += [s for i in out.top_issues for s in i.shot_ids if s not in known_shots]
     if dropped:
         log.warning("critic %s: dropped references to unknown shot ids %s", persona_id, sorted(set(dropped)))
-    return Critique(persona_id=persona_id, overall=out.overall, scores=out.scores, shot_notes=notes, top_issues=issues,
-                    keep_watching=out.keep_watching, keep_watching_reason=out.keep_watching_reason, summary=out.summary)
+    return Critique(
+        persona_id=persona_id,
+        overall=out.overall,
+        scores=out.scores,
+        shot_notes=notes,
+        top_issues=issues,
+        keep_watching=out.keep_watching,
+        keep_watching_reason=out.keep_watching_reason,
+        summary=out.summary,
+    )
 
 
 class LLMCritic:
     """Critic role over an OpenAI-compatible model (agents.base.Critic). `video`: send each part as a clip."""
 
-    def __init__(self, client: LLMClient, model: str | None = None, *, video: bool = False, video_seconds: float = 30.0):
+    def __init__(
+        self, client: LLMClient, model: str | None = None, *, video: bool = False, video_seconds: float = 30.0
+    ):
         self.client = client
         self.model = model or client.config.critic_model
         self.video, self.video_seconds = video, video_seconds
@@ -110,8 +149,9 @@ class LLMCritic:
             return f"llm:{self.model} (text-only: storyboard and frame descriptions, the model takes no images)"
         return f"llm:{self.model}" + (" (video)" if self.video else "")
 
-    def critique(self, persona: Persona, film: FilmView, *, progress: ProgressFn | None = None,
-                 cancel: Cancel = None) -> Result:
+    def critique(
+        self, persona: Persona, film: FilmView, *, progress: ProgressFn | None = None, cancel: Cancel = None
+    ) -> Result:
         watch = _Watch(self, persona, film, progress, cancel)
         text_before = self.text_only
         try:
@@ -119,8 +159,11 @@ class LLMCritic:
         except AgentError as e:
             if text_before or not self.text_only or isinstance(e, Cancelled):
                 raise
-            log.warning("critic %s (%s): the model takes no images; reading the film as text from now on", persona.id,
-                        self.model)
+            log.warning(
+                "critic %s (%s): the model takes no images; reading the film as text from now on",
+                persona.id,
+                self.model,
+            )
             return watch.run("text")
 
     def limits(self, mode: Input) -> Limits:
@@ -130,8 +173,13 @@ class LLMCritic:
         images = min(cfg.max_images_per_request, cfg.max_frames_per_call)
         with self._lock:
             images = min(images, self._images or images)
-        return Limits(images=images, tokens=ctx - answer, answer=answer, image_tokens=cfg.image_cost(),
-                      video_seconds=self.video_seconds)
+        return Limits(
+            images=images,
+            tokens=ctx - answer,
+            answer=answer,
+            image_tokens=cfg.image_cost(),
+            video_seconds=self.video_seconds,
+        )
 
     def learned(self, images: int) -> None:
         with self._lock:
@@ -148,16 +196,24 @@ class LLMCritic:
             return self._descriptions[key]
 
     def system(self, persona: Persona) -> dict:
-        return {"role": "system", "content": render(
-            "critic_system.j2", persona=persona, tastes=persona.tastes.describe(),
-            weights=", ".join(f"{d} {persona.weights.get(d, 1.0):g}" for d in DIMENSIONS),
-            dimensions=[(d, DIMENSION_MEANINGS[d]) for d in DIMENSIONS])}
+        return {
+            "role": "system",
+            "content": render(
+                "critic_system.j2",
+                persona=persona,
+                tastes=persona.tastes.describe(),
+                weights=", ".join(f"{d} {persona.weights.get(d, 1.0):g}" for d in DIMENSIONS),
+                dimensions=[(d, DIMENSION_MEANINGS[d]) for d in DIMENSIONS],
+            ),
+        }
 
 
 class _Watch:
     """One persona watching one film: its parts, its memory, its cost."""
 
-    def __init__(self, critic: LLMCritic, persona: Persona, film: FilmView, progress: ProgressFn | None, cancel: Cancel):
+    def __init__(
+        self, critic: LLMCritic, persona: Persona, film: FilmView, progress: ProgressFn | None, cancel: Cancel
+    ):
         self.c, self.persona, self.film = critic, persona, film
         self.progress, self.cancel = progress, cancel
         self.role = f"critic {persona.id}"
@@ -170,23 +226,34 @@ class _Watch:
         limits = c.limits(mode)
         system = c.system(self.persona)
         descriptions = c.descriptions(film) if mode == "text" else None
-        base = c.client.estimate_tokens([system, {"role": "user", "content": part_text(
-            film, self.persona, Part([0]), 1, 1, Carried(), mode, True, descriptions)}])
+        base = c.client.estimate_tokens(
+            [
+                system,
+                {
+                    "role": "user",
+                    "content": part_text(film, self.persona, Part([0]), 1, 1, Carried(), mode, True, descriptions),
+                },
+            ]
+        )
         parts = plan_parts(film, mode, limits, base, REFERENCES_PER_CHARACTER)
         carried, shrunk, i = Carried(), set(), 0
         final_out: CritiqueOut | None = None
         while i < len(parts):
             part, final = parts[i], i == len(parts) - 1
-            messages = [system, {"role": "user", "content": self.content(part, i + 1, len(parts), carried, mode, final,
-                                                                         descriptions)}]
+            messages = [
+                system,
+                {"role": "user", "content": self.content(part, i + 1, len(parts), carried, mode, final, descriptions)},
+            ]
             self.emit(chunk=i + 1, chunks=len(parts), status="watching")
             try:
                 out = self.ask(messages, CritiqueOut if final else WatchOut, i + 1, len(parts))
             except AnswerTooLong as e:
                 if len(part.shots) == 1:
-                    raise AgentError(f"{self.role} ({c.model}): even the answer about one shot was cut off ({e}); "
-                                     f"raise {env_name('critic_max_tokens')} (or the server's own output limit)") from None
-                parts[i:i + 1] = split(part)  # ask for less: half the shots, so half the notes
+                    raise AgentError(
+                        f"{self.role} ({c.model}): even the answer about one shot was cut off ({e}); "
+                        f"raise {env_name('critic_max_tokens')} (or the server's own output limit)"
+                    ) from None
+                parts[i : i + 1] = split(part)  # ask for less: half the shots, so half the notes
                 continue
             except RequestTooLarge as e:
                 if e.limit in shrunk or len(part.shots) == 1:
@@ -208,16 +275,34 @@ class _Watch:
         known = {s.shot_id for s in film.storyboard.shots()}
         critique = to_critique(final_out, self.persona.id, known, carried.notes)
         usage = sum(self.usage, Usage())
-        return Result(value=critique, usage=usage, model=c.model,
-                      coverage=self.coverage(mode, len(parts), usage, carried, descriptions))
+        return Result(
+            value=critique,
+            usage=usage,
+            model=c.model,
+            coverage=self.coverage(mode, len(parts), usage, carried, descriptions),
+        )
 
     def ask(self, messages: list[dict], result_type, n: int, parts: int):
         def on_tokens(p: Progress) -> None:
-            self.emit(chunk=n, chunks=parts, tokens=p.tokens, tokens_per_s=round(p.tokens_per_s, 1),
-                      **({"note": p.note} if p.note else {}))
+            self.emit(
+                chunk=n,
+                chunks=parts,
+                tokens=p.tokens,
+                tokens_per_s=round(p.tokens_per_s, 1),
+                **({"note": p.note} if p.note else {}),
+            )
+
         try:
-            out, usage = self.c.client.structured(self.role, self.c.model, messages, result_type, on_length="raise",
-                                                  on_progress=on_tokens, cancel=self.cancel, deadline=self.deadline)
+            out, usage = self.c.client.structured(
+                self.role,
+                self.c.model,
+                messages,
+                result_type,
+                on_length="raise",
+                on_progress=on_tokens,
+                cancel=self.cancel,
+                deadline=self.deadline,
+            )
         except AgentError as e:
             self.usage.append(getattr(e, "usage", Usage()))
             raise
@@ -232,7 +317,10 @@ class _Watch:
         if mode != "frames":
             return len(part.first_refs) * REFERENCES_PER_CHARACTER
         shots = self.film.storyboard.shots()
-        return sum(1 for i in part.shots if self.frames.get(shots[i].shot_id)) + len(part.first_refs) * REFERENCES_PER_CHARACTER
+        return (
+            sum(1 for i in part.shots if self.frames.get(shots[i].shot_id))
+            + len(part.first_refs) * REFERENCES_PER_CHARACTER
+        )
 
     def remember(self, carried: Carried, out: WatchOut, part: Part) -> None:
         """The memory a viewer carries into the next part: theirs, the notes so far, the most urgent issues."""
@@ -244,13 +332,30 @@ class _Watch:
         if carried.stopped_at is None and out.memory.would_stop_at in known:
             carried.stopped_at = out.memory.would_stop_at
         carried.notes += [n for n in out.shot_notes if n.shot_id in ids]
-        lines = [(i.urgency, f"[{i.urgency}] {i.summary}" + (f" ({', '.join(s for s in i.shot_ids if s in known)})"
-                                                             if any(s in known for s in i.shot_ids) else ""))
-                 for i in out.issues]
+        lines = [
+            (
+                i.urgency,
+                f"[{i.urgency}] {i.summary}"
+                + (
+                    f" ({', '.join(s for s in i.shot_ids if s in known)})"
+                    if any(s in known for s in i.shot_ids)
+                    else ""
+                ),
+            )
+            for i in out.issues
+        ]
         carried.issues = sorted([*carried.issues, *lines], key=lambda t: -t[0])[:ISSUES_CARRIED]
 
-    def content(self, part: Part, n: int, parts: int, carried: Carried, mode: Input, final: bool,
-                descriptions: dict[str, str] | None) -> list[dict]:
+    def content(
+        self,
+        part: Part,
+        n: int,
+        parts: int,
+        carried: Carried,
+        mode: Input,
+        final: bool,
+        descriptions: dict[str, str] | None,
+    ) -> list[dict]:
         """The user message of one part: its text, then each shot's picture (or the part's clip), then references."""
         cfg, film = self.c.client.config, self.film
         text = part_text(film, self.persona, part, n, parts, carried, mode, final, descriptions)
@@ -267,24 +372,36 @@ class _Watch:
                     picture, order = tile_part([f.path for f in frames], cfg.image_detail, cfg.max_image_side)
                     a, b = spans[sid]
                     many = f"{len(frames)} frames, {order}" if len(frames) > 1 else "1 frame"
-                    content += [{"type": "text", "text": f"[shot {sid} · {timecode(a)}-{timecode(b)} · {many}]"}, picture]
+                    content += [
+                        {"type": "text", "text": f"[shot {sid} · {timecode(a)}-{timecode(b)} · {many}]"},
+                        picture,
+                    ]
             elif mode == "video":
                 ids = [shots[i].shot_id for i in part.shots]
                 clip = film.join_clips(ids)
-                content += [{"type": "text", "text": f"[shots {ids[0]}-{ids[-1]} · {timecode(spans[ids[0]][0])}-"
-                                                     f"{timecode(spans[ids[-1]][1])}]"}, video_part(clip)]
+                content += [
+                    {
+                        "type": "text",
+                        "text": f"[shots {ids[0]}-{ids[-1]} · {timecode(spans[ids[0]][0])}-"
+                        f"{timecode(spans[ids[-1]][1])}]",
+                    },
+                    video_part(clip),
+                ]
             if part.first_refs and mode != "text":
                 content.append({"type": "text", "text": render("critic_references.j2", names=part.first_refs)})
             for name in part.first_refs if mode != "text" else ():
                 for path in film.references.get(name, [])[:REFERENCES_PER_CHARACTER]:
-                    content += [{"type": "text", "text": f"[reference · {name}]"},
-                                image_part(path, cfg.image_detail, cfg.max_image_side)]
+                    content += [
+                        {"type": "text", "text": f"[reference · {name}]"},
+                        image_part(path, cfg.image_detail, cfg.max_image_side),
+                    ]
         except OSError as e:
             raise AgentError(f"{self.role} ({self.c.model}): could not read a frame: {e}") from None
         return content
 
-    def coverage(self, mode: Input, parts: int, usage: Usage, carried: Carried,
-                 descriptions: dict[str, str] | None) -> Coverage:
+    def coverage(
+        self, mode: Input, parts: int, usage: Usage, carried: Carried, descriptions: dict[str, str] | None
+    ) -> Coverage:
         shots = self.film.storyboard.shots()
         want = self.film.frames_per_shot or max((len(f) for f in self.frames.values()), default=0)
         unseen, counts = [], []
@@ -292,14 +409,28 @@ class _Watch:
             n = len(self.frames.get(s.shot_id, []))
             counts.append(n)
             if mode == "frames" and n < max(1, want):
-                unseen.append(Unseen(shot_id=s.shot_id, why=f"only {n} frame{'s' if n != 1 else ''} could be cut from "
-                                                            f"its clip" if n else "no frame could be cut from its clip"))
+                unseen.append(
+                    Unseen(
+                        shot_id=s.shot_id,
+                        why=f"only {n} frame{'s' if n != 1 else ''} could be cut from its clip"
+                        if n
+                        else "no frame could be cut from its clip",
+                    )
+                )
             if mode == "video" and s.shot_id not in self.film.clips:
                 unseen.append(Unseen(shot_id=s.shot_id, why="no clip"))
             if mode == "text" and s.shot_id not in (descriptions or {}):
                 unseen.append(Unseen(shot_id=s.shot_id, why="its frames could not be described"))
-        return Coverage(input=mode, shots=len(shots), seen=len(shots) - len(unseen),
-                        frames_per_shot=want if mode == "frames" else 0, min_frames=min(counts) if mode == "frames" else 0,
-                        chunks=parts, requests=usage.calls, prompt_tokens=usage.prompt_tokens,
-                        completion_tokens=usage.completion_tokens, unseen=unseen, stopped_at=carried.stopped_at)
-
+        return Coverage(
+            input=mode,
+            shots=len(shots),
+            seen=len(shots) - len(unseen),
+            frames_per_shot=want if mode == "frames" else 0,
+            min_frames=min(counts) if mode == "frames" else 0,
+            chunks=parts,
+            requests=usage.calls,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            unseen=unseen,
+            stopped_at=carried.stopped_at,
+        )

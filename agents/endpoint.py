@@ -21,16 +21,20 @@ import re
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 log = logging.getLogger(__name__)
 
-Kind = Literal["rate", "images_unsupported", "too_many_images", "context", "format", "stream_options", "transient", "fatal"]
+Kind = Literal[
+    "rate", "images_unsupported", "too_many_images", "context", "format", "stream_options", "transient", "fatal"
+]
 
 
 # ---------------------------------------------------------------- URLs
+
 
 def public_url(url: str | None) -> str:
     """The endpoint as it may be shown or stored: no user:password, no query string (keys hide in both)."""
@@ -57,6 +61,7 @@ def is_local(url: str | None) -> bool:
 
 
 # ---------------------------------------------------------------- what the server said
+
 
 def _message_in(body: Any, depth: int = 0) -> str:
     """The first human-readable message in an error body (OpenAI, vLLM, FastAPI and llama.cpp shapes)."""
@@ -101,15 +106,35 @@ def server_reason(err: BaseException, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-_IMAGES_UNSUPPORTED = ("image input is not supported", "does not support image", "images are not supported",
-                       "image_url is only supported", "vision is not supported", "not a multimodal model",
-                       "multimodal is not supported", "does not support multimodal", "image inputs are not supported",
-                       'can only concatenate str (not "list") to str')  # llama-cpp-python without a vision chat handler
+_IMAGES_UNSUPPORTED = (
+    "image input is not supported",
+    "does not support image",
+    "images are not supported",
+    "image_url is only supported",
+    "vision is not supported",
+    "not a multimodal model",
+    "multimodal is not supported",
+    "does not support multimodal",
+    "image inputs are not supported",
+    'can only concatenate str (not "list") to str',
+)  # llama-cpp-python without a vision chat handler
 _TOO_MANY_IMAGES = re.compile(r"at most (\d+) image\(s\)|too many images|only (\d+) images? (?:are|is) allowed")
-_CONTEXT = ("maximum context length", "context length exceeded", "context_length_exceeded", "exceed_context",
-            "exceeds the available context size", "exceed context window", "exceeds the context window",
-            "context window of", "prompt is too long", "input is too long", "too many tokens",
-            "maximum model length", "context size has been exceeded", "tokens exceed context")
+_CONTEXT = (
+    "maximum context length",
+    "context length exceeded",
+    "context_length_exceeded",
+    "exceed_context",
+    "exceeds the available context size",
+    "exceed context window",
+    "exceeds the context window",
+    "context window of",
+    "prompt is too long",
+    "input is too long",
+    "too many tokens",
+    "maximum model length",
+    "context size has been exceeded",
+    "tokens exceed context",
+)
 _FORMAT = ("response_format", "json_schema", "json_object", "structured output", "response format")
 
 
@@ -221,6 +246,7 @@ class EndpointMemory:
 
 # ---------------------------------------------------------------- requests in flight
 
+
 class AdaptiveLimit:
     """At most `limit` requests in flight. HTTP 429 halves the limit (once per wave of requests); every `limit`
     successes in a row raise it by one, up to `maximum` (additive increase, multiplicative decrease)."""
@@ -296,7 +322,9 @@ def _context_of(entry: dict) -> tuple[int | None, str]:
     return None, ""
 
 
-def discover_context(get: Callable[[str], Any], post: Callable[[str, dict], Any], base_url: str, model: str) -> tuple[int | None, str]:
+def discover_context(
+    get: Callable[[str], Any], post: Callable[[str, dict], Any], base_url: str, model: str
+) -> tuple[int | None, str]:
     """The context size (tokens) the server reports for `model`, and where it came from; (None, "") if unknown.
 
     `get(url)` / `post(url, json)` return parsed JSON or raise. Reads GET {base}/models (vLLM `max_model_len`,
@@ -313,7 +341,9 @@ def discover_context(get: Callable[[str], Any], post: Callable[[str, dict], Any]
     if "meta" in entry:  # llama.cpp's llama-server: n_ctx_train is the model's, /props has the server's
         try:
             props = get(f"{root}/props")
-            n_ctx = _int(((props or {}).get("default_generation_settings") or {}).get("n_ctx")) or _int((props or {}).get("n_ctx"))
+            n_ctx = _int(((props or {}).get("default_generation_settings") or {}).get("n_ctx")) or _int(
+                (props or {}).get("n_ctx")
+            )
             if n_ctx:
                 return n_ctx, "/props n_ctx"
         except Exception as e:  # noqa: BLE001 - an older server: keep what /models said

@@ -13,13 +13,23 @@ import logging
 import random
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 from agents.base import AgentError, Cancelled, RequestTooLarge
 from agents.content import count_parts, estimate_tokens
-from agents.endpoint import EndpointMemory, classify, discover_context, is_local, public_url, retry_after, server_reason, shared_limit
+from agents.endpoint import (
+    EndpointMemory,
+    classify,
+    discover_context,
+    is_local,
+    public_url,
+    retry_after,
+    server_reason,
+    shared_limit,
+)
 from agents.llm_config import ROLES, LLMConfig, env_name
 from agents.streaming import AnswerOverCap, Cancel, Deadline, Guard, Progress, http_client, is_cancelled, read_stream
 from storage.schema import Usage
@@ -71,7 +81,9 @@ class Exchange:
         self.limit = shared_limit(self.endpoint, config.max_concurrency)
         self._sleep = sleep  # tests pass one that records; None waits, waking for a cancel
         self._local = bool(config.base_url) and is_local(config.base_url)
-        self._token_field = "max_completion_tokens" if self.endpoint.startswith("https://api.openai.com") else "max_tokens"
+        self._token_field = (
+            "max_completion_tokens" if self.endpoint.startswith("https://api.openai.com") else "max_tokens"
+        )
         self._contexts: dict[str, tuple[int, str]] = {}
         self._lock = threading.Lock()
         self._sdk = None
@@ -93,11 +105,17 @@ class Exchange:
         if not key and self.config.base_url:
             key = "not-needed"  # local servers (vLLM, Ollama, llama.cpp) ignore the key
         if not key:
-            raise AgentError("no API key: set CHIEF_LLM_API_KEY or OPENAI_API_KEY, or CHIEF_LLM_BASE_URL for a local server")
+            raise AgentError(
+                "no API key: set CHIEF_LLM_API_KEY or OPENAI_API_KEY, or CHIEF_LLM_BASE_URL for a local server"
+            )
         # The Guard enforces timeout and stall_seconds; httpx's own read timeout is only a backstop.
-        backstop = httpx2.Timeout(self.config.timeout + self.config.stall_seconds + 5, connect=min(self.config.timeout, 30.0))
+        backstop = httpx2.Timeout(
+            self.config.timeout + self.config.stall_seconds + 5, connect=min(self.config.timeout, 30.0)
+        )
         self._httpx = http_client(backstop)
-        self._sdk = openai.OpenAI(api_key=key, base_url=self.config.base_url, timeout=backstop, max_retries=0, http_client=self._httpx)
+        self._sdk = openai.OpenAI(
+            api_key=key, base_url=self.config.base_url, timeout=backstop, max_retries=0, http_client=self._httpx
+        )
         return self._sdk
 
     def scrub(self, text: str) -> str:
@@ -152,12 +170,28 @@ class Exchange:
         facts = self.memory.get(call.model)
         images = count_parts(messages, "image_url")
         if images and facts.get("images") is False:
-            raise AgentError(self.line(call, f"this model does not take images (the server said: {facts.get('images_reason', '?')})",
-                                        self._vision_hint(call)))
+            raise AgentError(
+                self.line(
+                    call,
+                    f"this model does not take images (the server said: {facts.get('images_reason', '?')})",
+                    self._vision_hint(call),
+                )
+            )
         if images > self.config.max_images_per_request:
-            raise RequestTooLarge(self.line(call, f"{images} images in one request, over max_images_per_request={self.config.max_images_per_request}",
-                                             "send fewer frames per request"), limit="images", setting="max_images_per_request")
-        kwargs: dict[str, Any] = {"model": call.model, "messages": messages, self._token_field: self._fit(call, messages)}
+            raise RequestTooLarge(
+                self.line(
+                    call,
+                    f"{images} images in one request, over max_images_per_request={self.config.max_images_per_request}",
+                    "send fewer frames per request",
+                ),
+                limit="images",
+                setting="max_images_per_request",
+            )
+        kwargs: dict[str, Any] = {
+            "model": call.model,
+            "messages": messages,
+            self._token_field: self._fit(call, messages),
+        }
         if response_format is not None:
             kwargs["response_format"] = response_format
         if self.config.temperature is not None:
@@ -177,12 +211,35 @@ class Exchange:
             tries = f"{attempt + 1} {'try' if attempt == 0 else 'tries'}"
             if attempt >= self.config.max_retries:
                 raise AgentError(self.line(call, f"gave up after {tries}: {what}", self._retry_hint(what)))
-            delay = wait if wait is not None else min(self.config.max_backoff, self.config.backoff * 2**attempt) * (0.75 + random.random() / 2)
+            delay = (
+                wait
+                if wait is not None
+                else min(self.config.max_backoff, self.config.backoff * 2**attempt) * (0.75 + random.random() / 2)
+            )
             if delay >= call.deadline.remaining():
-                raise AgentError(self.line(call, f"gave up after {tries}: {what}; the next try ({delay:.0f} s away) would pass "
-                                                  f"this action's deadline of {call.deadline.seconds:g} s", f"raise {env_name('action_timeout')}"))
-            log.warning("%s (%s): %s; retry %d/%d in %.1f s", call.role, call.model, what[:120], attempt + 1, self.config.max_retries, delay)
-            self.progress(call, 0, time.monotonic(), note=f"retry {attempt + 1}/{self.config.max_retries} in {delay:.1f} s: {what[:80]}")
+                raise AgentError(
+                    self.line(
+                        call,
+                        f"gave up after {tries}: {what}; the next try ({delay:.0f} s away) would pass "
+                        f"this action's deadline of {call.deadline.seconds:g} s",
+                        f"raise {env_name('action_timeout')}",
+                    )
+                )
+            log.warning(
+                "%s (%s): %s; retry %d/%d in %.1f s",
+                call.role,
+                call.model,
+                what[:120],
+                attempt + 1,
+                self.config.max_retries,
+                delay,
+            )
+            self.progress(
+                call,
+                0,
+                time.monotonic(),
+                note=f"retry {attempt + 1}/{self.config.max_retries} in {delay:.1f} s: {what[:80]}",
+            )
             self._pause(delay, call)
             attempt += 1
 
@@ -192,13 +249,26 @@ class Exchange:
         prompt = self.estimate_tokens(messages)
         room = ctx - prompt
         if room < min(call.max_tokens, 256):
-            raise RequestTooLarge(self.line(call, f"the request is about {prompt:,} tokens; the context is {ctx:,} ({source}), "
-                                                   f"leaving {max(room, 0):,} for the answer",
-                                             f"send less (a smaller chunk) or use a larger context ({env_name('context_tokens')}, or the server's)"),
-                                  limit="context", setting="context_tokens")
+            raise RequestTooLarge(
+                self.line(
+                    call,
+                    f"the request is about {prompt:,} tokens; the context is {ctx:,} ({source}), "
+                    f"leaving {max(room, 0):,} for the answer",
+                    f"send less (a smaller chunk) or use a larger context ({env_name('context_tokens')}, or the server's)",
+                ),
+                limit="context",
+                setting="context_tokens",
+            )
         if room < call.max_tokens:
-            log.warning("%s (%s): the prompt (about %d tokens) leaves %d of the %d-token context (%s) for the answer",
-                        call.role, call.model, prompt, room, ctx, source)
+            log.warning(
+                "%s (%s): the prompt (about %d tokens) leaves %d of the %d-token context (%s) for the answer",
+                call.role,
+                call.model,
+                prompt,
+                room,
+                ctx,
+                source,
+            )
             return room
         return call.max_tokens
 
@@ -218,14 +288,22 @@ class Exchange:
             return self._interrupted(call, str(e))
         except _EmptyStream:
             call.usage.append(Usage(calls=1, seconds=round(time.monotonic() - t0, 3)))
-            log.warning("%s (%s): the server ended the stream without a word; asking once more without streaming to hear why",
-                        call.role, call.model)
+            log.warning(
+                "%s (%s): the server ended the stream without a word; asking once more without streaming to hear why",
+                call.role,
+                call.model,
+            )
             kwargs.pop("stream", None)
             kwargs.pop("stream_options", None)
             return None
         except AnswerOverCap as e:
-            raise AgentError(self.line(call, f"the answer passed {self.config.max_answer_chars:,} characters ({e}); the connection was closed",
-                                        f"lower the output budget ({env_name('max_output_tokens')})")) from None
+            raise AgentError(
+                self.line(
+                    call,
+                    f"the answer passed {self.config.max_answer_chars:,} characters ({e}); the connection was closed",
+                    f"lower the output budget ({env_name('max_output_tokens')})",
+                )
+            ) from None
         except openai.APIError as e:
             call.usage.append(Usage(calls=1, seconds=round(time.monotonic() - t0, 3)))
             return self._failed(call, e, kwargs, has_images, epoch)
@@ -239,30 +317,53 @@ class Exchange:
         if is_cancelled(call.cancel):
             raise Cancelled(self.line(call, "cancelled"))
         if call.deadline.expired:
-            raise AgentError(self.line(call, f"this action's deadline of {call.deadline.seconds:g} s passed", f"raise {env_name('action_timeout')}"))
+            raise AgentError(
+                self.line(
+                    call,
+                    f"this action's deadline of {call.deadline.seconds:g} s passed",
+                    f"raise {env_name('action_timeout')}",
+                )
+            )
 
     def _interrupted(self, call: Call, reason: str) -> tuple[str, None]:
         if reason == "cancelled":
             raise Cancelled(self.line(call, "cancelled; the connection was closed"))
         if reason == "deadline":
-            raise AgentError(self.line(call, f"this action's deadline of {call.deadline.seconds:g} s passed; the connection was closed",
-                                        f"raise {env_name('action_timeout')}"))
+            raise AgentError(
+                self.line(
+                    call,
+                    f"this action's deadline of {call.deadline.seconds:g} s passed; the connection was closed",
+                    f"raise {env_name('action_timeout')}",
+                )
+            )
         if reason == "stalled":
             what, setting = f"the answer stalled (no token for {self.config.stall_seconds:g} s)", "stall_seconds"
         else:
-            what = f"no answer within {self.config.timeout:g} s" if not self.config.stream else f"no first token within {self.config.timeout:g} s"
+            what = (
+                f"no answer within {self.config.timeout:g} s"
+                if not self.config.stream
+                else f"no first token within {self.config.timeout:g} s"
+            )
             setting = "timeout"
         resend = self.config.resend_timeouts if self.config.resend_timeouts is not None else not self._local
         if not resend:
-            raise AgentError(self.line(call, f"{what}; not re-sent (a local server keeps generating an abandoned answer)",
-                                        f"raise {env_name(setting)}, or ask for less ({env_name('max_output_tokens')})"))
+            raise AgentError(
+                self.line(
+                    call,
+                    f"{what}; not re-sent (a local server keeps generating an abandoned answer)",
+                    f"raise {env_name(setting)}, or ask for less ({env_name('max_output_tokens')})",
+                )
+            )
         call.timeouts += 1
         if call.timeouts > 1:  # a server that timed out twice in a row is hung or overloaded: say so now
-            raise AgentError(self.line(call, f"{what}, twice; not re-sent again",
-                                        f"raise {env_name(setting)}, or check the server"))
+            raise AgentError(
+                self.line(call, f"{what}, twice; not re-sent again", f"raise {env_name(setting)}, or check the server")
+            )
         return what, None
 
-    def _failed(self, call: Call, e: Exception, kwargs: dict, has_images: bool, epoch: int | None) -> tuple[str, float | None] | None:
+    def _failed(
+        self, call: Call, e: Exception, kwargs: dict, has_images: bool, epoch: int | None
+    ) -> tuple[str, float | None] | None:
         import openai
 
         if isinstance(e, openai.APITimeoutError):  # httpx's backstop fired before the Guard did
@@ -274,19 +375,40 @@ class Exchange:
         if kind == "format" and "response_format" in kwargs:
             raise FormatRefused(reason)
         if kind == "stream_options" and "stream_options" in kwargs:
-            log.warning("%s (%s): the server refuses stream_options (%s); streaming without usage", call.role, call.model, reason[:120])
+            log.warning(
+                "%s (%s): the server refuses stream_options (%s); streaming without usage",
+                call.role,
+                call.model,
+                reason[:120],
+            )
             self.memory.remember(call.model, stream_options=False)
             del kwargs["stream_options"]
             return None
         if kind == "images_unsupported":
             self.memory.remember(call.model, images=False, images_reason=reason[:200])
-            raise AgentError(self.line(call, f"this model does not take images: {http}{reason}", self._vision_hint(call)))
+            raise AgentError(
+                self.line(call, f"this model does not take images: {http}{reason}", self._vision_hint(call))
+            )
         if kind == "too_many_images":
-            raise RequestTooLarge(self.line(call, f"too many images for the server: {http}{reason}",
-                                             f"set {env_name('max_images_per_request')}={limit}"), limit="images", setting="max_images_per_request")
+            raise RequestTooLarge(
+                self.line(
+                    call,
+                    f"too many images for the server: {http}{reason}",
+                    f"set {env_name('max_images_per_request')}={limit}",
+                ),
+                limit="images",
+                setting="max_images_per_request",
+            )
         if kind == "context":
-            raise RequestTooLarge(self.line(call, f"the request does not fit the context: {http}{reason}",
-                                             f"send less, or set {env_name('context_tokens')} to the server's context"), limit="context", setting="context_tokens")
+            raise RequestTooLarge(
+                self.line(
+                    call,
+                    f"the request does not fit the context: {http}{reason}",
+                    f"send less, or set {env_name('context_tokens')} to the server's context",
+                ),
+                limit="context",
+                setting="context_tokens",
+            )
         if kind == "fatal":
             raise AgentError(self.line(call, f"{http}{reason}", self._status_hint(call, status)))
         if kind == "rate" and epoch is not None:
@@ -302,7 +424,11 @@ class Exchange:
     def _vision_hint(self, call: Call) -> str:
         kind = call.role.split()[0]
         where = env_name(f"{kind}_model") if kind in ROLES else "the model setting"
-        memo = f" (remembered in {self.config.state_path}; delete it if the server now takes images)" if self.config.state_path else ""
+        memo = (
+            f" (remembered in {self.config.state_path}; delete it if the server now takes images)"
+            if self.config.state_path
+            else ""
+        )
         return f"set {where} to a vision model{memo}"
 
     def _status_hint(self, call: Call, status: int | None) -> str:
@@ -330,17 +456,28 @@ class Exchange:
     def _send(self, call: Call, kwargs: dict, t0: float) -> Answer:
         """One HTTP exchange under a Guard; usage recorded. Raises _Interrupted when the Guard closed it."""
         stream = bool(kwargs.get("stream"))
-        guard = Guard(first_token=self.config.timeout, stall=self.config.stall_seconds, deadline=call.deadline, cancel=call.cancel)
+        guard = Guard(
+            first_token=self.config.timeout, stall=self.config.stall_seconds, deadline=call.deadline, cancel=call.cancel
+        )
         with guard:
             try:
                 resp = self.sdk.chat.completions.create(**kwargs)
                 if stream:
-                    got = read_stream(resp, guard, max_chars=self.config.max_answer_chars, on_token=lambda n: self.progress(call, n, t0))
+                    got = read_stream(
+                        resp,
+                        guard,
+                        max_chars=self.config.max_answer_chars,
+                        on_token=lambda n: self.progress(call, n, t0),
+                    )
                     answer, u, pieces = Answer(got.content, got.refusal, got.finish_reason), got.usage, got.tokens
                 else:
                     choice = resp.choices[0] if resp.choices else None
                     msg = choice.message if choice else None
-                    answer = Answer(msg.content if msg else None, getattr(msg, "refusal", None), choice.finish_reason if choice else "no choices")
+                    answer = Answer(
+                        msg.content if msg else None,
+                        getattr(msg, "refusal", None),
+                        choice.finish_reason if choice else "no choices",
+                    )
                     u, pieces = resp.usage, 0
                     if answer.content and len(answer.content) > self.config.max_answer_chars:
                         raise AnswerOverCap(len(answer.content))
@@ -357,10 +494,18 @@ class Exchange:
         if stream and answer.finish_reason is None:
             import openai
 
-            raise openai.APIConnectionError(message="the stream ended before the answer was complete", request=resp.response.request)
+            raise openai.APIConnectionError(
+                message="the stream ended before the answer was complete", request=resp.response.request
+            )
         completion = int(getattr(u, "completion_tokens", 0) or 0) or pieces
-        call.usage.append(Usage(calls=1, prompt_tokens=int(getattr(u, "prompt_tokens", 0) or 0) or self.estimate_tokens(kwargs["messages"]),
-                                completion_tokens=completion, seconds=round(time.monotonic() - t0, 3)))
+        call.usage.append(
+            Usage(
+                calls=1,
+                prompt_tokens=int(getattr(u, "prompt_tokens", 0) or 0) or self.estimate_tokens(kwargs["messages"]),
+                completion_tokens=completion,
+                seconds=round(time.monotonic() - t0, 3),
+            )
+        )
         self.progress(call, completion, t0, done=True)
         return answer
 
@@ -372,4 +517,3 @@ class Exchange:
             return
         call.last_progress = now
         call.on_progress(Progress(call.role, call.model, tokens, round(now - t0, 3), done=done, note=note))
-

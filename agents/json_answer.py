@@ -20,8 +20,20 @@ MAX_ANSWER_CHARS = 1_000_000  # the default cap (LLMConfig.max_answer_chars)
 MAX_JSON_ATTEMPTS = 16  # failed decode attempts before giving up on an answer
 
 _DROP_KEYS = {
-    "default", "title", "minLength", "maxLength", "pattern", "format", "minimum", "maximum",
-    "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems", "uniqueItems", "examples",
+    "default",
+    "title",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "examples",
 }
 
 
@@ -41,7 +53,9 @@ def strict_json_schema(model: type[BaseModel]) -> dict[str, Any]:
             if node.get("type") == "object" or "properties" in node:
                 extra = node.get("additionalProperties")
                 if isinstance(extra, dict) or ("properties" not in node and extra is not False):
-                    raise ValueError(f"{model.__name__}: {path or 'root'} is an open mapping; strict schemas need named fields")
+                    raise ValueError(
+                        f"{model.__name__}: {path or 'root'} is an open mapping; strict schemas need named fields"
+                    )
                 node["additionalProperties"] = False
                 node["required"] = list(node.get("properties", {}))
             return {k: fix(v, path, names=k in ("properties", "$defs")) for k, v in node.items()}
@@ -60,7 +74,9 @@ _START = re.compile(r'\{\s*["}]')  # where a JSON object can start: a brace, the
 class JsonScan:
     value: dict | None
     problem: str | None
-    work: int  # characters the decoder read or counted, over every attempt: at most (2 x MAX_JSON_ATTEMPTS + 1) x length
+    work: (
+        int  # characters the decoder read or counted, over every attempt: at most (2 x MAX_JSON_ATTEMPTS + 1) x length
+    )
 
 
 def scan_json(text: str) -> JsonScan:

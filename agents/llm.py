@@ -14,7 +14,8 @@ import json
 import logging
 import re
 import time
-from typing import Any, Callable, Literal, TypeVar
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -27,9 +28,23 @@ from agents.streaming import Cancel, Deadline, Progress
 from prompts import render
 from storage.schema import Usage
 
-__all__ = ["AnswerTooLong", "Cancelled", "Deadline", "LLMClient", "LLMConfig", "Progress", "RequestTooLarge",
-           "estimate_tokens", "extract_json", "image_part", "scan_json", "strict_json_schema", "subsample",
-           "validation_problems", "video_part"]
+__all__ = [
+    "AnswerTooLong",
+    "Cancelled",
+    "Deadline",
+    "LLMClient",
+    "LLMConfig",
+    "Progress",
+    "RequestTooLarge",
+    "estimate_tokens",
+    "extract_json",
+    "image_part",
+    "scan_json",
+    "strict_json_schema",
+    "subsample",
+    "validation_problems",
+    "video_part",
+]
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +126,9 @@ class LLMClient:
             if problem is None:
                 return value, sum(call.usage, Usage())
             self._too_long(call, answer, problem, on_length, length_hint)
-            raise AgentError(self.exchange.line(call, f"no valid {result_type.__name__} after one repair: {problem[:500]}"))
+            raise AgentError(
+                self.exchange.line(call, f"no valid {result_type.__name__} after one repair: {problem[:500]}")
+            )
         except AgentError as e:
             e.usage = sum(call.usage, Usage())  # what the failed call cost (requests sent: usage.calls)
             raise
@@ -122,38 +139,59 @@ class LLMClient:
 
     def _too_long(self, call: Call, answer: Answer, problem: str, on_length: str, hint: str) -> None:
         if answer.finish_reason == "length" and on_length == "raise":
-            raise AnswerTooLong(self.exchange.line(call, f"the answer was cut off at {call.max_tokens} output tokens ({problem})",
-                                                   hint))
+            raise AnswerTooLong(
+                self.exchange.line(call, f"the answer was cut off at {call.max_tokens} output tokens ({problem})", hint)
+            )
 
     def _ask(self, call: Call, messages: list[dict], schema: dict, name: str) -> tuple[Mode, Answer]:
         """Try the strongest response_format this endpoint accepts for the model, remembering refusals."""
         forced = self.config.response_format
         first = forced if forced != "auto" else self.memory.get(call.model).get("response_format", "json_schema")
-        modes = MODES[MODES.index(first):] if first in MODES else MODES
+        modes = MODES[MODES.index(first) :] if first in MODES else MODES
         for mode in modes if forced == "auto" else (forced,):
             try:
                 return mode, self._ask_mode(call, messages, schema, name, mode)
             except FormatRefused as e:
                 if forced != "auto":
-                    raise AgentError(self.exchange.line(call, f"the server refuses response_format {mode}: {e}",
-                                                f"set {env_name('response_format')}=auto")) from None
+                    raise AgentError(
+                        self.exchange.line(
+                            call,
+                            f"the server refuses response_format {mode}: {e}",
+                            f"set {env_name('response_format')}=auto",
+                        )
+                    ) from None
                 following = MODES[MODES.index(mode) + 1]
-                log.warning("%s (%s): the server refuses response_format %s (%s); using %s from now on",
-                            call.role, call.model, mode, str(e)[:120], following)
+                log.warning(
+                    "%s (%s): the server refuses response_format %s (%s); using %s from now on",
+                    call.role,
+                    call.model,
+                    mode,
+                    str(e)[:120],
+                    following,
+                )
                 self.memory.remember(call.model, response_format=following)
                 self.exchange.progress(call, 0, time.monotonic(), note=f"server refuses {mode}: using {following}")
         raise AssertionError("unreachable: text mode sends no response_format")
 
     def _ask_mode(self, call: Call, messages: list[dict], schema: dict, name: str, mode: Mode) -> Answer:
         if mode != "json_schema":
-            messages = messages + [{"role": "system", "content": render("json_instructions.j2", schema=json.dumps(schema, separators=(",", ":")))}]
-        fmt = {"json_schema": {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}},
-               "json_object": {"type": "json_object", "schema": schema}}.get(mode)  # llama-cpp-python: a grammar from it
+            messages = messages + [
+                {
+                    "role": "system",
+                    "content": render("json_instructions.j2", schema=json.dumps(schema, separators=(",", ":"))),
+                }
+            ]
+        fmt = {
+            "json_schema": {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}},
+            "json_object": {"type": "json_object", "schema": schema},
+        }.get(mode)  # llama-cpp-python: a grammar from it
         return self.exchange.request(call, messages, fmt)
 
     # -- parsing and repair
 
-    def _parse(self, answer: Answer, result_type: type[T], check: Callable[[T], list[str]] | None) -> tuple[Any, str | None]:
+    def _parse(
+        self, answer: Answer, result_type: type[T], check: Callable[[T], list[str]] | None
+    ) -> tuple[Any, str | None]:
         """(value, None) or (None, what was wrong)."""
         if answer.refusal:
             return None, f"the model refused: {answer.refusal[:300]}"
@@ -180,6 +218,10 @@ class LLMClient:
         previous = answer.content or answer.refusal or ""
         if len(previous) > 6000:
             previous = previous[:6000] + " …(cut)"
-        text = render("repair.j2", problem=problem, truncated=answer.finish_reason == "length",
-                      schema=json.dumps(schema, separators=(",", ":")) if schema else "")
+        text = render(
+            "repair.j2",
+            problem=problem,
+            truncated=answer.finish_reason == "length",
+            schema=json.dumps(schema, separators=(",", ":")) if schema else "",
+        )
         return [{"role": "assistant", "content": previous or "(no answer)"}, {"role": "user", "content": text}]

@@ -28,22 +28,62 @@ MAX_QUOTES = 3  # quotes kept per trait in `evidence`
 
 # ------------------------------------------------------------------------------------------ vocabulary
 
-POSITIVE = set("""love loved loves lovely amazing awesome beautiful beautifully brilliant gorgeous great good best
+POSITIVE = set(
+    """love loved loves lovely amazing awesome beautiful beautifully brilliant gorgeous great good best
 excellent fantastic wonderful stunning masterpiece perfect perfectly enjoyed enjoy fun funny hilarious moving touching
 incredible impressive favourite favorite superb solid charming delightful clever smart gripping captivating
 breathtaking nice like liked likes recommend recommended memorable powerful haunting sublime epic cool wow
-satisfying fresh engaging immersive well-made heartfelt sweet tense thrilling exciting""".split())
-NEGATIVE = set("""hate hated hates boring bored awful terrible bad worst poor weak dull disappointing disappointed
+satisfying fresh engaging immersive well-made heartfelt sweet tense thrilling exciting""".split()
+)
+NEGATIVE = set(
+    """hate hated hates boring bored awful terrible bad worst poor weak dull disappointing disappointed
 mess messy confusing confused annoying annoyed stupid ugly cheap lazy predictable cliche cliched pointless waste
 wasted meh overrated tedious drags dragged dragging slog unwatchable cringe cringey forgettable flat bland painful
-headache nauseating dislike disliked hated frustrating frustrated unbearable sloppy rushed muddy murky""".split())
-NEGATORS = {"not", "no", "never", "isn't", "wasn't", "didn't", "don't", "doesn't", "hardly", "nothing", "without",
-            "isnt", "wasnt", "didnt", "dont", "doesnt", "can't", "cant", "couldn't", "couldnt", "nor"}
+headache nauseating dislike disliked hated frustrating frustrated unbearable sloppy rushed muddy murky""".split()
+)
+NEGATORS = {
+    "not",
+    "no",
+    "never",
+    "isn't",
+    "wasn't",
+    "didn't",
+    "don't",
+    "doesn't",
+    "hardly",
+    "nothing",
+    "without",
+    "isnt",
+    "wasnt",
+    "didnt",
+    "dont",
+    "doesnt",
+    "can't",
+    "cant",
+    "couldn't",
+    "couldnt",
+    "nor",
+}
 
 # Topics a viewer talks about: label -> keywords (single words, or phrases matched in the text).
 TOPICS: dict[str, tuple[str, ...]] = {
-    "visuals and cinematography": ("visual", "visuals", "cinematography", "gorgeous", "colour", "colours", "color",
-                                   "colors", "lighting", "framing", "composition", "shots", "imagery", "look", "looks"),
+    "visuals and cinematography": (
+        "visual",
+        "visuals",
+        "cinematography",
+        "gorgeous",
+        "colour",
+        "colours",
+        "color",
+        "colors",
+        "lighting",
+        "framing",
+        "composition",
+        "shots",
+        "imagery",
+        "look",
+        "looks",
+    ),
     "animation and art style": ("animation", "animated", "art", "artwork", "drawn", "style", "anime", "backgrounds"),
     "special effects": ("cgi", "effects", "vfx", "practical"),
     "story and plot": ("story", "plot", "storyline", "narrative", "writing", "script", "premise"),
@@ -68,19 +108,113 @@ TOPICS: dict[str, tuple[str, ...]] = {
 }
 
 DIMENSION_WORDS: dict[str, tuple[str, ...]] = {
-    "story_clarity": ("story", "plot", "confusing", "confused", "follow", "understand", "clear", "makes sense", "lost",
-                      "explained", "coherent", "narrative", "storyline", "what happened", "captions", "subtitles"),
-    "visual_quality": ("visual", "visuals", "cinematography", "gorgeous", "beautiful", "ugly", "lighting", "colour",
-                       "colours", "color", "colors", "cgi", "effects", "framing", "animation", "dark", "bright", "looks",
-                       "image", "shots", "art"),
-    "character_consistency": ("character", "characters", "consistent", "inconsistent", "continuity", "design",
-                              "off-model", "acting", "performance", "actor", "actors", "cast", "same person"),
-    "pacing": ("pace", "pacing", "slow", "fast", "boring", "drags", "dragged", "long", "rushed", "cuts", "editing",
-               "length", "tedious", "quick", "too short", "minutes"),
-    "emotional_impact": ("cried", "tears", "moving", "emotional", "felt", "heart", "touching", "scary", "funny",
-                         "laughed", "chills", "goosebumps", "powerful", "haunting", "feel"),
-    "intent_faithfulness": ("faithful", "adaptation", "book", "source", "promised", "trailer", "expected", "premise",
-                            "vision", "meant", "tone", "original", "supposed to", "advertised"),
+    "story_clarity": (
+        "story",
+        "plot",
+        "confusing",
+        "confused",
+        "follow",
+        "understand",
+        "clear",
+        "makes sense",
+        "lost",
+        "explained",
+        "coherent",
+        "narrative",
+        "storyline",
+        "what happened",
+        "captions",
+        "subtitles",
+    ),
+    "visual_quality": (
+        "visual",
+        "visuals",
+        "cinematography",
+        "gorgeous",
+        "beautiful",
+        "ugly",
+        "lighting",
+        "colour",
+        "colours",
+        "color",
+        "colors",
+        "cgi",
+        "effects",
+        "framing",
+        "animation",
+        "dark",
+        "bright",
+        "looks",
+        "image",
+        "shots",
+        "art",
+    ),
+    "character_consistency": (
+        "character",
+        "characters",
+        "consistent",
+        "inconsistent",
+        "continuity",
+        "design",
+        "off-model",
+        "acting",
+        "performance",
+        "actor",
+        "actors",
+        "cast",
+        "same person",
+    ),
+    "pacing": (
+        "pace",
+        "pacing",
+        "slow",
+        "fast",
+        "boring",
+        "drags",
+        "dragged",
+        "long",
+        "rushed",
+        "cuts",
+        "editing",
+        "length",
+        "tedious",
+        "quick",
+        "too short",
+        "minutes",
+    ),
+    "emotional_impact": (
+        "cried",
+        "tears",
+        "moving",
+        "emotional",
+        "felt",
+        "heart",
+        "touching",
+        "scary",
+        "funny",
+        "laughed",
+        "chills",
+        "goosebumps",
+        "powerful",
+        "haunting",
+        "feel",
+    ),
+    "intent_faithfulness": (
+        "faithful",
+        "adaptation",
+        "book",
+        "source",
+        "promised",
+        "trailer",
+        "expected",
+        "premise",
+        "vision",
+        "meant",
+        "tone",
+        "original",
+        "supposed to",
+        "advertised",
+    ),
 }
 
 NOTICES: dict[str, str] = {
@@ -95,28 +229,124 @@ NOTICES: dict[str, str] = {
 # Taste cues: taste -> (phrases that push it up, phrases that push it down). Matched in any comment.
 TASTE_CUES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # a lower shot length: they complain of slowness; a higher one: they complain of speed or love slow cinema
-    "shot_seconds": (("too fast", "fast cuts", "rushed", "frantic", "choppy", "hard to follow", "long takes",
-                      "slow burn", "contemplative", "took its time", "let it breathe", "quick cuts"),
-                     ("slow", "boring", "drags", "dragged", "too long", "tedious", "snappy", "fast-paced", "fast paced",
-                      "get to the point", "bored")),
-    "patience": (("slow burn", "long takes", "contemplative", "took its time", "let it breathe", "patient", "quiet"),
-                 ("slow", "boring", "drags", "dragged", "too long", "tedious", "bored", "get to the point", "skipped")),
-    "motion": (("action", "dynamic", "energetic", "fast-paced", "fast paced", "static", "nothing happens", "snappy",
-                "kinetic"),
-               ("shaky", "shaky cam", "nauseating", "motion sickness", "too much movement", "frantic", "calm", "still")),
-    "brightness": (("too dark", "couldn't see", "could not see", "murky", "underlit", "dim", "can't see", "cant see"),
-                   ("too bright", "washed out", "overexposed", "blinding", "moody", "noir", "shadows")),
-    "contrast": (("flat", "washed out", "muddy", "grey", "gray", "dull colours", "dull colors", "vivid", "punchy"),
-                 ("harsh", "garish", "oversaturated", "too saturated", "soft")),
-    "captions": (("captions", "subtitles", "subs", "couldn't hear", "could not hear", "mumbled", "mumbling",
-                  "inaudible", "deaf", "hard of hearing", "captioned", "subtitled", "lip-read"), ()),
-    "flash_sensitivity": (("flashing", "strobe", "strobing", "flicker", "flickering", "epilepsy", "epileptic",
-                           "seizure", "migraine", "headache", "flashes", "photosensitive"), ()),
-    "continuity": (("continuity", "inconsistent", "off-model", "changed between", "changes between", "plot hole",
-                    "plot holes", "doesn't match", "didn't match", "jumped", "different face", "consistency"), ()),
+    "shot_seconds": (
+        (
+            "too fast",
+            "fast cuts",
+            "rushed",
+            "frantic",
+            "choppy",
+            "hard to follow",
+            "long takes",
+            "slow burn",
+            "contemplative",
+            "took its time",
+            "let it breathe",
+            "quick cuts",
+        ),
+        (
+            "slow",
+            "boring",
+            "drags",
+            "dragged",
+            "too long",
+            "tedious",
+            "snappy",
+            "fast-paced",
+            "fast paced",
+            "get to the point",
+            "bored",
+        ),
+    ),
+    "patience": (
+        ("slow burn", "long takes", "contemplative", "took its time", "let it breathe", "patient", "quiet"),
+        ("slow", "boring", "drags", "dragged", "too long", "tedious", "bored", "get to the point", "skipped"),
+    ),
+    "motion": (
+        (
+            "action",
+            "dynamic",
+            "energetic",
+            "fast-paced",
+            "fast paced",
+            "static",
+            "nothing happens",
+            "snappy",
+            "kinetic",
+        ),
+        ("shaky", "shaky cam", "nauseating", "motion sickness", "too much movement", "frantic", "calm", "still"),
+    ),
+    "brightness": (
+        ("too dark", "couldn't see", "could not see", "murky", "underlit", "dim", "can't see", "cant see"),
+        ("too bright", "washed out", "overexposed", "blinding", "moody", "noir", "shadows"),
+    ),
+    "contrast": (
+        ("flat", "washed out", "muddy", "grey", "gray", "dull colours", "dull colors", "vivid", "punchy"),
+        ("harsh", "garish", "oversaturated", "too saturated", "soft"),
+    ),
+    "captions": (
+        (
+            "captions",
+            "subtitles",
+            "subs",
+            "couldn't hear",
+            "could not hear",
+            "mumbled",
+            "mumbling",
+            "inaudible",
+            "deaf",
+            "hard of hearing",
+            "captioned",
+            "subtitled",
+            "lip-read",
+        ),
+        (),
+    ),
+    "flash_sensitivity": (
+        (
+            "flashing",
+            "strobe",
+            "strobing",
+            "flicker",
+            "flickering",
+            "epilepsy",
+            "epileptic",
+            "seizure",
+            "migraine",
+            "headache",
+            "flashes",
+            "photosensitive",
+        ),
+        (),
+    ),
+    "continuity": (
+        (
+            "continuity",
+            "inconsistent",
+            "off-model",
+            "changed between",
+            "changes between",
+            "plot hole",
+            "plot holes",
+            "doesn't match",
+            "didn't match",
+            "jumped",
+            "different face",
+            "consistency",
+        ),
+        (),
+    ),
 }
-TASTE_STEP = {"shot_seconds": 1.2, "patience": 0.12, "motion": 0.12, "brightness": 0.08, "contrast": 0.08,
-              "captions": 0.15, "flash_sensitivity": 0.2, "continuity": 0.12}
+TASTE_STEP = {
+    "shot_seconds": 1.2,
+    "patience": 0.12,
+    "motion": 0.12,
+    "brightness": 0.08,
+    "contrast": 0.08,
+    "captions": 0.15,
+    "flash_sensitivity": 0.2,
+    "continuity": 0.12,
+}
 TASTE_RANGE = {"shot_seconds": (2.0, 9.0)}
 
 
@@ -136,7 +366,7 @@ def sentiment(comment: Comment) -> float:
     score = 0
     for i, w in enumerate(toks):
         s = (w in POSITIVE) - (w in NEGATIVE)
-        if s and any(t in NEGATORS for t in toks[max(0, i - 3):i]):
+        if s and any(t in NEGATORS for t in toks[max(0, i - 3) : i]):
             s = -s
         score += s
     if not score:
@@ -145,6 +375,7 @@ def sentiment(comment: Comment) -> float:
 
 
 # ------------------------------------------------------------------------------------------- offline
+
 
 def quote(c: Comment, limit: int = 160) -> str:
     text = c.text if len(c.text) <= limit else c.text[: limit - 1].rsplit(" ", 1)[0] + "…"
@@ -227,9 +458,22 @@ def _offline(comments: list[Comment], name: str, pid: str) -> Persona:
     exclaim = sum("!" in c.text for c in comments) / n
     question = sum("?" in c.text for c in comments) / n
     share_pos, share_neg = len(positive) / n, len(negative) / n
-    style = "short, punchy comments" if avg < 12 else "long, considered comments" if avg > 35 else "comments of a few sentences"
-    tone = ("mostly enthusiastic" if share_pos >= 0.6 else "mostly critical" if share_neg >= 0.6
-            else "mixed: praises and complaints in equal measure" if positive and negative else "mostly neutral")
+    style = (
+        "short, punchy comments"
+        if avg < 12
+        else "long, considered comments"
+        if avg > 35
+        else "comments of a few sentences"
+    )
+    tone = (
+        "mostly enthusiastic"
+        if share_pos >= 0.6
+        else "mostly critical"
+        if share_neg >= 0.6
+        else "mixed: praises and complaints in equal measure"
+        if positive and negative
+        else "mostly neutral"
+    )
     marks = "; often exclaims" if exclaim >= 0.3 else ""
     marks += "; asks questions" if question >= 0.25 else ""
     voice = f"Writes {style} (about {avg:.0f} words), {tone}{marks}."
@@ -237,15 +481,29 @@ def _offline(comments: list[Comment], name: str, pid: str) -> Persona:
 
     cares = sorted(DIMENSIONS, key=lambda d: -weights[d])[:2]
     watched = f"; has watched {', '.join(list(by_title)[:3])}" if by_title else ""
-    who = (f"A real viewer, built offline from {n} comment{'s' if n != 1 else ''} by keyword and sentiment statistics "
-           f"(no LLM){watched}. Positive in {share_pos:.0%} and negative in {share_neg:.0%} of the comments; "
-           f"talks most about {cares[0].replace('_', ' ')} and {cares[1].replace('_', ' ')}.")
-    return Persona(id=pid, name=name, who=who, viewing_history=history, loves=loves, hates=hates,
-                   notices_first=notices, voice=voice, weights=weights, tastes=tastes, source="built",
-                   evidence=evidence)
+    who = (
+        f"A real viewer, built offline from {n} comment{'s' if n != 1 else ''} by keyword and sentiment statistics "
+        f"(no LLM){watched}. Positive in {share_pos:.0%} and negative in {share_neg:.0%} of the comments; "
+        f"talks most about {cares[0].replace('_', ' ')} and {cares[1].replace('_', ' ')}."
+    )
+    return Persona(
+        id=pid,
+        name=name,
+        who=who,
+        viewing_history=history,
+        loves=loves,
+        hates=hates,
+        notices_first=notices,
+        voice=voice,
+        weights=weights,
+        tastes=tastes,
+        source="built",
+        evidence=evidence,
+    )
 
 
 # ------------------------------------------------------------------------------------------------ LLM
+
 
 class _Closed(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -268,8 +526,11 @@ class Taste(_Closed):
 
 # The answer's weights and tastes, generated from the one definition of each vocabulary (storage.schema).
 Weights = create_model("Weights", __base__=_Closed, **{d: (Weight, ...) for d in DIMENSIONS})
-TastesOut = create_model("TastesOut", __base__=_Closed,
-                         **{k: (Taste, Field(description=f.description)) for k, f in Tastes.model_fields.items()})
+TastesOut = create_model(
+    "TastesOut",
+    __base__=_Closed,
+    **{k: (Taste, Field(description=f.description)) for k, f in Tastes.model_fields.items()},
+)
 
 
 class PersonaOut(_Closed):
@@ -317,8 +578,14 @@ def build_messages(comments: list[Comment], name: str) -> list[dict]:
     from prompts import render
 
     shown = comments[:MAX_LLM_COMMENTS]
-    return [{"role": "user", "content": render("persona_build.j2", display_name=name, comments=shown, total=len(comments),
-                                                dimensions=list(DIMENSIONS))}]
+    return [
+        {
+            "role": "user",
+            "content": render(
+                "persona_build.j2", display_name=name, comments=shown, total=len(comments), dimensions=list(DIMENSIONS)
+            ),
+        }
+    ]
 
 
 def _from_llm(out: PersonaOut, comments: list[Comment], name: str, pid: str) -> Persona:
@@ -350,15 +617,33 @@ def _from_llm(out: PersonaOut, comments: list[Comment], name: str, pid: str) -> 
         t = getattr(out.tastes, k)
         tastes[k] = round(float(t.value), 2)
         cite(f"tastes.{k}", t.comments)
-    return Persona(id=pid, name=name, who=clean(out.who.text), viewing_history=lists["viewing_history"],
-                   loves=lists["loves"], hates=lists["hates"], notices_first=clean(out.notices_first.text),
-                   voice=clean(out.voice.text), weights=weights, tastes=tastes, source="built", evidence=evidence)
+    return Persona(
+        id=pid,
+        name=name,
+        who=clean(out.who.text),
+        viewing_history=lists["viewing_history"],
+        loves=lists["loves"],
+        hates=lists["hates"],
+        notices_first=clean(out.notices_first.text),
+        voice=clean(out.voice.text),
+        weights=weights,
+        tastes=tastes,
+        source="built",
+        evidence=evidence,
+    )
 
 
 # ---------------------------------------------------------------------------------------------- entry
 
-def build_persona(comments: list[Comment], name: str, *, client: "LLMClient | None" = None,
-                  model: str | None = None, pid: str | None = None) -> Persona:
+
+def build_persona(
+    comments: list[Comment],
+    name: str,
+    *,
+    client: LLMClient | None = None,
+    model: str | None = None,
+    pid: str | None = None,
+) -> Persona:
     """A persona (source="built") from one viewer's comments, each trait citing its comments in `evidence`.
 
     With `client` (agents.llm.LLMClient) the LLM builds it (`model`, default the client's critic model);
@@ -366,8 +651,10 @@ def build_persona(comments: list[Comment], name: str, *, client: "LLMClient | No
     the LLM cannot produce a valid persona.
     """
     name = " ".join(sanitize(name).split()) or "Viewer"
-    comments = [replace(c, text=sanitize(c.text), title=sanitize(c.title), description=sanitize(c.description))
-                for c in comments]
+    comments = [
+        replace(c, text=sanitize(c.text), title=sanitize(c.title), description=sanitize(c.description))
+        for c in comments
+    ]
     comments = [c for c in comments if c.text]
     if not comments:
         raise ValueError("no comments to build a persona from")
@@ -376,8 +663,13 @@ def build_persona(comments: list[Comment], name: str, *, client: "LLMClient | No
         return _offline(comments, name, pid)
     model = model or client.config.critic_model
     shown = comments[:MAX_LLM_COMMENTS]
-    out, _usage = client.structured(f"persona builder {pid}", model, build_messages(comments, name), PersonaOut,
-                                    check=lambda o: _check(o, max(c.index for c in shown)))
+    out, _usage = client.structured(
+        f"persona builder {pid}",
+        model,
+        build_messages(comments, name),
+        PersonaOut,
+        check=lambda o: _check(o, max(c.index for c in shown)),
+    )
     return _from_llm(out, comments, name, pid)
 
 
@@ -385,4 +677,3 @@ def topic_words(label: str) -> set[str]:
     """The keywords behind a topic label (the offline builder's loves/hates), else the label's own words."""
     base = label.removesuffix(" (when done badly)")
     return set(TOPICS.get(base, ())) | {w for w in words(base) if len(w) > 3}
-

@@ -9,7 +9,6 @@ from pydantic import ValidationError
 from prompts import persona_files
 from storage.schema import Persona
 
-
 MAX_PERSONA_BYTES = 256 * 1024  # a persona with every list full of evidence is a few KB
 
 

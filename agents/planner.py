@@ -11,17 +11,37 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
-from typing import Callable
 
 from pydantic import Field
 
 from agents.base import AgentError, AnswerTooLong, Cancelled, RequestTooLarge, Result
 from agents.llm import LLMClient, Progress
-from agents.story import (MAX_SHOT, MIN_SHOT, TYPICAL_SHOT, CharacterOut, LocationOut, SceneShotsOut, ShotOut, StoryOut,
-                          Closed, check_shots, check_story, fit_durations, fits_one_answer, parts_of, scene_budgets,
-                          scene_count, scene_messages, shots_for, shots_per_answer, story_messages, storyboard_from,
-                          system_message)
+from agents.story import (
+    MAX_SHOT,
+    MIN_SHOT,
+    TYPICAL_SHOT,
+    CharacterOut,
+    Closed,
+    LocationOut,
+    SceneShotsOut,
+    ShotOut,
+    StoryOut,
+    check_shots,
+    check_story,
+    fit_durations,
+    fits_one_answer,
+    parts_of,
+    scene_budgets,
+    scene_count,
+    scene_messages,
+    shots_for,
+    shots_per_answer,
+    story_messages,
+    storyboard_from,
+    system_message,
+)
 from agents.streaming import Cancel, is_cancelled
 from prompts import render
 from storage.schema import Character, Location, Scene, Shot, Storyboard, Usage
@@ -71,8 +91,14 @@ class LLMPlanner:
         """The one-answer request (a short film)."""
         seconds = minutes * 60
         n_shots = shots_for(seconds)
-        user = render("planner_user.j2", idea=idea.strip(), minutes=minutes, seconds=seconds,
-                      n_shots=n_shots, n_scenes=max(1, round(n_shots / 6)))
+        user = render(
+            "planner_user.j2",
+            idea=idea.strip(),
+            minutes=minutes,
+            seconds=seconds,
+            n_shots=n_shots,
+            n_scenes=max(1, round(n_shots / 6)),
+        )
         return [system_message(), {"role": "user", "content": user}]
 
     def plan(self, idea: str, minutes: float, *, progress: ProgressFn | None = None, cancel: Cancel = None) -> Result:
@@ -124,15 +150,29 @@ class _Run:
 
     def on_tokens(self, what: str) -> Callable[[Progress], None]:
         def report(p: Progress) -> None:
-            self.emit(scene=what, tokens=p.tokens, tokens_per_s=round(p.tokens_per_s, 1), status="writing",
-                      **({"note": p.note} if p.note else {}))
+            self.emit(
+                scene=what,
+                tokens=p.tokens,
+                tokens_per_s=round(p.tokens_per_s, 1),
+                status="writing",
+                **({"note": p.note} if p.note else {}),
+            )
+
         return report
 
     def ask(self, role: str, what: str, messages: list[dict], result_type, check=None):
         try:
-            value, usage = self.p.client.structured(role, self.p.model, messages, result_type, check=check,
-                                                    on_length="raise", on_progress=self.on_tokens(what),
-                                                    cancel=self.stopped, deadline=self.deadline)
+            value, usage = self.p.client.structured(
+                role,
+                self.p.model,
+                messages,
+                result_type,
+                check=check,
+                on_length="raise",
+                on_progress=self.on_tokens(what),
+                cancel=self.stopped,
+                deadline=self.deadline,
+            )
         except AgentError as e:
             with self.lock:
                 self.usage.append(getattr(e, "usage", Usage()))
@@ -153,9 +193,12 @@ class _Run:
             n = sum(len(s.shots) for s in plan.scenes)
             if seconds / n > MAX_SHOT or seconds / n < MIN_SHOT:
                 many = "few" if seconds / n > MAX_SHOT else "many"
-                return [f"{n} shots is too {many} for {seconds:.0f} seconds: write about {shots_for(seconds)} shots "
-                        f"of ~{TYPICAL_SHOT:g} s"]
+                return [
+                    f"{n} shots is too {many} for {seconds:.0f} seconds: write about {shots_for(seconds)} shots "
+                    f"of ~{TYPICAL_SHOT:g} s"
+                ]
             return []
+
         self.emit(scene="the storyboard", status="writing")
         out = self.ask("planner", "the storyboard", self.p.messages(self.idea, seconds / 60), PlanOut, check)
         with self.lock:
@@ -193,13 +236,25 @@ class _Run:
         n = scene_count(self.seconds, self.p.budget)
         self.emit(scene="the story", status="writing", scenes=n)
         try:
-            return self.ask("planner", "the story", story_messages(self.idea, self.seconds, n), StoryOut,
-                            lambda s: check_story(s, n))
+            return self.ask(
+                "planner",
+                "the story",
+                story_messages(self.idea, self.seconds, n),
+                StoryOut,
+                lambda s: check_story(s, n),
+            )
         except AnswerTooLong:
             fewer = max(1, n // 2)
-            self.emit(scene="the story", status="retrying", note=f"cut off at the limit: asking for {fewer} briefer scenes")
-            return self.ask("planner", "the story", story_messages(self.idea, self.seconds, fewer, brief=True), StoryOut,
-                            lambda s: check_story(s, fewer))
+            self.emit(
+                scene="the story", status="retrying", note=f"cut off at the limit: asking for {fewer} briefer scenes"
+            )
+            return self.ask(
+                "planner",
+                "the story",
+                story_messages(self.idea, self.seconds, fewer, brief=True),
+                StoryOut,
+                lambda s: check_story(s, fewer),
+            )
 
     def scene(self, story: StoryOut, index: int, seconds: float) -> list[ShotOut]:
         """A scene's shots, part by part; a scene that fails is asked again once, alone."""
@@ -213,8 +268,10 @@ class _Run:
             except AgentError as e:
                 if self.stopped() or attempt == SCENE_ATTEMPTS:
                     title = " ".join(story.scenes[index].title.split())[:80]  # the model's words, on one line
-                    raise AgentError(f"scene {index + 1} of {len(story.scenes)} (“{title}”) failed"
-                                     f"{' twice' if attempt > 1 else ''}: {e}") from None
+                    raise AgentError(
+                        f"scene {index + 1} of {len(story.scenes)} (“{title}”) failed"
+                        f"{' twice' if attempt > 1 else ''}: {e}"
+                    ) from None
                 self.emit(scene=what, status="retrying", note=str(e)[:120])
         with self.lock:
             self.done += 1
@@ -232,14 +289,21 @@ class _Run:
             label = what if len(parts) == 1 else f"{what} part {k + 1}/{len(parts)}"
             self.emit(scene=label, status="writing")
             try:
-                out = self.ask("planner", label, scene_messages(story, index, part, k + 1, len(parts), written),
-                               SceneShotsOut, lambda o, s=part: check_shots(o, s))
+                out = self.ask(
+                    "planner",
+                    label,
+                    scene_messages(story, index, part, k + 1, len(parts), written),
+                    SceneShotsOut,
+                    lambda o, s=part: check_shots(o, s),
+                )
             except AnswerTooLong:
                 per = self.p.smaller(shots_for(part))
                 if shots_for(part) <= 1:
                     raise
                 rest = parts_of(round(sum(parts[k:]), 2), per)
-                self.emit(scene=label, status="split", note=f"cut off at the limit: {len(rest)} smaller parts of ~{per} shots")
+                self.emit(
+                    scene=label, status="split", note=f"cut off at the limit: {len(rest)} smaller parts of ~{per} shots"
+                )
                 parts = parts[:k] + rest
                 continue
             written += fit_as_written(out.shots, part)
@@ -249,15 +313,20 @@ class _Run:
 
 def fit_as_written(shots: list[ShotOut], seconds: float) -> list[ShotOut]:
     """A part's shots with their durations fitted to the part's budget (the scene is fitted again as a whole)."""
-    return [s.model_copy(update={"duration": d}) for s, d in zip(shots, fit_durations([s.duration for s in shots], seconds))]
+    return [
+        s.model_copy(update={"duration": d}) for s, d in zip(shots, fit_durations([s.duration for s in shots], seconds))
+    ]
 
 
 def to_storyboard(out: PlanOut, seconds: float) -> Storyboard:
     """Readable stable ids (sc01, sh01...), distinct seeds, durations fitted to the target, known names only."""
     raw = [shot.duration for scene in out.scenes for shot in scene.shots]
     total = sum(raw)
-    durations = raw if abs(total - seconds) <= TOLERANCE * seconds and all(MIN_SHOT / 2 <= d <= 60 for d in raw) \
+    durations = (
+        raw
+        if abs(total - seconds) <= TOLERANCE * seconds and all(MIN_SHOT / 2 <= d <= 60 for d in raw)
         else fit_durations(raw, seconds)
+    )
     characters = list({c.name: Character(name=c.name, description=c.description) for c in out.characters}.values())
     locations = list({loc.name: Location(name=loc.name, description=loc.description) for loc in out.locations}.values())
     names, places = {c.name for c in characters}, {loc.name for loc in locations}
@@ -265,14 +334,34 @@ def to_storyboard(out: PlanOut, seconds: float) -> Storyboard:
     for i, scene in enumerate(out.scenes, 1):
         shots = []
         for shot in scene.shots:
-            shots.append(Shot(
-                shot_id=f"sh{n + 1:02d}", prompt=shot.prompt, duration=durations[n], seed=1000 + n, camera=shot.camera,
-                narration=shot.narration, dialogue=shot.dialogue,
-                characters=[c for c in dict.fromkeys(shot.characters) if c in names],
-            ))
+            shots.append(
+                Shot(
+                    shot_id=f"sh{n + 1:02d}",
+                    prompt=shot.prompt,
+                    duration=durations[n],
+                    seed=1000 + n,
+                    camera=shot.camera,
+                    narration=shot.narration,
+                    dialogue=shot.dialogue,
+                    characters=[c for c in dict.fromkeys(shot.characters) if c in names],
+                )
+            )
             n += 1
-        scenes.append(Scene(scene_id=f"sc{i:02d}", title=scene.title, description=scene.description,
-                            purpose=scene.purpose, location=scene.location if scene.location in places else "",
-                            shots=shots))
-    return Storyboard(title=out.title, logline=out.logline, style_guide=out.style_guide, characters=characters,
-                      locations=locations, scenes=scenes)
+        scenes.append(
+            Scene(
+                scene_id=f"sc{i:02d}",
+                title=scene.title,
+                description=scene.description,
+                purpose=scene.purpose,
+                location=scene.location if scene.location in places else "",
+                shots=shots,
+            )
+        )
+    return Storyboard(
+        title=out.title,
+        logline=out.logline,
+        style_guide=out.style_guide,
+        characters=characters,
+        locations=locations,
+        scenes=scenes,
+    )

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from typing import Callable, Literal
+from collections.abc import Callable
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -20,8 +21,18 @@ from agents.llm import LLMClient, Progress
 from agents.llm_config import env_name
 from agents.streaming import Cancel
 from prompts import render
-from storage.schema import (CAMERA_MOVES, EDIT, EDIT_OPS, EDITABLE_SHOT_FIELDS, Critique, Note, Proposal, Scope,
-                            Storyboard, Unchanged)
+from storage.schema import (
+    CAMERA_MOVES,
+    EDIT,
+    EDIT_OPS,
+    EDITABLE_SHOT_FIELDS,
+    Critique,
+    Note,
+    Proposal,
+    Scope,
+    Storyboard,
+    Unchanged,
+)
 
 
 class _Closed(BaseModel):
@@ -61,7 +72,9 @@ def to_proposal(out: ProposalOut) -> Proposal:
             edits.append(EDIT.validate_python(e.model_dump()))
         except ValidationError as err:
             target = e.shot_id or e.character or e.field or "the film"
-            not_changed.append(Unchanged(what=f"{e.op} {target}", why=f"proposed but dropped: {err.errors()[0]['msg']}"))
+            not_changed.append(
+                Unchanged(what=f"{e.op} {target}", why=f"proposed but dropped: {err.errors()[0]['msg']}")
+            )
     return Proposal(summary=out.summary, edits=edits, not_changed=not_changed)
 
 
@@ -85,23 +98,44 @@ class LLMRefiner:
         self.model = model or client.config.refiner_model
         self.mode = f"llm:{self.model}"
 
-    def messages(self, storyboard: Storyboard, notes: list[Note], critiques: list[Critique],
-                 scope: Scope | None = None, *, shot_notes: bool = True) -> list[dict]:
+    def messages(
+        self,
+        storyboard: Storyboard,
+        notes: list[Note],
+        critiques: list[Critique],
+        scope: Scope | None = None,
+        *,
+        shot_notes: bool = True,
+    ) -> list[dict]:
         """The request: the bible, the scenes in `scope` in full (all of them for the whole film), the rest in a line."""
         scope = scope or Scope()
         full = set(scope.scene_ids(storyboard))
         scenes = [(sc, sc.scene_id in full) for sc in storyboard.scenes]
-        board = storyboard.model_dump(mode="json", include={"title", "logline", "style_guide", "characters", "locations"})
+        board = storyboard.model_dump(
+            mode="json", include={"title", "logline", "style_guide", "characters", "locations"}
+        )
         for c in board["characters"] + board["locations"]:
             c.pop("references", None)
-        system = render("refiner_system.j2", editable_fields=EDITABLE_SHOT_FIELDS, camera_moves=CAMERA_MOVES,
-                        scoped=not scope.whole)
+        system = render(
+            "refiner_system.j2", editable_fields=EDITABLE_SHOT_FIELDS, camera_moves=CAMERA_MOVES, scoped=not scope.whole
+        )
         user = render(
             "refiner_user.j2",
             bible_json=json.dumps(board, ensure_ascii=False),
-            scenes=[(sc, json.dumps([s.model_dump(mode="json", exclude={"keyframe", "locked"}) for s in sc.shots],
-                                    ensure_ascii=False) if whole else "") for sc, whole in scenes],
-            scoped=not scope.whole, scope=scope.label(),
+            scenes=[
+                (
+                    sc,
+                    json.dumps(
+                        [s.model_dump(mode="json", exclude={"keyframe", "locked"}) for s in sc.shots],
+                        ensure_ascii=False,
+                    )
+                    if whole
+                    else "",
+                )
+                for sc, whole in scenes
+            ],
+            scoped=not scope.whole,
+            scope=scope.label(),
             notes=notes,
             critiques=critiques,
             shot_notes=shot_notes,
@@ -110,23 +144,45 @@ class LLMRefiner:
         )
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
-    def refine(self, storyboard: Storyboard, notes: list[Note], critiques: list[Critique], *, scope: Scope | None = None,
-               progress: Callable[[dict], None] | None = None, cancel: Cancel = None) -> Result:
+    def refine(
+        self,
+        storyboard: Storyboard,
+        notes: list[Note],
+        critiques: list[Critique],
+        *,
+        scope: Scope | None = None,
+        progress: Callable[[dict], None] | None = None,
+        cancel: Cancel = None,
+    ) -> Result:
         messages = self.fitting(storyboard, notes, critiques, scope)
 
         def on_tokens(p: Progress) -> None:
             if progress is not None:
-                progress({"stage": "refine", "tokens": p.tokens, "tokens_per_s": round(p.tokens_per_s, 1),
-                          **({"note": p.note} if p.note else {})})
+                progress(
+                    {
+                        "stage": "refine",
+                        "tokens": p.tokens,
+                        "tokens_per_s": round(p.tokens_per_s, 1),
+                        **({"note": p.note} if p.note else {}),
+                    }
+                )
+
         # a cut-off proposal is not repaired (the repair would be cut off too): the line says how to ask for less
-        out, usage = self.client.structured("refiner", self.model, messages, ProposalOut, on_progress=on_tokens,
-                                            cancel=cancel, on_length="raise", length_hint=(
-                                                f"refine fewer scenes at a time (--scene) or raise "
-                                                f"{env_name('refiner_max_tokens')}"))
+        out, usage = self.client.structured(
+            "refiner",
+            self.model,
+            messages,
+            ProposalOut,
+            on_progress=on_tokens,
+            cancel=cancel,
+            on_length="raise",
+            length_hint=(f"refine fewer scenes at a time (--scene) or raise {env_name('refiner_max_tokens')}"),
+        )
         return Result(value=to_proposal(out), usage=usage, model=self.model)
 
-    def fitting(self, storyboard: Storyboard, notes: list[Note], critiques: list[Critique],
-                scope: Scope | None) -> list[dict]:
+    def fitting(
+        self, storyboard: Storyboard, notes: list[Note], critiques: list[Critique], scope: Scope | None
+    ) -> list[dict]:
         """The request, made to fit the context: without the critics' per-shot notes if need be (their issues stay),
         else one line naming what to change."""
         ctx, source = self.client.context_tokens(self.model)
@@ -137,6 +193,8 @@ class LLMRefiner:
             if size <= room:
                 return messages
         what = (scope or Scope()).label()
-        raise AgentError(f"refiner ({self.model}): the {what} with its notes and critiques is about {size:,} tokens; "
-                         f"the context ({ctx:,}, {source}) leaves {room:,} beside the answer: refine fewer scenes at a "
-                         f"time (chief refine --scene), or raise {env_name('context_tokens')}")
+        raise AgentError(
+            f"refiner ({self.model}): the {what} with its notes and critiques is about {size:,} tokens; "
+            f"the context ({ctx:,}, {source}) leaves {room:,} beside the answer: refine fewer scenes at a "
+            f"time (chief refine --scene), or raise {env_name('context_tokens')}"
+        )

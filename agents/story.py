@@ -72,6 +72,7 @@ class SceneShotsOut(Closed):
 
 # ---------------------------------------------------------------- sizes
 
+
 def shots_for(seconds: float) -> int:
     return max(1, round(seconds / TYPICAL_SHOT))
 
@@ -138,25 +139,55 @@ def parts_of(seconds: float, per_answer: int) -> list[float]:
 
 # ---------------------------------------------------------------- messages
 
+
 def system_message(min_shot=MIN_SHOT, max_shot=MAX_SHOT) -> dict:
-    return {"role": "system", "content": render("planner_system.j2", min_shot=f"{min_shot:g}", max_shot=f"{max_shot:g}",
-                                                typical_shot=f"{TYPICAL_SHOT:g}", camera_moves=CAMERA_MOVES)}
+    return {
+        "role": "system",
+        "content": render(
+            "planner_system.j2",
+            min_shot=f"{min_shot:g}",
+            max_shot=f"{max_shot:g}",
+            typical_shot=f"{TYPICAL_SHOT:g}",
+            camera_moves=CAMERA_MOVES,
+        ),
+    }
 
 
 def story_messages(idea: str, seconds: float, n_scenes: int, brief: bool = False) -> list[dict]:
-    user = render("planner_story.j2", idea=idea.strip(), minutes=seconds / 60, seconds=seconds, n_scenes=n_scenes,
-                  n_shots=shots_for(seconds), scene_seconds=seconds / n_scenes, brief=brief)
+    user = render(
+        "planner_story.j2",
+        idea=idea.strip(),
+        minutes=seconds / 60,
+        seconds=seconds,
+        n_scenes=n_scenes,
+        n_shots=shots_for(seconds),
+        scene_seconds=seconds / n_scenes,
+        brief=brief,
+    )
     return [system_message(), {"role": "user", "content": user}]
 
 
-def scene_messages(story: StoryOut, index: int, seconds: float, part: int, parts: int,
-                   earlier: list[ShotOut]) -> list[dict]:
+def scene_messages(
+    story: StoryOut, index: int, seconds: float, part: int, parts: int, earlier: list[ShotOut]
+) -> list[dict]:
     """The call for scene `index` (0-based), part `part` of `parts`; `earlier`: this scene's shots written so far."""
     lo, hi = shot_range(seconds)
     scene = story.scenes[index]
-    user = render("planner_scene.j2", story=story, index=index, scene=scene, before=story.scenes[index - 1] if index else None,
-                  after=story.scenes[index + 1] if index + 1 < len(story.scenes) else None, seconds=seconds,
-                  n_shots=shots_for(seconds), lo=lo, hi=hi, part=part, parts=parts, earlier=earlier[-2:])
+    user = render(
+        "planner_scene.j2",
+        story=story,
+        index=index,
+        scene=scene,
+        before=story.scenes[index - 1] if index else None,
+        after=story.scenes[index + 1] if index + 1 < len(story.scenes) else None,
+        seconds=seconds,
+        n_shots=shots_for(seconds),
+        lo=lo,
+        hi=hi,
+        part=part,
+        parts=parts,
+        earlier=earlier[-2:],
+    )
     return [system_message(), {"role": "user", "content": user}]
 
 
@@ -177,29 +208,57 @@ def check_shots(out: SceneShotsOut, seconds: float) -> list[str]:
     lo, hi = shot_range(seconds)
     n = len(out.shots)
     if not lo <= n <= hi:
-        return [f"{n} shots cannot fill {seconds:.0f} seconds with shots of {MIN_SHOT:g}-{MAX_SHOT:g} s: "
-                f"write {shots_for(seconds)} shots (between {lo} and {hi})"]
+        return [
+            f"{n} shots cannot fill {seconds:.0f} seconds with shots of {MIN_SHOT:g}-{MAX_SHOT:g} s: "
+            f"write {shots_for(seconds)} shots (between {lo} and {hi})"
+        ]
     return []
 
 
 # ---------------------------------------------------------------- the storyboard
 
+
 def storyboard_from(story: StoryOut, budgets: list[float], scene_shots: list[list[ShotOut]]) -> Storyboard:
     """Stable readable ids (sc01, sh01, ...), distinct seeds, each scene's shots fitted to its budget, and only
     the names the bible knows (a character or location the model made up in passing is dropped)."""
     characters = list({c.name: Character(name=c.name, description=c.description) for c in story.characters}.values())
-    locations = list({loc.name: Location(name=loc.name, description=loc.description) for loc in story.locations}.values())
+    locations = list(
+        {loc.name: Location(name=loc.name, description=loc.description) for loc in story.locations}.values()
+    )
     names, places = {c.name for c in characters}, {loc.name for loc in locations}
     scenes, n = [], 0
     for i, (brief, seconds, outs) in enumerate(zip(story.scenes, budgets, scene_shots), 1):
         durations = fit_durations([s.duration for s in outs], seconds)
         shots = []
         for shot, d in zip(outs, durations):
-            shots.append(Shot(shot_id=f"sh{n + 1:02d}", prompt=shot.prompt, duration=d, seed=1000 + n, camera=shot.camera,
-                              narration=shot.narration, dialogue=shot.dialogue,
-                              characters=[c for c in dict.fromkeys(shot.characters) if c in names]))
+            shots.append(
+                Shot(
+                    shot_id=f"sh{n + 1:02d}",
+                    prompt=shot.prompt,
+                    duration=d,
+                    seed=1000 + n,
+                    camera=shot.camera,
+                    narration=shot.narration,
+                    dialogue=shot.dialogue,
+                    characters=[c for c in dict.fromkeys(shot.characters) if c in names],
+                )
+            )
             n += 1
-        scenes.append(Scene(scene_id=f"sc{i:02d}", title=brief.title, description=brief.summary, purpose=brief.purpose,
-                            location=brief.location if brief.location in places else "", shots=shots))
-    return Storyboard(title=story.title, logline=story.logline, style_guide=story.style_guide, characters=characters,
-                      locations=locations, scenes=scenes)
+        scenes.append(
+            Scene(
+                scene_id=f"sc{i:02d}",
+                title=brief.title,
+                description=brief.summary,
+                purpose=brief.purpose,
+                location=brief.location if brief.location in places else "",
+                shots=shots,
+            )
+        )
+    return Storyboard(
+        title=story.title,
+        logline=story.logline,
+        style_guide=story.style_guide,
+        characters=characters,
+        locations=locations,
+        scenes=scenes,
+    )

@@ -12,8 +12,9 @@ import math
 import socket
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import httpcore2
 import httpx2
@@ -58,7 +59,7 @@ class Deadline:
         return self.remaining() <= 0
 
 
-_guards: dict[int, "Guard"] = {}
+_guards: dict[int, Guard] = {}
 _guards_lock = threading.Lock()
 
 
@@ -76,7 +77,7 @@ class Guard:
         self._lock = threading.Lock()
         self._done = threading.Event()
 
-    def __enter__(self) -> "Guard":
+    def __enter__(self) -> Guard:
         with _guards_lock:
             _guards[threading.get_ident()] = self
         threading.Thread(target=self._watch, name="chief-llm-guard", daemon=True).start()
@@ -142,7 +143,9 @@ def http_client(timeout: httpx2.Timeout) -> httpx2.Client:
     """The SDK's HTTP client: the openai defaults, one connection per request, sockets the Guard can close."""
     import openai
 
-    client = openai.DefaultHttpxClient(timeout=timeout, limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=0))
+    client = openai.DefaultHttpxClient(
+        timeout=timeout, limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=0)
+    )
     # httpcore's ConnectionPool takes a network_backend, but httpx does not pass one through: set it on its pool
     client._transport._pool._network_backend = _TrackingBackend()
     return client

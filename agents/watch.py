@@ -55,15 +55,18 @@ def shot_line(shot: Shot) -> str:
     return " ".join([shot.prompt, shot.narration, shot.dialogue])
 
 
-def plan_parts(film: FilmView, mode: Input, limits: Limits, base_tokens: int, refs_per_character: int,
-               start: int = 0) -> list[Part]:
+def plan_parts(
+    film: FilmView, mode: Input, limits: Limits, base_tokens: int, refs_per_character: int, start: int = 0
+) -> list[Part]:
     """Parts in film order from shot `start`: windows of consecutive shots, each as large as the request may be (a
     short film is one part; scenes run across parts, each part showing the headings of the scenes it touches).
 
     A part always holds at least one shot: a request that is still too large is the endpoint's to refuse, and the
     caller's to split."""
     shots = film.storyboard.shots()
-    refs = {name: min(len(paths), refs_per_character) for name, paths in film.references.items()} if mode != "text" else {}
+    refs = (
+        {name: min(len(paths), refs_per_character) for name, paths in film.references.items()} if mode != "text" else {}
+    )
     max_notes = max(1, int((limits.answer * 0.7 - ANSWER_BASE) // NOTE_TOKENS))
     room = limits.tokens - base_tokens - CARRY_RESERVE
     costs, shown = [], set()  # per shot: (pictures, tokens, seconds), and whose references it shows first
@@ -76,8 +79,12 @@ def plan_parts(film: FilmView, mode: Input, limits: Limits, base_tokens: int, re
 
     def fits(indexes: list[int]) -> bool:
         pics, tokens, seconds = (sum(costs[i][0][k] for i in indexes) for k in range(3))
-        return (pics <= limits.images and tokens <= room and len(indexes) <= max_notes
-                and (mode != "video" or seconds <= limits.video_seconds))
+        return (
+            pics <= limits.images
+            and tokens <= room
+            and len(indexes) <= max_notes
+            and (mode != "video" or seconds <= limits.video_seconds)
+        )
 
     parts: list[list[int]] = [[]]
     for j in range(start, len(shots)):
@@ -95,10 +102,13 @@ def split(part: Part) -> list[Part]:
 
 # ---------------------------------------------------------------- what a request shows
 
+
 def tile_order(k: int, w: int, h: int, side: int) -> tuple[int, int]:
     """(columns, rows) that give each of `k` frames of w x h the most room inside a side x side picture."""
+
     def scale(c: int) -> float:
         return min(side / (c * w), side / (math.ceil(k / c) * h))
+
     cols = max(range(1, k + 1), key=scale)
     return cols, math.ceil(k / cols)
 
@@ -149,16 +159,26 @@ class Carried:
     notes: list[ShotNote] = field(default_factory=list)
 
 
-def part_text(film: FilmView, persona: Persona, part: Part, n: int, parts: int, carried: Carried, mode: Input,
-              final: bool, descriptions: dict[str, str] | None = None) -> str:
+def part_text(
+    film: FilmView,
+    persona: Persona,
+    part: Part,
+    n: int,
+    parts: int,
+    carried: Carried,
+    mode: Input,
+    final: bool,
+    descriptions: dict[str, str] | None = None,
+) -> str:
     """The text of one request: the film and the story so far, what the viewer remembers, this part's shots."""
     whole = film.whole
     starts = {s.shot_id: (a, b) for s, a, b in whole.timeline()}
     shots = film.storyboard.shots()
     watched = [shots[i] for i in part.shots]
     ids = {s.shot_id for s in watched}
-    scenes = [(sc, [s for s in sc.shots if s.shot_id in ids], sc.shots[0].shot_id not in ids)
-              for sc in film.storyboard.scenes]
+    scenes = [
+        (sc, [s for s in sc.shots if s.shot_id in ids], sc.shots[0].shot_id not in ids) for sc in film.storyboard.scenes
+    ]
     before = []
     if film.story is not None:  # a scoped screening: the scenes before the first watched shot, in one line each
         first = film.storyboard.shots()[0].shot_id
@@ -167,13 +187,26 @@ def part_text(film: FilmView, persona: Persona, part: Part, n: int, parts: int, 
                 break
             before.append(sc)
     label = film.renderer_label
-    return render("critic_watch.j2", film=film, storyboard=whole, persona=persona, n=n, parts=parts, final=final,
-                  scenes=[(sc, ss, cont) for sc, ss, cont in scenes if ss], timecodes={k: f"{timecode(a)}-{timecode(b)}"
-                                                                          for k, (a, b) in starts.items()},
-                  before=before, carried=carried, mode=mode, descriptions=descriptions or {},
-                  watched_seconds=sum(s.duration for s in shots), scoped=film.story is not None,
-                  renderer_label=label, is_previz=any(w in label.lower() for w in ("animatic", "previz", "preview")),
-                  intent=film.intent)
+    return render(
+        "critic_watch.j2",
+        film=film,
+        storyboard=whole,
+        persona=persona,
+        n=n,
+        parts=parts,
+        final=final,
+        scenes=[(sc, ss, cont) for sc, ss, cont in scenes if ss],
+        timecodes={k: f"{timecode(a)}-{timecode(b)}" for k, (a, b) in starts.items()},
+        before=before,
+        carried=carried,
+        mode=mode,
+        descriptions=descriptions or {},
+        watched_seconds=sum(s.duration for s in shots),
+        scoped=film.story is not None,
+        renderer_label=label,
+        is_previz=any(w in label.lower() for w in ("animatic", "previz", "preview")),
+        intent=film.intent,
+    )
 
 
 def frames_by_shot(film: FilmView) -> dict[str, list[SampledFrame]]:

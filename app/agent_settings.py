@@ -21,11 +21,16 @@ from app.errors import StudioError
 
 # What `AgentSettings.other` may name: how the agents reach and use the endpoint, nothing else (not the login,
 # the allowed hosts, the video model or the data folder).
-AGENT_FIELDS = frozenset(f for f in Config.model_fields if (f.startswith("llm_") or f.endswith("_max_tokens")
-                                                            or f in ("frames_per_shot", "image_detail"))) - {"llm_base_url"}
+AGENT_FIELDS = frozenset(
+    f
+    for f in Config.model_fields
+    if (f.startswith("llm_") or f.endswith("_max_tokens") or f in ("frames_per_shot", "image_detail"))
+) - {"llm_base_url"}
 
-SCOPE_NOTE = ("These agent settings apply to everyone using this server, in every browser tab, until it "
-              "restarts; nothing is saved.")
+SCOPE_NOTE = (
+    "These agent settings apply to everyone using this server, in every browser tab, until it "
+    "restarts; nothing is saved."
+)
 
 
 class AgentSettings(BaseModel):
@@ -37,8 +42,10 @@ class AgentSettings(BaseModel):
     refiner_model: str = ""
     planner_model: str = ""
     mode: str = "auto"  # auto | llm | offline
-    other: dict[str, Any] = Field(default_factory=dict, description=(
-        "further agent settings by name (llm_timeout, llm_concurrency, ...), validated like any setting"))
+    other: dict[str, Any] = Field(
+        default_factory=dict,
+        description=("further agent settings by name (llm_timeout, llm_concurrency, ...), validated like any setting"),
+    )
 
 
 def apply(config: Config, new: AgentSettings, *, from_own_page: bool) -> tuple[Config, str]:
@@ -54,8 +61,13 @@ def apply(config: Config, new: AgentSettings, *, from_own_page: bool) -> tuple[C
         raise StudioError("the endpoint and the key are set by their own fields; the data folder cannot change")
     if stray := sorted(set(new.other) - AGENT_FIELDS):
         raise StudioError(f"not an agent setting: {', '.join(stray)} (the Settings page changes only the agents)")
-    changes = {**new.other, "critic_model": new.critic_model.strip(), "refiner_model": new.refiner_model.strip(),
-               "planner_model": new.planner_model.strip(), "agents": "" if new.mode in ("", "auto") else new.mode}
+    changes = {
+        **new.other,
+        "critic_model": new.critic_model.strip(),
+        "refiner_model": new.refiner_model.strip(),
+        "planner_model": new.planner_model.strip(),
+        "agents": "" if new.mode in ("", "auto") else new.mode,
+    }
     if not same_endpoint:
         changes["llm_base_url"] = url
     if key or not same_endpoint:

@@ -20,10 +20,11 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -101,6 +102,7 @@ class Story:
 
 # ---------------------------------------------------------------------------------------- stories
 
+
 def load_stories(path: Path, defaults: Defaults = Defaults()) -> list[Story]:
     """Stories from a YAML list, a JSONL file, or a folder of .txt/.md ideas (one per file)."""
     from storage.parsing import ParseError, parse_json, parse_yaml
@@ -150,10 +152,19 @@ def resolve(spec: StorySpec, d: Defaults) -> Story:
     def pick(name):
         v = getattr(spec, name)
         return getattr(d, name) if v is None else v
+
     panel = pick("panel")
-    return Story(idea=" ".join(spec.idea.split()), title=spec.title, minutes=float(pick("minutes")),
-                 panel=tuple(panel) if panel else None, iterations=int(pick("iterations")), policy=pick("policy"),
-                 width=pick("width"), height=pick("height"), fps=pick("fps"))
+    return Story(
+        idea=" ".join(spec.idea.split()),
+        title=spec.title,
+        minutes=float(pick("minutes")),
+        panel=tuple(panel) if panel else None,
+        iterations=int(pick("iterations")),
+        policy=pick("policy"),
+        width=pick("width"),
+        height=pick("height"),
+        fps=pick("fps"),
+    )
 
 
 def accepted_edits(proposal, policy: str) -> list[int]:
@@ -171,6 +182,7 @@ def accepted_edits(proposal, policy: str) -> list[int]:
 
 
 # ---------------------------------------------------------------------------------------- state
+
 
 class BatchState:
     """OUTDIR/batch-state.json: story key -> {slug, name, project, stages, status, error}. Thread-safe."""
@@ -230,6 +242,7 @@ def atomic_copy(src: Path, dest: Path) -> None:
 
 # ---------------------------------------------------------------------------------------- runner
 
+
 class BatchRunner:
     def __init__(self, studio, stories: list[Story], outdir: Path, emit: EmitFn | None = None, jobs: int = 4) -> None:
         self.studio, self.stories, self.outdir = studio, stories, Path(outdir)
@@ -251,8 +264,7 @@ class BatchRunner:
                 while name in taken:
                     name, n = f"{base}-{n}", n + 1
                 taken.add(name)
-                st.update(slug=name, name=story.name, idea=story.idea, policy=story.policy,
-                          iterations=story.iterations)
+                st.update(slug=name, name=story.name, idea=story.idea, policy=story.policy, iterations=story.iterations)
         with self.state.lock:
             self.state._save()
 
@@ -261,24 +273,45 @@ class BatchRunner:
         t0 = time.perf_counter()
         # Build the backend and agents once, before the threads (a diffusers pipeline must be loaded once).
         _ = self.studio.backend, self.studio.agents
-        self.emit({"event": "batch_start", "stories": len(self.stories), "outdir": str(self.outdir),
-                   "stages": sum(s.stage_count() for s in self.stories),
-                   "done": sum(len(self.state.story(s.key)["stages"]) for s in self.stories)})
+        self.emit(
+            {
+                "event": "batch_start",
+                "stories": len(self.stories),
+                "outdir": str(self.outdir),
+                "stages": sum(s.stage_count() for s in self.stories),
+                "done": sum(len(self.state.story(s.key)["stages"]) for s in self.stories),
+            }
+        )
         with ThreadPoolExecutor(max_workers=min(self.jobs, len(self.stories))) as pool:
             list(pool.map(self._run_story, self.stories))
         report = self.report()
         report["seconds"] = round(time.perf_counter() - t0, 3)
         write_report(self.outdir, report)
-        self.emit({"event": "batch_done", "ok": report["ok"], "failed": report["failed"],
-                   "report": str(self.outdir / "report.html"), "seconds": report["seconds"]})
+        self.emit(
+            {
+                "event": "batch_done",
+                "ok": report["ok"],
+                "failed": report["failed"],
+                "report": str(self.outdir / "report.html"),
+                "seconds": report["seconds"],
+            }
+        )
         return report
 
     # -------------------------------------------------------------- one story
     def _run_story(self, story: Story) -> None:
         key = story.key
         rec = self.state.story(key)
-        self.emit({"event": "story_start", "story": key, "name": story.name, "slug": rec["slug"],
-                   "stages": story.stage_count(), "done": len(rec["stages"])})
+        self.emit(
+            {
+                "event": "story_start",
+                "story": key,
+                "name": story.name,
+                "slug": rec["slug"],
+                "stages": story.stage_count(),
+                "done": len(rec["stages"]),
+            }
+        )
         self.state.update(key, status="running", error=None)
         try:
             plan = self._stage(story, "plan", lambda: self._plan(story))
@@ -330,21 +363,38 @@ class BatchRunner:
         found = st.find_tagged(marker)
         if found is not None:
             return {"project": found.project_id, "version": found.number, "recovered": True}
-        v = st.create_project(story.idea, story.minutes, story.title,
-                              list(story.panel) if story.panel else None,
-                              overrides={k: getattr(story, k) for k in ("width", "height", "fps") if getattr(story, k)},
-                              tag=marker)
-        return {"project": v.project_id, "version": v.number, "title": v.storyboard.title,
-                "shots": len(v.storyboard.shots())}
+        v = st.create_project(
+            story.idea,
+            story.minutes,
+            story.title,
+            list(story.panel) if story.panel else None,
+            overrides={k: getattr(story, k) for k in ("width", "height", "fps") if getattr(story, k)},
+            tag=marker,
+        )
+        return {
+            "project": v.project_id,
+            "version": v.number,
+            "title": v.storyboard.title,
+            "shots": len(v.storyboard.shots()),
+        }
 
     def _render(self, story: Story, pid: str, version: int) -> dict:
         st = self.studio
         info = st.render_info(pid, version)
         if info is None:
+
             def progress(e: dict, key=story.key) -> None:
                 if e.get("stage") == "render" and e.get("status") in ("rendered", "reused"):
-                    self.emit({"event": "shot", "story": key, "shot": e["shot_index"] + 1, "shots": e["shots"],
-                               "status": e["status"]})
+                    self.emit(
+                        {
+                            "event": "shot",
+                            "story": key,
+                            "shot": e["shot_index"] + 1,
+                            "shots": e["shots"],
+                            "status": e["status"],
+                        }
+                    )
+
             info = st.render(pid, version, progress=progress)
         folder = self.outdir / self.state.story(story.key)["slug"]
         film, thumb = folder / f"v{version}.mp4", folder / f"v{version}.jpg"
@@ -352,8 +402,14 @@ class BatchRunner:
         sidecars = st.media_paths(info)
         if "contact_sheet" in sidecars:
             atomic_copy(sidecars["contact_sheet"], thumb)
-        return {"version": version, "film": self._rel(film), "thumb": self._rel(thumb) if thumb.exists() else None,
-                "rendered": info.rendered, "reused": info.reused, "label": info.label}
+        return {
+            "version": version,
+            "film": self._rel(film),
+            "thumb": self._rel(thumb) if thumb.exists() else None,
+            "rendered": info.rendered,
+            "reused": info.reused,
+            "label": info.label,
+        }
 
     def _critique(self, pid: str, version: int) -> dict:
         st = self.studio
@@ -405,15 +461,35 @@ class BatchRunner:
                 if not r:
                     break
                 a = stages.get(f"accept:{k}")
-                iters.append({"iteration": k, "version": r["version"], "film": r["film"], "thumb": r["thumb"],
-                              "rendered": r["rendered"], "reused": r["reused"],
-                              "scores": c["scores"] if c else {},
-                              "accepted": f"{a['accepted']}/{a['of']}" if a else None})
+                iters.append(
+                    {
+                        "iteration": k,
+                        "version": r["version"],
+                        "film": r["film"],
+                        "thumb": r["thumb"],
+                        "rendered": r["rendered"],
+                        "reused": r["reused"],
+                        "scores": c["scores"] if c else {},
+                        "accepted": f"{a['accepted']}/{a['of']}" if a else None,
+                    }
+                )
             export = stages.get("export", {})
-            stories.append({"key": story.key, "name": story.name, "slug": rec["slug"], "idea": story.idea,
-                            "status": rec["status"], "error": rec["error"], "project": stages.get("plan", {}).get("project"),
-                            "policy": story.policy, "iterations": iters, "archive": export.get("archive"),
-                            "film": export.get("film"), "stages_done": list(stages)})
+            stories.append(
+                {
+                    "key": story.key,
+                    "name": story.name,
+                    "slug": rec["slug"],
+                    "idea": story.idea,
+                    "status": rec["status"],
+                    "error": rec["error"],
+                    "project": stages.get("plan", {}).get("project"),
+                    "policy": story.policy,
+                    "iterations": iters,
+                    "archive": export.get("archive"),
+                    "film": export.get("film"),
+                    "stages_done": list(stages),
+                }
+            )
         ok = sum(s["status"] == "done" for s in stories)
         return {"stories": stories, "ok": ok, "failed": len(stories) - ok}
 
@@ -427,11 +503,18 @@ def score_plot(points: list[float | None], width: int = 260, height: int = 90) -
     """Coordinates for a tiny inline SVG line plot of panel scores (0..10) per iteration."""
     pad, n = 24, len(points)
     xs = [pad + (i * (width - 2 * pad) / (n - 1) if n > 1 else (width - 2 * pad) / 2) for i in range(n)]
-    dots = [{"x": round(x, 1), "y": round(height - pad / 2 - (s / 10) * (height - pad), 1), "score": s, "i": i + 1}
-            for i, (x, s) in enumerate(zip(xs, points)) if s is not None]
-    return {"width": width, "height": height, "dots": dots,
-            "line": " ".join(f"{d['x']},{d['y']}" for d in dots),
-            "grid": [{"y": round(height - pad / 2 - (v / 10) * (height - pad), 1), "v": v} for v in (0, 5, 10)]}
+    dots = [
+        {"x": round(x, 1), "y": round(height - pad / 2 - (s / 10) * (height - pad), 1), "score": s, "i": i + 1}
+        for i, (x, s) in enumerate(zip(xs, points))
+        if s is not None
+    ]
+    return {
+        "width": width,
+        "height": height,
+        "dots": dots,
+        "line": " ".join(f"{d['x']},{d['y']}" for d in dots),
+        "grid": [{"y": round(height - pad / 2 - (v / 10) * (height - pad), 1), "v": v} for v in (0, 5, 10)],
+    }
 
 
 def render_html(report: dict) -> str:

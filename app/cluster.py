@@ -13,9 +13,10 @@ import os
 import queue
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from app.config import Config, with_overrides
 from app.errors import StudioError
@@ -105,8 +106,13 @@ class RenderWorker:
             out = Path(tmp) / "clip.mp4"
             info = self.backend.render(request, out, self._on_step, self.cancel)
             self.renders += 1
-            return {"data": out.read_bytes(), "num_frames": info.num_frames, "fps": info.fps, "width": info.width,
-                    "height": info.height}
+            return {
+                "data": out.read_bytes(),
+                "num_frames": info.num_frames,
+                "fps": info.fps,
+                "width": info.width,
+                "height": info.height,
+            }
 
     def _on_step(self, done: int, total: int) -> None:
         self.step = (done, total)
@@ -142,15 +148,26 @@ class RayBackend:
     CPUs; `num_workers` overrides the count.
     """
 
-    def __init__(self, inner_spec: BackendSpec, *, address: str | None = None, num_workers: int | None = None,
-                 worker_cpus: float = 1.0, max_attempts: int = 3, poll_s: float = 0.2,
-                 startup_timeout_s: float = 300.0) -> None:
+    def __init__(
+        self,
+        inner_spec: BackendSpec,
+        *,
+        address: str | None = None,
+        num_workers: int | None = None,
+        worker_cpus: float = 1.0,
+        max_attempts: int = 3,
+        poll_s: float = 0.2,
+        startup_timeout_s: float = 300.0,
+    ) -> None:
         ray = _ray()
         connect(address)
         spec = worker_config(inner_spec) if isinstance(inner_spec, Config) else inner_spec
         # resolve() runs here; it reads model_index.json at most, never weights, so any device will do
-        self._local = _build(with_overrides(spec, device="cpu", dtype="", cpu_offload=False)
-                             if isinstance(spec, Config) and spec.backend == "diffusers" else spec)
+        self._local = _build(
+            with_overrides(spec, device="cpu", dtype="", cpu_offload=False)
+            if isinstance(spec, Config) and spec.backend == "diffusers"
+            else spec
+        )
         self.name, self.model = self._local.name, self._local.model
         self.supports_continuity = self._local.supports_continuity
         gpus = int(ray.cluster_resources().get("GPU", 0))
@@ -159,14 +176,17 @@ class RayBackend:
         n = num_workers or (gpus if gpus else max(1, int(cpus / worker_cpus)))
         resources = {"num_gpus": 1, "num_cpus": worker_cpus} if gpus else {"num_cpus": worker_cpus}
         actor_cls = ray.remote(concurrency_groups={_CONTROL: 2})(RenderWorker)
-        self.actors = [actor_cls.options(max_restarts=max_attempts, max_task_retries=0, **resources).remote(spec)
-                       for _ in range(n)]
+        self.actors = [
+            actor_cls.options(max_restarts=max_attempts, max_task_retries=0, **resources).remote(spec) for _ in range(n)
+        ]
         try:
             described = ray.get([a.describe.remote() for a in self.actors], timeout=startup_timeout_s)
         except ray.exceptions.GetTimeoutError:
             self.close()
-            raise ClusterError(f"{n} render workers ({'1 GPU' if gpus else '1 CPU'} each) did not all start within "
-                               f"{startup_timeout_s:.0f} s: the cluster has {gpus} GPUs, {cpus} CPUs") from None
+            raise ClusterError(
+                f"{n} render workers ({'1 GPU' if gpus else '1 CPU'} each) did not all start within "
+                f"{startup_timeout_s:.0f} s: the cluster has {gpus} GPUs, {cpus} CPUs"
+            ) from None
         except Exception as e:
             self.close()
             raise ClusterError(f"render workers failed to start: {str(_cause(e)).splitlines()[0]}") from None
@@ -184,8 +204,9 @@ class RayBackend:
     def resolve(self, request: ShotRequest) -> ShotRequest:
         return self._local.resolve(request)
 
-    def render(self, request: ShotRequest, out: Path, progress: Progress | None = None,
-               cancel: CancelToken | None = None) -> ClipInfo:
+    def render(
+        self, request: ShotRequest, out: Path, progress: Progress | None = None, cancel: CancelToken | None = None
+    ) -> ClipInfo:
         ray = _ray()
         cancel = cancel or CancelToken()
         req = self.resolve(request)
@@ -217,8 +238,13 @@ class RayBackend:
             # the other request was stopped, this one was not: render it ourselves
         result = ray.get(flight.ref)
         Path(out).write_bytes(result["data"])
-        return ClipInfo(path=Path(out), num_frames=result["num_frames"], fps=result["fps"], width=result["width"],
-                        height=result["height"])
+        return ClipInfo(
+            path=Path(out),
+            num_frames=result["num_frames"],
+            fps=result["fps"],
+            width=result["width"],
+            height=result["height"],
+        )
 
     # -- the pool --------------------------------------------------------------------------
 
@@ -234,8 +260,9 @@ class RayBackend:
                 return ref
             except ray.exceptions.RayActorError:
                 if attempt == self.max_attempts:
-                    raise RenderError(f"shot {req.shot_id}: its render worker died {attempt} times "
-                                      "(out of memory? see the Ray logs)") from None
+                    raise RenderError(
+                        f"shot {req.shot_id}: its render worker died {attempt} times (out of memory? see the Ray logs)"
+                    ) from None
             finally:
                 self._idle.put(actor)  # a dead one is being restarted by Ray; it goes to the back
         raise AssertionError("unreachable")
@@ -351,7 +378,7 @@ def keys_may_travel() -> bool:
 
 
 class _RemoteRole:
-    def __init__(self, owner: "RayAgents", role: str, inner) -> None:
+    def __init__(self, owner: RayAgents, role: str, inner) -> None:
         self._owner, self._role, self.mode = owner, role, inner.mode
 
     def _call(self, method: str, *args, frames: list | None = None):

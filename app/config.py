@@ -14,15 +14,21 @@ from __future__ import annotations
 
 import os
 import tomllib
-from copy import copy
+from collections.abc import Mapping
 from contextvars import ContextVar
+from copy import copy
 from pathlib import Path
-from typing import Any, Literal, Mapping, get_args, get_origin
+from typing import Any, Literal, get_args, get_origin
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import AliasChoices, Field, ValidationError, field_validator, model_validator
-from pydantic_settings import (BaseSettings, EnvSettingsSource, InitSettingsSource, PydanticBaseSettingsSource,
-                               SettingsConfigDict)
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    InitSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 from pydantic_settings.sources.utils import parse_env_vars
 
 from storage.schema import Limits
@@ -50,109 +56,230 @@ class Config(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="CHIEF_", env_ignore_empty=True, frozen=True, extra="forbid")
 
-    home: Path = Field(default_factory=default_home, description=(
-        "Data folder: `chief.db` (SQLite, WAL) and `media/` (content-addressed files); its `chief.toml` is read "
-        "when the working folder has none. Default `$XDG_DATA_HOME/chief`, else `~/.local/share/chief`."))
-    backend: Literal["animatic", "diffusers"] = Field("animatic", validation_alias="CHIEF_VIDEO_BACKEND", description=(
-        "Video backend: `animatic` (a labelled previz drawn on the CPU, no weights) or `diffusers`."))
-    model: str = Field("", validation_alias="CHIEF_VIDEO_MODEL", description=(
-        "Diffusers text-to-video model: a local folder or a cached hub id (required with `diffusers`)."))
-    i2v_model: str = Field("", validation_alias="CHIEF_VIDEO_I2V_MODEL", description=(
-        "Optional image-to-video model for shot continuity (LTX needs none: its I2V pipeline shares the weights)."))
-    vace_model: str = Field("", description=(
-        "Optional Wan VACE model (`WanVACEPipeline`) next to a Wan text-to-video model: shots are conditioned on their "
-        "characters' reference images, and start from their keyframes when there is no image-to-video model."))
-    image_model: str = Field("", description=(
-        "Diffusers text-to-image model for reference images and keyframes (FLUX, SDXL, SD3, Qwen-Image): a local "
-        "folder or a cached hub id. Empty: drawn keyframes with the animatic backend; none with `diffusers`."))
-    embed_model: str = Field("", description=(
-        "Image-embedding model (CLIP, SigLIP or DINOv2: a transformers folder or a cached hub id) that measures "
-        "how consistent characters look; empty: the consistency table says it is not measured."))
+    home: Path = Field(
+        default_factory=default_home,
+        description=(
+            "Data folder: `chief.db` (SQLite, WAL) and `media/` (content-addressed files); its `chief.toml` is read "
+            "when the working folder has none. Default `$XDG_DATA_HOME/chief`, else `~/.local/share/chief`."
+        ),
+    )
+    backend: Literal["animatic", "diffusers"] = Field(
+        "animatic",
+        validation_alias="CHIEF_VIDEO_BACKEND",
+        description=("Video backend: `animatic` (a labelled previz drawn on the CPU, no weights) or `diffusers`."),
+    )
+    model: str = Field(
+        "",
+        validation_alias="CHIEF_VIDEO_MODEL",
+        description=("Diffusers text-to-video model: a local folder or a cached hub id (required with `diffusers`)."),
+    )
+    i2v_model: str = Field(
+        "",
+        validation_alias="CHIEF_VIDEO_I2V_MODEL",
+        description=(
+            "Optional image-to-video model for shot continuity (LTX needs none: its I2V pipeline shares the weights)."
+        ),
+    )
+    vace_model: str = Field(
+        "",
+        description=(
+            "Optional Wan VACE model (`WanVACEPipeline`) next to a Wan text-to-video model: shots are conditioned on their "
+            "characters' reference images, and start from their keyframes when there is no image-to-video model."
+        ),
+    )
+    image_model: str = Field(
+        "",
+        description=(
+            "Diffusers text-to-image model for reference images and keyframes (FLUX, SDXL, SD3, Qwen-Image): a local "
+            "folder or a cached hub id. Empty: drawn keyframes with the animatic backend; none with `diffusers`."
+        ),
+    )
+    embed_model: str = Field(
+        "",
+        description=(
+            "Image-embedding model (CLIP, SigLIP or DINOv2: a transformers folder or a cached hub id) that measures "
+            "how consistent characters look; empty: the consistency table says it is not measured."
+        ),
+    )
     device: str = Field("", description="`cuda`, `cuda:N`, `mps` or `cpu`; empty: the best available.")
     dtype: str = Field("", description="Weights dtype: `bf16`, `fp16` or `fp32`; empty: the device's best.")
-    cpu_offload: bool = Field(False, description=(
-        "Keep model parts on the GPU only while they run: less GPU memory, slower (needs a GPU)."))
+    cpu_offload: bool = Field(
+        False, description=("Keep model parts on the GPU only while they run: less GPU memory, slower (needs a GPU).")
+    )
     vae_tiling: bool = Field(False, description="Decode frames tile by tile: less memory for large frames.")
     vae_slicing: bool = Field(False, description="Decode a batch one video at a time: less memory for batches.")
     steps: int | None = Field(None, ge=1, le=1000, description="Denoising steps; empty: the model family's default.")
-    guidance: float | None = Field(None, ge=0, le=100, description=(
-        "Classifier-free guidance scale; empty: the model family's default."))
-    llm_base_url: str = Field("", description=(
-        "OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp, ...); empty: api.openai.com when a key is set."))
-    api_key: str = Field("", validation_alias=AliasChoices("CHIEF_LLM_API_KEY", "OPENAI_API_KEY"),
-                         **_secret("API key for the LLM endpoint; environment or flags only, never stored or shown."))
+    guidance: float | None = Field(
+        None, ge=0, le=100, description=("Classifier-free guidance scale; empty: the model family's default.")
+    )
+    llm_base_url: str = Field(
+        "",
+        description=(
+            "OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp, ...); empty: api.openai.com when a key is set."
+        ),
+    )
+    api_key: str = Field(
+        "",
+        validation_alias=AliasChoices("CHIEF_LLM_API_KEY", "OPENAI_API_KEY"),
+        **_secret("API key for the LLM endpoint; environment or flags only, never stored or shown."),
+    )
     critic_model: str = Field("", description="Model the critics use; empty: the LLM client's default.")
     refiner_model: str = Field("", description="Model the refiner uses; empty: the LLM client's default.")
     planner_model: str = Field("", description="Model the planner uses; empty: the LLM client's default.")
-    agents: Literal["", "llm", "offline"] = Field("", description=(
-        "`llm` or `offline`; empty: `llm` when an endpoint or a key is set, else `offline`."))
-    discovery_ports: str = Field("", description=(
-        "Loopback ports the Settings screen probes for OpenAI-compatible model servers, comma-separated (at most "
-        "16); empty: Ollama 11434, LM Studio 1234, llama.cpp 8080 and vLLM 8000. Only 127.0.0.1 is ever probed."))
-    seed_policy: Literal["random", "fixed"] = Field("random", description=(
-        "Seed of a shot added in the web app's storyboard: `random` (a fresh one, so duplicates differ) or `fixed` "
-        "(0). A shot keeps its seed afterwards, so an unchanged shot always renders the same clip."))
+    agents: Literal["", "llm", "offline"] = Field(
+        "", description=("`llm` or `offline`; empty: `llm` when an endpoint or a key is set, else `offline`.")
+    )
+    discovery_ports: str = Field(
+        "",
+        description=(
+            "Loopback ports the Settings screen probes for OpenAI-compatible model servers, comma-separated (at most "
+            "16); empty: Ollama 11434, LM Studio 1234, llama.cpp 8080 and vLLM 8000. Only 127.0.0.1 is ever probed."
+        ),
+    )
+    seed_policy: Literal["random", "fixed"] = Field(
+        "random",
+        description=(
+            "Seed of a shot added in the web app's storyboard: `random` (a fresh one, so duplicates differ) or `fixed` "
+            "(0). A shot keeps its seed afterwards, so an unchanged shot always renders the same clip."
+        ),
+    )
     narration: bool = Field(True, description="Synthesise the narration (Piper, offline); `0` to skip it.")
     frames_per_shot: int = Field(3, ge=1, le=24, description="Frames each critic sees of every shot.")
-    llm_timeout: float = Field(120.0, gt=0, le=3600, description=(
-        "Seconds to the first answer token (to the whole answer when not streaming)."))
-    llm_max_retries: int = Field(3, ge=0, le=10, description="Retries on rate limits, server errors and lost connections.")
-    llm_backoff: float = Field(1.0, ge=0, le=60, description=(
-        "First retry delay in seconds; doubles each retry (a server's Retry-After wins)."))
-    llm_concurrency: int = Field(8, ge=1, le=64, description=(
-        "LLM requests in flight at once, all roles together (covers the default 7-persona panel; lowered for a "
-        "while after HTTP 429)."))
-    llm_response_format: Literal["auto", "json_schema", "json_object", "text"] = Field("auto", description=(
-        "Structured output: `auto` tries json_schema, then json_object, then plain text, and remembers per endpoint "
-        "and model what the server accepts; or force one."))
-    llm_stream: bool = Field(True, description="Stream answers: progress, stall detection, and a Stop that stops the server.")
-    llm_max_output_tokens: int = Field(4000, ge=64, le=200_000, description=(
-        "Output tokens one answer may use (always sent to the server; caps every role's budget)."))
-    planner_max_tokens: int | None = Field(None, ge=64, le=200_000, description=(
-        "The planner's answer budget; empty: `llm_max_output_tokens`."))
-    refiner_max_tokens: int | None = Field(None, ge=64, le=200_000, description=(
-        "The refiner's answer budget; empty: `llm_max_output_tokens`."))
+    llm_timeout: float = Field(
+        120.0,
+        gt=0,
+        le=3600,
+        description=("Seconds to the first answer token (to the whole answer when not streaming)."),
+    )
+    llm_max_retries: int = Field(
+        3, ge=0, le=10, description="Retries on rate limits, server errors and lost connections."
+    )
+    llm_backoff: float = Field(
+        1.0,
+        ge=0,
+        le=60,
+        description=("First retry delay in seconds; doubles each retry (a server's Retry-After wins)."),
+    )
+    llm_concurrency: int = Field(
+        8,
+        ge=1,
+        le=64,
+        description=(
+            "LLM requests in flight at once, all roles together (covers the default 7-persona panel; lowered for a "
+            "while after HTTP 429)."
+        ),
+    )
+    llm_response_format: Literal["auto", "json_schema", "json_object", "text"] = Field(
+        "auto",
+        description=(
+            "Structured output: `auto` tries json_schema, then json_object, then plain text, and remembers per endpoint "
+            "and model what the server accepts; or force one."
+        ),
+    )
+    llm_stream: bool = Field(
+        True, description="Stream answers: progress, stall detection, and a Stop that stops the server."
+    )
+    llm_max_output_tokens: int = Field(
+        4000,
+        ge=64,
+        le=200_000,
+        description=("Output tokens one answer may use (always sent to the server; caps every role's budget)."),
+    )
+    planner_max_tokens: int | None = Field(
+        None, ge=64, le=200_000, description=("The planner's answer budget; empty: `llm_max_output_tokens`.")
+    )
+    refiner_max_tokens: int | None = Field(
+        None, ge=64, le=200_000, description=("The refiner's answer budget; empty: `llm_max_output_tokens`.")
+    )
     critic_max_tokens: int | None = Field(3000, ge=64, le=200_000, description="One critique's answer budget.")
-    llm_temperature: float | None = Field(None, ge=0, le=2, description=(
-        "Sampling temperature; empty: the server's default (reasoning models refuse any other)."))
-    llm_context_tokens: int = Field(32768, ge=256, le=10_000_000, description=(
-        "The endpoint's context (prompt + answer) in tokens; a smaller size the server reports wins."))
-    llm_discover_limits: bool = Field(True, description=(
-        "Ask the server its context size (`/v1/models`, llama.cpp `/props`, Ollama `/api/show`)."))
-    llm_max_images: int = Field(8, ge=1, le=256, description=(
-        "Images in one request (vLLM `--limit-mm-per-prompt`, most local VLM servers take a few)."))
-    llm_image_tokens: int | None = Field(None, ge=1, le=100_000, description=(
-        "Prompt tokens one image counts for when sizing requests; empty: OpenAI's figure for the image detail."))
-    llm_stall_seconds: float = Field(30.0, gt=0, le=3600, description=(
-        "Seconds without a new token before a streaming answer counts as stalled."))
-    llm_action_timeout: float = Field(1800.0, gt=0, le=86_400, description=(
-        "Seconds one agent action may take: a whole plan, one critic watching the film (every part), one proposal; "
-        "every request, retry and repair included. 30 minutes lets a 10-minute film's critic watch its ~15 parts "
-        "on a slow local model; a hung server fails sooner (no first token in `llm_timeout`, re-sent once at most)."))
-    llm_resend_timeouts: bool | None = Field(None, description=(
-        "Re-send a request that timed out; empty: only to remote endpoints (a local server keeps generating the "
-        "abandoned answer, so a re-send would queue behind it)."))
-    llm_max_answer_chars: int = Field(1_000_000, ge=1000, le=100_000_000, description=(
-        "Longer answers are refused (and their stream closed) before parsing."))
+    llm_temperature: float | None = Field(
+        None,
+        ge=0,
+        le=2,
+        description=("Sampling temperature; empty: the server's default (reasoning models refuse any other)."),
+    )
+    llm_context_tokens: int = Field(
+        32768,
+        ge=256,
+        le=10_000_000,
+        description=("The endpoint's context (prompt + answer) in tokens; a smaller size the server reports wins."),
+    )
+    llm_discover_limits: bool = Field(
+        True, description=("Ask the server its context size (`/v1/models`, llama.cpp `/props`, Ollama `/api/show`).")
+    )
+    llm_max_images: int = Field(
+        8,
+        ge=1,
+        le=256,
+        description=("Images in one request (vLLM `--limit-mm-per-prompt`, most local VLM servers take a few)."),
+    )
+    llm_image_tokens: int | None = Field(
+        None,
+        ge=1,
+        le=100_000,
+        description=(
+            "Prompt tokens one image counts for when sizing requests; empty: OpenAI's figure for the image detail."
+        ),
+    )
+    llm_stall_seconds: float = Field(
+        30.0, gt=0, le=3600, description=("Seconds without a new token before a streaming answer counts as stalled.")
+    )
+    llm_action_timeout: float = Field(
+        1800.0,
+        gt=0,
+        le=86_400,
+        description=(
+            "Seconds one agent action may take: a whole plan, one critic watching the film (every part), one proposal; "
+            "every request, retry and repair included. 30 minutes lets a 10-minute film's critic watch its ~15 parts "
+            "on a slow local model; a hung server fails sooner (no first token in `llm_timeout`, re-sent once at most)."
+        ),
+    )
+    llm_resend_timeouts: bool | None = Field(
+        None,
+        description=(
+            "Re-send a request that timed out; empty: only to remote endpoints (a local server keeps generating the "
+            "abandoned answer, so a re-send would queue behind it)."
+        ),
+    )
+    llm_max_answer_chars: int = Field(
+        1_000_000,
+        ge=1000,
+        le=100_000_000,
+        description=("Longer answers are refused (and their stream closed) before parsing."),
+    )
     image_detail: Literal["low", "high", "auto"] = Field("low", description="Detail the LLM is asked to see frames at.")
-    llm_critic_video: bool = Field(False, description=(
-        "Critics watch each part of the film as one short clip (`video_url`; vLLM serving Qwen2.5-VL or Qwen3-VL "
-        "takes them) instead of frames; frames are the default, since every OpenAI-compatible vision model takes "
-        "images."))
-    llm_video_seconds: float = Field(30.0, gt=0, le=600, description=(
-        "With `llm_critic_video`: the longest clip one critic request carries."))
+    llm_critic_video: bool = Field(
+        False,
+        description=(
+            "Critics watch each part of the film as one short clip (`video_url`; vLLM serving Qwen2.5-VL or Qwen3-VL "
+            "takes them) instead of frames; frames are the default, since every OpenAI-compatible vision model takes "
+            "images."
+        ),
+    )
+    llm_video_seconds: float = Field(
+        30.0, gt=0, le=600, description=("With `llm_critic_video`: the longest clip one critic request carries.")
+    )
     max_shots: int = _limit("max_shots")
     max_film_minutes: float = _limit("max_film_minutes")
     max_shot_seconds: float = _limit("max_shot_seconds")
     max_fps: int = _limit("max_fps")
     max_frame_side: int = _limit("max_frame_side")
-    auth: str = Field("", **_secret(
-        "`user:password` for `chief serve` (required when binding anything but 127.0.0.1); environment or flags only."))
-    allowed_hosts: str = Field("", description=(
-        "More names the web app answers to (comma-separated), besides IP addresses and `localhost`: this machine's "
-        "name on your network, or a reverse proxy's. A request naming any other host is refused (DNS rebinding)."))
-    ray_address: str = Field("", description=(
-        "Run `chief serve` on a Ray cluster: `local`, `auto`, `HOST:6379` or `ray://HOST:10001`."))
+    auth: str = Field(
+        "",
+        **_secret(
+            "`user:password` for `chief serve` (required when binding anything but 127.0.0.1); environment or flags only."
+        ),
+    )
+    allowed_hosts: str = Field(
+        "",
+        description=(
+            "More names the web app answers to (comma-separated), besides IP addresses and `localhost`: this machine's "
+            "name on your network, or a reverse proxy's. A request naming any other host is refused (DNS rebinding)."
+        ),
+    )
+    ray_address: str = Field(
+        "", description=("Run `chief serve` on a Ray cluster: `local`, `auto`, `HOST:6379` or `ray://HOST:10001`.")
+    )
 
     @field_validator("home")
     @classmethod
@@ -177,12 +304,15 @@ class Config(BaseSettings):
     @model_validator(mode="after")
     def _model_for_diffusers(self) -> Config:
         if self.backend == "diffusers" and not self.model:
-            raise ValueError("CHIEF_VIDEO_BACKEND=diffusers needs CHIEF_VIDEO_MODEL (a local folder or a cached hub id)")
+            raise ValueError(
+                "CHIEF_VIDEO_BACKEND=diffusers needs CHIEF_VIDEO_MODEL (a local folder or a cached hub id)"
+            )
         return self
 
     @classmethod
-    def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
-                                   file_secret_settings) -> tuple[PydanticBaseSettingsSource, ...]:
+    def settings_customise_sources(
+        cls, settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
         """Flags, then the environment, then chief.toml. `load_config` supplies the last two; without it,
         `Config(...)` reads os.environ and no file."""
         env, toml = _SOURCES.get() or (env_settings, None)
@@ -222,15 +352,16 @@ class Config(BaseSettings):
             "critic_model": self.critic_model if mode == "llm" else "",
             "refiner_model": self.refiner_model if mode == "llm" else "",
             "planner_model": self.planner_model if mode == "llm" else "",
-            "image_model": self.image_model or ("(none: drawn animatic keyframes)" if self.backend == "animatic"
-                                                else "(not set)"),
+            "image_model": self.image_model
+            or ("(none: drawn animatic keyframes)" if self.backend == "animatic" else "(not set)"),
             "embed_model": self.embed_model or "(not set: consistency is not measured)",
         }
 
 
 # (environment source, chief.toml source or None) for the Config being built by load_config.
-_SOURCES: ContextVar[tuple[PydanticBaseSettingsSource, PydanticBaseSettingsSource | None] | None] = \
-    ContextVar("chief_config_sources", default=None)
+_SOURCES: ContextVar[tuple[PydanticBaseSettingsSource, PydanticBaseSettingsSource | None] | None] = ContextVar(
+    "chief_config_sources", default=None
+)
 
 
 class _Environment(EnvSettingsSource):
@@ -267,8 +398,10 @@ def _is_secret(name: str) -> bool:
 
 def _keyed(values: Mapping[str, Any]) -> dict[str, Any]:
     """Setting names to the keys Config validates (a renamed setting is validated by its variable)."""
-    return {(env_names(k)[0] if k in Config.model_fields and Config.model_fields[k].validation_alias else k): v
-            for k, v in values.items()}
+    return {
+        (env_names(k)[0] if k in Config.model_fields and Config.model_fields[k].validation_alias else k): v
+        for k, v in values.items()
+    }
 
 
 def _setting_of(key: str) -> str:
@@ -294,8 +427,12 @@ def _toml_values(path: Path) -> dict[str, Any]:
 def _problem(error: dict) -> str:
     """One validation problem in words, without echoing a credential."""
     kind, ctx, name = error["type"], error.get("ctx") or {}, _setting_of(str(error["loc"][0])) if error["loc"] else ""
-    bounds = {"greater_than_equal": "at least {ge}", "less_than_equal": "at most {le}",
-              "greater_than": "more than {gt}", "less_than": "less than {lt}"}
+    bounds = {
+        "greater_than_equal": "at least {ge}",
+        "less_than_equal": "at most {le}",
+        "greater_than": "more than {gt}",
+        "less_than": "less than {lt}",
+    }
     if kind in bounds:
         text = "must be " + bounds[kind].format(**{k: f"{v:g}" for k, v in ctx.items()})
     elif kind == "literal_error":
@@ -367,11 +504,16 @@ def with_overrides(cfg: Config, **changes) -> Config:
 
 def settings_table() -> str:
     """docs/settings.md: one row per setting, generated from `Config` (`python -m app.config`)."""
-    rows = ["# Settings", "",
-            "Generated from `app/config.py` by `python -m app.config > docs/settings.md`; do not edit by hand.",
-            "Flags win over environment variables, which win over `chief.toml` (the working folder's, else the",
-            "data folder's), which wins over the defaults. Booleans take `1/0`, `true/false`, `yes/no`, `on/off`.",
-            "", "| setting | env variable | toml key | type | default | meaning |", "|---|---|---|---|---|---|"]
+    rows = [
+        "# Settings",
+        "",
+        "Generated from `app/config.py` by `python -m app.config > docs/settings.md`; do not edit by hand.",
+        "Flags win over environment variables, which win over `chief.toml` (the working folder's, else the",
+        "data folder's), which wins over the defaults. Booleans take `1/0`, `true/false`, `yes/no`, `on/off`.",
+        "",
+        "| setting | env variable | toml key | type | default | meaning |",
+        "|---|---|---|---|---|---|",
+    ]
     for name, field in Config.model_fields.items():
         variables = " or ".join(f"`{v}`" for v in env_names(name))
         toml_key = "refused" if _is_secret(name) or name == "home" else f"`{name}`"
@@ -395,8 +537,12 @@ def _type_name(field) -> str:
         text = " \\| ".join(f"`{v}`" if v else "(empty)" for v in get_args(annotation))
     else:
         text = {Path: "path", str: "text", bool: "boolean", int: "integer", float: "number"}[annotation]
-    limits = [f"{sign} {getattr(m, attr):g}" for m in field.metadata
-              for attr, sign in (("ge", "≥"), ("gt", ">"), ("le", "≤"), ("lt", "<")) if getattr(m, attr, None) is not None]
+    limits = [
+        f"{sign} {getattr(m, attr):g}"
+        for m in field.metadata
+        for attr, sign in (("ge", "≥"), ("gt", ">"), ("le", "≤"), ("lt", "<"))
+        if getattr(m, attr, None) is not None
+    ]
     if limits:
         text += f" ({', '.join(limits)})"
     return text + (", or empty" if optional else "")

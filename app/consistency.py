@@ -26,8 +26,10 @@ from storage.records import RenderRecord, Version
 
 Source = Literal["auto", "clips", "keyframes"]
 FRAMES_PER_APPEARANCE = 3
-METHOD = ("cosine similarity of whole-frame image embeddings (1 = identical look); each shot is "
-          f"{FRAMES_PER_APPEARANCE} frames of its clip averaged, or its keyframe; nothing crops to the character")
+METHOD = (
+    "cosine similarity of whole-frame image embeddings (1 = identical look); each shot is "
+    f"{FRAMES_PER_APPEARANCE} frames of its clip averaged, or its keyframe; nothing crops to the character"
+)
 
 
 class Appearance(BaseModel):
@@ -82,25 +84,41 @@ class Consistency:
             looks = {sid: self._images(v, render, sid, scratch, embedder is not None) for sid in shots}
             if embedder is None:
                 return ConsistencyReport(
-                    version=v.number, measured=False, model="", method=METHOD,
+                    version=v.number,
+                    measured=False,
+                    model="",
+                    method=METHOD,
                     note="not measured: no image-embedding model. Set CHIEF_EMBED_MODEL to a CLIP, SigLIP or DINOv2 "
-                         "model (a local folder or a cached hub id) to measure it.",
-                    characters=[CharacterConsistency(
-                        name=c.name, references=len(c.references),
-                        appearances=[Appearance(shot_id=s, source=looks[s][0]) for s in shots
-                                     if c.name in shots[s].characters]) for c in v.storyboard.characters])
+                    "model (a local folder or a cached hub id) to measure it.",
+                    characters=[
+                        CharacterConsistency(
+                            name=c.name,
+                            references=len(c.references),
+                            appearances=[
+                                Appearance(shot_id=s, source=looks[s][0])
+                                for s in shots
+                                if c.name in shots[s].characters
+                            ],
+                        )
+                        for c in v.storyboard.characters
+                    ],
+                )
             try:
-                characters = [self._measure(embedder, c, [s for s in shots if c.name in shots[s].characters], looks)
-                              for c in v.storyboard.characters]
+                characters = [
+                    self._measure(embedder, c, [s for s in shots if c.name in shots[s].characters], looks)
+                    for c in v.storyboard.characters
+                ]
             except RenderError as e:
                 raise StudioError(f"CHIEF_EMBED_MODEL: {e}") from None
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        return ConsistencyReport(version=v.number, measured=True, model=embedder.label, method=METHOD,
-                                 characters=characters)
+        return ConsistencyReport(
+            version=v.number, measured=True, model=embedder.label, method=METHOD, characters=characters
+        )
 
-    def _images(self, v: Version, render: RenderRecord | None, shot_id: str, scratch: Path, sample: bool
-                ) -> tuple[str, list[Path]]:
+    def _images(
+        self, v: Version, render: RenderRecord | None, shot_id: str, scratch: Path, sample: bool
+    ) -> tuple[str, list[Path]]:
         """(source, image files) of one shot's appearance: frames of its clip (sampled only when they will be
         measured), else its keyframe, else none."""
         from generation.frames import sample_frames, save_jpeg
@@ -108,8 +126,10 @@ class Consistency:
         clip = render.shot(shot_id) if render is not None else None
         if clip is not None:
             path = self.rendering.film.clip_path(clip.sha256)
-            return "clip", [save_jpeg(img, scratch / f"{shot_id}_{i}.jpg")
-                            for i, _, img in (sample_frames(path, FRAMES_PER_APPEARANCE) if sample else ())]
+            return "clip", [
+                save_jpeg(img, scratch / f"{shot_id}_{i}.jpg")
+                for i, _, img in (sample_frames(path, FRAMES_PER_APPEARANCE) if sample else ())
+            ]
         keyframe = v.storyboard.shot(shot_id).keyframe
         if keyframe:
             return "keyframe", [self.ctx.media.path(keyframe, "png")]
@@ -120,11 +140,11 @@ class Consistency:
         seen = [s for s in shot_ids if looks[s][1]]
         files = refs + [p for s in seen for p in looks[s][1]]
         vectors = embedder.embed(files) if files else np.zeros((0, 1))
-        ref_vecs, rest = vectors[:len(refs)], vectors[len(refs):]
+        ref_vecs, rest = vectors[: len(refs)], vectors[len(refs) :]
         per_shot, at = {}, 0
         for s in seen:
             k = len(looks[s][1])
-            mean = rest[at:at + k].mean(axis=0)
+            mean = rest[at : at + k].mean(axis=0)
             per_shot[s] = mean / max(float(np.linalg.norm(mean)), 1e-12)
             at += k
         rows = []
@@ -133,14 +153,22 @@ class Consistency:
                 rows.append(Appearance(shot_id=s, source="none"))
                 continue
             others = [per_shot[o] for o in per_shot if o != s]
-            rows.append(Appearance(
-                shot_id=s, source=looks[s][0],
-                to_reference=_round(float(np.mean(ref_vecs @ per_shot[s]))) if len(ref_vecs) else None,
-                to_others=_round(float(np.mean([o @ per_shot[s] for o in others]))) if others else None))
+            rows.append(
+                Appearance(
+                    shot_id=s,
+                    source=looks[s][0],
+                    to_reference=_round(float(np.mean(ref_vecs @ per_shot[s]))) if len(ref_vecs) else None,
+                    to_others=_round(float(np.mean([o @ per_shot[s] for o in others]))) if others else None,
+                )
+            )
         rows.sort(key=_worst_first)
-        return CharacterConsistency(name=character.name, references=len(refs), appearances=rows,
-                                    mean_to_reference=_mean([r.to_reference for r in rows]),
-                                    mean_to_others=_mean([r.to_others for r in rows]))
+        return CharacterConsistency(
+            name=character.name,
+            references=len(refs),
+            appearances=rows,
+            mean_to_reference=_mean([r.to_reference for r in rows]),
+            mean_to_others=_mean([r.to_others for r in rows]),
+        )
 
 
 def _round(x: float) -> float:

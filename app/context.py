@@ -3,8 +3,9 @@ and agents (built on first use, so a command that needs neither never loads a mo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from app.config import Config
 from storage.media import MediaStore

@@ -31,8 +31,10 @@ class Server(BaseModel):
 
     def setting_line(self, model: str) -> str:
         """The one line of environment settings that makes every role use `model` on this server."""
-        return (f"CHIEF_LLM_BASE_URL={self.base_url} CHIEF_CRITIC_MODEL={model} CHIEF_REFINER_MODEL={model} "
-                f"CHIEF_PLANNER_MODEL={model}")
+        return (
+            f"CHIEF_LLM_BASE_URL={self.base_url} CHIEF_CRITIC_MODEL={model} CHIEF_REFINER_MODEL={model} "
+            f"CHIEF_PLANNER_MODEL={model}"
+        )
 
 
 def discover(timeout: float = 0.5, ports: tuple[tuple[str, int], ...] = KNOWN) -> list[Server]:
@@ -57,8 +59,9 @@ def probe(name: str, port: int, timeout: float) -> Server | None:
     base = f"http://{HOST}:{port}/v1"
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())  # no proxy, no redirect
     try:
-        with opener.open(urllib.request.Request(f"{base}/models", headers={"Accept": "application/json"}),
-                         timeout=timeout) as resp:
+        with opener.open(
+            urllib.request.Request(f"{base}/models", headers={"Accept": "application/json"}), timeout=timeout
+        ) as resp:
             if resp.status != 200:
                 return None
             body = resp.read(MAX_BYTES + 1)

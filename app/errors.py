@@ -9,8 +9,10 @@ class StudioError(Exception):
 
 class RenderFailed(StudioError):
     def __init__(self, shot_id: str, index: int, total: int, reason: str) -> None:
-        super().__init__(f"shot {index + 1}/{total} ({shot_id}) failed: {reason}. "
-                         f"Finished shots are kept; run render again to retry.")
+        super().__init__(
+            f"shot {index + 1}/{total} ({shot_id}) failed: {reason}. "
+            f"Finished shots are kept; run render again to retry."
+        )
         self.shot_id, self.index = shot_id, index
 
 

@@ -30,8 +30,9 @@ class FilmAssembler:
     def clip_path(self, sha256: str) -> Path:
         return self.ctx.media.path(sha256, "mp4")
 
-    def assemble(self, board: Storyboard, shots: list[ShotRender], scratch: Path,
-                 cancel: CancelToken | None = None) -> AssembledFilm:
+    def assemble(
+        self, board: Storyboard, shots: list[ShotRender], scratch: Path, cancel: CancelToken | None = None
+    ) -> AssembledFilm:
         """The film and its sidecars; `cancel` stops it between steps and inside ffmpeg (raises Cancelled)."""
         from PIL import Image
 
@@ -54,8 +55,9 @@ class FilmAssembler:
             stored.append(rec)
             media[kind] = rec.sha256
 
-        cues = subtitles.cues_for([(start, end, shot.dialogue or shot.narration)
-                                   for shot, start, end in zip(board_shots, starts, ends)])
+        cues = subtitles.cues_for(
+            [(start, end, shot.dialogue or shot.narration) for shot, start, end in zip(board_shots, starts, ends)]
+        )
         srt = subtitles.write_srt(cues, scratch / "film.srt") if cues else None
         audio = None
         narrated = [(start, shot.narration) for shot, start in zip(board_shots, starts) if shot.narration]
@@ -66,10 +68,17 @@ class FilmAssembler:
             narration.narration_track(narrated, total, audio, cache_dir=self.ctx.config.home / "cache" / "speech")
         cancel.raise_if_cancelled()
         film = scratch / "film.mp4"
-        result = assembly.assemble(clips, film, audio=audio, subtitles_srt=srt,
-                                   burn_subtitles=opts.burn_subtitles and srt is not None,
-                                   title=board.title if opts.title_card else None, title_seconds=opts.title_seconds,
-                                   crossfade=opts.crossfade, cancel=cancel)
+        result = assembly.assemble(
+            clips,
+            film,
+            audio=audio,
+            subtitles_srt=srt,
+            burn_subtitles=opts.burn_subtitles and srt is not None,
+            title=board.title if opts.title_card else None,
+            title_seconds=opts.title_seconds,
+            crossfade=opts.crossfade,
+            cancel=cancel,
+        )
         cancel.raise_if_cancelled()
         if srt is not None:
             keep("vtt", subtitles.write_vtt(cues, scratch / "film.vtt"), "vtt")
@@ -84,16 +93,20 @@ class FilmAssembler:
         otio_path = scratch / "cut.otio"
         # Media paths relative to the store's layout (media/<ab>/<sha>.otio -> ../<cd>/<sha>.mp4), so the
         # cut stays valid wherever the store (or an archive of it) lives.
-        otio_export.export_otio([(r.shot_id, self.clip_path(r.sha256), r.num_frames / r.fps, r.fps) for r in shots],
-                                otio_path, board.title, relative_to=self.ctx.media.root / "00")
+        otio_export.export_otio(
+            [(r.shot_id, self.clip_path(r.sha256), r.num_frames / r.fps, r.fps) for r in shots],
+            otio_path,
+            board.title,
+            relative_to=self.ctx.media.root / "00",
+        )
         keep("otio", otio_path, "otio")
         film_rec = self.ctx.media.put(film, "mp4", move=True)
-        return AssembledFilm(film=film_rec, media=media, stored=[*stored, film_rec],
-                             stream_copied=result.stream_copied)
+        return AssembledFilm(film=film_rec, media=media, stored=[*stored, film_rec], stream_copied=result.stream_copied)
 
 
-def export_timeline(render: RenderRecord, board: Storyboard, clip_path, critiques: list, notes: list[Note],
-                    out_dir: Path) -> dict[str, Path]:
+def export_timeline(
+    render: RenderRecord, board: Storyboard, clip_path, critiques: list, notes: list[Note], out_dir: Path
+) -> dict[str, Path]:
     """The film's cut for an editor: OpenTimelineIO, CMX 3600 EDL and FCPXML, each with a marker per critic note
     (at its shot) and per creator note (at its shot, or the film's start). Media are this machine's clip files."""
     from generation import otio_export

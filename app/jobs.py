@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from app.errors import one_line
 from app.progress import streamed
-from generation.base import CancelToken, Cancelled
+from generation.base import Cancelled, CancelToken
 from storage.schema import new_id
 
 RUNNING, DONE, FAILED, STOPPED = "running", "done", "failed", "stopped"
@@ -54,8 +55,16 @@ class Jobs:
         self._jobs: dict[str, Job] = {}
         self._cond = threading.Condition()
 
-    def start(self, kind: str, project: str, fn: Callable[[Callable[[dict], None], CancelToken], Any], *,
-              label: str, version: int | None = None, exclusive: bool = True) -> tuple[Job, bool]:
+    def start(
+        self,
+        kind: str,
+        project: str,
+        fn: Callable[[Callable[[dict], None], CancelToken], Any],
+        *,
+        label: str,
+        version: int | None = None,
+        exclusive: bool = True,
+    ) -> tuple[Job, bool]:
         """Run `fn(progress, cancel)` in a thread. With `exclusive`, a job of this kind already running on
         the project is returned instead (started=False). Returns (job, started)."""
         with self._cond:
@@ -95,7 +104,7 @@ class Jobs:
 
     def _forget_old(self) -> None:
         done = [j for j in self._jobs.values() if not j.running]
-        for j in done[:max(0, len(done) - KEEP)]:
+        for j in done[: max(0, len(done) - KEEP)]:
             del self._jobs[j.id]
 
     def get(self, job_id: str) -> Job | None:
@@ -104,8 +113,10 @@ class Jobs:
     def active(self, project: str, kind: str) -> Job | None:
         """The running job of `kind` on `project`, if any."""
         with self._cond:
-            return next((j for j in reversed(self._jobs.values())
-                         if j.running and j.project == project and j.kind == kind), None)
+            return next(
+                (j for j in reversed(self._jobs.values()) if j.running and j.project == project and j.kind == kind),
+                None,
+            )
 
     def last(self, project: str, kind: str) -> Job | None:
         """The newest job of `kind` on `project`, running or finished."""
@@ -136,25 +147,32 @@ def describe(e: dict) -> tuple[float | None, str]:
     if stage == "render":
         n, i, steps = max(e["shots"], 1), e["shot_index"], e.get("steps") or 1
         frac = (i + min(e.get("step", 0) / steps, 1.0)) / n
-        what = (f"step {e.get('step', 0)}/{steps}" if e["status"] == "rendering" else e["status"])
+        what = f"step {e.get('step', 0)}/{steps}" if e["status"] == "rendering" else e["status"]
         return min(frac, 0.99), f"shot {i + 1}/{e['shots']} ({e['shot_id']}) · {what}"
     if stage in ("keyframe", "take"):  # a still (keyframe or reference) or a take: one of n, by steps
         n, i, steps = max(e["shots"], 1), e["shot_index"], e.get("steps") or 1
         frac = (i + min(e.get("step", 0) / steps, 1.0)) / n
         what = f"step {e.get('step', 0)}/{steps}" if e["status"] == "rendering" else e["status"]
-        item = f"still {i + 1}/{e['shots']} ({e['shot_id']})" if stage == "keyframe" else \
-            f"take {i + 1}/{e['shots']} of {e['shot_id']}"
+        item = (
+            f"still {i + 1}/{e['shots']} ({e['shot_id']})"
+            if stage == "keyframe"
+            else f"take {i + 1}/{e['shots']} of {e['shot_id']}"
+        )
         return min(frac, 0.99), f"{item} · {what}"
     if stage == "assemble":
         return 0.99, "assembling the film"
     if stage == "critique":
         part = f", part {e['chunk']}/{e['chunks']}" if e.get("chunks", 1) > 1 else ""
-        return (max(e["done"] / max(e["total"], 1), e.get("fraction", 0.0)),
-                f"{e['done']}/{e['total']} critics finished ({e['persona']}{part}){streamed(e)}")
+        return (
+            max(e["done"] / max(e["total"], 1), e.get("fraction", 0.0)),
+            f"{e['done']}/{e['total']} critics finished ({e['persona']}{part}){streamed(e)}",
+        )
     if stage == "plan":
         what = " ".join(str(e[k]) for k in ("scene", "status") if e.get(k))
-        return (e.get("done", 0) / e["total"] if e.get("total") else None,
-                f"planning: {e.get('done', 0)}/{e.get('total', '?')} written · {what}{streamed(e)}")
+        return (
+            e.get("done", 0) / e["total"] if e.get("total") else None,
+            f"planning: {e.get('done', 0)}/{e.get('total', '?')} written · {what}{streamed(e)}",
+        )
     if stage == "refine":
         return None, f"the refiner is writing{streamed(e)}"
     if stage == "done":
@@ -163,10 +181,12 @@ def describe(e: dict) -> tuple[float | None, str]:
 
 
 def _stopped_text(kind: str) -> str:
-    return {"render": "Stopped. Finished shots are kept: render again to go on from there.",
-            "critique": "Stopped. Nothing of this screening was saved.",
-            "plan": "Stopped. No project was made.",
-            "refine": "Stopped. No proposal was made.",
-            "keyframes": "Stopped. Finished stills are kept as candidates; nothing was approved.",
-            "takes": "Stopped. Finished takes are kept.",
-            "reference": "Stopped. No reference was added."}.get(kind, "Stopped.")
+    return {
+        "render": "Stopped. Finished shots are kept: render again to go on from there.",
+        "critique": "Stopped. Nothing of this screening was saved.",
+        "plan": "Stopped. No project was made.",
+        "refine": "Stopped. No proposal was made.",
+        "keyframes": "Stopped. Finished stills are kept as candidates; nothing was approved.",
+        "takes": "Stopped. Finished takes are kept.",
+        "reference": "Stopped. No reference was added.",
+    }.get(kind, "Stopped.")

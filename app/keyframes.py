@@ -73,8 +73,10 @@ class Keyframes:
 
             images = make_images(self.ctx.config)
             if images is None:
-                raise StudioError("no image model: upload a keyframe or reference picture, or set CHIEF_IMAGE_MODEL "
-                                  "to a FLUX, SDXL, SD3 or Qwen-Image pipeline (a local folder or a cached hub id)")
+                raise StudioError(
+                    "no image model: upload a keyframe or reference picture, or set CHIEF_IMAGE_MODEL "
+                    "to a FLUX, SDXL, SD3 or Qwen-Image pipeline (a local folder or a cached hub id)"
+                )
             try:
                 getattr(images, "family", None)  # a diffusers model: its folder and pipeline class, read now
             except RenderError as e:
@@ -93,8 +95,9 @@ class Keyframes:
         return self.ctx.media.path(sha256, "png")
 
     # ------------------------------------------------------------------ references
-    def add_reference(self, pid: str, name: str, image: Path, *, location: bool = False,
-                      base: int | str | None = None) -> Version:
+    def add_reference(
+        self, pid: str, name: str, image: Path, *, location: bool = False, base: int | str | None = None
+    ) -> Version:
         """An uploaded reference image for a character (or location): a child version."""
         _room_for_one(_subject(self.projects.version(pid, base).storyboard, name, location))  # before storing
         scratch = self.ctx.media.scratch()
@@ -102,32 +105,53 @@ class Keyframes:
             media = self.ctx.media.put(read_still(Path(image), scratch), "png")
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        return self._set_references(pid, name, location, base, lambda refs: [*refs, media.sha256], [media],
-                                    f"reference for {name} (upload)")
+        return self._set_references(
+            pid, name, location, base, lambda refs: [*refs, media.sha256], [media], f"reference for {name} (upload)"
+        )
 
-    def generate_reference(self, pid: str, name: str, *, location: bool = False, seed: int | None = None,
-                           base: int | str | None = None, progress: ProgressFn | None = None,
-                           cancel: CancelToken | None = None) -> Version:
+    def generate_reference(
+        self,
+        pid: str,
+        name: str,
+        *,
+        location: bool = False,
+        seed: int | None = None,
+        base: int | str | None = None,
+        progress: ProgressFn | None = None,
+        cancel: CancelToken | None = None,
+    ) -> Version:
         """A reference image generated from the character's (or location's) description: a child version."""
         v = self.projects.version(pid, base)
         item = _subject(v.storyboard, name, location)
         _room_for_one(item)
         n = len(item.references)
         look = "character reference, full figure, plain background" if not location else "establishing view"
-        req = ImageRequest(subject=f"reference {name}", prompt=compose_prompt(f"{name}: {item.description}, {look}",
-                                                                              v.storyboard.style_guide),
-                           seed=derived_seed(name, "reference", n) if seed is None else seed,
-                           width=v.storyboard.width, height=v.storyboard.height, caption=name)
+        req = ImageRequest(
+            subject=f"reference {name}",
+            prompt=compose_prompt(f"{name}: {item.description}, {look}", v.storyboard.style_guide),
+            seed=derived_seed(name, "reference", n) if seed is None else seed,
+            width=v.storyboard.width,
+            height=v.storyboard.height,
+            caption=name,
+        )
         scratch = self.ctx.media.scratch()
         try:
             media, _, _ = self._still(req, scratch, progress or no_progress, cancel or CancelToken(), 0, 1, name)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        return self._set_references(pid, name, location, v.number, lambda refs: [*refs, media.sha256], [media],
-                                    f"reference for {name} (generated, seed {req.seed})")
+        return self._set_references(
+            pid,
+            name,
+            location,
+            v.number,
+            lambda refs: [*refs, media.sha256],
+            [media],
+            f"reference for {name} (generated, seed {req.seed})",
+        )
 
-    def clear_references(self, pid: str, name: str, *, location: bool = False,
-                         base: int | str | None = None) -> Version:
+    def clear_references(
+        self, pid: str, name: str, *, location: bool = False, base: int | str | None = None
+    ) -> Version:
         return self._set_references(pid, name, location, base, lambda refs: [], [], f"references of {name} cleared")
 
     def _set_references(self, pid, name, location, base, change, media: list[MediaRecord], message: str) -> Version:
@@ -141,8 +165,14 @@ class Keyframes:
             return u.add_child(v, board, "reference", message)[0]
 
     # ------------------------------------------------------------------ keyframes
-    def render_keyframes(self, pid: str, shots: list[str] | None = None, ref: int | str | None = None,
-                         progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> KeyframesResult:
+    def render_keyframes(
+        self,
+        pid: str,
+        shots: list[str] | None = None,
+        ref: int | str | None = None,
+        progress: ProgressFn | None = None,
+        cancel: CancelToken | None = None,
+    ) -> KeyframesResult:
         """A keyframe for each chosen shot (default: every shot without one), approved in one child version.
         Each shot's first keyframe uses the shot's seed; a still rendered before for the same request is reused."""
         v = self.projects.version(pid, ref)
@@ -152,13 +182,21 @@ class Keyframes:
         if unknown:
             raise StudioError(f"v{v.number} has no shot {unknown[0]!r}")
         if not chosen:
-            raise StudioError(f"every shot of v{v.number} has a keyframe: re-roll one (--reroll SHOT) "
-                              "or name shots (--shots)")
-        return self._render(v, [(s, s.seed) for s in chosen], progress, cancel,
-                            f"keyframes for {', '.join(s.shot_id for s in chosen)}")
+            raise StudioError(
+                f"every shot of v{v.number} has a keyframe: re-roll one (--reroll SHOT) or name shots (--shots)"
+            )
+        return self._render(
+            v, [(s, s.seed) for s in chosen], progress, cancel, f"keyframes for {', '.join(s.shot_id for s in chosen)}"
+        )
 
-    def reroll(self, pid: str, shot_id: str, ref: int | str | None = None, progress: ProgressFn | None = None,
-               cancel: CancelToken | None = None) -> KeyframesResult:
+    def reroll(
+        self,
+        pid: str,
+        shot_id: str,
+        ref: int | str | None = None,
+        progress: ProgressFn | None = None,
+        cancel: CancelToken | None = None,
+    ) -> KeyframesResult:
         """A new keyframe for one shot with a new seed, approved in a child version; the old one stays a candidate."""
         v = self.projects.version(pid, ref)
         shot = shot_of(v, shot_id)
@@ -169,8 +207,14 @@ class Keyframes:
             n += 1
         return self._render(v, [(shot, seed)], progress, cancel, f"re-roll keyframe of {shot_id} (seed {seed})")
 
-    def _render(self, v: Version, todo: list[tuple[Shot, int]], progress: ProgressFn | None,
-                cancel: CancelToken | None, message: str) -> KeyframesResult:
+    def _render(
+        self,
+        v: Version,
+        todo: list[tuple[Shot, int]],
+        progress: ProgressFn | None,
+        cancel: CancelToken | None,
+        message: str,
+    ) -> KeyframesResult:
         progress, cancel = progress or no_progress, cancel or CancelToken()
         label = self.images.label  # no image model: say so before anything else
         made, counts = [], {"rendered": 0, "reused": 0}
@@ -178,8 +222,16 @@ class Keyframes:
         try:
             for i, (shot, seed) in enumerate(todo):
                 cancel.raise_if_cancelled()
-                _, record, status = self._still(self.keyframe_request(v.storyboard, shot, seed), scratch, progress,
-                                                cancel, i, len(todo), shot.shot_id, v)
+                _, record, status = self._still(
+                    self.keyframe_request(v.storyboard, shot, seed),
+                    scratch,
+                    progress,
+                    cancel,
+                    i,
+                    len(todo),
+                    shot.shot_id,
+                    v,
+                )
                 made.append(record)
                 counts[status] += 1
         finally:
@@ -192,20 +244,39 @@ class Keyframes:
     def keyframe_request(self, board: Storyboard, shot: Shot, seed: int) -> ImageRequest:
         """A shot's keyframe: its composed prompt, the video's frame size, and the references of its characters
         (the first of each) and of its scene's location."""
-        video = self.ctx.backend.resolve(self.rendering.shot_requests(board)[board.shots().index(shot)].with_(
-            keyframe=None, keyframe_sha256=None, references=(), references_sha256=()))
+        video = self.ctx.backend.resolve(
+            self.rendering.shot_requests(board)[board.shots().index(shot)].with_(
+                keyframe=None, keyframe_sha256=None, references=(), references_sha256=()
+            )
+        )
         bible = {c.name: c for c in board.characters}
         places = {loc.name: loc for loc in board.locations}
         items = [bible[n] for n in shot.characters if n in bible]
         items += [places[loc] for loc in [board.scene_of(shot.shot_id).location] if loc in places]
         refs = tuple(item.references[0] for item in items if item.references)
-        return ImageRequest(subject=f"keyframe {shot.shot_id}", prompt=video.prompt,
-                            negative_prompt=shot.negative_prompt, seed=seed, width=video.width, height=video.height,
-                            caption=shot.prompt, references=tuple(str(self.image_path(r)) for r in refs),
-                            references_sha256=refs)
+        return ImageRequest(
+            subject=f"keyframe {shot.shot_id}",
+            prompt=video.prompt,
+            negative_prompt=shot.negative_prompt,
+            seed=seed,
+            width=video.width,
+            height=video.height,
+            caption=shot.prompt,
+            references=tuple(str(self.image_path(r)) for r in refs),
+            references_sha256=refs,
+        )
 
-    def _still(self, req: ImageRequest, scratch: Path, progress: ProgressFn, cancel: CancelToken, i: int, n: int,
-               subject_id: str, v: Version | None = None) -> tuple[MediaRecord, KeyframeRecord | None, str]:
+    def _still(
+        self,
+        req: ImageRequest,
+        scratch: Path,
+        progress: ProgressFn,
+        cancel: CancelToken,
+        i: int,
+        n: int,
+        subject_id: str,
+        v: Version | None = None,
+    ) -> tuple[MediaRecord, KeyframeRecord | None, str]:
         """Render (or reuse) one still; as a keyframe candidate of `v` when `v` is given (stored at once, like a
         clip, so a retry after a failure reuses it). Returns (media, candidate, "rendered" or "reused")."""
         images = self.images
@@ -219,22 +290,53 @@ class Keyframes:
                 with self.ctx.repo.read() as u:
                     media = u.media([known.sha256])[known.sha256]
             else:
+
                 def on_step(done: int, total: int) -> None:
-                    progress({"stage": "keyframe", "shot_index": i, "shots": n, "shot_id": subject_id, "step": done,
-                              "steps": total, "status": "rendering"})
+                    progress(
+                        {
+                            "stage": "keyframe",
+                            "shot_index": i,
+                            "shots": n,
+                            "shot_id": subject_id,
+                            "step": done,
+                            "steps": total,
+                            "status": "rendering",
+                        }
+                    )
+
                 out = scratch / f"{i:04d}.png"
                 images.render(resolved, out, on_step, cancel)
                 media, status = self.ctx.media.put(out, "png"), "rendered"
         except RenderError as e:
             raise StudioError(f"{req.subject}: {e}") from None
-        progress({"stage": "keyframe", "shot_index": i, "shots": n, "shot_id": subject_id, "step": 1, "steps": 1,
-                  "status": status})
+        progress(
+            {
+                "stage": "keyframe",
+                "shot_index": i,
+                "shots": n,
+                "shot_id": subject_id,
+                "step": 1,
+                "steps": 1,
+                "status": status,
+            }
+        )
         if v is None:
             return media, None, status
-        record = KeyframeRecord(id=new_id("kf"), version=v.number, shot_id=subject_id, sha256=media.sha256,
-                                source="generated", seed=req.seed, backend=images.name, model=images.model,
-                                label=images.label, key=key, width=resolved.width, height=resolved.height,
-                                created_at=utcnow())
+        record = KeyframeRecord(
+            id=new_id("kf"),
+            version=v.number,
+            shot_id=subject_id,
+            sha256=media.sha256,
+            source="generated",
+            seed=req.seed,
+            backend=images.name,
+            model=images.model,
+            label=images.label,
+            key=key,
+            width=resolved.width,
+            height=resolved.height,
+            created_at=utcnow(),
+        )
         with self.ctx.repo.write() as u:
             u.add_media([media])
             u.add_keyframe(v, record)
@@ -254,9 +356,17 @@ class Keyframes:
             media = self.ctx.media.put(png, "png")
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        record = KeyframeRecord(id=new_id("kf"), version=v.number, shot_id=shot_id, sha256=media.sha256,
-                                source="uploaded", label="uploaded", width=size[0], height=size[1],
-                                created_at=utcnow())
+        record = KeyframeRecord(
+            id=new_id("kf"),
+            version=v.number,
+            shot_id=shot_id,
+            sha256=media.sha256,
+            source="uploaded",
+            label="uploaded",
+            width=size[0],
+            height=size[1],
+            created_at=utcnow(),
+        )
         with self.ctx.repo.write() as u:
             u.add_media([media])
             u.add_keyframe(v, record)
@@ -293,29 +403,48 @@ class Keyframes:
         v = self.projects.version(pid, ref)
         with self.ctx.repo.read() as u:
             candidates = u.keyframes(pid)
-        return [ShotKeyframes(shot_id=s.shot_id, prompt=s.prompt, approved=s.keyframe,
-                              candidates=[k for k in reversed(candidates) if k.shot_id == s.shot_id])
-                for s in v.storyboard.shots()]
+        return [
+            ShotKeyframes(
+                shot_id=s.shot_id,
+                prompt=s.prompt,
+                approved=s.keyframe,
+                candidates=[k for k in reversed(candidates) if k.shot_id == s.shot_id],
+            )
+            for s in v.storyboard.shots()
+        ]
 
     # ------------------------------------------------------------------ keyframe screening
-    def screen(self, pid: str, ref: int | str | None = None, progress: ProgressFn | None = None,
-               cancel: CancelToken | None = None) -> list[CritiqueRecord]:
+    def screen(
+        self,
+        pid: str,
+        ref: int | str | None = None,
+        progress: ProgressFn | None = None,
+        cancel: CancelToken | None = None,
+    ) -> list[CritiqueRecord]:
         """The panel screens the keyframe storyboard (one still per shot, before any video), recorded as a
         keyframe screening; the refiner reads it like any critique."""
         v = self.projects.version(pid, ref)
         timeline = v.storyboard.timeline()
         missing = [s.shot_id for s, _, _ in timeline if not s.keyframe]
         if missing:
-            raise StudioError(f"v{v.number}: {len(missing)} shot(s) have no keyframe ({', '.join(missing[:5])}): "
-                              "draw or upload their keyframes first")
-        frames = [SampledFrame(shot_id=s.shot_id, index=0, time=round(start, 3), path=str(self.image_path(s.keyframe)))
-                  for s, start, _ in timeline]
+            raise StudioError(
+                f"v{v.number}: {len(missing)} shot(s) have no keyframe ({', '.join(missing[:5])}): "
+                "draw or upload their keyframes first"
+            )
+        frames = [
+            SampledFrame(shot_id=s.shot_id, index=0, time=round(start, 3), path=str(self.image_path(s.keyframe)))
+            for s, start, _ in timeline
+        ]
         with self.ctx.repo.read() as u:
             by_sha = {k.sha256: k.label for k in u.keyframes(pid)}
         made_by = sorted({by_sha.get(s.keyframe, "uploaded") for s, _, _ in timeline})
-        film = FilmView(storyboard=v.storyboard, frames=frames, intent=self.projects.project(pid).idea
-                        or v.storyboard.logline, references=self.watching.references(v),
-                        renderer_label=f"keyframe screening: one still per shot, no motion yet ({'; '.join(made_by)})")
+        film = FilmView(
+            storyboard=v.storyboard,
+            frames=frames,
+            intent=self.projects.project(pid).idea or v.storyboard.logline,
+            references=self.watching.references(v),
+            renderer_label=f"keyframe screening: one still per shot, no motion yet ({'; '.join(made_by)})",
+        )
         return self.watching.screen(v, film, progress, screening="keyframes", cancel=cancel)
 
 

@@ -3,13 +3,13 @@ hand-written storyboard does. Nothing is written until the whole plan is there: 
 
 from __future__ import annotations
 
-from agents.base import Cancelled as AgentCancelled, invoke
+from agents.base import Cancelled as AgentCancelled
+from agents.base import invoke
 from app.context import Context, ProgressFn
 from app.errors import StudioError
 from app.projects import Projects
 from storage.records import UsageRecord, Version
 from storage.schema import Storyboard
-
 
 IDEA_LIMIT = 20_000  # characters; storage.records.Project.idea holds this many
 
@@ -18,20 +18,36 @@ class Planning:
     def __init__(self, ctx: Context, projects: Projects) -> None:
         self.ctx, self.projects = ctx, projects
 
-    def create_project(self, idea: str, minutes: float = 1.0, title: str | None = None,
-                       panel: list[str] | None = None, *, overrides: dict | None = None, tag: str = "",
-                       cancel=None, progress: ProgressFn | None = None) -> Version:
+    def create_project(
+        self,
+        idea: str,
+        minutes: float = 1.0,
+        title: str | None = None,
+        panel: list[str] | None = None,
+        *,
+        overrides: dict | None = None,
+        tag: str = "",
+        cancel=None,
+        progress: ProgressFn | None = None,
+    ) -> Version:
         """Plan a storyboard from the idea and make it v1 of a new project, in one transaction.
 
         `overrides` set storyboard fields after planning (e.g. width, height, fps); `tag` is kept in v1's
         message so the plan can be found again (`Projects.find_tagged`), e.g. by a batch resuming after a kill."""
         if len(idea) > IDEA_LIMIT:
-            raise StudioError(f"the idea is {len(idea):,} characters long; it can be at most {IDEA_LIMIT:,} "
-                              "(about 3,000 words): shorten it or put the details in a storyboard file")
+            raise StudioError(
+                f"the idea is {len(idea):,} characters long; it can be at most {IDEA_LIMIT:,} "
+                "(about 3,000 words): shorten it or put the details in a storyboard file"
+            )
         planner = self.ctx.agents.planner
         try:  # an LLM planner reports each scene (and its streamed tokens) and stops on `cancel`
-            result = invoke(planner.plan, idea, minutes, progress=progress,
-                            cancel=(lambda: cancel.cancelled) if cancel is not None else None)
+            result = invoke(
+                planner.plan,
+                idea,
+                minutes,
+                progress=progress,
+                cancel=(lambda: cancel.cancelled) if cancel is not None else None,
+            )
         except AgentCancelled:
             if cancel is not None:
                 cancel.raise_if_cancelled()
@@ -45,5 +61,6 @@ class Planning:
         return self.projects.create(board, idea=idea, kind="plan", message=message, panel=panel, usage=usage)
 
     def create_from_storyboard(self, board: Storyboard, panel: list[str] | None = None, idea: str = "") -> Version:
-        return self.projects.create(board, idea=idea or board.logline, kind="import", message="hand-written storyboard",
-                                    panel=panel)
+        return self.projects.create(
+            board, idea=idea or board.logline, kind="import", message="hand-written storyboard", panel=panel
+        )

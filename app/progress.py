@@ -11,8 +11,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 
 def _progress() -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
 
 
 class RenderProgress:
@@ -39,9 +46,16 @@ class RenderProgress:
             return
         if e["stage"] == "render":
             done = e["shot_index"] + (1 if e["status"] in ("rendered", "reused") else 0)
-            self.p.update(self.shots, total=e["shots"], completed=done, description=f"shots ({e['shot_id']} {e['status']})")
-            self.p.update(self.steps, total=e["steps"], completed=e["step"], visible=e["status"] == "rendering",
-                          description=f"  {e['shot_id']}")
+            self.p.update(
+                self.shots, total=e["shots"], completed=done, description=f"shots ({e['shot_id']} {e['status']})"
+            )
+            self.p.update(
+                self.steps,
+                total=e["steps"],
+                completed=e["step"],
+                visible=e["status"] == "rendering",
+                description=f"  {e['shot_id']}",
+            )
         elif e["stage"] == "assemble":
             self.p.update(self.shots, description="assembling the film")
             self.p.update(self.steps, visible=False)
@@ -81,8 +95,12 @@ class StageProgress:
         total, done = e.get("total"), e.get("done", 0)
         if e.get("stage") == "critique" and total:
             part = f" part {e['chunk']}/{e['chunks']}" if e.get("chunks", 1) > 1 else ""
-            self.p.update(self.task, total=total, completed=max(done, e.get("fraction", 0) * total),
-                          description=f"{self.label} ({e.get('persona', '')}{part}{streamed(e)})")
+            self.p.update(
+                self.task,
+                total=total,
+                completed=max(done, e.get("fraction", 0) * total),
+                description=f"{self.label} ({e.get('persona', '')}{part}{streamed(e)})",
+            )
         elif e.get("stage") == "plan":
             what = f"{e.get('scene', '')} {e.get('status', '')}".strip()
             self.p.update(self.task, total=total, completed=done, description=f"{self.label} ({what}{streamed(e)})")
@@ -99,8 +117,10 @@ def quiet_libraries() -> None:
     HF_HUB_DISABLE_PROGRESS_BARS when imported; diffusers' bars are switched off where pipelines load
     (`generation.pipelines`); a library already imported is switched off now."""
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    for module, fn in (("transformers.utils.logging", "disable_progress_bar"),
-                       ("diffusers.utils.logging", "disable_progress_bar"),
-                       ("huggingface_hub.utils", "disable_progress_bars")):
+    for module, fn in (
+        ("transformers.utils.logging", "disable_progress_bar"),
+        ("diffusers.utils.logging", "disable_progress_bar"),
+        ("huggingface_hub.utils", "disable_progress_bars"),
+    ):
         if module in sys.modules:
             getattr(sys.modules[module], fn)()

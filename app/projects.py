@@ -20,8 +20,16 @@ class Projects:
         return self.ctx.repo
 
     # ------------------------------------------------------------------ projects
-    def create(self, board: Storyboard, *, idea: str, kind: str, message: str, panel: list[str] | None = None,
-               usage: UsageRecord | None = None) -> Version:
+    def create(
+        self,
+        board: Storyboard,
+        *,
+        idea: str,
+        kind: str,
+        message: str,
+        panel: list[str] | None = None,
+        usage: UsageRecord | None = None,
+    ) -> Version:
         """A new project whose v1 is `board` (and what planning it cost), in one transaction."""
         panel = panel if panel is not None else list(self.builtin_personas())
         self.check_panel(panel, [])
@@ -79,8 +87,9 @@ class Projects:
         with self.repo.read() as u:
             return any(c.number < v.number for c in u.children(u.version(v.project_id, v.parent_number)))
 
-    def save_storyboard(self, pid: str, board: Storyboard, base: int | str | None, message: str = "hand edit",
-                        kind: str = "edit") -> tuple[Version, bool]:
+    def save_storyboard(
+        self, pid: str, board: Storyboard, base: int | str | None, message: str = "hand edit", kind: str = "edit"
+    ) -> tuple[Version, bool]:
         """A child of `base` with this storyboard. Returns (version, branched): branched when `base`
         was no longer the newest version on its line (someone saved in between)."""
         self.check_board(board)
@@ -102,19 +111,22 @@ class Projects:
 
     def diff(self, pid: str, a: int | str, b: int | str) -> StoryboardDiff:
         va, vb = self.version(pid, a), self.version(pid, b)
-        return diff_storyboards(va.storyboard, vb.storyboard).model_copy(update={"from_version": va.number,
-                                                                                 "to_version": vb.number})
+        return diff_storyboards(va.storyboard, vb.storyboard).model_copy(
+            update={"from_version": va.number, "to_version": vb.number}
+        )
 
     # ------------------------------------------------------------------ the panel and personas
-    def set_panel(self, pid: str, persona_ids: list[str], base: int | str | None = None,
-                  personas: list[Persona] | None = None) -> Version:
+    def set_panel(
+        self, pid: str, persona_ids: list[str], base: int | str | None = None, personas: list[Persona] | None = None
+    ) -> Version:
         """A child version with a new critics' panel (and, optionally, the project's own personas)."""
         with self.repo.write() as u:
             parent = u.version(pid, base)
             own = personas if personas is not None else parent.personas
             self.check_panel(persona_ids, own)
-            return u.add_child(parent, parent.storyboard, "panel", "panel: " + ", ".join(persona_ids),
-                               panel=persona_ids, personas=own)[0]
+            return u.add_child(
+                parent, parent.storyboard, "panel", "panel: " + ", ".join(persona_ids), panel=persona_ids, personas=own
+            )[0]
 
     def save_persona(self, pid: str, persona: Persona, base: int | str | None = None, on_panel: bool = True) -> Version:
         """Add or replace one of the project's own personas (a new version)."""
@@ -140,8 +152,10 @@ class Projects:
         if found:
             cap, what = found
             reason = Config.model_fields[cap].description.rstrip(".")
-            raise StudioError(f"{what} is over the limit {env_names(cap)[0]}={getattr(self.ctx.config, cap):g} "
-                              f"({reason}): change the storyboard, or raise the setting")
+            raise StudioError(
+                f"{what} is over the limit {env_names(cap)[0]}={getattr(self.ctx.config, cap):g} "
+                f"({reason}): change the storyboard, or raise the setting"
+            )
 
     def check_bundle(self, bundle: VersionBundle) -> None:
         """A version from outside (an archive) and what hangs off it pass the rules of versions made here."""

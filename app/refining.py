@@ -18,7 +18,8 @@ from collections import Counter
 
 from pydantic import BaseModel
 
-from agents.base import Cancelled as AgentCancelled, invoke
+from agents.base import Cancelled as AgentCancelled
+from agents.base import invoke
 from app.context import Context, ProgressFn
 from app.errors import StudioError
 from app.projects import Projects
@@ -26,8 +27,20 @@ from app.watching import Watching
 from generation.base import CancelToken
 from storage.edits import EditError, apply_edits, sanitize
 from storage.records import ProposalRecord, UsageRecord, Version
-from storage.schema import (AddShot, Critique, Edit, MoveShot, Note, Proposal, Scope, Storyboard, Unchanged, Usage,
-                            new_id, utcnow)
+from storage.schema import (
+    AddShot,
+    Critique,
+    Edit,
+    MoveShot,
+    Note,
+    Proposal,
+    Scope,
+    Storyboard,
+    Unchanged,
+    Usage,
+    new_id,
+    utcnow,
+)
 
 CRITIC_SCENES = 3  # scenes the critics' most urgent shared issues add to a proposal's scope
 
@@ -60,8 +73,9 @@ class Refining:
         self.ctx, self.projects, self.watching = ctx, projects, watching
 
     # ------------------------------------------------------------------ notes
-    def add_note(self, pid: str, text: str, shot_id: str | None = None, ref: int | str | None = None,
-                 scope: Scope | None = None) -> Note:
+    def add_note(
+        self, pid: str, text: str, shot_id: str | None = None, ref: int | str | None = None, scope: Scope | None = None
+    ) -> Note:
         """A note on one shot, on some scenes or shots (`scope`), or on the whole film."""
         scope = scope or Scope()
         with self.ctx.repo.write() as u:
@@ -104,16 +118,20 @@ class Refining:
                 notes = u.notes(v)
                 if not notes:
                     continue
-                changed = {c.shot_id: c for c in diff_storyboards(v.storyboard, current.storyboard).shots
-                           if c.status != "same"}
+                changed = {
+                    c.shot_id: c for c in diff_storyboards(v.storyboard, current.storyboard).shots if c.status != "same"
+                }
                 cited: dict[str, list] = {}
                 for record in u.proposals(v):
                     for e in record.proposal.edits:
                         for src in e.sources:
                             cited.setdefault(src, []).append((record, e))
                 for n in notes:
-                    landed = [r.accepted_as for r, e in cited.get(n.id, [])
-                              if r.accepted_as and _landed(e, v.storyboard, current.storyboard)]
+                    landed = [
+                        r.accepted_as
+                        for r, e in cited.get(n.id, [])
+                        if r.accepted_as and _landed(e, v.storyboard, current.storyboard)
+                    ]
                     if landed:
                         how = f"edit accepted in v{min(landed)}"
                     elif n.shot_id and n.shot_id in changed:
@@ -124,8 +142,14 @@ class Refining:
         return out
 
     # ------------------------------------------------------------------ proposals
-    def refine(self, pid: str, ref: int | str | None = None, scope: Scope | None = None,
-               progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> ProposalRecord:
+    def refine(
+        self,
+        pid: str,
+        ref: int | str | None = None,
+        scope: Scope | None = None,
+        progress: ProgressFn | None = None,
+        cancel: CancelToken | None = None,
+    ) -> ProposalRecord:
         """The refiner's proposal for the version, from its notes (instructions) and latest critiques (evidence),
         for `scope` (None: the scenes the notes and critiques are about, see the module's docstring)."""
         v = self.projects.version(pid, ref)
@@ -143,8 +167,9 @@ class Refining:
         refiner = self.ctx.agents.refiner
         cancel = cancel or CancelToken()
         try:
-            res = invoke(refiner.refine, board, notes, crits, scope=scope, progress=progress,
-                         cancel=lambda: cancel.cancelled)
+            res = invoke(
+                refiner.refine, board, notes, crits, scope=scope, progress=progress, cancel=lambda: cancel.cancelled
+            )
         except AgentCancelled:
             cancel.raise_if_cancelled()
             raise
@@ -153,10 +178,18 @@ class Refining:
         known = {n.id for n in notes} | {c.persona_id for c in crits}
         edits, dropped = sanitize(proposal.edits, board, known, self.ctx.config.limits)
         edits, outside = within(board, edits, scope)
-        proposal = Proposal(summary=proposal.summary, edits=edits,
-                            not_changed=[*proposal.not_changed, *dropped, *outside, *aside])
-        record = ProposalRecord(id=new_id("pr"), version=v.number, created_at=utcnow(), mode=refiner.mode,
-                                proposal=proposal, usage=res.usage, scope=scope)
+        proposal = Proposal(
+            summary=proposal.summary, edits=edits, not_changed=[*proposal.not_changed, *dropped, *outside, *aside]
+        )
+        record = ProposalRecord(
+            id=new_id("pr"),
+            version=v.number,
+            created_at=utcnow(),
+            mode=refiner.mode,
+            proposal=proposal,
+            usage=res.usage,
+            scope=scope,
+        )
         with self.ctx.repo.write() as u:
             u.add_proposal(v, record)
             u.add_usage(v, UsageRecord(role="refiner", mode=refiner.mode, **res.usage.model_dump()))
@@ -167,8 +200,15 @@ class Refining:
         with self.ctx.repo.read() as u:
             return u.proposal(pid, proposal_id, ref)
 
-    def accept(self, pid: str, proposal_id: str | None = None, only: list[int] | None = None,
-               edits: dict[int, str] | None = None, ref: int | str | None = None, once: bool = False) -> AcceptResult:
+    def accept(
+        self,
+        pid: str,
+        proposal_id: str | None = None,
+        only: list[int] | None = None,
+        edits: dict[int, str] | None = None,
+        ref: int | str | None = None,
+        once: bool = False,
+    ) -> AcceptResult:
         """Accepted edits (1-based numbers; `edits` replaces an edit's new value) become a child version
         of the version the proposal was made on. If that version already has children, this is a branch.
         `once`: refuse a proposal that was already accepted (a second click never makes a second version)."""
@@ -200,10 +240,13 @@ class Refining:
             self.projects.check_board(board)
             for child in u.children(parent):  # the same accept again (a double click, a retried command)
                 if child.kind == "accept" and record.id in child.message and child.storyboard == board:
-                    raise StudioError(f"these edits of proposal {record.id} were already accepted as v{child.number}: "
-                                      "nothing new to commit")
+                    raise StudioError(
+                        f"these edits of proposal {record.id} were already accepted as v{child.number}: "
+                        "nothing new to commit"
+                    )
             desc = f"accepted {len(picked)}/{n} edit(s) of proposal {record.id}" + (
-                f" ({len(edits)} edited by hand)" if edits else "")
+                f" ({len(edits)} edited by hand)" if edits else ""
+            )
             child, branched = u.add_child(parent, board, "accept", desc)
             u.mark_accepted(record.id, child)
         return AcceptResult(version=child, branched=branched, applied=chosen)
@@ -259,17 +302,26 @@ def notes_within(board: Storyboard, notes: list[Note], scope: Scope) -> tuple[li
         if about is None or inside & set(about):
             keep.append(n)
         else:
-            aside.append(Unchanged(what=f"note {n.id}", why=f"it is about {'scene' if len(about) == 1 else 'scenes'} "
-                                                            f"{', '.join(about)}, outside this proposal's scope ({scope.label()})"))
+            aside.append(
+                Unchanged(
+                    what=f"note {n.id}",
+                    why=f"it is about {'scene' if len(about) == 1 else 'scenes'} "
+                    f"{', '.join(about)}, outside this proposal's scope ({scope.label()})",
+                )
+            )
     return keep, aside
 
 
 def trim(critique: Critique, shot_ids: set[str]) -> Critique:
     """A critique's evidence about these shots: their notes, and the issues about them or about no shot."""
-    issues = [i.model_copy(update={"shot_ids": [s for s in i.shot_ids if s in shot_ids]}) for i in critique.top_issues
-              if not i.shot_ids or any(s in shot_ids for s in i.shot_ids)]
-    return critique.model_copy(update={"shot_notes": [n for n in critique.shot_notes if n.shot_id in shot_ids],
-                                       "top_issues": issues})
+    issues = [
+        i.model_copy(update={"shot_ids": [s for s in i.shot_ids if s in shot_ids]})
+        for i in critique.top_issues
+        if not i.shot_ids or any(s in shot_ids for s in i.shot_ids)
+    ]
+    return critique.model_copy(
+        update={"shot_notes": [n for n in critique.shot_notes if n.shot_id in shot_ids], "top_issues": issues}
+    )
 
 
 def within(board: Storyboard, edits: list[Edit], scope: Scope) -> tuple[list[Edit], list[Unchanged]]:
@@ -290,8 +342,12 @@ def within(board: Storyboard, edits: list[Edit], scope: Scope) -> tuple[list[Edi
         if ok:
             keep.append(e)
         else:
-            out.append(Unchanged(what=f"{e.op} {e.target}",
-                                 why=f"proposed but dropped: outside this proposal's scope ({scope.label()})"))
+            out.append(
+                Unchanged(
+                    what=f"{e.op} {e.target}",
+                    why=f"proposed but dropped: outside this proposal's scope ({scope.label()})",
+                )
+            )
     return keep, out
 
 

@@ -30,7 +30,7 @@ from app.errors import RenderFailed, StudioError
 from app.film import SHEET_FRAMES, FilmAssembler
 from app.projects import Projects
 from app.thumbnails import ClipMedia
-from generation.base import Backend, CancelToken, Cancelled, RenderError, ShotRequest, clip_key, compose_prompt
+from generation.base import Backend, Cancelled, CancelToken, RenderError, ShotRequest, clip_key, compose_prompt
 from storage.records import ClipRecord, RenderRecord, ShotRender, Version
 from storage.schema import Scope, Shot, Storyboard, new_id, utcnow
 
@@ -62,24 +62,41 @@ class Rendering:
         for shot in board.shots():
             chars = [bible[n] for n in shot.characters if n in bible]
             refs = tuple(c.references[0] for c in chars if c.references) if with_references else ()
-            reqs.append(ShotRequest(
-                shot_id=shot.shot_id, prompt=compose_prompt(shot.prompt, board.style_guide,
-                                                             {c.name: c.description for c in chars}),
-                negative_prompt=shot.negative_prompt, seed=shot.seed, duration=shot.duration, camera=shot.camera,
-                width=board.width, height=board.height, fps=board.fps, steps=cfg.steps, guidance=cfg.guidance,
-                caption=shot.prompt, keyframe=str(media.path(shot.keyframe, "png")) if shot.keyframe else None,
-                keyframe_sha256=shot.keyframe, references=tuple(str(media.path(r, "png")) for r in refs),
-                references_sha256=refs))
+            reqs.append(
+                ShotRequest(
+                    shot_id=shot.shot_id,
+                    prompt=compose_prompt(shot.prompt, board.style_guide, {c.name: c.description for c in chars}),
+                    negative_prompt=shot.negative_prompt,
+                    seed=shot.seed,
+                    duration=shot.duration,
+                    camera=shot.camera,
+                    width=board.width,
+                    height=board.height,
+                    fps=board.fps,
+                    steps=cfg.steps,
+                    guidance=cfg.guidance,
+                    caption=shot.prompt,
+                    keyframe=str(media.path(shot.keyframe, "png")) if shot.keyframe else None,
+                    keyframe_sha256=shot.keyframe,
+                    references=tuple(str(media.path(r, "png")) for r in refs),
+                    references_sha256=refs,
+                )
+            )
         return reqs
 
     def film_signature(self, board: Storyboard) -> str:
         """A hash of everything that decides a version's film and its sidecars: each shot's request (the
         composed prompt, seed, size, ...), its spoken words, the film options, and the title when a
         title card shows it. Versions with the same signature have the same film."""
-        shots = [{**asdict(req), "narration": shot.narration, "dialogue": shot.dialogue}
-                 for req, shot in zip(self.shot_requests(board), board.shots())]
-        payload = {"shots": shots, "film": board.film.model_dump(mode="json"),
-                   "title": board.title if board.film.title_card else None}
+        shots = [
+            {**asdict(req), "narration": shot.narration, "dialogue": shot.dialogue}
+            for req, shot in zip(self.shot_requests(board), board.shots())
+        ]
+        payload = {
+            "shots": shots,
+            "film": board.film.model_dump(mode="json"),
+            "title": board.title if board.film.title_card else None,
+        }
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
     def request_for(self, v: Version, shot_id: str) -> ShotRequest:
@@ -97,10 +114,14 @@ class Rendering:
                 return reqs[k]
             clip = self._cached(clip_key(backend, backend.resolve(chained(k - 1))), v.project_id)
             if clip is None:
-                raise StudioError(f"shot {shots[k].shot_id} continues from {shots[k - 1].shot_id}: "
-                                  f"render v{v.number} first")
-            return reqs[k].with_(init_image=str(self.ctx.media.path(clip.last_frame_sha256, "png")),
-                                 init_image_sha256=clip.last_frame_sha256)
+                raise StudioError(
+                    f"shot {shots[k].shot_id} continues from {shots[k - 1].shot_id}: render v{v.number} first"
+                )
+            return reqs[k].with_(
+                init_image=str(self.ctx.media.path(clip.last_frame_sha256, "png")),
+                init_image_sha256=clip.last_frame_sha256,
+            )
+
         return chained(i)
 
     def latest(self, pid: str, ref: int | str | None = None) -> RenderRecord | None:
@@ -135,8 +156,10 @@ class Rendering:
             for i in chain:
                 req = reqs[i]
                 if shots[i].continuity and prev is not None:
-                    req = req.with_(init_image=str(self.ctx.media.path(prev.last_frame_sha256, "png")),
-                                    init_image_sha256=prev.last_frame_sha256)
+                    req = req.with_(
+                        init_image=str(self.ctx.media.path(prev.last_frame_sha256, "png")),
+                        init_image_sha256=prev.last_frame_sha256,
+                    )
                 try:
                     prev = self._cached(clip_key(backend, backend.resolve(req)))
                 except RenderError:
@@ -146,8 +169,9 @@ class Rendering:
                 found[shots[i].shot_id] = prev
         return found
 
-    def render_shot(self, board: Storyboard, shot_id: str, progress: ProgressFn | None = None,
-                    cancel: CancelToken | None = None) -> ShotRender:
+    def render_shot(
+        self, board: Storyboard, shot_id: str, progress: ProgressFn | None = None, cancel: CancelToken | None = None
+    ) -> ShotRender:
         """Render (or reuse) one shot of `board` (a draft is fine: nothing but clips is written), with the
         continuity shots before it that it is conditioned on. The clip lands in the cache, so the film's
         next render reuses it."""
@@ -158,21 +182,28 @@ class Rendering:
         if index is None:
             raise StudioError(f"the storyboard has no shot {shot_id!r}")
         chain = next(c for c in continuity_chains(shots, backend.supports_continuity) if index in c)
-        chain = chain[:chain.index(index) + 1]
+        chain = chain[: chain.index(index) + 1]
         reqs = self.shot_requests(board)
         scratch = self.ctx.media.scratch()
         try:
             with self.turn():
                 prev_last, record = None, None
                 for i in chain:
-                    record, prev_last = self._shot(backend, shots[i], reqs[i], i, len(shots), prev_last, scratch,
-                                                   progress, cancel)
+                    record, prev_last = self._shot(
+                        backend, shots[i], reqs[i], i, len(shots), prev_last, scratch, progress, cancel
+                    )
             return record
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
-    def render(self, pid: str, ref: int | str | None = None, progress: ProgressFn | None = None,
-               cancel: CancelToken | None = None, scope: Scope | None = None) -> RenderRecord:
+    def render(
+        self,
+        pid: str,
+        ref: int | str | None = None,
+        progress: ProgressFn | None = None,
+        cancel: CancelToken | None = None,
+        scope: Scope | None = None,
+    ) -> RenderRecord:
         """Render every shot (reusing cached clips), or only `scope`'s; assemble the film; record the render."""
         progress, cancel = progress or no_progress, cancel or CancelToken()
         with self.turn():
@@ -201,11 +232,25 @@ class Rendering:
             """Shots of one continuity chain, in order: each may be conditioned on the one before."""
             prev_last: tuple[str, Path] | None = None  # (sha, path) of the previous clip's last frame
             for i in chain:
-                records[i], prev_last = self._shot(backend, shots[i], reqs[i], place.get(i, 0), len(order), prev_last,
-                                                   scratch, progress, cancel, v.project_id)
+                records[i], prev_last = self._shot(
+                    backend,
+                    shots[i],
+                    reqs[i],
+                    place.get(i, 0),
+                    len(order),
+                    prev_last,
+                    scratch,
+                    progress,
+                    cancel,
+                    v.project_id,
+                )
+
         try:
-            chains = [c[:max(k for k, i in enumerate(c) if i in place) + 1]  # a chain up to its last shot in scope
-                      for c in continuity_chains(shots, backend.supports_continuity) if any(i in place for i in c)]
+            chains = [
+                c[: max(k for k, i in enumerate(c) if i in place) + 1]  # a chain up to its last shot in scope
+                for c in continuity_chains(shots, backend.supports_continuity)
+                if any(i in place for i in c)
+            ]
             workers = max(1, min(len(chains), int(getattr(backend, "max_parallel", 1))))
             if workers == 1:
                 for chain in chains:
@@ -226,13 +271,26 @@ class Rendering:
             try:
                 film = self.film.assemble(board, kept, scratch, cancel)
             except (OSError, RuntimeError) as e:  # disk full while writing the film (ffmpeg fails)
-                raise StudioError(f"could not assemble the film: {getattr(e, 'strerror', None) or e}. "
-                                  "Every clip is kept; free some space and run render again.") from None
+                raise StudioError(
+                    f"could not assemble the film: {getattr(e, 'strerror', None) or e}. "
+                    "Every clip is kept; free some space and run render again."
+                ) from None
             rendered = sum(r.status == "rendered" for r in kept)
-            record = RenderRecord(id=new_id("r"), version=v.number, created_at=utcnow(), backend=backend.name,
-                                  model=backend.model, label=backend.label, shots=kept, rendered=rendered,
-                                  reused=len(kept) - rendered, seconds=round(time.perf_counter() - t0, 3),
-                                  film_sha256=film.film.sha256, media=film.media, stream_copied=film.stream_copied)
+            record = RenderRecord(
+                id=new_id("r"),
+                version=v.number,
+                created_at=utcnow(),
+                backend=backend.name,
+                model=backend.model,
+                label=backend.label,
+                shots=kept,
+                rendered=rendered,
+                reused=len(kept) - rendered,
+                seconds=round(time.perf_counter() - t0, 3),
+                film_sha256=film.film.sha256,
+                media=film.media,
+                stream_copied=film.stream_copied,
+            )
             with self.ctx.repo.write() as u:
                 u.add_media(film.stored)
                 u.add_render(v, record)
@@ -262,14 +320,32 @@ class Rendering:
         for i, shot in enumerate(shots):
             if out[i] is None and shot.shot_id in cached:
                 clip = cached[shot.shot_id]
-                out[i] = ShotRender(shot_id=shot.shot_id, key=clip.key, sha256=clip.sha256, status="reused",
-                                    duration=shot.duration, num_frames=clip.num_frames, fps=clip.fps)
+                out[i] = ShotRender(
+                    shot_id=shot.shot_id,
+                    key=clip.key,
+                    sha256=clip.sha256,
+                    status="reused",
+                    duration=shot.duration,
+                    num_frames=clip.num_frames,
+                    fps=clip.fps,
+                )
             elif out[i] is None:
                 out[i] = earlier.get(shot.shot_id)
         return out
 
-    def _shot(self, backend: Backend, shot: Shot, req: ShotRequest, i: int, n: int, prev_last, scratch: Path,
-              progress: ProgressFn, cancel: CancelToken, pid: str | None = None) -> tuple[ShotRender, tuple[str, Path]]:
+    def _shot(
+        self,
+        backend: Backend,
+        shot: Shot,
+        req: ShotRequest,
+        i: int,
+        n: int,
+        prev_last,
+        scratch: Path,
+        progress: ProgressFn,
+        cancel: CancelToken,
+        pid: str | None = None,
+    ) -> tuple[ShotRender, tuple[str, Path]]:
         """Reuse or render one shot (of project `pid`: see `clip_for`); returns its render record and its last
         frame (sha, path)."""
         cancel.raise_if_cancelled()
@@ -277,20 +353,47 @@ class Rendering:
             req = req.with_(init_image=str(prev_last[1]), init_image_sha256=prev_last[0])
 
         def on_step(done: int, total: int) -> None:
-            progress({"stage": "render", "shot_index": i, "shots": n, "shot_id": shot.shot_id, "step": done,
-                      "steps": total, "status": "rendering"})
+            progress(
+                {
+                    "stage": "render",
+                    "shot_index": i,
+                    "shots": n,
+                    "shot_id": shot.shot_id,
+                    "step": done,
+                    "steps": total,
+                    "status": "rendering",
+                }
+            )
+
         try:
             clip, key, status = self.clip_for(backend, req, scratch / f"{i:04d}.mp4", on_step, cancel, pid)
         except RenderError as e:
             raise RenderFailed(shot.shot_id, i, n, str(e)) from None
-        progress({"stage": "render", "shot_index": i, "shots": n, "shot_id": shot.shot_id, "step": 1, "steps": 1,
-                  "status": status})
-        record = ShotRender(shot_id=shot.shot_id, key=key, sha256=clip.sha256, status=status, duration=shot.duration,
-                            num_frames=clip.num_frames, fps=clip.fps)
+        progress(
+            {
+                "stage": "render",
+                "shot_index": i,
+                "shots": n,
+                "shot_id": shot.shot_id,
+                "step": 1,
+                "steps": 1,
+                "status": status,
+            }
+        )
+        record = ShotRender(
+            shot_id=shot.shot_id,
+            key=key,
+            sha256=clip.sha256,
+            status=status,
+            duration=shot.duration,
+            num_frames=clip.num_frames,
+            fps=clip.fps,
+        )
         return record, (clip.last_frame_sha256, self.ctx.media.path(clip.last_frame_sha256, "png"))
 
-    def clip_for(self, backend: Backend, req: ShotRequest, out: Path, on_step, cancel: CancelToken,
-                 pid: str | None = None) -> tuple[ClipRecord, str, str]:
+    def clip_for(
+        self, backend: Backend, req: ShotRequest, out: Path, on_step, cancel: CancelToken, pid: str | None = None
+    ) -> tuple[ClipRecord, str, str]:
         """(clip, key, "rendered" or "reused"): the cached clip for the request, or a new render, stored in the
         cache before it is returned. Every failure is a one-line RenderError; a stop raises Cancelled. A clip
         rendered here serves anyone; one imported with a project serves a render of project `pid` only."""
@@ -316,8 +419,12 @@ class Rendering:
         with self.ctx.repo.read() as u:
             clip = u.clip(key, pid)
         media = self.ctx.media
-        if clip is None or clip.last_frame_sha256 is None or media.find(clip.sha256) is None \
-                or media.find(clip.last_frame_sha256) is None:
+        if (
+            clip is None
+            or clip.last_frame_sha256 is None
+            or media.find(clip.sha256) is None
+            or media.find(clip.last_frame_sha256) is None
+        ):
             return None  # never rendered, or the file went missing: render it again
         return clip
 
@@ -328,9 +435,18 @@ class Rendering:
         last_frame(out).save(frame_png)
         clip_media = self.ctx.media.put(out, "mp4")
         frame_media = self.ctx.media.put(frame_png, "png")
-        clip = ClipRecord(key=key, sha256=clip_media.sha256, backend=backend.name, model=backend.model,
-                          num_frames=info.num_frames, fps=info.fps, width=info.width, height=info.height,
-                          seconds=round(seconds, 3), last_frame_sha256=frame_media.sha256)
+        clip = ClipRecord(
+            key=key,
+            sha256=clip_media.sha256,
+            backend=backend.name,
+            model=backend.model,
+            num_frames=info.num_frames,
+            fps=info.fps,
+            width=info.width,
+            height=info.height,
+            seconds=round(seconds, 3),
+            last_frame_sha256=frame_media.sha256,
+        )
         with self.ctx.repo.write() as u:
             u.put_clip(clip, [clip_media, frame_media])
         # cut its thumbnail and the frames critics and the contact sheet use now, in one decode

@@ -32,14 +32,24 @@ from app.refining import AcceptResult, EarlierNote, Refining, UsageSummary
 from app.rendering import Rendering
 from app.takes import PickResult, ShotTakes, Takes
 from app.watching import Watching
+from generation.base import CancelToken, ShotRequest
 from storage.db import Database
 from storage.edits import StoryboardDiff
 from storage.media import MediaStore, remove_stale_temp_files
-from generation.base import CancelToken, ShotRequest
-from storage.records import (RENDER_MEDIA_EXT, ClipRecord, CritiqueRecord, Project, ProposalRecord, RenderRecord,
-                             ShotRender, TakeScreeningRecord, Version, VersionNode)
-from storage.schema import Note, Persona, Scope, Storyboard, parse_scope
+from storage.records import (
+    RENDER_MEDIA_EXT,
+    ClipRecord,
+    CritiqueRecord,
+    Project,
+    ProposalRecord,
+    RenderRecord,
+    ShotRender,
+    TakeScreeningRecord,
+    Version,
+    VersionNode,
+)
 from storage.repository import Repository
+from storage.schema import Note, Persona, Scope, Storyboard, parse_scope
 
 __all__ = ["AcceptResult", "Active", "RenderFailed", "Studio", "StudioError", "UsageSummary"]
 
@@ -67,8 +77,15 @@ class Studio:
 
         self.db = Database(config.db_path)
         self.media = MediaStore(config.media_root)
-        self.ctx = Context(config=config, repo=Repository(self.db), media=self.media, make_backend=make_backend,
-                           make_agents=make_agents, _backend=backend, _agents=agents)
+        self.ctx = Context(
+            config=config,
+            repo=Repository(self.db),
+            media=self.media,
+            make_backend=make_backend,
+            make_agents=make_agents,
+            _backend=backend,
+            _agents=agents,
+        )
         self._clean()
         self._projects = Projects(self.ctx)
         self._planning = Planning(self.ctx, self._projects)
@@ -87,6 +104,7 @@ class Studio:
         def known() -> set[str]:
             with self.ctx.repo.read() as u:
                 return u.media_shas()
+
         self.media.collect(known)
 
     # ------------------------------------------------------------------ what is active
@@ -117,15 +135,31 @@ class Studio:
         return notice
 
     def status(self) -> Active:
-        return Active(**{**self.config.describe(), "backend_label": self.backend.label,
-                         "images_label": self.images_label(), "agents": self.agents.label})
+        return Active(
+            **{
+                **self.config.describe(),
+                "backend_label": self.backend.label,
+                "images_label": self.images_label(),
+                "agents": self.agents.label,
+            }
+        )
 
     # ------------------------------------------------------------------ projects and versions (projects.py)
-    def create_project(self, idea: str, minutes: float = 1.0, title: str | None = None,
-                       panel: list[str] | None = None, *, overrides: dict | None = None, tag: str = "",
-                       cancel: CancelToken | None = None, progress: ProgressFn | None = None) -> Version:
-        return self._planning.create_project(idea, minutes, title, panel, overrides=overrides, tag=tag, cancel=cancel,
-                                             progress=progress)
+    def create_project(
+        self,
+        idea: str,
+        minutes: float = 1.0,
+        title: str | None = None,
+        panel: list[str] | None = None,
+        *,
+        overrides: dict | None = None,
+        tag: str = "",
+        cancel: CancelToken | None = None,
+        progress: ProgressFn | None = None,
+    ) -> Version:
+        return self._planning.create_project(
+            idea, minutes, title, panel, overrides=overrides, tag=tag, cancel=cancel, progress=progress
+        )
 
     def create_from_storyboard(self, board: Storyboard, panel: list[str] | None = None, idea: str = "") -> Version:
         return self._planning.create_from_storyboard(board, panel, idea)
@@ -154,8 +188,9 @@ class Studio:
     def versions(self, pid: str) -> list[VersionNode]:
         return self._projects.versions(pid)
 
-    def save_storyboard(self, pid: str, board: Storyboard, base: int | str | None, message: str = "hand edit",
-                        kind: str = "edit") -> tuple[Version, bool]:
+    def save_storyboard(
+        self, pid: str, board: Storyboard, base: int | str | None, message: str = "hand edit", kind: str = "edit"
+    ) -> tuple[Version, bool]:
         return self._projects.save_storyboard(pid, board, base, message, kind)
 
     def fork(self, pid: str, ref: int | str) -> Version:
@@ -173,8 +208,9 @@ class Studio:
         sa, sb = self.panel_scores(pid, d.from_version), self.panel_scores(pid, d.to_version)
         return d.model_copy(update={"scores": {k: (sa.get(k), sb.get(k)) for k in sorted(set(sa) | set(sb))}})
 
-    def set_panel(self, pid: str, persona_ids: list[str], base: int | str | None = None,
-                  personas: list[Persona] | None = None) -> Version:
+    def set_panel(
+        self, pid: str, persona_ids: list[str], base: int | str | None = None, personas: list[Persona] | None = None
+    ) -> Version:
         return self._projects.set_panel(pid, persona_ids, base, personas)
 
     def save_persona(self, pid: str, persona: Persona, base: int | str | None = None, on_panel: bool = True) -> Version:
@@ -187,8 +223,9 @@ class Studio:
         return self._projects.builtin_personas()
 
     # ------------------------------------------------------------------ rendering (rendering.py, film.py)
-    def scope(self, pid: str, ref: int | str | None = None, scene: str | None = None,
-              shots: str | None = None) -> Scope:
+    def scope(
+        self, pid: str, ref: int | str | None = None, scene: str | None = None, shots: str | None = None
+    ) -> Scope:
         """A scene (id or number) or a range of shots ("sh10-sh20", "sh3,sh7") of a version, checked; the whole film
         when neither is given."""
         try:
@@ -196,16 +233,23 @@ class Studio:
         except ValueError as e:
             raise StudioError(str(e)) from None
 
-    def render(self, pid: str, ref: int | str | None = None, progress: ProgressFn | None = None,
-               cancel: CancelToken | None = None, scope: Scope | None = None) -> RenderRecord:
+    def render(
+        self,
+        pid: str,
+        ref: int | str | None = None,
+        progress: ProgressFn | None = None,
+        cancel: CancelToken | None = None,
+        scope: Scope | None = None,
+    ) -> RenderRecord:
         return self._rendering.render(pid, ref, progress, cancel, scope)
 
     def render_info(self, pid: str, ref: int | str | None = None) -> RenderRecord | None:
         """The latest render of a version (or of the ancestor whose film it shares), or None."""
         return self._rendering.latest(pid, ref)
 
-    def render_shot(self, board: Storyboard, shot_id: str, progress: ProgressFn | None = None,
-                    cancel: CancelToken | None = None) -> ShotRender:
+    def render_shot(
+        self, board: Storyboard, shot_id: str, progress: ProgressFn | None = None, cancel: CancelToken | None = None
+    ) -> ShotRender:
         return self._rendering.render_shot(board, shot_id, progress, cancel)
 
     def cached_shots(self, board: Storyboard) -> dict[str, ClipRecord]:
@@ -225,15 +269,22 @@ class Studio:
         render = self.render_info(pid, v.number)
         if render is None:
             raise StudioError(f"v{v.number} has no film yet: render it first")
-        return export_timeline(render, v.storyboard, self.clip_path, self.critiques(pid, v.number),
-                               self.notes(pid, v.number), out_dir)
+        return export_timeline(
+            render, v.storyboard, self.clip_path, self.critiques(pid, v.number), self.notes(pid, v.number), out_dir
+        )
 
     def shot_requests(self, board: Storyboard) -> list[ShotRequest]:
         return self._rendering.shot_requests(board)
 
     # ------------------------------------------------------------------ watching (watching.py)
-    def critique(self, pid: str, ref: int | str | None = None, progress: ProgressFn | None = None,
-                 cancel: CancelToken | None = None, scope: Scope | None = None) -> list[CritiqueRecord]:
+    def critique(
+        self,
+        pid: str,
+        ref: int | str | None = None,
+        progress: ProgressFn | None = None,
+        cancel: CancelToken | None = None,
+        scope: Scope | None = None,
+    ) -> list[CritiqueRecord]:
         return self._watching.critique(pid, ref, progress, cancel, scope)
 
     def critiques(self, pid: str, ref: int | str | None = None) -> list[CritiqueRecord]:
@@ -246,8 +297,9 @@ class Studio:
         return self._watching.diversity(pid, ref)
 
     # ------------------------------------------------------------------ notes and proposals (refining.py)
-    def add_note(self, pid: str, text: str, shot_id: str | None = None, ref: int | str | None = None,
-                 scope: Scope | None = None) -> Note:
+    def add_note(
+        self, pid: str, text: str, shot_id: str | None = None, ref: int | str | None = None, scope: Scope | None = None
+    ) -> Note:
         return self._refining.add_note(pid, text, shot_id, ref, scope)
 
     def notes(self, pid: str, ref: int | str | None = None) -> list[Note]:
@@ -262,40 +314,74 @@ class Studio:
     def earlier_notes(self, pid: str, ref: int | str | None = None) -> list[EarlierNote]:
         return self._refining.earlier_notes(pid, ref)
 
-    def refine(self, pid: str, ref: int | str | None = None, scope: Scope | None = None,
-               progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> ProposalRecord:
+    def refine(
+        self,
+        pid: str,
+        ref: int | str | None = None,
+        scope: Scope | None = None,
+        progress: ProgressFn | None = None,
+        cancel: CancelToken | None = None,
+    ) -> ProposalRecord:
         return self._refining.refine(pid, ref, scope, progress, cancel)
 
     def proposal(self, pid: str, proposal_id: str | None = None, ref: int | str | None = None) -> ProposalRecord:
         return self._refining.proposal(pid, proposal_id, ref)
 
-    def accept(self, pid: str, proposal_id: str | None = None, only: list[int] | None = None,
-               edits: dict[int, str] | None = None, ref: int | str | None = None, once: bool = False) -> AcceptResult:
+    def accept(
+        self,
+        pid: str,
+        proposal_id: str | None = None,
+        only: list[int] | None = None,
+        edits: dict[int, str] | None = None,
+        ref: int | str | None = None,
+        once: bool = False,
+    ) -> AcceptResult:
         return self._refining.accept(pid, proposal_id, only, edits, ref, once)
 
     def usage(self, pid: str, ref: int | str | None = None) -> UsageSummary:
         return self._refining.usage(pid, ref)
 
     # ------------------------------------------------------------------ references and keyframes (keyframes.py)
-    def add_reference(self, pid: str, name: str, image: Path, location: bool = False,
-                      base: int | str | None = None) -> Version:
+    def add_reference(
+        self, pid: str, name: str, image: Path, location: bool = False, base: int | str | None = None
+    ) -> Version:
         return self._keyframes.add_reference(pid, name, image, location=location, base=base)
 
-    def generate_reference(self, pid: str, name: str, location: bool = False, seed: int | None = None,
-                           base: int | str | None = None, progress: ProgressFn | None = None,
-                           cancel: CancelToken | None = None) -> Version:
-        return self._keyframes.generate_reference(pid, name, location=location, seed=seed, base=base,
-                                                  progress=progress, cancel=cancel)
+    def generate_reference(
+        self,
+        pid: str,
+        name: str,
+        location: bool = False,
+        seed: int | None = None,
+        base: int | str | None = None,
+        progress: ProgressFn | None = None,
+        cancel: CancelToken | None = None,
+    ) -> Version:
+        return self._keyframes.generate_reference(
+            pid, name, location=location, seed=seed, base=base, progress=progress, cancel=cancel
+        )
 
     def clear_references(self, pid: str, name: str, location: bool = False, base: int | str | None = None) -> Version:
         return self._keyframes.clear_references(pid, name, location=location, base=base)
 
-    def render_keyframes(self, pid: str, shots: list[str] | None = None, ref: int | str | None = None,
-                         progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> KeyframesResult:
+    def render_keyframes(
+        self,
+        pid: str,
+        shots: list[str] | None = None,
+        ref: int | str | None = None,
+        progress: ProgressFn | None = None,
+        cancel: CancelToken | None = None,
+    ) -> KeyframesResult:
         return self._keyframes.render_keyframes(pid, shots, ref, progress, cancel)
 
-    def reroll_keyframe(self, pid: str, shot_id: str, ref: int | str | None = None, progress: ProgressFn | None = None,
-                        cancel: CancelToken | None = None) -> KeyframesResult:
+    def reroll_keyframe(
+        self,
+        pid: str,
+        shot_id: str,
+        ref: int | str | None = None,
+        progress: ProgressFn | None = None,
+        cancel: CancelToken | None = None,
+    ) -> KeyframesResult:
         return self._keyframes.reroll(pid, shot_id, ref, progress, cancel)
 
     def set_keyframe(self, pid: str, shot_id: str, image: Path, ref: int | str | None = None) -> Version:
@@ -310,8 +396,13 @@ class Studio:
     def shot_keyframes(self, pid: str, ref: int | str | None = None) -> list[ShotKeyframes]:
         return self._keyframes.shot_keyframes(pid, ref)
 
-    def screen_keyframes(self, pid: str, ref: int | str | None = None, progress: ProgressFn | None = None,
-                         cancel: CancelToken | None = None) -> list[CritiqueRecord]:
+    def screen_keyframes(
+        self,
+        pid: str,
+        ref: int | str | None = None,
+        progress: ProgressFn | None = None,
+        cancel: CancelToken | None = None,
+    ) -> list[CritiqueRecord]:
         return self._keyframes.screen(pid, ref, progress, cancel)
 
     def images_label(self) -> str:
@@ -321,8 +412,15 @@ class Studio:
         return self._keyframes.image_path(sha256)
 
     # ------------------------------------------------------------------ takes (takes.py)
-    def render_takes(self, pid: str, shot_id: str, n: int = 1, ref: int | str | None = None,
-                     progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> ShotTakes:
+    def render_takes(
+        self,
+        pid: str,
+        shot_id: str,
+        n: int = 1,
+        ref: int | str | None = None,
+        progress: ProgressFn | None = None,
+        cancel: CancelToken | None = None,
+    ) -> ShotTakes:
         return self._takes.render_takes(pid, shot_id, n, ref, progress, cancel)
 
     def shot_takes(self, pid: str, shot_id: str, ref: int | str | None = None) -> ShotTakes:
@@ -331,8 +429,14 @@ class Studio:
     def pick_take(self, pid: str, shot_id: str, take: str, ref: int | str | None = None) -> PickResult:
         return self._takes.pick(pid, shot_id, take, ref)
 
-    def vote_takes(self, pid: str, shot_id: str, ref: int | str | None = None, progress: ProgressFn | None = None,
-                   cancel: CancelToken | None = None) -> TakeScreeningRecord:
+    def vote_takes(
+        self,
+        pid: str,
+        shot_id: str,
+        ref: int | str | None = None,
+        progress: ProgressFn | None = None,
+        cancel: CancelToken | None = None,
+    ) -> TakeScreeningRecord:
         return self._takes.vote(pid, shot_id, ref, progress, cancel)
 
     def board_takes(self, pid: str, ref: int | str | None = None) -> dict[str, ShotTakes]:
@@ -359,8 +463,15 @@ class Studio:
         """Write a .chief.zip archive of the project."""
         from storage.archives import export_project
 
-        return export_project(self.ctx.repo, self.media, pid, Path(out), versions=versions,
-                              include_media=include_media, redact=self._redactions())
+        return export_project(
+            self.ctx.repo,
+            self.media,
+            pid,
+            Path(out),
+            versions=versions,
+            include_media=include_media,
+            redact=self._redactions(),
+        )
 
     def import_project(self, path: Path, title: str | None = None):
         """A new project from an archive: checked fully, then written all or nothing."""
@@ -369,6 +480,7 @@ class Studio:
         def check(archive) -> None:  # the rules every version made here passes
             for bundle in archive.file.versions:
                 self._projects.check_bundle(bundle)
+
         pid = import_project(self.ctx.repo, self.media, Path(path), title=title, check=check)
         return self.version(pid)
 

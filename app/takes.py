@@ -64,8 +64,15 @@ class Takes:
     def __init__(self, ctx: Context, projects: Projects, rendering: Rendering, watching: Watching) -> None:
         self.ctx, self.projects, self.rendering, self.watching = ctx, projects, rendering, watching
 
-    def render_takes(self, pid: str, shot_id: str, n: int = 1, ref: int | str | None = None,
-                     progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> ShotTakes:
+    def render_takes(
+        self,
+        pid: str,
+        shot_id: str,
+        n: int = 1,
+        ref: int | str | None = None,
+        progress: ProgressFn | None = None,
+        cancel: CancelToken | None = None,
+    ) -> ShotTakes:
         """`n` more takes of a shot, each with a new seed; the shot's own setting becomes a take first (its clip
         is reused when the version was rendered). Every finished take is kept, even if a later one fails."""
         if not 1 <= n <= MAX_TAKES_PER_ACTION:
@@ -90,24 +97,49 @@ class Takes:
         try:
             with self.rendering.turn():
                 for i, seed in enumerate(seeds):
+
                     def on_step(done: int, total: int, i=i) -> None:
-                        progress({"stage": "take", "shot_index": i, "shots": len(seeds), "shot_id": shot_id,
-                                  "step": done, "steps": total, "status": "rendering"})
+                        progress(
+                            {
+                                "stage": "take",
+                                "shot_index": i,
+                                "shots": len(seeds),
+                                "shot_id": shot_id,
+                                "step": done,
+                                "steps": total,
+                                "status": "rendering",
+                            }
+                        )
+
                     try:
-                        clip, key, _ = self.rendering.clip_for(backend, base.with_(seed=seed),
-                                                               scratch / f"{i}.mp4", on_step, cancel)
+                        clip, key, _ = self.rendering.clip_for(
+                            backend, base.with_(seed=seed), scratch / f"{i}.mp4", on_step, cancel
+                        )
                     except RenderError as e:
-                        raise StudioError(f"take {i + 1}/{len(seeds)} of {shot_id} failed: {e}. "
-                                          "Finished takes are kept.") from None
+                        raise StudioError(
+                            f"take {i + 1}/{len(seeds)} of {shot_id} failed: {e}. Finished takes are kept."
+                        ) from None
                     if key in keys:
                         continue
                     keys.add(key)
                     with self.ctx.repo.write() as u:
                         number = len(u.takes(pid, shot_id)) + 1
-                        u.add_take(v, TakeRecord(id=new_id("tk"), version=v.number, shot_id=shot_id, number=number,
-                                                 seed=seed, keyframe_sha256=shot.keyframe, key=key,
-                                                 sha256=clip.sha256, backend=backend.name, model=backend.model,
-                                                 created_at=utcnow()))
+                        u.add_take(
+                            v,
+                            TakeRecord(
+                                id=new_id("tk"),
+                                version=v.number,
+                                shot_id=shot_id,
+                                number=number,
+                                seed=seed,
+                                keyframe_sha256=shot.keyframe,
+                                key=key,
+                                sha256=clip.sha256,
+                                backend=backend.name,
+                                model=backend.model,
+                                created_at=utcnow(),
+                            ),
+                        )
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         return self.shot_takes(pid, shot_id, v.number)
@@ -119,18 +151,22 @@ class Takes:
             takes = u.takes(pid, shot_id)
             screenings = u.take_screenings(pid, shot_id)
         current = [t.id for t in takes if self._key_for(v, shot, t) == t.key]
-        picked = next((t.id for t in takes if t.id in current and t.seed == shot.seed
-                       and t.keyframe_sha256 == shot.keyframe), None)
-        return ShotTakes(shot_id=shot_id, picked=picked, takes=takes, current=current,
-                         votes=screenings[-1] if screenings else None)
+        picked = next(
+            (t.id for t in takes if t.id in current and t.seed == shot.seed and t.keyframe_sha256 == shot.keyframe),
+            None,
+        )
+        return ShotTakes(
+            shot_id=shot_id, picked=picked, takes=takes, current=current, votes=screenings[-1] if screenings else None
+        )
 
     def board(self, pid: str, ref: int | str | None = None) -> dict[str, ShotTakes]:
         """The takes of every shot of the version that has any, by shot id (the storyboard's takes areas)."""
         v = self.projects.version(pid, ref)
         with self.ctx.repo.read() as u:
             taken = {t.shot_id for t in u.takes(pid)}
-        return {s.shot_id: self.shot_takes(pid, s.shot_id, v.number) for s in v.storyboard.shots()
-                if s.shot_id in taken}
+        return {
+            s.shot_id: self.shot_takes(pid, s.shot_id, v.number) for s in v.storyboard.shots() if s.shot_id in taken
+        }
 
     def _key_for(self, v: Version, shot: Shot, take: TakeRecord) -> str | None:
         """The clip key `v` would render the shot with under the take's seed and keyframe (None: cannot tell
@@ -142,8 +178,12 @@ class Takes:
         if take.keyframe_sha256 != shot.keyframe:
             if take.keyframe_sha256 is None:
                 return None
-            req = req.with_(keyframe=str(self.ctx.media.path(take.keyframe_sha256, "png")),
-                            keyframe_sha256=take.keyframe_sha256, init_image=None, init_image_sha256=None)
+            req = req.with_(
+                keyframe=str(self.ctx.media.path(take.keyframe_sha256, "png")),
+                keyframe_sha256=take.keyframe_sha256,
+                init_image=None,
+                init_image_sha256=None,
+            )
         try:
             return clip_key(self.ctx.backend, self.ctx.backend.resolve(req))
         except RenderError:
@@ -166,15 +206,24 @@ class Takes:
             if (target.seed, target.keyframe) == (chosen.seed, chosen.keyframe_sha256):
                 raise StudioError(f"take {chosen.number} is already the one {shot_id} uses: nothing changes")
             target.seed, target.keyframe = chosen.seed, chosen.keyframe_sha256
-            version = u.add_child(base, board, "pick", f"pick take {chosen.number} of {shot_id} "
-                                                       f"(seed {chosen.seed})")[0]
+            version = u.add_child(base, board, "pick", f"pick take {chosen.number} of {shot_id} (seed {chosen.seed})")[
+                0
+            ]
         ids = [s.shot_id for s in board.shots()]
         at = ids.index(shot_id)
         chain = next(c for c in continuity_chains(board.shots(), self.ctx.backend.supports_continuity) if at in c)
-        return PickResult(version=version, take=chosen, rerenders=rerenders, downstream=[ids[i] for i in chain if i > at])
+        return PickResult(
+            version=version, take=chosen, rerenders=rerenders, downstream=[ids[i] for i in chain if i > at]
+        )
 
-    def vote(self, pid: str, shot_id: str, ref: int | str | None = None, progress: ProgressFn | None = None,
-             cancel: CancelToken | None = None) -> TakeScreeningRecord:
+    def vote(
+        self,
+        pid: str,
+        shot_id: str,
+        ref: int | str | None = None,
+        progress: ProgressFn | None = None,
+        cancel: CancelToken | None = None,
+    ) -> TakeScreeningRecord:
         """A short per-shot screening: every persona watches each current take of the shot alone and votes for
         the one they score highest (see `preferred`). `cancel` stops it between critics (nothing of a stopped
         screening is saved)."""
@@ -184,8 +233,9 @@ class Takes:
         state = self.shot_takes(pid, shot_id, v.number)
         takes = [t for t in state.takes if t.id in state.current][-MAX_TAKES_SCREENED:]
         if len(takes) < 2:
-            raise StudioError(f"shot {shot_id} has {len(takes)} take(s) matching v{v.number}: render at least 2 takes "
-                              "of it first")
+            raise StudioError(
+                f"shot {shot_id} has {len(takes)} take(s) matching v{v.number}: render at least 2 takes of it first"
+            )
         scene = v.storyboard.scene_of(shot_id).model_copy(update={"shots": [shot]})
         board = v.storyboard.model_copy(update={"scenes": [scene]})
         idea = self.projects.project(pid).idea or v.storyboard.logline
@@ -193,10 +243,14 @@ class Takes:
         scratch = self.ctx.media.scratch()
         try:
             for t in takes:
-                film = FilmView(storyboard=board, frames=self._frames(t, scratch), intent=idea,
-                                renderer_label=f"take {t.number} of shot {shot_id}, watched alone "
-                                               f"({t.backend}{' · ' + t.model if t.model else ''})",
-                                references=self.watching.references(v))
+                film = FilmView(
+                    storyboard=board,
+                    frames=self._frames(t, scratch),
+                    intent=idea,
+                    renderer_label=f"take {t.number} of shot {shot_id}, watched alone "
+                    f"({t.backend}{' · ' + t.model if t.model else ''})",
+                    references=self.watching.references(v),
+                )
                 runs.append(self.watching.run_panel(v, film, progress, cancel))
                 cancel.raise_if_cancelled()
         finally:
@@ -206,12 +260,26 @@ class Takes:
         for i, persona in enumerate(panel):
             scores = {t.id: results[i].value.overall for t, (_, results, _) in zip(takes, runs)}
             best = preferred([scores[t.id] for t in takes])
-            votes.append(TakeVote(persona_id=persona.id, persona_name=persona.name,
-                                  take_id=None if best is None else takes[best].id, scores=scores,
-                                  reason="" if best is None else runs[best][1][i].value.summary))
+            votes.append(
+                TakeVote(
+                    persona_id=persona.id,
+                    persona_name=persona.name,
+                    take_id=None if best is None else takes[best].id,
+                    scores=scores,
+                    reason="" if best is None else runs[best][1][i].value.summary,
+                )
+            )
         usage = sum((r.usage for _, results, _ in runs for r in results), Usage())
-        record = TakeScreeningRecord(id=new_id("ts"), version=v.number, shot_id=shot_id, created_at=utcnow(),
-                                     mode=mode, takes=[t.id for t in takes], votes=votes, usage=usage)
+        record = TakeScreeningRecord(
+            id=new_id("ts"),
+            version=v.number,
+            shot_id=shot_id,
+            created_at=utcnow(),
+            mode=mode,
+            takes=[t.id for t in takes],
+            votes=votes,
+            usage=usage,
+        )
         with self.ctx.repo.write() as u:
             u.add_take_screening(v, record)
             u.add_usage(v, UsageRecord(role="critic", mode=mode, **usage.model_dump()))
@@ -221,9 +289,15 @@ class Takes:
         from generation.frames import sample_frames, save_jpeg
 
         clip = self.rendering.film.clip_path(take.sha256)
-        return [SampledFrame(shot_id=take.shot_id, index=k, time=round(t, 3),
-                             path=str(save_jpeg(img, scratch / f"{take.id}_{idx}.jpg")))
-                for k, (idx, t, img) in enumerate(sample_frames(clip, self.ctx.config.frames_per_shot))]
+        return [
+            SampledFrame(
+                shot_id=take.shot_id,
+                index=k,
+                time=round(t, 3),
+                path=str(save_jpeg(img, scratch / f"{take.id}_{idx}.jpg")),
+            )
+            for k, (idx, t, img) in enumerate(sample_frames(clip, self.ctx.config.frames_per_shot))
+        ]
 
     def clip_path(self, take: TakeRecord) -> Path:
         return self.rendering.film.clip_path(take.sha256)

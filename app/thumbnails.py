@@ -46,8 +46,9 @@ class ClipMedia:
             clip = self.ctx.media.path(clip_sha256, "mp4")
             info = inspect(clip)
             n = frames.frame_count(clip, info)
-            wanted = {kind: ([n // 2] if kind == "thumb" else sample_indices(n, int(kind.split(":")[1])))
-                      for kind in todo}
+            wanted = {
+                kind: ([n // 2] if kind == "thumb" else sample_indices(n, int(kind.split(":")[1]))) for kind in todo
+            }
             indices = sorted({i for idx in wanted.values() for i in idx})
             images = dict(zip(indices, frames.decode(clip, indices, info)))
             scratch = self.ctx.media.scratch()
@@ -61,9 +62,18 @@ class ClipMedia:
                             stored[i, side] = self.ctx.media.put(path, "jpg")
             finally:
                 shutil.rmtree(scratch, ignore_errors=True)
-            records = {kind: ClipMediaRecord(clip_sha256=clip_sha256, kind=kind, fps=info["fps"], frames=[
-                FrameRef(index=i, sha256=stored[i, THUMB_WIDTH if kind == "thumb" else FRAME_SIDE].sha256) for i in idx])
-                for kind, idx in wanted.items()}
+            records = {
+                kind: ClipMediaRecord(
+                    clip_sha256=clip_sha256,
+                    kind=kind,
+                    fps=info["fps"],
+                    frames=[
+                        FrameRef(index=i, sha256=stored[i, THUMB_WIDTH if kind == "thumb" else FRAME_SIDE].sha256)
+                        for i in idx
+                    ],
+                )
+                for kind, idx in wanted.items()
+            }
             with self.ctx.repo.write() as u:
                 u.put_clip_media(list(records.values()), list(stored.values()))
             return {**have, **records}

@@ -13,7 +13,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from agents.base import Cancelled as AgentCancelled, FilmView, Result, SampledFrame, invoke
+from agents.base import Cancelled as AgentCancelled
+from agents.base import FilmView, Result, SampledFrame, invoke
 from app.context import Context, ProgressFn, no_progress
 from app.errors import StudioError
 from app.projects import Projects
@@ -27,8 +28,14 @@ class Watching:
     def __init__(self, ctx: Context, projects: Projects, rendering: Rendering) -> None:
         self.ctx, self.projects, self.rendering = ctx, projects, rendering
 
-    def critique(self, pid: str, ref: int | str | None = None, progress: ProgressFn | None = None,
-                 cancel: CancelToken | None = None, scope: Scope | None = None) -> list[CritiqueRecord]:
+    def critique(
+        self,
+        pid: str,
+        ref: int | str | None = None,
+        progress: ProgressFn | None = None,
+        cancel: CancelToken | None = None,
+        scope: Scope | None = None,
+    ) -> list[CritiqueRecord]:
         """Every persona on the panel watches the latest render of the version (or `scope` of it), concurrently.
         `cancel` stops the run, closing the critics' requests (nothing of a stopped run is saved)."""
         v = self.projects.version(pid, ref)
@@ -44,22 +51,45 @@ class Watching:
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
-    def screen(self, v: Version, film: FilmView, progress: ProgressFn | None = None, *, render_id: str | None = None,
-               screening: Screening = "film", cancel: CancelToken | None = None,
-               scope: Scope | None = None) -> list[CritiqueRecord]:
+    def screen(
+        self,
+        v: Version,
+        film: FilmView,
+        progress: ProgressFn | None = None,
+        *,
+        render_id: str | None = None,
+        screening: Screening = "film",
+        cancel: CancelToken | None = None,
+        scope: Scope | None = None,
+    ) -> list[CritiqueRecord]:
         """The panel watches `film` (the film, or the keyframe storyboard) and its critiques are recorded as one run."""
         cancel = cancel or CancelToken()
         panel, results, mode = self.run_panel(v, film, progress, cancel)
         cancel.raise_if_cancelled()
         batch, now = new_id("cb"), utcnow()
-        records = [CritiqueRecord(id=new_id("c"), version=v.number, render_id=render_id, screening=screening,
-                                  persona_id=p.id, persona_name=p.name, batch=batch, mode=mode, created_at=now,
-                                  critique=res.value, usage=res.usage, scope=scope or Scope(),
-                                  coverage=res.coverage or shown(film)) for p, res in zip(panel, results)]
+        records = [
+            CritiqueRecord(
+                id=new_id("c"),
+                version=v.number,
+                render_id=render_id,
+                screening=screening,
+                persona_id=p.id,
+                persona_name=p.name,
+                batch=batch,
+                mode=mode,
+                created_at=now,
+                critique=res.value,
+                usage=res.usage,
+                scope=scope or Scope(),
+                coverage=res.coverage or shown(film),
+            )
+            for p, res in zip(panel, results)
+        ]
         with self.ctx.repo.write() as u:
             u.add_critiques(v, records)
-            u.add_usage(v, UsageRecord(role="critic", mode=mode, **sum((r.usage for r in results), Usage())
-                                       .model_dump()))
+            u.add_usage(
+                v, UsageRecord(role="critic", mode=mode, **sum((r.usage for r in results), Usage()).model_dump())
+            )
         return records
 
     def panel(self, v: Version) -> list[Persona]:
@@ -70,8 +100,9 @@ class Watching:
             raise StudioError(f"the panel names unknown persona(s) {missing}: choose the panel again")
         return [personas[p] for p in v.panel]
 
-    def run_panel(self, v: Version, film: FilmView, progress: ProgressFn | None = None,
-                  cancel: CancelToken | None = None) -> tuple[list[Persona], list[Result], str]:
+    def run_panel(
+        self, v: Version, film: FilmView, progress: ProgressFn | None = None, cancel: CancelToken | None = None
+    ) -> tuple[list[Persona], list[Result], str]:
         """(panel, results, critic mode): every persona watches `film`, concurrently; one failure fails the run
         (and closes the other critics' requests). Progress: personas done, and each one's part of the film."""
         progress, cancel = progress or no_progress, cancel or CancelToken()
@@ -85,25 +116,34 @@ class Watching:
                 raise AgentCancelled("the panel stopped: another critic failed")
             cancel.raise_if_cancelled()
             try:
-                res = invoke(critic.critique, persona, film, progress=tracker.watching,
-                             cancel=lambda: cancel.cancelled or failed.is_set())
+                res = invoke(
+                    critic.critique,
+                    persona,
+                    film,
+                    progress=tracker.watching,
+                    cancel=lambda: cancel.cancelled or failed.is_set(),
+                )
             except Exception:
                 failed.set()
                 raise
             tracker.finished(persona.id)
             return res
+
         workers = max(1, min(len(panel), self.ctx.config.llm_concurrency))
         with ThreadPoolExecutor(max_workers=workers) as pool:
             futures = [pool.submit(one, p) for p in panel]
             errors = [f.exception() for f in futures]
         if any(errors):
             cancel.raise_if_cancelled()  # stopped: the critics' "cancelled" is the outcome, not an error
-            raise next((e for e in errors if e is not None and not isinstance(e, AgentCancelled)),
-                       next(e for e in errors if e is not None))
+            raise next(
+                (e for e in errors if e is not None and not isinstance(e, AgentCancelled)),
+                next(e for e in errors if e is not None),
+            )
         return panel, [f.result() for f in futures], critic.mode
 
-    def film_view(self, v: Version, render: RenderRecord, scope: Scope | None = None,
-                  clips_dir: Path | None = None) -> FilmView:
+    def film_view(
+        self, v: Version, render: RenderRecord, scope: Scope | None = None, clips_dir: Path | None = None
+    ) -> FilmView:
         """What a critic watches: `frames_per_shot` frames of every shot in scope, in film order, with timecodes
         (a scope's view holds only its shots, with the whole storyboard as the story so far). With `clips_dir`,
         critics that take video can have consecutive shots joined into one clip there."""
@@ -120,22 +160,35 @@ class Watching:
             r = render.shot(shot.shot_id)
             if r is None or r.status == "earlier":
                 what = "no clip" if r is None else "only an earlier clip (it changed since)"
-                raise StudioError(f"shot {shot.shot_id} has {what} in the latest render of v{v.number}: render "
-                                  f"{scope.label() if not scope.whole else 'the film'} first")
+                raise StudioError(
+                    f"shot {shot.shot_id} has {what} in the latest render of v{v.number}: render "
+                    f"{scope.label() if not scope.whole else 'the film'} first"
+                )
             clips[shot.shot_id] = str(self.rendering.film.clip_path(r.sha256))
             # frames are cut once per clip and kept (app.thumbnails): an unchanged shot is not decoded again
             for i, (_, t, path) in enumerate(self.rendering.clip_media.frames(r.sha256, k, offset=start)):
                 out.append(SampledFrame(shot_id=shot.shot_id, index=i, time=round(t, 3), path=str(path)))
         idea = self.projects.project(v.project_id).idea
         board = v.storyboard if scope.whole else v.storyboard.restricted(wanted)
-        return FilmView(storyboard=board, frames=out, intent=idea or v.storyboard.logline, renderer_label=render.label,
-                        clips=clips, references=self.references(v), story=None if scope.whole else v.storyboard,
-                        frames_per_shot=k, join_clips=joiner(clips, clips_dir) if clips_dir else None)
+        return FilmView(
+            storyboard=board,
+            frames=out,
+            intent=idea or v.storyboard.logline,
+            renderer_label=render.label,
+            clips=clips,
+            references=self.references(v),
+            story=None if scope.whole else v.storyboard,
+            frames_per_shot=k,
+            join_clips=joiner(clips, clips_dir) if clips_dir else None,
+        )
 
     def references(self, v: Version) -> dict[str, list[str]]:
         """Character name -> their reference images, which critics see beside the frames."""
-        return {c.name: [str(self.ctx.media.path(sha, "png")) for sha in c.references]
-                for c in v.storyboard.characters if c.references}
+        return {
+            c.name: [str(self.ctx.media.path(sha, "png")) for sha in c.references]
+            for c in v.storyboard.characters
+            if c.references
+        }
 
     def critiques(self, pid: str, ref: int | str | None = None) -> list[CritiqueRecord]:
         """The latest panel run on a version, with each persona's name."""
@@ -143,8 +196,12 @@ class Watching:
             v = u.version(pid, ref)
             records = u.critiques(v)
         personas = self.projects.personas_of(v)
-        return [r.model_copy(update={"persona_name": personas[r.persona_id].name if r.persona_id in personas
-                                     else r.persona_id}) for r in records]
+        return [
+            r.model_copy(
+                update={"persona_name": personas[r.persona_id].name if r.persona_id in personas else r.persona_id}
+            )
+            for r in records
+        ]
 
     def panel_scores(self, pid: str, ref: int | str | None = None) -> dict[str, float]:
         """Mean scores of the latest panel run: 'overall' and each dimension."""
@@ -179,6 +236,7 @@ def joiner(clips: dict[str, str], folder: Path):
                 assemble([Path(clips[i]) for i in ids], out)
                 made[key] = str(out)
             return made[key]
+
     return join
 
 
@@ -188,10 +246,20 @@ def shown(film: FilmView) -> Coverage:
     shots = film.storyboard.shots()
     counts = {s.shot_id: len(film.frames_of(s.shot_id)) for s in shots}
     want = film.frames_per_shot or max(counts.values(), default=0)
-    unseen = [Unseen(shot_id=sid, why=f"only {n} frame(s) could be cut from its clip") for sid, n in counts.items()
-              if n < max(1, want)]
-    return Coverage(input="offline", shots=len(shots), seen=len(shots) - len(unseen), frames_per_shot=want,
-                    min_frames=min(counts.values(), default=0), chunks=1, unseen=unseen)
+    unseen = [
+        Unseen(shot_id=sid, why=f"only {n} frame(s) could be cut from its clip")
+        for sid, n in counts.items()
+        if n < max(1, want)
+    ]
+    return Coverage(
+        input="offline",
+        shots=len(shots),
+        seen=len(shots) - len(unseen),
+        frames_per_shot=want,
+        min_frames=min(counts.values(), default=0),
+        chunks=1,
+        unseen=unseen,
+    )
 
 
 class _PanelProgress:
@@ -206,8 +274,14 @@ class _PanelProgress:
     def _emit(self, persona: str, **extra) -> None:
         with self.lock:
             fraction = sum(self.parts.values()) / max(self.total, 1)
-            event = {"stage": "critique", "done": len(self.done), "total": self.total, "persona": persona,
-                     "fraction": round(min(fraction, 1.0), 4), **extra}
+            event = {
+                "stage": "critique",
+                "done": len(self.done),
+                "total": self.total,
+                "persona": persona,
+                "fraction": round(min(fraction, 1.0), 4),
+                **extra,
+            }
         self.progress(event)
 
     def watching(self, e: dict) -> None:

@@ -44,7 +44,7 @@ def make_clips(n: int, seconds: float, w: int, h: int, fps: int, folder: Path) -
             for f in range(n_frames):
                 frame = base.copy()
                 x = (f * 7) % w
-                frame[:, x:x + 12] = 240
+                frame[:, x : x + 12] = 240
                 yield frame
 
         write_video(frames(), path, fps)
@@ -63,8 +63,25 @@ def time_bare_ffmpeg(clips: list[Path], out: Path) -> float:
     listing = out.with_suffix(".txt")
     listing.write_text("".join(f"file '{p.resolve()}'\n" for p in clips))
     t = time.perf_counter()
-    subprocess.run([ffmpeg_exe(), "-hide_banner", "-loglevel", "error", "-y", "-f", "concat", "-safe", "0",
-                    "-i", str(listing), "-c", "copy", str(out)], check=True)
+    subprocess.run(
+        [
+            ffmpeg_exe(),
+            "-hide_banner",
+            "-loglevel",
+            "error",
+            "-y",
+            "-f",
+            "concat",
+            "-safe",
+            "0",
+            "-i",
+            str(listing),
+            "-c",
+            "copy",
+            str(out),
+        ],
+        check=True,
+    )
     return time.perf_counter() - t
 
 
@@ -102,8 +119,10 @@ def main(argv: list[str] | None = None) -> dict:
     gen = time.perf_counter() - t
     work = Path(tempfile.mkdtemp(prefix="chief-bench-out-"))
 
-    seconds = {"ours (assemble, stream copy)": time_ours(clips, work / "ours.mp4"),
-               "bare ffmpeg concat -c copy": time_bare_ffmpeg(clips, work / "bare.mp4")}
+    seconds = {
+        "ours (assemble, stream copy)": time_ours(clips, work / "ours.mp4"),
+        "bare ffmpeg concat -c copy": time_bare_ffmpeg(clips, work / "bare.mp4"),
+    }
     if args.reencode:
         seconds["ours (re-encode: 0.5 s crossfade)"] = time_ours(clips, work / "xfade.mp4", crossfade=0.5)
     if not args.skip_moviepy:
@@ -111,17 +130,24 @@ def main(argv: list[str] | None = None) -> dict:
     ours = seconds["ours (assemble, stream copy)"]
     info = film_info(work / "ours.mp4")
     result = {
-        "clips": n, "clip_seconds": args.clip_seconds, "size": f"{w}x{h}", "fps": args.fps,
-        "film_seconds": info["duration"], "film_frames": info["frames"],
-        "clip_generation_seconds": round(gen, 2), "seconds": {k: round(v, 3) for k, v in seconds.items()},
+        "clips": n,
+        "clip_seconds": args.clip_seconds,
+        "size": f"{w}x{h}",
+        "fps": args.fps,
+        "film_seconds": info["duration"],
+        "film_frames": info["frames"],
+        "clip_generation_seconds": round(gen, 2),
+        "seconds": {k: round(v, 3) for k, v in seconds.items()},
         "ratio_vs_ours": {k: round(v / ours, 2) for k, v in seconds.items()},
         "output_mb": {p.stem: round(p.stat().st_size / 1e6, 2) for p in sorted(work.glob("*.mp4"))},
     }
     if args.json:
         print(json.dumps(result, indent=2))
     else:
-        print(f"{n} clips x {args.clip_seconds}s at {w}x{h} {args.fps} fps -> {info['duration']:.1f}s film "
-              f"({info['frames']} frames); clip generation {gen:.1f}s (cached: {folder})")
+        print(
+            f"{n} clips x {args.clip_seconds}s at {w}x{h} {args.fps} fps -> {info['duration']:.1f}s film "
+            f"({info['frames']} frames); clip generation {gen:.1f}s (cached: {folder})"
+        )
         for k, v in seconds.items():
             print(f"  {k:<36} {v:8.2f} s   x{v / ours:7.1f} ours")
     for p in work.iterdir():

@@ -25,8 +25,13 @@ def run(shots: int, width: int, height: int, seconds: float, fps: int) -> dict:
     from app.cluster import RayBackend
 
     board = film(shots, seconds=seconds, width=width, height=height, fps=fps)
-    out: dict = {"machine": machine(), "shots": shots, "size": f"{width}x{height}", "seconds_per_shot": seconds,
-                 "fps": fps}
+    out: dict = {
+        "machine": machine(),
+        "shots": shots,
+        "size": f"{width}x{height}",
+        "seconds_per_shot": seconds,
+        "fps": fps,
+    }
 
     st = studio()
     pid = st.create_from_storyboard(board).project_id
@@ -72,11 +77,16 @@ def main() -> None:
     m = r["machine"]
     print(f"machine: {m['nproc']} cores, {m['cpu']}, {m['ram']}")
     print(f"film: {r['shots']} shots of {r['seconds_per_shot']} s at {r['size']}, {r['fps']} fps (animatic)\n")
-    print(table([("one process", r["single_s"], "1.00"),
-                 ("Ray, 2 CPU workers", r["ray_s"], f"{r['speedup']:.2f}")],
-                ("render (incl. assembly)", "seconds", "speed-up")))
-    print(f"\nper shot (one process): {r['per_shot_single_s']} s · assembly + bookkeeping: {r['assembly_s']} s · "
-          f"Ray start-up (once): {r['ray_startup_s']} s · identical clips: {r['same_clips']}")
+    print(
+        table(
+            [("one process", r["single_s"], "1.00"), ("Ray, 2 CPU workers", r["ray_s"], f"{r['speedup']:.2f}")],
+            ("render (incl. assembly)", "seconds", "speed-up"),
+        )
+    )
+    print(
+        f"\nper shot (one process): {r['per_shot_single_s']} s · assembly + bookkeeping: {r['assembly_s']} s · "
+        f"Ray start-up (once): {r['ray_startup_s']} s · identical clips: {r['same_clips']}"
+    )
 
 
 if __name__ == "__main__":

@@ -38,9 +38,15 @@ def measure(st, pid, version: int, case: str) -> dict:
     t = time.perf_counter()
     st.critique(pid, version)
     watch_s = time.perf_counter() - t
-    return {"case": case, "rendered": info.rendered, "reused": info.reused,
-            "clips_cut": cut_count(st) - before,
-            "render_s": round(render_s, 2), "critique_s": round(watch_s, 2), "total_s": round(render_s + watch_s, 2)}
+    return {
+        "case": case,
+        "rendered": info.rendered,
+        "reused": info.reused,
+        "clips_cut": cut_count(st) - before,
+        "render_s": round(render_s, 2),
+        "critique_s": round(watch_s, 2),
+        "total_s": round(render_s + watch_s, 2),
+    }
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -56,8 +62,9 @@ def main(argv: list[str] | None = None) -> dict:
     board = film(n)
     pid = st.create_from_storyboard(board).project_id
     rows = [measure(st, pid, 1, f"full render + screening ({n} shots)")]
-    for k, (label, emptied) in enumerate((("1-shot edit, picture cache kept", False),
-                                          ("1-shot edit, picture cache emptied first", True))):
+    for k, (label, emptied) in enumerate(
+        (("1-shot edit, picture cache kept", False), ("1-shot edit, picture cache emptied first", True))
+    ):
         board = edit_shots(board, [(5 + 7 * k) % n], suffix=f", take {k + 2}")
         v, _ = st.save_storyboard(pid, board, None, f"edit {k}")
         if emptied:
@@ -71,9 +78,24 @@ def main(argv: list[str] | None = None) -> dict:
         print(json.dumps(result, indent=2))
     else:
         print(f"per-clip media cache · {result['model']}")
-        print(table([(r["case"], r["rendered"], r["reused"], r["clips_cut"], r["render_s"], r["critique_s"],
-                      r["total_s"], f"x{r['vs_full']:.2f}") for r in rows],
-                    ("case", "rendered", "reused", "clips cut", "render s", "critique s", "total s", "vs full")))
+        print(
+            table(
+                [
+                    (
+                        r["case"],
+                        r["rendered"],
+                        r["reused"],
+                        r["clips_cut"],
+                        r["render_s"],
+                        r["critique_s"],
+                        r["total_s"],
+                        f"x{r['vs_full']:.2f}",
+                    )
+                    for r in rows
+                ],
+                ("case", "rendered", "reused", "clips cut", "render s", "critique s", "total s", "vs full"),
+            )
+        )
     return result
 
 

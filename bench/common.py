@@ -10,8 +10,12 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "GRADIO_ANALYTICS_ENABLED": "False",
-               "HF_HUB_DISABLE_PROGRESS_BARS": "1"}  # the libraries' loading bars would interleave with the tables
+OFFLINE_ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+    "GRADIO_ANALYTICS_ENABLED": "False",
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+}  # the libraries' loading bars would interleave with the tables
 
 
 def machine() -> dict:
@@ -31,12 +35,28 @@ def film(n: int, seconds: float = 1.0, width: int = 128, height: int = 72, fps: 
     from storage.schema import Scene, Shot, Storyboard
 
     words = ["harbour", "storm", "lamp", "gull", "cliff", "rain", "dawn", "boat", "rope", "whale", "fog", "stairs"]
-    shots = [Shot(shot_id=f"s{i:03d}", prompt=f"shot {i}: the {words[i % 12]} and the {words[(i * 5) % 12]}, wide",
-                  duration=seconds, seed=i, narration=f"line {i}" if i % 4 == 0 else "") for i in range(n)]
-    scenes = [Scene(scene_id=f"sc{k:02d}", title=f"scene {k}", shots=shots[k * 6:(k + 1) * 6])
-              for k in range((n + 5) // 6)]
-    return Storyboard(title=title, logline="a benchmark film", style_guide="muted teal", scenes=scenes,
-                      width=width, height=height, fps=fps)
+    shots = [
+        Shot(
+            shot_id=f"s{i:03d}",
+            prompt=f"shot {i}: the {words[i % 12]} and the {words[(i * 5) % 12]}, wide",
+            duration=seconds,
+            seed=i,
+            narration=f"line {i}" if i % 4 == 0 else "",
+        )
+        for i in range(n)
+    ]
+    scenes = [
+        Scene(scene_id=f"sc{k:02d}", title=f"scene {k}", shots=shots[k * 6 : (k + 1) * 6]) for k in range((n + 5) // 6)
+    ]
+    return Storyboard(
+        title=title,
+        logline="a benchmark film",
+        style_guide="muted teal",
+        scenes=scenes,
+        width=width,
+        height=height,
+        fps=fps,
+    )
 
 
 def edit_shots(board, indices: list[int], suffix: str = ", now raining"):

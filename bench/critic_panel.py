@@ -15,8 +15,15 @@ PANEL = ["anime_arthouse_tokyo", "captions_reader", "film_critic", "genre_fan", 
 def answer() -> dict:
     from storage.schema import DIMENSIONS
 
-    return {"overall": 6.0, "scores": {d: 6.0 for d in DIMENSIONS}, "shot_notes": [], "top_issues": [],
-            "keep_watching": True, "keep_watching_reason": "curious", "summary": "fine"}
+    return {
+        "overall": 6.0,
+        "scores": {d: 6.0 for d in DIMENSIONS},
+        "shot_notes": [],
+        "top_issues": [],
+        "keep_watching": True,
+        "keep_watching_reason": "curious",
+        "summary": "fine",
+    }
 
 
 def run(delay: float) -> dict:
@@ -40,9 +47,16 @@ def run(delay: float) -> dict:
             crits = st.critique(pid)
             wall = time.perf_counter() - t
             assert len(crits) == len(PANEL)
-            rows.append({"case": label, "concurrency": conc, "seconds": round(wall, 3),
-                         "wall_over_L": round(wall / delay, 2), "waiting_over_L": round((wall - fixed) / delay, 2),
-                         "max_in_flight": server.max_in_flight})
+            rows.append(
+                {
+                    "case": label,
+                    "concurrency": conc,
+                    "seconds": round(wall, 3),
+                    "wall_over_L": round(wall / delay, 2),
+                    "waiting_over_L": round((wall - fixed) / delay, 2),
+                    "max_in_flight": server.max_in_flight,
+                }
+            )
     return {"personas": len(PANEL), "L": delay, "fixed_seconds": round(fixed, 3), "rows": rows}
 
 
@@ -56,11 +70,25 @@ def main(argv: list[str] | None = None) -> dict:
     if args.json:
         print(json.dumps(result, indent=2))
     else:
-        print(f"critic panel · {result['personas']} personas, server delay L = {result['L']} s; "
-              f"the same panel with L = 0 takes {result['fixed_seconds']} s (frames, requests, database)")
-        print(table([(r["case"], r["seconds"], f"{r['wall_over_L']:.2f}", f"{r['waiting_over_L']:.2f}",
-                      r["max_in_flight"]) for r in result["rows"]],
-                    ("case", "seconds", "wall / L", "(wall - fixed) / L", "max in flight")))
+        print(
+            f"critic panel · {result['personas']} personas, server delay L = {result['L']} s; "
+            f"the same panel with L = 0 takes {result['fixed_seconds']} s (frames, requests, database)"
+        )
+        print(
+            table(
+                [
+                    (
+                        r["case"],
+                        r["seconds"],
+                        f"{r['wall_over_L']:.2f}",
+                        f"{r['waiting_over_L']:.2f}",
+                        r["max_in_flight"],
+                    )
+                    for r in result["rows"]
+                ],
+                ("case", "seconds", "wall / L", "(wall - fixed) / L", "max in flight"),
+            )
+        )
     return result
 
 

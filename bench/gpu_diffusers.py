@@ -32,15 +32,40 @@ NEGATIVE = "blurry, low quality, static"
 # Wan-AI/Wan2.1-T2V-1.3B-Diffusers: transformer/config.json, vae/config.json (the class defaults),
 # text_encoder/config.json (umt5-xxl encoder) and scheduler/scheduler_config.json.
 WAN_1_3B = {
-    "transformer": dict(patch_size=(1, 2, 2), num_attention_heads=12, attention_head_dim=128, in_channels=16,
-                        out_channels=16, text_dim=4096, freq_dim=256, ffn_dim=8960, num_layers=30,
-                        cross_attn_norm=True, qk_norm="rms_norm_across_heads", eps=1e-6, rope_max_seq_len=1024),
-    "vae": dict(base_dim=96, z_dim=16, dim_mult=[1, 2, 4, 4], num_res_blocks=2, temperal_downsample=[False, True, True]),
-    "text_encoder": dict(vocab_size=256384, d_model=4096, d_kv=64, d_ff=10240, num_layers=24, num_heads=64,
-                         relative_attention_num_buckets=32, relative_attention_max_distance=128,
-                         feed_forward_proj="gated-gelu", dropout_rate=0.0, tie_word_embeddings=False),
-    "scheduler": dict(prediction_type="flow_prediction", use_flow_sigmas=True, num_train_timesteps=1000,
-                      flow_shift=3.0),
+    "transformer": dict(
+        patch_size=(1, 2, 2),
+        num_attention_heads=12,
+        attention_head_dim=128,
+        in_channels=16,
+        out_channels=16,
+        text_dim=4096,
+        freq_dim=256,
+        ffn_dim=8960,
+        num_layers=30,
+        cross_attn_norm=True,
+        qk_norm="rms_norm_across_heads",
+        eps=1e-6,
+        rope_max_seq_len=1024,
+    ),
+    "vae": dict(
+        base_dim=96, z_dim=16, dim_mult=[1, 2, 4, 4], num_res_blocks=2, temperal_downsample=[False, True, True]
+    ),
+    "text_encoder": dict(
+        vocab_size=256384,
+        d_model=4096,
+        d_kv=64,
+        d_ff=10240,
+        num_layers=24,
+        num_heads=64,
+        relative_attention_num_buckets=32,
+        relative_attention_max_distance=128,
+        feed_forward_proj="gated-gelu",
+        dropout_rate=0.0,
+        tie_word_embeddings=False,
+    ),
+    "scheduler": dict(
+        prediction_type="flow_prediction", use_flow_sigmas=True, num_train_timesteps=1000, flow_shift=3.0
+    ),
 }
 
 
@@ -58,8 +83,13 @@ def build_wan_1_3b(folder: Path) -> Path:
         transformer = WanTransformer3DModel(**WAN_1_3B["transformer"]).to(torch.bfloat16)
         text_encoder = UMT5EncoderModel(UMT5Config(**WAN_1_3B["text_encoder"])).to(torch.bfloat16).eval()
         vae = AutoencoderKLWan(**WAN_1_3B["vae"])  # float32, as the model card loads it
-    pipe = WanPipeline(tokenizer=tiny_tokenizer(), text_encoder=text_encoder, transformer=transformer, vae=vae,
-                       scheduler=UniPCMultistepScheduler(**WAN_1_3B["scheduler"]))
+    pipe = WanPipeline(
+        tokenizer=tiny_tokenizer(),
+        text_encoder=text_encoder,
+        transformer=transformer,
+        vae=vae,
+        scheduler=UniPCMultistepScheduler(**WAN_1_3B["scheduler"]),
+    )
     pipe.save_pretrained(folder)
     del pipe, transformer, text_encoder, vae
     if where == "cuda":
@@ -82,9 +112,17 @@ def bare_shot(pipe, args, seed: int, out: Path) -> None:
     import torch
     from diffusers.utils import export_to_video
 
-    frames = pipe(prompt=PROMPT, negative_prompt=NEGATIVE, height=args.height, width=args.width,
-                  num_frames=args.frames, num_inference_steps=args.steps, guidance_scale=args.guidance,
-                  generator=torch.Generator("cpu").manual_seed(seed), output_type="np").frames[0]
+    frames = pipe(
+        prompt=PROMPT,
+        negative_prompt=NEGATIVE,
+        height=args.height,
+        width=args.width,
+        num_frames=args.frames,
+        num_inference_steps=args.steps,
+        guidance_scale=args.guidance,
+        generator=torch.Generator("cpu").manual_seed(seed),
+        output_type="np",
+    ).frames[0]
     export_to_video(list(frames), str(out), fps=16)
 
 
@@ -121,7 +159,9 @@ def main(argv: list[str] | None = None) -> dict:
     device, dtype = pick_device()
     if device != "cuda" and not args.tiny:
         sys.exit("bench/gpu_diffusers.py needs a CUDA GPU (use --tiny for a smoke run on this machine)")
-    folder = args.folder or Path(tempfile.gettempdir()) / ("chief-wan-tiny" if args.tiny else "chief-wan2.1-1.3b-random")
+    folder = args.folder or Path(tempfile.gettempdir()) / (
+        "chief-wan-tiny" if args.tiny else "chief-wan2.1-1.3b-random"
+    )
     if not (folder / "model_index.json").exists():
         start = time.perf_counter()
         if args.tiny:
@@ -134,8 +174,17 @@ def main(argv: list[str] | None = None) -> dict:
     out = Path(tempfile.mkdtemp(prefix="chief-bench-"))
 
     backend = DiffusersBackend(str(folder), device=device, dtype=dtype)
-    request = ShotRequest("bench", PROMPT, negative_prompt=NEGATIVE, width=args.width, height=args.height, fps=16,
-                          num_frames=args.frames, steps=args.steps, guidance=args.guidance)
+    request = ShotRequest(
+        "bench",
+        PROMPT,
+        negative_prompt=NEGATIVE,
+        width=args.width,
+        height=args.height,
+        fps=16,
+        num_frames=args.frames,
+        steps=args.steps,
+        guidance=args.guidance,
+    )
     load_backend = timed(lambda: backend.render(request, out / "warmup-backend.mp4"))  # load + first shot
     holder = {}
     load_bare = timed(lambda: holder.setdefault("pipe", bare_pipeline(folder, device, dtype)))
@@ -148,14 +197,17 @@ def main(argv: list[str] | None = None) -> dict:
         bare_s.append(timed(lambda: bare_shot(holder["pipe"], args, seed, out / f"bare{i}.mp4")))
 
     result = {
-        "device": torch.cuda.get_device_name() if device == "cuda" else device, "dtype": dtype,
+        "device": torch.cuda.get_device_name() if device == "cuda" else device,
+        "dtype": dtype,
         "model": "tiny Wan (tests)" if args.tiny else "Wan 2.1 T2V 1.3B (random weights)",
         "shot": f"{args.width}x{args.height}, {args.frames} frames, {args.steps} steps, cfg {args.guidance}",
-        "backend_first_shot_with_load_s": round(load_backend, 2), "bare_load_s": round(load_bare, 2),
+        "backend_first_shot_with_load_s": round(load_backend, 2),
+        "bare_load_s": round(load_bare, 2),
         "backend_s_per_shot": round(statistics.median(backend_s), 3),
         "bare_s_per_shot": round(statistics.median(bare_s), 3),
         "ratio_backend_over_bare": round(statistics.median(backend_s) / statistics.median(bare_s), 3),
-        "backend_runs": [round(s, 3) for s in backend_s], "bare_runs": [round(s, 3) for s in bare_s],
+        "backend_runs": [round(s, 3) for s in backend_s],
+        "bare_runs": [round(s, 3) for s in bare_s],
     }
     if torch.cuda.is_available():
         result["peak_gpu_gib"] = round(torch.cuda.max_memory_allocated() / 2**30, 1)

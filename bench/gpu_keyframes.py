@@ -36,22 +36,55 @@ PROMPT = "an old lighthouse keeper in a yellow oilskin coat climbs a spiral stai
 # stabilityai/stable-diffusion-xl-base-1.0: unet/, vae/, text_encoder/ (CLIP ViT-L), text_encoder_2/ (OpenCLIP
 # bigG with projection) and scheduler/ configs.
 SDXL = {
-    "unet": dict(sample_size=128, in_channels=4, out_channels=4, layers_per_block=2,
-                 block_out_channels=(320, 640, 1280), cross_attention_dim=2048, transformer_layers_per_block=(1, 2, 10),
-                 attention_head_dim=(5, 10, 20), use_linear_projection=True, addition_embed_type="text_time",
-                 addition_time_embed_dim=256, projection_class_embeddings_input_dim=2816,
-                 down_block_types=("DownBlock2D", "CrossAttnDownBlock2D", "CrossAttnDownBlock2D"),
-                 up_block_types=("CrossAttnUpBlock2D", "CrossAttnUpBlock2D", "UpBlock2D")),
-    "vae": dict(block_out_channels=(128, 256, 512, 512), layers_per_block=2, latent_channels=4, sample_size=1024,
-                down_block_types=("DownEncoderBlock2D",) * 4, up_block_types=("UpDecoderBlock2D",) * 4,
-                scaling_factor=0.13025, force_upcast=True),
-    "text_encoder": dict(vocab_size=49408, hidden_size=768, intermediate_size=3072, num_hidden_layers=12,
-                         num_attention_heads=12, max_position_embeddings=77, hidden_act="quick_gelu",
-                         projection_dim=768),
-    "text_encoder_2": dict(vocab_size=49408, hidden_size=1280, intermediate_size=5120, num_hidden_layers=32,
-                           num_attention_heads=20, max_position_embeddings=77, hidden_act="gelu", projection_dim=1280),
-    "scheduler": dict(beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear", timestep_spacing="leading",
-                      steps_offset=1),
+    "unet": dict(
+        sample_size=128,
+        in_channels=4,
+        out_channels=4,
+        layers_per_block=2,
+        block_out_channels=(320, 640, 1280),
+        cross_attention_dim=2048,
+        transformer_layers_per_block=(1, 2, 10),
+        attention_head_dim=(5, 10, 20),
+        use_linear_projection=True,
+        addition_embed_type="text_time",
+        addition_time_embed_dim=256,
+        projection_class_embeddings_input_dim=2816,
+        down_block_types=("DownBlock2D", "CrossAttnDownBlock2D", "CrossAttnDownBlock2D"),
+        up_block_types=("CrossAttnUpBlock2D", "CrossAttnUpBlock2D", "UpBlock2D"),
+    ),
+    "vae": dict(
+        block_out_channels=(128, 256, 512, 512),
+        layers_per_block=2,
+        latent_channels=4,
+        sample_size=1024,
+        down_block_types=("DownEncoderBlock2D",) * 4,
+        up_block_types=("UpDecoderBlock2D",) * 4,
+        scaling_factor=0.13025,
+        force_upcast=True,
+    ),
+    "text_encoder": dict(
+        vocab_size=49408,
+        hidden_size=768,
+        intermediate_size=3072,
+        num_hidden_layers=12,
+        num_attention_heads=12,
+        max_position_embeddings=77,
+        hidden_act="quick_gelu",
+        projection_dim=768,
+    ),
+    "text_encoder_2": dict(
+        vocab_size=49408,
+        hidden_size=1280,
+        intermediate_size=5120,
+        num_hidden_layers=32,
+        num_attention_heads=20,
+        max_position_embeddings=77,
+        hidden_act="gelu",
+        projection_dim=1280,
+    ),
+    "scheduler": dict(
+        beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear", timestep_spacing="leading", steps_offset=1
+    ),
 }
 # Wan-AI/Wan2.1-VACE-1.3B-diffusers: the 1.3B transformer with a VACE block on every other layer.
 VACE_LAYERS = list(range(0, 30, 2))
@@ -77,9 +110,15 @@ def build_sdxl(folder: Path) -> Path:
         vae = AutoencoderKL(**SDXL["vae"])
         te = CLIPTextModel(CLIPTextConfig(**SDXL["text_encoder"])).to(torch.bfloat16).eval()
         te2 = CLIPTextModelWithProjection(CLIPTextConfig(**SDXL["text_encoder_2"])).to(torch.bfloat16).eval()
-    StableDiffusionXLPipeline(vae=vae, text_encoder=te, text_encoder_2=te2, tokenizer=_clip_tokenizer(),
-                              tokenizer_2=_clip_tokenizer(), unet=unet,
-                              scheduler=EulerDiscreteScheduler(**SDXL["scheduler"])).save_pretrained(folder)
+    StableDiffusionXLPipeline(
+        vae=vae,
+        text_encoder=te,
+        text_encoder_2=te2,
+        tokenizer=_clip_tokenizer(),
+        tokenizer_2=_clip_tokenizer(),
+        unet=unet,
+        scheduler=EulerDiscreteScheduler(**SDXL["scheduler"]),
+    ).save_pretrained(folder)
     return folder
 
 
@@ -93,12 +132,18 @@ def build_vace_1_3b(folder: Path) -> Path:
     where = "cuda" if torch.cuda.is_available() else "cpu"
     torch.manual_seed(0)
     with torch.device(where):
-        transformer = WanVACETransformer3DModel(**WAN_1_3B["transformer"], vace_layers=VACE_LAYERS,
-                                                vace_in_channels=96).to(torch.bfloat16)
+        transformer = WanVACETransformer3DModel(
+            **WAN_1_3B["transformer"], vace_layers=VACE_LAYERS, vace_in_channels=96
+        ).to(torch.bfloat16)
         text_encoder = UMT5EncoderModel(UMT5Config(**WAN_1_3B["text_encoder"])).to(torch.bfloat16).eval()
         vae = AutoencoderKLWan(**WAN_1_3B["vae"])
-    WanVACEPipeline(tokenizer=tiny_tokenizer(), text_encoder=text_encoder, transformer=transformer, vae=vae,
-                    scheduler=UniPCMultistepScheduler(**WAN_1_3B["scheduler"])).save_pretrained(folder)
+    WanVACEPipeline(
+        tokenizer=tiny_tokenizer(),
+        text_encoder=text_encoder,
+        transformer=transformer,
+        vae=vae,
+        scheduler=UniPCMultistepScheduler(**WAN_1_3B["scheduler"]),
+    ).save_pretrained(folder)
     return folder
 
 
@@ -117,8 +162,10 @@ def vace_inputs(keyframe, width: int, height: int, frames: int) -> dict:
     from PIL import Image
 
     grey = Image.new("RGB", (width, height), (128, 128, 128))
-    return {"video": [keyframe.resize((width, height))] + [grey] * (frames - 1),
-            "mask": [Image.new("L", (width, height), 0)] + [Image.new("L", (width, height), 255)] * (frames - 1)}
+    return {
+        "video": [keyframe.resize((width, height))] + [grey] * (frames - 1),
+        "mask": [Image.new("L", (width, height), 0)] + [Image.new("L", (width, height), 255)] * (frames - 1),
+    }
 
 
 def compare(chief, bare_call, shots: int) -> dict:
@@ -130,8 +177,13 @@ def compare(chief, bare_call, shots: int) -> dict:
         ours.append(timed(lambda: chief(i)))
         theirs.append(timed(lambda: bare_call(i)))
     a, b = statistics.median(ours), statistics.median(theirs)
-    return {"chief_s": round(a, 3), "bare_s": round(b, 3), "ratio_chief_over_bare": round(a / b, 3),
-            "chief_runs": [round(s, 3) for s in ours], "bare_runs": [round(s, 3) for s in theirs]}
+    return {
+        "chief_s": round(a, 3),
+        "bare_s": round(b, 3),
+        "ratio_chief_over_bare": round(a / b, 3),
+        "chief_runs": [round(s, 3) for s in ours],
+        "bare_runs": [round(s, 3) for s in theirs],
+    }
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -175,43 +227,77 @@ def main(argv: list[str] | None = None) -> dict:
     reference = Image.open(out / "reference.png").convert("RGB")
 
     def bare_still(pipe, seed, **extra):  # a PNG written, as ours writes one
-        pipe(prompt=PROMPT, width=still["width"], height=still["height"], num_inference_steps=still["steps"],
-             **{family.guidance_kwarg: family.guidance}, generator=torch.Generator("cpu").manual_seed(seed),
-             **extra).images[0].save(out / f"bare{seed}.png")
+        pipe(
+            prompt=PROMPT,
+            width=still["width"],
+            height=still["height"],
+            num_inference_steps=still["steps"],
+            **{family.guidance_kwarg: family.guidance},
+            generator=torch.Generator("cpu").manual_seed(seed),
+            **extra,
+        ).images[0].save(out / f"bare{seed}.png")
 
-    result = {"device": torch.cuda.get_device_name() if device == "cuda" else device, "dtype": dtype,
-              "keyframe_model": "tiny FLUX (tests)" if args.tiny else "SDXL base 1.0 (random weights)",
-              "keyframe": f"{still['width']}x{still['height']}, {still['steps']} steps"}
+    result = {
+        "device": torch.cuda.get_device_name() if device == "cuda" else device,
+        "dtype": dtype,
+        "keyframe_model": "tiny FLUX (tests)" if args.tiny else "SDXL base 1.0 (random weights)",
+        "keyframe": f"{still['width']}x{still['height']}, {still['steps']} steps",
+    }
     result["keyframe_from_text"] = compare(
-        lambda s: images.render(request.with_(seed=s), out / f"k{s}.png"), lambda s: bare_still(t2i, s), args.shots)
+        lambda s: images.render(request.with_(seed=s), out / f"k{s}.png"), lambda s: bare_still(t2i, s), args.shots
+    )
     result["keyframe_from_reference"] = compare(
         lambda s: images.render(with_ref.with_(seed=s), out / f"r{s}.png"),
-        lambda s: bare_still(i2i, s, image=reference.resize((still["width"], still["height"])),
-                             strength=family.strength), args.shots)
+        lambda s: bare_still(
+            i2i, s, image=reference.resize((still["width"], still["height"])), strength=family.strength
+        ),
+        args.shots,
+    )
 
     backend = DiffusersBackend(str(root / "wan"), vace_model=str(root / "vace"), device=device, dtype=dtype)
     keyframe = str(out / "k0.png")
-    motion = ShotRequest("bench", PROMPT, width=shot["width"], height=shot["height"], fps=16, num_frames=shot["frames"],
-                         steps=shot["steps"], guidance=5.0, keyframe=keyframe, references=(str(out / "reference.png"),))
+    motion = ShotRequest(
+        "bench",
+        PROMPT,
+        width=shot["width"],
+        height=shot["height"],
+        fps=16,
+        num_frames=shot["frames"],
+        steps=shot["steps"],
+        guidance=5.0,
+        keyframe=keyframe,
+        references=(str(out / "reference.png"),),
+    )
     vace = bare("WanVACEPipeline", root / "vace", device, dtype, fp32_vae=True)
     inputs = vace_inputs(Image.open(keyframe).convert("RGB"), shot["width"], shot["height"], shot["frames"])
 
     def bare_motion(seed):  # an mp4 written, as ours writes one
         from diffusers.utils import export_to_video
 
-        frames = vace(prompt=PROMPT, width=shot["width"], height=shot["height"], num_frames=shot["frames"],
-                      num_inference_steps=shot["steps"], guidance_scale=5.0, reference_images=[reference],
-                      generator=torch.Generator("cpu").manual_seed(seed), output_type="np", **inputs).frames[0]
+        frames = vace(
+            prompt=PROMPT,
+            width=shot["width"],
+            height=shot["height"],
+            num_frames=shot["frames"],
+            num_inference_steps=shot["steps"],
+            guidance_scale=5.0,
+            reference_images=[reference],
+            generator=torch.Generator("cpu").manual_seed(seed),
+            output_type="np",
+            **inputs,
+        ).frames[0]
         export_to_video(list(frames), str(out / f"bare{seed}.mp4"), fps=16)
 
     result["motion_model"] = "tiny Wan VACE (tests)" if args.tiny else "Wan 2.1 VACE 1.3B (random weights)"
     result["motion"] = f"{shot['width']}x{shot['height']}, {shot['frames']} frames, {shot['steps']} steps"
     result["motion_from_keyframe_with_reference"] = compare(
-        lambda s: backend.render(motion.with_(seed=s), out / f"m{s}.mp4"), bare_motion, args.shots)
+        lambda s: backend.render(motion.with_(seed=s), out / f"m{s}.mp4"), bare_motion, args.shots
+    )
     if torch.cuda.is_available():
         result["peak_gpu_gib"] = round(torch.cuda.max_memory_allocated() / 2**30, 1)
-    print(json.dumps(result, indent=2) if args.json else
-          "\n".join(f"{k:38} {v}" for k, v in result.items()), flush=True)
+    print(
+        json.dumps(result, indent=2) if args.json else "\n".join(f"{k:38} {v}" for k, v in result.items()), flush=True
+    )
     return result
 
 

@@ -27,8 +27,15 @@ def iterate(st, n: int, edits: tuple[int, ...] = (1, 6), **film_kw) -> list[dict
     t = time.perf_counter()
     info = st.render(pid)
     full = time.perf_counter() - t
-    rows.append({"case": f"full render ({n} shots)", "rendered": info.rendered, "reused": info.reused,
-                 "seconds": round(full, 2), "vs_full": 1.0})
+    rows.append(
+        {
+            "case": f"full render ({n} shots)",
+            "rendered": info.rendered,
+            "reused": info.reused,
+            "seconds": round(full, 2),
+            "vs_full": 1.0,
+        }
+    )
     for k, count in enumerate(edits):
         picked = [(i * 7 + 3 * k) % n for i in range(count)]  # spread over the film
         board = edit_shots(board, picked, suffix=f", take {k + 2}")
@@ -36,8 +43,15 @@ def iterate(st, n: int, edits: tuple[int, ...] = (1, 6), **film_kw) -> list[dict
         t = time.perf_counter()
         info = st.render(pid)
         secs = time.perf_counter() - t
-        rows.append({"case": f"edit {count} shot(s)", "rendered": info.rendered, "reused": info.reused,
-                     "seconds": round(secs, 2), "vs_full": round(secs / full, 3)})
+        rows.append(
+            {
+                "case": f"edit {count} shot(s)",
+                "rendered": info.rendered,
+                "reused": info.reused,
+                "seconds": round(secs, 2),
+                "vs_full": round(secs / full, 3),
+            }
+        )
     return rows
 
 
@@ -51,8 +65,11 @@ def tiny_diffusers(quick: bool) -> dict:
     st = studio(backend="diffusers", model=str(folder), steps=2, device="cpu")
     n = 8 if quick else 24
     rows = iterate(st, n, (1, 6) if n >= 6 else (1,), width=64, height=64, fps=8)
-    return {"model": "tiny random-weight Wan (generation/tiny.py), 64x64, 9 frames, 2 steps, CPU",
-            "build_seconds": round(build, 2), "rows": rows}
+    return {
+        "model": "tiny random-weight Wan (generation/tiny.py), 64x64, 9 frames, 2 steps, CPU",
+        "build_seconds": round(build, 2),
+        "rows": rows,
+    }
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -69,8 +86,15 @@ def main(argv: list[str] | None = None) -> dict:
         for name, r in result.items():
             print(f"incremental iteration · {name}: {r.get('model', '')}")
             if "rows" in r:
-                print(table([(x["case"], x["rendered"], x["reused"], x["seconds"], f"x{x['vs_full']:.2f}")
-                             for x in r["rows"]], ("case", "rendered", "reused", "seconds", "vs full")))
+                print(
+                    table(
+                        [
+                            (x["case"], x["rendered"], x["reused"], x["seconds"], f"x{x['vs_full']:.2f}")
+                            for x in r["rows"]
+                        ],
+                        ("case", "rendered", "reused", "seconds", "vs full"),
+                    )
+                )
             else:
                 print(f"  not run: {r['skipped']}")
     return result

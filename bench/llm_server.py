@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable
 
 
 class LatencyServer:
@@ -29,7 +29,7 @@ class LatencyServer:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}/v1"
 
-    def __enter__(self) -> "LatencyServer":
+    def __enter__(self) -> LatencyServer:
         bench = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -58,19 +58,38 @@ class LatencyServer:
                     self.send_header("content-type", "text/event-stream")
                     self.send_header("connection", "close")
                     self.end_headers()
-                    chunk = {"id": "bench", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
-                    events = [{**chunk, "choices": [{"index": 0, "delta": {"role": "assistant", "content": content},
-                                                     "finish_reason": None}]},
-                              {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}]
+                    chunk = {
+                        "id": "bench",
+                        "object": "chat.completion.chunk",
+                        "created": int(time.time()),
+                        "model": model,
+                    }
+                    events = [
+                        {
+                            **chunk,
+                            "choices": [
+                                {"index": 0, "delta": {"role": "assistant", "content": content}, "finish_reason": None}
+                            ],
+                        },
+                        {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+                    ]
                     if (body.get("stream_options") or {}).get("include_usage"):
                         events.append({**chunk, "choices": [], "usage": usage})
-                    self.wfile.write(b"".join(f"data: {json.dumps(e)}\n\n".encode() for e in events) + b"data: [DONE]\n\n")
+                    self.wfile.write(
+                        b"".join(f"data: {json.dumps(e)}\n\n".encode() for e in events) + b"data: [DONE]\n\n"
+                    )
                     self.close_connection = True
                     return
-                reply = {"id": "bench", "object": "chat.completion", "created": int(time.time()), "model": model,
-                         "choices": [{"index": 0, "finish_reason": "stop",
-                                      "message": {"role": "assistant", "content": content}}],
-                         "usage": usage}
+                reply = {
+                    "id": "bench",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": model,
+                    "choices": [
+                        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}
+                    ],
+                    "usage": usage,
+                }
                 data = json.dumps(reply).encode()
                 self.send_response(200)
                 self.send_header("content-type", "application/json")

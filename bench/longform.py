@@ -21,8 +21,12 @@ LISTING = re.compile(r'^(?:Scene ".*|- \[.*|  (?:narration|dialogue|what its fra
 
 
 def _text(body: dict) -> str:
-    return "\n".join(c if isinstance(c, str) else "\n".join(p.get("text", "") for p in c)
-                     for m in body["messages"] if m["role"] == "user" for c in [m["content"]])
+    return "\n".join(
+        c if isinstance(c, str) else "\n".join(p.get("text", "") for p in c)
+        for m in body["messages"]
+        if m["role"] == "user"
+        for c in [m["content"]]
+    )
 
 
 class Model:
@@ -41,15 +45,41 @@ class Model:
         if name == "StoryOut":
             n = int(re.search(r"list of about (\d+) scenes", text).group(1))
             seconds = float(re.search(r"= (\d+) seconds", text).group(1))
-            return {"title": "Keeper", "logline": "a keeper and a gull", "style_guide": "teal, amber, 35mm",
-                    "characters": [{"name": "Keeper", "description": "old man, yellow oilskin"}], "locations": [],
-                    "scenes": [{"title": f"Scene {i + 1}", "purpose": "a beat", "location": "", "characters": ["Keeper"],
-                                "seconds": seconds / n, "summary": "the keeper and the storm"} for i in range(n)]}
+            return {
+                "title": "Keeper",
+                "logline": "a keeper and a gull",
+                "style_guide": "teal, amber, 35mm",
+                "characters": [{"name": "Keeper", "description": "old man, yellow oilskin"}],
+                "locations": [],
+                "scenes": [
+                    {
+                        "title": f"Scene {i + 1}",
+                        "purpose": "a beat",
+                        "location": "",
+                        "characters": ["Keeper"],
+                        "seconds": seconds / n,
+                        "summary": "the keeper and the storm",
+                    }
+                    for i in range(n)
+                ],
+            }
         if name == "SceneShotsOut":
-            n, seconds = (float(x) for x in re.search(r"(\d+) shots \(between.*?add up to (\d+) seconds", text).groups())
-            return {"shots": [{"prompt": f"the keeper, old man in a yellow oilskin, on the rocks, shot {i}, storm light",
-                               "duration": seconds / n, "camera": "static", "narration": "", "dialogue": "",
-                               "characters": ["Keeper"]} for i in range(int(n))]}
+            n, seconds = (
+                float(x) for x in re.search(r"(\d+) shots \(between.*?add up to (\d+) seconds", text).groups()
+            )
+            return {
+                "shots": [
+                    {
+                        "prompt": f"the keeper, old man in a yellow oilskin, on the rocks, shot {i}, storm light",
+                        "duration": seconds / n,
+                        "camera": "static",
+                        "narration": "",
+                        "dialogue": "",
+                        "characters": ["Keeper"],
+                    }
+                    for i in range(int(n))
+                ]
+            }
         ids = re.findall(r"^- \[([^\]]+)\] \d\d:", text, re.M)
         persona = body["messages"][0]["content"].split(",")[0]
         listing = sum(len(line) + 1 for line in LISTING.findall(text))
@@ -57,10 +87,20 @@ class Model:
             self.sent.setdefault(persona, []).append((estimate_tokens(body["messages"]), listing // 4))
         notes = [{"shot_id": s, "note": "it holds"} for s in ids]
         if name == "WatchOut":
-            return {"shot_notes": notes, "issues": [], "memory": {"so_far": f"up to {ids[-1]}", "engagement": 6,
-                                                                   "would_stop_at": None}}
-        return {"overall": 6.0, "scores": {d: 6.0 for d in DIMENSIONS}, "shot_notes": notes, "top_issues": [],
-                "keep_watching": True, "keep_watching_reason": "curious", "summary": "fine"}
+            return {
+                "shot_notes": notes,
+                "issues": [],
+                "memory": {"so_far": f"up to {ids[-1]}", "engagement": 6, "would_stop_at": None},
+            }
+        return {
+            "overall": 6.0,
+            "scores": {d: 6.0 for d in DIMENSIONS},
+            "shot_notes": notes,
+            "top_issues": [],
+            "keep_watching": True,
+            "keep_watching_reason": "curious",
+            "summary": "fine",
+        }
 
 
 def run(latency: float, minutes: float) -> dict:
@@ -77,16 +117,26 @@ def run(latency: float, minutes: float) -> dict:
         fixed = time.perf_counter() - t  # L = 0: what planning costs besides waiting (requests, parsing, the database)
         server.latency = latency
         for label, conc in (("scenes in parallel (concurrency 8)", 8), ("one scene at a time (concurrency 1)", 1)):
-            st = studio(base.config.home, agents="llm", llm_base_url=server.base_url, llm_concurrency=conc,
-                        llm_stream=False)
+            st = studio(
+                base.config.home, agents="llm", llm_base_url=server.base_url, llm_concurrency=conc, llm_stream=False
+            )
             before, server.max_in_flight = server.requests, 0
             t = time.perf_counter()
             v = st.create_project(IDEA, minutes, overrides=SMALL)
             wall = time.perf_counter() - t
-            out["plan"].append({"case": label, "seconds": round(wall, 2), "wall_over_L": round(wall / latency, 2),
-                                "waiting_over_L": round((wall - fixed) / latency, 2), "requests": server.requests - before,
-                                "max_in_flight": server.max_in_flight, "scenes": len(v.storyboard.scenes),
-                                "shots": len(v.storyboard.shots()), "duration": round(v.storyboard.duration(), 2)})
+            out["plan"].append(
+                {
+                    "case": label,
+                    "seconds": round(wall, 2),
+                    "wall_over_L": round(wall / latency, 2),
+                    "waiting_over_L": round((wall - fixed) / latency, 2),
+                    "requests": server.requests - before,
+                    "max_in_flight": server.max_in_flight,
+                    "scenes": len(v.storyboard.scenes),
+                    "shots": len(v.storyboard.shots()),
+                    "duration": round(v.storyboard.duration(), 2),
+                }
+            )
         out["plan_fixed_seconds"] = round(fixed, 2)
         base.render(v.project_id)
         st = studio(base.config.home, agents="llm", llm_base_url=server.base_url, llm_stream=False)
@@ -104,14 +154,23 @@ def run(latency: float, minutes: float) -> dict:
     whole = sum(listing for _, listing in next(iter(model.sent.values())))  # one critic's parts list every shot once
     per_critic = [sum(p for p, _ in sent) for sent in model.sent.values()]
     every_part = [p + (len(sent) - 1) * whole for p, sent in zip(per_critic, model.sent.values())]
-    out["panel"] = {"critics": len(crits), "shots": len(v.storyboard.shots()), "parts_per_critic": max(parts),
-                    "requests": server.requests - before, "max_in_flight": server.max_in_flight,
-                    "seconds": round(wall, 2), "wall_over_L": round(wall / latency, 2),
-                    "fixed_seconds": round(panel_fixed, 2), "every_shot_seen": all(c.coverage.seen == c.coverage.shots for c in crits)}
-    out["tokens"] = {"per_critic": round(sum(per_critic) / len(per_critic)),
-                     "whole_storyboard_every_part": round(sum(every_part) / len(every_part)),
-                     "storyboard_listing": whole,
-                     "ratio": round(sum(per_critic) / sum(every_part), 3)}
+    out["panel"] = {
+        "critics": len(crits),
+        "shots": len(v.storyboard.shots()),
+        "parts_per_critic": max(parts),
+        "requests": server.requests - before,
+        "max_in_flight": server.max_in_flight,
+        "seconds": round(wall, 2),
+        "wall_over_L": round(wall / latency, 2),
+        "fixed_seconds": round(panel_fixed, 2),
+        "every_shot_seen": all(c.coverage.seen == c.coverage.shots for c in crits),
+    }
+    out["tokens"] = {
+        "per_critic": round(sum(per_critic) / len(per_critic)),
+        "whole_storyboard_every_part": round(sum(every_part) / len(every_part)),
+        "storyboard_listing": whole,
+        "ratio": round(sum(per_critic) / sum(every_part), 3),
+    }
     return out
 
 
@@ -127,19 +186,52 @@ def main(argv: list[str] | None = None) -> dict:
         print(json.dumps(r, indent=2))
         return r
     print(f"long form · a {r['minutes']:g}-minute film, server delay L = {r['L']} s")
-    print(table([(p["case"], p["scenes"], p["shots"], p["requests"], p["max_in_flight"], p["seconds"],
-                  f"{p['wall_over_L']:.1f}", f"{p['waiting_over_L']:.1f}") for p in r["plan"]],
-                ("planning", "scenes", "shots", "requests", "max in flight", "seconds", "wall / L",
-                 "(wall - fixed) / L")))
+    print(
+        table(
+            [
+                (
+                    p["case"],
+                    p["scenes"],
+                    p["shots"],
+                    p["requests"],
+                    p["max_in_flight"],
+                    p["seconds"],
+                    f"{p['wall_over_L']:.1f}",
+                    f"{p['waiting_over_L']:.1f}",
+                )
+                for p in r["plan"]
+            ],
+            ("planning", "scenes", "shots", "requests", "max in flight", "seconds", "wall / L", "(wall - fixed) / L"),
+        )
+    )
     print(f"(planning with L = 0 takes {r['plan_fixed_seconds']} s: requests, parsing, the database)")
     p = r["panel"]
-    print(table([(p["critics"], p["parts_per_critic"], p["requests"], p["max_in_flight"], p["seconds"],
-                  f"{p['wall_over_L']:.1f}", p["every_shot_seen"])],
-                ("critics", "parts each", "requests", "max in flight", "seconds", "wall / L", "every shot seen")))
-    print(f"(the first panel run with L = 0 takes {p['fixed_seconds']} s: frames tiled and encoded, answers, the database)")
+    print(
+        table(
+            [
+                (
+                    p["critics"],
+                    p["parts_per_critic"],
+                    p["requests"],
+                    p["max_in_flight"],
+                    p["seconds"],
+                    f"{p['wall_over_L']:.1f}",
+                    p["every_shot_seen"],
+                )
+            ],
+            ("critics", "parts each", "requests", "max in flight", "seconds", "wall / L", "every shot seen"),
+        )
+    )
+    print(
+        f"(the first panel run with L = 0 takes {p['fixed_seconds']} s: frames tiled and encoded, answers, the database)"
+    )
     t = r["tokens"]
-    print(table([(t["per_critic"], t["whole_storyboard_every_part"], f"{t['ratio']:.2f}")],
-                ("prompt tokens per critic", "with the whole storyboard in every part", "ratio")))
+    print(
+        table(
+            [(t["per_critic"], t["whole_storyboard_every_part"], f"{t['ratio']:.2f}")],
+            ("prompt tokens per critic", "with the whole storyboard in every part", "ratio"),
+        )
+    )
     return r
 
 

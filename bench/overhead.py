@@ -24,26 +24,32 @@ class TimedRole:
         def timed(*a, **kw):
             with self.spans.span():
                 return fn(*a, **kw)
+
         return timed
 
 
 def run(shots: int, seconds: float) -> dict:
-    from app.factory import Agents
     from agents.offline import OfflineCritic, OfflinePlanner, OfflineRefiner
+    from app.factory import Agents
     from generation.animatic import AnimaticBackend
 
     in_backend, in_agents = Intervals(), Intervals()
     backend = TimedBackend(AnimaticBackend(), in_backend)
-    agents = Agents(OfflinePlanner(), TimedRole(OfflineCritic(), in_agents), TimedRole(OfflineRefiner(), in_agents),
-                    "offline")
+    agents = Agents(
+        OfflinePlanner(), TimedRole(OfflineCritic(), in_agents), TimedRole(OfflineRefiner(), in_agents), "offline"
+    )
     st = studio(backend_obj=backend, agents_obj=agents)
     pid = st.create_from_storyboard(film(shots, seconds=seconds)).project_id
     steps = {}
     t0 = time.perf_counter()
-    for name, action in (("render", lambda: st.render(pid)), ("critique", lambda: st.critique(pid)),
-                         ("note", lambda: st.add_note(pid, "make the opening brighter", "s000")),
-                         ("refine", lambda: st.refine(pid)), ("accept", lambda: st.accept(pid)),
-                         ("re-render", lambda: st.render(pid))):
+    for name, action in (
+        ("render", lambda: st.render(pid)),
+        ("critique", lambda: st.critique(pid)),
+        ("note", lambda: st.add_note(pid, "make the opening brighter", "s000")),
+        ("refine", lambda: st.refine(pid)),
+        ("accept", lambda: st.accept(pid)),
+        ("re-render", lambda: st.render(pid)),
+    ):
         t = time.perf_counter()
         action()
         steps[name] = round(time.perf_counter() - t, 3)
@@ -52,10 +58,17 @@ def run(shots: int, seconds: float) -> dict:
     everything.spans = in_backend.spans + in_agents.spans
     inside_backend, inside_agents = in_backend.covered(t0), in_agents.covered(t0)
     ours = total - everything.covered(t0)  # wall time inside no model call
-    return {"shots": shots, "film_minutes": round(shots * seconds / 60, 1), "iteration_seconds": round(total, 2),
-            "steps": steps, "backend_seconds": round(inside_backend, 2), "backend_calls": backend.calls,
-            "agents_seconds": round(inside_agents, 2), "orchestration_seconds": round(ours, 2),
-            "orchestration_fraction": round(ours / total, 3)}
+    return {
+        "shots": shots,
+        "film_minutes": round(shots * seconds / 60, 1),
+        "iteration_seconds": round(total, 2),
+        "steps": steps,
+        "backend_seconds": round(inside_backend, 2),
+        "backend_calls": backend.calls,
+        "agents_seconds": round(inside_agents, 2),
+        "orchestration_seconds": round(ours, 2),
+        "orchestration_fraction": round(ours / total, 3),
+    }
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -69,9 +82,11 @@ def main(argv: list[str] | None = None) -> dict:
     else:
         print(f"orchestration overhead · {r['shots']} shots, {r['film_minutes']} min film (animatic 128x72, 8 fps)")
         print(table([(k, v) for k, v in r["steps"].items()], ("step", "seconds")))
-        print(f"iteration {r['iteration_seconds']} s = backend {r['backend_seconds']} s ({r['backend_calls']} renders)"
-              f" + agents {r['agents_seconds']} s + ours {r['orchestration_seconds']} s"
-              f" → ours is {100 * r['orchestration_fraction']:.1f}% of the iteration")
+        print(
+            f"iteration {r['iteration_seconds']} s = backend {r['backend_seconds']} s ({r['backend_calls']} renders)"
+            f" + agents {r['agents_seconds']} s + ours {r['orchestration_seconds']} s"
+            f" → ours is {100 * r['orchestration_fraction']:.1f}% of the iteration"
+        )
     return r
 
 

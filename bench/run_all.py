@@ -1,6 +1,6 @@
 """`make bench`: every benchmark in one run. --quick for a smoke run (minutes), --json for tracking.
 
-    python -m bench.run_all [--quick] [--json] [--only incremental,clip_media,critic_panel,longform,overhead,assembly,scale,gpu]
+python -m bench.run_all [--quick] [--json] [--only incremental,clip_media,critic_panel,longform,overhead,assembly,scale,gpu]
 """
 
 from __future__ import annotations
@@ -40,12 +40,20 @@ def _module(name: str):
 
         mod = importlib.import_module(f"bench.{name}")
         return mod.main((["--quick"] if quick else []) + (["--json"] if as_json else []))
+
     return run
 
 
-SUITE = {"incremental": _module("incremental"), "clip_media": _module("clip_media"), "critic_panel": _module("critic_panel"),
-         "longform": _module("longform"),
-         "overhead": _module("overhead"), "assembly": _assembly, "scale": _module("scale"), "gpu": _gpu}
+SUITE = {
+    "incremental": _module("incremental"),
+    "clip_media": _module("clip_media"),
+    "critic_panel": _module("critic_panel"),
+    "longform": _module("longform"),
+    "overhead": _module("overhead"),
+    "assembly": _assembly,
+    "scale": _module("scale"),
+    "gpu": _gpu,
+}
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -60,8 +60,13 @@ def measure(home: Path, pid: str, versions: int) -> dict:
         media = sum(1 for n in zf.namelist() if n.startswith("media/"))
     db = home / "chief.db"
     size = sum(p.stat().st_size for p in home.glob("chief.db*"))
-    return {"seconds": t, "archive_kb": round(Path(path).stat().st_size / 1024, 1), "archive_media_files": media,
-            "db_kb": round(size / 1024, 1), "db_file_kb": round(db.stat().st_size / 1024, 1)}
+    return {
+        "seconds": t,
+        "archive_kb": round(Path(path).stat().st_size / 1024, 1),
+        "archive_media_files": media,
+        "db_kb": round(size / 1024, 1),
+        "db_file_kb": round(db.stat().st_size / 1024, 1),
+    }
 
 
 def free_port() -> int:
@@ -76,8 +81,13 @@ def serve_memory(home: Path, hits: int = 5) -> dict:
     env = {**os.environ, **OFFLINE_ENV, "CHIEF_HOME": str(home), "CHIEF_AGENTS": "offline", "PYTHONPATH": str(ROOT)}
     env.pop("CHIEF_LLM_BASE_URL", None)
     log = tempfile.TemporaryFile()
-    proc = subprocess.Popen([sys.executable, "-c", "from app.cli import main; main()", "serve", "--port", str(port)],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from app.cli import main; main()", "serve", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         t0 = time.perf_counter()
@@ -98,10 +108,17 @@ def serve_memory(home: Path, hits: int = 5) -> dict:
                 except OSError:
                     pass
         status = Path(f"/proc/{proc.pid}/status").read_text()
-        kb = {k: int(v.split()[0]) for k, v in (line.split(":", 1) for line in status.splitlines())
-              if k in ("VmHWM", "VmRSS")}
-        return {"startup_seconds": round(start, 2), "peak_rss_mb": round(kb["VmHWM"] / 1024, 1),
-                "rss_mb": round(kb["VmRSS"] / 1024, 1), "requests": hits * 3}
+        kb = {
+            k: int(v.split()[0])
+            for k, v in (line.split(":", 1) for line in status.splitlines())
+            if k in ("VmHWM", "VmRSS")
+        }
+        return {
+            "startup_seconds": round(start, 2),
+            "peak_rss_mb": round(kb["VmHWM"] / 1024, 1),
+            "rss_mb": round(kb["VmRSS"] / 1024, 1),
+            "requests": hits * 3,
+        }
     finally:
         proc.terminate()
         try:
@@ -118,18 +135,28 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     home, pid, built = build(args.shots, args.versions)
-    r = {"shots": args.shots, "versions": args.versions, **built, **measure(home, pid, args.versions),
-         "serve": serve_memory(home, 2 if args.quick else 5)}
+    r = {
+        "shots": args.shots,
+        "versions": args.versions,
+        **built,
+        **measure(home, pid, args.versions),
+        "serve": serve_memory(home, 2 if args.quick else 5),
+    }
     if args.json:
         print(json.dumps(r, indent=2))
     else:
         print(f"scale · {r['shots']} shots x {r['versions']} versions (built in {r['build_seconds']} s)")
         print(table([(k, v) for k, v in r["seconds"].items()], ("operation", "seconds")))
-        print(f"database {r['db_kb']} KiB (with WAL); archive {r['archive_kb']} KiB "
-              f"({r['archive_media_files']} media files); the imported copy re-rendered nothing")
+        print(
+            f"database {r['db_kb']} KiB (with WAL); archive {r['archive_kb']} KiB "
+            f"({r['archive_media_files']} media files); the imported copy re-rendered nothing"
+        )
         s = r["serve"]
-        print(f"chief serve: not run: {s['skipped']}" if "skipped" in s else
-              f"chief serve: peak RSS {s['peak_rss_mb']} MB after {s['requests']} requests (started in {s['startup_seconds']} s)")
+        print(
+            f"chief serve: not run: {s['skipped']}"
+            if "skipped" in s
+            else f"chief serve: peak RSS {s['peak_rss_mb']} MB after {s['requests']} requests (started in {s['startup_seconds']} s)"
+        )
     return r
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import hashlib
 import math
 import textwrap
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Mapping
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
@@ -22,14 +22,37 @@ from generation.video_io import write_video
 
 # Words that set a shot's light and colour: (hue 0..1 or None, brightness 0..1, saturation 0..1).
 MOODS: dict[str, tuple[float | None, float, float]] = {
-    "night": (0.65, 0.18, 0.5), "dark": (None, 0.2, 0.4), "storm": (0.6, 0.25, 0.25), "shadow": (None, 0.25, 0.3),
-    "moon": (0.62, 0.3, 0.35), "rain": (0.58, 0.35, 0.25), "fog": (0.55, 0.55, 0.1), "mist": (0.55, 0.6, 0.1),
-    "sunset": (0.06, 0.6, 0.8), "dawn": (0.08, 0.65, 0.6), "golden": (0.11, 0.7, 0.75), "fire": (0.03, 0.6, 0.9),
-    "warm": (0.08, 0.65, 0.6), "sun": (0.13, 0.85, 0.6), "bright": (None, 0.88, 0.5), "day": (0.55, 0.8, 0.45),
-    "sea": (0.55, 0.5, 0.6), "ocean": (0.56, 0.45, 0.65), "whale": (0.6, 0.45, 0.5), "water": (0.52, 0.55, 0.55),
-    "forest": (0.33, 0.45, 0.55), "snow": (0.58, 0.92, 0.1), "desert": (0.1, 0.78, 0.5), "city": (0.7, 0.45, 0.3),
-    "blood": (0.0, 0.35, 0.9), "neon": (0.85, 0.55, 0.95), "lighthouse": (0.12, 0.55, 0.55), "scary": (None, 0.2, 0.3),
-    "brighter": (None, 0.85, 0.5), "well-lit": (None, 0.82, 0.5), "contrast": (None, None, None),
+    "night": (0.65, 0.18, 0.5),
+    "dark": (None, 0.2, 0.4),
+    "storm": (0.6, 0.25, 0.25),
+    "shadow": (None, 0.25, 0.3),
+    "moon": (0.62, 0.3, 0.35),
+    "rain": (0.58, 0.35, 0.25),
+    "fog": (0.55, 0.55, 0.1),
+    "mist": (0.55, 0.6, 0.1),
+    "sunset": (0.06, 0.6, 0.8),
+    "dawn": (0.08, 0.65, 0.6),
+    "golden": (0.11, 0.7, 0.75),
+    "fire": (0.03, 0.6, 0.9),
+    "warm": (0.08, 0.65, 0.6),
+    "sun": (0.13, 0.85, 0.6),
+    "bright": (None, 0.88, 0.5),
+    "day": (0.55, 0.8, 0.45),
+    "sea": (0.55, 0.5, 0.6),
+    "ocean": (0.56, 0.45, 0.65),
+    "whale": (0.6, 0.45, 0.5),
+    "water": (0.52, 0.55, 0.55),
+    "forest": (0.33, 0.45, 0.55),
+    "snow": (0.58, 0.92, 0.1),
+    "desert": (0.1, 0.78, 0.5),
+    "city": (0.7, 0.45, 0.3),
+    "blood": (0.0, 0.35, 0.9),
+    "neon": (0.85, 0.55, 0.95),
+    "lighthouse": (0.12, 0.55, 0.55),
+    "scary": (None, 0.2, 0.3),
+    "brighter": (None, 0.85, 0.5),
+    "well-lit": (None, 0.82, 0.5),
+    "contrast": (None, None, None),
 }
 PREVIEW_LABEL = "ANIMATIC · PREVIZ"
 
@@ -59,11 +82,19 @@ class AnimaticBackend:
         w, h = request.width or self.default_size[0], request.height or self.default_size[1]
         fps = request.fps or self.default_fps
         key_sha = request.keyframe_sha256 or (file_sha256(Path(request.keyframe)) if request.keyframe else None)
-        return request.with_(width=w - w % 2, height=h - h % 2, fps=fps, steps=None, guidance=None,
-                             num_frames=frames_for(request.duration, fps), keyframe_sha256=key_sha)
+        return request.with_(
+            width=w - w % 2,
+            height=h - h % 2,
+            fps=fps,
+            steps=None,
+            guidance=None,
+            num_frames=frames_for(request.duration, fps),
+            keyframe_sha256=key_sha,
+        )
 
-    def render(self, request: ShotRequest, out: Path, progress: Progress | None = None,
-               cancel: CancelToken | None = None) -> ClipInfo:
+    def render(
+        self, request: ShotRequest, out: Path, progress: Progress | None = None, cancel: CancelToken | None = None
+    ) -> ClipInfo:
         r = self.resolve(request)
         n = r.num_frames
         still = None
@@ -176,7 +207,7 @@ def _camera(canvas: np.ndarray, move: str, t: float, w: int, h: int, seed: int) 
         y += math.cos(t * 13 + seed) * my * 0.08
     if zoom == 1.0:
         xi, yi = int(round(x)), int(round(y))
-        return canvas[yi:yi + h, xi:xi + w]
+        return canvas[yi : yi + h, xi : xi + w]
     zw, zh = w / zoom, h / zoom
     x0, y0 = (cw - zw) / 2, (ch - zh) / 2
     crop = Image.fromarray(canvas.astype(np.uint8)).resize((w, h), Image.BILINEAR, box=(x0, y0, x0 + zw, y0 + zh))
@@ -211,9 +242,9 @@ def _subject(frame: np.ndarray, seed: int, t: float) -> np.ndarray:
         x0, x1 = x1, x0
     cx, cy, r = (x0 + (x1 - x0) * t) * w, rng.uniform(0.55, 0.75) * h, max(3, int(0.07 * h))
     top, left = max(0, int(cy - r)), max(0, int(cx - r))
-    yy, xx = np.ogrid[top:min(h, int(cy + r) + 1), left:min(w, int(cx + r) + 1)]
+    yy, xx = np.ogrid[top : min(h, int(cy + r) + 1), left : min(w, int(cx + r) + 1)]
     mask = (xx - cx) ** 2 + (yy - cy) ** 2 * 1.6 < r * r
-    frame[top:top + mask.shape[0], left:left + mask.shape[1]][mask] *= 0.25
+    frame[top : top + mask.shape[0], left : left + mask.shape[1]][mask] *= 0.25
     return frame
 
 

@@ -32,18 +32,20 @@ class AnimaticImages:
     def resolve(self, request: ImageRequest) -> ImageRequest:
         w, h = request.width or AnimaticBackend.default_size[0], request.height or AnimaticBackend.default_size[1]
         refs = request.references_sha256 or tuple(file_sha256(Path(p)) for p in request.references)
-        return request.with_(width=w - w % 2, height=h - h % 2, steps=None, guidance=None, strength=None,
-                             references_sha256=refs)
+        return request.with_(
+            width=w - w % 2, height=h - h % 2, steps=None, guidance=None, strength=None, references_sha256=refs
+        )
 
-    def render(self, request: ImageRequest, out: Path, progress: Progress | None = None,
-               cancel: CancelToken | None = None) -> ImageInfo:
+    def render(
+        self, request: ImageRequest, out: Path, progress: Progress | None = None, cancel: CancelToken | None = None
+    ) -> ImageInfo:
         r = self.resolve(request)
         if cancel is not None:
             cancel.raise_if_cancelled()
         w, h = r.width, r.height
         canvas = _canvas(r.prompt, r.seed, w, h)
         top, left = (canvas.shape[0] - h) // 2, (canvas.shape[1] - w) // 2
-        frame = _subject(canvas[top:top + h, left:left + w].copy(), r.seed, 0.0)
+        frame = _subject(canvas[top : top + h, left : left + w].copy(), r.seed, 0.0)
         img = Image.fromarray(np.clip(frame, 0, 255).astype(np.uint8))
         _paste_cards(img, r.references, r.seed)
         _label(img, r.subject)
@@ -80,5 +82,3 @@ def _label(img: Image.Image, subject: str) -> None:
     draw.text((6, 3), KEYFRAME_LABEL, fill=(255, 214, 10, 255), font=small)
     if draw.textlength(KEYFRAME_LABEL + "  " + subject, font=small) + 12 <= w:  # a small frame keeps the label only
         draw.text((w - 6, 3), subject, fill=(255, 255, 255, 255), font=small, anchor="ra")
-
-

@@ -52,9 +52,18 @@ def timeline(durations: list[float], *, title_seconds: float = 0.0, crossfade: f
     return starts
 
 
-def assemble(clips: list[Path], out: Path, *, audio: Path | None = None, subtitles_srt: Path | None = None,
-             burn_subtitles: bool = False, title: str | None = None, crossfade: float = 0.0,
-             title_seconds: float = 2.0, cancel=None) -> AssemblyResult:
+def assemble(
+    clips: list[Path],
+    out: Path,
+    *,
+    audio: Path | None = None,
+    subtitles_srt: Path | None = None,
+    burn_subtitles: bool = False,
+    title: str | None = None,
+    crossfade: float = 0.0,
+    title_seconds: float = 2.0,
+    cancel=None,
+) -> AssemblyResult:
     """Concatenate `clips` into `out` (H.264/yuv420p mp4, +faststart), by stream copy when possible.
 
     `audio` (any format ffmpeg reads, e.g. the narration WAV) is padded/trimmed to the film and muxed
@@ -90,27 +99,47 @@ def assemble(clips: list[Path], out: Path, *, audio: Path | None = None, subtitl
         durations = [n / fps for n in frames]
         if crossfade > 0:
             if crossfade >= min(durations):
-                raise ValueError(f"crossfade {crossfade}s is not shorter than the shortest clip ({min(durations):.2f}s)")
+                raise ValueError(
+                    f"crossfade {crossfade}s is not shorter than the shortest clip ({min(durations):.2f}s)"
+                )
             reasons.append(f"crossfade of {crossfade}s (xfade filter)")
         if burn_subtitles:
             reasons.append("subtitles burned into the picture")
         film_seconds = sum(durations) - crossfade * (len(inputs) - 1)
         part = tmp / ("film" + (out.suffix or ".mp4"))
         if reasons:
-            ins, outs = _reencode_args(inputs, durations, w, h, fps, crossfade,
-                                       subtitles_srt if burn_subtitles else None, tmp)
+            ins, outs = _reencode_args(
+                inputs, durations, w, h, fps, crossfade, subtitles_srt if burn_subtitles else None, tmp
+            )
         else:
             ins, outs = _concat_args(inputs, tmp)
         if audio is not None:
             ins += ["-i", str(Path(audio).resolve())]
-            outs += ["-map", f"{len(inputs) if reasons else 1}:a:0", "-c:a", "aac", "-b:a", "128k",
-                     "-af", f"apad=whole_dur={film_seconds:.6f},atrim=end={film_seconds:.6f}"]
+            outs += [
+                "-map",
+                f"{len(inputs) if reasons else 1}:a:0",
+                "-c:a",
+                "aac",
+                "-b:a",
+                "128k",
+                "-af",
+                f"apad=whole_dur={film_seconds:.6f},atrim=end={film_seconds:.6f}",
+            ]
         run_ffmpeg(["-y", *ins, *outs, "-movflags", "+faststart", str(part)], cwd=tmp, cancel=cancel)
         os.replace(part, out)
     n = _frames(out)
     title_len = durations[0] if title else 0.0
-    return AssemblyResult(out, n / fps, n, not reasons, reasons, fps, w, h,
-                          timeline(durations[1:] if title else durations, title_seconds=title_len, crossfade=crossfade))
+    return AssemblyResult(
+        out,
+        n / fps,
+        n,
+        not reasons,
+        reasons,
+        fps,
+        w,
+        h,
+        timeline(durations[1:] if title else durations, title_seconds=title_len, crossfade=crossfade),
+    )
 
 
 def _compare(clips: list[Path], base: dict) -> tuple[list[str], list[int]]:
@@ -129,8 +158,10 @@ def _compare(clips: list[Path], base: dict) -> tuple[list[str], list[int]]:
         info = base if k == 0 else inspect(clip)
         frames.append(_frames(clip, info))
         if k > 0:
-            reasons.append(_mismatch(clip.name, info, base)
-                           or f"{clip.name}: not stream-copy compatible (mp4 sample timing differs, or not mp4)")
+            reasons.append(
+                _mismatch(clip.name, info, base)
+                or f"{clip.name}: not stream-copy compatible (mp4 sample timing differs, or not mp4)"
+            )
     return reasons, frames
 
 
@@ -155,13 +186,23 @@ def _concat_args(inputs: list[Path], tmp: Path) -> tuple[list[str], list[str]]:
     return ["-f", "concat", "-safe", "0", "-i", str(listing)], ["-map", "0:v:0", "-c:v", "copy"]
 
 
-def _reencode_args(inputs: list[Path], durations: list[float], w: int, h: int, fps: float, crossfade: float,
-                   srt: Path | None, tmp: Path) -> tuple[list[str], list[str]]:
+def _reencode_args(
+    inputs: list[Path],
+    durations: list[float],
+    w: int,
+    h: int,
+    fps: float,
+    crossfade: float,
+    srt: Path | None,
+    tmp: Path,
+) -> tuple[list[str], list[str]]:
     args, graph = [], []
     for i, p in enumerate(inputs):
         args += ["-i", str(p.resolve())]
-        graph.append(f"[{i}:v]scale={w}:{h}:force_original_aspect_ratio=decrease,pad={w}:{h}:(ow-iw)/2:(oh-ih)/2,"
-                     f"setsar=1,fps={fps},format=yuv420p,setpts=PTS-STARTPTS,settb=AVTB[v{i}]")
+        graph.append(
+            f"[{i}:v]scale={w}:{h}:force_original_aspect_ratio=decrease,pad={w}:{h}:(ow-iw)/2:(oh-ih)/2,"
+            f"setsar=1,fps={fps},format=yuv420p,setpts=PTS-STARTPTS,settb=AVTB[v{i}]"
+        )
     if crossfade > 0 and len(inputs) > 1:
         last, acc = "v0", durations[0]
         for i in range(1, len(inputs)):
@@ -178,11 +219,24 @@ def _reencode_args(inputs: list[Path], durations: list[float], w: int, h: int, f
         shutil.copyfile(srt, tmp / "subs.srt")
         (tmp / "fonts").mkdir()
         (tmp / "fonts" / "Aileron.ttf").write_bytes(_font(12).font_bytes)
-        graph.append(f"[{last}]subtitles=filename=subs.srt:fontsdir=fonts:"
-                     "force_style='FontName=Aileron,FontSize=18,Outline=2'[sub]")
+        graph.append(
+            f"[{last}]subtitles=filename=subs.srt:fontsdir=fonts:"
+            "force_style='FontName=Aileron,FontSize=18,Outline=2'[sub]"
+        )
         last = "sub"
-    return args, ["-filter_complex", ";".join(graph), "-map", f"[{last}]", "-c:v", "libx264",
-            "-pix_fmt", "yuv420p", "-r", f"{fps}", *[a for a in H264_ARGS if a not in ("-movflags", "+faststart")]]
+    return args, [
+        "-filter_complex",
+        ";".join(graph),
+        "-map",
+        f"[{last}]",
+        "-c:v",
+        "libx264",
+        "-pix_fmt",
+        "yuv420p",
+        "-r",
+        f"{fps}",
+        *[a for a in H264_ARGS if a not in ("-movflags", "+faststart")],
+    ]
 
 
 @functools.lru_cache(maxsize=1)
@@ -207,8 +261,9 @@ def _title_card(text: str, w: int, h: int, fps: float, seconds: float, out: Path
     draw = ImageDraw.Draw(img)
     font = _font(max(8, h // 10))
     lines = textwrap.wrap(text, width=max(8, int(w / (h // 10 * 0.55 + 1))))
-    draw.multiline_text((w / 2, h / 2), "\n".join(lines), fill=(255, 255, 255), font=font,
-                        anchor="mm", align="center", spacing=h // 40)
+    draw.multiline_text(
+        (w / 2, h / 2), "\n".join(lines), fill=(255, 255, 255), font=font, anchor="mm", align="center", spacing=h // 40
+    )
     frame = np.asarray(img)
     # write_video takes whole rates: at 23.976 fps the card differs and the film is re-encoded
     write_video((frame for _ in range(max(1, round(seconds * fps)))), out, round(fps))
@@ -226,5 +281,12 @@ def film_info(path: Path) -> dict:
         err = run_ffmpeg(["-i", str(path), "-map", "0:a:0", "-f", "null", "-"])
         t = re.findall(r"time=\s*(\d+):(\d+):([\d.]+)", err)[-1]
         audio_seconds = int(t[0]) * 3600 + int(t[1]) * 60 + float(t[2])
-    return {"frames": n, "fps": info["fps"], "duration": n / info["fps"], "width": info["width"],
-            "height": info["height"], "has_audio": info["has_audio"], "audio_duration": audio_seconds}
+    return {
+        "frames": n,
+        "fps": info["fps"],
+        "duration": n / info["fps"],
+        "width": info["width"],
+        "height": info["height"],
+        "has_audio": info["has_audio"],
+        "audio_duration": audio_seconds,
+    }

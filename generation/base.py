@@ -10,9 +10,10 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Callable, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 # progress(done_steps, total_steps) for the shot being rendered.
 Progress = Callable[[int, int], None]
@@ -69,7 +70,7 @@ class ShotRequest:
     references_sha256: tuple[str, ...] = ()
     route: str = ""  # set by resolve when a partner model renders the request (e.g. "WanVACEPipeline:<model>")
 
-    def with_(self, **changes) -> "ShotRequest":
+    def with_(self, **changes) -> ShotRequest:
         return replace(self, **changes)
 
 
@@ -91,8 +92,9 @@ class Backend(Protocol):
 
     def resolve(self, request: ShotRequest) -> ShotRequest: ...
 
-    def render(self, request: ShotRequest, out: Path, progress: Progress | None = None,
-               cancel: CancelToken | None = None) -> ClipInfo: ...
+    def render(
+        self, request: ShotRequest, out: Path, progress: Progress | None = None, cancel: CancelToken | None = None
+    ) -> ClipInfo: ...
 
 
 # Fields added after clips were first keyed: left out of the key while unset, so older keys stay valid.
@@ -143,10 +145,17 @@ def compose_prompt(prompt: str, style_guide: str = "", characters: dict[str, str
 
 # How a text-to-video model is told a shot's camera move: in words, as these models are trained (Wan, LTX,
 # CogVideoX and HunyuanVideo take camera motion from the prompt). "static" adds nothing.
-CAMERA_WORDS = {"static": "", "pan_left": "the camera pans slowly to the left",
-                "pan_right": "the camera pans slowly to the right", "tilt_up": "the camera tilts up",
-                "tilt_down": "the camera tilts down", "zoom_in": "slow zoom in", "zoom_out": "slow zoom out",
-                "dolly_in": "the camera dollies in", "handheld": "handheld camera, slight shake"}
+CAMERA_WORDS = {
+    "static": "",
+    "pan_left": "the camera pans slowly to the left",
+    "pan_right": "the camera pans slowly to the right",
+    "tilt_up": "the camera tilts up",
+    "tilt_down": "the camera tilts down",
+    "zoom_in": "slow zoom in",
+    "zoom_out": "slow zoom out",
+    "dolly_in": "the camera dollies in",
+    "handheld": "handheld camera, slight shake",
+}
 
 
 def with_camera(prompt: str, camera: str) -> str:

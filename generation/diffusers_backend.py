@@ -20,8 +20,18 @@ from typing import Any
 
 from .base import CancelToken, ClipInfo, Progress, RenderError, ShotRequest, file_sha256, frames_for, with_camera
 from .families import FAMILIES, Family
-from .pipelines import (_PIPELINES, SHORT_DTYPE, PipelineModel, call_kwargs, derived, pick_device,
-                        pipeline_class_name, pipeline_errors, to_uint8, warm)
+from .pipelines import (
+    _PIPELINES,
+    SHORT_DTYPE,
+    PipelineModel,
+    call_kwargs,
+    derived,
+    pick_device,
+    pipeline_class_name,
+    pipeline_errors,
+    to_uint8,
+    warm,
+)
 from .video_io import write_video
 
 __all__ = ["DiffusersBackend", "_PIPELINES", "family_of", "pick_device", "pipeline_class_name"]
@@ -32,18 +42,23 @@ def family_of(class_name: str, model: str) -> Family:
     if class_name in FAMILIES:
         return FAMILIES[class_name]
     if class_name in {f.i2v_pipeline for f in FAMILIES.values()}:
-        raise RenderError(f"{model} is an image-to-video pipeline ({class_name}); "
-                          "pass it as the i2v model next to a text-to-video model")
+        raise RenderError(
+            f"{model} is an image-to-video pipeline ({class_name}); "
+            "pass it as the i2v model next to a text-to-video model"
+        )
     if class_name in {f.vace_pipeline for f in FAMILIES.values()}:
-        raise RenderError(f"{model} is a VACE pipeline ({class_name}); "
-                          "pass it as the VACE model (CHIEF_VACE_MODEL) next to a text-to-video model")
+        raise RenderError(
+            f"{model} is a VACE pipeline ({class_name}); "
+            "pass it as the VACE model (CHIEF_VACE_MODEL) next to a text-to-video model"
+        )
     import diffusers
 
     cls = getattr(diffusers, class_name, None)
     if cls is not None and "num_frames" not in inspect.signature(cls.__call__).parameters:
         raise RenderError(f"{model} is an image pipeline ({class_name}), not text-to-video")
-    raise RenderError(f"{model}: {class_name} is not a supported text-to-video pipeline "
-                      f"(supported: {', '.join(FAMILIES)})")
+    raise RenderError(
+        f"{model}: {class_name} is not a supported text-to-video pipeline (supported: {', '.join(FAMILIES)})"
+    )
 
 
 def _rule_text(rule: tuple[int, int]) -> str:
@@ -62,10 +77,20 @@ class DiffusersBackend(PipelineModel):
 
     name = "diffusers"
 
-    def __init__(self, model: str, *, i2v_model: str | None = None, vace_model: str | None = None,
-                 device: str | None = None, dtype: str | None = None, cpu_offload: bool = False,
-                 vae_tiling: bool = False, vae_slicing: bool = False, steps: int | None = None,
-                 guidance: float | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        i2v_model: str | None = None,
+        vace_model: str | None = None,
+        device: str | None = None,
+        dtype: str | None = None,
+        cpu_offload: bool = False,
+        vae_tiling: bool = False,
+        vae_slicing: bool = False,
+        steps: int | None = None,
+        guidance: float | None = None,
+    ) -> None:
         super().__init__(model, device, dtype, cpu_offload, vae_tiling, vae_slicing)
         self.i2v_model, self.vace_model = i2v_model, vace_model
         self.steps, self.guidance = steps, guidance
@@ -101,10 +126,17 @@ class DiffusersBackend(PipelineModel):
     def describe(self) -> dict:
         """Family, pipeline, device and dtype, for the status bar (raises RenderError for a bad model)."""
         fam = self.family
-        return {"backend": self.name, "model": self.model, "pipeline": self.class_name, "family": fam.name,
-                "device": self.device, "dtype": SHORT_DTYPE[self.dtype], "cpu_offload": self.cpu_offload,
-                "i2v": (fam.i2v_pipeline if self._has_i2v(fam) else None),
-                "vace": (fam.vace_pipeline if self._has_vace(fam) else None)}
+        return {
+            "backend": self.name,
+            "model": self.model,
+            "pipeline": self.class_name,
+            "family": fam.name,
+            "device": self.device,
+            "dtype": SHORT_DTYPE[self.dtype],
+            "cpu_offload": self.cpu_offload,
+            "i2v": (fam.i2v_pipeline if self._has_i2v(fam) else None),
+            "vace": (fam.vace_pipeline if self._has_vace(fam) else None),
+        }
 
     @property
     def label(self) -> str:
@@ -131,8 +163,9 @@ class DiffusersBackend(PipelineModel):
         if n is None:
             n = frames_for(request.duration, fps, fam.frame_rule, fam.max_frames)
         elif n < 1 or (n - b) % a or n > fam.max_frames:
-            raise RenderError(f"{fam.name} needs num_frames = {_rule_text(fam.frame_rule)} "
-                              f"up to {fam.max_frames}; got {n}")
+            raise RenderError(
+                f"{fam.name} needs num_frames = {_rule_text(fam.frame_rule)} up to {fam.max_frames}; got {n}"
+            )
         steps = request.steps or self.steps or fam.steps
         guidance = next(g for g in (request.guidance, self.guidance, fam.guidance) if g is not None)
         shot = f"shot {request.shot_id}:"
@@ -142,15 +175,25 @@ class DiffusersBackend(PipelineModel):
         key_sha = request.keyframe_sha256
         if request.keyframe is not None:
             key_sha = _image_sha(request.keyframe, key_sha, f"{shot} keyframe")
-        refs = request.references_sha256 or tuple(_image_sha(p, None, f"{shot} reference image")
-                                                  for p in request.references)
+        refs = request.references_sha256 or tuple(
+            _image_sha(p, None, f"{shot} reference image") for p in request.references
+        )
         route = self._route(request, fam)
-        return request.with_(width=width, height=height, fps=fps, num_frames=n, steps=steps, guidance=guidance,
-                             init_image_sha256=init_sha, keyframe_sha256=key_sha, references_sha256=refs,
-                             route=route)
+        return request.with_(
+            width=width,
+            height=height,
+            fps=fps,
+            num_frames=n,
+            steps=steps,
+            guidance=guidance,
+            init_image_sha256=init_sha,
+            keyframe_sha256=key_sha,
+            references_sha256=refs,
+            route=route,
+        )
 
     def _route(self, request: ShotRequest, fam: Family) -> str:
-        """"" (text- or image-to-video with the family's own pipelines) or "<VACE class>:<model>"."""
+        """ "" (text- or image-to-video with the family's own pipelines) or "<VACE class>:<model>"."""
         image = request.keyframe or request.init_image
         vace = ""
         if self._has_vace(fam) and (request.references or (image and not self._has_i2v(fam))):
@@ -159,29 +202,43 @@ class DiffusersBackend(PipelineModel):
                 raise RenderError(f"VACE model {self.vace_model} is {found}; {fam.name} needs {fam.vace_pipeline}")
             vace = f"{found}:{self.vace_model}"
         if request.references and not vace:
-            how = (f"set CHIEF_VACE_MODEL to a {fam.vace_pipeline} model" if fam.vace_pipeline
-                   else "the family has no VACE pipeline")
+            how = (
+                f"set CHIEF_VACE_MODEL to a {fam.vace_pipeline} model"
+                if fam.vace_pipeline
+                else "the family has no VACE pipeline"
+            )
             raise RenderError(f"{fam.name} model {self.model} cannot use reference images: {how}")
         if image and not vace:
             if not self._has_i2v(fam):
                 hint = " (set i2v_model)" if fam.i2v_pipeline else ""
-                raise RenderError(f"{fam.name} model {self.model} cannot start from an image: "
-                                  f"no image-to-video pipeline{hint}")
+                raise RenderError(
+                    f"{fam.name} model {self.model} cannot start from an image: no image-to-video pipeline{hint}"
+                )
             found = fam.i2v_pipeline if fam.i2v_shares_components else pipeline_class_name(self.i2v_model)
             if found != fam.i2v_pipeline:
-                raise RenderError(f"i2v model {self.i2v_model} is {found}; {fam.name} continuity needs "
-                                  f"{fam.i2v_pipeline}")
+                raise RenderError(
+                    f"i2v model {self.i2v_model} is {found}; {fam.name} continuity needs {fam.i2v_pipeline}"
+                )
         return vace
 
-    def render(self, request: ShotRequest, out: Path, progress: Progress | None = None,
-               cancel: CancelToken | None = None) -> ClipInfo:
+    def render(
+        self, request: ShotRequest, out: Path, progress: Progress | None = None, cancel: CancelToken | None = None
+    ) -> ClipInfo:
         """Render one shot to `out` (mp4); deterministic for a given request."""
         req = self.resolve(request)
         fam = self.family
         if cancel is not None:
             cancel.raise_if_cancelled()
-        kwargs = call_kwargs(with_camera(req.prompt, req.camera), req.width, req.height, req.steps, req.guidance,
-                             req.seed, progress, cancel)
+        kwargs = call_kwargs(
+            with_camera(req.prompt, req.camera),
+            req.width,
+            req.height,
+            req.steps,
+            req.guidance,
+            req.seed,
+            progress,
+            cancel,
+        )
         if "num_frames" in fam.call_kwargs or req.route:
             kwargs["num_frames"] = req.num_frames
         if ("negative_prompt" in fam.call_kwargs or req.route) and req.negative_prompt:
@@ -194,8 +251,12 @@ class DiffusersBackend(PipelineModel):
         elif image is not None:
             kwargs["image"] = image
         entry, pipe = self._pipeline(fam, req.route, image is not None)
-        with entry.lock, pipeline_errors(f"shot {req.shot_id}", fam.name,
-                                         f"{req.width}x{req.height}, {req.num_frames} frames", self.device):
+        with (
+            entry.lock,
+            pipeline_errors(
+                f"shot {req.shot_id}", fam.name, f"{req.width}x{req.height}, {req.num_frames} frames", self.device
+            ),
+        ):
             frames = pipe(**kwargs).frames[0]
         if cancel is not None:
             cancel.raise_if_cancelled()

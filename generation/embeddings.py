@@ -19,9 +19,13 @@ from .pipelines import first_line, model_file
 
 # Architecture (config.json `architectures[0]`) -> where its image embedding is.
 ARCHITECTURES: dict[str, str] = {
-    "CLIPModel": "get_image_features", "SiglipModel": "get_image_features", "Siglip2Model": "get_image_features",
+    "CLIPModel": "get_image_features",
+    "SiglipModel": "get_image_features",
+    "Siglip2Model": "get_image_features",
     "CLIPVisionModelWithProjection": "image_embeds",
-    "CLIPVisionModel": "pooler_output", "SiglipVisionModel": "pooler_output", "Dinov2Model": "pooler_output",
+    "CLIPVisionModel": "pooler_output",
+    "SiglipVisionModel": "pooler_output",
+    "Dinov2Model": "pooler_output",
 }
 MAX_BATCH = 16
 
@@ -38,16 +42,20 @@ class ImageEmbedder:
         archs = json.loads(config.read_text()).get("architectures") or ["(none)"]
         self.architecture = archs[0]
         if self.architecture not in ARCHITECTURES:
-            raise RenderError(f"{model}: {self.architecture} is not a supported image-embedding model "
-                              f"(supported: {', '.join(ARCHITECTURES)})")
+            raise RenderError(
+                f"{model}: {self.architecture} is not a supported image-embedding model "
+                f"(supported: {', '.join(ARCHITECTURES)})"
+            )
 
     @property
     def label(self) -> str:
         return f"{self.architecture} · {self.model}"
 
     def _loaded(self) -> tuple[Any, Any]:
-        key = (str(Path(self.model).expanduser().resolve()) if Path(self.model).expanduser().exists() else self.model,
-               self.device)
+        key = (
+            str(Path(self.model).expanduser().resolve()) if Path(self.model).expanduser().exists() else self.model,
+            self.device,
+        )
         with _LOCK:
             if key not in _MODELS:
                 import transformers
@@ -70,7 +78,7 @@ class ImageEmbedder:
         out = []
         for start in range(0, len(paths), MAX_BATCH):
             images = []
-            for p in paths[start:start + MAX_BATCH]:
+            for p in paths[start : start + MAX_BATCH]:
                 with Image.open(p) as im:
                     images.append(im.convert("RGB"))
             pixels = processor(images=images, return_tensors="pt")["pixel_values"].to(self.device)

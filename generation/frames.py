@@ -65,9 +65,28 @@ def _decode(clip: Path, indices: list[int], w: int, h: int) -> list[Image.Image]
 
     expr = "+".join(f"eq(n\\,{i})" for i in indices)
     proc = subprocess.run(
-        [ffmpeg_exe(), "-hide_banner", "-nostdin", "-loglevel", "error", "-i", str(clip), "-map", "0:v:0",
-         "-vf", f"select='{expr}'", "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
-        capture_output=True)
+        [
+            ffmpeg_exe(),
+            "-hide_banner",
+            "-nostdin",
+            "-loglevel",
+            "error",
+            "-i",
+            str(clip),
+            "-map",
+            "0:v:0",
+            "-vf",
+            f"select='{expr}'",
+            "-fps_mode",
+            "passthrough",
+            "-f",
+            "rawvideo",
+            "-pix_fmt",
+            "rgb24",
+            "-",
+        ],
+        capture_output=True,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"ffmpeg could not decode {Path(clip).name}: {proc.stderr.decode(errors='replace')[-200:]}")
     size = w * h * 3
@@ -75,11 +94,17 @@ def _decode(clip: Path, indices: list[int], w: int, h: int) -> list[Image.Image]
     if got != len(indices):
         raise RuntimeError(f"asked {len(indices)} frames of {Path(clip).name}, decoded {got}")
     buf = np.frombuffer(proc.stdout, np.uint8)
-    return [Image.fromarray(buf[j * size:(j + 1) * size].reshape(h, w, 3)) for j in range(got)]
+    return [Image.fromarray(buf[j * size : (j + 1) * size].reshape(h, w, 3)) for j in range(got)]
 
 
-def contact_sheet(rows: list[tuple[str, list[Image.Image]]], out: Path, *, thumb_height: int = 96,
-                  label_width: int = 150, pad: int = 4) -> Path:
+def contact_sheet(
+    rows: list[tuple[str, list[Image.Image]]],
+    out: Path,
+    *,
+    thumb_height: int = 96,
+    label_width: int = 150,
+    pad: int = 4,
+) -> Path:
     """One row per shot: its label (e.g. "s03\\n00:12.500", newlines allowed) then its frames."""
     if not rows:
         raise ValueError("contact sheet needs at least one row")

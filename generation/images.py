@@ -37,7 +37,7 @@ class ImageRequest:
     references: tuple[str, ...] = ()  # paths of the reference images that condition the still
     references_sha256: tuple[str, ...] = ()
 
-    def with_(self, **changes) -> "ImageRequest":
+    def with_(self, **changes) -> ImageRequest:
         return replace(self, **changes)
 
 
@@ -57,8 +57,9 @@ class ImageBackend(Protocol):
 
     def resolve(self, request: ImageRequest) -> ImageRequest: ...
 
-    def render(self, request: ImageRequest, out: Path, progress: Progress | None = None,
-               cancel: CancelToken | None = None) -> ImageInfo: ...
+    def render(
+        self, request: ImageRequest, out: Path, progress: Progress | None = None, cancel: CancelToken | None = None
+    ) -> ImageInfo: ...
 
 
 def image_key(backend: ImageBackend, request: ImageRequest) -> str:
@@ -87,14 +88,25 @@ class ImageFamily:
 
 # Defaults from each pipeline's `__call__` and model card.
 IMAGE_FAMILIES: dict[str, ImageFamily] = {
-    "FluxPipeline": ImageFamily("FLUX", 1024, 1024, 16, steps=28, guidance=3.5, img2img_pipeline="FluxImg2ImgPipeline",
-                                negative_prompt=False),
-    "StableDiffusionXLPipeline": ImageFamily("SDXL", 1024, 1024, 8, steps=30, guidance=5.0,
-                                             img2img_pipeline="StableDiffusionXLImg2ImgPipeline"),
-    "StableDiffusion3Pipeline": ImageFamily("SD3", 1024, 1024, 16, steps=28, guidance=7.0,
-                                            img2img_pipeline="StableDiffusion3Img2ImgPipeline"),
-    "QwenImagePipeline": ImageFamily("Qwen-Image", 1328, 1328, 16, steps=50, guidance=4.0,
-                                     img2img_pipeline="QwenImageImg2ImgPipeline", guidance_kwarg="true_cfg_scale"),
+    "FluxPipeline": ImageFamily(
+        "FLUX", 1024, 1024, 16, steps=28, guidance=3.5, img2img_pipeline="FluxImg2ImgPipeline", negative_prompt=False
+    ),
+    "StableDiffusionXLPipeline": ImageFamily(
+        "SDXL", 1024, 1024, 8, steps=30, guidance=5.0, img2img_pipeline="StableDiffusionXLImg2ImgPipeline"
+    ),
+    "StableDiffusion3Pipeline": ImageFamily(
+        "SD3", 1024, 1024, 16, steps=28, guidance=7.0, img2img_pipeline="StableDiffusion3Img2ImgPipeline"
+    ),
+    "QwenImagePipeline": ImageFamily(
+        "Qwen-Image",
+        1328,
+        1328,
+        16,
+        steps=50,
+        guidance=4.0,
+        img2img_pipeline="QwenImageImg2ImgPipeline",
+        guidance_kwarg="true_cfg_scale",
+    ),
 }
 
 
@@ -103,10 +115,13 @@ def image_family_of(class_name: str, model: str) -> ImageFamily:
     if class_name in IMAGE_FAMILIES:
         return IMAGE_FAMILIES[class_name]
     if class_name in {f.img2img_pipeline for f in IMAGE_FAMILIES.values()}:
-        raise RenderError(f"{model} is an image-to-image pipeline ({class_name}); "
-                          "CHIEF_IMAGE_MODEL takes the text-to-image model (its image-to-image twin is built from it)")
-    raise RenderError(f"{model}: {class_name} is not a supported text-to-image pipeline "
-                      f"(supported: {', '.join(IMAGE_FAMILIES)})")
+        raise RenderError(
+            f"{model} is an image-to-image pipeline ({class_name}); "
+            "CHIEF_IMAGE_MODEL takes the text-to-image model (its image-to-image twin is built from it)"
+        )
+    raise RenderError(
+        f"{model}: {class_name} is not a supported text-to-image pipeline (supported: {', '.join(IMAGE_FAMILIES)})"
+    )
 
 
 def snap(value: int, multiple: int) -> int:
@@ -157,12 +172,18 @@ class DiffusersImages(PipelineModel):
                 raise RenderError(f"{request.subject}: reference image {path} does not exist")
         refs = refs or tuple(file_sha256(Path(p)) for p in request.references)
         strength = (request.strength if request.strength is not None else fam.strength) if refs else None
-        return request.with_(width=width, height=height, steps=request.steps or fam.steps,
-                             guidance=request.guidance if request.guidance is not None else fam.guidance,
-                             strength=strength, references_sha256=refs)
+        return request.with_(
+            width=width,
+            height=height,
+            steps=request.steps or fam.steps,
+            guidance=request.guidance if request.guidance is not None else fam.guidance,
+            strength=strength,
+            references_sha256=refs,
+        )
 
-    def render(self, request: ImageRequest, out: Path, progress: Progress | None = None,
-               cancel: CancelToken | None = None) -> ImageInfo:
+    def render(
+        self, request: ImageRequest, out: Path, progress: Progress | None = None, cancel: CancelToken | None = None
+    ) -> ImageInfo:
         """Render one still to `out` (PNG); deterministic for a given request."""
         from PIL import Image
 
@@ -170,8 +191,9 @@ class DiffusersImages(PipelineModel):
         fam = self.family
         if cancel is not None:
             cancel.raise_if_cancelled()
-        kwargs = call_kwargs(req.prompt, req.width, req.height, req.steps, req.guidance, req.seed, progress, cancel,
-                             fam.guidance_kwarg)
+        kwargs = call_kwargs(
+            req.prompt, req.width, req.height, req.steps, req.guidance, req.seed, progress, cancel, fam.guidance_kwarg
+        )
         if fam.negative_prompt and req.negative_prompt:
             kwargs["negative_prompt"] = req.negative_prompt
         entry = warm(self.model, self.options, fam.fp32_modules)

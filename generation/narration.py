@@ -81,8 +81,9 @@ def synthesize(text: str, out_wav: Path) -> float:
     return len(audio) / sample_rate()
 
 
-def narration_track(items: list[tuple[float, str]], total_duration: float, out_wav: Path,
-                    cache_dir: Path | None = None) -> list[float]:
+def narration_track(
+    items: list[tuple[float, str]], total_duration: float, out_wav: Path, cache_dir: Path | None = None
+) -> list[float]:
     """Mix each (start, text) line at `start` into a WAV exactly `total_duration` long.
 
     Returns the spoken length of each line (in the order given); blank lines are silent (0.0).
@@ -102,7 +103,7 @@ def narration_track(items: list[tuple[float, str]], total_duration: float, out_w
         lengths.append(len(audio) / rate)
         i = max(0, round(start * rate))
         seg = audio[: max(0, n - i)]
-        track[i:i + len(seg)] += seg
+        track[i : i + len(seg)] += seg
     _write_wav(out_wav, np.clip(track, -1.0, 1.0), rate)
     return lengths
 

@@ -26,9 +26,15 @@ class Marker:
     source: str  # "critic" | "creator"
 
 
-def export_otio(items: list[tuple[str, Path, float, float]], out: Path, title: str, *,
-                relative_to: Path | None = None, narration: Path | None = None,
-                narration_duration: float | None = None) -> Path:
+def export_otio(
+    items: list[tuple[str, Path, float, float]],
+    out: Path,
+    title: str,
+    *,
+    relative_to: Path | None = None,
+    narration: Path | None = None,
+    narration_duration: float | None = None,
+) -> Path:
     """Write `out` (.otio) from (shot_id, clip_path, duration_seconds, fps) items, in order.
 
     Media URLs are absolute `file://` URLs, or paths relative to `relative_to` when given (so the
@@ -46,18 +52,32 @@ def export_otio(items: list[tuple[str, Path, float, float]], out: Path, title: s
         span = otio.opentime.TimeRange(otio.opentime.RationalTime(0, fps), length)
         ref = otio.schema.ExternalReference(target_url=_url(Path(clip), relative_to), available_range=span)
         meta = {"chief": {"shot_id": shot_id}}
-        marker = otio.schema.Marker(name=shot_id, marked_range=otio.opentime.TimeRange(
-            otio.opentime.RationalTime(0, fps), otio.opentime.RationalTime(0, fps)), metadata=meta)
-        video.append(otio.schema.Clip(name=shot_id, media_reference=ref, source_range=span,
-                                      metadata=meta, markers=[marker]))
+        marker = otio.schema.Marker(
+            name=shot_id,
+            marked_range=otio.opentime.TimeRange(
+                otio.opentime.RationalTime(0, fps), otio.opentime.RationalTime(0, fps)
+            ),
+            metadata=meta,
+        )
+        video.append(
+            otio.schema.Clip(name=shot_id, media_reference=ref, source_range=span, metadata=meta, markers=[marker])
+        )
     if narration is not None:
         seconds = narration_duration if narration_duration is not None else video.duration().to_seconds()
         rate = 48000.0
-        span = otio.opentime.TimeRange(otio.opentime.RationalTime(0, rate),
-                                       otio.opentime.RationalTime(round(seconds * rate), rate))
+        span = otio.opentime.TimeRange(
+            otio.opentime.RationalTime(0, rate), otio.opentime.RationalTime(round(seconds * rate), rate)
+        )
         audio = otio.schema.Track(name="narration", kind=otio.schema.TrackKind.Audio)
-        audio.append(otio.schema.Clip(name="narration", source_range=span, media_reference=otio.schema.ExternalReference(
-            target_url=_url(Path(narration), relative_to), available_range=span)))
+        audio.append(
+            otio.schema.Clip(
+                name="narration",
+                source_range=span,
+                media_reference=otio.schema.ExternalReference(
+                    target_url=_url(Path(narration), relative_to), available_range=span
+                ),
+            )
+        )
         timeline.tracks.append(audio)
     out = Path(out)
     tmp = out.with_name(f".{out.name}.part{os.getpid()}.otio")
@@ -72,8 +92,9 @@ def _url(path: Path, relative_to: Path | None) -> str:
     return path.resolve().as_uri()
 
 
-def export_timeline(items: list[tuple[str, Path, float, float]], out_dir: Path, title: str,
-                    markers: list[Marker] = ()) -> dict[str, Path]:
+def export_timeline(
+    items: list[tuple[str, Path, float, float]], out_dir: Path, title: str, markers: list[Marker] = ()
+) -> dict[str, Path]:
     """The cut as `cut.otio`, `cut.edl` (CMX 3600) and `cut.fcpxml` in `out_dir`, media as absolute file URLs,
     each marker on its shot's clip at the clip's first frame. Returns suffix -> path."""
     import opentimelineio as otio
@@ -89,17 +110,31 @@ def export_timeline(items: list[tuple[str, Path, float, float]], out_dir: Path, 
     for shot_id, clip, duration, clip_fps in items:
         # EDL timecode needs a SMPTE rate: clips made at another rate (Wan's 16, CogVideoX's 8) are timed at 24
         fps = clip_fps if otio.opentime.RationalTime.is_valid_timecode_rate(clip_fps) else 24
-        span = otio.opentime.TimeRange(otio.opentime.RationalTime(0, fps),
-                                       otio.opentime.RationalTime(round(duration * fps), fps))
+        span = otio.opentime.TimeRange(
+            otio.opentime.RationalTime(0, fps), otio.opentime.RationalTime(round(duration * fps), fps)
+        )
         ref = otio.schema.ExternalReference(target_url=Path(clip).resolve().as_uri(), available_range=span)
         ref.name = shot_id
-        notes = [otio.schema.Marker(name=" ".join(m.text.split())[:500], color=MARKER_COLORS[m.source],
-                                    marked_range=otio.opentime.TimeRange(otio.opentime.RationalTime(0, fps),
-                                                                         otio.opentime.RationalTime(1, fps)),
-                                    metadata={"chief": {"source": m.source, "shot_id": shot_id}})
-                 for m in by_shot.get(shot_id, [])]
-        video.append(otio.schema.Clip(name=shot_id, media_reference=ref, source_range=span, markers=notes,
-                                      metadata={"chief": {"shot_id": shot_id}}))
+        notes = [
+            otio.schema.Marker(
+                name=" ".join(m.text.split())[:500],
+                color=MARKER_COLORS[m.source],
+                marked_range=otio.opentime.TimeRange(
+                    otio.opentime.RationalTime(0, fps), otio.opentime.RationalTime(1, fps)
+                ),
+                metadata={"chief": {"source": m.source, "shot_id": shot_id}},
+            )
+            for m in by_shot.get(shot_id, [])
+        ]
+        video.append(
+            otio.schema.Clip(
+                name=shot_id,
+                media_reference=ref,
+                source_range=span,
+                markers=notes,
+                metadata={"chief": {"shot_id": shot_id}},
+            )
+        )
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = {}

@@ -12,15 +12,24 @@ from __future__ import annotations
 import gc
 import json
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .base import Cancelled, CancelToken, Progress, RenderError
 
-_DTYPES = {"bf16": "bfloat16", "bfloat16": "bfloat16", "fp16": "float16", "float16": "float16",
-           "half": "float16", "fp32": "float32", "float32": "float32", "float": "float32"}
+_DTYPES = {
+    "bf16": "bfloat16",
+    "bfloat16": "bfloat16",
+    "fp16": "float16",
+    "float16": "float16",
+    "half": "float16",
+    "fp32": "float32",
+    "float32": "float32",
+    "float": "float32",
+}
 SHORT_DTYPE = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
 
 
@@ -48,8 +57,15 @@ class PipelineModel:
     """A diffusers model (a folder or a cached hub id) and where it loads; its pipeline class is read on first use
     (from model_index.json: no weights), and nothing loads until a render needs it."""
 
-    def __init__(self, model: str, device: str | None = None, dtype: str | None = None, cpu_offload: bool = False,
-                 vae_tiling: bool = False, vae_slicing: bool = False) -> None:
+    def __init__(
+        self,
+        model: str,
+        device: str | None = None,
+        dtype: str | None = None,
+        cpu_offload: bool = False,
+        vae_tiling: bool = False,
+        vae_slicing: bool = False,
+    ) -> None:
         self.model = model
         device, dtype = pick_device(device, dtype)
         if cpu_offload and device == "cpu":
@@ -137,8 +153,10 @@ def model_file(model: str, filename: str, *, kind: str = "model", folder: str = 
 
         return Path(hf_hub_download(model, filename, local_files_only=True))
     except Exception:
-        raise RenderError(f"{kind} {model!r} not found: no such folder, and not in the Hugging Face cache "
-                          f"(download it first, e.g. `hf download {model}`)") from None
+        raise RenderError(
+            f"{kind} {model!r} not found: no such folder, and not in the Hugging Face cache "
+            f"(download it first, e.g. `hf download {model}`)"
+        ) from None
 
 
 def pipeline_class_name(model: str) -> str:
@@ -206,8 +224,10 @@ def _load(model: str, options: LoadOptions, fp32_modules: tuple[str, ...]) -> An
     except Exception as e:
         if is_oom(e):
             free_memory()
-            raise RenderError(f"not enough memory to load {model} on {options.device} in "
-                              f"{SHORT_DTYPE[options.dtype]}; try cpu offload") from e
+            raise RenderError(
+                f"not enough memory to load {model} on {options.device} in "
+                f"{SHORT_DTYPE[options.dtype]}; try cpu offload"
+            ) from e
         raise RenderError(f"could not load {model}: {first_line(e)}") from e
     if options.vae_tiling:
         pipe.vae.enable_tiling()
@@ -219,6 +239,7 @@ def _load(model: str, options: LoadOptions, fp32_modules: tuple[str, ...]) -> An
 
 def step_callback(progress: Progress | None, cancel: CancelToken | None, steps: int):
     """A `callback_on_step_end` that reports each step and stops at once when the user cancels."""
+
     def on_step(pipe, i, t, callback_kwargs):
         if progress is not None:
             progress(i + 1, getattr(pipe, "num_timesteps", None) or steps)
@@ -226,18 +247,35 @@ def step_callback(progress: Progress | None, cancel: CancelToken | None, steps: 
             pipe._interrupt = True
             raise Cancelled("render cancelled")  # stop now: skip the remaining steps and the decode
         return {}
+
     return on_step
 
 
-def call_kwargs(prompt: str, width: int, height: int, steps: int, guidance: float, seed: int,
-                progress: Progress | None, cancel: CancelToken | None, guidance_kwarg: str = "guidance_scale") -> dict:
+def call_kwargs(
+    prompt: str,
+    width: int,
+    height: int,
+    steps: int,
+    guidance: float,
+    seed: int,
+    progress: Progress | None,
+    cancel: CancelToken | None,
+    guidance_kwarg: str = "guidance_scale",
+) -> dict:
     """What every pipeline call takes: the prompt, size, steps and guidance, a seeded CPU generator (the same
     noise on any device), numpy output, and the step callback (progress and cancel)."""
     import torch
 
-    return {"prompt": prompt, "width": width, "height": height, "num_inference_steps": steps, guidance_kwarg: guidance,
-            "generator": torch.Generator("cpu").manual_seed(seed), "output_type": "np",
-            "callback_on_step_end": step_callback(progress, cancel, steps)}
+    return {
+        "prompt": prompt,
+        "width": width,
+        "height": height,
+        "num_inference_steps": steps,
+        guidance_kwarg: guidance,
+        "generator": torch.Generator("cpu").manual_seed(seed),
+        "output_type": "np",
+        "callback_on_step_end": step_callback(progress, cancel, steps),
+    }
 
 
 def to_uint8(pixels):
@@ -259,6 +297,8 @@ def pipeline_errors(what: str, family: str, size: str, device: str) -> Iterator[
     except Exception as e:
         if is_oom(e):
             free_memory()
-            raise RenderError(f"{what}: out of memory at {size} on {device}; try a smaller size, fewer frames, "
-                              "cpu offload or VAE tiling") from e
+            raise RenderError(
+                f"{what}: out of memory at {size} on {device}; try a smaller size, fewer frames, "
+                "cpu offload or VAE tiling"
+            ) from e
         raise RenderError(f"{what}: {family} render failed: {first_line(e)}") from e

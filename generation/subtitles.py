@@ -50,8 +50,9 @@ def timecode(seconds: float, sep: str = ",") -> str:
 
 
 def write_srt(cues: list[Cue], path: Path) -> Path:
-    blocks = [f"{i}\n{timecode(c.start)} --> {timecode(c.end)}\n" + "\n".join(wrap(c.text))
-              for i, c in enumerate(cues, 1)]
+    blocks = [
+        f"{i}\n{timecode(c.start)} --> {timecode(c.end)}\n" + "\n".join(wrap(c.text)) for i, c in enumerate(cues, 1)
+    ]
     return _write(path, "\n\n".join(blocks) + "\n" if blocks else "")
 
 

@@ -14,8 +14,10 @@ from pathlib import Path
 import torch
 
 TEXT_DIM = 32
-WORDS = ("a the and of in on at with to dance dancing monkey cat dog red blue green sky sea city night "
-         "day rain sun light dark walks runs flies over under slow fast close wide shot camera").split()
+WORDS = (
+    "a the and of in on at with to dance dancing monkey cat dog red blue green sky sea city night "
+    "day rain sun light dark walks runs flies over under slow fast close wide shot camera"
+).split()
 
 
 def tiny_tokenizer():
@@ -29,13 +31,22 @@ def tiny_tokenizer():
     tok = Tokenizer(models.Unigram(vocab, unk_id=2, byte_fallback=False))
     tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always")
     tok.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", 1)])
-    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="</s>", unk_token="<unk>",
-                                   model_max_length=512)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok, pad_token="<pad>", eos_token="</s>", unk_token="<unk>", model_max_length=512
+    )
 
 
 def _t5_config(cls, vocab_size: int):
-    return cls(vocab_size=vocab_size, d_model=TEXT_DIM, d_kv=8, d_ff=37, num_layers=2, num_heads=4,
-               relative_attention_num_buckets=8, dropout_rate=0.0)
+    return cls(
+        vocab_size=vocab_size,
+        d_model=TEXT_DIM,
+        d_kv=8,
+        d_ff=37,
+        num_layers=2,
+        num_heads=4,
+        relative_attention_num_buckets=8,
+        dropout_rate=0.0,
+    )
 
 
 def tiny_t5(vocab_size: int):
@@ -56,8 +67,9 @@ def _wan_parts():
 
     tokenizer = tiny_tokenizer()
     torch.manual_seed(0)
-    vae = AutoencoderKLWan(base_dim=3, z_dim=16, dim_mult=[1, 1, 1, 1], num_res_blocks=1,
-                           temperal_downsample=[False, True, True])
+    vae = AutoencoderKLWan(
+        base_dim=3, z_dim=16, dim_mult=[1, 1, 1, 1], num_res_blocks=1, temperal_downsample=[False, True, True]
+    )
     torch.manual_seed(0)
     return tokenizer, vae, tiny_umt5(len(tokenizer))
 
@@ -68,12 +80,26 @@ def build_wan(folder: Path) -> Path:
     tokenizer, vae, text_encoder = _wan_parts()
     torch.manual_seed(0)
     transformer = WanTransformer3DModel(
-        patch_size=(1, 2, 2), num_attention_heads=2, attention_head_dim=12, in_channels=16, out_channels=16,
-        text_dim=TEXT_DIM, freq_dim=256, ffn_dim=32, num_layers=2, cross_attn_norm=True,
-        qk_norm="rms_norm_across_heads", rope_max_seq_len=32,
+        patch_size=(1, 2, 2),
+        num_attention_heads=2,
+        attention_head_dim=12,
+        in_channels=16,
+        out_channels=16,
+        text_dim=TEXT_DIM,
+        freq_dim=256,
+        ffn_dim=32,
+        num_layers=2,
+        cross_attn_norm=True,
+        qk_norm="rms_norm_across_heads",
+        rope_max_seq_len=32,
     )
-    pipe = WanPipeline(transformer=transformer, vae=vae, scheduler=FlowMatchEulerDiscreteScheduler(shift=7.0),
-                       text_encoder=text_encoder, tokenizer=tokenizer)
+    pipe = WanPipeline(
+        transformer=transformer,
+        vae=vae,
+        scheduler=FlowMatchEulerDiscreteScheduler(shift=7.0),
+        text_encoder=text_encoder,
+        tokenizer=tokenizer,
+    )
     pipe.save_pretrained(folder)
     return folder
 
@@ -84,9 +110,15 @@ def tiny_cogvideox_vae():
 
     torch.manual_seed(0)
     return AutoencoderKLCogVideoX(
-        in_channels=3, out_channels=3, down_block_types=("CogVideoXDownBlock3D",) * 4,
-        up_block_types=("CogVideoXUpBlock3D",) * 4, block_out_channels=(8, 8, 8, 8), latent_channels=4,
-        layers_per_block=1, norm_num_groups=2, temporal_compression_ratio=4,
+        in_channels=3,
+        out_channels=3,
+        down_block_types=("CogVideoXDownBlock3D",) * 4,
+        up_block_types=("CogVideoXUpBlock3D",) * 4,
+        block_out_channels=(8, 8, 8, 8),
+        latent_channels=4,
+        layers_per_block=1,
+        norm_num_groups=2,
+        temporal_compression_ratio=4,
     )
 
 
@@ -96,15 +128,26 @@ def build_cogvideox(folder: Path) -> Path:
     tokenizer = tiny_tokenizer()
     torch.manual_seed(0)
     transformer = CogVideoXTransformer3DModel(
-        num_attention_heads=4, attention_head_dim=8, in_channels=4, out_channels=4, time_embed_dim=2,
-        text_embed_dim=TEXT_DIM, num_layers=1, sample_width=4, sample_height=4, sample_frames=9, patch_size=2,
-        temporal_compression_ratio=4, max_text_seq_length=226,  # the pipeline's default prompt length
+        num_attention_heads=4,
+        attention_head_dim=8,
+        in_channels=4,
+        out_channels=4,
+        time_embed_dim=2,
+        text_embed_dim=TEXT_DIM,
+        num_layers=1,
+        sample_width=4,
+        sample_height=4,
+        sample_frames=9,
+        patch_size=2,
+        temporal_compression_ratio=4,
+        max_text_seq_length=226,  # the pipeline's default prompt length
     )
     vae = tiny_cogvideox_vae()
     torch.manual_seed(0)
     text_encoder = tiny_t5(len(tokenizer))
-    pipe = CogVideoXPipeline(transformer=transformer, vae=vae, scheduler=DDIMScheduler(),
-                             text_encoder=text_encoder, tokenizer=tokenizer)
+    pipe = CogVideoXPipeline(
+        transformer=transformer, vae=vae, scheduler=DDIMScheduler(), text_encoder=text_encoder, tokenizer=tokenizer
+    )
     pipe.save_pretrained(folder)
     return folder
 
@@ -116,42 +159,80 @@ def build_cogvideox_i2v(folder: Path) -> Path:
     tokenizer = tiny_tokenizer()
     torch.manual_seed(0)
     transformer = CogVideoXTransformer3DModel(  # learned positions: sample_* must match the 32x32 renders
-        num_attention_heads=2, attention_head_dim=16, in_channels=8, out_channels=4, time_embed_dim=2,
-        text_embed_dim=TEXT_DIM, num_layers=1, sample_width=4, sample_height=4, sample_frames=9, patch_size=2,
-        temporal_compression_ratio=4, max_text_seq_length=226, use_rotary_positional_embeddings=True,
+        num_attention_heads=2,
+        attention_head_dim=16,
+        in_channels=8,
+        out_channels=4,
+        time_embed_dim=2,
+        text_embed_dim=TEXT_DIM,
+        num_layers=1,
+        sample_width=4,
+        sample_height=4,
+        sample_frames=9,
+        patch_size=2,
+        temporal_compression_ratio=4,
+        max_text_seq_length=226,
+        use_rotary_positional_embeddings=True,
         use_learned_positional_embeddings=True,
     )
     vae = tiny_cogvideox_vae()
     torch.manual_seed(0)
     text_encoder = tiny_t5(len(tokenizer))
-    pipe = CogVideoXImageToVideoPipeline(transformer=transformer, vae=vae, scheduler=DDIMScheduler(),
-                                         text_encoder=text_encoder, tokenizer=tokenizer)
+    pipe = CogVideoXImageToVideoPipeline(
+        transformer=transformer, vae=vae, scheduler=DDIMScheduler(), text_encoder=text_encoder, tokenizer=tokenizer
+    )
     pipe.save_pretrained(folder)
     return folder
 
 
 def build_ltx(folder: Path) -> Path:
-    from diffusers import AutoencoderKLLTXVideo, FlowMatchEulerDiscreteScheduler, LTXPipeline, LTXVideoTransformer3DModel
+    from diffusers import (
+        AutoencoderKLLTXVideo,
+        FlowMatchEulerDiscreteScheduler,
+        LTXPipeline,
+        LTXVideoTransformer3DModel,
+    )
 
     tokenizer = tiny_tokenizer()
     torch.manual_seed(0)
     transformer = LTXVideoTransformer3DModel(
-        in_channels=8, out_channels=8, patch_size=1, patch_size_t=1, num_attention_heads=4, attention_head_dim=8,
-        cross_attention_dim=32, num_layers=1, caption_channels=TEXT_DIM,
+        in_channels=8,
+        out_channels=8,
+        patch_size=1,
+        patch_size_t=1,
+        num_attention_heads=4,
+        attention_head_dim=8,
+        cross_attention_dim=32,
+        num_layers=1,
+        caption_channels=TEXT_DIM,
     )
     torch.manual_seed(0)
     scaling = (True, True, False, False)
     vae = AutoencoderKLLTXVideo(  # every decoder_* argument too, or the decoder is full size
-        latent_channels=8, block_out_channels=(8, 8, 8, 8), decoder_block_out_channels=(8, 8, 8, 8),
-        layers_per_block=(1, 1, 1, 1, 1), decoder_layers_per_block=(1, 1, 1, 1, 1),
-        spatio_temporal_scaling=scaling, decoder_spatio_temporal_scaling=scaling,
-        decoder_inject_noise=(False,) * 5, upsample_residual=(False,) * 4, upsample_factor=(1,) * 4,
-        patch_size=1, patch_size_t=1, encoder_causal=True, decoder_causal=False,
+        latent_channels=8,
+        block_out_channels=(8, 8, 8, 8),
+        decoder_block_out_channels=(8, 8, 8, 8),
+        layers_per_block=(1, 1, 1, 1, 1),
+        decoder_layers_per_block=(1, 1, 1, 1, 1),
+        spatio_temporal_scaling=scaling,
+        decoder_spatio_temporal_scaling=scaling,
+        decoder_inject_noise=(False,) * 5,
+        upsample_residual=(False,) * 4,
+        upsample_factor=(1,) * 4,
+        patch_size=1,
+        patch_size_t=1,
+        encoder_causal=True,
+        decoder_causal=False,
     )
     torch.manual_seed(0)
     text_encoder = tiny_t5(len(tokenizer))
-    pipe = LTXPipeline(transformer=transformer, vae=vae, scheduler=FlowMatchEulerDiscreteScheduler(),
-                       text_encoder=text_encoder, tokenizer=tokenizer)
+    pipe = LTXPipeline(
+        transformer=transformer,
+        vae=vae,
+        scheduler=FlowMatchEulerDiscreteScheduler(),
+        text_encoder=text_encoder,
+        tokenizer=tokenizer,
+    )
     pipe.save_pretrained(folder)
     return folder
 
@@ -161,9 +242,16 @@ def build_image_pipeline(folder: Path) -> Path:
     from diffusers import DDPMPipeline, DDPMScheduler, UNet2DModel
 
     torch.manual_seed(0)
-    unet = UNet2DModel(sample_size=8, in_channels=3, out_channels=3, block_out_channels=(4, 8), layers_per_block=1,
-                       norm_num_groups=2, down_block_types=("DownBlock2D", "DownBlock2D"),
-                       up_block_types=("UpBlock2D", "UpBlock2D"))
+    unet = UNet2DModel(
+        sample_size=8,
+        in_channels=3,
+        out_channels=3,
+        block_out_channels=(4, 8),
+        layers_per_block=1,
+        norm_num_groups=2,
+        down_block_types=("DownBlock2D", "DownBlock2D"),
+        up_block_types=("UpBlock2D", "UpBlock2D"),
+    )
     DDPMPipeline(unet=unet, scheduler=DDPMScheduler()).save_pretrained(folder)
     return folder
 
@@ -175,12 +263,28 @@ def build_wan_vace(folder: Path) -> Path:
     tokenizer, vae, text_encoder = _wan_parts()
     torch.manual_seed(0)
     transformer = WanVACETransformer3DModel(  # vace_in_channels: 2 x z_dim video latents + 8 x 8 mask channels
-        patch_size=(1, 2, 2), num_attention_heads=2, attention_head_dim=12, in_channels=16, out_channels=16,
-        text_dim=TEXT_DIM, freq_dim=256, ffn_dim=32, num_layers=2, cross_attn_norm=True,
-        qk_norm="rms_norm_across_heads", rope_max_seq_len=32, vace_layers=[0], vace_in_channels=96,
+        patch_size=(1, 2, 2),
+        num_attention_heads=2,
+        attention_head_dim=12,
+        in_channels=16,
+        out_channels=16,
+        text_dim=TEXT_DIM,
+        freq_dim=256,
+        ffn_dim=32,
+        num_layers=2,
+        cross_attn_norm=True,
+        qk_norm="rms_norm_across_heads",
+        rope_max_seq_len=32,
+        vace_layers=[0],
+        vace_in_channels=96,
     )
-    pipe = WanVACEPipeline(transformer=transformer, vae=vae, scheduler=FlowMatchEulerDiscreteScheduler(shift=7.0),
-                           text_encoder=text_encoder, tokenizer=tokenizer)
+    pipe = WanVACEPipeline(
+        transformer=transformer,
+        vae=vae,
+        scheduler=FlowMatchEulerDiscreteScheduler(shift=7.0),
+        text_encoder=text_encoder,
+        tokenizer=tokenizer,
+    )
     pipe.save_pretrained(folder)
     return folder
 
@@ -194,22 +298,57 @@ def build_flux(folder: Path) -> Path:
     clip_tokenizer = tiny_tokenizer()
     clip_tokenizer.model_max_length = 77  # CLIP's position embeddings
     torch.manual_seed(0)
-    clip = CLIPTextModel(CLIPTextConfig(
-        vocab_size=len(clip_tokenizer), hidden_size=TEXT_DIM, intermediate_size=37, num_attention_heads=4,
-        num_hidden_layers=2, max_position_embeddings=77, bos_token_id=0, eos_token_id=1, pad_token_id=0,
-        projection_dim=TEXT_DIM)).eval()
+    clip = CLIPTextModel(
+        CLIPTextConfig(
+            vocab_size=len(clip_tokenizer),
+            hidden_size=TEXT_DIM,
+            intermediate_size=37,
+            num_attention_heads=4,
+            num_hidden_layers=2,
+            max_position_embeddings=77,
+            bos_token_id=0,
+            eos_token_id=1,
+            pad_token_id=0,
+            projection_dim=TEXT_DIM,
+        )
+    ).eval()
     torch.manual_seed(0)
     t5 = tiny_t5(len(tokenizer))
     torch.manual_seed(0)
-    transformer = FluxTransformer2DModel(patch_size=1, in_channels=4, num_layers=1, num_single_layers=1,
-                                         attention_head_dim=16, num_attention_heads=2, joint_attention_dim=TEXT_DIM,
-                                         pooled_projection_dim=TEXT_DIM, axes_dims_rope=[4, 4, 8])
+    transformer = FluxTransformer2DModel(
+        patch_size=1,
+        in_channels=4,
+        num_layers=1,
+        num_single_layers=1,
+        attention_head_dim=16,
+        num_attention_heads=2,
+        joint_attention_dim=TEXT_DIM,
+        pooled_projection_dim=TEXT_DIM,
+        axes_dims_rope=[4, 4, 8],
+    )
     torch.manual_seed(0)
-    vae = AutoencoderKL(sample_size=32, in_channels=3, out_channels=3, block_out_channels=(4,), layers_per_block=1,
-                        latent_channels=1, norm_num_groups=1, use_quant_conv=False, use_post_quant_conv=False,
-                        shift_factor=0.0609, scaling_factor=1.5035)
-    FluxPipeline(scheduler=FlowMatchEulerDiscreteScheduler(), text_encoder=clip, tokenizer=clip_tokenizer,
-                 text_encoder_2=t5, tokenizer_2=tokenizer, transformer=transformer, vae=vae).save_pretrained(folder)
+    vae = AutoencoderKL(
+        sample_size=32,
+        in_channels=3,
+        out_channels=3,
+        block_out_channels=(4,),
+        layers_per_block=1,
+        latent_channels=1,
+        norm_num_groups=1,
+        use_quant_conv=False,
+        use_post_quant_conv=False,
+        shift_factor=0.0609,
+        scaling_factor=1.5035,
+    )
+    FluxPipeline(
+        scheduler=FlowMatchEulerDiscreteScheduler(),
+        text_encoder=clip,
+        tokenizer=clip_tokenizer,
+        text_encoder_2=t5,
+        tokenizer_2=tokenizer,
+        transformer=transformer,
+        vae=vae,
+    ).save_pretrained(folder)
     return folder
 
 
@@ -218,13 +357,28 @@ def build_clip_vision(folder: Path) -> Path:
     from transformers import CLIPImageProcessor, CLIPVisionConfig, CLIPVisionModelWithProjection
 
     torch.manual_seed(0)
-    CLIPVisionModelWithProjection(CLIPVisionConfig(
-        hidden_size=32, intermediate_size=37, num_attention_heads=4, num_hidden_layers=2, image_size=32,
-        patch_size=4, projection_dim=16)).save_pretrained(folder)
+    CLIPVisionModelWithProjection(
+        CLIPVisionConfig(
+            hidden_size=32,
+            intermediate_size=37,
+            num_attention_heads=4,
+            num_hidden_layers=2,
+            image_size=32,
+            patch_size=4,
+            projection_dim=16,
+        )
+    ).save_pretrained(folder)
     CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}).save_pretrained(folder)
     return folder
 
 
-BUILDERS = {"wan": build_wan, "cogvideox": build_cogvideox, "cogvideox_i2v": build_cogvideox_i2v, "ltx": build_ltx,
-            "image": build_image_pipeline, "wan_vace": build_wan_vace, "flux": build_flux,
-            "clip_vision": build_clip_vision}
+BUILDERS = {
+    "wan": build_wan,
+    "cogvideox": build_cogvideox,
+    "cogvideox_i2v": build_cogvideox_i2v,
+    "ltx": build_ltx,
+    "image": build_image_pipeline,
+    "wan_vace": build_wan_vace,
+    "flux": build_flux,
+    "clip_vision": build_clip_vision,
+}

@@ -6,8 +6,8 @@ Everything written is H.264 / yuv420p mp4 with the moov atom up front, so browse
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
 
 import numpy as np
 
@@ -36,8 +36,14 @@ def write_video(frames: Iterable[np.ndarray], path: Path, fps: int) -> int:
     if h % 2 or w % 2:
         raise ValueError(f"frame size {w}x{h} must be even for yuv420p")
     writer = imageio_ffmpeg.write_frames(
-        str(tmp), (w, h), fps=fps, codec="libx264", pix_fmt_out="yuv420p", macro_block_size=1,
-        output_params=H264_ARGS, ffmpeg_log_level="quiet",  # failures are detected below, in one clear line
+        str(tmp),
+        (w, h),
+        fps=fps,
+        codec="libx264",
+        pix_fmt_out="yuv420p",
+        macro_block_size=1,
+        output_params=H264_ARGS,
+        ffmpeg_log_level="quiet",  # failures are detected below, in one clear line
     )
     writer.send(None)
     n = 0
@@ -65,7 +71,9 @@ def _check_written(tmp: Path, n: int, name: str) -> None:
         return
     if shutil.disk_usage(tmp.parent).free < (4 << 20):
         raise OSError(errno.ENOSPC, f"No space left on device while writing {name}")
-    raise OSError(errno.EIO, f"ffmpeg wrote an incomplete video for {name} ({track['frames'] if track else 0}/{n} frames)")
+    raise OSError(
+        errno.EIO, f"ffmpeg wrote an incomplete video for {name} ({track['frames'] if track else 0}/{n} frames)"
+    )
 
 
 def _chain(first: np.ndarray, rest: Iterator[np.ndarray]) -> Iterator[np.ndarray]:
@@ -91,8 +99,13 @@ def probe(path: Path) -> dict:
     reader = imageio_ffmpeg.read_frames(str(path))
     meta = next(reader)
     reader.close()
-    return {"width": meta["size"][0], "height": meta["size"][1], "fps": float(meta["fps"]),
-            "duration": float(meta["duration"]), "codec": meta.get("codec", "")}
+    return {
+        "width": meta["size"][0],
+        "height": meta["size"][1],
+        "fps": float(meta["fps"]),
+        "duration": float(meta["duration"]),
+        "codec": meta.get("codec", ""),
+    }
 
 
 def run_ffmpeg(args: list[str], cwd: Path | None = None, cancel=None) -> str:
@@ -140,21 +153,31 @@ def inspect(path: Path) -> dict:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no such video: {path}")
-    err = subprocess.run([ffmpeg_exe(), "-hide_banner", "-nostdin", "-i", str(path)],
-                         capture_output=True, text=True, errors="replace").stderr
-    video = re.search(r"Stream #\d+:\d+.*?: Video: (\w+)(?: \(([^)]*)\))?.*?, (\w+)(?:\([^)]*\))?, "
-                      r"(\d+)x(\d+).*?, ([\d.]+k?) fps, .*?([\d.]+k?) tbn", err)
+    err = subprocess.run(
+        [ffmpeg_exe(), "-hide_banner", "-nostdin", "-i", str(path)], capture_output=True, text=True, errors="replace"
+    ).stderr
+    video = re.search(
+        r"Stream #\d+:\d+.*?: Video: (\w+)(?: \(([^)]*)\))?.*?, (\w+)(?:\([^)]*\))?, "
+        r"(\d+)x(\d+).*?, ([\d.]+k?) fps, .*?([\d.]+k?) tbn",
+        err,
+    )
     if video is None:
         raise ValueError(f"no video stream found in {path.name}")
     dur = re.search(r"Duration: (\d+):(\d+):([\d.]+)", err)
     codec, profile, pix_fmt, w, h, fps, tbn = video.groups()
     track = mp4_video_track(path) if codec == "h264" else None
     return {
-        "codec": codec, "profile": profile or "", "pix_fmt": pix_fmt, "width": int(w), "height": int(h),
-        "fps": _kfloat(fps), "tbn": _kfloat(tbn),
+        "codec": codec,
+        "profile": profile or "",
+        "pix_fmt": pix_fmt,
+        "width": int(w),
+        "height": int(h),
+        "fps": _kfloat(fps),
+        "tbn": _kfloat(tbn),
         "duration": (int(dur[1]) * 3600 + int(dur[2]) * 60 + float(dur[3])) if dur else 0.0,
         "has_audio": re.search(r"Stream #\d+:\d+.*?: Audio: ", err) is not None,
-        "extradata": track and track["avcc"], "frames": track and track["frames"],
+        "extradata": track and track["avcc"],
+        "frames": track and track["frames"],
     }
 
 
@@ -183,13 +206,13 @@ def mp4_video_track(path: Path) -> dict | None:
         stts, stsz = m.find(b"stts", i, end), m.find(b"stsz", i, end)
         if min(avc1, mdhd, stts, stsz) < 0:
             return None
-        u32 = lambda at: int.from_bytes(m[at:at + 4], "big")  # noqa: E731
+        u32 = lambda at: int.from_bytes(m[at : at + 4], "big")  # noqa: E731
         return {
-            "avcc": bytes(m[i + 4:i - 4 + u32(i - 4)]),
+            "avcc": bytes(m[i + 4 : i - 4 + u32(i - 4)]),
             "timescale": u32(mdhd + 4 + (20 if m[mdhd + 4] == 1 else 12)),
             "delta": u32(stts + 16) if u32(stts + 8) else 0,
-            "width": int.from_bytes(m[avc1 + 28:avc1 + 30], "big"),
-            "height": int.from_bytes(m[avc1 + 30:avc1 + 32], "big"),
+            "width": int.from_bytes(m[avc1 + 28 : avc1 + 30], "big"),
+            "height": int.from_bytes(m[avc1 + 30 : avc1 + 32], "big"),
             "frames": u32(stsz + 12),
         }
 
@@ -198,9 +221,9 @@ def _top_level_box(m, kind: bytes) -> tuple[int, int]:
     """(start, end) of a top-level mp4 box's contents; (0, 0) when absent. Walks box headers only."""
     pos, total = 0, len(m)
     while pos + 8 <= total:
-        size, typ, header = int.from_bytes(m[pos:pos + 4], "big"), m[pos + 4:pos + 8], 8
+        size, typ, header = int.from_bytes(m[pos : pos + 4], "big"), m[pos + 4 : pos + 8], 8
         if size == 1:
-            size, header = int.from_bytes(m[pos + 8:pos + 16], "big"), 16
+            size, header = int.from_bytes(m[pos + 8 : pos + 16], "big"), 16
         elif size == 0:
             size = total - pos
         if size < header:

@@ -33,7 +33,7 @@ import tempfile
 import time
 import zipfile
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -66,6 +66,7 @@ class ArchiveError(ValueError):
 
 # ---------------------------------------------------------------------------------------- format
 
+
 class Reparented(Strict):
     version: int
     original_parent: int
@@ -82,9 +83,13 @@ class ProjectFile(Strict):
     media_included: bool
     media: list[MediaRecord] = Field(default_factory=list)
     clips: list[ClipRecord] = Field(default_factory=list)
-    absent: list[Sha] = Field(default_factory=list, description=(
-        "media listed but not in an archive that includes media: the exporting store never had them (written only "
-        "when not empty, so older readers still read the rest)"))
+    absent: list[Sha] = Field(
+        default_factory=list,
+        description=(
+            "media listed but not in an archive that includes media: the exporting store never had them (written only "
+            "when not empty, so older readers still read the rest)"
+        ),
+    )
 
 
 class MemberEntry(Strict):
@@ -110,8 +115,17 @@ class Archive:
 
 # ---------------------------------------------------------------------------------------- export
 
-def export_project(repo: Repository, store: MediaStore, pid: str, out: Path, *, versions: str = "all",
-                   include_media: bool = True, redact: list[tuple[str, str]] = ()) -> Path:
+
+def export_project(
+    repo: Repository,
+    store: MediaStore,
+    pid: str,
+    out: Path,
+    *,
+    versions: str = "all",
+    include_media: bool = True,
+    redact: list[tuple[str, str]] = (),
+) -> Path:
     """Write the project (the chosen versions) to `out` (a .chief.zip, or a folder to put one in); returns the path.
     `redact` lists (local path, replacement) for every string in the records (the data folder, a model folder)."""
     out = Path(out)
@@ -145,8 +159,14 @@ def _choose_versions(numbers: list[int], spec: str) -> list[int]:
     return sorted(chosen)
 
 
-def _project_file(u, store: MediaStore, project: Project, bundles: list[VersionBundle], parents: dict[int, int | None],
-                  include_media: bool) -> tuple[dict, dict[str, tuple[str, Path]]]:
+def _project_file(
+    u,
+    store: MediaStore,
+    project: Project,
+    bundles: list[VersionBundle],
+    parents: dict[int, int | None],
+    include_media: bool,
+) -> tuple[dict, dict[str, tuple[str, Path]]]:
     """project.json as a dict, and the media it needs: sha -> (ext, local path)."""
     exported = {b.version.number for b in bundles}
     needed: dict[str, str] = {}  # sha -> ext
@@ -171,10 +191,13 @@ def _project_file(u, store: MediaStore, project: Project, bundles: list[VersionB
                 if clip.last_frame_sha256:
                     needed[clip.last_frame_sha256] = "png"
         needed.update({sha: "png" for sha in [*v.storyboard.images(), *(k.sha256 for k in b.keyframes)]})
-        proposals = [p.model_copy(update={"accepted_as": p.accepted_as if p.accepted_as in exported else None})
-                     for p in b.proposals]
-        out_bundles.append(b.model_copy(update={"version": v.model_copy(update={"parent_number": parent}),
-                                                "proposals": proposals}))
+        proposals = [
+            p.model_copy(update={"accepted_as": p.accepted_as if p.accepted_as in exported else None})
+            for p in b.proposals
+        ]
+        out_bundles.append(
+            b.model_copy(update={"version": v.model_copy(update={"parent_number": parent}), "proposals": proposals})
+        )
     known = u.media(list(needed))
     entries: list[MediaRecord] = []
     media: dict[str, tuple[str, Path]] = {}
@@ -191,10 +214,16 @@ def _project_file(u, store: MediaStore, project: Project, bundles: list[VersionB
     absent = sorted(sha for sha in needed if sha not in media) if include_media else []
     usable = [c for c in clips.values() if c.sha256 in media and (c.last_frame_sha256 or c.sha256) in media]
     current = project.current_version if project.current_version in exported else max(exported)
-    pf = ProjectFile(format_version=FORMAT_VERSION, project=project.model_copy(update={"current_version": current,
-                                                                                      "versions": len(exported)}),
-                     versions=out_bundles, reparented=reparented, media_included=include_media, media=entries,
-                     clips=sorted(usable, key=lambda c: c.key), absent=absent)
+    pf = ProjectFile(
+        format_version=FORMAT_VERSION,
+        project=project.model_copy(update={"current_version": current, "versions": len(exported)}),
+        versions=out_bundles,
+        reparented=reparented,
+        media_included=include_media,
+        media=entries,
+        clips=sorted(usable, key=lambda c: c.key),
+        absent=absent,
+    )
     return pf.model_dump(mode="json", exclude={"absent"} if not absent else None), media
 
 
@@ -216,9 +245,13 @@ def _write_zip(out: Path, data: dict, media: dict[str, tuple[str, Path]]) -> Pat
                 members[name] = _put_file(zf, name, path, ext not in _STORED)
             blob = json.dumps(data, indent=2, ensure_ascii=False).encode()
             members[PROJECT] = _put_bytes(zf, PROJECT, blob)
-            manifest = {"format": "chief-archive", "format_version": FORMAT_VERSION, "app_version": app_version(),
-                        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                        "members": dict(sorted(members.items()))}
+            manifest = {
+                "format": "chief-archive",
+                "format_version": FORMAT_VERSION,
+                "app_version": app_version(),
+                "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                "members": dict(sorted(members.items())),
+            }
             _put_bytes(zf, MANIFEST, json.dumps(manifest, indent=2).encode())
         os.replace(tmp, out)
     except OSError as e:
@@ -272,6 +305,7 @@ def _scrubber(redact: list[tuple[str, str]]):
         if isinstance(node, list):
             return [scrub(v) for v in node]
         return node
+
     return scrub
 
 
@@ -286,8 +320,8 @@ def app_version() -> str:
 
 # ---------------------------------------------------------------------------------------- import
 
-def import_project(repo: Repository, store: MediaStore, path: Path, *, title: str | None = None,
-                   check=None) -> str:
+
+def import_project(repo: Repository, store: MediaStore, path: Path, *, title: str | None = None, check=None) -> str:
     """A new project (new ids) from an archive; returns its id. Everything is checked before anything is
     written; `check(archive)` lets the caller add its own rules (it raises to refuse)."""
     if title is not None and not 1 <= len(title.strip()) <= 200:
@@ -355,8 +389,10 @@ def _check_names(infos: list[zipfile.ZipInfo]) -> None:
         if zi.file_size > MAX_MEMBER_BYTES:
             raise ArchiveError(f"member {name!r} is too big ({zi.file_size} bytes > {MAX_MEMBER_BYTES})")
         if zi.file_size > RATIO_MIN_BYTES and zi.file_size > MAX_RATIO * max(zi.compress_size, 1):
-            raise ArchiveError(f"member {name!r} expands {zi.file_size // max(zi.compress_size, 1)}x "
-                               f"(limit {MAX_RATIO}x): refused as a zip bomb")
+            raise ArchiveError(
+                f"member {name!r} expands {zi.file_size // max(zi.compress_size, 1)}x "
+                f"(limit {MAX_RATIO}x): refused as a zip bomb"
+            )
         total += zi.file_size
         if total > MAX_TOTAL_BYTES:
             raise ArchiveError(f"the archive expands beyond {MAX_TOTAL_BYTES} bytes: refused as a zip bomb")
@@ -387,8 +423,9 @@ def _check(zf: zipfile.ZipFile, scratch: Path) -> tuple[ProjectFile, dict[str, t
     raw, _ = _read_json(zf, MANIFEST)
     fv = raw.get("format_version") if isinstance(raw, dict) else None
     if isinstance(fv, int) and fv > FORMAT_VERSION:
-        raise ArchiveError(f"archive format {fv} is from a newer CHIEF (this one reads up to {FORMAT_VERSION}): "
-                           "upgrade to import it")
+        raise ArchiveError(
+            f"archive format {fv} is from a newer CHIEF (this one reads up to {FORMAT_VERSION}): upgrade to import it"
+        )
     try:
         manifest = Manifest.model_validate(raw)
     except ValidationError as e:
@@ -466,13 +503,16 @@ def _check_consistency(pf: ProjectFile, extracted: dict[str, tuple[str, Path]]) 
     for b in pf.versions:
         v = b.version
         if v.parent_number is not None and (v.parent_number not in known or v.parent_number >= v.number):
-            raise ArchiveError(f"invalid project.json: v{v.number} has parent v{v.parent_number}, which is not an "
-                               "earlier exported version")
+            raise ArchiveError(
+                f"invalid project.json: v{v.number} has parent v{v.parent_number}, which is not an "
+                "earlier exported version"
+            )
         renders = {r.id for r in b.renders}
         for c in b.critiques:
             if c.render_id not in renders and not (c.render_id is None and c.screening == "keyframes"):
-                raise ArchiveError(f"invalid project.json: critique {c.id} refers to render {c.render_id}, "
-                                   f"not in v{v.number}")
+                raise ArchiveError(
+                    f"invalid project.json: critique {c.id} refers to render {c.render_id}, not in v{v.number}"
+                )
         takes = {t.id for t in b.takes}
         for ts in b.take_screenings:
             named = {*ts.takes, *(t for vote in ts.votes for t in (vote.take_id, *vote.scores) if t is not None)}
@@ -535,22 +575,42 @@ def _write(repo: Repository, pf: ProjectFile, title: str | None) -> str:
         proposals = []
         for p in b.proposals:
             edits = [e.model_copy(update={"sources": [ids.get(x, x) for x in e.sources]}) for e in p.proposal.edits]
-            proposals.append(p.model_copy(update={"id": ids[p.id],
-                                                  "proposal": p.proposal.model_copy(update={"edits": edits})}))
-        bundles.append(VersionBundle(
-            version=v.model_copy(update={"id": ids[v.id], "project_id": pid, "message": remap(v.message)}),
-            renders=[r.model_copy(update={"id": ids[r.id]}) for r in b.renders],
-            notes=[n.model_copy(update={"id": ids[n.id]}) for n in b.notes],
-            critiques=[c.model_copy(update={"id": ids[c.id], "render_id": ids.get(c.render_id), "batch": ids[c.batch]})
-                       for c in b.critiques],
-            proposals=proposals, usage=b.usage,
-            keyframes=[k.model_copy(update={"id": ids[k.id]}) for k in b.keyframes],
-            takes=[t.model_copy(update={"id": ids[t.id]}) for t in b.takes],
-            take_screenings=[ts.model_copy(update={
-                "id": ids[ts.id], "takes": [ids[t] for t in ts.takes],
-                "votes": [vote.model_copy(update={"take_id": vote.take_id and ids[vote.take_id],
-                                                  "scores": {ids[t]: x for t, x in vote.scores.items()}})
-                          for vote in ts.votes]}) for ts in b.take_screenings]))
+            proposals.append(
+                p.model_copy(update={"id": ids[p.id], "proposal": p.proposal.model_copy(update={"edits": edits})})
+            )
+        bundles.append(
+            VersionBundle(
+                version=v.model_copy(update={"id": ids[v.id], "project_id": pid, "message": remap(v.message)}),
+                renders=[r.model_copy(update={"id": ids[r.id]}) for r in b.renders],
+                notes=[n.model_copy(update={"id": ids[n.id]}) for n in b.notes],
+                critiques=[
+                    c.model_copy(update={"id": ids[c.id], "render_id": ids.get(c.render_id), "batch": ids[c.batch]})
+                    for c in b.critiques
+                ],
+                proposals=proposals,
+                usage=b.usage,
+                keyframes=[k.model_copy(update={"id": ids[k.id]}) for k in b.keyframes],
+                takes=[t.model_copy(update={"id": ids[t.id]}) for t in b.takes],
+                take_screenings=[
+                    ts.model_copy(
+                        update={
+                            "id": ids[ts.id],
+                            "takes": [ids[t] for t in ts.takes],
+                            "votes": [
+                                vote.model_copy(
+                                    update={
+                                        "take_id": vote.take_id and ids[vote.take_id],
+                                        "scores": {ids[t]: x for t, x in vote.scores.items()},
+                                    }
+                                )
+                                for vote in ts.votes
+                            ],
+                        }
+                    )
+                    for ts in b.take_screenings
+                ],
+            )
+        )
     project = pf.project.model_copy(update={"id": pid, "title": title or pf.project.title, "trashed_at": None})
     present = {m.sha256 for m in pf.media} - set(pf.absent) if pf.media_included else set()
     clips = [c for c in pf.clips if c.sha256 in present and (c.last_frame_sha256 or c.sha256) in present]
@@ -562,34 +622,87 @@ def _write(repo: Repository, pf: ProjectFile, title: str | None) -> str:
 
 # ---------------------------------------------------------------------------------------- format 1
 
+
 def _upgrade_v1(raw: dict) -> dict:
     """A format-1 project.json (before the domain records) in the format-2 shape; validation follows."""
+
     def version(v: dict) -> dict:
-        return {"id": v["id"], "project_id": raw["project"]["id"], "number": v["number"], "parent_number": v.get("parent"),
-                "kind": v["kind"], "message": v.get("message", ""), "created_at": v["created_at"],
-                "storyboard": v["storyboard"], "panel": v["panel"], "personas": v.get("personas", [])}
+        return {
+            "id": v["id"],
+            "project_id": raw["project"]["id"],
+            "number": v["number"],
+            "parent_number": v.get("parent"),
+            "kind": v["kind"],
+            "message": v.get("message", ""),
+            "created_at": v["created_at"],
+            "storyboard": v["storyboard"],
+            "panel": v["panel"],
+            "personas": v.get("personas", []),
+        }
 
     def render(r: dict, number: int) -> dict:
         media = {k: sha for k, sha in (r.get("media") or {}).items() if k in RENDER_MEDIA_EXT}
-        return {**{k: r[k] for k in ("id", "created_at", "backend", "model", "label", "rendered", "reused", "seconds",
-                                     "film_sha256") if k in r},
-                "version": number, "media": media, "stream_copied": (r.get("media") or {}).get("stream_copied") == "yes",
-                "shots": [{k: s[k] for k in ("shot_id", "key", "sha256", "status", "duration", "num_frames", "fps")
-                           if k in s} for s in r.get("shots", [])]}
+        return {
+            **{
+                k: r[k]
+                for k in (
+                    "id",
+                    "created_at",
+                    "backend",
+                    "model",
+                    "label",
+                    "rendered",
+                    "reused",
+                    "seconds",
+                    "film_sha256",
+                )
+                if k in r
+            },
+            "version": number,
+            "media": media,
+            "stream_copied": (r.get("media") or {}).get("stream_copied") == "yes",
+            "shots": [
+                {k: s[k] for k in ("shot_id", "key", "sha256", "status", "duration", "num_frames", "fps") if k in s}
+                for s in r.get("shots", [])
+            ],
+        }
 
     bundles = []
     for v in raw.get("versions", []):
         n = v["number"]
-        bundles.append({
-            "version": version(v),
-            "renders": [render(r, n) for r in v.get("renders", [])],
-            "notes": v.get("notes", []),
-            "critiques": [{"id": c["id"], "version": n, "render_id": c["render"], "persona_id": c["persona_id"],
-                           "batch": c["batch"], "mode": c["mode"], "created_at": c["created_at"], "critique": c["data"],
-                           "usage": c.get("usage") or {}} for c in v.get("critiques", [])],
-            "proposals": [{"id": p["id"], "version": n, "created_at": p["created_at"], "mode": p["mode"],
-                           "proposal": p["data"], "usage": p.get("usage") or {}, "accepted_as": p.get("accepted_as")}
-                          for p in v.get("proposals", [])],
-            "usage": v.get("usage", [])})
+        bundles.append(
+            {
+                "version": version(v),
+                "renders": [render(r, n) for r in v.get("renders", [])],
+                "notes": v.get("notes", []),
+                "critiques": [
+                    {
+                        "id": c["id"],
+                        "version": n,
+                        "render_id": c["render"],
+                        "persona_id": c["persona_id"],
+                        "batch": c["batch"],
+                        "mode": c["mode"],
+                        "created_at": c["created_at"],
+                        "critique": c["data"],
+                        "usage": c.get("usage") or {},
+                    }
+                    for c in v.get("critiques", [])
+                ],
+                "proposals": [
+                    {
+                        "id": p["id"],
+                        "version": n,
+                        "created_at": p["created_at"],
+                        "mode": p["mode"],
+                        "proposal": p["data"],
+                        "usage": p.get("usage") or {},
+                        "accepted_as": p.get("accepted_as"),
+                    }
+                    for p in v.get("proposals", [])
+                ],
+                "usage": v.get("usage", []),
+            }
+        )
     project = {**raw["project"], "versions": len(bundles)}
     return {**raw, "format_version": FORMAT_VERSION, "project": project, "versions": bundles}

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-from sqlalchemy import (JSON, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint,
-                        create_engine, event)
+from sqlalchemy import JSON, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint, create_engine, event
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
 from storage.schema import utcnow
@@ -37,8 +37,10 @@ def _explain(path: Path, reason: str) -> str:
     """What went wrong with the database file at `path`, and what to do about it."""
     low = reason.lower()
     if "not a database" in low or "malformed" in low or "encrypted" in low:
-        return (f"{path} is not a CHIEF database or is damaged ({reason}): restore it from a backup, or move it "
-                "away to start an empty one")
+        return (
+            f"{path} is not a CHIEF database or is damaged ({reason}): restore it from a backup, or move it "
+            "away to start an empty one"
+        )
     if "readonly" in low or "read-only" in low or not _writable(path.parent):
         return _read_only(path)
     return f"could not use the database {path}: {reason}"
@@ -47,8 +49,10 @@ def _explain(path: Path, reason: str) -> str:
 def _read_only(path: Path) -> str:
     if path.exists() and _writable(path.parent):
         return f"the database {path} is read-only: make it writable, or set CHIEF_HOME to another folder"
-    return (f"the data folder {path.parent} is read-only: CHIEF writes its database and journal there; make it "
-            "writable, or set CHIEF_HOME to a writable folder")
+    return (
+        f"the data folder {path.parent} is read-only: CHIEF writes its database and journal there; make it "
+        "writable, or set CHIEF_HOME to a writable folder"
+    )
 
 
 def _writable(folder: Path) -> bool:
@@ -302,11 +306,15 @@ def _check_file(path: Path) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise DatabaseError(f"cannot create the data folder {path.parent} ({e.strerror or e}): create it, or set "
-                            "CHIEF_HOME to a writable folder") from None
+        raise DatabaseError(
+            f"cannot create the data folder {path.parent} ({e.strerror or e}): create it, or set "
+            "CHIEF_HOME to a writable folder"
+        ) from None
     if path.is_file() and path.stat().st_size == 0:
-        raise DatabaseError(f"{path} is empty (0 bytes), perhaps cut short by a crash or a full disk: restore it "
-                            "from a backup, or delete it to start an empty database")
+        raise DatabaseError(
+            f"{path} is empty (0 bytes), perhaps cut short by a crash or a full disk: restore it "
+            "from a backup, or delete it to start an empty database"
+        )
     if not _writable(path.parent) or (path.exists() and not os.access(path, os.W_OK)):
         raise DatabaseError(_read_only(path))
 
@@ -330,8 +338,10 @@ def migrate(engine) -> None:
         except CommandError:
             known = False
         if not known:
-            raise DatabaseError(f"{engine.url.database} was written by a newer CHIEF (database revision {current}; "
-                                f"this one knows up to {script.get_current_head()}): upgrade CHIEF, or set "
-                                "CHIEF_HOME to another folder")
+            raise DatabaseError(
+                f"{engine.url.database} was written by a newer CHIEF (database revision {current}; "
+                f"this one knows up to {script.get_current_head()}): upgrade CHIEF, or set "
+                "CHIEF_HOME to another folder"
+            )
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "head")

@@ -3,12 +3,29 @@ diffing two storyboards. Pure functions."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Literal
+from collections.abc import Iterable
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from storage.schema import (CAMERA_MOVES, EDIT, AddShot, Character, Edit, Limits, MoveShot, RemoveShot, SetCharacter,
-                            SetShot, SetStory, Shot, Storyboard, Strict, Unchanged, new_id)
+from storage.schema import (
+    CAMERA_MOVES,
+    EDIT,
+    AddShot,
+    Character,
+    Edit,
+    Limits,
+    MoveShot,
+    RemoveShot,
+    SetCharacter,
+    SetShot,
+    SetStory,
+    Shot,
+    Storyboard,
+    Strict,
+    Unchanged,
+    new_id,
+)
 
 
 class EditError(ValueError):
@@ -16,6 +33,7 @@ class EditError(ValueError):
 
 
 # ---------------------------------------------------------------------------------------- checking
+
 
 def check_value(field: str, new: str) -> str | None:
     """Why `new` is not a valid value for shot field `field`, or None."""
@@ -41,8 +59,9 @@ def _describe(raw: Any) -> str:
     return f"{get('op', 'edit')} {target}"
 
 
-def sanitize(edits: Iterable[dict | Edit], board: Storyboard, known_sources: set[str] | None = None,
-             limits: Limits | None = None) -> tuple[list[Edit], list[Unchanged]]:
+def sanitize(
+    edits: Iterable[dict | Edit], board: Storyboard, known_sources: set[str] | None = None, limits: Limits | None = None
+) -> tuple[list[Edit], list[Unchanged]]:
     """The edits that can apply to `board`, with `old` values taken from the board; every edit dropped is
     explained (unknown or locked shot, bad value, malformed, or — with `limits` — taking the storyboard past a
     cap it kept). Edits that change nothing vanish."""
@@ -107,6 +126,7 @@ def sanitize(edits: Iterable[dict | Edit], board: Storyboard, known_sources: set
 
 # ---------------------------------------------------------------------------------------- applying
 
+
 def apply_edits(board: Storyboard, edits: list[Edit]) -> Storyboard:
     """A new storyboard with the edits applied in order. Locked shots refuse every edit."""
     data = board.model_copy(deep=True)
@@ -142,8 +162,16 @@ def _apply(board: Storyboard, e: Edit) -> None:
     elif isinstance(e, AddShot):
         shots, i = _locate(board, e.shot_id) if e.shot_id else (board.scenes[0].shots, -1)
         anchor = shots[i] if i >= 0 else shots[0]
-        shots.insert(i + 1, Shot(shot_id=new_id("sh"), prompt=e.new, duration=anchor.duration, seed=anchor.seed + 1,
-                                 characters=list(anchor.characters)))
+        shots.insert(
+            i + 1,
+            Shot(
+                shot_id=new_id("sh"),
+                prompt=e.new,
+                duration=anchor.duration,
+                seed=anchor.seed + 1,
+                characters=list(anchor.characters),
+            ),
+        )
     else:
         shots, i = _locate(board, e.shot_id)
         if shots[i].locked:
@@ -174,6 +202,7 @@ def _apply(board: Storyboard, e: Edit) -> None:
 
 # ---------------------------------------------------------------------------------------- diffing
 
+
 class ShotChange(Strict):
     shot_id: str
     status: Literal["added", "removed", "changed", "moved", "same"]
@@ -200,14 +229,21 @@ def diff_storyboards(a: Storyboard, b: Storyboard) -> StoryboardDiff:
         if sid not in sa:
             changes.append(ShotChange(shot_id=sid, status="added"))
             continue
-        fields = {f: (getattr(sa[sid], f), getattr(sb[sid], f)) for f in Shot.model_fields
-                  if getattr(sa[sid], f) != getattr(sb[sid], f)}
+        fields = {
+            f: (getattr(sa[sid], f), getattr(sb[sid], f))
+            for f in Shot.model_fields
+            if getattr(sa[sid], f) != getattr(sb[sid], f)
+        }
         moved = common_a.index(sid) != common_b.index(sid)
-        changes.append(ShotChange(shot_id=sid, status="changed" if fields else "moved" if moved else "same",
-                                  fields=fields))
+        changes.append(
+            ShotChange(shot_id=sid, status="changed" if fields else "moved" if moved else "same", fields=fields)
+        )
     changes += [ShotChange(shot_id=sid, status="removed") for sid in sa if sid not in sb]
-    story = {f: (getattr(a, f), getattr(b, f)) for f in ("title", "logline", "style_guide", "fps", "width", "height")
-             if getattr(a, f) != getattr(b, f)}
+    story = {
+        f: (getattr(a, f), getattr(b, f))
+        for f in ("title", "logline", "style_guide", "fps", "width", "height")
+        if getattr(a, f) != getattr(b, f)
+    }
     if a.film != b.film:
         story["film"] = (a.film.model_dump(), b.film.model_dump())
     ca, cb = {c.name: c.description for c in a.characters}, {c.name: c.description for c in b.characters}

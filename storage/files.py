@@ -20,8 +20,9 @@ def load_storyboard(path: Path) -> Storyboard:
     path = Path(path)
     try:
         if path.stat().st_size > MAX_STORYBOARD_BYTES:
-            raise StoryboardFileError(f"{path}: too big for a storyboard ({path.stat().st_size} bytes > "
-                                      f"{MAX_STORYBOARD_BYTES})")
+            raise StoryboardFileError(
+                f"{path}: too big for a storyboard ({path.stat().st_size} bytes > {MAX_STORYBOARD_BYTES})"
+            )
         text = path.read_text(encoding="utf-8")
         parse = parse_json if path.suffix.lower() == ".json" else parse_yaml
         data = parse(text, f"{path}: cannot read storyboard")

@@ -12,8 +12,8 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from storage.records import MediaRecord
 

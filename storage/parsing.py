@@ -99,8 +99,7 @@ class _Loader(yaml.SafeLoader):
         self._depth += 1
         try:
             if self._depth > MAX_DEPTH:
-                raise _Refused(None, None, f"nested more than {MAX_DEPTH} levels deep",
-                                       self.peek_event().start_mark)
+                raise _Refused(None, None, f"nested more than {MAX_DEPTH} levels deep", self.peek_event().start_mark)
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1

@@ -250,7 +250,27 @@ class VersionBundle(Strict):
     take_screenings: list[TakeScreeningRecord] = Field(default_factory=list)
 
 
-__all__ = ["RENDER_MEDIA_EXT", "MEDIA_EXTS", "ClipMediaRecord", "ClipRecord", "CritiqueRecord", "FrameRef",
-           "KeyframeRecord", "MediaRecord", "Note", "Project", "ProposalRecord", "RenderRecord", "Screening", "ShotRender",
-           "TakeRecord", "TakeScreeningRecord", "TakeVote", "UsageRecord", "Version", "VersionBundle", "VersionKind",
-           "VersionNode"]
+__all__ = [
+    "RENDER_MEDIA_EXT",
+    "MEDIA_EXTS",
+    "ClipMediaRecord",
+    "ClipRecord",
+    "CritiqueRecord",
+    "FrameRef",
+    "KeyframeRecord",
+    "MediaRecord",
+    "Note",
+    "Project",
+    "ProposalRecord",
+    "RenderRecord",
+    "Screening",
+    "ShotRender",
+    "TakeRecord",
+    "TakeScreeningRecord",
+    "TakeVote",
+    "UsageRecord",
+    "Version",
+    "VersionBundle",
+    "VersionKind",
+    "VersionNode",
+]

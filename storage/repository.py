@@ -7,18 +7,44 @@ processes never interleave a read-then-write) and yields a `Unit` whose methods 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from sqlalchemy import func, select
 
-from storage.db import (AgentCallRow, ClipMediaRow, ClipRow, CritiqueRow, Database, KeyframeRow, MediaRow, NoteRow,
-                        ProjectRow, ProposalRow, RenderRow, TakeRow, TakeScreeningRow, VersionRow)
-from storage.records import (ClipMediaRecord, ClipRecord, CritiqueRecord, KeyframeRecord, MediaRecord, Project,
-                             ProposalRecord, RenderRecord, TakeRecord, TakeScreeningRecord, UsageRecord, Version,
-                             VersionBundle, VersionNode)
+from storage.db import (
+    AgentCallRow,
+    ClipMediaRow,
+    ClipRow,
+    CritiqueRow,
+    Database,
+    KeyframeRow,
+    MediaRow,
+    NoteRow,
+    ProjectRow,
+    ProposalRow,
+    RenderRow,
+    TakeRow,
+    TakeScreeningRow,
+    VersionRow,
+)
+from storage.records import (
+    ClipMediaRecord,
+    ClipRecord,
+    CritiqueRecord,
+    KeyframeRecord,
+    MediaRecord,
+    Project,
+    ProposalRecord,
+    RenderRecord,
+    TakeRecord,
+    TakeScreeningRecord,
+    UsageRecord,
+    Version,
+    VersionBundle,
+    VersionNode,
+)
 from storage.schema import Coverage, Critique, Note, Persona, Proposal, Scope, Storyboard, Usage, new_id, utcnow
-
 
 LOCAL = ""  # the clip-cache scope of clips rendered on this machine
 
@@ -32,12 +58,12 @@ class Repository:
         self.db = db
 
     @contextmanager
-    def read(self) -> Iterator["Unit"]:
+    def read(self) -> Iterator[Unit]:
         with self.db.reader() as s:
             yield Unit(s)
 
     @contextmanager
-    def write(self) -> Iterator["Unit"]:
+    def write(self) -> Iterator[Unit]:
         with self.db.session() as s:
             yield Unit(s)
 
@@ -49,15 +75,34 @@ class Unit:
         self.s = session
 
     # ------------------------------------------------------------------ projects
-    def add_project(self, board: Storyboard, *, idea: str, kind: str, message: str, panel: list[str],
-                    personas: list[Persona] | None = None, title: str | None = None) -> Version:
+    def add_project(
+        self,
+        board: Storyboard,
+        *,
+        idea: str,
+        kind: str,
+        message: str,
+        panel: list[str],
+        personas: list[Persona] | None = None,
+        title: str | None = None,
+    ) -> Version:
         """A new project whose v1 is `board`; returns v1."""
         pid, vid = new_id("p"), new_id("v")
         self.s.add(ProjectRow(id=pid, title=title or board.title, idea=idea, current_version_id=vid))
         self.s.flush()
-        self.s.add(VersionRow(id=vid, project_id=pid, parent_id=None, number=1, kind=kind, message=message,
-                              storyboard=board.model_dump(mode="json"), panel=list(panel),
-                              personas=[p.model_dump(mode="json") for p in personas or []]))
+        self.s.add(
+            VersionRow(
+                id=vid,
+                project_id=pid,
+                parent_id=None,
+                number=1,
+                kind=kind,
+                message=message,
+                storyboard=board.model_dump(mode="json"),
+                panel=list(panel),
+                personas=[p.model_dump(mode="json") for p in personas or []],
+            )
+        )
         self.s.flush()
         return self.version(pid, 1)
 
@@ -65,11 +110,17 @@ class Unit:
         return self._project(self._project_row(pid))
 
     def projects(self, include_trashed: bool = False) -> list[Project]:
-        rows = [p for p in self.s.scalars(select(ProjectRow).order_by(ProjectRow.created_at.desc()))
-                if include_trashed or p.trashed_at is None]
+        rows = [
+            p
+            for p in self.s.scalars(select(ProjectRow).order_by(ProjectRow.created_at.desc()))
+            if include_trashed or p.trashed_at is None
+        ]
         counts = dict(self.s.execute(select(VersionRow.project_id, func.count()).group_by(VersionRow.project_id)).all())
-        numbers = dict(self.s.execute(select(VersionRow.id, VersionRow.number)
-                                      .where(VersionRow.id.in_([p.current_version_id for p in rows]))).all())
+        numbers = dict(
+            self.s.execute(
+                select(VersionRow.id, VersionRow.number).where(VersionRow.id.in_([p.current_version_id for p in rows]))
+            ).all()
+        )
         return [self._project(p, counts.get(p.id, 0), numbers.get(p.current_version_id, 1)) for p in rows]
 
     def project_titles(self) -> list[tuple[str, str]]:
@@ -81,8 +132,9 @@ class Unit:
 
     def find_tagged(self, tag: str) -> Version | None:
         """The v1 whose message carries `(tag)` (see Studio.create_project), or None."""
-        row = self.s.scalars(select(VersionRow).where(VersionRow.number == 1, VersionRow.message.contains(f"({tag})"))
-                             .limit(1)).first()
+        row = self.s.scalars(
+            select(VersionRow).where(VersionRow.number == 1, VersionRow.message.contains(f"({tag})")).limit(1)
+        ).first()
         return self._version(row) if row is not None else None
 
     # ------------------------------------------------------------------ versions
@@ -93,34 +145,76 @@ class Unit:
     def version_nodes(self, pid: str) -> list[VersionNode]:
         """The version tree, oldest first, with what is attached to each version."""
         proj = self._project_row(pid)
-        rows = self.s.execute(select(VersionRow.id, VersionRow.number, VersionRow.parent_id, VersionRow.kind,
-                                     VersionRow.message, VersionRow.created_at)
-                              .where(VersionRow.project_id == pid).order_by(VersionRow.number)).all()
+        rows = self.s.execute(
+            select(
+                VersionRow.id,
+                VersionRow.number,
+                VersionRow.parent_id,
+                VersionRow.kind,
+                VersionRow.message,
+                VersionRow.created_at,
+            )
+            .where(VersionRow.project_id == pid)
+            .order_by(VersionRow.number)
+        ).all()
         numbers = {r.id: r.number for r in rows}
 
         def count(model) -> dict[str, int]:
-            return dict(self.s.execute(select(model.version_id, func.count()).where(model.version_id.in_(list(numbers)))
-                                       .group_by(model.version_id)).all())
-        renders, crits, notes, props = count(RenderRow), count(CritiqueRow), count(NoteRow), count(ProposalRow)
-        return [VersionNode(number=r.number, id=r.id, parent=numbers.get(r.parent_id), kind=r.kind, message=r.message,
-                            created_at=r.created_at, current=r.id == proj.current_version_id,
-                            renders=renders.get(r.id, 0), critiques=crits.get(r.id, 0), notes=notes.get(r.id, 0),
-                            proposals=props.get(r.id, 0)) for r in rows]
+            return dict(
+                self.s.execute(
+                    select(model.version_id, func.count())
+                    .where(model.version_id.in_(list(numbers)))
+                    .group_by(model.version_id)
+                ).all()
+            )
 
-    def add_child(self, parent: Version, board: Storyboard, kind: str, message: str, *,
-                  panel: list[str] | None = None, personas: list[Persona] | None = None) -> tuple[Version, bool]:
+        renders, crits, notes, props = count(RenderRow), count(CritiqueRow), count(NoteRow), count(ProposalRow)
+        return [
+            VersionNode(
+                number=r.number,
+                id=r.id,
+                parent=numbers.get(r.parent_id),
+                kind=r.kind,
+                message=r.message,
+                created_at=r.created_at,
+                current=r.id == proj.current_version_id,
+                renders=renders.get(r.id, 0),
+                critiques=crits.get(r.id, 0),
+                notes=notes.get(r.id, 0),
+                proposals=props.get(r.id, 0),
+            )
+            for r in rows
+        ]
+
+    def add_child(
+        self,
+        parent: Version,
+        board: Storyboard,
+        kind: str,
+        message: str,
+        *,
+        panel: list[str] | None = None,
+        personas: list[Persona] | None = None,
+    ) -> tuple[Version, bool]:
         """A child of `parent`, made current. branched: `parent` already had a child (someone moved on from it)."""
         has_child = self.s.scalars(select(VersionRow.id).where(VersionRow.parent_id == parent.id).limit(1)).first()
-        number = (self.s.scalar(select(func.max(VersionRow.number))
-                                .where(VersionRow.project_id == parent.project_id)) or 0) + 1
+        number = (
+            self.s.scalar(select(func.max(VersionRow.number)).where(VersionRow.project_id == parent.project_id)) or 0
+        ) + 1
         branched = has_child is not None and kind != "fork"
         if branched:
             message += f" (branched from v{parent.number}, which already had a newer version)"
-        row = VersionRow(id=new_id("v"), project_id=parent.project_id, parent_id=parent.id, number=number, kind=kind,
-                         message=message, storyboard=board.model_dump(mode="json"),
-                         panel=list(panel if panel is not None else parent.panel),
-                         personas=[p.model_dump(mode="json") for p in (personas if personas is not None
-                                                                       else parent.personas)])
+        row = VersionRow(
+            id=new_id("v"),
+            project_id=parent.project_id,
+            parent_id=parent.id,
+            number=number,
+            kind=kind,
+            message=message,
+            storyboard=board.model_dump(mode="json"),
+            panel=list(panel if panel is not None else parent.panel),
+            personas=[p.model_dump(mode="json") for p in (personas if personas is not None else parent.personas)],
+        )
         self.s.add(row)
         self.s.flush()
         self._project_row(parent.project_id).current_version_id = row.id
@@ -168,73 +262,123 @@ class Unit:
 
     def clip_media(self, clip_sha256: str, kind: str) -> ClipMediaRecord | None:
         row = self.s.get(ClipMediaRow, (clip_sha256, kind))
-        return None if row is None else ClipMediaRecord(clip_sha256=row.clip_sha256, kind=row.kind, fps=row.fps,
-                                                        frames=row.frames)
+        return (
+            None
+            if row is None
+            else ClipMediaRecord(clip_sha256=row.clip_sha256, kind=row.kind, fps=row.fps, frames=row.frames)
+        )
 
     def put_clip_media(self, records: list[ClipMediaRecord], media: list[MediaRecord]) -> None:
         """Cache pictures cut from clips (replacing an entry whose files went missing)."""
         self.add_media(media)
         for r in records:
-            self.s.merge(ClipMediaRow(clip_sha256=r.clip_sha256, kind=r.kind, fps=r.fps,
-                                      frames=[f.model_dump() for f in r.frames]))
+            self.s.merge(
+                ClipMediaRow(
+                    clip_sha256=r.clip_sha256, kind=r.kind, fps=r.fps, frames=[f.model_dump() for f in r.frames]
+                )
+            )
 
     # ------------------------------------------------------------------ renders
     def add_render(self, version: Version, render: RenderRecord) -> None:
         media = dict(render.media)
-        self.s.add(RenderRow(id=render.id, version_id=version.id, created_at=render.created_at, backend=render.backend,
-                             model=render.model, label=render.label,
-                             shots=[s.model_dump(mode="json") for s in render.shots], rendered=render.rendered,
-                             reused=render.reused, seconds=render.seconds, film_sha256=render.film_sha256,
-                             media={**media, "stream_copied": "yes" if render.stream_copied else "no"}))
+        self.s.add(
+            RenderRow(
+                id=render.id,
+                version_id=version.id,
+                created_at=render.created_at,
+                backend=render.backend,
+                model=render.model,
+                label=render.label,
+                shots=[s.model_dump(mode="json") for s in render.shots],
+                rendered=render.rendered,
+                reused=render.reused,
+                seconds=render.seconds,
+                film_sha256=render.film_sha256,
+                media={**media, "stream_copied": "yes" if render.stream_copied else "no"},
+            )
+        )
 
     def renders(self, version: Version) -> list[RenderRecord]:
-        rows = self.s.scalars(select(RenderRow).where(RenderRow.version_id == version.id)
-                              .order_by(RenderRow.created_at, RenderRow.id))
+        rows = self.s.scalars(
+            select(RenderRow).where(RenderRow.version_id == version.id).order_by(RenderRow.created_at, RenderRow.id)
+        )
         return [self._render(r, version.number) for r in rows]
 
     def latest_render(self, version: Version) -> RenderRecord | None:
-        row = self.s.scalars(select(RenderRow).where(RenderRow.version_id == version.id)
-                             .order_by(RenderRow.created_at.desc()).limit(1)).first()
+        row = self.s.scalars(
+            select(RenderRow).where(RenderRow.version_id == version.id).order_by(RenderRow.created_at.desc()).limit(1)
+        ).first()
         return None if row is None else self._render(row, version.number)
 
     # ------------------------------------------------------------------ critiques
     def add_critiques(self, version: Version, critiques: list[CritiqueRecord]) -> None:
         for c in critiques:
-            self.s.add(CritiqueRow(id=c.id, version_id=version.id, render_id=c.render_id, screening=c.screening,
-                                   persona_id=c.persona_id, batch=c.batch, mode=c.mode, created_at=c.created_at,
-                                   data=c.critique.model_dump(mode="json"), usage=c.usage.model_dump(),
-                                   scope=_scope_json(c.scope),
-                                   coverage=c.coverage.model_dump(mode="json") if c.coverage else None))
+            self.s.add(
+                CritiqueRow(
+                    id=c.id,
+                    version_id=version.id,
+                    render_id=c.render_id,
+                    screening=c.screening,
+                    persona_id=c.persona_id,
+                    batch=c.batch,
+                    mode=c.mode,
+                    created_at=c.created_at,
+                    data=c.critique.model_dump(mode="json"),
+                    usage=c.usage.model_dump(),
+                    scope=_scope_json(c.scope),
+                    coverage=c.coverage.model_dump(mode="json") if c.coverage else None,
+                )
+            )
 
     def critiques(self, version: Version, latest_only: bool = True) -> list[CritiqueRecord]:
         """The latest panel run on the version (or every run, oldest first), by persona id within a run."""
         q = select(CritiqueRow).where(CritiqueRow.version_id == version.id)
         if latest_only:
-            latest = self.s.scalars(q.with_only_columns(CritiqueRow.batch)
-                                    .order_by(CritiqueRow.created_at.desc()).limit(1)).first()
+            latest = self.s.scalars(
+                q.with_only_columns(CritiqueRow.batch).order_by(CritiqueRow.created_at.desc()).limit(1)
+            ).first()
             if latest is None:
                 return []
             q = q.where(CritiqueRow.batch == latest)
         rows = self.s.scalars(q.order_by(CritiqueRow.created_at, CritiqueRow.batch, CritiqueRow.persona_id))
         names = {p.id: p.name for p in version.personas}
-        return [CritiqueRecord(id=r.id, version=version.number, render_id=r.render_id, screening=r.screening,
-                               persona_id=r.persona_id,
-                               persona_name=names.get(r.persona_id, ""), batch=r.batch, mode=r.mode,
-                               created_at=r.created_at, critique=Critique.model_validate(r.data),
-                               usage=Usage.model_validate(r.usage or {}), scope=Scope.model_validate(r.scope or {}),
-                               coverage=Coverage.model_validate(r.coverage) if r.coverage else None) for r in rows]
+        return [
+            CritiqueRecord(
+                id=r.id,
+                version=version.number,
+                render_id=r.render_id,
+                screening=r.screening,
+                persona_id=r.persona_id,
+                persona_name=names.get(r.persona_id, ""),
+                batch=r.batch,
+                mode=r.mode,
+                created_at=r.created_at,
+                critique=Critique.model_validate(r.data),
+                usage=Usage.model_validate(r.usage or {}),
+                scope=Scope.model_validate(r.scope or {}),
+                coverage=Coverage.model_validate(r.coverage) if r.coverage else None,
+            )
+            for r in rows
+        ]
 
     # ------------------------------------------------------------------ notes
     def add_note(self, version: Version, note: Note) -> Note:
-        row = NoteRow(id=note.id, version_id=version.id, shot_id=note.shot_id, scope=_scope_json(note.scope), text=note.text,
-                      **({"created_at": note.created_at} if note.created_at else {}))
+        row = NoteRow(
+            id=note.id,
+            version_id=version.id,
+            shot_id=note.shot_id,
+            scope=_scope_json(note.scope),
+            text=note.text,
+            **({"created_at": note.created_at} if note.created_at else {}),
+        )
         self.s.add(row)
         self.s.flush()
         return note.model_copy(update={"created_at": row.created_at})
 
     def notes(self, version: Version) -> list[Note]:
-        rows = self.s.scalars(select(NoteRow).where(NoteRow.version_id == version.id)
-                              .order_by(NoteRow.created_at, NoteRow.id))
+        rows = self.s.scalars(
+            select(NoteRow).where(NoteRow.version_id == version.id).order_by(NoteRow.created_at, NoteRow.id)
+        )
         return [_note(r) for r in rows]
 
     def update_note(self, version: Version, note_id: str, text: str) -> Note:
@@ -253,13 +397,24 @@ class Unit:
 
     # ------------------------------------------------------------------ proposals
     def add_proposal(self, version: Version, record: ProposalRecord) -> None:
-        self.s.add(ProposalRow(id=record.id, version_id=version.id, created_at=record.created_at, mode=record.mode,
-                               data=record.proposal.model_dump(mode="json"), usage=record.usage.model_dump(),
-                               scope=_scope_json(record.scope)))
+        self.s.add(
+            ProposalRow(
+                id=record.id,
+                version_id=version.id,
+                created_at=record.created_at,
+                mode=record.mode,
+                data=record.proposal.model_dump(mode="json"),
+                usage=record.usage.model_dump(),
+                scope=_scope_json(record.scope),
+            )
+        )
 
     def proposals(self, version: Version) -> list[ProposalRecord]:
-        rows = self.s.scalars(select(ProposalRow).where(ProposalRow.version_id == version.id)
-                              .order_by(ProposalRow.created_at, ProposalRow.id))
+        rows = self.s.scalars(
+            select(ProposalRow)
+            .where(ProposalRow.version_id == version.id)
+            .order_by(ProposalRow.created_at, ProposalRow.id)
+        )
         return [self._proposal(r, version.number) for r in rows]
 
     def proposal(self, pid: str, proposal_id: str | None = None, ref: int | str | None = None) -> ProposalRecord:
@@ -271,8 +426,12 @@ class Unit:
                 raise NotFound(f"no proposal {proposal_id!r} in this project")
         else:
             version = self._version_row(pid, ref)
-            row = self.s.scalars(select(ProposalRow).where(ProposalRow.version_id == version.id)
-                                 .order_by(ProposalRow.created_at.desc()).limit(1)).first()
+            row = self.s.scalars(
+                select(ProposalRow)
+                .where(ProposalRow.version_id == version.id)
+                .order_by(ProposalRow.created_at.desc())
+                .limit(1)
+            ).first()
             if row is None:
                 raise NotFound(f"v{version.number} has no proposal yet: run `chief refine` first")
         return self._proposal(row, version.number)
@@ -313,15 +472,21 @@ class Unit:
     def add_take_screening(self, version: Version, record: TakeScreeningRecord) -> None:
         self.s.add(TakeScreeningRow(version_id=version.id, **record.model_dump(exclude={"version"})))
 
-    def take_screenings(self, pid: str, shot_id: str | None = None,
-                        version: Version | None = None) -> list[TakeScreeningRecord]:
-        return [TakeScreeningRecord(version=n, **_columns(r))
-                for r, n in self._attached(TakeScreeningRow, pid, shot_id, version)]
+    def take_screenings(
+        self, pid: str, shot_id: str | None = None, version: Version | None = None
+    ) -> list[TakeScreeningRecord]:
+        return [
+            TakeScreeningRecord(version=n, **_columns(r))
+            for r, n in self._attached(TakeScreeningRow, pid, shot_id, version)
+        ]
 
     def _attached(self, model, pid: str, shot_id: str | None, version: Version | None) -> list[tuple]:
         """Rows of `model` on a project's versions (or one version), with their version numbers, oldest first."""
-        q = (select(model, VersionRow.number).join(VersionRow, VersionRow.id == model.version_id)
-             .where(VersionRow.project_id == pid))
+        q = (
+            select(model, VersionRow.number)
+            .join(VersionRow, VersionRow.id == model.version_id)
+            .where(VersionRow.project_id == pid)
+        )
         if shot_id is not None:
             q = q.where(model.shot_id == shot_id)
         if version is not None:
@@ -334,26 +499,54 @@ class Unit:
             self.s.add(AgentCallRow(version_id=version.id, **usage.model_dump(exclude_none=True)))
 
     def usage(self, version: Version) -> list[UsageRecord]:
-        rows = self.s.scalars(select(AgentCallRow).where(AgentCallRow.version_id == version.id)
-                              .order_by(AgentCallRow.created_at, AgentCallRow.id))
-        return [UsageRecord(role=r.role, mode=r.mode, calls=r.calls, prompt_tokens=r.prompt_tokens,
-                            completion_tokens=r.completion_tokens, seconds=r.seconds, created_at=r.created_at)
-                for r in rows]
+        rows = self.s.scalars(
+            select(AgentCallRow)
+            .where(AgentCallRow.version_id == version.id)
+            .order_by(AgentCallRow.created_at, AgentCallRow.id)
+        )
+        return [
+            UsageRecord(
+                role=r.role,
+                mode=r.mode,
+                calls=r.calls,
+                prompt_tokens=r.prompt_tokens,
+                completion_tokens=r.completion_tokens,
+                seconds=r.seconds,
+                created_at=r.created_at,
+            )
+            for r in rows
+        ]
 
     # ------------------------------------------------------------------ whole projects (archives)
     def import_project(self, project: Project, bundles: list[VersionBundle]) -> str:
         """A project with the given (fresh) ids, its versions parents first, and what each one holds."""
         versions = [b.version for b in bundles]
         numbers = {v.number: v.id for v in versions}
-        self.s.add(ProjectRow(id=project.id, title=project.title, idea=project.idea, created_at=project.created_at,
-                              current_version_id=numbers[project.current_version]))
+        self.s.add(
+            ProjectRow(
+                id=project.id,
+                title=project.title,
+                idea=project.idea,
+                created_at=project.created_at,
+                current_version_id=numbers[project.current_version],
+            )
+        )
         self.s.flush()
         for v in sorted(versions, key=lambda v: v.number):
-            self.s.add(VersionRow(id=v.id, project_id=project.id,
-                                  parent_id=numbers[v.parent_number] if v.parent_number else None, number=v.number,
-                                  kind=v.kind, message=v.message, created_at=v.created_at,
-                                  storyboard=v.storyboard.model_dump(mode="json"), panel=list(v.panel),
-                                  personas=[p.model_dump(mode="json") for p in v.personas]))
+            self.s.add(
+                VersionRow(
+                    id=v.id,
+                    project_id=project.id,
+                    parent_id=numbers[v.parent_number] if v.parent_number else None,
+                    number=v.number,
+                    kind=v.kind,
+                    message=v.message,
+                    created_at=v.created_at,
+                    storyboard=v.storyboard.model_dump(mode="json"),
+                    panel=list(v.panel),
+                    personas=[p.model_dump(mode="json") for p in v.personas],
+                )
+            )
             self.s.flush()
         for b in bundles:
             for r in b.renders:
@@ -380,11 +573,17 @@ class Unit:
     def bundle(self, version: Version) -> VersionBundle:
         """The version and everything attached to it."""
         pid = version.project_id
-        return VersionBundle(version=version, renders=self.renders(version), notes=self.notes(version),
-                             critiques=self.critiques(version, latest_only=False), proposals=self.proposals(version),
-                             usage=self.usage(version), keyframes=self.keyframes(pid, version=version),
-                             takes=self.takes(pid, version=version),
-                             take_screenings=self.take_screenings(pid, version=version))
+        return VersionBundle(
+            version=version,
+            renders=self.renders(version),
+            notes=self.notes(version),
+            critiques=self.critiques(version, latest_only=False),
+            proposals=self.proposals(version),
+            usage=self.usage(version),
+            keyframes=self.keyframes(pid, version=version),
+            takes=self.takes(pid, version=version),
+            take_screenings=self.take_screenings(pid, version=version),
+        )
 
     # ------------------------------------------------------------------ rows -> records
     def _project_row(self, pid: str) -> ProjectRow:
@@ -398,8 +597,15 @@ class Unit:
             versions = self.s.scalar(select(func.count()).where(VersionRow.project_id == row.id)) or 0
         if current is None:
             current = self.s.scalar(select(VersionRow.number).where(VersionRow.id == row.current_version_id)) or 1
-        return Project(id=row.id, title=row.title, idea=row.idea, created_at=row.created_at, current_version=current,
-                       trashed_at=row.trashed_at, versions=versions)
+        return Project(
+            id=row.id,
+            title=row.title,
+            idea=row.idea,
+            created_at=row.created_at,
+            current_version=current,
+            trashed_at=row.trashed_at,
+            versions=versions,
+        )
 
     def _version_row(self, pid: str, ref: int | str | None) -> VersionRow:
         proj = self._project_row(pid)
@@ -407,7 +613,9 @@ class Unit:
             row = self.s.get(VersionRow, proj.current_version_id)
         elif isinstance(ref, int) or str(ref).lstrip("vV").isdigit():
             num = int(str(ref).lstrip("vV"))
-            row = self.s.scalars(select(VersionRow).where(VersionRow.project_id == pid, VersionRow.number == num)).first()
+            row = self.s.scalars(
+                select(VersionRow).where(VersionRow.project_id == pid, VersionRow.number == num)
+            ).first()
         else:
             row = self.s.get(VersionRow, ref)
             row = row if row is not None and row.project_id == pid else None
@@ -416,26 +624,58 @@ class Unit:
         return row
 
     def _version(self, row: VersionRow) -> Version:
-        parent = self.s.scalar(select(VersionRow.number).where(VersionRow.id == row.parent_id)) if row.parent_id else None
-        return Version(id=row.id, project_id=row.project_id, number=row.number, parent_number=parent, kind=row.kind,
-                       message=row.message, created_at=row.created_at,
-                       storyboard=Storyboard.model_validate(row.storyboard), panel=list(row.panel),
-                       personas=[Persona.model_validate(p) for p in row.personas])
+        parent = (
+            self.s.scalar(select(VersionRow.number).where(VersionRow.id == row.parent_id)) if row.parent_id else None
+        )
+        return Version(
+            id=row.id,
+            project_id=row.project_id,
+            number=row.number,
+            parent_number=parent,
+            kind=row.kind,
+            message=row.message,
+            created_at=row.created_at,
+            storyboard=Storyboard.model_validate(row.storyboard),
+            panel=list(row.panel),
+            personas=[Persona.model_validate(p) for p in row.personas],
+        )
 
     @staticmethod
     def _render(row: RenderRow, number: int) -> RenderRecord:
         media = dict(row.media or {})
         copied = media.pop("stream_copied", "no") == "yes"
-        return RenderRecord(id=row.id, version=number, created_at=row.created_at, backend=row.backend, model=row.model,
-                            label=row.label, shots=row.shots, rendered=row.rendered, reused=row.reused,
-                            seconds=row.seconds, film_sha256=row.film_sha256, media=media, stream_copied=copied)
+        return RenderRecord(
+            id=row.id,
+            version=number,
+            created_at=row.created_at,
+            backend=row.backend,
+            model=row.model,
+            label=row.label,
+            shots=row.shots,
+            rendered=row.rendered,
+            reused=row.reused,
+            seconds=row.seconds,
+            film_sha256=row.film_sha256,
+            media=media,
+            stream_copied=copied,
+        )
 
     def _proposal(self, row: ProposalRow, number: int) -> ProposalRecord:
-        accepted = (self.s.scalar(select(VersionRow.number).where(VersionRow.id == row.accepted_version_id))
-                    if row.accepted_version_id else None)
-        return ProposalRecord(id=row.id, version=number, created_at=row.created_at, mode=row.mode,
-                              proposal=Proposal.model_validate(row.data), usage=Usage.model_validate(row.usage or {}),
-                              scope=Scope.model_validate(row.scope or {}), accepted_as=accepted)
+        accepted = (
+            self.s.scalar(select(VersionRow.number).where(VersionRow.id == row.accepted_version_id))
+            if row.accepted_version_id
+            else None
+        )
+        return ProposalRecord(
+            id=row.id,
+            version=number,
+            created_at=row.created_at,
+            mode=row.mode,
+            proposal=Proposal.model_validate(row.data),
+            usage=Usage.model_validate(row.usage or {}),
+            scope=Scope.model_validate(row.scope or {}),
+            accepted_as=accepted,
+        )
 
 
 def _scope_json(scope: Scope) -> dict | None:
@@ -444,8 +684,13 @@ def _scope_json(scope: Scope) -> dict | None:
 
 
 def _note(row: NoteRow) -> Note:
-    return Note(id=row.id, text=row.text, shot_id=row.shot_id, scope=Scope.model_validate(row.scope or {}),
-                created_at=row.created_at)
+    return Note(
+        id=row.id,
+        text=row.text,
+        shot_id=row.shot_id,
+        scope=Scope.model_validate(row.scope or {}),
+        created_at=row.created_at,
+    )
 
 
 def _columns(row) -> dict:

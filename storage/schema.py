@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import re
 import secrets
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
-Camera = Literal["static", "pan_left", "pan_right", "tilt_up", "tilt_down", "zoom_in", "zoom_out", "dolly_in", "handheld"]
+Camera = Literal[
+    "static", "pan_left", "pan_right", "tilt_up", "tilt_down", "zoom_in", "zoom_out", "dolly_in", "handheld"
+]
 CAMERA_MOVES: tuple[str, ...] = get_args(Camera)
 # Fields of a shot that an edit may change (the refiner and the creator's hand edits).
 ShotField = Literal["prompt", "negative_prompt", "duration", "seed", "camera", "narration", "dialogue", "continuity"]
@@ -25,7 +27,7 @@ def new_id(prefix: str) -> str:
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class Strict(BaseModel):
@@ -37,11 +39,19 @@ class Scores(Strict):
     `DIMENSIONS`, the `Dimension` type and the LLM critic's answer schema all come from these fields."""
 
     story_clarity: float = Field(ge=0, le=10, description="can you follow what happens and why")
-    visual_quality: float = Field(ge=0, le=10, description="how good the images look: composition, light, detail, artefacts")
-    character_consistency: float = Field(ge=0, le=10, description="do characters look and act the same from shot to shot")
-    pacing: float = Field(ge=0, le=10, description="is the rhythm of the cuts and the length of the shots right for you")
+    visual_quality: float = Field(
+        ge=0, le=10, description="how good the images look: composition, light, detail, artefacts"
+    )
+    character_consistency: float = Field(
+        ge=0, le=10, description="do characters look and act the same from shot to shot"
+    )
+    pacing: float = Field(
+        ge=0, le=10, description="is the rhythm of the cuts and the length of the shots right for you"
+    )
     emotional_impact: float = Field(ge=0, le=10, description="did it make you feel something")
-    intent_faithfulness: float = Field(ge=0, le=10, description="does it deliver what the creator says they meant to make")
+    intent_faithfulness: float = Field(
+        ge=0, le=10, description="does it deliver what the creator says they meant to make"
+    )
 
     def get(self, dimension: str) -> float:
         return float(getattr(self, dimension))
@@ -68,8 +78,9 @@ class Tastes(Strict):
     def describe(self) -> str:
         """'preferred average shot length 2 s; on a 0 (not at all) to 1 (very much) scale: motion 0.9, …'"""
         rest = ", ".join(f"{k.replace('_', ' ')} {v:g}" for k, v in self.model_dump().items() if k != "shot_seconds")
-        return (f"preferred average shot length {self.shot_seconds:g} s; "
-                f"on a 0 (not at all) to 1 (very much) scale: {rest}")
+        return (
+            f"preferred average shot length {self.shot_seconds:g} s; on a 0 (not at all) to 1 (very much) scale: {rest}"
+        )
 
 
 # A still in the media store, by its sha256 (a PNG): references and keyframes are versioned with the storyboard.
@@ -79,16 +90,22 @@ MAX_REFERENCES = 8
 
 class Character(Strict):
     name: str = Field(min_length=1, max_length=80)
-    description: str = Field(min_length=1, max_length=1000, description="How the character looks, every time they appear.")
-    references: list[ImageSha] = Field(default_factory=list, max_length=MAX_REFERENCES,
-                                       description="reference images of the character (media sha256, PNG)")
+    description: str = Field(
+        min_length=1, max_length=1000, description="How the character looks, every time they appear."
+    )
+    references: list[ImageSha] = Field(
+        default_factory=list,
+        max_length=MAX_REFERENCES,
+        description="reference images of the character (media sha256, PNG)",
+    )
 
 
 class Location(Strict):
     name: str = Field(min_length=1, max_length=80)
     description: str = Field(min_length=1, max_length=1000, description="How the place looks, every time we are there.")
-    references: list[ImageSha] = Field(default_factory=list, max_length=MAX_REFERENCES,
-                                       description="reference images of the place (media sha256, PNG)")
+    references: list[ImageSha] = Field(
+        default_factory=list, max_length=MAX_REFERENCES, description="reference images of the place (media sha256, PNG)"
+    )
 
 
 class Shot(Strict):
@@ -103,8 +120,12 @@ class Shot(Strict):
     characters: list[str] = Field(default_factory=list, description="names from the character bible seen in this shot")
     locked: bool = Field(default=False, description="the refiner never touches a locked shot")
     continuity: bool = Field(default=False, description="condition on the previous shot's last frame")
-    keyframe: ImageSha | None = Field(default=None, description=(
-        "the approved keyframe (media sha256, PNG): the clip starts from it, instead of the previous shot's last frame"))
+    keyframe: ImageSha | None = Field(
+        default=None,
+        description=(
+            "the approved keyframe (media sha256, PNG): the clip starts from it, instead of the previous shot's last frame"
+        ),
+    )
 
 
 class Scene(Strict):
@@ -145,7 +166,7 @@ class Storyboard(Strict):
     film: FilmOptions = Field(default_factory=FilmOptions)
 
     @model_validator(mode="after")
-    def _unique_ids(self) -> "Storyboard":
+    def _unique_ids(self) -> Storyboard:
         seen: set[str] = set()
         for shot in self.shots():
             if shot.shot_id in seen:
@@ -179,8 +200,10 @@ class Storyboard(Strict):
 
     def images(self) -> set[str]:
         """Every still the storyboard refers to: reference images and approved keyframes (media sha256)."""
-        return {*(sha for item in [*self.characters, *self.locations] for sha in item.references),
-                *(s.keyframe for s in self.shots() if s.keyframe)}
+        return {
+            *(sha for item in [*self.characters, *self.locations] for sha in item.references),
+            *(s.keyframe for s in self.shots() if s.keyframe),
+        }
 
     def timeline(self) -> list[tuple[Shot, float, float]]:
         """(shot, start, end) in seconds, in film order."""
@@ -190,11 +213,14 @@ class Storyboard(Strict):
             t += shot.duration
         return out
 
-    def restricted(self, shot_ids: list[str] | set[str]) -> "Storyboard":
+    def restricted(self, shot_ids: list[str] | set[str]) -> Storyboard:
         """The storyboard with only these shots (scenes left empty are dropped): what a scoped action watches."""
         keep = set(shot_ids)
-        scenes = [sc.model_copy(update={"shots": [s for s in sc.shots if s.shot_id in keep]})
-                  for sc in self.scenes if any(s.shot_id in keep for s in sc.shots)]
+        scenes = [
+            sc.model_copy(update={"shots": [s for s in sc.shots if s.shot_id in keep]})
+            for sc in self.scenes
+            if any(s.shot_id in keep for s in sc.shots)
+        ]
         if not scenes:
             raise ValueError("no shot of this storyboard is in the scope")
         return self.model_copy(update={"scenes": scenes})
@@ -260,7 +286,7 @@ def parse_scope(board: Storyboard, scene: str | None = None, shots: str | None =
                 if sid not in order:
                     raise ValueError(f"no shot {sid!r} in this storyboard")
             i, j = sorted((order.index(first), order.index(last)))
-            wanted.update(order[i:j + 1])
+            wanted.update(order[i : j + 1])
         if not wanted:
             raise ValueError("name at least one shot")
         return Scope(shots=[s for s in order if s in wanted])
@@ -270,8 +296,8 @@ def parse_scope(board: Storyboard, scene: str | None = None, shots: str | None =
 def _split_dash(text: str, order: list[str]) -> tuple[str, str]:
     """'sh10-sh20' into its two ends; shot ids may hold dashes themselves, so try every dash."""
     for i, ch in enumerate(text):
-        if ch == "-" and text[:i] in order and text[i + 1:] in order:
-            return text[:i], text[i + 1:]
+        if ch == "-" and text[:i] in order and text[i + 1 :] in order:
+            return text[:i], text[i + 1 :]
     raise ValueError(f"no shot {text!r} in this storyboard (a range is FIRST-LAST or FIRST..LAST)")
 
 
@@ -279,32 +305,69 @@ class Limits(Strict):
     """What one storyboard may ask for. The schema's own bounds are what can be stored at all; these
     caps, each with its reason, are what CHIEF agrees to plan, import or render (a setting raises them)."""
 
-    max_shots: int = Field(300, ge=1, le=100_000, description=(
-        "Most shots in one storyboard: a 10-minute film cut every 2 s has 300; more is a runaway plan or a "
-        "hostile file."))
-    max_film_minutes: float = Field(20.0, gt=0, le=24 * 60, description=(
-        "Longest film, in minutes: CHIEF makes 1- to 10-minute films; twice that leaves room."))
-    max_shot_seconds: float = Field(20.0, gt=0, le=60, description=(
-        "Longest shot, in seconds: video models make 2-10 s clips; a longer shot is one render of many minutes."))
-    max_fps: int = Field(30, ge=1, le=60, description=(
-        "Highest frame rate: video models generate 8-30 fps; 60 doubles every render for no model that uses it."))
-    max_frame_side: int = Field(1920, ge=16, le=4096, description=(
-        "Widest and tallest frame, in pixels: models are trained at 480p-1080p; 4096x4096 is 8 times the pixels "
-        "of 1080p, minutes per step and tens of GB of memory."))
+    max_shots: int = Field(
+        300,
+        ge=1,
+        le=100_000,
+        description=(
+            "Most shots in one storyboard: a 10-minute film cut every 2 s has 300; more is a runaway plan or a "
+            "hostile file."
+        ),
+    )
+    max_film_minutes: float = Field(
+        20.0,
+        gt=0,
+        le=24 * 60,
+        description=("Longest film, in minutes: CHIEF makes 1- to 10-minute films; twice that leaves room."),
+    )
+    max_shot_seconds: float = Field(
+        20.0,
+        gt=0,
+        le=60,
+        description=(
+            "Longest shot, in seconds: video models make 2-10 s clips; a longer shot is one render of many minutes."
+        ),
+    )
+    max_fps: int = Field(
+        30,
+        ge=1,
+        le=60,
+        description=(
+            "Highest frame rate: video models generate 8-30 fps; 60 doubles every render for no model that uses it."
+        ),
+    )
+    max_frame_side: int = Field(
+        1920,
+        ge=16,
+        le=4096,
+        description=(
+            "Widest and tallest frame, in pixels: models are trained at 480p-1080p; 4096x4096 is 8 times the pixels "
+            "of 1080p, minutes per step and tens of GB of memory."
+        ),
+    )
 
-    def problem(self, board: "Storyboard") -> tuple[str, str] | None:
+    def problem(self, board: Storyboard) -> tuple[str, str] | None:
         """(the cap, what in `board` breaks it), or None when `board` is within every cap."""
         shots = board.shots()
         longest = max(shots, key=lambda s: s.duration)
         checks = [
             ("max_shots", len(shots) > self.max_shots, f"{len(shots)} shots"),
-            ("max_film_minutes", board.duration() > self.max_film_minutes * 60,
-             f"a {board.duration() / 60:.1f}-minute film"),
-            ("max_shot_seconds", longest.duration > self.max_shot_seconds,
-             f"shot {longest.shot_id} lasts {longest.duration:g} s"),
+            (
+                "max_film_minutes",
+                board.duration() > self.max_film_minutes * 60,
+                f"a {board.duration() / 60:.1f}-minute film",
+            ),
+            (
+                "max_shot_seconds",
+                longest.duration > self.max_shot_seconds,
+                f"shot {longest.shot_id} lasts {longest.duration:g} s",
+            ),
             ("max_fps", (board.fps or 0) > self.max_fps, f"{board.fps} fps"),
-            ("max_frame_side", max(board.width or 0, board.height or 0) > self.max_frame_side,
-             f"{board.width or '(default)'}x{board.height or '(default)'} frames"),
+            (
+                "max_frame_side",
+                max(board.width or 0, board.height or 0) > self.max_frame_side,
+                f"{board.width or '(default)'}x{board.height or '(default)'} frames",
+            ),
         ]
         return next(((cap, what) for cap, broken, what in checks if broken), None)
 
@@ -359,7 +422,6 @@ class Critique(Strict):
     keep_watching: bool
     keep_watching_reason: str
     summary: str = Field(description="the reaction in the persona's own voice")
-
 
 
 class Note(Strict):
@@ -507,9 +569,12 @@ class Coverage(Strict):
 
     def line(self) -> str:
         """'watched 120/120 shots · 3 frames each · 15 chunks · 41,200 tokens' (what the UI and CLI show)."""
-        how = {"frames": f"{self.frames_per_shot} frames each", "video": "as video clips",
-               "text": "TEXT ONLY: the storyboard and a measured description of the frames, no images",
-               "offline": "measured offline"}[self.input]
+        how = {
+            "frames": f"{self.frames_per_shot} frames each",
+            "video": "as video clips",
+            "text": "TEXT ONLY: the storyboard and a measured description of the frames, no images",
+            "offline": "measured offline",
+        }[self.input]
         parts = [f"{'read' if self.input == 'text' else 'watched'} {self.seen}/{self.shots} shots", how]
         if self.input != "offline":
             parts.append(f"{self.chunks} chunk{'s' if self.chunks != 1 else ''}")
@@ -527,7 +592,7 @@ class Usage(Strict):
     completion_tokens: int = 0
     seconds: float = 0.0
 
-    def __add__(self, other: "Usage") -> "Usage":
+    def __add__(self, other: Usage) -> Usage:
         return Usage(
             calls=self.calls + other.calls,
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,

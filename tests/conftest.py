@@ -8,8 +8,18 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
-for var in ("CHIEF_LLM_BASE_URL", "CHIEF_LLM_API_KEY", "OPENAI_API_KEY", "CHIEF_AGENTS", "CHIEF_VIDEO_BACKEND",
-            "CHIEF_VIDEO_MODEL", "CHIEF_HOME", "CHIEF_IMAGE_MODEL", "CHIEF_VACE_MODEL", "CHIEF_EMBED_MODEL"):
+for var in (
+    "CHIEF_LLM_BASE_URL",
+    "CHIEF_LLM_API_KEY",
+    "OPENAI_API_KEY",
+    "CHIEF_AGENTS",
+    "CHIEF_VIDEO_BACKEND",
+    "CHIEF_VIDEO_MODEL",
+    "CHIEF_HOME",
+    "CHIEF_IMAGE_MODEL",
+    "CHIEF_VACE_MODEL",
+    "CHIEF_EMBED_MODEL",
+):
     os.environ.pop(var, None)  # tests never pick up a developer's real endpoint or data folder
 
 import ipaddress  # noqa: E402
@@ -54,18 +64,40 @@ def forbid_remote_network(monkeypatch):
 
 def tiny_board(n: int = 4, duration: float = 1.0, shot_overrides: dict[int, dict] | None = None) -> Storyboard:
     """A small storyboard that renders in well under a second per shot with the animatic."""
-    prompts = ["A lighthouse on a rock at dawn", "The keeper climbs the stairs, warm lamplight",
-               "Night storm, dark waves crash", "A whale surfaces in golden light", "Calm sea at noon, bright sun",
-               "Close-up of the keeper smiling"]
-    shots = [Shot(shot_id=f"s{i + 1}", prompt=prompts[i % len(prompts)], duration=duration, seed=i + 1,
-                  narration="The keeper waits." if i == 0 else "", characters=["Keeper"] if i % 2 else [],
-                  **(shot_overrides or {}).get(i, {})) for i in range(n)]
+    prompts = [
+        "A lighthouse on a rock at dawn",
+        "The keeper climbs the stairs, warm lamplight",
+        "Night storm, dark waves crash",
+        "A whale surfaces in golden light",
+        "Calm sea at noon, bright sun",
+        "Close-up of the keeper smiling",
+    ]
+    shots = [
+        Shot(
+            shot_id=f"s{i + 1}",
+            prompt=prompts[i % len(prompts)],
+            duration=duration,
+            seed=i + 1,
+            narration="The keeper waits." if i == 0 else "",
+            characters=["Keeper"] if i % 2 else [],
+            **(shot_overrides or {}).get(i, {}),
+        )
+        for i in range(n)
+    ]
     half = max(1, n // 2)
-    return Storyboard(title="Tiny", logline="A keeper and a whale", style_guide="muted colours",
-                      characters=[Character(name="Keeper", description="old man in a yellow coat")],
-                      scenes=[Scene(scene_id="a", title="A", shots=shots[:half]),
-                              *([Scene(scene_id="b", title="B", shots=shots[half:])] if shots[half:] else [])],
-                      fps=8, width=128, height=72)
+    return Storyboard(
+        title="Tiny",
+        logline="A keeper and a whale",
+        style_guide="muted colours",
+        characters=[Character(name="Keeper", description="old man in a yellow coat")],
+        scenes=[
+            Scene(scene_id="a", title="A", shots=shots[:half]),
+            *([Scene(scene_id="b", title="B", shots=shots[half:])] if shots[half:] else []),
+        ],
+        fps=8,
+        width=128,
+        height=72,
+    )
 
 
 @pytest.fixture
@@ -90,6 +122,7 @@ def make_studio(tmp_path):
         st = Studio(cfg, backend=backend, agents=agents)
         made.append(st)
         return st
+
     yield make
     for st in made:
         st.db.close()

@@ -19,8 +19,17 @@ def free_port() -> int:
 class ServerProcess:
     """`with ServerProcess(...) as server:` waits until `ready_url` answers 200, and stops the process after."""
 
-    def __init__(self, name: str, argv: list[str], log: Path, env: dict, *, ready_url: str, timeout: float,
-                 cwd: Path | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        argv: list[str],
+        log: Path,
+        env: dict,
+        *,
+        ready_url: str,
+        timeout: float,
+        cwd: Path | None = None,
+    ) -> None:
         self.name, self.log_path, self.ready_url, self.timeout = name, log, ready_url, timeout
         self.log = open(log, "wb")
         self.proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=self.log, stderr=subprocess.STDOUT)

@@ -45,28 +45,61 @@ def story(board: Storyboard, intent: str, t: Tastes) -> list[Finding]:
     ratio = avg / t.shot_seconds
     if ratio > 1.3 + 0.6 * t.patience:
         long = sorted((s for s in shots if s.duration > 1.5 * t.shot_seconds), key=lambda s: -s.duration)[:3]
-        out.append(Finding("drags", "story", "pacing", _clip((ratio - 1) / 2), tuple(s.shot_id for s in long),
-                           f"shots average {avg:.1f} s against the {t.shot_seconds:g} s I am used to",
-                           tuple(Direction("duration", s.shot_id, f"{max(1.0, t.shot_seconds * 1.2):.1f}") for s in long)))
+        out.append(
+            Finding(
+                "drags",
+                "story",
+                "pacing",
+                _clip((ratio - 1) / 2),
+                tuple(s.shot_id for s in long),
+                f"shots average {avg:.1f} s against the {t.shot_seconds:g} s I am used to",
+                tuple(Direction("duration", s.shot_id, f"{max(1.0, t.shot_seconds * 1.2):.1f}") for s in long),
+            )
+        )
     elif ratio < 0.6:
         short = sorted(shots, key=lambda s: s.duration)[:3]
-        out.append(Finding("rushed", "story", "pacing", _clip(1 - ratio), tuple(s.shot_id for s in short),
-                           f"shots average {avg:.1f} s, too quick to take in",
-                           tuple(Direction("duration", s.shot_id, f"{t.shot_seconds * 0.9:.1f}") for s in short)))
+        out.append(
+            Finding(
+                "rushed",
+                "story",
+                "pacing",
+                _clip(1 - ratio),
+                tuple(s.shot_id for s in short),
+                f"shots average {avg:.1f} s, too quick to take in",
+                tuple(Direction("duration", s.shot_id, f"{t.shot_seconds * 0.9:.1f}") for s in short),
+            )
+        )
     hook = next((start for s, start, _ in board.timeline() if s.characters), board.duration())
     if t.patience < 0.5 and hook > 3 * t.shot_seconds:
         first = shots[0]
-        out.append(Finding("slow_start", "story", "pacing", _clip(hook / (10 * t.shot_seconds)), (first.shot_id,),
-                           f"nobody is on screen for the first {hook:.0f} s",
-                           (Direction("duration", first.shot_id, f"{max(1.0, t.shot_seconds):.1f}"),)))
+        out.append(
+            Finding(
+                "slow_start",
+                "story",
+                "pacing",
+                _clip(hook / (10 * t.shot_seconds)),
+                (first.shot_id,),
+                f"nobody is on screen for the first {hook:.0f} s",
+                (Direction("duration", first.shot_id, f"{max(1.0, t.shot_seconds):.1f}"),),
+            )
+        )
     if len(shots) >= 5:
         cv = float(durs.std() / avg)
         if cv < 0.12:
-            out.append(Finding("same_lengths", "story", "pacing", _clip(0.5 + (0.12 - cv) * 4),
-                               tuple(s.shot_id for s in shots[:3]),
-                               f"every shot runs about {avg:.1f} s, so the cutting has no rhythm",
-                               tuple(Direction("duration", s.shot_id, f"{s.duration * f:.1f}")
-                                     for s, f in zip(shots[1:4], (0.6, 1.5, 0.7)))))
+            out.append(
+                Finding(
+                    "same_lengths",
+                    "story",
+                    "pacing",
+                    _clip(0.5 + (0.12 - cv) * 4),
+                    tuple(s.shot_id for s in shots[:3]),
+                    f"every shot runs about {avg:.1f} s, so the cutting has no rhythm",
+                    tuple(
+                        Direction("duration", s.shot_id, f"{s.duration * f:.1f}")
+                        for s, f in zip(shots[1:4], (0.6, 1.5, 0.7))
+                    ),
+                )
+            )
     out += _repeats(shots)
     out += _spoken(board, t)
     out += _camera(shots, t)
@@ -78,15 +111,30 @@ def story(board: Storyboard, intent: str, t: Tastes) -> list[Finding]:
     firsts = {sc.shots[0].shot_id for sc in board.scenes}
     inner = [s for s in wide if s.shot_id not in firsts]  # a scene's first wide shot shows where we are: keep it
     if len(shots) >= 5 and len(wide) / len(shots) > 0.4:
-        out.append(Finding("wide_heavy", "story", "visual_quality", _clip(len(wide) / len(shots)),
-                           tuple(s.shot_id for s in (inner or wide)[:3]),
-                           f"{len(wide)} of {len(shots)} shots are wide, where one subject is small in the frame",
-                           tuple(Direction("reframe", s.shot_id, "medium") for s in inner[:2])))
+        out.append(
+            Finding(
+                "wide_heavy",
+                "story",
+                "visual_quality",
+                _clip(len(wide) / len(shots)),
+                tuple(s.shot_id for s in (inner or wide)[:3]),
+                f"{len(wide)} of {len(shots)} shots are wide, where one subject is small in the frame",
+                tuple(Direction("reframe", s.shot_id, "medium") for s in inner[:2]),
+            )
+        )
     if len(shots) >= 6 and "close-up" not in kinds:
         mid = shots[len(shots) * 2 // 3]
-        out.append(Finding("no_closeups", "story", "emotional_impact", 0.5, (mid.shot_id,),
-                           "there is not one close-up, so no face carries the feeling",
-                           (Direction("reframe", mid.shot_id, "close-up"),)))
+        out.append(
+            Finding(
+                "no_closeups",
+                "story",
+                "emotional_impact",
+                0.5,
+                (mid.shot_id,),
+                "there is not one close-up, so no face carries the feeling",
+                (Direction("reframe", mid.shot_id, "close-up"),),
+            )
+        )
     return out
 
 
@@ -97,8 +145,17 @@ def _repeats(shots) -> list[Finding]:
             continue
         seen.add(b.shot_id)
         other = next(k for k in ("close-up", "medium", "wide", "insert") if k != shot_type(a.prompt))
-        out.append(Finding("repeat", "story", "pacing", 0.7, (b.shot_id, a.shot_id),
-                           f"the shot {b.shot_id} repeats {a.shot_id}", (Direction("reframe", b.shot_id, other),)))
+        out.append(
+            Finding(
+                "repeat",
+                "story",
+                "pacing",
+                0.7,
+                (b.shot_id, a.shot_id),
+                f"the shot {b.shot_id} repeats {a.shot_id}",
+                (Direction("reframe", b.shot_id, other),),
+            )
+        )
     return out[:4]
 
 
@@ -109,9 +166,17 @@ def _spoken(board: Storyboard, t: Tastes) -> list[Finding]:
     for s in board.shots():
         words = len(f"{s.narration} {s.dialogue}".split())
         if words and words / s.duration > limit:
-            out.append(Finding("dense_line", "story", "story_clarity", _clip(words / s.duration / limit - 0.8),
-                               (s.shot_id,), f"the line on {s.shot_id} has {words} words for {s.duration:.1f} s",
-                               (Direction("duration", s.shot_id, f"{words / limit + 0.5:.1f}"),)))
+            out.append(
+                Finding(
+                    "dense_line",
+                    "story",
+                    "story_clarity",
+                    _clip(words / s.duration / limit - 0.8),
+                    (s.shot_id,),
+                    f"the line on {s.shot_id} has {words} words for {s.duration:.1f} s",
+                    (Direction("duration", s.shot_id, f"{words / limit + 0.5:.1f}"),),
+                )
+            )
     if t.captions >= 0.5:
         gap, start, worst = 0.0, None, (0.0, None)
         for s, a, b in board.timeline():
@@ -123,19 +188,43 @@ def _spoken(board: Storyboard, t: Tastes) -> list[Finding]:
             worst = max(worst, (gap, start), key=lambda g: g[0])
         allowed = 70 * (1.2 - t.captions)
         if worst[1] is not None and worst[0] > allowed:
-            out.append(Finding("silent_stretch", "story", "story_clarity", _clip(worst[0] / allowed - 0.7),
-                               (worst[1].shot_id,), f"{worst[0]:.0f} s go by with nothing said or written on screen",
-                               (Direction("narrate", worst[1].shot_id),)))
+            out.append(
+                Finding(
+                    "silent_stretch",
+                    "story",
+                    "story_clarity",
+                    _clip(worst[0] / allowed - 0.7),
+                    (worst[1].shot_id,),
+                    f"{worst[0]:.0f} s go by with nothing said or written on screen",
+                    (Direction("narrate", worst[1].shot_id),),
+                )
+            )
     spoken = [s for s in board.shots() if s.narration]
     names = content_words(" ".join(c.name for c in board.characters))
     told = [s for s in spoken if len((content_words(s.narration) - names) & content_words(s.prompt)) >= 2]
     if spoken and len(spoken) / len(board.shots()) > 0.3 and told:
-        out.append(Finding("explains", "story", "emotional_impact", _clip(len(told) / len(spoken)),
-                           tuple(s.shot_id for s in told[:3]), f"the narration on {len(told)} shot(s) says what the "
-                           "picture already shows", tuple(Direction("unsay", s.shot_id) for s in told[:3])))
+        out.append(
+            Finding(
+                "explains",
+                "story",
+                "emotional_impact",
+                _clip(len(told) / len(spoken)),
+                tuple(s.shot_id for s in told[:3]),
+                f"the narration on {len(told)} shot(s) says what the picture already shows",
+                tuple(Direction("unsay", s.shot_id) for s in told[:3]),
+            )
+        )
     if (spoken or any(s.dialogue for s in board.shots())) and not board.film.burn_subtitles and t.captions >= 0.8:
-        out.append(Finding("burned_captions", "story", "story_clarity", 0.5, (),
-                           "the lines are only in a subtitle file, not in the picture"))
+        out.append(
+            Finding(
+                "burned_captions",
+                "story",
+                "story_clarity",
+                0.5,
+                (),
+                "the lines are only in a subtitle file, not in the picture",
+            )
+        )
     return out
 
 
@@ -148,16 +237,30 @@ def _camera(shots, t: Tastes) -> list[Finding]:
         if moves.count(top) / len(moves) > 0.6 or run >= 4:
             idle = [s for s in shots if s.camera == top][1::2][:3]
             alt = "dolly_in" if top == "static" else "static"
-            out.append(Finding("camera_same", "story", "emotional_impact", _clip(moves.count(top) / len(moves)),
-                               tuple(s.shot_id for s in idle), f"{moves.count(top)} of {len(shots)} shots use the "
-                               f"same camera ({top.replace('_', ' ')})",
-                               tuple(Direction("camera", s.shot_id, alt) for s in idle)))
+            out.append(
+                Finding(
+                    "camera_same",
+                    "story",
+                    "emotional_impact",
+                    _clip(moves.count(top) / len(moves)),
+                    tuple(s.shot_id for s in idle),
+                    f"{moves.count(top)} of {len(shots)} shots use the same camera ({top.replace('_', ' ')})",
+                    tuple(Direction("camera", s.shot_id, alt) for s in idle),
+                )
+            )
         moving = [s for s in shots if s.camera != "static"]
         if len(moving) / len(shots) > 0.75 and len(set(moves)) >= 5:
-            out.append(Finding("camera_restless", "story", "visual_quality", _clip(len(moving) / len(shots)),
-                               tuple(s.shot_id for s in moving[:3]), f"the camera moves in {len(moving)} of "
-                               f"{len(shots)} shots, in {len(set(moves))} different ways",
-                               tuple(Direction("camera", s.shot_id, "static") for s in moving[1:4:2])))
+            out.append(
+                Finding(
+                    "camera_restless",
+                    "story",
+                    "visual_quality",
+                    _clip(len(moving) / len(shots)),
+                    tuple(s.shot_id for s in moving[:3]),
+                    f"the camera moves in {len(moving)} of {len(shots)} shots, in {len(set(moves))} different ways",
+                    tuple(Direction("camera", s.shot_id, "static") for s in moving[1:4:2]),
+                )
+            )
     return out
 
 
@@ -174,9 +277,17 @@ def _presence(board: Storyboard, t: Tastes) -> list[Finding]:
         seen = [(s, a, b) for s, a, b in timeline if _appears(s, c.name)]
         if not seen:
             mid = timeline[len(timeline) // 2][0]
-            out.append(Finding("never_seen", "story", "character_consistency", 0.8, (mid.shot_id,),
-                               f"{c.name} is in the character list but never on screen",
-                               (Direction("include", mid.shot_id, c.name),)))
+            out.append(
+                Finding(
+                    "never_seen",
+                    "story",
+                    "character_consistency",
+                    0.8,
+                    (mid.shot_id,),
+                    f"{c.name} is in the character list but never on screen",
+                    (Direction("include", mid.shot_id, c.name),),
+                )
+            )
             continue
         edges = [0.0] + [x for _, a, b in seen for x in (a, b)] + [total]
         gaps = [(edges[i + 1] - edges[i], edges[i]) for i in range(0, len(edges), 2)]
@@ -185,9 +296,17 @@ def _presence(board: Storyboard, t: Tastes) -> list[Finding]:
         if gap > allowed and at > 0:
             inside = [s for s, a, b in timeline if at <= a < at + gap]
             pick = inside[len(inside) // 2]
-            out.append(Finding("absent", "story", "character_consistency", _clip(gap / total + 0.2),
-                               (pick.shot_id,), f"{c.name} is gone for {gap:.0f} s",
-                               (Direction("include", pick.shot_id, c.name),)))
+            out.append(
+                Finding(
+                    "absent",
+                    "story",
+                    "character_consistency",
+                    _clip(gap / total + 0.2),
+                    (pick.shot_id,),
+                    f"{c.name} is gone for {gap:.0f} s",
+                    (Direction("include", pick.shot_id, c.name),),
+                )
+            )
     return out
 
 
@@ -197,27 +316,46 @@ def _promises(board: Storyboard, intent: str) -> list[Finding]:
     if not text.strip():
         return []
     idea = read_idea(text[:MAX_IDEA])
-    told = {stem(w) for s in board.shots()
-            for w in WORD.findall(f"{s.prompt} {s.narration} {s.dialogue} {' '.join(s.characters)}".lower())}
+    told = {
+        stem(w)
+        for s in board.shots()
+        for w in WORD.findall(f"{s.prompt} {s.narration} {s.dialogue} {' '.join(s.characters)}".lower())
+    }
     promised = {c.head.split()[-1].lower(): c.name for c in idea.cast if not c.invented}
     promised |= {w: f"the {w}" for w in (idea.thing_head, idea.threat_head) if w}
     named = {w for c in idea.cast for w in c.name.lower().split()}  # "a lighthouse keeper" promises no lighthouse
     promised |= {p.split()[-1].lower(): p for p in idea.places if p.split()[-1].lower() not in named}
     out = []
-    second_half = board.shots()[len(board.shots()) // 2:] or board.shots()
+    second_half = board.shots()[len(board.shots()) // 2 :] or board.shots()
     for word, name in promised.items():
         if stem(word) in told or len(word) < 3:
             continue
         pick = next((s for s in second_half if not s.locked), second_half[0])
-        out.append(Finding("missing", "story", "intent_faithfulness", 0.7, (pick.shot_id,),
-                           f"the logline promises {name}, and no shot shows or mentions it",
-                           (Direction("include", pick.shot_id, name),)))
+        out.append(
+            Finding(
+                "missing",
+                "story",
+                "intent_faithfulness",
+                0.7,
+                (pick.shot_id,),
+                f"the logline promises {name}, and no shot shows or mentions it",
+                (Direction("include", pick.shot_id, name),),
+            )
+        )
     beats = [sc.purpose for sc in board.scenes if sc.purpose]
     if beats and len(board.scenes) >= 3:
         for beat in ("climax", "resolution"):
             if beat not in beats:
-                out.append(Finding("missing", "story", "story_clarity", 0.6, (board.scenes[-1].shots[0].shot_id,),
-                                   f"the scenes name their beats but none is the {beat}"))
+                out.append(
+                    Finding(
+                        "missing",
+                        "story",
+                        "story_clarity",
+                        0.6,
+                        (board.scenes[-1].shots[0].shot_id,),
+                        f"the scenes name their beats but none is the {beat}",
+                    )
+                )
     return out
 
 
@@ -226,11 +364,23 @@ def _places(board: Storyboard) -> list[Finding]:
     out = []
     for prev, sc in zip(board.scenes, board.scenes[1:]):
         first = sc.shots[0]
-        if sc.location and prev.location and sc.location != prev.location and \
-                shot_type(first.prompt) not in ("establishing", "wide"):
-            out.append(Finding("unestablished", "story", "story_clarity", 0.5, (first.shot_id,),
-                               f"the cut to {first.shot_id} jumps to {sc.location} without showing where we are",
-                               (Direction("reframe", first.shot_id, "establishing"),)))
+        if (
+            sc.location
+            and prev.location
+            and sc.location != prev.location
+            and shot_type(first.prompt) not in ("establishing", "wide")
+        ):
+            out.append(
+                Finding(
+                    "unestablished",
+                    "story",
+                    "story_clarity",
+                    0.5,
+                    (first.shot_id,),
+                    f"the cut to {first.shot_id} jumps to {sc.location} without showing where we are",
+                    (Direction("reframe", first.shot_id, "establishing"),),
+                )
+            )
     return out[:3]
 
 
@@ -241,40 +391,96 @@ def picture(board: Storyboard, stats: list[ShotStats], t: Tastes) -> list[Findin
     dark = [(s, st) for s, st in zip(shots, stats) if st.brightness < min(0.3, t.brightness - 0.2)]
     if dark:
         worst = min(st.brightness for _, st in dark)
-        out.append(Finding("dark", "picture", "visual_quality", _clip((t.brightness - worst) * 1.5 * len(dark) ** 0.3),
-                           tuple(s.shot_id for s, _ in dark[:4]), f"{len(dark)} shot(s) are too dark to make out "
-                           f"who is there (mean luma down to {worst:.2f})"))
+        out.append(
+            Finding(
+                "dark",
+                "picture",
+                "visual_quality",
+                _clip((t.brightness - worst) * 1.5 * len(dark) ** 0.3),
+                tuple(s.shot_id for s, _ in dark[:4]),
+                f"{len(dark)} shot(s) are too dark to make out who is there (mean luma down to {worst:.2f})",
+            )
+        )
     bright = [(s, st) for s, st in zip(shots, stats) if st.brightness > max(0.72, t.brightness + 0.3)]
     if bright:
-        out.append(Finding("washed_out", "picture", "visual_quality", _clip(0.3 + 0.1 * len(bright)),
-                           tuple(s.shot_id for s, _ in bright[:4]), f"{len(bright)} shot(s) are washed out, "
-                           "with nothing in deep shade"))
+        out.append(
+            Finding(
+                "washed_out",
+                "picture",
+                "visual_quality",
+                _clip(0.3 + 0.1 * len(bright)),
+                tuple(s.shot_id for s, _ in bright[:4]),
+                f"{len(bright)} shot(s) are washed out, with nothing in deep shade",
+            )
+        )
     flat = [s for s, st in zip(shots, stats) if st.contrast < 0.05 + 0.08 * t.contrast]
     if flat and len(flat) / len(shots) > 0.3:
-        out.append(Finding("flat", "picture", "visual_quality", _clip(len(flat) / len(shots)),
-                           tuple(s.shot_id for s in flat[:4]), f"{len(flat)} shot(s) look flat, with no strong shapes"))
+        out.append(
+            Finding(
+                "flat",
+                "picture",
+                "visual_quality",
+                _clip(len(flat) / len(shots)),
+                tuple(s.shot_id for s in flat[:4]),
+                f"{len(flat)} shot(s) look flat, with no strong shapes",
+            )
+        )
     still = [s for s, st in zip(shots, stats) if st.change < 0.03 and st.frames > 1]
     if still:
-        out.append(Finding("static", "picture", "pacing", _clip(1.5 * (len(still) / len(shots) - 0.15)),
-                           tuple(s.shot_id for s in still[:4]), f"hardly anything moves in {len(still)} shot(s)",
-                           tuple(Direction("camera", s.shot_id, "dolly_in") for s in still if s.camera == "static")[:3]))
+        out.append(
+            Finding(
+                "static",
+                "picture",
+                "pacing",
+                _clip(1.5 * (len(still) / len(shots) - 0.15)),
+                tuple(s.shot_id for s in still[:4]),
+                f"hardly anything moves in {len(still)} shot(s)",
+                tuple(Direction("camera", s.shot_id, "dolly_in") for s in still if s.camera == "static")[:3],
+            )
+        )
     rates = flashes_per_second(stats)
     flashing = [(sid, r) for sid, r in rates.items() if r > 3]
     if flashing:
         top = max(r for _, r in flashing)
-        out.append(Finding("flash", "picture", "visual_quality", _clip(top / 6), tuple(sid for sid, _ in flashing),
-                           f"the picture flashes {top:.0f} times a second in "
-                           f"{', '.join(sid for sid, _ in flashing[:4])} (safe is at most 3)", tuple(Direction("steady", sid) for sid, _ in flashing[:4])))
+        out.append(
+            Finding(
+                "flash",
+                "picture",
+                "visual_quality",
+                _clip(top / 6),
+                tuple(sid for sid, _ in flashing),
+                f"the picture flashes {top:.0f} times a second in "
+                f"{', '.join(sid for sid, _ in flashing[:4])} (safe is at most 3)",
+                tuple(Direction("steady", sid) for sid, _ in flashing[:4]),
+            )
+        )
     for (a, sa), (b, sb) in combinations(zip(shots, stats), 2):
         if similarity(a.prompt, b.prompt) >= REPEAT or b.continuity:
             continue  # a repeated prompt is a story finding; a continuity shot is meant to look alike
         if float(sa.thumb.ravel() @ sb.thumb.ravel()) > 0.97 and float(np.abs(sa.hist_last - sb.hist_last).sum()) < 0.2:
             other = "close-up" if shot_type(b.prompt) != "close-up" else "wide"
-            out.append(Finding("look_alike", "picture", "visual_quality", 0.5, (b.shot_id, a.shot_id),
-                               f"the shot {b.shot_id} looks just like {a.shot_id}", (Direction("reframe", b.shot_id, other),)))
+            out.append(
+                Finding(
+                    "look_alike",
+                    "picture",
+                    "visual_quality",
+                    0.5,
+                    (b.shot_id, a.shot_id),
+                    f"the shot {b.shot_id} looks just like {a.shot_id}",
+                    (Direction("reframe", b.shot_id, other),),
+                )
+            )
             break
     for (prev, ps), (s, st) in zip(zip(shots, stats), list(zip(shots, stats))[1:]):
         if s.continuity and float(np.abs(ps.hist_last - st.hist_first).sum()) / 2 > 0.5:
-            out.append(Finding("colour_jump", "picture", "character_consistency", 0.5, (s.shot_id,),
-                               f"the cut from {prev.shot_id} to {s.shot_id} should flow, but the picture jumps"))
+            out.append(
+                Finding(
+                    "colour_jump",
+                    "picture",
+                    "character_consistency",
+                    0.5,
+                    (s.shot_id,),
+                    f"the cut from {prev.shot_id} to {s.shot_id} should flow, but the picture jumps",
+                )
+            )
     return out

@@ -39,8 +39,10 @@ TOPICS = {
     "silent_stretch": Topic(r"caption|sound off|without sound|needing sound|text on screen|carried only by sound"),
     "explains": Topic(r"explains? what|exposition|narration that|over-explained|explained through|subtext", gated=True),
     "burned_captions": Topic(r"caption|sound (is )?off|needing sound|text on screen|only by sound", gated=True),
-    "camera_same": Topic(r"static|nothing happening|big motion|movement",
-                         r"steady framing|stillness|quiet|\bma\b|breathe|motivated camera"),
+    "camera_same": Topic(
+        r"static|nothing happening|big motion|movement",
+        r"steady framing|stillness|quiet|\bma\b|breathe|motivated camera",
+    ),
     "camera_restless": Topic(r"unmotivated|random cutting|steady framing|motivated camera|restraint", gated=True),
     "absent": Topic(r"character|recognisable|on-model|designs|meme"),
     "never_seen": Topic(r"character|recognisable|on-model|designs|meme"),
@@ -51,8 +53,10 @@ TOPICS = {
     "dark": Topic(r"dark|murky|glare|legib|readab|clear, bright|bright", r"\bdark\b|shadow|dread|silhouette"),
     "washed_out": Topic(r"flat lighting|bright flat|glossy|silhouette|shadow|high-contrast", r"bright"),
     "flat": Topic(r"contrast|flat|silhouette|legib|bold colour"),
-    "static": Topic(r"static|nothing happening|big motion|swipe",
-                    r"stillness|quiet|\bma\b|steady framing|breathe|motivated camera|deliberate composition"),
+    "static": Topic(
+        r"static|nothing happening|big motion|swipe",
+        r"stillness|quiet|\bma\b|steady framing|breathe|motivated camera|deliberate composition",
+    ),
     "flash": Topic(r"flash|strob|bright-dark|photosensitiv|migraine"),
     "colour_jump": Topic(r"inconsistent lighting|colour between|drift|consistent|continuity"),
 }
@@ -64,18 +68,36 @@ QUESTIONS = {  # picture findings a rule cannot fix: what to ask the creator, ab
     "burned_captions": "burn the subtitles into the picture (a film option)",
     "missing": "give the story what its logline promises",
 }
-BEST = {"story_clarity": "story", "visual_quality": "framing", "character_consistency": "characters",
-        "pacing": "pacing", "emotional_impact": "feeling", "intent_faithfulness": "premise"}
+BEST = {
+    "story_clarity": "story",
+    "visual_quality": "framing",
+    "character_consistency": "characters",
+    "pacing": "pacing",
+    "emotional_impact": "feeling",
+    "intent_faithfulness": "premise",
+}
 
 
 def taste_scale(kind: str, t: Tastes) -> float:
     """How much this viewer's tastes make a finding matter (1: as measured)."""
-    scales = {"drags": 1.3 - t.patience, "slow_start": 1.3 - t.patience, "rushed": 0.5 + t.patience,
-              "dense_line": 0.4 + t.captions, "silent_stretch": 0.4 + t.captions, "burned_captions": 0.4 + t.captions,
-              "camera_same": 0.3 + t.motion, "static": 0.3 + t.motion, "camera_restless": 1.3 - t.motion,
-              "absent": 0.4 + t.continuity, "never_seen": 0.4 + t.continuity, "colour_jump": 0.4 + t.continuity,
-              "dark": 0.3 + t.brightness, "washed_out": (1.3 - t.brightness) * (0.5 + t.contrast),
-              "flat": 0.3 + t.contrast, "flash": 0.2 + 1.5 * t.flash_sensitivity}
+    scales = {
+        "drags": 1.3 - t.patience,
+        "slow_start": 1.3 - t.patience,
+        "rushed": 0.5 + t.patience,
+        "dense_line": 0.4 + t.captions,
+        "silent_stretch": 0.4 + t.captions,
+        "burned_captions": 0.4 + t.captions,
+        "camera_same": 0.3 + t.motion,
+        "static": 0.3 + t.motion,
+        "camera_restless": 1.3 - t.motion,
+        "absent": 0.4 + t.continuity,
+        "never_seen": 0.4 + t.continuity,
+        "colour_jump": 0.4 + t.continuity,
+        "dark": 0.3 + t.brightness,
+        "washed_out": (1.3 - t.brightness) * (0.5 + t.contrast),
+        "flat": 0.3 + t.contrast,
+        "flash": 0.2 + 1.5 * t.flash_sensitivity,
+    }
     return scales.get(kind, 1.0)
 
 
@@ -128,8 +150,11 @@ class OfflineCritic:
         starts = {s.shot_id: a for s, a, _ in board.timeline()}
         best = max(DIMENSIONS, key=lambda d: (scores[d], d))
         lost = next((j.finding.shot_ids[0] for j in raised if j.finding.shot_ids), None)  # where they lose interest
-        second = (starts[lost] + min(board.shot(lost).duration, 1.5 * persona.tastes.shot_seconds) if lost
-                  else board.duration() / 2)
+        second = (
+            starts[lost] + min(board.shot(lost).duration, 1.5 * persona.tastes.shot_seconds)
+            if lost
+            else board.duration() / 2
+        )
         score = f"{overall:.1f}"
         lines = [voice.say(0 if keep else 1, persona, score=score, second=f"{second:.0f}")]
         for j in raised[:2]:
@@ -143,19 +168,35 @@ class OfflineCritic:
         lines.append(voice.say(6, persona, best=BEST[best]))
         if not raised:
             lines.insert(1, voice.say(2, persona, what="nothing got in my way", term="film"))
-        reason = (voice.say(6, persona, best=BEST[best]) if keep or not raised
-                  else voice.say(2, persona, what=raised[0].finding.what, term=TERMS.get(raised[0].finding.kind, "film")))
-        issues = [CritiqueIssue(summary=j.finding.what, dimension=j.finding.dimension, shot_ids=list(j.finding.shot_ids),
-                                urgency=_urgency(j, persona.tastes), suggestion=_suggestion(j.finding))
-                  for j in raised]
+        reason = (
+            voice.say(6, persona, best=BEST[best])
+            if keep or not raised
+            else voice.say(2, persona, what=raised[0].finding.what, term=TERMS.get(raised[0].finding.kind, "film"))
+        )
+        issues = [
+            CritiqueIssue(
+                summary=j.finding.what,
+                dimension=j.finding.dimension,
+                shot_ids=list(j.finding.shot_ids),
+                urgency=_urgency(j, persona.tastes),
+                suggestion=_suggestion(j.finding),
+            )
+            for j in raised
+        ]
         notes: dict[str, str] = {}
         for j in raised:
             for sid in j.finding.shot_ids[:3]:
                 notes.setdefault(sid, j.finding.what)
-        critique = Critique(persona_id=persona.id, overall=overall, scores=Scores(**scores),
-                            shot_notes=[ShotNote(shot_id=k, note=v) for k, v in notes.items()], top_issues=issues,
-                            keep_watching=keep, keep_watching_reason=sentence(reason),
-                            summary=" ".join(sentence(x) for x in lines))
+        critique = Critique(
+            persona_id=persona.id,
+            overall=overall,
+            scores=Scores(**scores),
+            shot_notes=[ShotNote(shot_id=k, note=v) for k, v in notes.items()],
+            top_issues=issues,
+            keep_watching=keep,
+            keep_watching_reason=sentence(reason),
+            summary=" ".join(sentence(x) for x in lines),
+        )
         return Result(critique, model="offline")
 
 

@@ -21,8 +21,19 @@ def describe_frames(film: FilmView, measurer: Measurer | None = None) -> dict[st
 
 
 def describe_shot(s: ShotStats, flashes: float | None) -> str:
-    light = ("very dark" if s.brightness < 0.15 else "dark" if s.brightness < 0.3 else "dim" if s.brightness < 0.42
-             else "very bright" if s.brightness > 0.8 else "bright" if s.brightness > 0.62 else "mid-bright")
+    light = (
+        "very dark"
+        if s.brightness < 0.15
+        else "dark"
+        if s.brightness < 0.3
+        else "dim"
+        if s.brightness < 0.42
+        else "very bright"
+        if s.brightness > 0.8
+        else "bright"
+        if s.brightness > 0.62
+        else "mid-bright"
+    )
     contrast = "low contrast" if s.contrast < 0.07 else "high contrast" if s.contrast > 0.22 else "moderate contrast"
     if s.frames < 2:
         move = "a single frame"
@@ -31,12 +42,24 @@ def describe_shot(s: ShotStats, flashes: float | None) -> str:
     else:
         pace = "slight" if s.motion < 0.01 else "steady" if s.motion < 0.03 else "a lot of"
         dx, dy = s.drift
-        way = ("the view drifts left" if dx < -0.08 else "the view drifts right" if dx > 0.08 else
-               "the view drifts up" if dy < -0.08 else "the view drifts down" if dy > 0.08 else "")
+        way = (
+            "the view drifts left"
+            if dx < -0.08
+            else "the view drifts right"
+            if dx > 0.08
+            else "the view drifts up"
+            if dy < -0.08
+            else "the view drifts down"
+            if dy > 0.08
+            else ""
+        )
         move = f"{pace} movement" + (f" ({way})" if way else "")
-    text = {"full": "mostly flat background with text-like marks (looks like a title card or text panel)",
-            "bottom": "text-like marks along the bottom (a caption?)", "top": "text-like marks along the top",
-            "": ""}[s.text_band]
+    text = {
+        "full": "mostly flat background with text-like marks (looks like a title card or text panel)",
+        "bottom": "text-like marks along the bottom (a caption?)",
+        "top": "text-like marks along the top",
+        "": "",
+    }[s.text_band]
     if not s.every_frame:
         flash = "flashes not measured (only sampled frames)"
     elif flashes is not None and flashes > 3:

@@ -14,13 +14,20 @@ from dataclasses import dataclass
 from agents.offline.words import CAMERA_WORDS, SHOT_TYPES
 
 PHRASES = {  # kind -> how it is said; {id} the shot, {v} the value
-    "duration": "let {id} run about {v} s", "reframe": "reframe {id} as {v}", "camera": "give {id} {v}",
+    "duration": "let {id} run about {v} s",
+    "reframe": "reframe {id} as {v}",
+    "camera": "give {id} {v}",
     "narrate": "add a short spoken line to {id} that says what happens",
-    "unsay": "drop the spoken line on {id} and let the picture tell it", "include": "show {v} in {id}",
+    "unsay": "drop the spoken line on {id} and let the picture tell it",
+    "include": "show {v} in {id}",
     "steady": "take the flashing out of {id}",
 }
-VALUES = {"duration": r"\d+(\.\d+)?", "reframe": f"an? (?:{'|'.join(SHOT_TYPES)})",
-          "camera": "|".join(map(re.escape, CAMERA_WORDS.values())), "include": ".{1,120}"}
+VALUES = {
+    "duration": r"\d+(\.\d+)?",
+    "reframe": f"an? (?:{'|'.join(SHOT_TYPES)})",
+    "camera": "|".join(map(re.escape, CAMERA_WORDS.values())),
+    "include": ".{1,120}",
+}
 
 
 @dataclass(frozen=True)
@@ -49,10 +56,21 @@ _EXACT = [(_pattern(kind), kind) for kind in PHRASES]
 CAMERA_OF_WORDS = {v: k for k, v in CAMERA_WORDS.items()}
 SHORTER = re.compile(r"\b(shorter|trim|tighten|tighter|quicker|faster|snappier|cut (it )?down|too long|drags?)\b", re.I)
 LONGER = re.compile(r"\b(longer|linger|breathe|hold (it|the shot|on)|more time|too short|rushed)\b", re.I)
-CAMERA_HINTS = {"push in": "dolly_in", "dolly": "dolly_in", "zoom in": "zoom_in", "zoom out": "zoom_out",
-                "pan left": "pan_left", "pan right": "pan_right", "tilt up": "tilt_up", "tilt down": "tilt_down",
-                "handheld": "handheld", "hand-held": "handheld", "lock off": "static", "locked-off": "static",
-                "still camera": "static"}
+CAMERA_HINTS = {
+    "push in": "dolly_in",
+    "dolly": "dolly_in",
+    "zoom in": "zoom_in",
+    "zoom out": "zoom_out",
+    "pan left": "pan_left",
+    "pan right": "pan_right",
+    "tilt up": "tilt_up",
+    "tilt down": "tilt_down",
+    "handheld": "handheld",
+    "hand-held": "handheld",
+    "lock off": "static",
+    "locked-off": "static",
+    "still camera": "static",
+}
 
 
 def read(text: str, shot_ids: list[str], durations: dict[str, float]) -> list[Direction]:

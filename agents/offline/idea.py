@@ -8,13 +8,41 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from agents.offline.lexicon import (ANIMALS, ANIMATING, CAPITALISED_NOT_NAMES, CREATURES, DETERMINERS, NOT_AGENTS,
-                                    PEOPLE, PLACE_PREPOSITIONS, PLACES, ROLE_OF_PLACE, SEASONS, STOP,
-                                    STYLES, THREATS, TIMES)
+from agents.offline.lexicon import (
+    ANIMALS,
+    ANIMATING,
+    CAPITALISED_NOT_NAMES,
+    CREATURES,
+    DETERMINERS,
+    NOT_AGENTS,
+    PEOPLE,
+    PLACE_PREPOSITIONS,
+    PLACES,
+    ROLE_OF_PLACE,
+    SEASONS,
+    STOP,
+    STYLES,
+    THREATS,
+    TIMES,
+)
 from agents.offline.words import TOKEN, sentences, stem
 
-AGENT_SUFFIXES = ("grapher", "keeper", "maker", "seller", "monger", "smith", "ologist", "ist", "ian", "eer", "man",
-                  "woman", "girl", "boy")
+AGENT_SUFFIXES = (
+    "grapher",
+    "keeper",
+    "maker",
+    "seller",
+    "monger",
+    "smith",
+    "ologist",
+    "ist",
+    "ian",
+    "eer",
+    "man",
+    "woman",
+    "girl",
+    "boy",
+)
 MAX_IDEA = 20_000  # characters: longer ideas are refused before any parsing
 # What the idea's main verb says the story is about.
 RELATIONS = {
@@ -28,7 +56,6 @@ RELATIONS = {
     "return": "return come go",
 }
 VERB_RELATION = {v: kind for kind, verbs in RELATIONS.items() for v in verbs.split()}
-
 
 
 @dataclass
@@ -108,8 +135,9 @@ def read_idea(text: str) -> Idea:
     idea.threat, idea.threat_head = _threat(tokens)
     _plot(idea, tokens)
     if not idea.cast:  # nobody named: a role the place suggests ("the keeper" of a lighthouse)
-        role = next((ROLE_OF_PLACE[stem(w)] for p in idea.places for w in p.split() if stem(w) in ROLE_OF_PLACE),
-                    "the wanderer")
+        role = next(
+            (ROLE_OF_PLACE[stem(w)] for p in idea.places for w in p.split() if stem(w) in ROLE_OF_PLACE), "the wanderer"
+        )
         idea.cast = [Cast(name=role, kind="person", head=role.split()[-1], invented=True)]
     return idea
 
@@ -160,26 +188,47 @@ def _cast(tokens: list[str]) -> list[Cast]:
                 words = phrase.split()
                 words[-1] = words[-1].removesuffix("'s")  # "the king's birthday": the king
                 count = f"{low} " if low in ("two", "three") else ""
-                add(Cast(name=f"the {count}{' '.join(words)}", kind=noun_kind(head), head=stem(head),
-                         detail=_detail(tokens, end)))
+                add(
+                    Cast(
+                        name=f"the {count}{' '.join(words)}",
+                        kind=noun_kind(head),
+                        head=stem(head),
+                        detail=_detail(tokens, end),
+                    )
+                )
                 i = end
                 continue
             nxt = tokens[i + 1].lower() if i + 1 < len(tokens) else ""
             if nxt in ANIMATING and i + 2 < len(tokens) and tokens[i + 2][0].isalpha():  # "a talking teapot"
                 j = i + 2
-                while (j + 1 < len(tokens) and j < i + 4 and tokens[j + 1][0].isalpha()
-                       and tokens[j + 1].lower() not in STOP and not verbish(tokens[j + 1])):
+                while (
+                    j + 1 < len(tokens)
+                    and j < i + 4
+                    and tokens[j + 1][0].isalpha()
+                    and tokens[j + 1].lower() not in STOP
+                    and not verbish(tokens[j + 1])
+                ):
                     j += 1
-                add(Cast(name="the " + " ".join(w.lower() for w in tokens[i + 1:j + 1]), kind="creature",
-                         head=stem(tokens[j])))
+                add(
+                    Cast(
+                        name="the " + " ".join(w.lower() for w in tokens[i + 1 : j + 1]),
+                        kind="creature",
+                        head=stem(tokens[j]),
+                    )
+                )
                 i = j + 1
                 continue
-        elif (t[0].isupper() and t not in CAPITALISED_NOT_NAMES and prev not in PLACE_PREPOSITIONS
-              and stem(t) not in PLACES and (not sentence_start or _looks_like_name(tokens, i))):
+        elif (
+            t[0].isupper()
+            and t not in CAPITALISED_NOT_NAMES
+            and prev not in PLACE_PREPOSITIONS
+            and stem(t) not in PLACES
+            and (not sentence_start or _looks_like_name(tokens, i))
+        ):
             j = i
             while j + 1 < len(tokens) and tokens[j + 1][:1].isupper() and tokens[j + 1] not in CAPITALISED_NOT_NAMES:
                 j += 1
-            name = " ".join(tokens[i:j + 1])
+            name = " ".join(tokens[i : j + 1])
             detail, after = "", j + 1
             if j + 2 < len(tokens) and tokens[j + 1] == "," and tokens[j + 2].lower() in ("a", "an", "the"):
                 end, phrase, _ = _np(tokens, j + 3)  # "Mara, a retired pilot," describes Mara
@@ -203,7 +252,7 @@ def _detail(tokens: list[str], i: int) -> str:
     if i >= len(tokens) or tokens[i].lower() not in ("with", "in", "wearing", "who"):
         return ""
     words = []
-    for t in tokens[i:i + 7]:
+    for t in tokens[i : i + 7]:
         if not t[0].isalpha() or (len(words) >= 2 and verbish(t)):
             break
         words.append(t.lower())
@@ -218,13 +267,15 @@ def _places(tokens: list[str]) -> list[str]:
         if t.lower() not in PLACE_PREPOSITIONS:
             continue
         words = []
-        for w in tokens[i + 1:i + 6]:
+        for w in tokens[i + 1 : i + 6]:
             if not w[0].isalpha() or (w.lower() in STOP and w.lower() not in ("a", "an", "the", "of")):
                 break
             words.append(w)
         while words and words[-1].lower() in ("a", "an", "the", "of"):
             words.pop()
-        heads = [k for k, w in enumerate(words) if stem(w) in PLACES or (w[0].isupper() and w not in CAPITALISED_NOT_NAMES)]
+        heads = [
+            k for k, w in enumerate(words) if stem(w) in PLACES or (w[0].isupper() and w not in CAPITALISED_NOT_NAMES)
+        ]
         if heads and not any(w.lower() in TIMES or w.lower() in SEASONS for w in words) and not noun_kind(words[0]):
             phrase = " ".join(words[: heads[0] + 1])
             if words[0].lower() not in ("a", "an", "the") and not phrase[0].isupper():
@@ -246,7 +297,7 @@ def _threat(tokens: list[str]) -> tuple[str, str]:
             j = i
             while j > 0 and j > i - 3 and tokens[j - 1][0].isalpha() and tokens[j - 1].lower() not in STOP:
                 j -= 1
-            return "the " + " ".join(w.lower() for w in tokens[j:i + 1]), stem(t)
+            return "the " + " ".join(w.lower() for w in tokens[j : i + 1]), stem(t)
     return "", ""
 
 
@@ -256,14 +307,19 @@ def _plot(idea: Idea, tokens: list[str]) -> None:
     cast_words = {w.lower() for c in idea.cast for w in (c.name + " " + c.detail).split()}
     lead = idea.cast[0].name.split()[-1].lower() if idea.cast else ""
     k = next((n + 1 for n, t in enumerate(toks) if t.lower() == lead), 0)
-    while k < len(toks) and (toks[k].lower() in cast_words or toks[k].lower() in DETERMINERS or toks[k] in ","
-                             or toks[k].lower() in ("and", "old", "young") or toks[k].lower().endswith("ly")):
+    while k < len(toks) and (
+        toks[k].lower() in cast_words
+        or toks[k].lower() in DETERMINERS
+        or toks[k] in ","
+        or toks[k].lower() in ("and", "old", "young")
+        or toks[k].lower().endswith("ly")
+    ):
         k += 1
     if k >= len(toks) or not (verbish(toks[k]) or base_form(toks[k]) in VERB_RELATION):
         return
     idea.verb = base_form(toks[k])
     idea.relation = VERB_RELATION.get(idea.verb, "quest")
-    rest = toks[k + 1:]
+    rest = toks[k + 1 :]
     for _ in range(2):  # "looks for a ...", "search the beach for a lost ring"
         if rest and rest[0].lower() in ("for", "upon", "to", "on", "after", "up", "in", "love"):
             rest = rest[1:]
@@ -283,7 +339,7 @@ def _plot(idea: Idea, tokens: list[str]) -> None:
             return
         if any(stem(w) in {stem(c.head.lower()) for c in idea.cast} for w in words):
             return  # the verb acts on a character
-        rest = rest[1 + len(words):]
+        rest = rest[1 + len(words) :]
         head = words[words.index("of") - 1] if "of" in words[1:] else words[-1]
         if stem(head) in PLACES:
             continue  # a place ("search the beach"): what is searched for may follow

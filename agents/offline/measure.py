@@ -75,8 +75,9 @@ class Measurer:
             sampled = sorted(film.frames_of(shot.shot_id), key=lambda f: f.index)
             if not sampled:
                 raise ValueError(f"shot {shot.shot_id} has no clip and no sampled frames to watch")
-            frames = np.stack([np.asarray(Image.open(f.path).convert("RGB").resize((W, H), Image.BILINEAR))
-                               for f in sampled])
+            frames = np.stack(
+                [np.asarray(Image.open(f.path).convert("RGB").resize((W, H), Image.BILINEAR)) for f in sampled]
+            )
             span = (sampled[-1].time - sampled[0].time) / max(1, len(sampled) - 1)
             out.append(measure_frames(shot.shot_id, frames, 1 / span if span > 0 else 1.0, every_frame=False))
         return out
@@ -93,13 +94,32 @@ def decode(clip: Path) -> tuple[np.ndarray, float]:
     from generation.video_io import ffmpeg_exe, inspect
 
     fps = float(inspect(clip)["fps"])
-    proc = subprocess.run([ffmpeg_exe(), "-hide_banner", "-nostdin", "-loglevel", "error", "-i", str(clip),
-                           "-map", "0:v:0", "-vf", f"scale={W}:{H}:flags=area", "-f", "rawvideo", "-pix_fmt", "rgb24",
-                           "-"], capture_output=True, timeout=120)
+    proc = subprocess.run(
+        [
+            ffmpeg_exe(),
+            "-hide_banner",
+            "-nostdin",
+            "-loglevel",
+            "error",
+            "-i",
+            str(clip),
+            "-map",
+            "0:v:0",
+            "-vf",
+            f"scale={W}:{H}:flags=area",
+            "-f",
+            "rawvideo",
+            "-pix_fmt",
+            "rgb24",
+            "-",
+        ],
+        capture_output=True,
+        timeout=120,
+    )
     if proc.returncode != 0 or not proc.stdout:
         raise ValueError(f"could not decode {clip.name}: {proc.stderr.decode(errors='replace')[-200:]}")
     n = len(proc.stdout) // (W * H * 3)
-    return np.frombuffer(proc.stdout[:n * W * H * 3], np.uint8).reshape(n, H, W, 3), fps
+    return np.frombuffer(proc.stdout[: n * W * H * 3], np.uint8).reshape(n, H, W, 3), fps
 
 
 def relative_luminance(rgb: np.ndarray) -> np.ndarray:
@@ -164,13 +184,25 @@ def measure_frames(shot_id: str, frames: np.ndarray, fps: float, *, every_frame:
     thumb = thumb - thumb.mean()
     thumb = thumb / (np.linalg.norm(thumb) or 1.0)
     return ShotStats(
-        shot_id=shot_id, fps=float(fps), frames=len(frames), every_frame=every_frame,
-        brightness=float(luma.mean()), contrast=float(luma.std(axis=(1, 2)).mean()),
-        motion=float(diffs.mean()) if len(diffs) else 0.0, still=float((diffs < 0.002).mean()) if len(diffs) else 1.0,
+        shot_id=shot_id,
+        fps=float(fps),
+        frames=len(frames),
+        every_frame=every_frame,
+        brightness=float(luma.mean()),
+        contrast=float(luma.std(axis=(1, 2)).mean()),
+        motion=float(diffs.mean()) if len(diffs) else 0.0,
+        still=float((diffs < 0.002).mean()) if len(diffs) else 1.0,
         change=float((np.abs(luma[-1] - luma[0]) > 0.04).mean()),
         transitions=tuple(flash_transitions(a, b) for a, b in zip(lum, lum[1:])) if every_frame else (),
-        colours=colour_names(frames), text_band=text_band(luma), drift=drift(luma[0], luma[-1]),
-        first=lum[0], last=lum[-1], thumb=thumb, hist_first=_hist(frames[0]), hist_last=_hist(frames[-1]))
+        colours=colour_names(frames),
+        text_band=text_band(luma),
+        drift=drift(luma[0], luma[-1]),
+        first=lum[0],
+        last=lum[-1],
+        thumb=thumb,
+        hist_first=_hist(frames[0]),
+        hist_last=_hist(frames[-1]),
+    )
 
 
 def _hist(rgb: np.ndarray) -> np.ndarray:
@@ -178,8 +210,17 @@ def _hist(rgb: np.ndarray) -> np.ndarray:
     return h / max(1.0, h.sum())
 
 
-NAMES = ((15, "red"), (40, "orange"), (70, "yellow"), (160, "green"), (195, "teal"), (250, "blue"), (290, "purple"),
-         (345, "pink"), (361, "red"))
+NAMES = (
+    (15, "red"),
+    (40, "orange"),
+    (70, "yellow"),
+    (160, "green"),
+    (195, "teal"),
+    (250, "blue"),
+    (290, "purple"),
+    (345, "pink"),
+    (361, "red"),
+)
 
 
 def colour_names(frames: np.ndarray, top: int = 3) -> tuple[str, ...]:
@@ -208,7 +249,7 @@ def text_band(luma: np.ndarray) -> str:
     frame = luma[len(luma) // 2]
     rows = (np.abs(np.diff(frame, axis=1)) > 0.12).mean(axis=1) > 0.06
     h = len(rows)
-    top, bottom, middle = rows[: h // 5].mean(), rows[-h // 4:].mean(), rows[h // 4: -h // 4].mean()
+    top, bottom, middle = rows[: h // 5].mean(), rows[-h // 4 :].mean(), rows[h // 4 : -h // 4].mean()
     flat = (np.abs(frame - np.median(frame)) < 0.06).mean()
     if middle > 0.12 and flat > 0.6:
         return "full"

@@ -30,50 +30,108 @@ def _look(phrase: str, axis: str, sign: int, against: str = "") -> Look:
 
 
 LOOKS = {  # name: (the note's words for it, the look)
-    "scary": (r"scar(y|ier|iest)|frighten\w*|creep(y|ier)|spook(y|ier)|menac\w*|terrify\w*|eerie|sinister|threaten\w*",
-              _look("menacing, ominous atmosphere", "threat", 1, "bright brighter well-lit sunny sunlit cheerful calm "
-                    "gentle soft friendly cosy cozy playful smiling happy peaceful golden warm")),
-    "gentle": (r"gentl(e|er)|soft(er)?|friendl(y|ier)|kind(er)?|harmless|peaceful",
-               _look("gentle, soft", "threat", -1, "menacing threatening violent aggressive ominous sinister")),
-    "dark": (r"dark(er)?|gloom(y|ier)|murk(y|ier)|moody|shadow(y|ier)?",
-             _look("low-key lighting, deep shadows", "light", -1, "bright brighter sunny sunlit well-lit daylight")),
-    "bright": (r"bright(er)?|light(er)|sunn(y|ier)|well-lit|clearer",
-               _look("bright, clearly lit", "light", 1, "dark darker gloomy murky dim night shadow shadows")),
-    "warm": (r"warm(er)?|cos(y|ier)|coz(y|ier)", _look("warm golden tones", "temperature", 1, "cold cool icy blue grey")),
-    "cold": (r"cold(er)?|cool(er)|ic(y|ier)|bleak(er)?", _look("cold blue tones", "temperature", -1, "warm golden cosy")),
-    "calm": (r"calm(er)?|still(er)|quiet(er)?|serene|slow(er)? paced",
-             _look("calm and still", "energy", -1, "violent frantic chaotic storm-tossed")),
-    "tense": (r"tens(e|er)|urgent|frantic|intense|exciting", _look("tense, urgent", "energy", 1, "calm relaxed serene")),
-    "sad": (r"sad(der)?|melanchol\w*|sombre|somber|mournful", _look("melancholy, muted", "mood", -1,
-                                                                    "happy cheerful joyful laughing")),
-    "happy": (r"happ(y|ier)|cheerful|joyful|upbeat|fun(nier)?", _look("joyful, light-hearted", "mood", 1,
-                                                                     "sad melancholy gloomy sombre")),
-    "big": (r"big(ger)?|larg(e|er)|huge|enormous|giant", _look("towering, immense in the frame", "scale", 1, "small tiny")),
+    "scary": (
+        r"scar(y|ier|iest)|frighten\w*|creep(y|ier)|spook(y|ier)|menac\w*|terrify\w*|eerie|sinister|threaten\w*",
+        _look(
+            "menacing, ominous atmosphere",
+            "threat",
+            1,
+            "bright brighter well-lit sunny sunlit cheerful calm "
+            "gentle soft friendly cosy cozy playful smiling happy peaceful golden warm",
+        ),
+    ),
+    "gentle": (
+        r"gentl(e|er)|soft(er)?|friendl(y|ier)|kind(er)?|harmless|peaceful",
+        _look("gentle, soft", "threat", -1, "menacing threatening violent aggressive ominous sinister"),
+    ),
+    "dark": (
+        r"dark(er)?|gloom(y|ier)|murk(y|ier)|moody|shadow(y|ier)?",
+        _look("low-key lighting, deep shadows", "light", -1, "bright brighter sunny sunlit well-lit daylight"),
+    ),
+    "bright": (
+        r"bright(er)?|light(er)|sunn(y|ier)|well-lit|clearer",
+        _look("bright, clearly lit", "light", 1, "dark darker gloomy murky dim night shadow shadows"),
+    ),
+    "warm": (
+        r"warm(er)?|cos(y|ier)|coz(y|ier)",
+        _look("warm golden tones", "temperature", 1, "cold cool icy blue grey"),
+    ),
+    "cold": (
+        r"cold(er)?|cool(er)|ic(y|ier)|bleak(er)?",
+        _look("cold blue tones", "temperature", -1, "warm golden cosy"),
+    ),
+    "calm": (
+        r"calm(er)?|still(er)|quiet(er)?|serene|slow(er)? paced",
+        _look("calm and still", "energy", -1, "violent frantic chaotic storm-tossed"),
+    ),
+    "tense": (
+        r"tens(e|er)|urgent|frantic|intense|exciting",
+        _look("tense, urgent", "energy", 1, "calm relaxed serene"),
+    ),
+    "sad": (
+        r"sad(der)?|melanchol\w*|sombre|somber|mournful",
+        _look("melancholy, muted", "mood", -1, "happy cheerful joyful laughing"),
+    ),
+    "happy": (
+        r"happ(y|ier)|cheerful|joyful|upbeat|fun(nier)?",
+        _look("joyful, light-hearted", "mood", 1, "sad melancholy gloomy sombre"),
+    ),
+    "big": (
+        r"big(ger)?|larg(e|er)|huge|enormous|giant",
+        _look("towering, immense in the frame", "scale", 1, "small tiny"),
+    ),
     "small": (r"small(er)|tin(y|ier)|little", _look("small in the frame", "scale", -1, "towering immense huge")),
     "lonely": (r"lonel(y|ier)|alone|isolated", _look("alone, in empty surroundings", "company", -1, "crowd crowded")),
     "mysterious": (r"myster\w*|secretive|uncanny", _look("half-hidden, mysterious", "clarity", -1)),
     "dramatic": (r"dramatic|epic|grand", _look("dramatic, sweeping composition", "energy", 1)),
-    "colourful": (r"colou?rful|vivid|saturated", _look("vivid, saturated colours", "colour", 1, "muted grey washed-out")),
+    "colourful": (
+        r"colou?rful|vivid|saturated",
+        _look("vivid, saturated colours", "colour", 1, "muted grey washed-out"),
+    ),
     "tender": (r"tender|intimate|loving", _look("tender, intimate", "mood", 1, "cold distant")),
 }
-OPPOSITE = {"scary": "gentle", "gentle": "scary", "dark": "bright", "bright": "dark", "warm": "cold", "cold": "warm",
-            "calm": "tense", "tense": "calm", "sad": "happy", "happy": "sad", "big": "small", "small": "big"}
-INSTRUCTION = set("""make keep want wish feel look looks seem show should could would needs need must please maybe
+OPPOSITE = {
+    "scary": "gentle",
+    "gentle": "scary",
+    "dark": "bright",
+    "bright": "dark",
+    "warm": "cold",
+    "cold": "warm",
+    "calm": "tense",
+    "tense": "calm",
+    "sad": "happy",
+    "happy": "sad",
+    "big": "small",
+    "small": "big",
+}
+INSTRUCTION = set(
+    """make keep want wish feel look looks seem show should could would needs need must please maybe
 more less much bit little lot too really very whole entire everything everywhere thing things overall again also
-shot shots scene scenes film movie frame part moment sequence version beginning opening ending end start""".split())
+shot shots scene scenes film movie frame part moment sequence version beginning opening ending end start""".split()
+)
 CUT = re.compile(r"\b(cut|remove|delete|drop|lose)\b(\s+(this|that|the|it))?\s*(shot|it|this)?\b", re.I)
 CLOSER = re.compile(r"\b(closer|close-?up|tighter framing|get in close)\b", re.I)
 WIDER = re.compile(r"\b(wider|wide shot|pull back|show more of)\b", re.I)
 QUOTED = re.compile(r"[\"“']([^\"”']{2,300})[\"”']")
 NO_LINE = re.compile(r"\b(no|without|remove|drop|cut|less)\s+(the\s+)?(narration|voice-?over|line|dialogue)\b", re.I)
-AVOID = re.compile(r"\b(?:never|not|no|without|avoid)\s+(?:be\s+|too\s+|any\s+|a\s+)?([a-z][a-z\- ]{2,30}?)"
-                   r"(?=\s*(?:[,.;!]|$|\band\b|\bbut\b))", re.I)
-WEAR = re.compile(r"\b(?:wear|wears|wearing|dressed in)\s+((?:an?\s+|the\s+|some\s+)?[a-z][a-z\- ]{2,30}?)"
-                  r"(?=\s*(?:[,.;!]|$|\band\b|\bin\b))", re.I)
-MORE = re.compile(r"\b(?:more|lots of|plenty of|some)\s+([a-z][a-z\- ]{2,30}?)(?=\s*(?:[,.;!]|$|\bon\b|\bin\b|\bfor\b|"
-                  r"\baround\b|\band\b))", re.I)
-ADD = re.compile(r"\badd(?:ing)?\s+(?:an?\s+|the\s+|some\s+)?([a-z][a-z\- ]{2,40}?)(?=\s*(?:[,.;!]|$|\bto\b|\bin\b))",
-                 re.I)
+AVOID = re.compile(
+    r"\b(?:never|not|no|without|avoid)\s+(?:be\s+|too\s+|any\s+|a\s+)?([a-z][a-z\- ]{2,30}?)"
+    r"(?=\s*(?:[,.;!]|$|\band\b|\bbut\b))",
+    re.I,
+)
+WEAR = re.compile(
+    r"\b(?:wear|wears|wearing|dressed in)\s+((?:an?\s+|the\s+|some\s+)?[a-z][a-z\- ]{2,30}?)"
+    r"(?=\s*(?:[,.;!]|$|\band\b|\bin\b))",
+    re.I,
+)
+MORE = re.compile(
+    r"\b(?:more|lots of|plenty of|some)\s+([a-z][a-z\- ]{2,30}?)(?=\s*(?:[,.;!]|$|\bon\b|\bin\b|\bfor\b|"
+    r"\baround\b|\band\b))",
+    re.I,
+)
+ADD = re.compile(
+    r"\badd(?:ing)?\s+(?:an?\s+|the\s+|some\s+)?([a-z][a-z\- ]{2,40}?)(?=\s*(?:[,.;!]|$|\bto\b|\bin\b))", re.I
+)
 
 
 @dataclass
@@ -94,8 +152,18 @@ class Reading:
 
     @property
     def empty(self) -> bool:
-        return not (self.cut or self.pace or self.frame or self.camera or self.line is not None or self.looks
-                    or self.avoid or self.add or self.traits or self.style)
+        return not (
+            self.cut
+            or self.pace
+            or self.frame
+            or self.camera
+            or self.line is not None
+            or self.looks
+            or self.avoid
+            or self.add
+            or self.traits
+            or self.style
+        )
 
 
 def read_note(note: Note, board: Storyboard) -> Reading:
@@ -103,8 +171,16 @@ def read_note(note: Note, board: Storyboard) -> Reading:
     low = text.lower()
     ids = {s.shot_id for s in board.shots()}
     named = [w for w in re.findall(r"[A-Za-z0-9_\-]+", text) if w in ids]
-    bare = re.sub(r"\b(shots?\s+)?(" + "|".join(map(re.escape, sorted(ids, key=len, reverse=True))) + r")\b", " ",
-                  text, flags=re.I) if named else text  # the ids scope the note; they are not what it asks
+    bare = (
+        re.sub(
+            r"\b(shots?\s+)?(" + "|".join(map(re.escape, sorted(ids, key=len, reverse=True))) + r")\b",
+            " ",
+            text,
+            flags=re.I,
+        )
+        if named
+        else text
+    )  # the ids scope the note; they are not what it asks
     r = Reading(scope="film", shots=[])
     r.cut = bool(CUT.search(bare)) and not ADD.search(bare)
     if SHORTER.search(bare) or re.search(r"\btoo (slow|boring)\b", low):
@@ -120,8 +196,11 @@ def read_note(note: Note, board: Storyboard) -> Reading:
         r.line = ""
     r.avoid = [m.strip() for m in AVOID.findall(bare) if m.strip() not in STOP]
     r.looks = _looks(low, r.avoid)
-    more = [m.strip() for m in MORE.findall(bare) if not any(re.fullmatch(f, m.strip()) for f, _ in LOOKS.values())
-            and m.strip() not in INSTRUCTION]
+    more = [
+        m.strip()
+        for m in MORE.findall(bare)
+        if not any(re.fullmatch(f, m.strip()) for f, _ in LOOKS.values()) and m.strip() not in INSTRUCTION
+    ]
     r.add = [m.strip() for m in ADD.findall(bare)] + more + [f"wearing {m.strip()}" for m in WEAR.findall(bare)]
     r.style = [w for w in WORD.findall(low) if w in STYLES]
     _scope(r, note, board, named, bare)
@@ -155,9 +234,12 @@ def _scope(r: Reading, note: Note, board: Storyboard, named: list[str], bare: st
     scenes = board.scenes
     for k, sc in enumerate(scenes, 1):
         title = sc.title.lower()
-        if re.search(rf"\bscene\s+{k}\b", low) or (len(title) >= 5 and title in low) or \
-                (any(ch.isdigit() for ch in sc.scene_id) and re.search(rf"\b{re.escape(sc.scene_id.lower())}\b", low)) or \
-                (sc.purpose and re.search(rf"\b(the\s+)?{re.escape(sc.purpose)}\b", low)):
+        if (
+            re.search(rf"\bscene\s+{k}\b", low)
+            or (len(title) >= 5 and title in low)
+            or (any(ch.isdigit() for ch in sc.scene_id) and re.search(rf"\b{re.escape(sc.scene_id.lower())}\b", low))
+            or (sc.purpose and re.search(rf"\b(the\s+)?{re.escape(sc.purpose)}\b", low))
+        ):
             r.scope = "scene"
             r.shots += [s.shot_id for s in sc.shots]
     if re.search(r"\b(opening|beginning|first scene)\b", low):
@@ -169,8 +251,7 @@ def _scope(r: Reading, note: Note, board: Storyboard, named: list[str], bare: st
         return
     words = {w for w in content_words(low) - INSTRUCTION if not any(re.fullmatch(f, w) for f, _ in LOOKS.values())}
     words = {w for w in words if not any(re.search(rf"\b{re.escape(w)}", a) for a in r.avoid + r.add)}
-    who = next((c.name for c in board.characters if c.name.lower() in low or
-                stem(c.name.split()[-1]) in words), "")
+    who = next((c.name for c in board.characters if c.name.lower() in low or stem(c.name.split()[-1]) in words), "")
     if who:
         r.traits = _traits(low, who)
         words -= content_words(who) | content_words(" ".join(r.traits))
@@ -193,7 +274,10 @@ def _traits(low: str, who: str) -> list[str]:
     after = low.split(head, 1)[1] if head in low else low
     after = re.split(r"[,.;!]|\b(never|not|no|but|without|in every|in all)\b", after)[0]
     for _ in range(2):  # "should be", "to look"
-        after = re.sub(r"^\W*(is|are|be|should|stay|stays|look|looks|feel|feels|to|always|more|a bit|very|so)\b\s*",
-                       "", after.strip())
+        after = re.sub(
+            r"^\W*(is|are|be|should|stay|stays|look|looks|feel|feels|to|always|more|a bit|very|so)\b\s*",
+            "",
+            after.strip(),
+        )
     parts = [p.strip() for p in re.split(r"\band\b|,", after) if p.strip()]
     return [p for p in parts if len(p.split()) <= 3 and p not in STOP and p not in INSTRUCTION][:4]

@@ -16,37 +16,110 @@ from storage.schema import Character, Location, Scene, Shot, Storyboard
 
 MEAN_SHOT = 4.5  # seconds: the film's average shot before pacing by beat and shot type
 SCENE_SECONDS = 35.0  # a beat longer than this gets several scenes
-WEIGHT = {"establishing": 1.5, "wide": 1.3, "medium": 1.0, "two-shot": 1.1, "over-the-shoulder": 0.9,
-          "close-up": 0.75, "reaction": 0.6, "insert": 0.5}
-CAMERAS = {  # a motivated camera: establishing shots travel, most others hold still
-    "establishing": ("pan_right", "static", "zoom_out", "static", "pan_left"), "wide": ("static", "pan_left", "static"),
-    "medium": ("static", "dolly_in", "static"), "two-shot": ("static",), "over-the-shoulder": ("static", "dolly_in"),
-    "close-up": ("static", "zoom_in", "static"), "reaction": ("static",), "insert": ("static", "tilt_down", "static")}
-ON_PLACES = {"island", "ship", "boat", "rock", "farm", "moon", "planet", "shore", "beach", "hillside", "deck", "street"}
-IN_PLACES = {"city", "town", "village", "forest", "woods", "jungle", "desert", "kitchen", "room", "house", "valley",
-             "garden", "workshop", "studio", "library", "classroom", "junkyard", "mountains", "hills", "cottage",
-             "bakery", "shop", "office", "laboratory", "forge", "mine", "monastery", "chapel", "clinic", "ward", "cockpit",
-             "tent", "harbour", "harbor", "world"}
-ANGLES = ("seen from a low angle", "seen from high above", "in profile", "framed off-centre", "from behind",
-          "at eye level", "in silhouette against the background", "through a foreground of blurred shapes",
-          "with a shallow depth of field", "from a distance", "tracking alongside", "in the foreground, the place behind")
-LOOKS = {  # (face and hair, clothes or body): one is picked per character, the same in every shot
-    "young": (("tousled dark hair", "a green knitted jumper and a canvas satchel"),
-              ("short curly hair", "a red anorak and scuffed trainers"), ("a long braid and round glasses", "a yellow raincoat")),
-    "old": (("short silver hair and a weathered face", "a mustard oilskin coat"),
-            ("white hair and wire spectacles", "a brown cardigan"),
-            ("a lined, kind face and a flat cap", "a patched tweed jacket")),
-    "person": (("cropped black hair", "a navy pea coat and a grey scarf"),
-               ("auburn hair tied back", "a denim jacket and heavy boots"),
-               ("a shaved head", "a rust-orange work jacket and a leather bag")),
-    "animal": (("bright, watchful eyes", "a pale scar across its left side"),
-               ("a calm, steady gaze", "one pale patch near its left eye"),
-               ("quick, curious eyes", "a darker stripe along its back")),
-    "creature": (("one round blue eye", "a dented copper body"), ("a soft grey glow", "long, thin limbs"),
-                 ("a painted smile", "a chipped white surface with a faded blue pattern")),
+WEIGHT = {
+    "establishing": 1.5,
+    "wide": 1.3,
+    "medium": 1.0,
+    "two-shot": 1.1,
+    "over-the-shoulder": 0.9,
+    "close-up": 0.75,
+    "reaction": 0.6,
+    "insert": 0.5,
 }
-SAME = {"person": "the same face, hair and clothes in every shot", "animal": "the same size, colouring and markings "
-        "in every shot", "creature": "the same shape and colours in every shot"}
+CAMERAS = {  # a motivated camera: establishing shots travel, most others hold still
+    "establishing": ("pan_right", "static", "zoom_out", "static", "pan_left"),
+    "wide": ("static", "pan_left", "static"),
+    "medium": ("static", "dolly_in", "static"),
+    "two-shot": ("static",),
+    "over-the-shoulder": ("static", "dolly_in"),
+    "close-up": ("static", "zoom_in", "static"),
+    "reaction": ("static",),
+    "insert": ("static", "tilt_down", "static"),
+}
+ON_PLACES = {"island", "ship", "boat", "rock", "farm", "moon", "planet", "shore", "beach", "hillside", "deck", "street"}
+IN_PLACES = {
+    "city",
+    "town",
+    "village",
+    "forest",
+    "woods",
+    "jungle",
+    "desert",
+    "kitchen",
+    "room",
+    "house",
+    "valley",
+    "garden",
+    "workshop",
+    "studio",
+    "library",
+    "classroom",
+    "junkyard",
+    "mountains",
+    "hills",
+    "cottage",
+    "bakery",
+    "shop",
+    "office",
+    "laboratory",
+    "forge",
+    "mine",
+    "monastery",
+    "chapel",
+    "clinic",
+    "ward",
+    "cockpit",
+    "tent",
+    "harbour",
+    "harbor",
+    "world",
+}
+ANGLES = (
+    "seen from a low angle",
+    "seen from high above",
+    "in profile",
+    "framed off-centre",
+    "from behind",
+    "at eye level",
+    "in silhouette against the background",
+    "through a foreground of blurred shapes",
+    "with a shallow depth of field",
+    "from a distance",
+    "tracking alongside",
+    "in the foreground, the place behind",
+)
+LOOKS = {  # (face and hair, clothes or body): one is picked per character, the same in every shot
+    "young": (
+        ("tousled dark hair", "a green knitted jumper and a canvas satchel"),
+        ("short curly hair", "a red anorak and scuffed trainers"),
+        ("a long braid and round glasses", "a yellow raincoat"),
+    ),
+    "old": (
+        ("short silver hair and a weathered face", "a mustard oilskin coat"),
+        ("white hair and wire spectacles", "a brown cardigan"),
+        ("a lined, kind face and a flat cap", "a patched tweed jacket"),
+    ),
+    "person": (
+        ("cropped black hair", "a navy pea coat and a grey scarf"),
+        ("auburn hair tied back", "a denim jacket and heavy boots"),
+        ("a shaved head", "a rust-orange work jacket and a leather bag"),
+    ),
+    "animal": (
+        ("bright, watchful eyes", "a pale scar across its left side"),
+        ("a calm, steady gaze", "one pale patch near its left eye"),
+        ("quick, curious eyes", "a darker stripe along its back"),
+    ),
+    "creature": (
+        ("one round blue eye", "a dented copper body"),
+        ("a soft grey glow", "long, thin limbs"),
+        ("a painted smile", "a chipped white surface with a faded blue pattern"),
+    ),
+}
+SAME = {
+    "person": "the same face, hair and clothes in every shot",
+    "animal": "the same size, colouring and markings in every shot",
+    "creature": "the same shape and colours in every shot",
+}
 
 
 class OfflinePlanner:
@@ -81,9 +154,17 @@ class Draft:
             b = b_first = "something new"
         threat = idea.threat_head
         at = "on" if self.home.split()[-1] in ON_PLACES else "in" if self.home.split()[-1] in IN_PLACES else "at"
-        self.slots = {"a": lead.name, "A": capitalise(lead.name), "b": b, "b_first": b_first, "home": self.home,
-                      "at_home": f"{at} {self.home}",
-                      "away": self.away, "threat": idea.threat, "threat_look": THREAT_LOOK.get(threat, idea.threat)}
+        self.slots = {
+            "a": lead.name,
+            "A": capitalise(lead.name),
+            "b": b,
+            "b_first": b_first,
+            "home": self.home,
+            "at_home": f"{at} {self.home}",
+            "away": self.away,
+            "threat": idea.threat,
+            "threat_look": THREAT_LOOK.get(threat, idea.threat),
+        }
         self.relation = RELATIONS[idea.relation]
         self.when = next((t for t in idea.times if t in WHEN), "")
         self.season = next((t for t in idea.times if t in SEASONS), "")
@@ -115,28 +196,58 @@ class Draft:
                 light = WHEN[self.when]  # the time of day the idea names
             if self.season:
                 light = f"{light}, {self.season}"
-            shots = self.shots(k, beat, moment, location, light, max(1, round(seconds / (MEAN_SHOT * PACE[beat]))),
-                               new_place)
+            shots = self.shots(
+                k, beat, moment, location, light, max(1, round(seconds / (MEAN_SHOT * PACE[beat]))), new_place
+            )
             raw += [WEIGHT[kind] * PACE[beat] for kind, _ in shots]
-            scenes.append(Scene(scene_id=f"sc{k + 1:02d}", title=self.fill(moment.title, True), description=line,
-                                purpose=beat, location=location, shots=[shot for _, shot in shots]))
+            scenes.append(
+                Scene(
+                    scene_id=f"sc{k + 1:02d}",
+                    title=self.fill(moment.title, True),
+                    description=line,
+                    purpose=beat,
+                    location=location,
+                    shots=[shot for _, shot in shots],
+                )
+            )
             scenes[-1].shots[0].narration = line
         self.timing(scenes, raw)
         return Storyboard(
-            title=self.title(), logline=_logline(idea), style_guide=_style(idea), characters=self.bible(),
-            locations=[Location(name=p[:80], description=f"{capitalise(p)}: the same layout, landmarks and colours "
-                                                          "every time the film returns here") for p in
-                       dict.fromkeys(s.location for s in scenes)],
-            scenes=scenes)
+            title=self.title(),
+            logline=_logline(idea),
+            style_guide=_style(idea),
+            characters=self.bible(),
+            locations=[
+                Location(
+                    name=p[:80],
+                    description=f"{capitalise(p)}: the same layout, landmarks and colours "
+                    "every time the film returns here",
+                )
+                for p in dict.fromkeys(s.location for s in scenes)
+            ],
+            scenes=scenes,
+        )
 
-    def shots(self, k: int, beat: str, moment: Moment, location: str, light: str, n: int,
-              new_place: bool) -> list[tuple[str, Shot]]:
+    def shots(
+        self, k: int, beat: str, moment: Moment, location: str, light: str, n: int, new_place: bool
+    ) -> list[tuple[str, Shot]]:
         """n shots for one scene, following the shot grammar; the first establishes a new place."""
         other = self.partner is not None and beat != "setup"  # the second character arrives with the story
-        grammar = ["establishing" if new_place else "wide", "medium", "close-up", "reaction", "wide", "insert",
-                   "two-shot" if other else "over-the-shoulder", "medium", "close-up", "over-the-shoulder"]
+        grammar = [
+            "establishing" if new_place else "wide",
+            "medium",
+            "close-up",
+            "reaction",
+            "wide",
+            "insert",
+            "two-shot" if other else "over-the-shoulder",
+            "medium",
+            "close-up",
+            "over-the-shoulder",
+        ]
         actions = [self.fill(a) for a in moment.actions] + [
-            self.fill(a.replace("{place}", location)) for a in EXTRA[beat]]
+            self.fill(a.replace("{place}", location)) for a in EXTRA[beat]
+        ]
         out, seen = [], {kind: 0 for kind in WEIGHT}
         for i in range(n):
             kind = "wide" if n == 1 else grammar[i] if i < len(grammar) else grammar[1 + (i - 1) % (len(grammar) - 1)]
@@ -144,11 +255,24 @@ class Draft:
             prompt = self.prompt(kind, beat, location, light, actions[max(0, order) % len(actions)], seen[kind], other)
             seen[kind] += 1
             moves = CAMERAS[kind]
-            camera = "handheld" if beat in ("crisis", "climax") and kind == "medium" else \
-                moves[stable_hash(self.idea.text, k, i) % len(moves)]
+            camera = (
+                "handheld"
+                if beat in ("crisis", "climax") and kind == "medium"
+                else moves[stable_hash(self.idea.text, k, i) % len(moves)]
+            )
             names = [c.name for c in self.idea.cast if c.name.lower() in prompt.lower()]
-            out.append((kind, Shot(shot_id="tmp", prompt=prompt, camera=camera, characters=names,
-                                   seed=stable_hash(self.idea.text, k, i) % 2**31)))
+            out.append(
+                (
+                    kind,
+                    Shot(
+                        shot_id="tmp",
+                        prompt=prompt,
+                        camera=camera,
+                        characters=names,
+                        seed=stable_hash(self.idea.text, k, i) % 2**31,
+                    ),
+                )
+            )
         return out
 
     def prompt(self, kind: str, beat: str, location: str, light: str, action: str, nth: int, other: bool) -> str:
@@ -160,9 +284,16 @@ class Draft:
         if self.idea.threat and beat in ("crisis", "climax") and self.slots["threat_look"] not in action:
             light = f"{self.slots['threat_look']}, {light}"
         toward = b if other or self.partner is None and beat != "setup" else self.away
-        details = [f"{lead}'s hands, {light}"] + ([f"the {self.idea.thing_head}, one detail filling the frame"]
-                                                  if self.idea.thing_head and beat != "setup" else []) + \
-            ([f"{b}, one detail filling the frame"] if other else []) + [f"something {lead} carries, {light}"]
+        details = (
+            [f"{lead}'s hands, {light}"]
+            + (
+                [f"the {self.idea.thing_head}, one detail filling the frame"]
+                if self.idea.thing_head and beat != "setup"
+                else []
+            )
+            + ([f"{b}, one detail filling the frame"] if other else [])
+            + [f"something {lead} carries, {light}"]
+        )
         faces = [f"{lead}'s face, {FACE[beat]}, {light}"] + ([f"{b}, watching {lead}, {light}"] if other else [])
         seen = {
             "establishing": f"of {location}, {light}" + (f", {lead} small in the frame" if nth else ""),
@@ -171,7 +302,9 @@ class Draft:
             "two-shot": f"of {lead} and {b}, {light}",
             "over-the-shoulder": f"from behind {lead}, looking toward {toward}" + (f", {light}" if nth else ""),
             "close-up": f"of {faces[nth % len(faces)]}",
-            "reaction": f"of {b}, reacting to {lead}, {light}" if other and nth % 2 == 0 else f"of {lead}, {FACE[beat]}, {light}",
+            "reaction": f"of {b}, reacting to {lead}, {light}"
+            if other and nth % 2 == 0
+            else f"of {lead}, {FACE[beat]}, {light}",
             "insert": f"of {details[nth % len(details)]}",
         }[kind]
         return f"{SHOT_TYPES[kind][0]}{' ' if seen[0] != ':' else ''}{seen}"
@@ -214,11 +347,21 @@ class Draft:
 
 def _distinct(prompt: str, used: list[tuple[str, set[str]]], n: int) -> str:
     """The prompt, with one or two camera angles added when it repeats or nearly repeats an earlier one."""
-    variants = [prompt] + [f"{prompt}, {ANGLES[(n + t) % len(ANGLES)]}" for t in range(len(ANGLES))] + [
-        f"{prompt}, {x}, {y}" for x in ANGLES for y in ANGLES if x != y]
+    variants = (
+        [prompt]
+        + [f"{prompt}, {ANGLES[(n + t) % len(ANGLES)]}" for t in range(len(ANGLES))]
+        + [f"{prompt}, {x}, {y}" for x in ANGLES for y in ANGLES if x != y]
+    )
     taken = {p for p, _ in used}
-    choice = next((v for v in variants if v not in taken and all(
-        len(content_words(v) & w) / max(1, len(content_words(v) | w)) < 0.8 for _, w in used)), None)
+    choice = next(
+        (
+            v
+            for v in variants
+            if v not in taken
+            and all(len(content_words(v) & w) / max(1, len(content_words(v) | w)) < 0.8 for _, w in used)
+        ),
+        None,
+    )
     choice = choice or next(v for v in variants if v not in taken)
     used.append((choice, content_words(choice)))
     return choice
@@ -246,8 +389,13 @@ def _look(c: Cast, text: str) -> str:
     kind = c.kind if c.kind in SAME else "creature"
     age = kind
     if kind == "person":
-        age = "young" if words & {"young", "little", "girl", "boy", "child", "kid", "teen", "teenager"} else \
-            "old" if words & {"old", "elderly", "retired", "grandmother", "grandfather", "granny", "widow"} else "person"
+        age = (
+            "young"
+            if words & {"young", "little", "girl", "boy", "child", "kid", "teen", "teenager"}
+            else "old"
+            if words & {"old", "elderly", "retired", "grandmother", "grandfather", "granny", "widow"}
+            else "person"
+        )
     face, body = LOOKS[age][stable_hash(text, c.name) % len(LOOKS[age])]
     worn = c.detail.startswith(("with ", "in ", "wearing "))  # the idea already says what they wear
     who = f"{c.name}, {c.detail}" if c.detail and not worn else c.name.removeprefix("the ")

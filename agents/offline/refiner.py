@@ -13,12 +13,30 @@ from agents.base import Result
 from agents.offline.directions import Direction, read
 from agents.offline.notes import Look, Reading, read_note
 from agents.offline.words import READ_WPS, SHOT_TYPES, capitalise, without_shot_type
-from storage.schema import (Critique, Edit, Note, Proposal, RemoveShot, SetCharacter, SetShot, SetStory, Storyboard,
-                            Unchanged)
+from storage.schema import (
+    Critique,
+    Edit,
+    Note,
+    Proposal,
+    RemoveShot,
+    SetCharacter,
+    SetShot,
+    SetStory,
+    Storyboard,
+    Unchanged,
+)
 
 FLASHY = {"lightning", "flashing", "flash", "flashes", "strobe", "strobing", "flicker", "flickering"}
-CLOSE = {"close-up": 1, "insert": 1, "reaction": 1, "medium": 0, "two-shot": 0, "over-the-shoulder": 0,
-         "wide": -1, "establishing": -1}
+CLOSE = {
+    "close-up": 1,
+    "insert": 1,
+    "reaction": 1,
+    "medium": 0,
+    "two-shot": 0,
+    "over-the-shoulder": 0,
+    "wide": -1,
+    "establishing": -1,
+}
 
 
 def rewrite(prompt: str, looks: list[Look], add: list[str], drop: set[str] = frozenset()) -> str:
@@ -45,7 +63,9 @@ class Editor:
         self.shots = {s.shot_id: s for s in board.shots()}
         self.order = list(self.shots)
         self.pending: dict[tuple[str, str], dict] = {}
-        self.asked: dict[str, dict[str, tuple[int, str]]] = defaultdict(dict)  # shot or "*" -> axis -> (sign, note text)
+        self.asked: dict[str, dict[str, tuple[int, str]]] = defaultdict(
+            dict
+        )  # shot or "*" -> axis -> (sign, note text)
         self.extra: list[Edit] = []
         self.not_changed: list[Unchanged] = []
 
@@ -155,13 +175,25 @@ class Editor:
             clauses = [c for c in clauses if not set(re.findall(r"[a-z\-]+", c.lower())) & against]
             new = [capitalise(" ".join(r.style)) + " look"] if r.style else []
             new += clauses + [lk.phrase for lk in r.looks if lk.phrase.lower() not in guide.lower()]
-            self.extra.append(SetStory(field="style_guide", new=", ".join(new)[:4000], rationale=f"{why} (film-wide: "
-                                       "the style guide is folded into every prompt)", sources=[note.id]))
+            self.extra.append(
+                SetStory(
+                    field="style_guide",
+                    new=", ".join(new)[:4000],
+                    rationale=f"{why} (film-wide: the style guide is folded into every prompt)",
+                    sources=[note.id],
+                )
+            )
         if r.pace:
-            long = sorted(self.order, key=lambda s: self.shots[s].duration)[len(self.order) // 2:]
+            long = sorted(self.order, key=lambda s: self.shots[s].duration)[len(self.order) // 2 :]
             for sid in long if r.pace > 0 else self.order:
-                self.set(sid, "duration", f"{self.shots[sid].duration * (0.8 if r.pace > 0 else 1.2):.2f}", why,
-                         note.id, True)
+                self.set(
+                    sid,
+                    "duration",
+                    f"{self.shots[sid].duration * (0.8 if r.pace > 0 else 1.2):.2f}",
+                    why,
+                    note.id,
+                    True,
+                )
         for sid in self.order if r.avoid else []:
             self.avoid(sid, r.avoid, why, note.id)
         if r.frame or r.camera or r.add or r.line is not None:
@@ -180,8 +212,9 @@ class Editor:
                     g = groups.setdefault(d, {"who": [], "urgency": 0, "summary": issue.summary})
                     g["who"] = list(dict.fromkeys([*g["who"], c.persona_id]))
                     g["urgency"] = max(g["urgency"], issue.urgency)
-        ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]["who"]), -kv[1]["urgency"],
-                                                         self.order.index(kv[0].shot_id)))
+        ranked = sorted(
+            groups.items(), key=lambda kv: (-len(kv[1]["who"]), -kv[1]["urgency"], self.order.index(kv[0].shot_id))
+        )
         taken = 0
         for d, g in ranked:
             what = f"{d.shot_id}: {g['summary'][:120]}"
@@ -202,14 +235,26 @@ class Editor:
     def disagrees(self, d: Direction) -> str:
         """Why a creator's note rules this direction out ("" when none does)."""
         shot = self.shots[d.shot_id]
-        field = {"duration": "duration", "camera": "camera", "reframe": "prompt", "include": "prompt",
-                 "steady": "prompt", "narrate": "narration", "unsay": "narration"}[d.kind]
+        field = {
+            "duration": "duration",
+            "camera": "camera",
+            "reframe": "prompt",
+            "include": "prompt",
+            "steady": "prompt",
+            "narrate": "narration",
+            "unsay": "narration",
+        }[d.kind]
         if self.pending.get((d.shot_id, field), {}).get("note"):
             return f"your note already decides its {field}"
         axis, sign = {
             "duration": ("pace", 1 if d.kind == "duration" and d.value and float(d.value) < shot.duration else -1),
-            "camera": ("motion", -1 if d.value == "static" else 1), "reframe": ("frame", CLOSE.get(d.value, 0)),
-            "narrate": ("speech", 1), "unsay": ("speech", -1), "include": ("", 0), "steady": ("", 0)}[d.kind]
+            "camera": ("motion", -1 if d.value == "static" else 1),
+            "reframe": ("frame", CLOSE.get(d.value, 0)),
+            "narrate": ("speech", 1),
+            "unsay": ("speech", -1),
+            "include": ("", 0),
+            "steady": ("", 0),
+        }[d.kind]
         for scope in (d.shot_id, "*"):
             asked = self.asked.get(scope, {}).get(axis)
             if asked and sign and asked[0] == -sign:
@@ -249,8 +294,14 @@ class Editor:
             prompt = rewrite(prompt, [], [], FLASHY)
             neg = self.current(sid, "negative_prompt")
             if "strob" not in neg:
-                self.set(sid, "negative_prompt", ", ".join(x for x in (neg, "flashing light, strobing") if x), why,
-                         who[0], False)
+                self.set(
+                    sid,
+                    "negative_prompt",
+                    ", ".join(x for x in (neg, "flashing light, strobing") if x),
+                    why,
+                    who[0],
+                    False,
+                )
         if prompt == shot.prompt:
             return False
         return self.set(sid, "prompt", prompt, why, who[0], False) and self.cite(sid, "prompt", who)
@@ -265,11 +316,21 @@ class Editor:
         for (sid, field), p in sorted(self.pending.items(), key=lambda kv: self.order.index(kv[0][0])):
             old = str(getattr(self.shots[sid], field))
             if p["new"] != old:
-                edits.append(SetShot(shot_id=sid, field=field, old=old, new=p["new"],
-                                     rationale="; ".join(dict.fromkeys(p["why"]))[:4000], sources=p["src"]))
+                edits.append(
+                    SetShot(
+                        shot_id=sid,
+                        field=field,
+                        old=old,
+                        new=p["new"],
+                        rationale="; ".join(dict.fromkeys(p["why"]))[:4000],
+                        sources=p["src"],
+                    )
+                )
         edits += self.extra
-        summary = (f"{len(edits)} edit(s) from {n_notes} note(s) and {n_crits} critique(s); "
-                   f"{len(self.not_changed)} thing(s) left as they are")
+        summary = (
+            f"{len(edits)} edit(s) from {n_notes} note(s) and {n_crits} critique(s); "
+            f"{len(self.not_changed)} thing(s) left as they are"
+        )
         return Proposal(summary=summary, edits=edits, not_changed=self.not_changed)
 
 

@@ -11,10 +11,24 @@ from dataclasses import dataclass
 
 BEATS = ("setup", "inciting incident", "rising action", "midpoint", "crisis", "climax", "resolution")
 SHORT_BEATS = ("setup", "inciting incident", "climax", "resolution")  # films too short for seven
-SHARE = {"setup": 0.14, "inciting incident": 0.11, "rising action": 0.22, "midpoint": 0.11, "crisis": 0.14,
-         "climax": 0.16, "resolution": 0.12}
-PACE = {"setup": 1.15, "inciting incident": 1.0, "rising action": 0.95, "midpoint": 1.0, "crisis": 0.85,
-        "climax": 0.75, "resolution": 1.2}  # relative shot length: shorter toward the climax
+SHARE = {
+    "setup": 0.14,
+    "inciting incident": 0.11,
+    "rising action": 0.22,
+    "midpoint": 0.11,
+    "crisis": 0.14,
+    "climax": 0.16,
+    "resolution": 0.12,
+}
+PACE = {
+    "setup": 1.15,
+    "inciting incident": 1.0,
+    "rising action": 0.95,
+    "midpoint": 1.0,
+    "crisis": 0.85,
+    "climax": 0.75,
+    "resolution": 1.2,
+}  # relative shot length: shorter toward the climax
 LIGHT = {  # per beat, one per scene of that beat
     "setup": ("soft morning light", "still grey morning", "late morning sun"),
     "inciting incident": ("clear daylight", "bright overcast day"),
@@ -24,22 +38,46 @@ LIGHT = {  # per beat, one per scene of that beat
     "climax": ("night, pools of light and shadow", "deep night, one strong light source"),
     "resolution": ("pale dawn light", "clear morning after"),
 }
-WHEN = {"night": "night, moonlight", "midnight": "midnight dark", "dawn": "dawn light", "dusk": "dusk light",
-        "morning": "morning light", "evening": "evening light", "noon": "noon sun", "sunset": "sunset glow",
-        "sunrise": "sunrise glow", "twilight": "twilight", "afternoon": "afternoon light"}  # a time the idea names
+WHEN = {
+    "night": "night, moonlight",
+    "midnight": "midnight dark",
+    "dawn": "dawn light",
+    "dusk": "dusk light",
+    "morning": "morning light",
+    "evening": "evening light",
+    "noon": "noon sun",
+    "sunset": "sunset glow",
+    "sunrise": "sunrise glow",
+    "twilight": "twilight",
+    "afternoon": "afternoon light",
+}  # a time the idea names
 EXTRA = {  # more that the camera can show in any scene of a beat, after the scene's own actions
     "setup": ("{a} walks through {place}", "{a} tidies up, unhurried", "{place} quiet and ordinary"),
-    "inciting incident": ("{a} steps closer, cautious", "{a} looks around for anyone else", "{place}, suddenly unfamiliar"),
-    "rising action": ("{a} walks through {place}, thinking", "{a} tries a new approach", "{a} makes a small discovery",
-                      "{a} and {b} in the distance"),
+    "inciting incident": (
+        "{a} steps closer, cautious",
+        "{a} looks around for anyone else",
+        "{place}, suddenly unfamiliar",
+    ),
+    "rising action": (
+        "{a} walks through {place}, thinking",
+        "{a} tries a new approach",
+        "{a} makes a small discovery",
+        "{a} and {b} in the distance",
+    ),
     "midpoint": ("{a} looks back at how far things have come", "{a} shares the news", "{place} in a new light"),
     "crisis": ("{a} hurries across {place}", "{a} searches for a way through", "{place}, nobody in sight"),
     "climax": ("{a} takes the final step", "{a} reaches out", "{a} holds on"),
     "resolution": ("{a} walks home slowly", "{a} rests at last", "{place}, calm again"),
 }
-FACE = {"setup": "calm and absorbed", "inciting incident": "startled, eyes wide", "rising action": "curious, half smiling",
-        "midpoint": "open and delighted", "crisis": "afraid, jaw set", "climax": "fierce with resolve",
-        "resolution": "quiet, at peace"}
+FACE = {
+    "setup": "calm and absorbed",
+    "inciting incident": "startled, eyes wide",
+    "rising action": "curious, half smiling",
+    "midpoint": "open and delighted",
+    "crisis": "afraid, jaw set",
+    "climax": "fierce with resolve",
+    "resolution": "quiet, at peace",
+}
 
 
 @dataclass(frozen=True)
@@ -57,10 +95,12 @@ class Relation:
 RELATIONS = {
     "bond": Relation(
         meet=("{a} notices {b} for the first time", "Then {a} met {b_first}."),
-        approach=(("Keeping a distance", "{a} watches {b} from a safe distance", "At first, {a} kept a careful distance."),
-                  ("Reaching out", "{a} holds out a hand to {b}", "Little by little, {a} reached out."),
-                  ("Closer", "{b} comes closer while {a} stays very still", "And {b} came a little closer each day."),
-                  ("Laughter", "{a} and {b} share a small, funny moment", "Soon they were laughing together.")),
+        approach=(
+            ("Keeping a distance", "{a} watches {b} from a safe distance", "At first, {a} kept a careful distance."),
+            ("Reaching out", "{a} holds out a hand to {b}", "Little by little, {a} reached out."),
+            ("Closer", "{b} comes closer while {a} stays very still", "And {b} came a little closer each day."),
+            ("Laughter", "{a} and {b} share a small, funny moment", "Soon they were laughing together."),
+        ),
         turn=("{a} and {b} side by side, at ease", "By now, {a} and {b} trusted each other."),
         lose=("{a} and {b} pulled apart", "Then {a} and {b} were torn apart."),
         win=("{a} risks everything to reach {b}", "{a} risked everything to reach {b}."),
@@ -68,10 +108,12 @@ RELATIONS = {
     ),
     "discovery": Relation(
         meet=("{a} finds {b}", "One day, {a} discovered {b_first}."),
-        approach=(("Studying it", "{a} studies {b} closely", "{a} studied it for hours."),
-                  ("Following the trail", "{a} follows where {b} leads", "Then {a} followed where it led."),
-                  ("A secret kept", "{a} hides {b} from curious eyes", "{a} told no one."),
-                  ("No explanation", "{a} compares {b} with everything they know", "Nothing {a} knew could explain it.")),
+        approach=(
+            ("Studying it", "{a} studies {b} closely", "{a} studied it for hours."),
+            ("Following the trail", "{a} follows where {b} leads", "Then {a} followed where it led."),
+            ("A secret kept", "{a} hides {b} from curious eyes", "{a} told no one."),
+            ("No explanation", "{a} compares {b} with everything they know", "Nothing {a} knew could explain it."),
+        ),
         turn=("{b} reveals its secret to {a}", "Then {b} revealed its secret."),
         lose=("{a} loses hold of {b}", "And then {a} lost it."),
         win=("{a} follows {b} to the very end", "{a} followed it to the very end."),
@@ -79,10 +121,12 @@ RELATIONS = {
     ),
     "making": Relation(
         meet=("{a} sketches the first idea of {b}", "One day, {a} decided to make {b_first}."),
-        approach=(("Gathering", "{a} gathers what {b} needs", "{a} gathered everything it would need."),
-                  ("Late nights", "{a} works late on {b}", "Night after night, {a} worked on it."),
-                  ("Starting over", "{a} starts {b} over from scratch", "The first try failed, so {a} began again."),
-                  ("The first test", "{a} tests {b} for the first time", "Then came the first test.")),
+        approach=(
+            ("Gathering", "{a} gathers what {b} needs", "{a} gathered everything it would need."),
+            ("Late nights", "{a} works late on {b}", "Night after night, {a} worked on it."),
+            ("Starting over", "{a} starts {b} over from scratch", "The first try failed, so {a} began again."),
+            ("The first test", "{a} tests {b} for the first time", "Then came the first test."),
+        ),
         turn=("{b} works for a moment, and {a} laughs", "For a moment, it worked."),
         lose=("{b} breaks apart in front of {a}", "Then it broke."),
         win=("{a} finishes {b} at last", "At last, {a} finished it."),
@@ -90,10 +134,12 @@ RELATIONS = {
     ),
     "quest": Relation(
         meet=("{a} sets out to find {b}", "One day, {a} set out to find {b_first}."),
-        approach=(("The search", "{a} searches {away} for {b}", "{a} searched everywhere."),
-                  ("Asking around", "{a} asks a passer-by about {b}", "{a} asked everyone they met."),
-                  ("A first clue", "{a} follows a first clue toward {b}", "A first clue pointed the way."),
-                  ("Pushing on", "{a} pushes on, tired, toward {b}", "{a} pushed on, tired but hopeful.")),
+        approach=(
+            ("The search", "{a} searches {away} for {b}", "{a} searched everywhere."),
+            ("Asking around", "{a} asks a passer-by about {b}", "{a} asked everyone they met."),
+            ("A first clue", "{a} follows a first clue toward {b}", "A first clue pointed the way."),
+            ("Pushing on", "{a} pushes on, tired, toward {b}", "{a} pushed on, tired but hopeful."),
+        ),
         turn=("{a} catches a first glimpse of {b}", "Then, at last, a first glimpse."),
         lose=("the trail to {b} goes cold", "Then the trail went cold."),
         win=("{a} reaches {b}", "{a} reached {b} at last."),
@@ -101,10 +147,12 @@ RELATIONS = {
     ),
     "escape": Relation(
         meet=("{a} sees a way out", "One day, {a} saw a way out."),
-        approach=(("Unseen", "{a} slips past unseen", "{a} slipped away unseen."),
-                  ("Hiding", "{a} hides, holding their breath", "{a} hid and held their breath."),
-                  ("Running", "{a} runs through {away}", "Then {a} ran."),
-                  ("Looking back", "{a} looks back over a shoulder", "{a} did not look back for long.")),
+        approach=(
+            ("Unseen", "{a} slips past unseen", "{a} slipped away unseen."),
+            ("Hiding", "{a} hides, holding their breath", "{a} hid and held their breath."),
+            ("Running", "{a} runs through {away}", "Then {a} ran."),
+            ("Looking back", "{a} looks back over a shoulder", "{a} did not look back for long."),
+        ),
         turn=("{a} reaches open space and breathes", "For a moment, {a} was free."),
         lose=("{a} is cornered", "Then {a} was cornered."),
         win=("{a} breaks free", "{a} broke free."),
@@ -112,10 +160,12 @@ RELATIONS = {
     ),
     "conflict": Relation(
         meet=("{a} faces {b} for the first time", "Then {a} came face to face with {b_first}."),
-        approach=(("Preparing", "{a} prepares for {b}", "{a} prepared."),
-                  ("The first round", "{a} loses a first round against {b}", "The first round went badly."),
-                  ("Learning", "{a} studies how {b} moves", "{a} watched and learned."),
-                  ("Again", "{a} tries again, stronger", "{a} tried again.")),
+        approach=(
+            ("Preparing", "{a} prepares for {b}", "{a} prepared."),
+            ("The first round", "{a} loses a first round against {b}", "The first round went badly."),
+            ("Learning", "{a} studies how {b} moves", "{a} watched and learned."),
+            ("Again", "{a} tries again, stronger", "{a} tried again."),
+        ),
         turn=("{a} wins a small victory over {b}", "Then came a small victory."),
         lose=("{a} knocked down by {b}", "Then {a} fell."),
         win=("{a} stands up to {b}", "{a} stood up to {b}."),
@@ -123,10 +173,12 @@ RELATIONS = {
     ),
     "loss": Relation(
         meet=("{a} finds that {b} is gone", "One day, {b} was gone."),
-        approach=(("The old places", "{a} looks for {b} in familiar places", "{a} looked in all the old places."),
-                  ("What was left", "{a} holds something that belonged to {b}", "{a} kept what was left."),
-                  ("Remembering", "{a} remembers a day with {b}", "{a} remembered."),
-                  ("The quiet", "{a} sits alone where {b} used to be", "The quiet was the hardest part.")),
+        approach=(
+            ("The old places", "{a} looks for {b} in familiar places", "{a} looked in all the old places."),
+            ("What was left", "{a} holds something that belonged to {b}", "{a} kept what was left."),
+            ("Remembering", "{a} remembers a day with {b}", "{a} remembered."),
+            ("The quiet", "{a} sits alone where {b} used to be", "The quiet was the hardest part."),
+        ),
         turn=("{a} smiles at a memory of {b}", "Then, one day, a memory made {a} smile."),
         lose=("{a} almost gives up", "{a} almost gave up."),
         win=("{a} lets {b} go", "{a} let go."),
@@ -134,10 +186,12 @@ RELATIONS = {
     ),
     "return": Relation(
         meet=("{a} decides to go back to {b}", "One day, {a} decided to go back."),
-        approach=(("Packing", "{a} packs for the journey", "{a} packed for the journey."),
-                  ("The long road", "{a} travels the long road", "The road was long."),
-                  ("A familiar sight", "{a} recognises the first familiar landmark", "Then came the first familiar sight."),
-                  ("Hesitation", "{a} hesitates at the edge of {away}", "{a} almost turned back.")),
+        approach=(
+            ("Packing", "{a} packs for the journey", "{a} packed for the journey."),
+            ("The long road", "{a} travels the long road", "The road was long."),
+            ("A familiar sight", "{a} recognises the first familiar landmark", "Then came the first familiar sight."),
+            ("Hesitation", "{a} hesitates at the edge of {away}", "{a} almost turned back."),
+        ),
         turn=("{a} arrives and is recognised", "Someone remembered {a}."),
         lose=("{a} finds that everything has changed", "But everything had changed."),
         win=("{a} makes peace with {b}", "{a} made peace with {b}."),
@@ -158,33 +212,79 @@ class Moment:
 def moments(beat: str, rel: Relation, threat: bool) -> list[Moment]:
     """The scenes a beat can hold, in order of use (a long film uses more of them)."""
     if beat == "setup":
-        return [Moment("{A}'s world", "{A} lived {at_home}, and every day was much the same.",
-                       ("{a} at work {at_home}", "{a}'s hands at a familiar task", "{a} pauses and looks out at {away}")),
-                Moment("Alone", "In the evenings, {a} was alone.",
-                       ("{a} alone at the end of the day", "an empty chair beside {a}", "{a} gazes at the horizon"))]
+        return [
+            Moment(
+                "{A}'s world",
+                "{A} lived {at_home}, and every day was much the same.",
+                ("{a} at work {at_home}", "{a}'s hands at a familiar task", "{a} pauses and looks out at {away}"),
+            ),
+            Moment(
+                "Alone",
+                "In the evenings, {a} was alone.",
+                ("{a} alone at the end of the day", "an empty chair beside {a}", "{a} gazes at the horizon"),
+            ),
+        ]
     if beat == "inciting incident":
-        return [Moment("The beginning", rel.meet[1], (rel.meet[0], "{a} freezes, not sure what to do", "{b} close by")),
-                Moment("Second thoughts", "{A} could not stop thinking about it.",
-                       ("{a} lying awake, thinking of {b}", "{a} returns to the same spot", "{a} makes a decision"))]
+        return [
+            Moment("The beginning", rel.meet[1], (rel.meet[0], "{a} freezes, not sure what to do", "{b} close by")),
+            Moment(
+                "Second thoughts",
+                "{A} could not stop thinking about it.",
+                ("{a} lying awake, thinking of {b}", "{a} returns to the same spot", "{a} makes a decision"),
+            ),
+        ]
     if beat == "rising action":
-        return [Moment(title, past, (present, "{a} waits and watches", "{b} close by"))
-                for title, present, past in rel.approach]
+        return [
+            Moment(title, past, (present, "{a} waits and watches", "{b} close by"))
+            for title, present, past in rel.approach
+        ]
     if beat == "midpoint":
-        return [Moment("The turn", rel.turn[1], (rel.turn[0], "{a} laughs for the first time", "{b} in full view")),
-                Moment("Together", "For a while, everything seemed possible.",
-                       ("{a} and {b} against the open sky", "{a} makes a plan", "{b} waits for {a}"))]
+        return [
+            Moment("The turn", rel.turn[1], (rel.turn[0], "{a} laughs for the first time", "{b} in full view")),
+            Moment(
+                "Together",
+                "For a while, everything seemed possible.",
+                ("{a} and {b} against the open sky", "{a} makes a plan", "{b} waits for {a}"),
+            ),
+        ]
     if beat == "crisis":
-        danger = [Moment("The danger", "Then {threat} came.",
-                         ("{away} in {threat_look}", "{a} braces against {threat_look}",
-                          "{b} struggling in {threat_look}"))] if threat else []
-        return danger + [Moment("All is lost", rel.lose[1], (rel.lose[0], "{a} alone, head bowed", "{b} out of reach")),
-                         Moment("The choice", "{A} had to choose.",
-                                ("{a} stands at the threshold", "{a} remembers what {b} means", "{a} steps forward"))]
+        danger = (
+            [
+                Moment(
+                    "The danger",
+                    "Then {threat} came.",
+                    ("{away} in {threat_look}", "{a} braces against {threat_look}", "{b} struggling in {threat_look}"),
+                )
+            ]
+            if threat
+            else []
+        )
+        return danger + [
+            Moment("All is lost", rel.lose[1], (rel.lose[0], "{a} alone, head bowed", "{b} out of reach")),
+            Moment(
+                "The choice",
+                "{A} had to choose.",
+                ("{a} stands at the threshold", "{a} remembers what {b} means", "{a} steps forward"),
+            ),
+        ]
     if beat == "climax":
-        return [Moment("The moment", rel.win[1], (rel.win[0], "{a} pushes through" + (" {threat_look}" if threat else ""),
-                                                  "{b} within reach")),
-                Moment("The cost", "It was the bravest thing {a} had ever done.",
-                       ("{a} exhausted but standing", "{b} safe", "{a} and {b} face to face"))]
-    return [Moment("Afterwards", rel.end[1], (rel.end[0], "{a} back at {home}, changed", "{away} at peace")),
-            Moment("A new day", "And the days that followed were not the same.",
-                   ("{a} at the familiar task, smiling", "{home} in a new light", "{a} looks out at {away}"))]
+        return [
+            Moment(
+                "The moment",
+                rel.win[1],
+                (rel.win[0], "{a} pushes through" + (" {threat_look}" if threat else ""), "{b} within reach"),
+            ),
+            Moment(
+                "The cost",
+                "It was the bravest thing {a} had ever done.",
+                ("{a} exhausted but standing", "{b} safe", "{a} and {b} face to face"),
+            ),
+        ]
+    return [
+        Moment("Afterwards", rel.end[1], (rel.end[0], "{a} back at {home}, changed", "{away} at peace")),
+        Moment(
+            "A new day",
+            "And the days that followed were not the same.",
+            ("{a} at the familiar task, smiling", "{home} in a new light", "{a} looks out at {away}"),
+        ),
+    ]

@@ -22,36 +22,105 @@ REGISTERS = (
     ("direct", r"\b(direct|specific)"),
 )
 TEMPLATES = {  # opener (keep / stop watching), an issue, a hate, a love, a suggestion, the verdict
-    "blunt": ("ok {score}/10, {slang} i'd keep watching", "{score}/10. {slang} i'd swipe at {second}s",
-              "{what}", "{hate} is such an ick", "i came for {love}", "just {do}", "{best} carried it tho"),
-    "plain": ("Watched it on the train: {score}/10, it held me", "Watched it on the train: {score}/10, I'd put it away "
-              "around {second}s", "{what}", "I can't be doing with {hate}", "I want {love}", "{Do}",
-              "{best} was fine"),
-    "gentle": ("I enjoyed this quietly, {score}/10", "I'm sorry to say I drifted away around {second}s ({score}/10)",
-               "I noticed that {what}", "I find {hate} difficult", "{love} matters a great deal to me",
-               "{opener} {do}", "I liked the {best}"),
-    "professorial": ("A film with a spine: {score}/10", "It loses its grip at {second}s: {score}/10",
-                     "Consider the {term}: {what}", "I have little patience for {hate}", "I look for {love}",
-                     "I would {do}", "The {best} is the film's strength"),
-    "enthusiastic": ("Okay, I'm in! {score}/10", "Argh, it lost me at {second}s! {score}/10", "{what} — that kills it",
-                     "{hate} is my nemesis", "give me {love}", "Pro tip: {do}!", "The {best} rules"),
-    "warm": ("We watched it on the sofa and {who} stayed with it: {score}/10",
-             "We watched it on the sofa; {who} wandered off at {second}s ({score}/10)",
-             "{who} noticed it: {what}", "we don't want {hate}", "we love {love}",
-             "Could you {do}?", "the {best} was lovely"),
-    "direct": ("Access first: {score}/10, and I'd keep watching", "Access first: {score}/10, I stopped at {second}s",
-               "{what}", "this is the kind of thing I can't use: {hate}", "what I need is {love}", "Fix: {do}",
-               "Done well: the {best}"),
-    "neutral": ("{score}/10, I'd keep watching", "{score}/10, I stopped at {second}s", "{what}", "I dislike {hate}",
-                "I wanted {love}", "Suggestion: {do}", "The {best} works"),
+    "blunt": (
+        "ok {score}/10, {slang} i'd keep watching",
+        "{score}/10. {slang} i'd swipe at {second}s",
+        "{what}",
+        "{hate} is such an ick",
+        "i came for {love}",
+        "just {do}",
+        "{best} carried it tho",
+    ),
+    "plain": (
+        "Watched it on the train: {score}/10, it held me",
+        "Watched it on the train: {score}/10, I'd put it away around {second}s",
+        "{what}",
+        "I can't be doing with {hate}",
+        "I want {love}",
+        "{Do}",
+        "{best} was fine",
+    ),
+    "gentle": (
+        "I enjoyed this quietly, {score}/10",
+        "I'm sorry to say I drifted away around {second}s ({score}/10)",
+        "I noticed that {what}",
+        "I find {hate} difficult",
+        "{love} matters a great deal to me",
+        "{opener} {do}",
+        "I liked the {best}",
+    ),
+    "professorial": (
+        "A film with a spine: {score}/10",
+        "It loses its grip at {second}s: {score}/10",
+        "Consider the {term}: {what}",
+        "I have little patience for {hate}",
+        "I look for {love}",
+        "I would {do}",
+        "The {best} is the film's strength",
+    ),
+    "enthusiastic": (
+        "Okay, I'm in! {score}/10",
+        "Argh, it lost me at {second}s! {score}/10",
+        "{what} — that kills it",
+        "{hate} is my nemesis",
+        "give me {love}",
+        "Pro tip: {do}!",
+        "The {best} rules",
+    ),
+    "warm": (
+        "We watched it on the sofa and {who} stayed with it: {score}/10",
+        "We watched it on the sofa; {who} wandered off at {second}s ({score}/10)",
+        "{who} noticed it: {what}",
+        "we don't want {hate}",
+        "we love {love}",
+        "Could you {do}?",
+        "the {best} was lovely",
+    ),
+    "direct": (
+        "Access first: {score}/10, and I'd keep watching",
+        "Access first: {score}/10, I stopped at {second}s",
+        "{what}",
+        "this is the kind of thing I can't use: {hate}",
+        "what I need is {love}",
+        "Fix: {do}",
+        "Done well: the {best}",
+    ),
+    "neutral": (
+        "{score}/10, I'd keep watching",
+        "{score}/10, I stopped at {second}s",
+        "{what}",
+        "I dislike {hate}",
+        "I wanted {love}",
+        "Suggestion: {do}",
+        "The {best} works",
+    ),
 }
-TERMS = {"repeat": "coverage", "look_alike": "coverage", "same_lengths": "rhythm of the cut", "drags": "pacing",
-         "rushed": "pacing", "camera_restless": "camera's motivation", "camera_same": "camera grammar",
-         "unestablished": "geography", "explains": "exposition", "dense_line": "sound design", "absent": "blocking",
-         "never_seen": "blocking", "missing": "dramaturgy", "dark": "exposure", "washed_out": "exposure",
-         "flat": "lighting", "colour_jump": "continuity", "flash": "lighting", "static": "mise-en-scene",
-         "wide_heavy": "shot scale", "no_closeups": "shot scale", "slow_start": "opening", "silent_stretch": "sound",
-         "burned_captions": "subtitling"}
+TERMS = {
+    "repeat": "coverage",
+    "look_alike": "coverage",
+    "same_lengths": "rhythm of the cut",
+    "drags": "pacing",
+    "rushed": "pacing",
+    "camera_restless": "camera's motivation",
+    "camera_same": "camera grammar",
+    "unestablished": "geography",
+    "explains": "exposition",
+    "dense_line": "sound design",
+    "absent": "blocking",
+    "never_seen": "blocking",
+    "missing": "dramaturgy",
+    "dark": "exposure",
+    "washed_out": "exposure",
+    "flat": "lighting",
+    "colour_jump": "continuity",
+    "flash": "lighting",
+    "static": "mise-en-scene",
+    "wide_heavy": "shot scale",
+    "no_closeups": "shot scale",
+    "slow_start": "opening",
+    "silent_stretch": "sound",
+    "burned_captions": "subtitling",
+}
 
 
 @dataclass(frozen=True)
@@ -62,7 +131,7 @@ class Voice:
     companions: tuple[str, ...]  # who watches with them ("the little one", "my eldest")
 
     @classmethod
-    def of(cls, persona: Persona) -> "Voice":
+    def of(cls, persona: Persona) -> Voice:
         text = persona.voice or ""
         register = next((name for name, pattern in REGISTERS if re.search(pattern, text, re.I)), "neutral")
         quoted = re.findall(r"[\"“]([^\"”]{1,40})[\"”]", text)
@@ -75,8 +144,9 @@ class Voice:
         """One sentence from this register's template `slot` (0 open-keep .. 6 praise)."""
         key = f"{persona.id}|{slot}|{values.get('what', '')}"
         values.setdefault("slang", self.slang[stable_hash(key) % len(self.slang)] if self.slang else "honestly")
-        values.setdefault("who", self.companions[stable_hash(key) % len(self.companions)] if self.companions
-                          else "everyone")
+        values.setdefault(
+            "who", self.companions[stable_hash(key) % len(self.companions)] if self.companions else "everyone"
+        )
         opener = self.opener + (" you" if self.opener.endswith(" if") else "") if self.opener else "perhaps you could"
         values.setdefault("opener", capitalise(opener))
         if "do" in values:

@@ -25,9 +25,15 @@ SHOT_TYPES: dict[str, tuple[str, re.Pattern[str]]] = {
     "insert": ("Insert shot", re.compile(r"\binsert\b|\bdetail shot\b", re.I)),
 }
 CAMERA_WORDS = {
-    "static": "a locked-off frame", "pan_left": "a slow pan left", "pan_right": "a slow pan right",
-    "tilt_up": "a tilt up", "tilt_down": "a tilt down", "zoom_in": "a slow zoom in", "zoom_out": "a slow zoom out",
-    "dolly_in": "a slow push in", "handheld": "a handheld camera",
+    "static": "a locked-off frame",
+    "pan_left": "a slow pan left",
+    "pan_right": "a slow pan right",
+    "tilt_up": "a tilt up",
+    "tilt_down": "a tilt down",
+    "zoom_in": "a slow zoom in",
+    "zoom_out": "a slow zoom out",
+    "dolly_in": "a slow push in",
+    "handheld": "a handheld camera",
 }
 
 
@@ -72,7 +78,7 @@ def without_shot_type(prompt: str) -> str:
     """The prompt with its leading shot-type words removed ('Close-up of the keeper' -> 'the keeper')."""
     for lead, _ in SHOT_TYPES.values():
         if prompt.lower().startswith(lead.lower()):
-            rest = prompt[len(lead):].lstrip(" :,")
+            rest = prompt[len(lead) :].lstrip(" :,")
             return rest[3:] if rest.lower().startswith("of ") else rest
     return prompt
 

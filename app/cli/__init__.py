@@ -20,14 +20,24 @@ from app.cli.common import Ctx
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--home", envvar="CHIEF_HOME", type=click.Path(file_okay=False),
-              help="Data folder (database + media). Default: $CHIEF_HOME, else ~/.local/share/chief.")
+@click.option(
+    "--home",
+    envvar="CHIEF_HOME",
+    type=click.Path(file_okay=False),
+    help="Data folder (database + media). Default: $CHIEF_HOME, else ~/.local/share/chief.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON on stdout, nothing else there.")
-@click.option("--backend", type=click.Choice(["animatic", "diffusers"]),
-              help="Video backend (default $CHIEF_VIDEO_BACKEND or animatic).")
+@click.option(
+    "--backend",
+    type=click.Choice(["animatic", "diffusers"]),
+    help="Video backend (default $CHIEF_VIDEO_BACKEND or animatic).",
+)
 @click.option("--model", help="Diffusers model: a local folder or a cached hub id ($CHIEF_VIDEO_MODEL).")
-@click.option("--agents", type=click.Choice(["llm", "offline"]),
-              help="Agent mode (default: llm when an endpoint is configured, else offline).")
+@click.option(
+    "--agents",
+    type=click.Choice(["llm", "offline"]),
+    help="Agent mode (default: llm when an endpoint is configured, else offline).",
+)
 @click.version_option(package_name="chief")
 @click.pass_context
 def main(ctx, home, as_json, backend, model, agents):

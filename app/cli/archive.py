@@ -11,13 +11,29 @@ from app.cli.common import Ctx, handles_errors, json_option, pass_ctx
 
 @click.command("export")
 @click.argument("project")
-@click.option("-o", "--output", "out", required=True, type=click.Path(),
-              help="Archive to write (FILE.chief.zip), or a folder to write it in (with --timeline: the folder).")
-@click.option("--versions", default="all", show_default=True, help="all, latest (the newest version), or version numbers like 1,3.")
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    required=True,
+    type=click.Path(),
+    help="Archive to write (FILE.chief.zip), or a folder to write it in (with --timeline: the folder).",
+)
+@click.option(
+    "--versions",
+    default="all",
+    show_default=True,
+    help="all, latest (the newest version), or version numbers like 1,3.",
+)
 @click.option("--no-media", is_flag=True, help="Leave films and clips out (a small archive; renders must be redone).")
-@click.option("--timeline", is_flag=True, help=(
-    "Instead of an archive, write the film's cut for an editor: cut.otio, cut.edl (CMX 3600) and cut.fcpxml, "
-    "with every critic note and creator note as a marker on its shot."))
+@click.option(
+    "--timeline",
+    is_flag=True,
+    help=(
+        "Instead of an archive, write the film's cut for an editor: cut.otio, cut.edl (CMX 3600) and cut.fcpxml, "
+        "with every critic note and creator note as a marker on its shot."
+    ),
+)
 @click.option("--version", "-v", "version", help="With --timeline: the version (default: the current version).")
 @json_option
 @pass_ctx
@@ -29,15 +45,26 @@ def export_cmd(c: Ctx, project, out, versions, no_media, timeline, version):
     pid = c.studio.resolve_project(project)
     if timeline:
         files = c.studio.export_timeline(pid, version, Path(out))
-        c.out({"project": pid, "files": {k: str(p) for k, p in files.items()}},
-              "\n".join(f"{k}: {p}" for k, p in files.items()))
+        c.out(
+            {"project": pid, "files": {k: str(p) for k, p in files.items()}},
+            "\n".join(f"{k}: {p}" for k, p in files.items()),
+        )
         return
     path = c.studio.export_project(pid, Path(out), versions=versions, include_media=not no_media)
     with zipfile.ZipFile(path) as zf:
         members = len(zf.infolist())
     size = path.stat().st_size
-    c.out({"project": pid, "archive": str(path), "bytes": size, "members": members, "versions": versions,
-           "media": not no_media}, f"wrote {path} ({size / 1e6:.1f} MB, {members} files)")
+    c.out(
+        {
+            "project": pid,
+            "archive": str(path),
+            "bytes": size,
+            "members": members,
+            "versions": versions,
+            "media": not no_media,
+        },
+        f"wrote {path} ({size / 1e6:.1f} MB, {members} files)",
+    )
 
 
 @click.command("import")
@@ -51,5 +78,6 @@ def import_cmd(c: Ctx, archive, title):
     v = c.studio.import_project(Path(archive), title=title)
     p = c.studio.project(v.project_id)
     c.out(p, f"{p.id}\n  “{p.title}” · imported {p.versions} version(s) · current v{p.current_version}")
+
 
 COMMANDS = [export_cmd, import_cmd]

@@ -17,11 +17,23 @@ class BatchProgress:
 
     def __init__(self) -> None:
         from rich.console import Console
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                                   TimeRemainingColumn)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
-        self.p = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                          TimeRemainingColumn(), console=Console(stderr=True))
+        self.p = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+        )
         self.overall = None
         self.tasks: dict[str, int] = {}
         self.names: dict[str, str] = {}
@@ -41,8 +53,9 @@ class BatchProgress:
                 self.overall = self.p.add_task("all stories", total=e["stages"], completed=e["done"])
             elif kind == "story_start":
                 self.names[e["story"]] = e["slug"][:28]
-                self.tasks[e["story"]] = self.p.add_task(f"  {self.names[e['story']]}", total=e["stages"],
-                                                         completed=e["done"])
+                self.tasks[e["story"]] = self.p.add_task(
+                    f"  {self.names[e['story']]}", total=e["stages"], completed=e["done"]
+                )
             elif kind == "stage_start":
                 self._describe(e["story"], e["stage"])
             elif kind == "shot":
@@ -63,23 +76,55 @@ class BatchProgress:
 
 @click.command("batch")
 @click.argument("stories", type=click.Path(exists=True))
-@click.option("-o", "--out", "outdir", type=click.Path(file_okay=False),
-              help="Output folder (films, archives, report, state). Default: ./<stories name>-batch")
-@click.option("--minutes", type=click.FloatRange(0.25, 10), default=1.0, show_default=True,
-              help="Target length of a story that sets none.")
-@click.option("--iterations", type=click.IntRange(0, 20), default=1, show_default=True,
-              help="Refine → accept → render rounds per story.")
-@click.option("--policy", type=click.Choice(["all", "consensus", "none"]), default="consensus", show_default=True,
-              help="Which proposed edits are accepted: all; consensus (backed by two personas or a creator note); "
-                   "none (critique only).")
+@click.option(
+    "-o",
+    "--out",
+    "outdir",
+    type=click.Path(file_okay=False),
+    help="Output folder (films, archives, report, state). Default: ./<stories name>-batch",
+)
+@click.option(
+    "--minutes",
+    type=click.FloatRange(0.25, 10),
+    default=1.0,
+    show_default=True,
+    help="Target length of a story that sets none.",
+)
+@click.option(
+    "--iterations",
+    type=click.IntRange(0, 20),
+    default=1,
+    show_default=True,
+    help="Refine → accept → render rounds per story.",
+)
+@click.option(
+    "--policy",
+    type=click.Choice(["all", "consensus", "none"]),
+    default="consensus",
+    show_default=True,
+    help="Which proposed edits are accepted: all; consensus (backed by two personas or a creator note); "
+    "none (critique only).",
+)
 @click.option("--panel", help="Comma-separated persona ids (default: all builtin).")
 @click.option("--size", help="WIDTHxHEIGHT of every film (default: the backend's).")
 @click.option("--fps", type=click.IntRange(1, 60), help="Frames per second (default: the backend's).")
-@click.option("--jobs", type=click.IntRange(1, 64), default=4, show_default=True,
-              help="Stories in flight at once (their LLM calls overlap; renders take turns).")
-@click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]",
-              help="Render shots and run agent calls on a Ray cluster (auto, HOST:6379, ray://HOST:10001); "
-                   "alone: a local one. Needs pip install 'chief[ray]'. See docs/cluster.md.")
+@click.option(
+    "--jobs",
+    type=click.IntRange(1, 64),
+    default=4,
+    show_default=True,
+    help="Stories in flight at once (their LLM calls overlap; renders take turns).",
+)
+@click.option(
+    "--ray",
+    "ray_address",
+    is_flag=False,
+    flag_value="local",
+    default=None,
+    metavar="[ADDRESS]",
+    help="Render shots and run agent calls on a Ray cluster (auto, HOST:6379, ray://HOST:10001); "
+    "alone: a local one. Needs pip install 'chief[ray]'. See docs/cluster.md.",
+)
 @json_option
 @pass_ctx
 @handles_errors
@@ -96,17 +141,24 @@ def batch(c: Ctx, stories, outdir, minutes, iterations, policy, panel, size, fps
             width, height = (int(x) for x in size.lower().split("x"))
         except ValueError:
             raise click.BadParameter("use WIDTHxHEIGHT, e.g. 640x360", param_hint="--size") from None
-    defaults = Defaults(minutes=minutes, iterations=iterations, policy=policy,
-                        panel=tuple(p.strip() for p in panel.split(",") if p.strip()) if panel else None,
-                        width=width, height=height, fps=fps)
+    defaults = Defaults(
+        minutes=minutes,
+        iterations=iterations,
+        policy=policy,
+        panel=tuple(p.strip() for p in panel.split(",") if p.strip()) if panel else None,
+        width=width,
+        height=height,
+        fps=fps,
+    )
     items = load_stories(Path(stories), defaults)
     out = Path(outdir) if outdir else Path.cwd() / f"{Path(stories).stem}-batch"
     if ray_address:
         from app.cluster import cluster_studio
         from app.config import load_config
 
-        c._studio = cluster_studio(load_config({"home": c.home, **c.overrides}),
-                                   None if ray_address == "local" else ray_address)
+        c._studio = cluster_studio(
+            load_config({"home": c.home, **c.overrides}), None if ray_address == "local" else ray_address
+        )
     c.header()
     if c.json:
         lock = threading.Lock()
@@ -115,6 +167,7 @@ def batch(c: Ctx, stories, outdir, minutes, iterations, policy, panel, size, fps
             with lock:
                 sys.stdout.write(json.dumps(e) + "\n")
                 sys.stdout.flush()
+
         report = BatchRunner(c.studio, items, out, emit, jobs).run()
     else:
         with BatchProgress() as prog:
@@ -126,5 +179,6 @@ def batch(c: Ctx, stories, outdir, minutes, iterations, policy, panel, size, fps
         click.echo(f"{report['ok']}/{len(report['stories'])} stories done · report: {out / 'report.html'}")
     if report["failed"]:
         sys.exit(EXIT_ERROR)
+
 
 COMMANDS = [batch]

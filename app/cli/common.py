@@ -45,8 +45,11 @@ class Ctx:
         instead)."""
         if not self.json:
             st = self.studio.status()
-            click.secho(f"chief · backend: {st.backend_label} · model: {st.model} · stills: {st.images_label} · "
-                        f"agents: {st.agents}", dim=True)
+            click.secho(
+                f"chief · backend: {st.backend_label} · model: {st.model} · stills: {st.images_label} · "
+                f"agents: {st.agents}",
+                dim=True,
+            )
 
 
 pass_ctx = click.make_pass_decorator(Ctx)
@@ -58,6 +61,7 @@ def err(message: str) -> None:
 
 def handles_errors(fn):
     """User-facing errors become one line on stderr and exit status 1; no tracebacks."""
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         from pydantic import ValidationError
@@ -65,6 +69,7 @@ def handles_errors(fn):
         from agents.base import AgentError
         from generation.base import Cancelled, RenderError
         from storage.schema import first_error
+
         try:
             return fn(*args, **kwargs)
         except (StudioError, AgentError, RenderError, ValueError, OSError) as e:
@@ -78,23 +83,35 @@ def handles_errors(fn):
         except KeyboardInterrupt:
             err("interrupted; finished work is kept")
             sys.exit(130)
+
     return wrapper
 
 
 def json_option(fn):
     """Accept --json after the command name too (chief render P --json)."""
+
     def set_json(ctx, _param, value):
         if value:
             ctx.find_object(Ctx).json = True
         return value
-    return click.option("--json", "as_json_local", is_flag=True, expose_value=False, callback=set_json,
-                        help="Machine-readable JSON on stdout.")(fn)
+
+    return click.option(
+        "--json",
+        "as_json_local",
+        is_flag=True,
+        expose_value=False,
+        callback=set_json,
+        help="Machine-readable JSON on stdout.",
+    )(fn)
 
 
 def branch_note(studio, v) -> str:
     """A line for a version made from one that had already moved on (another process or tab went first)."""
-    return (f"\nnote: v{v.parent_number} already had a newer version, so this is a new branch (nothing was lost)"
-            if studio.branched(v) else "")
+    return (
+        f"\nnote: v{v.parent_number} already had a newer version, so this is a new branch (nothing was lost)"
+        if studio.branched(v)
+        else ""
+    )
 
 
 def version_option(fn):
@@ -103,6 +120,7 @@ def version_option(fn):
 
 def command(fn=None, *, project: bool = True, **kwargs):
     """Shorthand for a command's usual decorators: --json, the context, one-line errors (and a PROJECT argument)."""
+
     def wrap(f):
         f = handles_errors(f)
         f = pass_ctx(f)
@@ -110,10 +128,13 @@ def command(fn=None, *, project: bool = True, **kwargs):
         if project:
             f = click.argument("project")(f)
         return click.command(**kwargs)(f)
+
     return wrap(fn) if fn is not None else wrap
 
 
 def usage_line(usage) -> str:
     t = usage.total
-    return (f"agent cost for this version: {t.calls} call(s), {t.prompt_tokens + t.completion_tokens} tokens, "
-            f"{t.seconds:.1f}s")
+    return (
+        f"agent cost for this version: {t.calls} call(s), {t.prompt_tokens + t.completion_tokens} tokens, "
+        f"{t.seconds:.1f}s"
+    )

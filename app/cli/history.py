@@ -13,7 +13,7 @@ def projects(c: Ctx, show_all):
     """List projects (the trash too with --all)."""
     rows = c.studio.projects(include_trashed=show_all)
     lines = [f"{p.id}  {p.title}  ({p.versions} versions){'  [trash]' if p.trashed else ''}" for p in rows]
-    c.out(rows, "\n".join(lines) or "no projects yet: chief new \"an idea\"")
+    c.out(rows, "\n".join(lines) or 'no projects yet: chief new "an idea"')
 
 
 @command(project=False)
@@ -47,15 +47,21 @@ def log(c: Ctx, project):
         parent = f"← v{r.parent}" if r.parent else "root"
         scores = c.studio.panel_scores(pid, r.number) if r.critiques else {}
         score = f" · panel {scores['overall']:.1f}" if scores else ""
-        lines.append(f"{'*' if r.current else ' '} v{r.number:<3} {parent:<7} {r.kind:<7} {r.message}"
-                     f"  [{r.renders} render(s), {r.notes} note(s){score}]")
+        lines.append(
+            f"{'*' if r.current else ' '} v{r.number:<3} {parent:<7} {r.kind:<7} {r.message}"
+            f"  [{r.renders} render(s), {r.notes} note(s){score}]"
+        )
     c.out({"project": pid, "versions": rows}, "\n".join(lines))
 
 
 @command
 @version_option
-@click.option("--yaml", "as_yaml", is_flag=True,
-              help="Print the storyboard as a YAML file `chief new --storyboard` reads back (to edit by hand).")
+@click.option(
+    "--yaml",
+    "as_yaml",
+    is_flag=True,
+    help="Print the storyboard as a YAML file `chief new --storyboard` reads back (to edit by hand).",
+)
 def show(c: Ctx, project, version, as_yaml):
     """A version's storyboard, film, notes and scores."""
     from app.cli.loop import rendered
@@ -89,8 +95,10 @@ def show(c: Ctx, project, version, as_yaml):
     if scores:
         lines.append("scores: " + ", ".join(f"{k} {val:.1f}" for k, val in scores.items()))
     lines.append(usage_line(usage))
-    c.out({"project": pid, "version": v, "notes": notes, "scores": scores, "usage": usage, "render": film},
-          "\n".join(lines))
+    c.out(
+        {"project": pid, "version": v, "notes": notes, "scores": scores, "usage": usage, "render": film},
+        "\n".join(lines),
+    )
 
 
 @command

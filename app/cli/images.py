@@ -22,6 +22,7 @@ def _stages(update):
 
 # ---------------------------------------------------------------------------------------- references
 
+
 @click.group("ref")
 def ref():
     """Reference images of characters (and locations): shots and keyframes are conditioned on them."""
@@ -68,10 +69,20 @@ def _reference_out(c: Ctx, pid: str, v, name: str, location: bool) -> None:
     items = v.storyboard.locations if location else v.storyboard.characters
     refs = next(item.references for item in items if item.name == name)
     files = [str(c.studio.image_path(sha)) for sha in refs]
-    c.out({"project": pid, "version": v, "name": name, "references": refs, "files": files,
-           "images": c.studio.images_label(), "branched": c.studio.branched(v)},
-          f"v{v.number}: {name} has {len(refs)} reference image(s)" + "".join(f"\n  {f}" for f in files)
-          + branch_note(c.studio, v))
+    c.out(
+        {
+            "project": pid,
+            "version": v,
+            "name": name,
+            "references": refs,
+            "files": files,
+            "images": c.studio.images_label(),
+            "branched": c.studio.branched(v),
+        },
+        f"v{v.number}: {name} has {len(refs)} reference image(s)"
+        + "".join(f"\n  {f}" for f in files)
+        + branch_note(c.studio, v),
+    )
 
 
 for _command in (ref_add, ref_gen, ref_clear):
@@ -79,6 +90,7 @@ for _command in (ref_add, ref_gen, ref_clear):
 
 
 # ---------------------------------------------------------------------------------------- keyframes
+
 
 @command
 @click.option("--shots", help="Comma-separated shot ids (default: every shot without a keyframe).")
@@ -95,9 +107,12 @@ def keyframes(c: Ctx, project, shots, reroll, screen, version):
         with StageProgress("critics screening the keyframes", enabled=not c.json) as prog:
             crits = c.studio.screen_keyframes(pid, version, progress=prog.update)
         lines = [f"keyframe screening of v{crits[0].version}:"] + [
-            f"● {x.persona_name} — {x.critique.overall:.1f}/10: {x.critique.summary}" for x in crits]
-        c.out({"project": pid, "screening": "keyframes", "critiques": crits, "active": c.studio.status()},
-              "\n".join(lines))
+            f"● {x.persona_name} — {x.critique.overall:.1f}/10: {x.critique.summary}" for x in crits
+        ]
+        c.out(
+            {"project": pid, "screening": "keyframes", "critiques": crits, "active": c.studio.status()},
+            "\n".join(lines),
+        )
         return
     with RenderProgress(enabled=not c.json) as prog:
         if reroll:
@@ -105,15 +120,23 @@ def keyframes(c: Ctx, project, shots, reroll, screen, version):
         else:
             ids = [s.strip() for s in shots.split(",") if s.strip()] if shots else None
             res = c.studio.render_keyframes(pid, ids, version, _stages(prog.update), None)
-    c.out({"project": pid, **res.model_dump(), "files": {k.id: str(c.studio.image_path(k.sha256))
-                                                         for k in res.keyframes}, "active": c.studio.status(),
-           "branched": c.studio.branched(res.version)},
-          _keyframes_text(c, res) + branch_note(c.studio, res.version))
+    c.out(
+        {
+            "project": pid,
+            **res.model_dump(),
+            "files": {k.id: str(c.studio.image_path(k.sha256)) for k in res.keyframes},
+            "active": c.studio.status(),
+            "branched": c.studio.branched(res.version),
+        },
+        _keyframes_text(c, res) + branch_note(c.studio, res.version),
+    )
 
 
 def _keyframes_text(c: Ctx, res: KeyframesResult) -> str:
-    lines = [f"v{res.version.number}: {len(res.keyframes)} keyframe(s), rendered {res.rendered}, reused {res.reused} "
-             f"· {res.label}"]
+    lines = [
+        f"v{res.version.number}: {len(res.keyframes)} keyframe(s), rendered {res.rendered}, reused {res.reused} "
+        f"· {res.label}"
+    ]
     lines += [f"  {k.shot_id:<8} {k.id}  seed {k.seed}  {c.studio.image_path(k.sha256)}" for k in res.keyframes]
     return "\n".join(lines)
 
@@ -133,8 +156,11 @@ def keyframe_list(c: Ctx, project, version):
     for card in cards:
         path = c.studio.image_path(card.approved) if card.approved else "(no keyframe)"
         lines.append(f"{card.shot_id:<8} {path}")
-        lines += [f"    {'✓' if k.sha256 == card.approved else ' '} {k.id}  {k.source}"
-                  f"{f' seed {k.seed}' if k.seed is not None else ''}  v{k.version}" for k in card.candidates]
+        lines += [
+            f"    {'✓' if k.sha256 == card.approved else ' '} {k.id}  {k.source}"
+            f"{f' seed {k.seed}' if k.seed is not None else ''}  v{k.version}"
+            for k in card.candidates
+        ]
     c.out({"project": pid, "shots": cards}, "\n".join(lines))
 
 
@@ -170,9 +196,17 @@ def keyframe_clear(c: Ctx, project, shot, version):
 
 def _approved_out(c: Ctx, pid: str, v, shot: str) -> None:
     sha = v.storyboard.shot(shot).keyframe
-    c.out({"project": pid, "version": v, "shot_id": shot, "keyframe": sha,
-           "file": str(c.studio.image_path(sha)) if sha else None, "branched": c.studio.branched(v)},
-          f"v{v.number}: {shot} keyframe {c.studio.image_path(sha) if sha else '(none)'}" + branch_note(c.studio, v))
+    c.out(
+        {
+            "project": pid,
+            "version": v,
+            "shot_id": shot,
+            "keyframe": sha,
+            "file": str(c.studio.image_path(sha)) if sha else None,
+            "branched": c.studio.branched(v),
+        },
+        f"v{v.number}: {shot} keyframe {c.studio.image_path(sha) if sha else '(none)'}" + branch_note(c.studio, v),
+    )
 
 
 for _command in (keyframe_list, keyframe_set, keyframe_pick, keyframe_clear):
@@ -181,10 +215,17 @@ for _command in (keyframe_list, keyframe_set, keyframe_pick, keyframe_clear):
 
 # ---------------------------------------------------------------------------------------- takes
 
+
 @command
 @click.argument("shot")
-@click.option("-n", "count", type=click.IntRange(0, 8), default=0, show_default=True,
-              help="Render this many more takes (new seeds); 0 lists the takes.")
+@click.option(
+    "-n",
+    "count",
+    type=click.IntRange(0, 8),
+    default=0,
+    show_default=True,
+    help="Render this many more takes (new seeds); 0 lists the takes.",
+)
 @click.option("--replace", is_flag=True, help="Render one more take and pick it (a new version).")
 @click.option("--vote", is_flag=True, help="The panel watches the takes and votes for one.")
 @version_option
@@ -210,13 +251,20 @@ def takes(c: Ctx, project, shot, count, replace, vote, version):
     lines = [f"shot {shot}: {len(state.takes)} take(s)  (✓ the version's take, * picking it re-renders nothing)"]
     for t in state.takes:
         mark = ("✓" if t.id == state.picked else " ") + ("*" if t.id in state.current else " ")
-        lines.append(f"  #{t.number:<3}{mark} {t.id}  seed {t.seed}  votes {tally.get(t.id, 0)}  "
-                     f"{c.studio.clip_path(t.sha256)}")
+        lines.append(
+            f"  #{t.number:<3}{mark} {t.id}  seed {t.seed}  votes {tally.get(t.id, 0)}  {c.studio.clip_path(t.sha256)}"
+        )
     if state.votes:
         lines.append(f"  no preference: {tally.get(None, 0)} (scores across the takes within {NO_PREFERENCE_SPREAD})")
-    c.out({"project": pid, **state.model_dump(), "files": {t.id: str(c.studio.clip_path(t.sha256))
-                                                           for t in state.takes}, "active": c.studio.status()},
-          "\n".join(lines))
+    c.out(
+        {
+            "project": pid,
+            **state.model_dump(),
+            "files": {t.id: str(c.studio.clip_path(t.sha256)) for t in state.takes},
+            "active": c.studio.status(),
+        },
+        "\n".join(lines),
+    )
 
 
 @command
@@ -227,18 +275,26 @@ def pick(c: Ctx, project, shot, take, version):
     """Make TAKE (its number or id) SHOT's take: a new version whose render reuses the take's clip."""
     pid = c.studio.resolve_project(project)
     res = c.studio.pick_take(pid, shot, take, version)
-    c.out({"project": pid, **res.model_dump(), "branched": c.studio.branched(res.version)},
-          f"v{res.version.number}: {shot} uses take {res.take.number} (seed {res.take.seed}); "
-          + ("its clip must be rendered again" if res.rerenders else "its clip is cached: nothing re-renders")
-          + (f"; continuity shots after it re-render: {', '.join(res.downstream)}" if res.downstream else "")
-          + branch_note(c.studio, res.version))
+    c.out(
+        {"project": pid, **res.model_dump(), "branched": c.studio.branched(res.version)},
+        f"v{res.version.number}: {shot} uses take {res.take.number} (seed {res.take.seed}); "
+        + ("its clip must be rendered again" if res.rerenders else "its clip is cached: nothing re-renders")
+        + (f"; continuity shots after it re-render: {', '.join(res.downstream)}" if res.downstream else "")
+        + branch_note(c.studio, res.version),
+    )
 
 
 # ---------------------------------------------------------------------------------------- consistency
 
+
 @command
-@click.option("--source", type=click.Choice(["auto", "clips", "keyframes"]), default="auto", show_default=True,
-              help="Measure the latest render's clips, the keyframes, or clips when rendered.")
+@click.option(
+    "--source",
+    type=click.Choice(["auto", "clips", "keyframes"]),
+    default="auto",
+    show_default=True,
+    help="Measure the latest render's clips, the keyframes, or clips when rendered.",
+)
 @version_option
 def consistency(c: Ctx, project, source, version):
     """How alike each character looks across shots and to their references (worst shots first)."""
@@ -247,15 +303,27 @@ def consistency(c: Ctx, project, source, version):
 
     def num(x):
         return f"{x:.3f}" if x is not None else "—"
-    head = (f"consistency of v{r.version} · measured with {r.model}\n{r.method}" if r.measured else
-            f"consistency of v{r.version} · {r.note}")
+
+    head = (
+        f"consistency of v{r.version} · measured with {r.model}\n{r.method}"
+        if r.measured
+        else f"consistency of v{r.version} · {r.note}"
+    )
     lines = [head]
     for ch in r.characters:
-        lines.append(f"{ch.name} ({ch.references} reference(s))" + (
-            f": to reference {num(ch.mean_to_reference)} · across shots {num(ch.mean_to_others)}" if r.measured else ""))
-        lines += [f"  {a.shot_id:<8} {a.source:<9}" + (f" to reference {num(a.to_reference)}  to others "
-                                                        f"{num(a.to_others)}" if r.measured else "")
-                  for a in ch.appearances]
+        lines.append(
+            f"{ch.name} ({ch.references} reference(s))"
+            + (
+                f": to reference {num(ch.mean_to_reference)} · across shots {num(ch.mean_to_others)}"
+                if r.measured
+                else ""
+            )
+        )
+        lines += [
+            f"  {a.shot_id:<8} {a.source:<9}"
+            + (f" to reference {num(a.to_reference)}  to others {num(a.to_others)}" if r.measured else "")
+            for a in ch.appearances
+        ]
     c.out({"project": pid, **r.model_dump()}, "\n".join(lines))
 
 

@@ -48,18 +48,26 @@ class Accepted(AcceptResult):
 
 def rendered(c: Ctx, pid: str, render: RenderRecord) -> Rendered:
     st = c.studio
-    return Rendered(**render.model_dump(), project=pid, film=str(st.film_path(render)),
-                    files={k: str(p) for k, p in st.media_paths(render).items()}, active=st.status())
+    return Rendered(
+        **render.model_dump(),
+        project=pid,
+        film=str(st.film_path(render)),
+        files={k: str(p) for k, p in st.media_paths(render).items()},
+        active=st.status(),
+    )
 
 
 def render_text(r: Rendered, total: int | None = None) -> str:
     earlier = [s.shot_id for s in r.shots if s.status == "earlier"]
     left = (total or len(r.shots)) - len(r.shots)
-    return (f"v{r.version}: rendered {r.rendered}, reused {r.reused} of {r.rendered + r.reused} shots in "
-            f"{r.seconds:.1f}s\nfilm: {r.film}" + (f"\nsubtitles: {r.files['srt']}" if "srt" in r.files else "")
-            + (f"\nfrom earlier renders (changed since): {', '.join(earlier)}" if earlier else "")
-            + (f"\nnot in this film yet (never rendered): {left} shot(s)" if left > 0 else "")
-            + f"\nmade by: {r.label}")
+    return (
+        f"v{r.version}: rendered {r.rendered}, reused {r.reused} of {r.rendered + r.reused} shots in "
+        f"{r.seconds:.1f}s\nfilm: {r.film}"
+        + (f"\nsubtitles: {r.files['srt']}" if "srt" in r.files else "")
+        + (f"\nfrom earlier renders (changed since): {', '.join(earlier)}" if earlier else "")
+        + (f"\nnot in this film yet (never rendered): {left} shot(s)" if left > 0 else "")
+        + f"\nmade by: {r.label}"
+    )
 
 
 def scope_options(fn):
@@ -76,8 +84,12 @@ def scope_of(c: Ctx, pid: str, version, scene, shots):
 @click.argument("idea", required=False)
 @click.option("--minutes", type=click.FloatRange(0.25, 10), default=1.0, show_default=True, help="Target length.")
 @click.option("--title", help="Project title (default: from the idea or storyboard).")
-@click.option("--storyboard", "storyboard_file", type=click.Path(exists=True, dir_okay=False),
-              help="Start from a hand-written storyboard (YAML or JSON; see docs/storyboard.md).")
+@click.option(
+    "--storyboard",
+    "storyboard_file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Start from a hand-written storyboard (YAML or JSON; see docs/storyboard.md).",
+)
 @click.option("--panel", help="Comma-separated persona ids for the critics' panel (default: all builtin).")
 def new(c: Ctx, idea, minutes, title, storyboard_file, panel):
     """Plan a new project from an IDEA (or --storyboard FILE); prints the project id."""
@@ -99,8 +111,10 @@ def new(c: Ctx, idea, minutes, title, storyboard_file, panel):
     else:
         raise click.UsageError("give an IDEA or --storyboard FILE")
     b = v.storyboard
-    c.out(Created(project=v.project_id, version=v, active=c.studio.status()),
-          f"{v.project_id}\n  “{b.title}” · v{v.number} · {len(b.shots())} shots · {b.duration():.0f}s")
+    c.out(
+        Created(project=v.project_id, version=v, active=c.studio.status()),
+        f"{v.project_id}\n  “{b.title}” · v{v.number} · {len(b.shots())} shots · {b.duration():.0f}s",
+    )
 
 
 @command
@@ -138,8 +152,10 @@ def critique(c: Ctx, project, version, scene, shots):
     lines = [f"watched: {scope.label()} · {crits[0].mode}"] if crits else []
     for item in crits:
         cr = item.critique
-        lines.append(f"● {item.persona_name} — {cr.overall:.1f}/10 — "
-                     f"{'keeps watching' if cr.keep_watching else 'stops watching'}: {cr.keep_watching_reason}")
+        lines.append(
+            f"● {item.persona_name} — {cr.overall:.1f}/10 — "
+            f"{'keeps watching' if cr.keep_watching else 'stops watching'}: {cr.keep_watching_reason}"
+        )
         if item.coverage is not None:
             lines.append(f"  {item.coverage.line()}")
             unseen = item.coverage.unseen
@@ -148,16 +164,29 @@ def critique(c: Ctx, project, version, scene, shots):
                 lines.append(f"  ⚠ … and {len(unseen) - 5} more shot(s) not seen as meant (--json lists them all)")
         lines.append(f"  {cr.summary}")
         for i, issue in enumerate(cr.top_issues[:3], 1):
-            lines.append(f"  {i}. [{issue.urgency}] {issue.summary} {('→ ' + issue.suggestion) if issue.suggestion else ''}")
+            lines.append(
+                f"  {i}. [{issue.urgency}] {issue.summary} {('→ ' + issue.suggestion) if issue.suggestion else ''}"
+            )
     if div is not None and div.collapsed:
-        lines.append(f"⚠ the panel agrees too much (mean similarity {div.mean_pairwise_cosine:.2f}): "
-                     "add different personas for a wider view")
+        lines.append(
+            f"⚠ the panel agrees too much (mean similarity {div.mean_pairwise_cosine:.2f}): "
+            "add different personas for a wider view"
+        )
     lines.append(usage_line(usage))
-    div_json = None if div is None else {"mean_pairwise_cosine": div.mean_pairwise_cosine, "collapsed": div.collapsed,
-                                         "threshold": div.threshold,
-                                         "pairs": {" vs ".join(k): v for k, v in div.pairs.items()}}
-    c.out(Screened(project=pid, critiques=crits, diversity=div_json, usage=usage, active=c.studio.status()),
-          "\n".join(lines))
+    div_json = (
+        None
+        if div is None
+        else {
+            "mean_pairwise_cosine": div.mean_pairwise_cosine,
+            "collapsed": div.collapsed,
+            "threshold": div.threshold,
+            "pairs": {" vs ".join(k): v for k, v in div.pairs.items()},
+        }
+    )
+    c.out(
+        Screened(project=pid, critiques=crits, diversity=div_json, usage=usage, active=c.studio.status()),
+        "\n".join(lines),
+    )
 
 
 @command
@@ -202,7 +231,7 @@ def format_proposal(info: ProposalRecord) -> str:
         lines.append(f"       why: {e.rationale}  [sources: {', '.join(e.sources) or '—'}]")
     for u in p.not_changed:
         lines.append(f"  not changed: {u.what} — {u.why}")
-    lines.append("accept with: chief accept PROJECT [--only 1,3] [--edit 2=\"new text\"]")
+    lines.append('accept with: chief accept PROJECT [--only 1,3] [--edit 2="new text"]')
     return "\n".join(lines)
 
 
@@ -220,7 +249,7 @@ def _parse_edits(values: tuple[str, ...]) -> dict[int, str]:
     for v in values:
         num, sep, text = v.partition("=")
         if not sep or not num.strip().isdigit():
-            raise click.BadParameter(f"{v!r}: use N=\"new text\"")
+            raise click.BadParameter(f'{v!r}: use N="new text"')
         out[int(num)] = text
     return out
 
@@ -228,23 +257,27 @@ def _parse_edits(values: tuple[str, ...]) -> dict[int, str]:
 @command
 @click.option("--proposal", "proposal_id", help="Proposal id (default: the latest on the version).")
 @click.option("--only", help="Accept only these edit numbers, e.g. 1,3.")
-@click.option("--edit", "edits", multiple=True, help="N=\"new text\": accept edit N with your own value.")
+@click.option("--edit", "edits", multiple=True, help='N="new text": accept edit N with your own value.')
 @version_option
 def accept(c: Ctx, project, proposal_id, only, edits, version):
     """Accepted edits become a child version (a branch if the base version already moved on)."""
     pid = c.studio.resolve_project(project)
     res = c.studio.accept(pid, proposal_id, _parse_only(only), _parse_edits(edits), version)
     v = res.version
-    c.out(Accepted(**res.model_dump(), project=pid),
-          f"v{v.number} created from v{v.parent_number} with edit(s) {', '.join(map(str, res.applied))}"
-          + branch_note(c.studio, v))
+    c.out(
+        Accepted(**res.model_dump(), project=pid),
+        f"v{v.number} created from v{v.parent_number} with edit(s) {', '.join(map(str, res.applied))}"
+        + branch_note(c.studio, v),
+    )
 
 
 @command
 @click.option("--title-card/--no-title-card", default=None, help="Open with a card showing the title.")
 @click.option("--title-seconds", type=click.FloatRange(0.5, 10), help="How long the title card stays.")
 @click.option("--crossfade", type=click.FloatRange(0, 2), help="Seconds of crossfade between shots (0: hard cuts).")
-@click.option("--burn-subtitles/--no-burn-subtitles", default=None, help="Draw narration and dialogue into the picture.")
+@click.option(
+    "--burn-subtitles/--no-burn-subtitles", default=None, help="Draw narration and dialogue into the picture."
+)
 @version_option
 def film(c: Ctx, project, title_card, title_seconds, crossfade, burn_subtitles, version):
     """How the shots are cut together (a new version; clips are reused, the film is assembled again).
@@ -252,16 +285,27 @@ def film(c: Ctx, project, title_card, title_seconds, crossfade, burn_subtitles, 
     Without options, prints the version's film options."""
     pid = c.studio.resolve_project(project)
     v = c.studio.version(pid, version)
-    changes = {k: val for k, val in (("title_card", title_card), ("title_seconds", title_seconds),
-                                     ("crossfade", crossfade), ("burn_subtitles", burn_subtitles)) if val is not None}
+    changes = {
+        k: val
+        for k, val in (
+            ("title_card", title_card),
+            ("title_seconds", title_seconds),
+            ("crossfade", crossfade),
+            ("burn_subtitles", burn_subtitles),
+        )
+        if val is not None
+    }
     if changes:
         board = v.storyboard.model_copy(update={"film": v.storyboard.film.model_copy(update=changes)})
         board = type(board).model_validate(board.model_dump())
-        v, _ = c.studio.save_storyboard(pid, board, v.number, "film: " + ", ".join(f"{k}={val}" for k, val in
-                                                                                     changes.items()))
+        v, _ = c.studio.save_storyboard(
+            pid, board, v.number, "film: " + ", ".join(f"{k}={val}" for k, val in changes.items())
+        )
     opts = v.storyboard.film
-    c.out({"project": pid, "version": v.number, "film": opts},
-          f"v{v.number}: " + ", ".join(f"{k.replace('_', ' ')} {val}" for k, val in opts.model_dump().items()))
+    c.out(
+        {"project": pid, "version": v.number, "film": opts},
+        f"v{v.number}: " + ", ".join(f"{k.replace('_', ' ')} {val}" for k, val in opts.model_dump().items()),
+    )
 
 
 DEMO_IDEA = "A lighthouse keeper befriends a lost whale during the autumn storms"
@@ -271,10 +315,14 @@ def heuristics(st) -> list[str]:
     """What in the active setup is a heuristic or a stand-in, in words (nothing when models do the work)."""
     out = []
     if st.agents.planner.mode == "offline":
-        out.append("planner: heuristic — a beat sheet and a shot grammar filled with the idea's words, no language model")
+        out.append(
+            "planner: heuristic — a beat sheet and a shot grammar filled with the idea's words, no language model"
+        )
     if st.agents.critic.mode == "offline":
-        out.append("critics: heuristic — rules over the storyboard and the measured frames (every frame, low "
-                   "resolution), weighed by each persona's tastes, loves and hates; not a viewer's judgment")
+        out.append(
+            "critics: heuristic — rules over the storyboard and the measured frames (every frame, low "
+            "resolution), weighed by each persona's tastes, loves and hates; not a viewer's judgment"
+        )
     if st.agents.refiner.mode == "offline":
         out.append("refiner: heuristic — rules that turn your notes and the panel's concrete changes into edits")
     if st.backend.name == "animatic":
@@ -294,8 +342,10 @@ def demo(c: Ctx, minutes):
     say = (lambda text: None) if c.json else (lambda text: click.echo(text, err=True))
     v1 = st.create_project(DEMO_IDEA, minutes)
     pid, board = v1.project_id, v1.storyboard
-    say(f"plan ({st.agents.planner.mode}): “{board.title}”, {len(board.scenes)} scenes, {len(board.shots())} shots, "
-        f"{board.duration():.0f}s; beats: " + " → ".join(dict.fromkeys(sc.purpose for sc in board.scenes if sc.purpose)))
+    say(
+        f"plan ({st.agents.planner.mode}): “{board.title}”, {len(board.scenes)} scenes, {len(board.shots())} shots, "
+        f"{board.duration():.0f}s; beats: " + " → ".join(dict.fromkeys(sc.purpose for sc in board.scenes if sc.purpose))
+    )
     films = []
     for it in (1, 2):
         with RenderProgress(enabled=not c.json) as prog:
@@ -313,29 +363,46 @@ def demo(c: Ctx, minutes):
         if it == 2:
             break
         shots = st.version(pid).storyboard
-        crisis = next((sc.shots[0] for sc in shots.scenes if sc.purpose == "crisis"), shots.shots()[len(shots.shots()) // 2])
+        crisis = next(
+            (sc.shots[0] for sc in shots.scenes if sc.purpose == "crisis"), shots.shots()[len(shots.shots()) // 2]
+        )
         st.add_note(pid, "Make the storm scarier", shot_id=crisis.shot_id)
         st.add_note(pid, "Keep the whale gentle and curious, never threatening")
         prop = st.refine(pid)
-        say(f"notes: “Make the storm scarier” on {crisis.shot_id}; “Keep the whale gentle and curious, never "
-            f"threatening”\nproposal ({prop.mode}): {prop.proposal.summary}")
+        say(
+            f"notes: “Make the storm scarier” on {crisis.shot_id}; “Keep the whale gentle and curious, never "
+            f"threatening”\nproposal ({prop.mode}): {prop.proposal.summary}"
+        )
         for e in prop.proposal.edits[:4]:
             say(f"  {e.op} {e.target}: {getattr(e, 'new', '')[:110]}")
         st.accept(pid)
     d = st.diff(pid, 1, films[-1].version)
     servers = discover(timeout=0.3)
-    found = ("local model servers: " + ", ".join(f"{s.name} ({len(s.models)} models)" for s in servers)
-             if servers else "no local model server found on 127.0.0.1")
+    found = (
+        "local model servers: " + ", ".join(f"{s.name} ({len(s.models)} models)" for s in servers)
+        if servers
+        else "no local model server found on 127.0.0.1"
+    )
     notes = heuristics(st)
     home = st.config.home
-    c.out({"project": pid, "films": films, "scores": d.scores, "active": st.status(), "heuristic": notes,
-           "servers": servers},
-          f"project {pid}\n" + "\n".join(f"v{f.version}: {f.film}  (rendered {f.rendered}, reused {f.reused})"
-                                          for f in films)
-          + "\npanel overall: " + " → ".join(str(x) for x in d.scores.get("overall", ()))
-          + "\nwhat is heuristic here:\n" + "\n".join(f"  - {n}" for n in notes)
-          + f"\n{found}; `chief models` lists them with the one setting that uses each"
-          + f"\nnext: chief --home {home} show {pid}   ·   chief --home {home} diff {pid} 1 {films[-1].version}")
+    c.out(
+        {
+            "project": pid,
+            "films": films,
+            "scores": d.scores,
+            "active": st.status(),
+            "heuristic": notes,
+            "servers": servers,
+        },
+        f"project {pid}\n"
+        + "\n".join(f"v{f.version}: {f.film}  (rendered {f.rendered}, reused {f.reused})" for f in films)
+        + "\npanel overall: "
+        + " → ".join(str(x) for x in d.scores.get("overall", ()))
+        + "\nwhat is heuristic here:\n"
+        + "\n".join(f"  - {n}" for n in notes)
+        + f"\n{found}; `chief models` lists them with the one setting that uses each"
+        + f"\nnext: chief --home {home} show {pid}   ·   chief --home {home} diff {pid} 1 {films[-1].version}",
+    )
 
 
 COMMANDS = [new, render, critique, note, refine, accept, film, demo]

@@ -19,8 +19,13 @@ class Found(BaseModel):
 
 
 @command(project=False, name="models")
-@click.option("--timeout", type=click.FloatRange(0.05, 10), default=0.5, show_default=True,
-              help="Seconds to wait for each server.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(0.05, 10),
+    default=0.5,
+    show_default=True,
+    help="Seconds to wait for each server.",
+)
 def models(c: Ctx, timeout):
     """Find model servers on 127.0.0.1 (Ollama, LM Studio, llama.cpp, vLLM) and list their models.
 
@@ -35,8 +40,10 @@ def models(c: Ctx, timeout):
         lines.append(f"{s.name} at {s.base_url}: {len(s.models)} model(s)")
         lines += [f"  {m}\n    {s.setting_line(m)}" for m in s.models] or ["  (no models: pull or load one first)"]
     if not servers:
-        lines.append("no model server answered on " + ", ".join(probed) + ".\n"
-                     "Start one (e.g. `ollama serve` then `ollama pull qwen2.5vl`) and run `chief models` again.")
+        lines.append(
+            "no model server answered on " + ", ".join(probed) + ".\n"
+            "Start one (e.g. `ollama serve` then `ollama pull qwen2.5vl`) and run `chief models` again."
+        )
     data = [Listed(**s.model_dump(), settings={m: s.setting_line(m) for m in s.models}) for s in servers]
     c.out(Found(servers=data, probed=probed), "\n".join(lines))
 

@@ -68,14 +68,24 @@ def persona():
 
 
 @persona.command()
-@click.option("--from", "source", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="One viewer's comments: text (one per line), CSV or JSONL with text, title, rating.")
+@click.option(
+    "--from",
+    "source",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="One viewer's comments: text (one per line), CSV or JSONL with text, title, rating.",
+)
 @click.option("--name", required=True, help="The persona's display name (its id is made from it unless --id).")
 @click.option("--id", "persona_id", help="Persona id (lowercase letters, digits, _ and -).")
 @click.option("--project", help="Save it as this project's persona (a new version, on the panel).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the YAML here instead of stdout.")
-@click.option("--calibrate", "holdout", type=click.FloatRange(0, 1, min_open=True), default=None,
-              help="Hold out this fraction of the rated comments, build from the rest and calibrate on them.")
+@click.option(
+    "--calibrate",
+    "holdout",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=None,
+    help="Hold out this fraction of the rated comments, build from the rest and calibrate on them.",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Which items are held out.")
 @json_option
 @pass_ctx
@@ -114,11 +124,20 @@ def build(c: Ctx, source, name, persona_id, project, output, holdout, seed):
 
 @persona.command(name="calibrate")
 @click.argument("name")
-@click.option("--against", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="The viewer's rated items: CSV or JSONL with title, rating and description (else text).")
+@click.option(
+    "--against",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="The viewer's rated items: CSV or JSONL with title, rating and description (else text).",
+)
 @click.option("--project", help="Use (and update) this project's persona.")
-@click.option("--holdout", type=click.FloatRange(0, 1, min_open=True), default=0.3, show_default=True,
-              help="Fraction of the rated items the persona rates.")
+@click.option(
+    "--holdout",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=0.3,
+    show_default=True,
+    help="Fraction of the rated items the persona rates.",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Which items are held out.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the calibrated persona's YAML here.")
 @json_option
@@ -139,8 +158,11 @@ def calibrate_cmd(c: Ctx, name, against, project, holdout, seed, output):
     pairs = rate_holdout(p, items, holdout=holdout, seed=seed, rater=rater)
     bare = sum(not it.description for it, _ in pairs)
     if bare:
-        _say(c, f"note: {bare} of {len(pairs)} held-out item(s) have no description, so the persona rated the "
-                "viewer's own comment on them: an optimistic figure (add a 'description' column for a fair one)")
+        _say(
+            c,
+            f"note: {bare} of {len(pairs)} held-out item(s) have no description, so the persona rated the "
+            "viewer's own comment on them: an optimistic figure (add a 'description' column for a fair one)",
+        )
     p.calibration = figures = calibration_figures(pairs, holdout, seed)
     saved = None
     if pid:
@@ -152,7 +174,9 @@ def calibrate_cmd(c: Ctx, name, against, project, holdout, seed, output):
         _say(c, f"wrote {output}")
     rows = [{"index": it.index, "title": it.title, "rating": it.rating, "predicted": r} for it, r in pairs]
     lines = [f"{'item':<32} {'viewer':>6} {'persona':>7}"]
-    lines += [f"{(r['title'] or '#%d' % r['index'])[:32]:<32} {r['rating']:>6.1f} {r['predicted']:>7.1f}" for r in rows]
+    for r in rows:
+        title = r["title"] or f"#{r['index']}"
+        lines.append(f"{title[:32]:<32} {r['rating']:>6.1f} {r['predicted']:>7.1f}")
     lines.append(f"{p.id} · rater {label.split(' (')[0]}: {_figures_line(figures)}")
     c.out({"persona": p.id, "rater": label, "calibration": figures, "items": rows, **(saved or {})}, "\n".join(lines))
 
@@ -172,8 +196,10 @@ def list_cmd(c: Ctx, project):
         known, panel = c.studio.personas_of(v), set(v.panel)
     else:
         known, panel = builtin_personas(), set()
-    rows = [{"id": p.id, "name": p.name, "source": p.source, "on_panel": p.id in panel, "calibration": p.calibration}
-            for p in known.values()]
+    rows = [
+        {"id": p.id, "name": p.name, "source": p.source, "on_panel": p.id in panel, "calibration": p.calibration}
+        for p in known.values()
+    ]
     lines = []
     for r in rows:
         cal = f"  [{_figures_line(r['calibration'])}]" if r["calibration"] else ""
@@ -196,5 +222,6 @@ def show(c: Ctx, ref, project):
         c.out(p)
     else:
         click.echo(persona_to_yaml(p), nl=False)
+
 
 COMMANDS = [persona]

@@ -6,7 +6,9 @@ import click
 
 
 @click.command()
-@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind (anything but loopback needs --auth).")
+@click.option(
+    "--host", default="127.0.0.1", show_default=True, help="Interface to bind (anything but loopback needs --auth)."
+)
 @click.option("--port", default=7860, show_default=True, type=int)
 @click.option("--auth", envvar="CHIEF_AUTH", help="user:password required to open the app (or $CHIEF_AUTH).")
 @click.pass_obj
@@ -19,8 +21,9 @@ def serve(c, host, port, auth):
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--auth") from None
     if not is_loopback(host) and not auth:
-        raise click.UsageError(f"--host {host} is reachable from other machines: pass --auth user:password "
-                               "(or set CHIEF_AUTH)")
+        raise click.UsageError(
+            f"--host {host} is reachable from other machines: pass --auth user:password (or set CHIEF_AUTH)"
+        )
     ray_address = c.studio.config.ray_address
     if ray_address:  # shots and agent calls on a Ray cluster (docs/cluster.md); the database stays here
         from app.cluster import cluster_studio
@@ -28,9 +31,9 @@ def serve(c, host, port, auth):
         c._studio = cluster_studio(c.studio.config, None if ray_address == "local" else ray_address)
     studio = c.studio
     st = studio.status()
-    click.secho(f"chief · backend: {st.backend_label} · model: {st.model} · agents: {st.agents}", dim=True,
-                err=True)
+    click.secho(f"chief · backend: {st.backend_label} · model: {st.model} · agents: {st.agents}", dim=True, err=True)
     click.echo(f"serving on http://{host}:{port} (Ctrl+C to stop)", err=True)
     launch(studio, host=host, port=port, auth=auth, quiet=True)
+
 
 COMMANDS = [serve]

@@ -12,11 +12,23 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-OFFLINE_ENV = {"GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1",
-               "GRADIO_SSR_MODE": "False"}
+OFFLINE_ENV = {
+    "GRADIO_ANALYTICS_ENABLED": "False",
+    "HF_HUB_OFFLINE": "1",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+    "GRADIO_SSR_MODE": "False",
+}
 SCREENS = ("projects", "story", "storyboard", "render", "screening", "revise", "history", "settings")
-TITLES = {"projects": "Projects", "story": "Story", "storyboard": "Storyboard", "render": "Render",
-          "screening": "Screening room", "revise": "Revise", "history": "History", "settings": "Settings"}
+TITLES = {
+    "projects": "Projects",
+    "story": "Story",
+    "storyboard": "Storyboard",
+    "render": "Render",
+    "screening": "Screening room",
+    "revise": "Revise",
+    "history": "History",
+    "settings": "Settings",
+}
 CSS = """
 #status_bar { font-size: 0.85em; padding: 4px 8px; border-bottom: 1px solid var(--border-color-primary);
   position: sticky; top: 0; z-index: 10; background: var(--background-fill-primary); }
@@ -81,11 +93,20 @@ def create_app(studio):
         status = guard(ctx.status_update)
         for comp in (ctx.pid, ctx.version):
             comp.change(status, [ctx.pid, ctx.version], ctx.status, api_visibility="private", show_progress="hidden")
-            comp.change(lambda p, v: {"pid": p or "", "version": v}, [ctx.pid, ctx.version], saved,
-                        api_visibility="private", show_progress="hidden")
-        demo.load(guard(lambda s: _restore(studio, s)), saved, [ctx.pid, ctx.version], api_visibility="private",
-                  show_progress="hidden").then(status, [ctx.pid, ctx.version], ctx.status, api_visibility="private",
-                                               show_progress="hidden")
+            comp.change(
+                lambda p, v: {"pid": p or "", "version": v},
+                [ctx.pid, ctx.version],
+                saved,
+                api_visibility="private",
+                show_progress="hidden",
+            )
+        demo.load(
+            guard(lambda s: _restore(studio, s)),
+            saved,
+            [ctx.pid, ctx.version],
+            api_visibility="private",
+            show_progress="hidden",
+        ).then(status, [ctx.pid, ctx.version], ctx.status, api_visibility="private", show_progress="hidden")
     demo.queue(default_concurrency_limit=None)  # long work runs as jobs (app/jobs.py); renders take turns there
     return demo
 
@@ -123,8 +144,14 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def launch(studio, host: str = "127.0.0.1", port: int = 7860, auth: str | None = None,
-           prevent_thread_lock: bool = False, quiet: bool = False):
+def launch(
+    studio,
+    host: str = "127.0.0.1",
+    port: int = 7860,
+    auth: str | None = None,
+    prevent_thread_lock: bool = False,
+    quiet: bool = False,
+):
     """Serve the app. Binding anything but loopback requires auth; never a share link."""
     credentials = parse_auth(auth)
     if not is_loopback(host) and credentials is None:
@@ -135,8 +162,23 @@ def launch(studio, host: str = "127.0.0.1", port: int = 7860, auth: str | None =
 
     demo = create_app(studio)
     guard = Middleware(Guard, hosts=allowed_hosts(studio.config.allowed_hosts))
-    demo.launch(server_name=host, server_port=port, auth=credentials, share=False, show_error=False,
-                prevent_thread_lock=prevent_thread_lock, quiet=quiet, inbrowser=False, ssr_mode=False,
-                mcp_server=False, pwa=False, allowed_paths=[str(studio.config.media_root)], theme=theme(), css=CSS,
-                enable_monitoring=False, footer_links=[], app_kwargs={"middleware": [guard]})
+    demo.launch(
+        server_name=host,
+        server_port=port,
+        auth=credentials,
+        share=False,
+        show_error=False,
+        prevent_thread_lock=prevent_thread_lock,
+        quiet=quiet,
+        inbrowser=False,
+        ssr_mode=False,
+        mcp_server=False,
+        pwa=False,
+        allowed_paths=[str(studio.config.media_root)],
+        theme=theme(),
+        css=CSS,
+        enable_monitoring=False,
+        footer_links=[],
+        app_kwargs={"middleware": [guard]},
+    )
     return demo

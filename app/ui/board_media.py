@@ -55,8 +55,16 @@ def candidates_json(studio, card) -> list[dict]:
         if k.sha256 in seen:
             continue
         seen.add(k.sha256)
-        out.append({"id": k.id, "url": media_url(studio.image_path(k.sha256)), "on": k.sha256 == card.approved,
-                    "source": k.source, "seed": k.seed, "version": k.version})
+        out.append(
+            {
+                "id": k.id,
+                "url": media_url(studio.image_path(k.sha256)),
+                "on": k.sha256 == card.approved,
+                "source": k.source,
+                "seed": k.seed,
+                "version": k.version,
+            }
+        )
     shown = out[:MAX_CANDIDATES]
     if card.approved and not any(c["on"] for c in shown):
         shown[-1:] = [c for c in out if c["on"]][:1]
@@ -76,20 +84,39 @@ def takes_json(studio, state) -> dict:
             undecided.append({"name": name, "scores": [v.scores[t.id] for t in state.takes if t.id in v.scores]})
             continue
         voters.setdefault(v.take_id, []).append({"name": name, "reason": v.reason, "score": v.scores.get(v.take_id)})
-    items = [{"id": t.id, "number": t.number, "seed": t.seed, "thumb": media_url(studio.thumbnail(t.sha256)),
-              "clip": media_url(studio.clip_path(t.sha256)), "current": t.id in state.current,
-              "picked": t.id == state.picked, "voters": voters[t.id]} for t in state.takes]
-    return {"items": items, "voted": len(screening.votes) if screening else 0, "no_preference": undecided,
-            "votes_version": screening.version if screening else None, "can_vote": len(state.current) >= 2}
+    items = [
+        {
+            "id": t.id,
+            "number": t.number,
+            "seed": t.seed,
+            "thumb": media_url(studio.thumbnail(t.sha256)),
+            "clip": media_url(studio.clip_path(t.sha256)),
+            "current": t.id in state.current,
+            "picked": t.id == state.picked,
+            "voters": voters[t.id],
+        }
+        for t in state.takes
+    ]
+    return {
+        "items": items,
+        "voted": len(screening.votes) if screening else 0,
+        "no_preference": undecided,
+        "votes_version": screening.version if screening else None,
+        "can_vote": len(state.current) >= 2,
+    }
 
 
 def card_media(studio, pid: str, number: int) -> dict[str, dict]:
     """shot_id -> what its card shows besides its fields: keyframe URL, candidate strip, takes."""
     takes = studio.board_takes(pid, number)
-    return {card.shot_id: {"keyframe": media_url(studio.image_path(card.approved)) if card.approved else "",
-                           "candidates": candidates_json(studio, card),
-                           "takes": takes_json(studio, takes[card.shot_id]) if card.shot_id in takes else None}
-            for card in studio.shot_keyframes(pid, number)}
+    return {
+        card.shot_id: {
+            "keyframe": media_url(studio.image_path(card.approved)) if card.approved else "",
+            "candidates": candidates_json(studio, card),
+            "takes": takes_json(studio, takes[card.shot_id]) if card.shot_id in takes else None,
+        }
+        for card in studio.shot_keyframes(pid, number)
+    }
 
 
 def outcome(result) -> tuple[int | None, str, str | None]:
@@ -101,28 +128,51 @@ def outcome(result) -> tuple[int | None, str, str | None]:
 
     if isinstance(result, KeyframesResult):
         shots = ", ".join(k.shot_id for k in result.keyframes)
-        return (result.version.number, f"v{result.version.number}: keyframes approved for {md(shots)} (drew "
-                f"{result.rendered}, reused {result.reused}) · {md(result.label)}", None)
+        return (
+            result.version.number,
+            f"v{result.version.number}: keyframes approved for {md(shots)} (drew "
+            f"{result.rendered}, reused {result.reused}) · {md(result.label)}",
+            None,
+        )
     if isinstance(result, PickResult):
         return result.version.number, pick_message(result), result.take.shot_id
     if isinstance(result, ShotTakes):
         n = len(result.takes)
-        return None, (f"Shot {result.shot_id} has {n} take(s): hover to play, **Use** one to make it the shot's "
-                      "(a new version)."), result.shot_id
+        return (
+            None,
+            (
+                f"Shot {result.shot_id} has {n} take(s): hover to play, **Use** one to make it the shot's "
+                "(a new version)."
+            ),
+            result.shot_id,
+        )
     if isinstance(result, TakeScreeningRecord):
         from app.takes import NO_PREFERENCE_SPREAD
 
         undecided = sum(v.take_id is None for v in result.votes)
-        return None, (f"The panel watched {len(result.takes)} takes of {result.shot_id}: "
-                      f"{len(result.votes) - undecided} vote(s), {undecided} with no preference (scores within "
-                      f"{NO_PREFERENCE_SPREAD}); see beside the takes."), result.shot_id
+        return (
+            None,
+            (
+                f"The panel watched {len(result.takes)} takes of {result.shot_id}: "
+                f"{len(result.votes) - undecided} vote(s), {undecided} with no preference (scores within "
+                f"{NO_PREFERENCE_SPREAD}); see beside the takes."
+            ),
+            result.shot_id,
+        )
     if isinstance(result, list) and result:  # a panel run: the keyframe screening (or the film's, from elsewhere)
         mean = sum(c.critique.overall for c in result) / len(result)
         what = "screened the keyframes of" if result[0].screening == "keyframes" else "watched"
-        return None, (f"The panel {what} v{result[0].version}: {mean:.1f}/10. Read them in the "
-                      "**Screening room**."), None
+        return (
+            None,
+            (f"The panel {what} v{result[0].version}: {mean:.1f}/10. Read them in the **Screening room**."),
+            None,
+        )
     if isinstance(result, ShotRender):
-        return None, f"Shot {result.shot_id} rendered as it stands on the board (not saved: Save makes a version).", None
+        return (
+            None,
+            f"Shot {result.shot_id} rendered as it stands on the board (not saved: Save makes a version).",
+            None,
+        )
     if isinstance(result, RenderRecord):
         return None, f"v{result.version} rendered.", None
     if isinstance(result, Version):  # its message may carry a name someone typed: not shown in Markdown
@@ -132,14 +182,18 @@ def outcome(result) -> tuple[int | None, str, str | None]:
 
 def pick_message(res) -> str:
     t = res.take
-    return (f"v{res.version.number}: shot {t.shot_id} uses take #{t.number} (seed {t.seed}); "
-            + ("its clip must be rendered again." if res.rerenders else "its clip is cached: nothing re-renders.")
-            + (f" Continuity shots after it re-render: {', '.join(res.downstream)}." if res.downstream else ""))
+    return (
+        f"v{res.version.number}: shot {t.shot_id} uses take #{t.number} (seed {t.seed}); "
+        + ("its clip must be rendered again." if res.rerenders else "its clip is cached: nothing re-renders.")
+        + (f" Continuity shots after it re-render: {', '.join(res.downstream)}." if res.downstream else "")
+    )
 
 
 def screening_label(critiques) -> str:
     """A line over the Screening room's critiques when they screened keyframes, not the film."""
     if not critiques or critiques[0].screening != "keyframes":
         return ""
-    return ("<p class='screening-kind' id='screening_kind'><b>Keyframe screening</b>: the panel saw one still per "
-            "shot, before any motion was rendered.</p>")
+    return (
+        "<p class='screening-kind' id='screening_kind'><b>Keyframe screening</b>: the panel saw one still per "
+        "shot, before any motion was rendered.</p>"
+    )

@@ -11,8 +11,9 @@ import functools
 import html
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import gradio as gr
 
@@ -38,13 +39,15 @@ def _quiet(e: gr.Error) -> gr.Error:
 
 
 def branch_note(studio, pid: str, number: int) -> str:
-    """" Branched: …" (plain text) when version `number` was made from one that already had a newer version (another
+    """ " Branched: …" (plain text) when version `number` was made from one that already had a newer version (another
     tab or user moved on first), else ""."""
     v = studio.version(pid, number)
     if not studio.branched(v):
         return ""
-    return (f" Branched: v{v.parent_number} already had a newer version (another tab or user moved on first), so "
-            "this is a new branch; nothing was lost.")
+    return (
+        f" Branched: v{v.parent_number} already had a newer version (another tab or user moved on first), so "
+        "this is a new branch; nothing was lost."
+    )
 
 
 def notice(message: str) -> None:
@@ -81,16 +84,19 @@ def guard(fn: Callable) -> Callable:
             raise err from None
 
     if inspect.isgeneratorfunction(fn):
+
         @functools.wraps(fn)
         def gen_wrapper(*args, **kwargs):
             with one_line_errors():
                 yield from fn(*args, **kwargs)
+
         return gen_wrapper
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         with one_line_errors():
             return fn(*args, **kwargs)
+
     return wrapper
 
 
@@ -151,9 +157,11 @@ def progress_html(job) -> str:
     pct = round(100 * job.fraction)
     state = {RUNNING: "running", DONE: "done", FAILED: "failed", STOPPED: "stopped"}[job.state]
     text = job.desc if job.running else (job.message or "done")
-    return (f"<div class='job {state}' data-state='{state}' data-job='{esc(job.id)}'>"
-            f"<progress max='100' value='{pct}'></progress> <b>{esc(job.label)}</b> · {esc(text)}"
-            f" · {job.elapsed:.0f}s</div>")
+    return (
+        f"<div class='job {state}' data-state='{state}' data-job='{esc(job.id)}'>"
+        f"<progress max='100' value='{pct}'></progress> <b>{esc(job.label)}</b> · {esc(text)}"
+        f" · {job.elapsed:.0f}s</div>"
+    )
 
 
 def follow(jobs, job, frame: Callable[[Any], tuple], final: Callable[[Any], tuple]):
@@ -171,17 +179,25 @@ def status_line(studio, pid: str | None, v: int | None) -> str:
     """Active backend / model / still-image backend / agents, and the current version's agent cost and render
     time."""
     st = studio.status()
-    parts = [f"**backend** {md(st.backend_label)}", f"**model** {md(st.model)}", f"**stills** {md(st.images_label)}",
-             f"**agents** {md(st.agents)}"]
+    parts = [
+        f"**backend** {md(st.backend_label)}",
+        f"**model** {md(st.model)}",
+        f"**stills** {md(st.images_label)}",
+        f"**agents** {md(st.agents)}",
+    ]
     if pid:
         version = studio.version(pid, v)
         u = studio.usage(pid, version.number).total
         info = studio.render_info(pid, version.number)
         parts.append(f"**project** {md(version.storyboard.title)} · v{version.number}")
-        parts.append(f"**agent cost** {u.calls} call(s), {u.prompt_tokens + u.completion_tokens} tokens, "
-                     f"{u.seconds:.1f}s")
-        parts.append(f"**render** {info.seconds:.1f}s ({info.rendered} rendered, {info.reused} reused)"
-                     if info else "**render** none yet")
+        parts.append(
+            f"**agent cost** {u.calls} call(s), {u.prompt_tokens + u.completion_tokens} tokens, {u.seconds:.1f}s"
+        )
+        parts.append(
+            f"**render** {info.seconds:.1f}s ({info.rendered} rendered, {info.reused} reused)"
+            if info
+            else "**render** none yet"
+        )
     return " · ".join(parts)
 
 
@@ -202,5 +218,10 @@ class Ctx:
 
     def refresh_status(self, event):
         """Chain a status bar refresh after an event (cost and render time change)."""
-        return event.then(guard(self.status_update), [self.pid, self.version], self.status, api_visibility="private",
-                          show_progress="hidden")
+        return event.then(
+            guard(self.status_update),
+            [self.pid, self.version],
+            self.status,
+            api_visibility="private",
+            show_progress="hidden",
+        )

@@ -51,21 +51,32 @@ def servers_html(servers: list[Server], ports, config) -> str:
     """The servers found and their models as buttons (the model in use marked), or one line saying none answered."""
     if not servers:
         where = ", ".join(f"{esc(name)} {port}" for name, port in ports)
-        return (f"<p class='no-servers' id='no_servers'>No model server answered on this machine (127.0.0.1: "
-                f"{where}). Start one, for example <code>ollama serve</code>, then press <b>Look again</b>.</p>")
+        return (
+            f"<p class='no-servers' id='no_servers'>No model server answered on this machine (127.0.0.1: "
+            f"{where}). Start one, for example <code>ollama serve</code>, then press <b>Look again</b>.</p>"
+        )
     rows = []
     for s in servers:
         on = s.base_url == config.llm_base_url
         models = "".join(
             f"<button type='button' class='use{' on' if on and m == config.critic_model else ''}' "
             f"data-port='{s.port}' data-model='{esc(m)}' title='Use {esc(m)} for the critics, refiner and planner'>"
-            f"{esc(m)}</button>" for m in s.models[:MAX_SHOWN])
-        more = f" <span>(+{len(s.models) - MAX_SHOWN} more: type the name below)</span>" \
-            if len(s.models) > MAX_SHOWN else ""
-        rows.append(f"<li data-port='{s.port}'><b>{esc(s.name)}</b> <code>{esc(s.base_url)}</code> · "
-                    f"{len(s.models)} model(s){more}<div class='models'>{models or 'no models listed'}</div></li>")
-    return ("<p>Found on this machine: one click uses a model for the critics, refiner and planner.</p>"
-            f"<ul class='servers' id='server_list'>{''.join(rows)}</ul>")
+            f"{esc(m)}</button>"
+            for m in s.models[:MAX_SHOWN]
+        )
+        more = (
+            f" <span>(+{len(s.models) - MAX_SHOWN} more: type the name below)</span>"
+            if len(s.models) > MAX_SHOWN
+            else ""
+        )
+        rows.append(
+            f"<li data-port='{s.port}'><b>{esc(s.name)}</b> <code>{esc(s.base_url)}</code> · "
+            f"{len(s.models)} model(s){more}<div class='models'>{models or 'no models listed'}</div></li>"
+        )
+    return (
+        "<p>Found on this machine: one click uses a model for the critics, refiner and planner.</p>"
+        f"<ul class='servers' id='server_list'>{''.join(rows)}</ul>"
+    )
 
 
 def chosen(data, ports) -> tuple[Server, str]:

@@ -70,6 +70,7 @@ def layout(rows) -> dict[int, tuple[int, int]]:
             next_row[0] += 1
         for k in kids:
             walk(k, depth + 1)
+
     for root in children.get(None, []):
         walk(root, 0)
     return pos
@@ -84,21 +85,35 @@ def graph_svg(rows) -> str:
     xy = {n: (pad + d * dx, pad + r * dy) for n, (d, r) in pos.items()}
     w = max(x for x, _ in xy.values()) + pad + 60
     h = max(y for _, y in xy.values()) + pad + 16
-    edges = "".join(f"<path d='M{xy[r.parent][0]},{xy[r.parent][1]} C{xy[r.parent][0] + dx / 2},{xy[r.parent][1]} "
-                    f"{xy[r.number][0] - dx / 2},{xy[r.number][1]} {xy[r.number][0]},{xy[r.number][1]}'/>"
-                    for r in rows if r.parent in xy)
+    edges = "".join(
+        f"<path d='M{xy[r.parent][0]},{xy[r.parent][1]} C{xy[r.parent][0] + dx / 2},{xy[r.parent][1]} "
+        f"{xy[r.number][0] - dx / 2},{xy[r.number][1]} {xy[r.number][0]},{xy[r.number][1]}'/>"
+        for r in rows
+        if r.parent in xy
+    )
     nodes = []
     for r in rows:
         x, y = xy[r.number]
-        marks = " · ".join(t for t, k in ((f"{r.renders} film", r.renders), (f"{r.critiques} critiques", r.critiques),
-                                          (f"{r.notes} notes", r.notes)) if k)
-        nodes.append(f"<g class='node{' current' if r.current else ''}' data-version='{r.number}' id='vnode_{r.number}'>"
-                     f"<title>v{r.number} {esc(r.kind)}: {esc(r.message)}{(' (' + marks + ')') if marks else ''}</title>"
-                     f"<circle cx='{x}' cy='{y}' r='15'/><text x='{x}' y='{y + 4}' text-anchor='middle'>v{r.number}</text>"
-                     f"<text class='kind' x='{x}' y='{y + 28}' text-anchor='middle'>{esc(r.kind)}"
-                     f"{' ▶' if r.renders else ''}</text></g>")
-    return (f"<div class='vgraph'><svg width='{w}' height='{h}' role='img' aria-label='version tree'>"
-            f"{edges}{''.join(nodes)}</svg></div>")
+        marks = " · ".join(
+            t
+            for t, k in (
+                (f"{r.renders} film", r.renders),
+                (f"{r.critiques} critiques", r.critiques),
+                (f"{r.notes} notes", r.notes),
+            )
+            if k
+        )
+        nodes.append(
+            f"<g class='node{' current' if r.current else ''}' data-version='{r.number}' id='vnode_{r.number}'>"
+            f"<title>v{r.number} {esc(r.kind)}: {esc(r.message)}{(' (' + marks + ')') if marks else ''}</title>"
+            f"<circle cx='{x}' cy='{y}' r='15'/><text x='{x}' y='{y + 4}' text-anchor='middle'>v{r.number}</text>"
+            f"<text class='kind' x='{x}' y='{y + 28}' text-anchor='middle'>{esc(r.kind)}"
+            f"{' ▶' if r.renders else ''}</text></g>"
+        )
+    return (
+        f"<div class='vgraph'><svg width='{w}' height='{h}' role='img' aria-label='version tree'>"
+        f"{edges}{''.join(nodes)}</svg></div>"
+    )
 
 
 def score_series(studio, pid: str, rows, dimension: str = OVERALL) -> tuple[list[int], dict[str, dict[int, float]]]:
@@ -111,7 +126,8 @@ def score_series(studio, pid: str, rows, dimension: str = OVERALL) -> tuple[list
         for item in studio.critiques(pid, r.number):
             c = item.critique
             series.setdefault(item.persona_name, {})[r.number] = float(
-                c.overall if dimension == OVERALL else c.scores.get(dimension))
+                c.overall if dimension == OVERALL else c.scores.get(dimension)
+            )
     return versions, series
 
 
@@ -125,28 +141,42 @@ def plot_svg(versions: list[int], series: dict[str, dict[int, float]], dimension
 
     def y(s: float) -> float:
         return top + plot_h * (1 - s / 10)
-    parts = [f"<line class='grid' x1='{left}' x2='{left + plot_w}' y1='{y(s)}' y2='{y(s)}'/>"
-             f"<text x='{left - 6}' y='{y(s) + 4}' text-anchor='end'>{s}</text>" for s in range(0, 11, 2)]
+
+    parts = [
+        f"<line class='grid' x1='{left}' x2='{left + plot_w}' y1='{y(s)}' y2='{y(s)}'/>"
+        f"<text x='{left - 6}' y='{y(s) + 4}' text-anchor='end'>{s}</text>"
+        for s in range(0, 11, 2)
+    ]
     parts += [f"<text x='{x[v]}' y='{top + plot_h + 16}' text-anchor='middle'>v{v}</text>" for v in versions]
-    mean = {v: sum(s[v] for s in series.values() if v in s) / max(1, sum(v in s for s in series.values()))
-            for v in versions}
+    mean = {
+        v: sum(s[v] for s in series.values() if v in s) / max(1, sum(v in s for s in series.values())) for v in versions
+    }
     legend = []
     lines = list(series.items()) + [("panel mean", mean)]
     for i, (name, pts) in enumerate(lines):
         color = "var(--body-text-color)" if name == "panel mean" else COLORS[i % len(COLORS)]
         cls = " class='mean'" if name == "panel mean" else ""
         coords = " ".join(f"{x[v]:.1f},{y(s):.1f}" for v, s in sorted(pts.items()))
-        parts.append(f"<polyline{cls} points='{coords}' fill='none' stroke='{color}' stroke-width='2'>"
-                     f"<title>{esc(name)}</title></polyline>")
-        parts += [f"<circle cx='{x[v]:.1f}' cy='{y(s):.1f}' r='3' fill='{color}'><title>{esc(name)} v{v}: {s:.1f}"
-                  f"</title></circle>" for v, s in pts.items()]
+        parts.append(
+            f"<polyline{cls} points='{coords}' fill='none' stroke='{color}' stroke-width='2'>"
+            f"<title>{esc(name)}</title></polyline>"
+        )
+        parts += [
+            f"<circle cx='{x[v]:.1f}' cy='{y(s):.1f}' r='3' fill='{color}'><title>{esc(name)} v{v}: {s:.1f}"
+            f"</title></circle>"
+            for v, s in pts.items()
+        ]
         ly = top + 8 + i * 18
-        legend.append(f"<g class='legend-item'><line x1='{left + plot_w + 24}' x2='{left + plot_w + 44}' y1='{ly}' y2='{ly}' "
-                      f"stroke='{color}' stroke-width='{4 if cls else 2}'/><text x='{left + plot_w + 50}' y='{ly + 4}'>"
-                      f"{esc(name)}</text></g>")
+        legend.append(
+            f"<g class='legend-item'><line x1='{left + plot_w + 24}' x2='{left + plot_w + 44}' y1='{ly}' y2='{ly}' "
+            f"stroke='{color}' stroke-width='{4 if cls else 2}'/><text x='{left + plot_w + 50}' y='{ly + 4}'>"
+            f"{esc(name)}</text></g>"
+        )
     label = esc(dimension.replace("_", " "))
-    return (f"<svg class='plot' width='{w}' height='{max(h, top + 18 * len(lines) + 20)}' role='img' "
-            f"aria-label='{label} per persona across versions'>{''.join(parts)}<g class='legend'>{''.join(legend)}</g></svg>")
+    return (
+        f"<svg class='plot' width='{w}' height='{max(h, top + 18 * len(lines) + 20)}' role='img' "
+        f"aria-label='{label} per persona across versions'>{''.join(parts)}<g class='legend'>{''.join(legend)}</g></svg>"
+    )
 
 
 def diff_html(d) -> str:
@@ -162,11 +192,16 @@ def diff_html(d) -> str:
         if ch.status == "same":
             continue
         detail = "<br>".join(f"<b>{esc(f)}</b>: {word_diff(str(a), str(b))}" for f, (a, b) in ch.fields.items())
-        rows.append(f"<tr class='{ch.status}'><td>{esc(ch.status)}</td><td>{esc(ch.shot_id)}</td><td>{detail}</td></tr>")
+        rows.append(
+            f"<tr class='{ch.status}'><td>{esc(ch.status)}</td><td>{esc(ch.shot_id)}</td><td>{detail}</td></tr>"
+        )
     if not rows:
         return f"<p>v{d.from_version} and v{d.to_version} have the same storyboard.</p>"
-    return (f"<p>v{d.from_version} → v{d.to_version}</p><table class='cmp'><tr><th>change</th><th>what</th><th>diff</th></tr>"
-            + "".join(rows) + "</table>")
+    return (
+        f"<p>v{d.from_version} → v{d.to_version}</p><table class='cmp'><tr><th>change</th><th>what</th><th>diff</th></tr>"
+        + "".join(rows)
+        + "</table>"
+    )
 
 
 CSS = "del { background: #fdd; } ins { background: #dfd; text-decoration: none; } td { vertical-align: top; }"
@@ -192,11 +227,17 @@ def build(ctx: Ctx) -> None:
         film_a = gr.Video(label="A", elem_id="cmp_film_a", interactive=False)
         film_b = gr.Video(label="B", elem_id="cmp_film_b", interactive=False)
     cmp_diff = gr.HTML(elem_id="cmp_diff", css_template=CSS, js_on_load=None)
-    cmp_scores = gr.Dataframe(headers=["score", "A", "B", "change"], value=[], interactive=False,
-                              label="Panel score changes", elem_id="cmp_scores")
+    cmp_scores = gr.Dataframe(
+        headers=["score", "A", "B", "change"],
+        value=[],
+        interactive=False,
+        label="Panel score changes",
+        elem_id="cmp_scores",
+    )
     gr.Markdown("### Panel scores across versions")
-    dim = gr.Dropdown([(d.replace("_", " "), d) for d in (OVERALL, *DIMENSIONS)], value=OVERALL, label="Score",
-                      elem_id="plot_dim")
+    dim = gr.Dropdown(
+        [(d.replace("_", " "), d) for d in (OVERALL, *DIMENSIONS)], value=OVERALL, label="Score", elem_id="plot_dim"
+    )
     plot = gr.HTML(elem_id="score_plot", css_template=PLOT_CSS, js_on_load=None)
 
     def plot_for(pid, dimension):
@@ -221,8 +262,9 @@ def build(ctx: Ctx) -> None:
         for n in (int(va), int(vb)):
             info = studio.render_info(pid, n)
             films.append(str(studio.film_path(info)) if info else None)
-        scores = [[k, x, y, (round(y - x, 2) if x is not None and y is not None else None)]
-                  for k, (x, y) in d.scores.items()]
+        scores = [
+            [k, x, y, (round(y - x, 2) if x is not None and y is not None else None)] for k, (x, y) in d.scores.items()
+        ]
         return films[0], films[1], diff_html(d), scores
 
     @guard
@@ -230,8 +272,13 @@ def build(ctx: Ctx) -> None:
         pid = need_project(pid)
         n = int(evt.version)
         parent = studio.version(pid, n).parent_number or n
-        return (n, parent, n, *compare(pid, parent, n),
-                f"v{n} selected: compared with v{parent}. Open it or fork a branch from it.")
+        return (
+            n,
+            parent,
+            n,
+            *compare(pid, parent, n),
+            f"v{n} selected: compared with v{parent}. Open it or fork a branch from it.",
+        )
 
     @guard
     def checkout(pid, n):
@@ -247,7 +294,11 @@ def build(ctx: Ctx) -> None:
         if n in (None, ""):
             raise gr.Error("choose a version")
         v = studio.fork(pid, int(n))
-        return v.number, f"v{v.number} forked from v{v.parent_number}; it is now current.", graph_svg(studio.versions(pid))
+        return (
+            v.number,
+            f"v{v.number} forked from v{v.parent_number}; it is now current.",
+            graph_svg(studio.versions(pid)),
+        )
 
     ctx.tabs["history"].select(load, [ctx.pid, ctx.version, dim], [graph, target, a, b, plot], api_name="history")
     dim.change(guard(lambda pid, d: plot_for(pid, d) if pid else ""), [ctx.pid, dim], plot, api_visibility="private")

@@ -44,12 +44,22 @@ def refs_json(studio, board, note: str = "") -> str:
     from storage.schema import MAX_REFERENCES
 
     def subject(item, location: bool) -> dict:
-        return {"name": item.name, "location": location, "description": item.description,
-                "refs": [media_url(studio.image_path(sha)) for sha in item.references]}
-    return json.dumps({"subjects": [subject(c, False) for c in board.characters]
-                       + [subject(loc, True) for loc in board.locations],
-                       "max_upload": MAX_UPLOAD_BYTES, "max_refs": MAX_REFERENCES, "note": note,
-                       "images": studio.images_label()})
+        return {
+            "name": item.name,
+            "location": location,
+            "description": item.description,
+            "refs": [media_url(studio.image_path(sha)) for sha in item.references],
+        }
+
+    return json.dumps(
+        {
+            "subjects": [subject(c, False) for c in board.characters] + [subject(loc, True) for loc in board.locations],
+            "max_upload": MAX_UPLOAD_BYTES,
+            "max_refs": MAX_REFERENCES,
+            "note": note,
+            "images": studio.images_label(),
+        }
+    )
 
 
 SEEN_IN = {"clip": "its clip", "keyframe": "its keyframe", "none": "no picture yet"}
@@ -62,30 +72,44 @@ def _num(x: float | None) -> str:
 def _bar(x: float | None) -> str:
     if x is None:
         return "<td class='num'>—</td>"
-    return (f"<td class='num' data-value='{x:.4f}'><span class='bar' style='width:{max(0.0, min(x, 1.0)) * 100:.0f}%'>"
-            f"</span>{x:.3f}</td>")
+    return (
+        f"<td class='num' data-value='{x:.4f}'><span class='bar' style='width:{max(0.0, min(x, 1.0)) * 100:.0f}%'>"
+        f"</span>{x:.3f}</td>"
+    )
 
 
 def consistency_html(report) -> str:
     """The per-character table (worst shots first when measured); says plainly when nothing was measured."""
     if report.measured:
-        head = (f"<p class='method' id='consistency_method'>Measured with <b>{esc(report.model)}</b> on "
-                f"v{report.version}: {esc(report.method)}.</p>")
+        head = (
+            f"<p class='method' id='consistency_method'>Measured with <b>{esc(report.model)}</b> on "
+            f"v{report.version}: {esc(report.method)}.</p>"
+        )
     else:
         head = f"<p class='not-measured' id='consistency_not_measured'>{esc(report.note)}</p>"
     if not report.characters:
         return head + "<p>No characters in the bible yet.</p>"
     tables = []
     for c in report.characters:
-        rows = "".join(
-            f"<tr data-shot='{esc(a.shot_id)}'><td>{esc(a.shot_id)}</td><td>{SEEN_IN[a.source]}</td>"
-            + (_bar(a.to_reference) + _bar(a.to_others) if report.measured else "<td>—</td><td>—</td>") + "</tr>"
-            for a in c.appearances) or "<tr><td colspan='4'>in no shot</td></tr>"
-        means = (f" · like the references {_num(c.mean_to_reference)} · like their other shots {_num(c.mean_to_others)}"
-                 if report.measured else "")
-        tables.append(f"<table class='consistency' data-character='{esc(c.name)}'><caption><b>{esc(c.name)}</b> · "
-                      f"{c.references} reference(s){means}</caption><tr><th>shot</th><th>seen in</th>"
-                      f"<th>like the references</th><th>like their other shots</th></tr>{rows}</table>")
+        rows = (
+            "".join(
+                f"<tr data-shot='{esc(a.shot_id)}'><td>{esc(a.shot_id)}</td><td>{SEEN_IN[a.source]}</td>"
+                + (_bar(a.to_reference) + _bar(a.to_others) if report.measured else "<td>—</td><td>—</td>")
+                + "</tr>"
+                for a in c.appearances
+            )
+            or "<tr><td colspan='4'>in no shot</td></tr>"
+        )
+        means = (
+            f" · like the references {_num(c.mean_to_reference)} · like their other shots {_num(c.mean_to_others)}"
+            if report.measured
+            else ""
+        )
+        tables.append(
+            f"<table class='consistency' data-character='{esc(c.name)}'><caption><b>{esc(c.name)}</b> · "
+            f"{c.references} reference(s){means}</caption><tr><th>shot</th><th>seen in</th>"
+            f"<th>like the references</th><th>like their other shots</th></tr>{rows}</table>"
+        )
     order = " Worst shots first." if report.measured else ""
     return head + f"<p class='hint'>Each shot a character appears in.{order}</p>" + "".join(tables)
 
@@ -104,11 +128,17 @@ def build(ctx: Ctx, story_message, after=()) -> None:
     """The panel under the Story screen's form; `story_message` says which version the form now edits. The panel
     loads when the screen opens and after each event of `after` (the story saved)."""
     studio, jobs = ctx.studio, ctx.jobs
-    gr.Markdown("### Reference images\nShots and keyframes with a character (or at a location) are drawn from its "
-                "first reference; critics see them beside the frames. Adding or clearing one makes a new version.")
-    refs = gr.HTML(value=None, html_template="<div class='refs'></div>", elem_id="references",
-                   js_on_load=(HERE / "kit.js").read_text() + (HERE / "references.js").read_text(),
-                   css_template=(HERE / "references.css").read_text())
+    gr.Markdown(
+        "### Reference images\nShots and keyframes with a character (or at a location) are drawn from its "
+        "first reference; critics see them beside the frames. Adding or clearing one makes a new version."
+    )
+    refs = gr.HTML(
+        value=None,
+        html_template="<div class='refs'></div>",
+        elem_id="references",
+        js_on_load=(HERE / "kit.js").read_text() + (HERE / "references.js").read_text(),
+        css_template=(HERE / "references.css").read_text(),
+    )
     with gr.Row():
         progress = gr.HTML(value="", elem_id="ref_progress", js_on_load=None)
         stop = gr.Button("Stop", elem_id="ref_stop_btn", scale=0, min_width=90, size="sm")
@@ -139,6 +169,7 @@ def build(ctx: Ctx, story_message, after=()) -> None:
             if j.state != DONE:
                 return progress_html(j), j.id, *[gr.skip()] * 4
             return progress_html(j), *made(pid, j.result.number, f"v{j.result.number}: a reference was drawn.")[1:]
+
         yield from follow(jobs, job, lambda j: (progress_html(j), j.id, *[gr.skip()] * 4), final)
 
     @guard
@@ -148,8 +179,14 @@ def build(ctx: Ctx, story_message, after=()) -> None:
             return
         version = studio.version(pid, ver(v))
         job = jobs.active(pid, "reference")
-        yield (progress_html(job), job.id if job else "", gr.skip(), value(pid, version.number),
-               table_html(pid, version.number), gr.skip())
+        yield (
+            progress_html(job),
+            job.id if job else "",
+            gr.skip(),
+            value(pid, version.number),
+            table_html(pid, version.number),
+            gr.skip(),
+        )
         if job is not None:
             yield from followed(pid, version.number, job)
 
@@ -160,8 +197,13 @@ def build(ctx: Ctx, story_message, after=()) -> None:
         n = studio.version(pid, ver(v)).number
         kind = "location" if a.location else "character"
         if a.action == "generate":
-            job, started = jobs.start("reference", pid, lambda p, c: studio.generate_reference(
-                pid, a.name, a.location, None, n, progress=p, cancel=c), label=f"a reference of the {kind}", version=n)
+            job, started = jobs.start(
+                "reference",
+                pid,
+                lambda p, c: studio.generate_reference(pid, a.name, a.location, None, n, progress=p, cancel=c),
+                label=f"a reference of the {kind}",
+                version=n,
+            )
             if not started:
                 notice(f"{job.label} is being made: wait for it or press Stop")
             yield from followed(pid, n, job)
@@ -186,8 +228,7 @@ def build(ctx: Ctx, story_message, after=()) -> None:
         pid = need_project(pid)
         return consistency_html(studio.consistency(pid, ver(v)))
 
-    ctx.tabs["story"].select(load, [ctx.pid, ctx.version], outs, api_name="load_references",
-                             show_progress="hidden")
+    ctx.tabs["story"].select(load, [ctx.pid, ctx.version], outs, api_name="load_references", show_progress="hidden")
     for event in after:
         event.success(load, [ctx.pid, ctx.version], outs, api_visibility="private", show_progress="hidden")
     refs.reference(act, [ctx.pid, ctx.version], outs, api_visibility="private", show_progress="hidden")

@@ -23,13 +23,18 @@ STOP_NOTE = "Stop stops this project's render for everyone following it, in ever
 
 def summary(info, number: int | None = None) -> str:  # a RenderRecord
     total = info.rendered + info.reused
-    shared = (f" · this version changes no pixels, so it shares the film of **v{info.version}**"
-              if number is not None and number != info.version else "")
+    shared = (
+        f" · this version changes no pixels, so it shares the film of **v{info.version}**"
+        if number is not None and number != info.version
+        else ""
+    )
     how = "stream copy, no re-encode" if info.stream_copied else "re-encoded once"
     earlier = sum(r.status == "earlier" for r in info.shots)
     older = f" · **{earlier}** from earlier renders (changed since)" if earlier else ""
-    return (f"**v{info.version}**: rendered **{info.rendered}**, reused **{info.reused}** of {total} shots "
-            f"in {info.seconds:.1f}s ({how}){older} · made by {md(info.label)}{shared}")
+    return (
+        f"**v{info.version}**: rendered **{info.rendered}**, reused **{info.reused}** of {total} shots "
+        f"in {info.seconds:.1f}s ({how}){older} · made by {md(info.label)}{shared}"
+    )
 
 
 def shot_rows(studio, info) -> list[list]:
@@ -48,10 +53,16 @@ def outputs_for(studio, pid, number, info):
     board = studio.version(pid, number).storyboard
     choices = [(f"{i + 1}. {r.shot_id} ({r.status})", r.shot_id) for i, r in enumerate(info.shots)]
     missing = len(board.shots()) - len(info.shots)
-    text = summary(info, number) + (f" · **{missing}** shot(s) not in this film yet: render their scenes" if missing > 0
-                                    else "")
-    return (str(studio.film_path(info)), text, strip_html(studio, board, info, "#film video"),
-            shot_rows(studio, info), gr.Dropdown(choices=choices, value=None))
+    text = summary(info, number) + (
+        f" · **{missing}** shot(s) not in this film yet: render their scenes" if missing > 0 else ""
+    )
+    return (
+        str(studio.film_path(info)),
+        text,
+        strip_html(studio, board, info, "#film video"),
+        shot_rows(studio, info),
+        gr.Dropdown(choices=choices, value=None),
+    )
 
 
 def build(ctx: Ctx) -> None:
@@ -69,12 +80,16 @@ def build(ctx: Ctx) -> None:
             film = gr.Video(label="Film", elem_id="film", interactive=False)
             film_strip = strip("render_strip")
         with gr.Column(scale=2):
-            shots = gr.Dataframe(headers=SHOT_COLUMNS, value=[], interactive=False, label="Shots",
-                                 elem_id="render_shots", max_height=360)
-            clip_pick = gr.Dropdown(label="Play one shot's clip", choices=[], elem_id="clip_pick", allow_custom_value=True)
+            shots = gr.Dataframe(
+                headers=SHOT_COLUMNS, value=[], interactive=False, label="Shots", elem_id="render_shots", max_height=360
+            )
+            clip_pick = gr.Dropdown(
+                label="Play one shot's clip", choices=[], elem_id="clip_pick", allow_custom_value=True
+            )
             clip = gr.Video(label="Clip", elem_id="shot_clip", interactive=False)
-            handoff = gr.File(label="Timeline for an editor", elem_id="handoff_files", file_count="multiple",
-                              interactive=False)
+            handoff = gr.File(
+                label="Timeline for an editor", elem_id="handoff_files", file_count="multiple", interactive=False
+            )
     outs = [progress, film, summary_md, film_strip, shots, clip_pick]
 
     def frame(job):
@@ -88,6 +103,7 @@ def build(ctx: Ctx) -> None:
                 info = job.result if isinstance(job.result, RenderRecord) else studio.render_info(pid, number)
                 return "", *outputs_for(studio, pid, number, info)
             return (progress_html(job), *[gr.skip()] * 5)
+
         return show
 
     @guard
@@ -105,8 +121,16 @@ def build(ctx: Ctx) -> None:
 
     @guard
     def do_render(pid, v, scene_id=scenes.WHOLE):
-        pid, number, job = scenes.start(jobs, studio, "render", pid, v, scene_id,
-                                        lambda n, scope, p, c: studio.render(pid, n, p, c, scope), "render")
+        pid, number, job = scenes.start(
+            jobs,
+            studio,
+            "render",
+            pid,
+            v,
+            scene_id,
+            lambda n, scope, p, c: studio.render(pid, n, p, c, scope),
+            "render",
+        )
         yield from follow(jobs, job, frame, final(pid, number))
 
     @guard
@@ -136,8 +160,12 @@ def build(ctx: Ctx) -> None:
         return [str(p) for p in files.values()]
 
     ctx.tabs["render"].select(load, [ctx.pid, ctx.version], outs, api_name="render_info").then(
-        guard(scenes.refresh(studio)), [ctx.pid, ctx.version, scene], scene, api_visibility="private",
-        show_progress="hidden")
+        guard(scenes.refresh(studio)),
+        [ctx.pid, ctx.version, scene],
+        scene,
+        api_visibility="private",
+        show_progress="hidden",
+    )
     ev = render_btn.click(do_render, [ctx.pid, ctx.version, scene], outs, api_name="render", show_progress="hidden")
     ctx.refresh_status(ev)
     stop_btn.click(stop, ctx.pid, progress, api_name="stop_render", show_progress="hidden")

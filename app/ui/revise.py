@@ -68,12 +68,14 @@ def diff_segments(old: str | None, new: str | None) -> list[tuple[str, str]]:
 
 def target(e) -> str:
     """What an edit touches, in words."""
-    return {"set": lambda: f"shot {e.shot_id} · {e.field.replace('_', ' ')}",
-            "add_shot": lambda: f"new shot after {e.shot_id}" if e.shot_id else "new first shot",
-            "remove_shot": lambda: f"remove shot {e.shot_id}",
-            "move_shot": lambda: f"move shot {e.shot_id} " + (f"after {e.new}" if e.new else "to the start"),
-            "set_character": lambda: f"character {e.character}",
-            "set_story": lambda: f"story · {e.field.replace('_', ' ')}"}[e.op]()
+    return {
+        "set": lambda: f"shot {e.shot_id} · {e.field.replace('_', ' ')}",
+        "add_shot": lambda: f"new shot after {e.shot_id}" if e.shot_id else "new first shot",
+        "remove_shot": lambda: f"remove shot {e.shot_id}",
+        "move_shot": lambda: f"move shot {e.shot_id} " + (f"after {e.new}" if e.new else "to the start"),
+        "set_character": lambda: f"character {e.character}",
+        "set_story": lambda: f"story · {e.field.replace('_', ' ')}",
+    }[e.op]()
 
 
 NOTE_ID = re.compile(r"n_[0-9a-f]{1,32}")
@@ -99,15 +101,38 @@ def review_json(record, notes: dict[str, str], personas: dict[str, str], shot_th
     edits = []
     for n, e in enumerate(record.proposal.edits, 1):
         old, new = getattr(e, "old", None), getattr(e, "new", None)
-        diff = diff_segments(old, new) if e.op in ("set", "set_character", "set_story") else \
-            [("+" if e.op == "add_shot" else "=", new or "")] if e.op != "remove_shot" else [("-", e.shot_id)]
-        edits.append({"n": n, "op": e.op, "target": target(e), "thumb": shot_thumbs.get(getattr(e, "shot_id", None) or "", ""),
-                      "diff": diff, "new": new, "text": None, "accept": True,
-                      "editable": new is not None and e.op not in ("move_shot",),
-                      "rationale": e.rationale, "sources": source_names(e.sources, notes, personas)})
-    return json.dumps({"id": record.id, "version": record.version, "summary": record.proposal.summary,
-                       "accepted_as": record.accepted_as, "edits": edits,
-                       "not_changed": [u.model_dump() for u in record.proposal.not_changed]})
+        diff = (
+            diff_segments(old, new)
+            if e.op in ("set", "set_character", "set_story")
+            else [("+" if e.op == "add_shot" else "=", new or "")]
+            if e.op != "remove_shot"
+            else [("-", e.shot_id)]
+        )
+        edits.append(
+            {
+                "n": n,
+                "op": e.op,
+                "target": target(e),
+                "thumb": shot_thumbs.get(getattr(e, "shot_id", None) or "", ""),
+                "diff": diff,
+                "new": new,
+                "text": None,
+                "accept": True,
+                "editable": new is not None and e.op not in ("move_shot",),
+                "rationale": e.rationale,
+                "sources": source_names(e.sources, notes, personas),
+            }
+        )
+    return json.dumps(
+        {
+            "id": record.id,
+            "version": record.version,
+            "summary": record.proposal.summary,
+            "accepted_as": record.accepted_as,
+            "edits": edits,
+            "not_changed": [u.model_dump() for u in record.proposal.not_changed],
+        }
+    )
 
 
 def decisions(value: str) -> tuple[str, list[int], dict[int, str]]:
@@ -136,8 +161,13 @@ def build(ctx: Ctx) -> None:
         refine_btn = gr.Button("Ask the refiner for a proposal", variant="primary", elem_id="refine_btn", scale=2)
     progress = gr.HTML(value="", elem_id="refine_progress", js_on_load=None)
     message = gr.Markdown(elem_id="revise_message")
-    review = gr.HTML(value=None, html_template="<div class='review'></div>", elem_id="review",
-                     js_on_load=(HERE / "revise.js").read_text(), css_template=CSS)
+    review = gr.HTML(
+        value=None,
+        html_template="<div class='review'></div>",
+        elem_id="review",
+        js_on_load=(HERE / "revise.js").read_text(),
+        css_template=CSS,
+    )
 
     def review_value(pid, record) -> str:
         v = studio.version(pid, record.version)
@@ -148,14 +178,17 @@ def build(ctx: Ctx) -> None:
     def outcome(record) -> str:
         if record.accepted_as:
             return f"This proposal on v{record.version} was committed as v{record.accepted_as}."
-        return (f"Proposal on v{record.version} ({md(record.mode)}), scope {md(record.scope.label())}: "
-                f"{len(record.proposal.edits)} edit(s) to review.")
+        return (
+            f"Proposal on v{record.version} ({md(record.mode)}), scope {md(record.scope.label())}: "
+            f"{len(record.proposal.edits)} edit(s) to review."
+        )
 
     def final(pid):
         def show(j):
             if j.state == "done":
                 return review_value(pid, j.result), outcome(j.result), ""
             return gr.skip(), gr.skip(), progress_html(j)
+
         return show
 
     @guard
@@ -179,8 +212,16 @@ def build(ctx: Ctx) -> None:
 
     @guard
     def ask_refiner(pid, v, scene_id=scenes.WHOLE):
-        pid, _, job = scenes.start(jobs, studio, "refine", pid, v, scene_id,
-                                   lambda n, scope, p, c: studio.refine(pid, n, scope, p, c), "refiner on")
+        pid, _, job = scenes.start(
+            jobs,
+            studio,
+            "refine",
+            pid,
+            v,
+            scene_id,
+            lambda n, scope, p, c: studio.refine(pid, n, scope, p, c),
+            "refiner on",
+        )
         yield from follow(jobs, job, lambda j: (gr.skip(), gr.skip(), progress_html(j)), final(pid))
 
     @guard
@@ -199,8 +240,11 @@ def build(ctx: Ctx) -> None:
                 data["edits"] = json.loads(value)["edits"]  # keep the creator's decisions for another try
             return gr.skip(), json.dumps(data), f"Nothing committed: {md(one_line(e))}"
         nv = res.version
-        msg = (f"Committed v{nv.number} from v{nv.parent_number}: accepted edit(s) {', '.join(map(str, res.applied))}"
-               + (f", {len(texts)} edited by hand" if texts else "") + ".")
+        msg = (
+            f"Committed v{nv.number} from v{nv.parent_number}: accepted edit(s) {', '.join(map(str, res.applied))}"
+            + (f", {len(texts)} edited by hand" if texts else "")
+            + "."
+        )
         if res.branched:
             msg += f" **Branched:** v{nv.parent_number} already had a newer version, so this is a new branch."
         return nv.number, review_value(pid, studio.proposal(pid, proposal_id)), msg
@@ -208,8 +252,12 @@ def build(ctx: Ctx) -> None:
     @guard
     def accept_api(pid: str, proposal_id: str, accept: list, edits: dict) -> dict:
         """API: accept edit numbers `accept` (1-based), with `edits` {number: new text}; returns the new version."""
-        res = studio.accept(need_project(pid), proposal_id or None, only=[int(x) for x in accept] or None,
-                            edits={int(k): str(t) for k, t in (edits or {}).items()})
+        res = studio.accept(
+            need_project(pid),
+            proposal_id or None,
+            only=[int(x) for x in accept] or None,
+            edits={int(k): str(t) for k, t in (edits or {}).items()},
+        )
         return res.model_dump(mode="json")
 
     @guard
@@ -219,12 +267,22 @@ def build(ctx: Ctx) -> None:
         number = studio.version(pid, ver(version)).number
         return studio.refine(pid, number, scenes.scope_of(studio, pid, number, scene)).model_dump(mode="json")
 
-    ctx.tabs["revise"].select(load_proposal, [ctx.pid, ctx.version], [review, message, progress],
-                              api_visibility="private").then(
-        guard(scenes.refresh(studio)), [ctx.pid, ctx.version, refine_scene], refine_scene, api_visibility="private",
-        show_progress="hidden")
-    ev = refine_btn.click(ask_refiner, [ctx.pid, ctx.version, refine_scene], [review, message, progress],
-                          api_visibility="private", show_progress="hidden")
+    ctx.tabs["revise"].select(
+        load_proposal, [ctx.pid, ctx.version], [review, message, progress], api_visibility="private"
+    ).then(
+        guard(scenes.refresh(studio)),
+        [ctx.pid, ctx.version, refine_scene],
+        refine_scene,
+        api_visibility="private",
+        show_progress="hidden",
+    )
+    ev = refine_btn.click(
+        ask_refiner,
+        [ctx.pid, ctx.version, refine_scene],
+        [review, message, progress],
+        api_visibility="private",
+        show_progress="hidden",
+    )
     ctx.refresh_status(ev)
     review.commit(commit, [ctx.pid, review], [ctx.version, review, message], api_visibility="private")
     gr.api(accept_api, api_name="accept")

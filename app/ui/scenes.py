@@ -19,24 +19,31 @@ def choices(board) -> list[tuple[str, str]]:
     out, t = [("whole film", WHOLE)], 0.0
     for sc in board.scenes:
         length = sum(s.duration for s in sc.shots)
-        out.append((f"{sc.scene_id} · {sc.title or 'untitled'} · {len(sc.shots)} shots · {_tc(t)}–{_tc(t + length)}",
-                    sc.scene_id))
+        out.append(
+            (
+                f"{sc.scene_id} · {sc.title or 'untitled'} · {len(sc.shots)} shots · {_tc(t)}–{_tc(t + length)}",
+                sc.scene_id,
+            )
+        )
         t += length
     return out
 
 
 def picker(elem_id: str, label: str = "Scene") -> gr.Dropdown:
-    return gr.Dropdown(label=label, choices=[("whole film", WHOLE)], value=WHOLE, elem_id=elem_id,
-                       allow_custom_value=True, scale=2)
+    return gr.Dropdown(
+        label=label, choices=[("whole film", WHOLE)], value=WHOLE, elem_id=elem_id, allow_custom_value=True, scale=2
+    )
 
 
 def refresh(studio):
     """A handler: the picker's scenes for the open version (kept when the scene is still there)."""
+
     def update(pid, v, current):
         if not pid:
             return gr.Dropdown(choices=[("whole film", WHOLE)], value=WHOLE)
         opts = choices(studio.version(pid, ver(v)).storyboard)
         return gr.Dropdown(choices=opts, value=current if current in {c[1] for c in opts} else WHOLE)
+
     return update
 
 
@@ -53,8 +60,13 @@ def start(jobs, studio, kind: str, pid, v, scene: str | None, run, what: str):
     pid = need_project(pid)
     number = studio.version(pid, ver(v)).number
     scope = scope_of(studio, pid, number, scene)
-    job, started = jobs.start(kind, pid, lambda p, c: run(number, scope, p, c), version=number,
-                              label=f"{what} v{number}" + (f" · {scope.label()}" if scope else ""))
+    job, started = jobs.start(
+        kind,
+        pid,
+        lambda p, c: run(number, scope, p, c),
+        version=number,
+        label=f"{what} v{number}" + (f" · {scope.label()}" if scope else ""),
+    )
     if not started:
         notice(f"{job.label}: already running, following it")
     return pid, number, job
@@ -68,7 +80,9 @@ def coverage_html(item) -> str:
         parts.append(f"watched {esc(item.scope.label())}")
     if cov is not None:
         parts.append(esc(cov.line()))
-    html = f"<div class='coverage' data-input='{esc(cov.input) if cov else ''}'>{' · '.join(parts)}</div>" if parts else ""
+    html = (
+        f"<div class='coverage' data-input='{esc(cov.input) if cov else ''}'>{' · '.join(parts)}</div>" if parts else ""
+    )
     if cov is not None and cov.unseen:
         rows = "".join(f"<li>{esc(u.shot_id)}: {esc(u.why)}</li>" for u in cov.unseen[:12])
         more = f"<li>… and {len(cov.unseen) - 12} more</li>" if len(cov.unseen) > 12 else ""

@@ -65,13 +65,24 @@ def glance_html(critiques: list) -> str:
     scope = critiques[0].scope
     what = "" if scope.whole else f"<div class='scope'>watched {esc(scope.label())}</div>"
     text_only = any(c.coverage is not None and c.coverage.input == "text" for c in critiques)
-    what += ("<div class='scope text-only'>⚠ text only: the critic model takes no images; critics read the storyboard "
-             "and a measured description of each shot's frames</div>") if text_only else ""
-    chips = "".join(f"<span class='chip{'' if c.critique.keep_watching else ' stops'}' data-persona='{esc(c.persona_id)}'"
-                    f" title='{'keeps' if c.critique.keep_watching else 'stops'} watching'>{esc(c.persona_name)}"
-                    f"<b>{c.critique.overall:.1f}</b></span>" for c in critiques)
-    return (f"<div class='glance' id='panel_glance'><div class='big' data-score='{mean:.1f}'>{mean:.1f}"
-            f"<small>/10 panel</small></div><div>{keep} of {len(critiques)} keep watching</div>{what}{chips}</div>")
+    what += (
+        (
+            "<div class='scope text-only'>⚠ text only: the critic model takes no images; critics read the storyboard "
+            "and a measured description of each shot's frames</div>"
+        )
+        if text_only
+        else ""
+    )
+    chips = "".join(
+        f"<span class='chip{'' if c.critique.keep_watching else ' stops'}' data-persona='{esc(c.persona_id)}'"
+        f" title='{'keeps' if c.critique.keep_watching else 'stops'} watching'>{esc(c.persona_name)}"
+        f"<b>{c.critique.overall:.1f}</b></span>"
+        for c in critiques
+    )
+    return (
+        f"<div class='glance' id='panel_glance'><div class='big' data-score='{mean:.1f}'>{mean:.1f}"
+        f"<small>/10 panel</small></div><div>{keep} of {len(critiques)} keep watching</div>{what}{chips}</div>"
+    )
 
 
 def cards_html(critiques: list, starts: dict[str, float]) -> str:
@@ -82,17 +93,25 @@ def cards_html(critiques: list, starts: dict[str, float]) -> str:
     for item in critiques:
         c = item.critique
         keep = "keeps watching" if c.keep_watching else "stops watching"
-        dims = "".join(f"<span>{esc(d.replace('_', ' '))}: <b>{s:.1f}</b></span>" for d, s in c.scores.model_dump().items())
+        dims = "".join(
+            f"<span>{esc(d.replace('_', ' '))}: <b>{s:.1f}</b></span>" for d, s in c.scores.model_dump().items()
+        )
         notes = "".join(
             f"<li><a class='seek' data-t='{starts.get(n.shot_id, 0.0):.2f}' data-shot='{esc(n.shot_id)}' "
             f"title='play from this shot'>{esc(n.shot_id)} @ {_tc(starts.get(n.shot_id, 0.0))}</a> {esc(n.note)}</li>"
-            for n in c.shot_notes)
+            for n in c.shot_notes
+        )
         issues = "".join(
             f"<li>[{i.urgency}] {esc(i.summary)}"
             + (f" → <i>{esc(i.suggestion)}</i>" if i.suggestion else "")
-            + "".join(f" <a class='seek' data-t='{starts.get(s, 0.0):.2f}' data-shot='{esc(s)}'>{esc(s)}</a>"
-                      for s in i.shot_ids if s in starts)
-            + "</li>" for i in c.top_issues)
+            + "".join(
+                f" <a class='seek' data-t='{starts.get(s, 0.0):.2f}' data-shot='{esc(s)}'>{esc(s)}</a>"
+                for s in i.shot_ids
+                if s in starts
+            )
+            + "</li>"
+            for i in c.top_issues
+        )
         out.append(
             f"<details class='critic-card' data-persona='{esc(item.persona_id)}'>"
             f"<summary><b>{esc(item.persona_name)}</b><span class='score'>{c.overall:.1f}</span>{esc(c.summary)}</summary>"
@@ -100,7 +119,8 @@ def cards_html(critiques: list, starts: dict[str, float]) -> str:
             f"<div class='dims'>{dims}</div>"
             + (f"<b>Shot notes</b><ul class='shot-notes'>{notes}</ul>" if notes else "")
             + (f"<b>Top issues</b><ol class='issues'>{issues}</ol>" if issues else "")
-            + "</details>")
+            + "</details>"
+        )
     return "\n".join(out)
 
 
@@ -111,7 +131,9 @@ def earlier_html(items) -> str:
         f"<li data-note='{esc(e.note.id)}'><span class='{'yes' if e.addressed else 'no'}'>"
         f"{'✓ addressed: ' if e.addressed else ''}{esc(e.how)}"
         f"</span> · v{e.version} · "
-        f"{esc(e.note.shot_id or 'whole film')}: {esc(e.note.text)}</li>" for e in items)
+        f"{esc(e.note.shot_id or 'whole film')}: {esc(e.note.text)}</li>"
+        for e in items
+    )
     return f"<b>Notes on earlier versions</b><ul class='earlier'>{rows}</ul>"
 
 
@@ -126,8 +148,9 @@ def build(ctx: Ctx) -> None:
             gr.Markdown("### Your notes (the refiner follows them)")
             note_text = gr.Textbox(label="Note", lines=2, elem_id="note_text", placeholder="Make the storm scarier…")
             with gr.Row():
-                note_shot = gr.Dropdown(label="About", choices=[WHOLE_FILM], value=WHOLE_FILM, elem_id="note_shot",
-                                        allow_custom_value=True)
+                note_shot = gr.Dropdown(
+                    label="About", choices=[WHOLE_FILM], value=WHOLE_FILM, elem_id="note_shot", allow_custom_value=True
+                )
                 add_note_btn = gr.Button("Add note", elem_id="add_note_btn")
 
             @gr.render(inputs=[notes_state])
@@ -138,15 +161,34 @@ def build(ctx: Ctx) -> None:
                 with gr.Column(elem_id="notes_list"):
                     for i, n in enumerate(notes, 1):
                         with gr.Row(equal_height=True):
-                            text = gr.Textbox(value=n["text"], label=n["about"], lines=1, scale=6, interactive=True,
-                                              elem_id=f"note_{i}_text", key=f"nt{n['id']}")
-                            save = gr.Button("Save", scale=1, min_width=60, elem_id=f"note_{i}_save", key=f"ns{n['id']}")
-                            delete = gr.Button("Delete", scale=1, min_width=60, elem_id=f"note_{i}_delete",
-                                               key=f"nd{n['id']}")
-                        save.click(guard(lambda pid, v, t, nid=n["id"]: edit_note(pid, v, nid, t)),
-                                   [ctx.pid, ctx.version, text], [notes_state, message], api_visibility="private")
-                        delete.click(guard(lambda pid, v, nid=n["id"]: delete_note(pid, v, nid)),
-                                     [ctx.pid, ctx.version], [notes_state, message], api_visibility="private")
+                            text = gr.Textbox(
+                                value=n["text"],
+                                label=n["about"],
+                                lines=1,
+                                scale=6,
+                                interactive=True,
+                                elem_id=f"note_{i}_text",
+                                key=f"nt{n['id']}",
+                            )
+                            save = gr.Button(
+                                "Save", scale=1, min_width=60, elem_id=f"note_{i}_save", key=f"ns{n['id']}"
+                            )
+                            delete = gr.Button(
+                                "Delete", scale=1, min_width=60, elem_id=f"note_{i}_delete", key=f"nd{n['id']}"
+                            )
+                        save.click(
+                            guard(lambda pid, v, t, nid=n["id"]: edit_note(pid, v, nid, t)),
+                            [ctx.pid, ctx.version, text],
+                            [notes_state, message],
+                            api_visibility="private",
+                        )
+                        delete.click(
+                            guard(lambda pid, v, nid=n["id"]: delete_note(pid, v, nid)),
+                            [ctx.pid, ctx.version],
+                            [notes_state, message],
+                            api_visibility="private",
+                        )
+
             earlier = gr.HTML(elem_id="earlier_notes", js_on_load=None)
             message = gr.Markdown(elem_id="notes_message")
         with gr.Column(scale=3):
@@ -167,16 +209,24 @@ def build(ctx: Ctx) -> None:
             if rep is None:
                 text = ""
             elif rep.collapsed:
-                text = (f"⚠ **The panel agrees too much** (similarity {rep.mean_pairwise_cosine:.2f} ≥ "
-                        f"{rep.threshold:.2f}): add different personas in Settings for a wider view.")
+                text = (
+                    f"⚠ **The panel agrees too much** (similarity {rep.mean_pairwise_cosine:.2f} ≥ "
+                    f"{rep.threshold:.2f}): add different personas in Settings for a wider view."
+                )
             else:
                 text = f"Panel diversity: similarity {rep.mean_pairwise_cosine:.2f} (below {rep.threshold:.2f}: distinct voices)."
             diversity_cache[key] = text
         return diversity_cache[key]
 
     def note_rows(pid, v) -> list[dict]:
-        return [{"id": n.id, "text": n.text, "about": f"about {n.about()}" if n.shot_id or not n.scope.whole
-                 else "whole film"} for n in studio.notes(pid, ver(v))]
+        return [
+            {
+                "id": n.id,
+                "text": n.text,
+                "about": f"about {n.about()}" if n.shot_id or not n.scope.whole else "whole film",
+            }
+            for n in studio.notes(pid, ver(v))
+        ]
 
     def critiques_view(pid, v):
         version = studio.version(pid, ver(v))
@@ -192,26 +242,51 @@ def build(ctx: Ctx) -> None:
         version = studio.version(pid, ver(v))
         info = studio.render_info(pid, version.number)
         board = version.storyboard
-        choices = [WHOLE_FILM] + [(f"scene {sc.scene_id} · {sc.title}", SCENE + sc.scene_id) for sc in board.scenes] \
+        choices = (
+            [WHOLE_FILM]
+            + [(f"scene {sc.scene_id} · {sc.title}", SCENE + sc.scene_id) for sc in board.scenes]
             + [s.shot_id for s in board.shots()]
+        )
         starts = shot_starts(board, info)  # the film's times, as the strip's: a title card shifts every shot
         html = cards_html(studio.critiques(pid, version.number), starts)
         job = jobs.active(pid, "critique")
-        yield (progress_html(job), str(studio.film_path(info)) if info else None,
-               strip_html(studio, board, info, "#screening_film video"), html, gr.skip(),
-               earlier_html(studio.earlier_notes(pid, version.number)), note_rows(pid, v),
-               gr.Dropdown(choices=choices, value=WHOLE_FILM), "")
+        yield (
+            progress_html(job),
+            str(studio.film_path(info)) if info else None,
+            strip_html(studio, board, info, "#screening_film video"),
+            html,
+            gr.skip(),
+            earlier_html(studio.earlier_notes(pid, version.number)),
+            note_rows(pid, v),
+            gr.Dropdown(choices=choices, value=WHOLE_FILM),
+            "",
+        )
         if job is not None:
-            yield from follow(jobs, job, lambda j: (progress_html(j), *[gr.skip()] * 8),
-                              lambda j: (progress_html(j), gr.skip(), gr.skip(), *critiques_view(pid, v),
-                                         *[gr.skip()] * 4))
+            yield from follow(
+                jobs,
+                job,
+                lambda j: (progress_html(j), *[gr.skip()] * 8),
+                lambda j: (progress_html(j), gr.skip(), gr.skip(), *critiques_view(pid, v), *[gr.skip()] * 4),
+            )
 
     @guard
     def critique(pid, v, scene_id=scenes.WHOLE):
-        pid, _, job = scenes.start(jobs, studio, "critique", pid, v, scene_id,
-                                   lambda n, scope, p, c: studio.critique(pid, n, p, c, scope), "critics watching")
-        yield from follow(jobs, job, lambda j: (progress_html(j), gr.skip(), gr.skip()),
-                          lambda j: (progress_html(j), *critiques_view(pid, v)))
+        pid, _, job = scenes.start(
+            jobs,
+            studio,
+            "critique",
+            pid,
+            v,
+            scene_id,
+            lambda n, scope, p, c: studio.critique(pid, n, p, c, scope),
+            "critics watching",
+        )
+        yield from follow(
+            jobs,
+            job,
+            lambda j: (progress_html(j), gr.skip(), gr.skip()),
+            lambda j: (progress_html(j), *critiques_view(pid, v)),
+        )
 
     @guard
     def stop(pid):
@@ -226,7 +301,7 @@ def build(ctx: Ctx) -> None:
         if not (text or "").strip():
             raise gr.Error("write the note first")
         if shot and shot.startswith(SCENE):
-            studio.add_note(pid, text, None, ver(v), scope=studio.scope(pid, ver(v), scene=shot[len(SCENE):]))
+            studio.add_note(pid, text, None, ver(v), scope=studio.scope(pid, ver(v), scene=shot[len(SCENE) :]))
         else:
             studio.add_note(pid, text, None if shot in (None, "", WHOLE_FILM) else shot, ver(v))
         return "", note_rows(pid, v), "Note added."
@@ -244,6 +319,7 @@ def build(ctx: Ctx) -> None:
         return note_rows(pid, v), "Note deleted."
 
     outs = [progress, film, film_strip, cards, diversity, earlier, notes_state, note_shot, message]
+
     @guard
     def load_diversity(pid, v):
         """Panel diversity loads sentence embeddings: it follows the screen instead of holding it up."""
@@ -253,12 +329,23 @@ def build(ctx: Ctx) -> None:
         return diversity_text(pid, number, studio.critiques(pid, number))
 
     ctx.tabs["screening"].select(load, [ctx.pid, ctx.version], outs, api_name="screening").then(
-        load_diversity, [ctx.pid, ctx.version], diversity, api_visibility="private", show_progress="hidden").then(
-        guard(scenes.refresh(studio)), [ctx.pid, ctx.version, critique_scene], critique_scene,
-        api_visibility="private", show_progress="hidden")
-    ev = critique_btn.click(critique, [ctx.pid, ctx.version, critique_scene], [progress, cards, diversity],
-                            api_name="critique", show_progress="hidden")
+        load_diversity, [ctx.pid, ctx.version], diversity, api_visibility="private", show_progress="hidden"
+    ).then(
+        guard(scenes.refresh(studio)),
+        [ctx.pid, ctx.version, critique_scene],
+        critique_scene,
+        api_visibility="private",
+        show_progress="hidden",
+    )
+    ev = critique_btn.click(
+        critique,
+        [ctx.pid, ctx.version, critique_scene],
+        [progress, cards, diversity],
+        api_name="critique",
+        show_progress="hidden",
+    )
     ctx.refresh_status(ev)
     stop_btn.click(stop, ctx.pid, progress, api_visibility="private", show_progress="hidden")
-    add_note_btn.click(add_note, [ctx.pid, ctx.version, note_text, note_shot], [note_text, notes_state, message],
-                       api_name="add_note")
+    add_note_btn.click(
+        add_note, [ctx.pid, ctx.version, note_text, note_shot], [note_text, notes_state, message], api_name="add_note"
+    )

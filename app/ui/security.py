@@ -28,23 +28,29 @@ LOGIN_FAILURES = 10
 LOGIN_WINDOW = 600.0  # seconds
 LOGIN_PATHS = ("/login", "/login/")
 
-CSP = "; ".join([
-    "default-src 'self'",
-    "img-src 'self' data: blob:",
-    "media-src 'self' data: blob:",
-    "font-src 'self' data:",
-    "style-src 'self' 'unsafe-inline'",
-    "script-src 'self' 'unsafe-inline' 'unsafe-eval'",  # Gradio's page boots from inline scripts
-    "connect-src 'self'",
-    "worker-src 'self' blob:",
-    "frame-src 'self'",
-    "frame-ancestors 'none'",
-    "form-action 'self'",
-    "base-uri 'self'",
-    "object-src 'none'",
-])
-HEADERS = [(b"content-security-policy", CSP.encode()), (b"x-content-type-options", b"nosniff"),
-           (b"referrer-policy", b"same-origin"), (b"x-frame-options", b"DENY")]
+CSP = "; ".join(
+    [
+        "default-src 'self'",
+        "img-src 'self' data: blob:",
+        "media-src 'self' data: blob:",
+        "font-src 'self' data:",
+        "style-src 'self' 'unsafe-inline'",
+        "script-src 'self' 'unsafe-inline' 'unsafe-eval'",  # Gradio's page boots from inline scripts
+        "connect-src 'self'",
+        "worker-src 'self' blob:",
+        "frame-src 'self'",
+        "frame-ancestors 'none'",
+        "form-action 'self'",
+        "base-uri 'self'",
+        "object-src 'none'",
+    ]
+)
+HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"same-origin"),
+    (b"x-frame-options", b"DENY"),
+]
 
 
 def allowed_hosts(setting: str) -> frozenset[str]:
@@ -84,8 +90,11 @@ def cross_origin(method: str, headers) -> str | None:
     site = headers.get("sec-fetch-site")
     if site in (None, "same-origin", "none"):
         return None
-    if method in ("GET", "HEAD") and headers.get("sec-fetch-mode") == "navigate" \
-            and headers.get("sec-fetch-dest") == "document":
+    if (
+        method in ("GET", "HEAD")
+        and headers.get("sec-fetch-mode") == "navigate"
+        and headers.get("sec-fetch-dest") == "document"
+    ):
         return None  # a link to the app, followed from elsewhere: it opens the app and does nothing else
     return "requests from other sites are refused: only the app's own page may call it"
 
@@ -143,8 +152,13 @@ class Guard:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         method = scope.get("method", "GET")
         if not host_ok(headers.get("host", ""), self.hosts):
-            return await _refuse(scope, receive, send, 403, "unknown host: open the app by its address, or add the "
-                                                            "name to CHIEF_ALLOWED_HOSTS")
+            return await _refuse(
+                scope,
+                receive,
+                send,
+                403,
+                "unknown host: open the app by its address, or add the name to CHIEF_ALLOWED_HOSTS",
+            )
         why = cross_origin(method, headers)
         if why:
             return await _refuse(scope, receive, send, 403, why)
@@ -153,8 +167,14 @@ class Guard:
         if login:
             wait = self.limiter.wait(client)
             if wait > 0:
-                return await _refuse(scope, receive, send, 429, f"too many failed logins: try again in {wait:.0f} s",
-                                     [(b"retry-after", str(int(wait) + 1).encode())])
+                return await _refuse(
+                    scope,
+                    receive,
+                    send,
+                    429,
+                    f"too many failed logins: try again in {wait:.0f} s",
+                    [(b"retry-after", str(int(wait) + 1).encode())],
+                )
 
         async def send_with_headers(message) -> None:
             if message["type"] == "http.response.start":
@@ -162,6 +182,7 @@ class Guard:
                     self.limiter.failed(client)
                 message = {**message, "headers": [*message.get("headers", []), *HEADERS]}
             await send(message)
+
         await self.app(scope, receive, send_with_headers)
 
 
@@ -170,7 +191,16 @@ async def _refuse(scope, receive, send, status: int, text: str, extra: list | No
         await send({"type": "websocket.close", "code": 1008})
         return
     body = (text + "\n").encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"text/plain; charset=utf-8"),
-                            (b"content-length", str(len(body)).encode()), *HEADERS, *(extra or [])]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+                *HEADERS,
+                *(extra or []),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})

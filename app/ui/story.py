@@ -34,8 +34,10 @@ def _rows(value) -> list[list]:
 def saved_message(v, branched: bool) -> str:
     msg = f"Saved as v{v.number} (child of v{v.parent_number})."
     if branched:
-        msg += (f" **Branched:** v{v.parent_number} already had a newer version (another tab or user saved first), "
-                "so your change is a new branch; nothing was lost.")
+        msg += (
+            f" **Branched:** v{v.parent_number} already had a newer version (another tab or user saved first), "
+            "so your change is a new branch; nothing was lost."
+        )
     return msg
 
 
@@ -44,8 +46,15 @@ def build(ctx: Ctx) -> None:
     title = gr.Textbox(label="Title", elem_id="story_title")
     logline = gr.Textbox(label="Logline", lines=2, elem_id="story_logline")
     style = gr.Textbox(label="Style guide", lines=3, elem_id="story_style")
-    chars = gr.Dataframe(headers=["name", "description"], datatype=["str", "str"], value=[], interactive=True,
-                         label="Character bible", elem_id="story_characters", wrap=True)
+    chars = gr.Dataframe(
+        headers=["name", "description"],
+        datatype=["str", "str"],
+        value=[],
+        interactive=True,
+        label="Character bible",
+        elem_id="story_characters",
+        wrap=True,
+    )
     save = gr.Button("Save story (new version)", variant="primary", elem_id="story_save_btn")
     message = gr.Markdown(elem_id="story_message")
 
@@ -54,7 +63,13 @@ def build(ctx: Ctx) -> None:
         if not pid:
             return "", "", "", [], ""
         b = studio.version(pid, ver(v)).storyboard
-        return b.title, b.logline, b.style_guide, [[c.name, c.description] for c in b.characters], f"Editing v{ver(v) or ''}"
+        return (
+            b.title,
+            b.logline,
+            b.style_guide,
+            [[c.name, c.description] for c in b.characters],
+            f"Editing v{ver(v) or ''}",
+        )
 
     @guard
     def save_story(pid, v, title_text, logline_text, style_text, char_rows):
@@ -63,13 +78,19 @@ def build(ctx: Ctx) -> None:
         pid = need_project(pid)
         base = studio.version(pid, ver(v))
         data = base.storyboard.model_dump()
-        data.update(title=title_text, logline=logline_text, style_guide=style_text,
-                    characters=rows_to_characters(char_rows, base.storyboard.characters))
+        data.update(
+            title=title_text,
+            logline=logline_text,
+            style_guide=style_text,
+            characters=rows_to_characters(char_rows, base.storyboard.characters),
+        )
         nv, branched = studio.save_storyboard(pid, Storyboard.model_validate(data), base.number, "story edit")
         return nv.number, saved_message(nv, branched)
 
-    ctx.tabs["story"].select(load, [ctx.pid, ctx.version], [title, logline, style, chars, message],
-                             api_name="load_story")
-    saved = save.click(save_story, [ctx.pid, ctx.version, title, logline, style, chars], [ctx.version, message],
-                       api_name="save_story")
+    ctx.tabs["story"].select(
+        load, [ctx.pid, ctx.version], [title, logline, style, chars, message], api_name="load_story"
+    )
+    saved = save.click(
+        save_story, [ctx.pid, ctx.version, title, logline, style, chars], [ctx.version, message], api_name="save_story"
+    )
     references.build(ctx, message, after=[saved])  # a new character gets its references card at once

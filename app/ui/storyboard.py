@@ -22,13 +22,31 @@ from app.ui.story import saved_message
 
 HERE = Path(__file__).parent
 ALL_SCENES = "(all scenes)"
-SHOT_FIELDS = ("shot_id", "prompt", "negative_prompt", "duration", "seed", "camera", "narration", "dialogue",
-               "characters", "locked", "continuity")
+SHOT_FIELDS = (
+    "shot_id",
+    "prompt",
+    "negative_prompt",
+    "duration",
+    "seed",
+    "camera",
+    "narration",
+    "dialogue",
+    "characters",
+    "locked",
+    "continuity",
+)
 BOARD_KINDS = ("keyframes", "takes", "render", "critique")  # the jobs this screen starts (and follows on reload)
 
 
-def board_json(board, thumbs: dict[str, str], seed_policy: str = "random", dirty: bool = False,
-               media: dict[str, dict] | None = None, open_takes: str | None = None, max_upload: int = 0) -> str:
+def board_json(
+    board,
+    thumbs: dict[str, str],
+    seed_policy: str = "random",
+    dirty: bool = False,
+    media: dict[str, dict] | None = None,
+    open_takes: str | None = None,
+    max_upload: int = 0,
+) -> str:
     """The board as the editor's JSON value: scenes of shots (with their pictures: the approved keyframe or the
     clip's thumbnail, keyframe candidates, takes), the camera moves and the character names to choose from."""
     from storage.schema import CAMERA_MOVES
@@ -38,22 +56,36 @@ def board_json(board, thumbs: dict[str, str], seed_policy: str = "random", dirty
     def shot(s) -> dict:
         extra = media.get(s.shot_id) or {}
         kf = extra.get("keyframe", "")
-        return {**s.model_dump(include=set(SHOT_FIELDS)), "thumb": kf or thumbs.get(s.shot_id, ""), "keyframe": kf,
-                "candidates": extra.get("candidates", []), "takes": extra.get("takes")}
-    return json.dumps({
-        "cameras": list(CAMERA_MOVES), "characters": [c.name for c in board.characters], "seed_policy": seed_policy,
-        "dirty": dirty, "open_takes": open_takes, "max_upload": max_upload,
-        "scenes": [{"scene_id": sc.scene_id, "title": sc.title, "shots": [shot(s) for s in sc.shots]}
-                   for sc in board.scenes]})
+        return {
+            **s.model_dump(include=set(SHOT_FIELDS)),
+            "thumb": kf or thumbs.get(s.shot_id, ""),
+            "keyframe": kf,
+            "candidates": extra.get("candidates", []),
+            "takes": extra.get("takes"),
+        }
+
+    return json.dumps(
+        {
+            "cameras": list(CAMERA_MOVES),
+            "characters": [c.name for c in board.characters],
+            "seed_policy": seed_policy,
+            "dirty": dirty,
+            "open_takes": open_takes,
+            "max_upload": max_upload,
+            "scenes": [
+                {"scene_id": sc.scene_id, "title": sc.title, "shots": [shot(s) for s in sc.shots]}
+                for sc in board.scenes
+            ],
+        }
+    )
 
 
 def json_to_board(base, value: str, fresh_ids: bool = True):
     """The editor's JSON applied to `base`: scenes and shots in the order given; fields the cards do not edit
     (scene descriptions, purpose, location; a shot's approved keyframe) are kept by id; shots and scenes marked new get fresh ids (or keep
     the editor's temporary ones: `fresh_ids=False`, for a draft that is rendered, not saved)."""
-    from storage.schema import Storyboard
-
     from storage.parsing import ParseError, parse_json
+    from storage.schema import Storyboard
 
     try:
         data = parse_json(value or "", "the storyboard editor")  # any client can send it: no RecursionError
@@ -97,9 +129,14 @@ def with_thumbs(value: str, thumbs: dict[str, str]) -> str:
 
 
 def film_options(base, title_card, title_seconds, crossfade, burn):
-    return base.film.model_copy(update={"title_card": bool(title_card), "title_seconds": float(title_seconds),
-                                        "crossfade": float(crossfade), "burn_subtitles": bool(burn)})
-
+    return base.film.model_copy(
+        update={
+            "title_card": bool(title_card),
+            "title_seconds": float(title_seconds),
+            "crossfade": float(crossfade),
+            "burn_subtitles": bool(burn),
+        }
+    )
 
 
 def build(ctx: Ctx) -> None:
@@ -120,20 +157,33 @@ def build(ctx: Ctx) -> None:
     job_box = gr.Textbox(visible=False, elem_id="board_job")  # the job the progress line follows (for Stop)
     with gr.Row():
         with gr.Column(scale=4):
-            editor = gr.HTML(value=None, html_template="<div class='sb'></div>", elem_id="board",
-                             js_on_load=(HERE / "kit.js").read_text() + (HERE / "storyboard.js").read_text(),
-                             css_template=(HERE / "storyboard.css").read_text())
+            editor = gr.HTML(
+                value=None,
+                html_template="<div class='sb'></div>",
+                elem_id="board",
+                js_on_load=(HERE / "kit.js").read_text() + (HERE / "storyboard.js").read_text(),
+                css_template=(HERE / "storyboard.css").read_text(),
+            )
         with gr.Column(scale=1, min_width=260):
             clip = gr.Video(label="Shot", elem_id="board_clip", interactive=False, autoplay=True)
             with gr.Accordion("Film options", open=True):
                 title_card = gr.Checkbox(label="Open with a title card", elem_id="opt_title_card")
-                title_seconds = gr.Slider(0.5, 10, value=2, step=0.5, label="Title card seconds",
-                                          elem_id="opt_title_seconds")
-                crossfade = gr.Slider(0, 2, value=0, step=0.25, label="Crossfade between shots (s; 0 = hard cuts)",
-                                      elem_id="opt_crossfade")
+                title_seconds = gr.Slider(
+                    0.5, 10, value=2, step=0.5, label="Title card seconds", elem_id="opt_title_seconds"
+                )
+                crossfade = gr.Slider(
+                    0,
+                    2,
+                    value=0,
+                    step=0.25,
+                    label="Crossfade between shots (s; 0 = hard cuts)",
+                    elem_id="opt_crossfade",
+                )
                 burn = gr.Checkbox(label="Burn subtitles into the picture", elem_id="opt_burn")
-                gr.Markdown("A title card, crossfades or burned-in subtitles re-encode the film once; clips are "
-                            "reused.", elem_classes="hint")
+                gr.Markdown(
+                    "A title card, crossfades or burned-in subtitles re-encode the film once; clips are reused.",
+                    elem_classes="hint",
+                )
     board_outs = [progress, job_box, ctx.version, editor, message, clip]
     skips = (gr.skip(),) * 4
 
@@ -145,15 +195,24 @@ def build(ctx: Ctx) -> None:
 
     def editor_value(pid: str, number: int, open_takes: str | None = None) -> str:
         board = studio.version(pid, number).storyboard
-        return board_json(board, thumbs_of(board), policy(), media=card_media(studio, pid, number),
-                          open_takes=open_takes, max_upload=MAX_UPLOAD_BYTES)
+        return board_json(
+            board,
+            thumbs_of(board),
+            policy(),
+            media=card_media(studio, pid, number),
+            open_takes=open_takes,
+            max_upload=MAX_UPLOAD_BYTES,
+        )
 
     def stills_line() -> str:
-        return (f"Keyframes and references are drawn by **{md(studio.images_label())}**; takes and clips by "
-                f"**{md(studio.status().backend_label)}**.")
+        return (
+            f"Keyframes and references are drawn by **{md(studio.images_label())}**; takes and clips by "
+            f"**{md(studio.status().backend_label)}**."
+        )
 
     def followed(pid: str, number: int, job, draft: str | None = None):
         """Follow a board job to its end; then show what it made (the page follows a new version)."""
+
         def frame(j):
             return progress_html(j), j.id, *skips
 
@@ -166,8 +225,15 @@ def build(ctx: Ctx) -> None:
                 board = json_to_board(studio.version(pid, number).storyboard, draft, fresh_ids=False) if draft else None
                 value = with_thumbs(draft, thumbs_of(board)) if draft else editor_value(pid, number)
                 return progress_html(j), j.id, gr.skip(), value, text, str(studio.clip_path(j.result.sha256))
-            return (progress_html(j), j.id, made if made is not None else gr.skip(),
-                    editor_value(pid, made or number, open_takes), text, gr.skip())
+            return (
+                progress_html(j),
+                j.id,
+                made if made is not None else gr.skip(),
+                editor_value(pid, made or number, open_takes),
+                text,
+                gr.skip(),
+            )
+
         yield from follow(jobs, job, frame, final)
 
     def start(kind: str, pid: str, number: int, fn, label: str, draft: str | None = None):
@@ -179,26 +245,44 @@ def build(ctx: Ctx) -> None:
     def saved_only(version, value) -> None:
         """Keyframes and takes are made from the saved version: a board with unsaved edits is refused."""
         if value and json_to_board(version.storyboard, value) != version.storyboard:
-            raise ValueError(f"save the storyboard first: keyframes and takes are made from the saved version "
-                             f"(v{version.number})")
+            raise ValueError(
+                f"save the storyboard first: keyframes and takes are made from the saved version (v{version.number})"
+            )
 
     @guard
     def load(pid, v):
         """The board of the version, and the job this screen runs for the project, if any (then its outcome)."""
         if not pid:
-            yield None, gr.Dropdown(choices=[ALL_SCENES], value=ALL_SCENES), "", *[gr.skip()] * 5, "", "", \
-                gr.skip(), gr.skip()
+            yield (
+                None,
+                gr.Dropdown(choices=[ALL_SCENES], value=ALL_SCENES),
+                "",
+                *[gr.skip()] * 5,
+                "",
+                "",
+                gr.skip(),
+                gr.skip(),
+            )
             return
         version = studio.version(pid, ver(v))
         b = version.storyboard
         scenes = [(f"{i}. {sc.title or sc.scene_id}", sc.scene_id) for i, sc in enumerate(b.scenes, 1)]
         f = b.film
         job = next((j for j in map(lambda k: jobs.active(pid, k), BOARD_KINDS) if j is not None), None)
-        yield (editor_value(pid, version.number), gr.Dropdown(choices=[(ALL_SCENES, ALL_SCENES), *scenes],
-                                                             value=ALL_SCENES),
-               f"v{version.number}: {len(b.shots())} shots in {len(b.scenes)} scene(s), {b.duration():.0f}s",
-               f.title_card, f.title_seconds, f.crossfade, f.burn_subtitles, stills_line(), progress_html(job),
-               job.id if job else "", gr.skip(), gr.skip())
+        yield (
+            editor_value(pid, version.number),
+            gr.Dropdown(choices=[(ALL_SCENES, ALL_SCENES), *scenes], value=ALL_SCENES),
+            f"v{version.number}: {len(b.shots())} shots in {len(b.scenes)} scene(s), {b.duration():.0f}s",
+            f.title_card,
+            f.title_seconds,
+            f.crossfade,
+            f.burn_subtitles,
+            stills_line(),
+            progress_html(job),
+            job.id if job else "",
+            gr.skip(),
+            gr.skip(),
+        )
         if job is not None:
             for prog, job_id, number, value, text, shot_clip in followed(pid, version.number, job):
                 yield value, gr.skip(), text, *[gr.skip()] * 5, prog, job_id, number, shot_clip
@@ -231,8 +315,14 @@ def build(ctx: Ctx) -> None:
         version = studio.version(pid, ver(v))
         shot_id = CardAction.of({"shot_id": evt.shot_id, "action": "draw"}).shot_id
         board = json_to_board(version.storyboard, value, fresh_ids=False)
-        yield from start("render", pid, version.number, lambda p, c: studio.render_shot(board, shot_id, p, c),
-                         f"render shot {shot_id}", draft=value)
+        yield from start(
+            "render",
+            pid,
+            version.number,
+            lambda p, c: studio.render_shot(board, shot_id, p, c),
+            f"render shot {shot_id}",
+            draft=value,
+        )
 
     @guard
     def card_action(pid, v, value, evt: gr.EventData):
@@ -260,19 +350,27 @@ def build(ctx: Ctx) -> None:
             res = studio.pick_take(pid, sid, a.take_id, n)
             yield now(res.version.number, pick_message(res), sid)
         elif a.action == "draw":
-            yield from start("keyframes", pid, n, lambda p, c: studio.render_keyframes(pid, [sid], n, p, c),
-                             f"keyframe of {sid}")
+            yield from start(
+                "keyframes", pid, n, lambda p, c: studio.render_keyframes(pid, [sid], n, p, c), f"keyframe of {sid}"
+            )
         elif a.action == "reroll":
-            yield from start("keyframes", pid, n, lambda p, c: studio.reroll_keyframe(pid, sid, n, p, c),
-                             f"new keyframe for {sid}")
+            yield from start(
+                "keyframes", pid, n, lambda p, c: studio.reroll_keyframe(pid, sid, n, p, c), f"new keyframe for {sid}"
+            )
         elif a.action == "takes":
-            yield from start("takes", pid, n, lambda p, c: studio.render_takes(pid, sid, a.n, n, p, c),
-                             f"{a.n} take(s) of {sid}")
+            yield from start(
+                "takes", pid, n, lambda p, c: studio.render_takes(pid, sid, a.n, n, p, c), f"{a.n} take(s) of {sid}"
+            )
         elif a.action == "replace":
             yield from start("takes", pid, n, lambda p, c: replace_take(pid, sid, n, p, c), f"a new take for {sid}")
         elif a.action == "vote":
-            yield from start("critique", pid, n, lambda p, c: studio.vote_takes(pid, sid, n, p, c),
-                             f"the panel watching {sid}'s takes")
+            yield from start(
+                "critique",
+                pid,
+                n,
+                lambda p, c: studio.vote_takes(pid, sid, n, p, c),
+                f"the panel watching {sid}'s takes",
+            )
 
     def replace_take(pid: str, shot_id: str, number: int, progress, cancel):
         """One more take, used at once (a new version): 'replace' on a card."""
@@ -298,10 +396,17 @@ def build(ctx: Ctx) -> None:
             within = sc.shots
         shots = [s.shot_id for s in within if not s.keyframe]
         if not shots:
-            raise ValueError(f"every shot {'of this scene ' if len(within) < len(board.shots()) else ''}has a "
-                             "keyframe: ⟳ New keyframe on a card draws another")
-        yield from start("keyframes", pid, n, lambda p, c: studio.render_keyframes(pid, shots, n, p, c),
-                         f"keyframes for {len(shots)} shot(s)")
+            raise ValueError(
+                f"every shot {'of this scene ' if len(within) < len(board.shots()) else ''}has a "
+                "keyframe: ⟳ New keyframe on a card draws another"
+            )
+        yield from start(
+            "keyframes",
+            pid,
+            n,
+            lambda p, c: studio.render_keyframes(pid, shots, n, p, c),
+            f"keyframes for {len(shots)} shot(s)",
+        )
 
     @guard
     def screen_keyframes(pid, v):
@@ -310,10 +415,16 @@ def build(ctx: Ctx) -> None:
         n = version.number
         missing = [s.shot_id for s in version.storyboard.shots() if not s.keyframe]
         if missing:
-            raise ValueError(f"{len(missing)} shot(s) have no keyframe yet ({', '.join(missing[:5])}): "
-                             "press ✦ Draw keyframes first")
-        yield from start("critique", pid, n, lambda p, c: studio.screen_keyframes(pid, n, p, c),
-                         f"the panel screening v{n}'s keyframes")
+            raise ValueError(
+                f"{len(missing)} shot(s) have no keyframe yet ({', '.join(missing[:5])}): press ✦ Draw keyframes first"
+            )
+        yield from start(
+            "critique",
+            pid,
+            n,
+            lambda p, c: studio.screen_keyframes(pid, n, p, c),
+            f"the panel screening v{n}'s keyframes",
+        )
 
     @guard
     def stop_job(pid, job_id):
@@ -325,20 +436,36 @@ def build(ctx: Ctx) -> None:
         return progress_html(job)
 
     opts = [title_card, title_seconds, crossfade, burn]
-    ctx.tabs["storyboard"].select(load, [ctx.pid, ctx.version], [editor, scene_pick, message, *opts, stills, progress,
-                                                                 job_box, ctx.version, clip],
-                                  api_name="load_storyboard", show_progress="hidden")
-    save.click(save_board, [ctx.pid, ctx.version, editor, *opts], [ctx.version, editor, message],
-               api_name="save_storyboard")
+    ctx.tabs["storyboard"].select(
+        load,
+        [ctx.pid, ctx.version],
+        [editor, scene_pick, message, *opts, stills, progress, job_box, ctx.version, clip],
+        api_name="load_storyboard",
+        show_progress="hidden",
+    )
+    save.click(
+        save_board, [ctx.pid, ctx.version, editor, *opts], [ctx.version, editor, message], api_name="save_storyboard"
+    )
     editor.play(play, [ctx.pid, ctx.version, editor], clip, api_visibility="private")
     for event, fn in ((editor.render_shot, render_shot), (editor.card, card_action)):
         event(fn, [ctx.pid, ctx.version, editor], board_outs, api_visibility="private", show_progress="hidden")
-    keyframes_btn.click(draw_keyframes, [ctx.pid, ctx.version, editor, scene_pick], board_outs,
-                        api_name="draw_keyframes", show_progress="hidden")
-    screen_btn.click(screen_keyframes, [ctx.pid, ctx.version], board_outs, api_name="screen_keyframes",
-                     show_progress="hidden")
+    keyframes_btn.click(
+        draw_keyframes,
+        [ctx.pid, ctx.version, editor, scene_pick],
+        board_outs,
+        api_name="draw_keyframes",
+        show_progress="hidden",
+    )
+    screen_btn.click(
+        screen_keyframes, [ctx.pid, ctx.version], board_outs, api_name="screen_keyframes", show_progress="hidden"
+    )
     stop.click(stop_job, [ctx.pid, job_box], progress, api_visibility="private", show_progress="hidden")
-    scene_pick.change(None, scene_pick, None, js="""(scene) => {
+    scene_pick.change(
+        None,
+        scene_pick,
+        None,
+        js="""(scene) => {
       document.querySelectorAll('#board .scene').forEach((s) => {
         s.hidden = scene !== '(all scenes)' && s.dataset.scene !== scene; });
-      return []; }""")
+      return []; }""",
+    )

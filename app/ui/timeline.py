@@ -71,12 +71,16 @@ def strip_html(studio, board, render, video: str) -> str:
     urls = thumbs(studio, render)
     cells = []
     if title:
-        cells.append(f"<div class='cell title-card' data-t='0' data-end='{starts[0]:.3f}' data-shot='title' "
-                     f"style='flex: {title:.3f}'>title</div>")
+        cells.append(
+            f"<div class='cell title-card' data-t='0' data-end='{starts[0]:.3f}' data-shot='title' "
+            f"style='flex: {title:.3f}'>title</div>"
+        )
     for r, start, end, n in zip(render.shots, starts, ends, lengths):
-        cells.append(f"<div class='cell' data-t='{start:.3f}' data-end='{end:.3f}' data-shot='{esc(r.shot_id)}' "
-                     f"title='{esc(r.shot_id)} · {n:.1f}s' style='flex: {n:.3f}; background-image: "
-                     f"url(\"{esc(urls[r.shot_id])}\")'><span>{esc(r.shot_id)}</span></div>")
+        cells.append(
+            f"<div class='cell' data-t='{start:.3f}' data-end='{end:.3f}' data-shot='{esc(r.shot_id)}' "
+            f"title='{esc(r.shot_id)} · {n:.1f}s' style='flex: {n:.3f}; background-image: "
+            f'url("{esc(urls[r.shot_id])}")\'><span>{esc(r.shot_id)}</span></div>'
+        )
     return f"<div class='strip' data-video='{esc(video)}'>{''.join(cells)}</div>"
 
 

@@ -18,9 +18,19 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 def config(server):
     from agents.llm import LLMConfig
 
-    return LLMConfig(base_url=server.base_url, api_key="sk-test-SECRET-1234", critic_model="vision-model",
-                     refiner_model="refiner-model", planner_model="planner-model", timeout=5, max_retries=2,
-                     backoff=0.01, max_concurrency=6, max_frames_per_call=4, max_image_side=64)
+    return LLMConfig(
+        base_url=server.base_url,
+        api_key="sk-test-SECRET-1234",
+        critic_model="vision-model",
+        refiner_model="refiner-model",
+        planner_model="planner-model",
+        timeout=5,
+        max_retries=2,
+        backoff=0.01,
+        max_concurrency=6,
+        max_frames_per_call=4,
+        max_image_side=64,
+    )
 
 
 @pytest.fixture
@@ -38,14 +48,38 @@ def storyboard() -> Storyboard:
         style_guide="muted blues, 35mm, soft light",
         characters=[Character(name="Ada", description="an old woman in a yellow raincoat, grey braid")],
         scenes=[
-            Scene(scene_id="sc01", title="Storm", shots=[
-                Shot(shot_id="sh01", prompt="a lighthouse on a cliff in a storm", duration=4, camera="zoom_in",
-                     narration="The storm came at dusk."),
-                Shot(shot_id="sh02", prompt="Ada climbs the spiral stairs", duration=5, characters=["Ada"], locked=True),
-            ]),
-            Scene(scene_id="sc02", title="Dawn", shots=[
-                Shot(shot_id="sh03", prompt="a seabird lands on the lamp rail at dawn", duration=6, dialogue="There you are."),
-            ]),
+            Scene(
+                scene_id="sc01",
+                title="Storm",
+                shots=[
+                    Shot(
+                        shot_id="sh01",
+                        prompt="a lighthouse on a cliff in a storm",
+                        duration=4,
+                        camera="zoom_in",
+                        narration="The storm came at dusk.",
+                    ),
+                    Shot(
+                        shot_id="sh02",
+                        prompt="Ada climbs the spiral stairs",
+                        duration=5,
+                        characters=["Ada"],
+                        locked=True,
+                    ),
+                ],
+            ),
+            Scene(
+                scene_id="sc02",
+                title="Dawn",
+                shots=[
+                    Shot(
+                        shot_id="sh03",
+                        prompt="a seabird lands on the lamp rail at dawn",
+                        duration=6,
+                        dialogue="There you are.",
+                    ),
+                ],
+            ),
         ],
     )
 

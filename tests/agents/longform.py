@@ -8,7 +8,20 @@ import re
 
 from storage.schema import DIMENSIONS
 
-WORDS = ("weathered", "lantern", "storm", "harbour", "gull", "rope", "tide", "amber", "mist", "slate", "cliff", "oilskin")
+WORDS = (
+    "weathered",
+    "lantern",
+    "storm",
+    "harbour",
+    "gull",
+    "rope",
+    "tide",
+    "amber",
+    "mist",
+    "slate",
+    "cliff",
+    "oilskin",
+)
 
 
 def schema_name(body: dict) -> str:
@@ -30,17 +43,31 @@ def story(body: dict) -> dict:
     n = int(re.search(r"list of about (\d+) scenes", text).group(1))
     seconds = float(re.search(r"= (\d+) seconds", text).group(1))
     weights = [1.0 + 0.5 * (i % 3) for i in range(n)]  # uneven budgets, rescaled by the planner
-    scenes = [{"title": f"Scene {i + 1}", "purpose": f"beat {i + 1}: the keeper {WORDS[i % len(WORDS)]}",
-               "location": "Lighthouse" if i % 2 else "Harbour", "characters": ["Keeper"] if i % 3 else ["Keeper", "Gull"],
-               "seconds": round(seconds * w / sum(weights), 1), "summary": f"The keeper faces the {WORDS[i % len(WORDS)]}."}
-              for i, w in enumerate(weights)]
-    return {"title": "The Keeper", "logline": "A lighthouse keeper and a gull weather a season of storms.",
-            "style_guide": "painterly, teal and amber, 35mm, soft grain",
-            "characters": [{"name": "Keeper", "description": "old man, grey beard, yellow oilskin coat"},
-                           {"name": "Gull", "description": "a one-legged herring gull with a torn wing"}],
-            "locations": [{"name": "Lighthouse", "description": "white tower on black rock, red lamp room"},
-                          {"name": "Harbour", "description": "slate quay, fishing boats, ropes and nets"}],
-            "scenes": scenes}
+    scenes = [
+        {
+            "title": f"Scene {i + 1}",
+            "purpose": f"beat {i + 1}: the keeper {WORDS[i % len(WORDS)]}",
+            "location": "Lighthouse" if i % 2 else "Harbour",
+            "characters": ["Keeper"] if i % 3 else ["Keeper", "Gull"],
+            "seconds": round(seconds * w / sum(weights), 1),
+            "summary": f"The keeper faces the {WORDS[i % len(WORDS)]}.",
+        }
+        for i, w in enumerate(weights)
+    ]
+    return {
+        "title": "The Keeper",
+        "logline": "A lighthouse keeper and a gull weather a season of storms.",
+        "style_guide": "painterly, teal and amber, 35mm, soft grain",
+        "characters": [
+            {"name": "Keeper", "description": "old man, grey beard, yellow oilskin coat"},
+            {"name": "Gull", "description": "a one-legged herring gull with a torn wing"},
+        ],
+        "locations": [
+            {"name": "Lighthouse", "description": "white tower on black rock, red lamp room"},
+            {"name": "Harbour", "description": "slate quay, fishing boats, ropes and nets"},
+        ],
+        "scenes": scenes,
+    }
 
 
 def shots(body: dict, prompt_words: int = 60) -> dict:
@@ -52,10 +79,16 @@ def shots(body: dict, prompt_words: int = 60) -> dict:
     out = []
     for i in range(n):
         words = " ".join(WORDS[(i + k) % len(WORDS)] for k in range(prompt_words))
-        out.append({"prompt": f"scene {scene} shot {i + 1}: the keeper, old man in a yellow oilskin coat, {words}",
-                    "duration": round(seconds / n * (1.1 if i % 2 else 0.9), 2), "camera": "static",
-                    "narration": "The sea kept its own time." if i == 0 else "", "dialogue": "",
-                    "characters": ["Keeper", "Stranger"] if i % 2 else ["Keeper"]})
+        out.append(
+            {
+                "prompt": f"scene {scene} shot {i + 1}: the keeper, old man in a yellow oilskin coat, {words}",
+                "duration": round(seconds / n * (1.1 if i % 2 else 0.9), 2),
+                "camera": "static",
+                "narration": "The sea kept its own time." if i == 0 else "",
+                "dialogue": "",
+                "characters": ["Keeper", "Stranger"] if i % 2 else ["Keeper"],
+            }
+        )
     return {"shots": out}
 
 
@@ -69,19 +102,40 @@ def watched(body: dict) -> list[str]:
 
 def watch(body: dict, stop_at: str | None = None) -> dict:
     ids = watched(body)
-    return {"shot_notes": [{"shot_id": s, "note": f"{s} holds"} for s in ids],
-            "issues": [{"summary": "slow start", "urgency": 3, "dimension": "pacing", "shot_ids": ids[:1],
-                        "suggestion": "cut it shorter"}],
-            "memory": {"so_far": f"watched up to {ids[-1]}", "engagement": 6, "would_stop_at": stop_at}}
+    return {
+        "shot_notes": [{"shot_id": s, "note": f"{s} holds"} for s in ids],
+        "issues": [
+            {
+                "summary": "slow start",
+                "urgency": 3,
+                "dimension": "pacing",
+                "shot_ids": ids[:1],
+                "suggestion": "cut it shorter",
+            }
+        ],
+        "memory": {"so_far": f"watched up to {ids[-1]}", "engagement": 6, "would_stop_at": stop_at},
+    }
 
 
 def critique(body: dict) -> dict:
     ids = watched(body)
-    return {"overall": 6.5, "scores": {d: 6.0 for d in DIMENSIONS},
-            "shot_notes": [{"shot_id": s, "note": f"{s} lands"} for s in ids],
-            "top_issues": [{"summary": "the middle sags", "urgency": 4, "dimension": "pacing", "shot_ids": ids[-1:],
-                            "suggestion": "tighten the middle"}],
-            "keep_watching": True, "keep_watching_reason": "the gull", "summary": "Moody and slow, but it stays with me."}
+    return {
+        "overall": 6.5,
+        "scores": {d: 6.0 for d in DIMENSIONS},
+        "shot_notes": [{"shot_id": s, "note": f"{s} lands"} for s in ids],
+        "top_issues": [
+            {
+                "summary": "the middle sags",
+                "urgency": 4,
+                "dimension": "pacing",
+                "shot_ids": ids[-1:],
+                "suggestion": "tighten the middle",
+            }
+        ],
+        "keep_watching": True,
+        "keep_watching_reason": "the gull",
+        "summary": "Moody and slow, but it stays with me.",
+    }
 
 
 def responder(body: dict):
@@ -89,8 +143,13 @@ def responder(body: dict):
     from tests.agents.openai_server import error, ok
 
     name = schema_name(body)
-    answers = {"StoryOut": story, "SceneShotsOut": shots, "WatchOut": watch, "CritiqueOut": critique,
-               "ProposalOut": lambda b: {"summary": "tighter", "edits": [], "not_changed": []}}
+    answers = {
+        "StoryOut": story,
+        "SceneShotsOut": shots,
+        "WatchOut": watch,
+        "CritiqueOut": critique,
+        "ProposalOut": lambda b: {"summary": "tighter", "edits": [], "not_changed": []},
+    }
     if name not in answers:
         return error(400, f"unexpected request for {name!r}")
     return ok(json.dumps(answers[name](body)))

@@ -26,16 +26,21 @@ import json
 import math
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 LLAMA_CPP_PYTHON_FORMAT_REFUSAL = (
     "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be "
     "'text' or 'json_object'\", 'input': '%s', 'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n  File "
-    "\"/srv/llama_cpp/server/app.py\", line 376, in create_chat_completion\n    POST /v1/chat/completions")
+    '"/srv/llama_cpp/server/app.py", line 376, in create_chat_completion\n    POST /v1/chat/completions'
+)
 IMAGE_REFUSALS = {  # what text-only servers answer to an image part: (status, message)
-    "llama-server": (500, "image input is not supported - hint: if this is unexpected, you may need to provide the mmproj"),
+    "llama-server": (
+        500,
+        "image input is not supported - hint: if this is unexpected, you may need to provide the mmproj",
+    ),
     "llama-cpp-python": (500, 'can only concatenate str (not "list") to str'),
     "vllm": (400, "At most 0 image(s) may be provided in one prompt."),
     "lm-studio": (400, "Model does not support images. Please use a model that does."),
@@ -46,32 +51,52 @@ def tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
 
-def completion(content: str | None = None, *, finish_reason: str = "stop", refusal: str | None = None,
-               model: str = "fake-model", prompt_tokens: int = 11, completion_tokens: int = 7) -> dict[str, Any]:
+def completion(
+    content: str | None = None,
+    *,
+    finish_reason: str = "stop",
+    refusal: str | None = None,
+    model: str = "fake-model",
+    prompt_tokens: int = 11,
+    completion_tokens: int = 7,
+) -> dict[str, Any]:
     """A chat.completion body shaped like OpenAI's."""
     return {
         "id": "chatcmpl-test",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{
-            "index": 0,
-            "message": {"role": "assistant", "content": content, "refusal": refusal},
-            "logprobs": None,
-            "finish_reason": finish_reason,
-        }],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                  "total_tokens": prompt_tokens + completion_tokens},
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content, "refusal": refusal},
+                "logprobs": None,
+                "finish_reason": finish_reason,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
     }
 
 
-def error(status: int, message: str, type_: str = "invalid_request_error", param: str | None = None,
-          headers: dict[str, str] | None = None) -> "Reply":
-    return Reply(status=status, body={"error": {"message": message, "type": type_, "param": param, "code": None}},
-                 headers=dict(headers or {}))
+def error(
+    status: int,
+    message: str,
+    type_: str = "invalid_request_error",
+    param: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> Reply:
+    return Reply(
+        status=status,
+        body={"error": {"message": message, "type": type_, "param": param, "code": None}},
+        headers=dict(headers or {}),
+    )
 
 
-def rate_limited(retry_after: str | None = None, retry_after_ms: str | None = None) -> "Reply":
+def rate_limited(retry_after: str | None = None, retry_after_ms: str | None = None) -> Reply:
     """HTTP 429 with Retry-After (seconds) and/or retry-after-ms headers."""
     headers = {k: v for k, v in (("retry-after", retry_after), ("retry-after-ms", retry_after_ms)) if v is not None}
     return error(429, "Rate limit reached for requests", "rate_limit_error", headers=headers)
@@ -138,7 +163,7 @@ class FakeOpenAI:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}/v1"
 
-    def script(self, *replies: Reply) -> "FakeOpenAI":
+    def script(self, *replies: Reply) -> FakeOpenAI:
         self.queue.extend(replies)
         return self
 
@@ -178,16 +203,28 @@ class FakeOpenAI:
             status, message = IMAGE_REFUSALS[self.images_refused]
             return error(status, message, "server_error" if status >= 500 else "invalid_request_error")
         if self.max_images is not None and images > self.max_images:
-            return Reply(status=400, body={"object": "error", "type": "BadRequestError", "param": None, "code": 400,
-                                           "message": f"At most {self.max_images} image(s) may be provided in one request. "
-                                                      "You can set `--limit-mm-per-prompt` to increase this limit if the model supports it."})
+            return Reply(
+                status=400,
+                body={
+                    "object": "error",
+                    "type": "BadRequestError",
+                    "param": None,
+                    "code": 400,
+                    "message": f"At most {self.max_images} image(s) may be provided in one request. "
+                    "You can set `--limit-mm-per-prompt` to increase this limit if the model supports it.",
+                },
+            )
         if self.context_tokens is not None:
             prompt = self.prompt_tokens(body)
             asked = body.get("max_tokens") or body.get("max_completion_tokens") or 0
             if prompt + asked > self.context_tokens:
-                return error(400, f"This model's maximum context length is {self.context_tokens} tokens. However, you requested "
-                                  f"{prompt + asked} tokens ({prompt} in the messages, {asked} in the completion). Please reduce "
-                                  "the length of the messages or completion.", param="messages")
+                return error(
+                    400,
+                    f"This model's maximum context length is {self.context_tokens} tokens. However, you requested "
+                    f"{prompt + asked} tokens ({prompt} in the messages, {asked} in the completion). Please reduce "
+                    "the length of the messages or completion.",
+                    param="messages",
+                )
         return None
 
     def _cap(self, body: dict, reply: Reply) -> Reply:
@@ -201,9 +238,11 @@ class FakeOpenAI:
         cut["choices"][0]["message"]["content"] = content[: 4 * min(caps)]
         cut["choices"][0]["finish_reason"] = "length"
         cut["usage"]["completion_tokens"] = min(caps)
-        return Reply(cut, reply.status, reply.delay, reply.headers, reply.token_delay, reply.stall_after, reply.drop_after)
+        return Reply(
+            cut, reply.status, reply.delay, reply.headers, reply.token_delay, reply.stall_after, reply.drop_after
+        )
 
-    def __enter__(self) -> "FakeOpenAI":
+    def __enter__(self) -> FakeOpenAI:
         fake = self
         if self.slots:
             self._slot_lock = threading.Semaphore(self.slots)
@@ -294,14 +333,21 @@ class FakeOpenAI:
                 choice = reply.body["choices"][0]
                 message = choice.get("message") or {}
                 content = message.get("content") or ""
-                base = {"id": reply.body.get("id"), "object": "chat.completion.chunk", "created": reply.body.get("created"),
-                        "model": reply.body.get("model")}
+                base = {
+                    "id": reply.body.get("id"),
+                    "object": "chat.completion.chunk",
+                    "created": reply.body.get("created"),
+                    "model": reply.body.get("model"),
+                }
 
                 def chunk(delta: dict, finish: str | None = None) -> dict:
-                    return {**base, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
+                    return {
+                        **base,
+                        "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+                    }
 
                 events = [chunk({"role": "assistant", "content": ""})]
-                events += [chunk({"content": content[i:i + 4]}) for i in range(0, len(content), 4)]
+                events += [chunk({"content": content[i : i + 4]}) for i in range(0, len(content), 4)]
                 if message.get("refusal"):
                     events.append(chunk({"refusal": message["refusal"]}))
                 events.append(chunk({}, choice.get("finish_reason") or "stop"))
@@ -371,8 +417,13 @@ class FakeOpenAI:
 
     @staticmethod
     def image_parts_of(body: dict, kind: str = "image_url") -> list[dict]:
-        return [p for m in body.get("messages", []) if isinstance(m.get("content"), list)
-                for p in m["content"] if p.get("type") == kind]
+        return [
+            p
+            for m in body.get("messages", [])
+            if isinstance(m.get("content"), list)
+            for p in m["content"]
+            if p.get("type") == kind
+        ]
 
     def image_parts(self, i: int = -1) -> list[dict]:
         return self.image_parts_of(self.requests[i])
@@ -390,5 +441,9 @@ class FakeOpenAI:
         text = 0
         for m in body.get("messages", []):
             c = m.get("content")
-            text += len(c) if isinstance(c, str) else sum(len(p.get("text", "")) for p in c or [] if p.get("type") == "text")
+            text += (
+                len(c)
+                if isinstance(c, str)
+                else sum(len(p.get("text", "")) for p in c or [] if p.get("type") == "text")
+            )
         return math.ceil(text / 4) + 4 * len(body.get("messages", [])) + 85 * len(FakeOpenAI.image_parts_of(body))

@@ -20,8 +20,20 @@ def answer(**over):
         "scores": {d: 6.0 for d in DIMENSIONS},
         "shot_notes": [{"shot_id": "sh01", "note": "slow open, lowkey"}, {"shot_id": "sh99", "note": "invented"}],
         "top_issues": [
-            {"summary": "minor", "urgency": 2, "dimension": "visual_quality", "shot_ids": ["sh03"], "suggestion": "brighter"},
-            {"summary": "boring start", "urgency": 5, "dimension": "pacing", "shot_ids": ["sh01", "sh42"], "suggestion": "cut to 2 s"},
+            {
+                "summary": "minor",
+                "urgency": 2,
+                "dimension": "visual_quality",
+                "shot_ids": ["sh03"],
+                "suggestion": "brighter",
+            },
+            {
+                "summary": "boring start",
+                "urgency": 5,
+                "dimension": "pacing",
+                "shot_ids": ["sh01", "sh42"],
+                "suggestion": "cut to 2 s",
+            },
         ],
         "keep_watching": False,
         "keep_watching_reason": "swiped at 0:03",
@@ -64,10 +76,14 @@ def test_critique_request_and_result(server, client, film):
     assert img.size[1] > img.size[0]  # two 16:9 frames stacked: taller than wide
     top, bottom = img.getpixel((img.size[0] // 2, 5)), img.getpixel((img.size[0] // 2, img.size[1] - 5))
     assert bottom[0] > top[0] + 25  # the first frame above the second (their red differs by 40)
-    labels = [p["text"] for p in body["messages"][1]["content"] if p["type"] == "text" and p["text"].startswith("[shot")]
-    assert labels == ["[shot sh01 · 00:00.0-00:04.0 · 2 frames, top to bottom]",
-                      "[shot sh02 · 00:04.0-00:09.0 · 2 frames, top to bottom]",
-                      "[shot sh03 · 00:09.0-00:15.0 · 2 frames, top to bottom]"]
+    labels = [
+        p["text"] for p in body["messages"][1]["content"] if p["type"] == "text" and p["text"].startswith("[shot")
+    ]
+    assert labels == [
+        "[shot sh01 · 00:00.0-00:04.0 · 2 frames, top to bottom]",
+        "[shot sh02 · 00:04.0-00:09.0 · 2 frames, top to bottom]",
+        "[shot sh03 · 00:09.0-00:15.0 · 2 frames, top to bottom]",
+    ]
     cov = result.coverage
     assert (cov.input, cov.shots, cov.seen, cov.chunks, cov.requests, cov.unseen) == ("frames", 3, 3, 1, 1, [])
 

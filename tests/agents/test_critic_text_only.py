@@ -19,7 +19,7 @@ from tests.agents.test_critic_watch import long_board
 
 def film(tmp_path, board) -> FilmView:
     frames = []
-    for n, (shot, start, end) in enumerate(board.timeline()):
+    for n, (shot, start, _end) in enumerate(board.timeline()):
         level = 20 if n % 2 else 230  # dark and bright shots, so the descriptions differ
         for k in range(3):
             path = tmp_path / f"{shot.shot_id}_{k}.png"

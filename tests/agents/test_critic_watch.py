@@ -29,13 +29,31 @@ def long_board(scenes: int = 20, per_scene: int = 6) -> Storyboard:
         shots = []
         for _ in range(per_scene):
             n += 1
-            shots.append(Shot(shot_id=f"sh{n:03d}", prompt=f"shot {n}: the keeper on the rocks, waves, amber light",
-                              duration=5, characters=["Ada"] if n == 8 else [],
-                              narration="The sea kept time." if n % 10 == 0 else ""))
-        out.append(Scene(scene_id=f"sc{s + 1:02d}", title=f"Scene {s + 1}", purpose=f"beat {s + 1}",
-                         description=f"things happen in scene {s + 1}", shots=shots))
-    return Storyboard(title="Long Keeper", logline="A keeper and the sea", style_guide="teal",
-                      characters=[Character(name="Ada", description="old woman, yellow coat")], scenes=out)
+            shots.append(
+                Shot(
+                    shot_id=f"sh{n:03d}",
+                    prompt=f"shot {n}: the keeper on the rocks, waves, amber light",
+                    duration=5,
+                    characters=["Ada"] if n == 8 else [],
+                    narration="The sea kept time." if n % 10 == 0 else "",
+                )
+            )
+        out.append(
+            Scene(
+                scene_id=f"sc{s + 1:02d}",
+                title=f"Scene {s + 1}",
+                purpose=f"beat {s + 1}",
+                description=f"things happen in scene {s + 1}",
+                shots=shots,
+            )
+        )
+    return Storyboard(
+        title="Long Keeper",
+        logline="A keeper and the sea",
+        style_guide="teal",
+        characters=[Character(name="Ada", description="old woman, yellow coat")],
+        scenes=out,
+    )
 
 
 def view(tmp_path, board: Storyboard, refs: bool = False, **kw) -> FilmView:
@@ -51,8 +69,15 @@ def view(tmp_path, board: Storyboard, refs: bool = False, **kw) -> FilmView:
         ref = tmp_path / "ada.png"
         Image.new("RGB", (20, 20), (200, 200, 0)).save(ref)
         references = {"Ada": [str(ref), str(ref), str(ref)]}
-    return FilmView(board, frames, intent="a slow sea film", renderer_label="animatic (previz)", frames_per_shot=K,
-                    references=references, **kw)
+    return FilmView(
+        board,
+        frames,
+        intent="a slow sea film",
+        renderer_label="animatic (previz)",
+        frames_per_shot=K,
+        references=references,
+        **kw,
+    )
 
 
 def client_on(server, config, **over) -> LLMClient:
@@ -62,8 +87,11 @@ def client_on(server, config, **over) -> LLMClient:
 def pictures_by_label(body: dict) -> list[tuple[str, dict]]:
     """(label, the picture after it) for every shot picture a request carried."""
     parts = [p for m in body["messages"] if isinstance(m["content"], list) for p in m["content"]]
-    return [(a["text"], b) for a, b in zip(parts, parts[1:]) if a.get("type") == "text"
-            and a["text"].startswith("[shot ") and b.get("type") == "image_url"]
+    return [
+        (a["text"], b)
+        for a, b in zip(parts, parts[1:])
+        if a.get("type") == "text" and a["text"].startswith("[shot ") and b.get("type") == "image_url"
+    ]
 
 
 def test_every_critic_sees_every_shot_of_ten_minutes_within_the_limits(tmp_path, config):
@@ -76,6 +104,7 @@ def test_every_critic_sees_every_shot_of_ten_minutes_within_the_limits(tmp_path,
 
         def one(p):
             results[p.id] = critic.critique(p, film)
+
         threads = [threading.Thread(target=one, args=(p,)) for p in panel]
         [t.start() for t in threads]
         [t.join() for t in threads]
@@ -123,14 +152,22 @@ def test_a_scene_watched_alone_knows_the_story_so_far(tmp_path, config):
     board = long_board(scenes=4, per_scene=3)
     part = board.restricted([s.shot_id for s in board.scenes[2].shots])
     whole = view(tmp_path, board)
-    scoped = FilmView(part, [f for f in whole.frames if f.shot_id in {s.shot_id for s in part.shots()}],
-                      intent=whole.intent, renderer_label=whole.renderer_label, story=board, frames_per_shot=K)
+    scoped = FilmView(
+        part,
+        [f for f in whole.frames if f.shot_id in {s.shot_id for s in part.shots()}],
+        intent=whole.intent,
+        renderer_label=whole.renderer_label,
+        story=board,
+        frames_per_shot=K,
+    )
     with FakeOpenAI(longform.responder, max_images=8) as server:
         res = LLMCritic(client_on(server, config)).critique(builtin_personas()["film_critic"], scoped)
     text = longform.user_text(server.requests[0])
     assert "The story so far, before what you watch:" in text and "things happen in scene 2" in text
     assert "things happen in scene 4" not in text and "[sh004]" not in text  # only the scene's own shots
-    assert "[shot sh007 · 00:30.0-00:35.0 · 3 frames" in [label for label, _ in pictures_by_label(server.requests[0])][0]
+    assert (
+        "[shot sh007 · 00:30.0-00:35.0 · 3 frames" in [label for label, _ in pictures_by_label(server.requests[0])][0]
+    )
     assert res.coverage.shots == 3 and [n.shot_id for n in res.value.shot_notes] == ["sh007", "sh008", "sh009"]
 
 
@@ -143,6 +180,7 @@ def test_an_answer_cut_off_splits_the_part(tmp_path, config):
         answer = json.loads(longform.responder(body).body["choices"][0]["message"]["content"])
         answer["shot_notes"] = [{"shot_id": s, "note": "long words " * 200} for s in longform.watched(body)]
         return ok(json.dumps(answer))
+
     with FakeOpenAI(verbose, max_output_tokens=4096) as server:
         res = LLMCritic(client_on(server, config)).critique(builtin_personas()["film_critic"], view(tmp_path, board))
     sizes = [len(longform.watched(b)) for b in server.requests]
@@ -174,7 +212,8 @@ def test_too_long_a_context_gets_one_smaller_retry(tmp_path, config):
     board = long_board(scenes=1, per_scene=8)
     with FakeOpenAI(longform.responder, context_tokens=3400) as server:  # the setting says 32k
         res = LLMCritic(client_on(server, config, critic_max_tokens=2000)).critique(
-            builtin_personas()["film_critic"], view(tmp_path, board))
+            builtin_personas()["film_critic"], view(tmp_path, board)
+        )
     sizes = [len(longform.watched(b)) for b in server.requests]
     assert sizes[0] == 8 and max(sizes[1:]) <= 4 and sum(sizes[1:]) == 8  # refused once, then half the size
     assert res.coverage.seen == 8
@@ -189,6 +228,7 @@ def test_video_input_sends_each_part_as_one_clip(tmp_path, config):
     def join(ids):
         joined.append(ids)
         return str(clip)
+
     film = view(tmp_path, board, join_clips=join, clips={s.shot_id: str(clip) for s in board.shots()})
     with FakeOpenAI(longform.responder) as server:
         critic = LLMCritic(client_on(server, config), video=True, video_seconds=40)

@@ -9,8 +9,14 @@ from storage.schema import DIMENSIONS, Critique
 
 
 def crit(pid, summary, reason):
-    return Critique(persona_id=pid, overall=5, scores={d: 5 for d in DIMENSIONS}, keep_watching=True,
-                    keep_watching_reason=reason, summary=summary)
+    return Critique(
+        persona_id=pid,
+        overall=5,
+        scores={d: 5 for d in DIMENSIONS},
+        keep_watching=True,
+        keep_watching_reason=reason,
+        summary=summary,
+    )
 
 
 @pytest.mark.slow
@@ -27,8 +33,16 @@ def test_identical_panel_is_collapsed_and_varied_panel_is_not():
 
     varied = [
         crit("teen", "ngl the first shot is so slow i swiped, needs a hook and way faster cuts", "boring start"),
-        crit("parent", "The storm scene frightened my four-year-old; the thunder flash was too much before bedtime.", "too scary"),
-        crit("critic", "The composition of the stairwell shot recalls Tarkovsky; the eyeline match at the cut is admirable.", "formal rigour"),
+        crit(
+            "parent",
+            "The storm scene frightened my four-year-old; the thunder flash was too much before bedtime.",
+            "too scary",
+        ),
+        crit(
+            "critic",
+            "The composition of the stairwell shot recalls Tarkovsky; the eyeline match at the cut is admirable.",
+            "formal rigour",
+        ),
     ]
     report = panel_similarity(varied)
     assert not report.collapsed and report.mean_pairwise_cosine < report.threshold

@@ -57,11 +57,14 @@ def test_strict_schema_refuses_open_mapping():
         strict_json_schema(Open)
 
 
-@pytest.mark.parametrize("text", [
-    '{"verdict": "fine", "score": 7, "tags": []}',
-    'Sure! Here is my answer:\n```json\n{"verdict": "fine", "score": 7, "tags": []}\n```\nHope it helps.',
-    'My take {as promised}: {"verdict": "fine", "score": 7, "tags": []} -- done',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"verdict": "fine", "score": 7, "tags": []}',
+        'Sure! Here is my answer:\n```json\n{"verdict": "fine", "score": 7, "tags": []}\n```\nHope it helps.',
+        'My take {as promised}: {"verdict": "fine", "score": 7, "tags": []} -- done',
+    ],
+)
 def test_extract_json(text):
     assert extract_json(text)["score"] == 7
 
@@ -104,13 +107,16 @@ def test_falls_back_to_json_mode_then_text_and_remembers(server, client):
     assert "response_format" not in server.requests[3]
 
 
-@pytest.mark.parametrize("bad, expect", [
-    ("this is not json at all", "no JSON object"),
-    (json.dumps({"verdict": "fine"}), "score: Field required"),
-    (json.dumps({"verdict": "fine", "score": "seven", "tags": []}), "score"),
-    (json.dumps({"verdict": "fine", "score": 70, "tags": []}), "less than or equal to 10"),
-    ('{"verdict": "fine", "score": 7, "ta', "cut off"),
-])
+@pytest.mark.parametrize(
+    "bad, expect",
+    [
+        ("this is not json at all", "no JSON object"),
+        (json.dumps({"verdict": "fine"}), "score: Field required"),
+        (json.dumps({"verdict": "fine", "score": "seven", "tags": []}), "score"),
+        (json.dumps({"verdict": "fine", "score": 70, "tags": []}), "less than or equal to 10"),
+        ('{"verdict": "fine", "score": 7, "ta', "cut off"),
+    ],
+)
 def test_malformed_answer_is_repaired_once(server, client, bad, expect):
     finish = "length" if bad.endswith("ta") else "stop"
     server.script(ok(bad, finish_reason=finish), ok(GOOD))
@@ -168,7 +174,9 @@ def test_a_server_that_times_out_twice_is_not_asked_a_third_time(server, config)
     """A hung server fails in two timeouts, not in max_retries of them (a hung endpoint took 8-16 minutes)."""
     client = LLMClient(config.model_copy(update={"timeout": 0.3, "resend_timeouts": True, "max_retries": 5}))
     server.script(Reply(body=None, delay=3600), Reply(body=None, delay=3600), ok(GOOD))
-    with pytest.raises(AgentError, match=r"no first token within 0.3 s, twice; not re-sent again; raise CHIEF_LLM_TIMEOUT"):
+    with pytest.raises(
+        AgentError, match=r"no first token within 0.3 s, twice; not re-sent again; raise CHIEF_LLM_TIMEOUT"
+    ):
         ask(client)
     assert server.wait_for_requests(2) and len(server.requests) == 2
 
@@ -187,7 +195,10 @@ def test_one_deadline_bounds_every_call_of_an_action(server, config):
 def test_gives_up_after_max_retries(server, config):
     client = LLMClient(config.model_copy(update={"max_retries": 1}), sleep=lambda s: None)
     server.script(error(503, "overloaded", "server_error"), error(503, "overloaded", "server_error"), ok(GOOD))
-    with pytest.raises(AgentError, match=r"critic teen \(vision-model\) at http://127.0.0.1:\d+/v1: gave up after 2 tries: HTTP 503: overloaded"):
+    with pytest.raises(
+        AgentError,
+        match=r"critic teen \(vision-model\) at http://127.0.0.1:\d+/v1: gave up after 2 tries: HTTP 503: overloaded",
+    ):
         ask(client)
     assert len(server.requests) == 2
 

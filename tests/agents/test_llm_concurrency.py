@@ -60,8 +60,11 @@ def test_retry_after_is_honoured(server, config):
 
 def test_a_retry_after_beyond_the_deadline_gives_up_at_once(server, client):
     server.script(rate_limited(retry_after="120"))
-    with pytest.raises(AgentError, match=r"gave up after 1 try: HTTP 429: Rate limit reached for requests; the next try "
-                                         r"\(120 s away\) would pass this action's deadline of 60 s"):
+    with pytest.raises(
+        AgentError,
+        match=r"gave up after 1 try: HTTP 429: Rate limit reached for requests; the next try "
+        r"\(120 s away\) would pass this action's deadline of 60 s",
+    ):
         client.structured("critic a", "m", [{"role": "user", "content": "x"}], Answer, deadline=Deadline(60))
     assert len(server.requests) == 1
 
@@ -86,7 +89,11 @@ def test_429_lowers_the_requests_in_flight(server, config):
     server.responder = respond
     client = LLMClient(config.model_copy(update={"max_concurrency": 8, "max_retries": 8}))
     with ThreadPoolExecutor(max_workers=8) as pool:
-        list(pool.map(lambda i: client.structured("critic a", "m", [{"role": "user", "content": str(i)}], Answer), range(8)))
+        list(
+            pool.map(
+                lambda i: client.structured("critic a", "m", [{"role": "user", "content": str(i)}], Answer), range(8)
+            )
+        )
     assert seen["peak"] <= 4 and client.limit.limit <= 5
 
 

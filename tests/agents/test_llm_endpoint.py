@@ -67,8 +67,14 @@ def test_json_schema_refused_with_500_falls_back_at_once_and_is_remembered_acros
         f"c = LLMClient(LLMConfig(base_url={server.base_url!r}, state_path={str(remembered.state_path)!r}, max_retries=0))\n"
         "print(c.structured('critic teen', 'vision-model', TEXT, Answer)[0].score)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert out.returncode == 0 and out.stdout.strip() == "7", out.stderr
     assert formats(server)[2:] == ["json_object"]
 
@@ -103,8 +109,11 @@ def test_forced_mode_is_used_and_its_refusal_is_one_line(server, config):
     server.script(ok(GOOD))
     ask(client)
     server.refuse_formats = {"json_object"}
-    with pytest.raises(AgentError, match=r"the server refuses response_format json_object: 1 validation error: .*"
-                                         r"'input': 'json_object'.*; set CHIEF_LLM_RESPONSE_FORMAT=auto$"):
+    with pytest.raises(
+        AgentError,
+        match=r"the server refuses response_format json_object: 1 validation error: .*"
+        r"'input': 'json_object'.*; set CHIEF_LLM_RESPONSE_FORMAT=auto$",
+    ):
         ask(client)
     assert formats(server) == ["json_object", "json_object"]
 
@@ -131,7 +140,9 @@ def test_too_many_images_for_the_server_is_request_too_large_not_retried(server,
     with pytest.raises(RequestTooLarge) as e:
         ask(LLMClient(config.model_copy(update={"max_images_per_request": 8})), with_images(4))
     assert (e.value.limit, e.value.setting) == ("images", "max_images_per_request")
-    assert "At most 2 image(s) may be provided in one request" in str(e.value) and "CHIEF_LLM_MAX_IMAGES=2" in str(e.value)
+    assert "At most 2 image(s) may be provided in one request" in str(e.value) and "CHIEF_LLM_MAX_IMAGES=2" in str(
+        e.value
+    )
     assert len(server.requests) == 1
 
 
@@ -164,17 +175,29 @@ def test_a_context_the_server_reports_bounds_max_tokens_and_refuses_what_cannot_
     assert len(server.requests) == 1
 
 
-@pytest.mark.parametrize("models, extra, expect", [
-    ({"m": {"meta": {"n_ctx_train": 8192}}}, {"props": {"default_generation_settings": {"n_ctx": 2048}}},
-     (2048, "reported by the server (/props n_ctx)")),  # llama.cpp llama-server
-    ({"m": {"meta": {"n_ctx_train": 4096}}}, {}, (4096, "reported by the server (/models meta.n_ctx_train)")),
-    ({"m": {"owned_by": "library"}}, {"ollama_show": {"parameters": "stop \"<|im_end|>\"\nnum_ctx 6144"}},
-     (6144, "reported by the server (ollama /api/show num_ctx)")),  # Ollama
-    ({"m": {"owned_by": "library"}}, {"ollama_show": {"parameters": ""}},
-     (4096, "assumed: Ollama's default num_ctx (the model is not loaded and sets no num_ctx)")),  # said, not reported
-    ({"m": {"max_model_len": 131072}}, {}, (32768, "the context_tokens setting")),  # the setting is the ceiling
-    ({"m": {}}, {}, (32768, "the context_tokens setting")),  # llama-cpp-python: nothing reported
-])
+@pytest.mark.parametrize(
+    "models, extra, expect",
+    [
+        (
+            {"m": {"meta": {"n_ctx_train": 8192}}},
+            {"props": {"default_generation_settings": {"n_ctx": 2048}}},
+            (2048, "reported by the server (/props n_ctx)"),
+        ),  # llama.cpp llama-server
+        ({"m": {"meta": {"n_ctx_train": 4096}}}, {}, (4096, "reported by the server (/models meta.n_ctx_train)")),
+        (
+            {"m": {"owned_by": "library"}},
+            {"ollama_show": {"parameters": 'stop "<|im_end|>"\nnum_ctx 6144'}},
+            (6144, "reported by the server (ollama /api/show num_ctx)"),
+        ),  # Ollama
+        (
+            {"m": {"owned_by": "library"}},
+            {"ollama_show": {"parameters": ""}},
+            (4096, "assumed: Ollama's default num_ctx (the model is not loaded and sets no num_ctx)"),
+        ),  # said, not reported
+        ({"m": {"max_model_len": 131072}}, {}, (32768, "the context_tokens setting")),  # the setting is the ceiling
+        ({"m": {}}, {}, (32768, "the context_tokens setting")),  # llama-cpp-python: nothing reported
+    ],
+)
 def test_context_discovery(server, config, models, extra, expect):
     server.models = models
     for name, value in extra.items():
@@ -212,15 +235,25 @@ def test_video_parts_pass_through_untouched(server, client):
 
 
 def test_estimate_tokens_counts_text_images_and_video():
-    msgs = [{"role": "system", "content": "x" * 400},
-            {"role": "user", "content": [{"type": "text", "text": "y" * 40}, *with_images(2)[0]["content"][1:],
-                                         {"type": "video_url", "video_url": {"url": "data:video/mp4;base64,AA"}}]}]
+    msgs = [
+        {"role": "system", "content": "x" * 400},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "y" * 40},
+                *with_images(2)[0]["content"][1:],
+                {"type": "video_url", "video_url": {"url": "data:video/mp4;base64,AA"}},
+            ],
+        },
+    ]
     assert estimate_tokens(msgs, image_tokens=85, video_tokens=1000) == 100 + 10 + 8 + 170 + 1000
 
 
 def test_a_refusal_hidden_in_an_empty_stream_is_heard_without_streaming(server, config):
     """llama-cpp-python answers a streamed request it cannot serve with HTTP 200 and an empty stream."""
     server.images_refused, server.errors_in_stream = "llama-cpp-python", True
-    with pytest.raises(AgentError, match=r'does not take images: HTTP 500: can only concatenate str \(not "list"\) to str') as e:
+    with pytest.raises(
+        AgentError, match=r'does not take images: HTTP 500: can only concatenate str \(not "list"\) to str'
+    ) as e:
         ask(LLMClient(config.model_copy(update={"max_retries": 3})), with_images(1))
     assert e.value.usage.calls == 2 and [r.get("stream") for r in server.requests] == [True, None]

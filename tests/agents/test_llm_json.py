@@ -13,7 +13,7 @@ BOUND = 2 * MAX_JSON_ATTEMPTS + 1  # characters read or counted per character of
 
 def nested_garbage(depth: int, width: int) -> str:
     """`{"k":1,...,"k":{"k":1,...` `depth` levels deep and never valid: every `{` starts an attempt that reads to the end."""
-    level = '{' + '"k":1,' * width + '"k":'
+    level = "{" + '"k":1,' * width + '"k":'
     return level * depth + "x" + "}" * depth
 
 
@@ -34,7 +34,9 @@ def test_five_megabytes_of_braces_stay_linear():
     assert scan.value is None and scan.work <= BOUND * len(text)
 
 
-@pytest.mark.parametrize("text", ["{x" * 200_000, "{" * 400_000, '{"}' * 200_000, "{}}" * 100_000 + "{", '{"a": "{' * 50_000])
+@pytest.mark.parametrize(
+    "text", ["{x" * 200_000, "{" * 400_000, '{"}' * 200_000, "{}}" * 100_000 + "{", '{"a": "{' * 50_000]
+)
 def test_brace_heavy_answers_cost_linear_work(text):
     scan = scan_json(text)
     assert scan.work <= BOUND * len(text) + 1

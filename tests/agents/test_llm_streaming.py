@@ -43,8 +43,9 @@ def test_not_streaming_when_off(server, config):
     assert "stream" not in server.requests[0]
 
 
-@pytest.mark.parametrize("role, expect", [("planner", 4000), ("refiner", 4000), ("critic teen", 3000),
-                                          ("persona builder x", 4000)])
+@pytest.mark.parametrize(
+    "role, expect", [("planner", 4000), ("refiner", 4000), ("critic teen", 3000), ("persona builder x", 4000)]
+)
 def test_the_output_budget_is_always_sent(server, client, role, expect):
     server.script(ok(LONG))
     ask(client, role=role)
@@ -52,8 +53,9 @@ def test_the_output_budget_is_always_sent(server, client, role, expect):
 
 
 def test_budgets_are_settings_and_capped(server, config):
-    cfg = config.model_copy(update={"max_output_tokens": 1000, "planner_max_tokens": 9000, "critic_max_tokens": 600,
-                                    "temperature": 0.2})
+    cfg = config.model_copy(
+        update={"max_output_tokens": 1000, "planner_max_tokens": 9000, "critic_max_tokens": 600, "temperature": 0.2}
+    )
     server.script(ok(LONG), ok(LONG), ok(LONG))
     client = LLMClient(cfg)
     ask(client, role="planner")
@@ -80,7 +82,9 @@ def test_cut_answer_is_repaired_for_callers_that_cannot_shrink(server, client):
 
 def test_a_stalled_stream_is_closed_and_not_resent_to_a_local_server(server, config):
     server.script(ok(LONG, stall_after=5), ok(LONG))
-    with pytest.raises(AgentError, match=r"the answer stalled \(no token for 0.3 s\); not re-sent .* CHIEF_LLM_STALL_SECONDS") as e:
+    with pytest.raises(
+        AgentError, match=r"the answer stalled \(no token for 0.3 s\); not re-sent .* CHIEF_LLM_STALL_SECONDS"
+    ) as e:
         ask(LLMClient(config.model_copy(update={"stall_seconds": 0.3})))
     assert e.value.usage.calls == 1 and len(server.requests) == 1
 
@@ -127,7 +131,10 @@ def test_cancel_during_a_retry_wait(server, config):
 
 def test_the_action_deadline_closes_the_request(server, config):
     server.script(Reply(body=ok(LONG).body, delay=3600))
-    with pytest.raises(AgentError, match=r"this action's deadline of 0.3 s passed; the connection was closed; raise CHIEF_LLM_ACTION_TIMEOUT"):
+    with pytest.raises(
+        AgentError,
+        match=r"this action's deadline of 0.3 s passed; the connection was closed; raise CHIEF_LLM_ACTION_TIMEOUT",
+    ):
         ask(LLMClient(config.model_copy(update={"action_timeout": 0.3, "timeout": 100})))
 
 

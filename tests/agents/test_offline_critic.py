@@ -29,7 +29,7 @@ def moving(level: float, n: int = 16, seed: int = 0) -> list[np.ndarray]:
     for i in range(n):
         f = base.copy()
         x = 4 + i * 3
-        f[10:22, x:x + 10] = 255 - level * 200
+        f[10:22, x : x + 10] = 255 - level * 200
         frames.append(f.astype(np.uint8))
     return frames
 
@@ -44,10 +44,25 @@ def strobe(n: int = 17) -> list[np.ndarray]:
 
 
 def board(prompts: list[str], logline: str = "A keeper and a whale", n: int = 16, **shot) -> Storyboard:
-    shots = [Shot(shot_id=f"s{i + 1}", prompt=p, duration=n / FPS, seed=i, characters=["Keeper"],
-                  narration="The keeper keeps watch." if i == 0 else "", **shot) for i, p in enumerate(prompts)]
-    return Storyboard(title="Synthetic", logline=logline, characters=[Character(name="Keeper", description="old")],
-                      scenes=[Scene(scene_id="a", shots=shots)], fps=FPS)
+    shots = [
+        Shot(
+            shot_id=f"s{i + 1}",
+            prompt=p,
+            duration=n / FPS,
+            seed=i,
+            characters=["Keeper"],
+            narration="The keeper keeps watch." if i == 0 else "",
+            **shot,
+        )
+        for i, p in enumerate(prompts)
+    ]
+    return Storyboard(
+        title="Synthetic",
+        logline=logline,
+        characters=[Character(name="Keeper", description="old")],
+        scenes=[Scene(scene_id="a", shots=shots)],
+        fps=FPS,
+    )
 
 
 def film(tmp_path, b: Storyboard, clips: dict[str, list[np.ndarray]], with_clips: bool = True) -> FilmView:
@@ -125,8 +140,10 @@ def test_dark_and_washed_out_are_judged_by_taste(tmp_path, personas):
     critic = OfflineCritic()
     parent, fan = kinds(critic, personas["parent_with_kids"], view), kinds(critic, personas["genre_fan"], view)
     assert parent["dark"] == ("s1",) and fan["washed_out"] == ("s2",)
-    raised = {p: [i.summary for i in critic.critique(personas[p], view).value.top_issues] for p in
-              ("parent_with_kids", "genre_fan")}
+    raised = {
+        p: [i.summary for i in critic.critique(personas[p], view).value.top_issues]
+        for p in ("parent_with_kids", "genre_fan")
+    }
     assert any("too dark" in s for s in raised["parent_with_kids"])
     assert not any("too dark" in s for s in raised["genre_fan"])  # he loves dark, high-contrast lighting
     assert any("washed out" in s for s in raised["genre_fan"])
@@ -145,8 +162,14 @@ def test_static_shots_bother_the_scroller_not_the_critic(tmp_path, personas):
 
 
 def test_repeated_shots_are_found_by_prompt_and_by_picture(tmp_path, personas):
-    b = board(["Wide shot of the keeper climbing the stairs at dusk", "Close-up of the lamp",
-               "Wide shot of the keeper climbing the stairs at dusk", "Medium shot of the whale"])
+    b = board(
+        [
+            "Wide shot of the keeper climbing the stairs at dusk",
+            "Close-up of the lamp",
+            "Wide shot of the keeper climbing the stairs at dusk",
+            "Medium shot of the whale",
+        ]
+    )
     same = moving(0.4, seed=7)
     view = film(tmp_path, b, {"s1": moving(0.4, seed=1), "s2": same, "s3": moving(0.4, seed=3), "s4": same})
     found = OfflineCritic().findings(personas["film_critic"], view)
@@ -165,7 +188,9 @@ def test_a_beat_the_logline_promises_and_no_shot_shows(tmp_path, personas):
     assert [f.what for f in missing] == ["the logline promises the storm, and no shot shows or mentions it"]
     told = plain[:1] + ["the whale in the bay as the storm breaks"] + plain[2:]
     (tmp_path / "b").mkdir()
-    assert not [f for f in critic.findings(parent, film(tmp_path / "b", board(told, logline), clips)) if f.kind == "missing"]
+    assert not [
+        f for f in critic.findings(parent, film(tmp_path / "b", board(told, logline), clips)) if f.kind == "missing"
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -186,8 +211,19 @@ def render_view(tmp, b: Storyboard, backend) -> FilmView:
     paths, sampled = {}, []
     for shot, start, _ in b.timeline():
         out = tmp / f"{shot.shot_id}.mp4"
-        backend.render(ShotRequest(shot_id=shot.shot_id, prompt=shot.prompt, seed=shot.seed, duration=shot.duration,
-                                   camera=shot.camera, width=b.width, height=b.height, fps=b.fps), out)
+        backend.render(
+            ShotRequest(
+                shot_id=shot.shot_id,
+                prompt=shot.prompt,
+                seed=shot.seed,
+                duration=shot.duration,
+                camera=shot.camera,
+                width=b.width,
+                height=b.height,
+                fps=b.fps,
+            ),
+            out,
+        )
         paths[shot.shot_id] = str(out)
         for k, (_, t, img) in enumerate(sample_frames(out, 2, offset=start)):
             fp = tmp / f"{shot.shot_id}_{k}.png"
@@ -205,7 +241,7 @@ def test_personas_raise_different_things_in_their_own_voices(demo_film, personas
     assert len({Voice.of(p).register for p in personas.values()}) == len(personas)
     assert crits["teen_scroller"].summary == crits["teen_scroller"].summary.lower()
     assert re.search(r"\b(the little one|my eldest)\b", crits["parent_with_kids"].summary)
-    for pid, c in crits.items():  # no critique lists per-shot measurements for every shot
+    for c in crits.values():  # no critique lists per-shot measurements for every shot
         assert len(c.shot_notes) < len(demo_film.storyboard.shots())
 
 
@@ -218,8 +254,9 @@ def test_reasons_follow(demo_film, personas):
         judged = {j.finding.what: j for j in judge(p, critic.findings(p, demo_film))}
         for text in p.hates + p.loves:
             if text.lower() in c.summary.lower():
-                assert any(re.search(TOPICS[judged[s].finding.kind].hurts, text, re.I) for s in raised if s in judged), \
-                    (p.id, text)
+                assert any(
+                    re.search(TOPICS[judged[s].finding.kind].hurts, text, re.I) for s in raised if s in judged
+                ), (p.id, text)
         assert "stereotypes" not in c.summary
 
 
@@ -234,7 +271,10 @@ def test_two_palettes_same_story_findings(tmp_path, personas):
     night = {w: (0.66, 0.08, 0.6) for w in MOODS}  # every mood word draws near-black blue
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    day, dark = render_view(tmp_path / "a", b, AnimaticBackend()), render_view(tmp_path / "b", b, AnimaticBackend(night))
+    day, dark = (
+        render_view(tmp_path / "a", b, AnimaticBackend()),
+        render_view(tmp_path / "b", b, AnimaticBackend(night)),
+    )
     critic = OfflineCritic()
     differs = False
     for p in personas.values():
@@ -276,11 +316,26 @@ def test_story_checks_read_lines_presence_and_camera():
     from agents.offline.checks import story
     from storage.schema import Tastes
 
-    shots = [Shot(shot_id=f"s{i}", prompt=f"shot number {i} of the harbour", duration=6, seed=i,
-                  characters=["Keeper"] if i in (0, 9) else [], camera="static") for i in range(10)]
-    shots[0].narration = "The old keeper climbed all ninety steps of the tower every single morning before the sun came up."
-    b = Storyboard(title="T", logline="", characters=[Character(name="Keeper", description="old")],
-                   scenes=[Scene(scene_id="a", shots=shots)])
+    shots = [
+        Shot(
+            shot_id=f"s{i}",
+            prompt=f"shot number {i} of the harbour",
+            duration=6,
+            seed=i,
+            characters=["Keeper"] if i in (0, 9) else [],
+            camera="static",
+        )
+        for i in range(10)
+    ]
+    shots[
+        0
+    ].narration = "The old keeper climbed all ninety steps of the tower every single morning before the sun came up."
+    b = Storyboard(
+        title="T",
+        logline="",
+        characters=[Character(name="Keeper", description="old")],
+        scenes=[Scene(scene_id="a", shots=shots)],
+    )
     reader = {f.kind: f for f in story(b, "", Tastes(captions=1.0, continuity=0.9))}
     assert reader["dense_line"].shot_ids == ("s0",) and "18 words for 6.0 s" in reader["dense_line"].what
     assert reader["silent_stretch"].shot_ids == ("s1",) and "54 s go by" in reader["silent_stretch"].what

@@ -14,20 +14,31 @@ from agents.offline.words import READ_WPS, shot_type
 
 # idea -> (the characters it should have, words that must not become characters)
 IDEAS = {
-    "A lighthouse keeper befriends a lost whale during the autumn storms":
-        (["the lighthouse keeper", "the lost whale"], ["storms", "autumn"]),
-    "A young cartographer discovers a map of a city that doesn't exist.":
-        (["the young cartographer"], ["discovers", "map", "city"]),
+    "A lighthouse keeper befriends a lost whale during the autumn storms": (
+        ["the lighthouse keeper", "the lost whale"],
+        ["storms", "autumn"],
+    ),
+    "A young cartographer discovers a map of a city that doesn't exist.": (
+        ["the young cartographer"],
+        ["discovers", "map", "city"],
+    ),
     "The city wakes up after a long winter.": (["the night watchman"], ["city", "winter"]),
     "A chef perfects the soup for the king's birthday.": (["the chef", "the king"], ["soup", "birthday"]),
-    "Mara, a retired pilot, builds a glider in her barn to fly over the mountains one last time.":
-        (["Mara"], ["glider", "barn", "mountains", "pilot"]),
+    "Mara, a retired pilot, builds a glider in her barn to fly over the mountains one last time.": (
+        ["Mara"],
+        ["glider", "barn", "mountains", "pilot"],
+    ),
     "Old Tom and his dog Biscuit search the beach for a lost ring.": (["Old Tom", "Biscuit"], ["beach", "ring"]),
-    "A girl in a red coat follows a fox through the snowy forest at night.": (["the girl", "the fox"], ["coat", "forest"]),
+    "A girl in a red coat follows a fox through the snowy forest at night.": (
+        ["the girl", "the fox"],
+        ["coat", "forest"],
+    ),
     "Two robots fall in love in a junkyard.": (["the two robots"], ["junkyard", "love"]),
     "A talking teapot escapes from a busy kitchen.": (["the talking teapot"], ["kitchen", "escapes"]),
-    "In Paris, a lonely violinist plays for the pigeons every morning.":
-        (["the lonely violinist", "the pigeons"], ["paris", "morning"]),
+    "In Paris, a lonely violinist plays for the pigeons every morning.": (
+        ["the lonely violinist", "the pigeons"],
+        ["paris", "morning"],
+    ),
 }
 DEMO = next(iter(IDEAS))
 
@@ -43,7 +54,9 @@ def test_characters_are_who_the_idea_names(idea):
     bible = set(names)
     for shot in board.shots():
         assert set(shot.characters) <= bible
-        assert not re.search(r"\b[A-Z][a-z]+ [A-Z][a-z]+ [A-Z][a-z]+s\b", shot.prompt)  # no "The Young Cartographer Discovers"
+        assert not re.search(
+            r"\b[A-Z][a-z]+ [A-Z][a-z]+ [A-Z][a-z]+s\b", shot.prompt
+        )  # no "The Young Cartographer Discovers"
 
 
 def test_what_the_idea_says_about_a_character_is_in_the_bible():

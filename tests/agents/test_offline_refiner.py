@@ -11,32 +11,73 @@ import pytest
 from agents.offline import OfflineRefiner
 from agents.offline.directions import Direction, read, write
 from storage.edits import apply_edits, sanitize
-from storage.schema import (DIMENSIONS, Character, Critique, CritiqueIssue, Note, Scene, SetCharacter, SetShot,
-                            SetStory, Shot, Storyboard)
+from storage.schema import (
+    DIMENSIONS,
+    Character,
+    Critique,
+    CritiqueIssue,
+    Note,
+    Scene,
+    SetCharacter,
+    SetShot,
+    SetStory,
+    Shot,
+    Storyboard,
+)
 
 
 @pytest.fixture
 def board() -> Storyboard:
     def shot(i, prompt, **kw):
         return Shot(shot_id=f"s0{i}", prompt=prompt, duration=4, seed=i, **kw)
+
     return Storyboard(
-        title="The Keeper and the Whale", logline="A keeper guides a lost whale home through a storm",
+        title="The Keeper and the Whale",
+        logline="A keeper guides a lost whale home through a storm",
         style_guide="Painterly animated look, muted teal palette, soft film grain",
-        characters=[Character(name="the keeper", description="the keeper: grey beard, yellow oilskin coat"),
-                    Character(name="the whale", description="the whale: blue-grey skin, a notch in the left fin")],
+        characters=[
+            Character(name="the keeper", description="the keeper: grey beard, yellow oilskin coat"),
+            Character(name="the whale", description="the whale: blue-grey skin, a notch in the left fin"),
+        ],
         scenes=[
-            Scene(scene_id="arrival", title="Arrival", purpose="setup", shots=[
-                shot(1, "Establishing wide shot of the lighthouse at dawn, calm sea, bright morning sun"),
-                shot(2, "Medium shot: the keeper polishes the great lamp, warm light", characters=["the keeper"],
-                     narration="Every morning the keeper polished the lamp.")]),
-            Scene(scene_id="storm", title="The storm", purpose="crisis", shots=[
-                shot(3, "Wide shot: night storm, huge waves crash against the lighthouse, rain"),
-                shot(4, "Close-up of the keeper's face, afraid, lit by the lamp", characters=["the keeper"])]),
-            Scene(scene_id="goodbye", title="Goodbye", purpose="resolution", shots=[
-                shot(5, "Wide shot: the whale swims out to open sea, golden light", characters=["the whale"]),
-                shot(6, "Two-shot of the keeper and the whale at the harbour wall",
-                     characters=["the keeper", "the whale"])]),
-        ])
+            Scene(
+                scene_id="arrival",
+                title="Arrival",
+                purpose="setup",
+                shots=[
+                    shot(1, "Establishing wide shot of the lighthouse at dawn, calm sea, bright morning sun"),
+                    shot(
+                        2,
+                        "Medium shot: the keeper polishes the great lamp, warm light",
+                        characters=["the keeper"],
+                        narration="Every morning the keeper polished the lamp.",
+                    ),
+                ],
+            ),
+            Scene(
+                scene_id="storm",
+                title="The storm",
+                purpose="crisis",
+                shots=[
+                    shot(3, "Wide shot: night storm, huge waves crash against the lighthouse, rain"),
+                    shot(4, "Close-up of the keeper's face, afraid, lit by the lamp", characters=["the keeper"]),
+                ],
+            ),
+            Scene(
+                scene_id="goodbye",
+                title="Goodbye",
+                purpose="resolution",
+                shots=[
+                    shot(5, "Wide shot: the whale swims out to open sea, golden light", characters=["the whale"]),
+                    shot(
+                        6,
+                        "Two-shot of the keeper and the whale at the harbour wall",
+                        characters=["the keeper", "the whale"],
+                    ),
+                ],
+            ),
+        ],
+    )
 
 
 def refine(board, notes, critiques=()):
@@ -51,9 +92,13 @@ def prompt_edits(p) -> dict[str, str]:
 def pasted(note: str, old: str, new: str) -> list[str]:
     """Runs of three words of the note that the new prompt has and the old one did not."""
     words = re.findall(r"[a-z0-9']+", note.lower())
-    runs = [" ".join(words[i:i + 3]) for i in range(len(words) - 2)]
-    return [r for r in runs if r in " ".join(re.findall(r"[a-z0-9']+", new.lower()))
-            and r not in " ".join(re.findall(r"[a-z0-9']+", old.lower()))]
+    runs = [" ".join(words[i : i + 3]) for i in range(len(words) - 2)]
+    return [
+        r
+        for r in runs
+        if r in " ".join(re.findall(r"[a-z0-9']+", new.lower()))
+        and r not in " ".join(re.findall(r"[a-z0-9']+", old.lower()))
+    ]
 
 
 def test_a_note_on_a_shot_changes_that_shot_only(board):
@@ -102,9 +147,16 @@ def test_a_film_level_style_note_changes_the_style_guide(board):
     assert not prompt_edits(p)
 
 
-@pytest.mark.parametrize("note", ["Make the storm scarier", "shot s05 goodbye should be more tender",
-                                  "The storm scene should be scarier", "More fog around the lighthouse",
-                                  "The ending feels too abrupt, make it sadder"])
+@pytest.mark.parametrize(
+    "note",
+    [
+        "Make the storm scarier",
+        "shot s05 goodbye should be more tender",
+        "The storm scene should be scarier",
+        "More fog around the lighthouse",
+        "The ending feels too abrupt, make it sadder",
+    ],
+)
 def test_no_note_text_is_pasted_into_a_prompt(board, note):
     p = refine(board, [note])
     assert prompt_edits(p) or any(isinstance(e, SetShot) for e in p.edits)
@@ -114,16 +166,29 @@ def test_no_note_text_is_pasted_into_a_prompt(board, note):
 
 
 def critique(pid, *issues) -> Critique:
-    return Critique(persona_id=pid, overall=5, scores={d: 5 for d in DIMENSIONS}, keep_watching=True,
-                    keep_watching_reason="-", summary="-",
-                    top_issues=[CritiqueIssue(summary=s, urgency=4, dimension="visual_quality", shot_ids=ids,
-                                              suggestion=sug) for s, ids, sug in issues])
+    return Critique(
+        persona_id=pid,
+        overall=5,
+        scores={d: 5 for d in DIMENSIONS},
+        keep_watching=True,
+        keep_watching_reason="-",
+        summary="-",
+        top_issues=[
+            CritiqueIssue(summary=s, urgency=4, dimension="visual_quality", shot_ids=ids, suggestion=sug)
+            for s, ids, sug in issues
+        ],
+    )
 
 
 def test_a_scarier_storm_is_never_made_brighter(board):
-    crits = [critique(p, ("s03 is too dark to read", ["s03"], "make s03 brighter, well-lit, clear key light"),
-                      ("s01 is too dark", ["s01"], "make it brighter"))
-             for p in ("a", "b")]
+    crits = [
+        critique(
+            p,
+            ("s03 is too dark to read", ["s03"], "make s03 brighter, well-lit, clear key light"),
+            ("s01 is too dark", ["s01"], "make it brighter"),
+        )
+        for p in ("a", "b")
+    ]
     p = refine(board, [{"text": "Make the storm scarier", "shot_id": "s03"}, "Make the dawn scarier too"], crits)
     edits = prompt_edits(p)
     for sid in ("s03", "s01"):
@@ -133,12 +198,19 @@ def test_a_scarier_storm_is_never_made_brighter(board):
 
 
 def test_critics_are_taken_only_where_no_note_disagrees(board):
-    crits = [critique(pid, ("s03 drags", ["s03"], write([Direction("duration", "s03", "3.0")])),
-                      ("s05 drags", ["s05"], write([Direction("duration", "s05", "3.0")])),
-                      ("s02 says what we see", ["s02"], write([Direction("unsay", "s02")])))
-             for pid in ("teen", "commuter")]
-    notes = [{"text": "Let it linger, make it longer", "shot_id": "s03"},
-             {"text": "Keep the narration: 'He never missed a morning.'", "shot_id": "s02"}]
+    crits = [
+        critique(
+            pid,
+            ("s03 drags", ["s03"], write([Direction("duration", "s03", "3.0")])),
+            ("s05 drags", ["s05"], write([Direction("duration", "s05", "3.0")])),
+            ("s02 says what we see", ["s02"], write([Direction("unsay", "s02")])),
+        )
+        for pid in ("teen", "commuter")
+    ]
+    notes = [
+        {"text": "Let it linger, make it longer", "shot_id": "s03"},
+        {"text": "Keep the narration: 'He never missed a morning.'", "shot_id": "s02"},
+    ]
     p = refine(board, notes, crits)
     by = {(e.shot_id, e.field): e for e in p.edits if isinstance(e, SetShot)}
     assert float(by[("s03", "duration")].new) > 4 and by[("s03", "duration")].sources == ["n0"]
@@ -150,10 +222,23 @@ def test_critics_are_taken_only_where_no_note_disagrees(board):
 
 
 def test_a_lone_low_priority_complaint_is_left_and_said_so(board):
-    crit = Critique(persona_id="teen", overall=5, scores={d: 5 for d in DIMENSIONS}, keep_watching=True,
-                    keep_watching_reason="-", summary="-", top_issues=[CritiqueIssue(
-                        summary="s04 is slow", urgency=2, dimension="pacing", shot_ids=["s04"],
-                        suggestion=write([Direction("duration", "s04", "2.0")]))])
+    crit = Critique(
+        persona_id="teen",
+        overall=5,
+        scores={d: 5 for d in DIMENSIONS},
+        keep_watching=True,
+        keep_watching_reason="-",
+        summary="-",
+        top_issues=[
+            CritiqueIssue(
+                summary="s04 is slow",
+                urgency=2,
+                dimension="pacing",
+                shot_ids=["s04"],
+                suggestion=write([Direction("duration", "s04", "2.0")]),
+            )
+        ],
+    )
     p = refine(board, [], [crit])
     assert not p.edits and p.not_changed[0].why == "only teen raised it"
 
@@ -164,8 +249,12 @@ def test_cut_this_shot_removes_it(board):
 
 
 def test_every_edit_survives_the_shared_check_and_applies(board):
-    notes = ["Make the storm scarier", "Keep the whale gentle and curious, never threatening",
-             "Make the whole film feel like a watercolour", {"text": "Cut this shot", "shot_id": "s04"}]
+    notes = [
+        "Make the storm scarier",
+        "Keep the whale gentle and curious, never threatening",
+        "Make the whole film feel like a watercolour",
+        {"text": "Cut this shot", "shot_id": "s04"},
+    ]
     p = refine(board, notes)
     kept, dropped = sanitize(p.edits, board, {f"n{i}" for i in range(len(notes))})
     assert len(kept) == len(p.edits) and not dropped
@@ -173,9 +262,15 @@ def test_every_edit_survives_the_shared_check_and_applies(board):
 
 
 def test_directions_read_back_what_they_write():
-    ds = [Direction("duration", "s01", "3.5"), Direction("reframe", "s02", "close-up"), Direction("camera", "s03", "dolly_in"),
-          Direction("narrate", "s04"), Direction("unsay", "s05"), Direction("include", "s06", "the whale"),
-          Direction("steady", "s01")]
+    ds = [
+        Direction("duration", "s01", "3.5"),
+        Direction("reframe", "s02", "close-up"),
+        Direction("camera", "s03", "dolly_in"),
+        Direction("narrate", "s04"),
+        Direction("unsay", "s05"),
+        Direction("include", "s06", "the whale"),
+        Direction("steady", "s01"),
+    ]
     durations = {f"s0{i}": 4.0 for i in range(1, 7)}
     assert read(write(ds), [], durations) == [Direction("duration", "s01", "3.5")] + ds[1:]
     loose = read("Tighten this shot and try a close-up", ["s02", "zz"], durations)

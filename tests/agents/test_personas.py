@@ -48,4 +48,5 @@ def test_templates_are_strict():
     with pytest.raises(jinja2.UndefinedError):
         prompts.render("planner_user.j2", idea="x")
     assert "Target length: 2 minute(s) = 120 seconds" in prompts.render(
-        "planner_user.j2", idea="x", minutes=2, seconds=120, n_shots=24, n_scenes=4)
+        "planner_user.j2", idea="x", minutes=2, seconds=120, n_shots=24, n_scenes=4
+    )

@@ -10,11 +10,27 @@ from tests.agents.openai_server import ok
 
 
 def plan(n_shots, duration, per_scene=4):
-    shots = [{"prompt": f"shot {i}", "duration": duration, "camera": "static", "narration": "", "dialogue": "",
-              "characters": ["Ada", "Nobody"]} for i in range(n_shots)]
-    scenes = [{"title": f"s{k}", "description": "", "shots": shots[k:k + per_scene]} for k in range(0, n_shots, per_scene)]
-    return {"title": "Gulls", "logline": "l", "style_guide": "s",
-            "characters": [{"name": "Ada", "description": "old woman, yellow raincoat"}], "scenes": scenes}
+    shots = [
+        {
+            "prompt": f"shot {i}",
+            "duration": duration,
+            "camera": "static",
+            "narration": "",
+            "dialogue": "",
+            "characters": ["Ada", "Nobody"],
+        }
+        for i in range(n_shots)
+    ]
+    scenes = [
+        {"title": f"s{k}", "description": "", "shots": shots[k : k + per_scene]} for k in range(0, n_shots, per_scene)
+    ]
+    return {
+        "title": "Gulls",
+        "logline": "l",
+        "style_guide": "s",
+        "characters": [{"name": "Ada", "description": "old woman, yellow raincoat"}],
+        "scenes": scenes,
+    }
 
 
 def test_plan_rescales_to_the_target(server, client):

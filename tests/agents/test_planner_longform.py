@@ -26,17 +26,21 @@ def client_for(server, config, **over):
 
 def cut_off(server) -> list[int]:
     """Indexes of requests whose answer the server would have cut (the answer is what the responder gave)."""
-    return [i for i, body in enumerate(server.requests)
-            if longform.schema_name(body) in ("StoryOut", "SceneShotsOut")
-            and len(json.dumps(longform.responder(body).body["choices"][0]["message"]["content"])) / 4
-            > min(server.max_output_tokens, body.get("max_tokens") or 10**9)]
+    return [
+        i
+        for i, body in enumerate(server.requests)
+        if longform.schema_name(body) in ("StoryOut", "SceneShotsOut")
+        and len(json.dumps(longform.responder(body).body["choices"][0]["message"]["content"])) / 4
+        > min(server.max_output_tokens, body.get("max_tokens") or 10**9)
+    ]
 
 
 def test_ten_minutes_plan_scene_by_scene_within_every_limit(config):
     events = []
     with limited() as server:
-        result = LLMPlanner(client_for(server, config)).plan("a keeper and a gull through a winter of storms", 10,
-                                                             progress=events.append)
+        result = LLMPlanner(client_for(server, config)).plan(
+            "a keeper and a gull through a winter of storms", 10, progress=events.append
+        )
     board = result.value
     assert board.duration() == pytest.approx(600, rel=0.01)
     assert abs(board.duration() - 600) < 0.5  # in fact to the rounding of each scene
@@ -51,7 +55,9 @@ def test_ten_minutes_plan_scene_by_scene_within_every_limit(config):
     assert (sc.scene_id, sc.purpose, sc.location) == ("sc04", "beat 4: the keeper harbour", "Lighthouse")
     assert {loc.name for loc in board.locations} == {"Lighthouse", "Harbour"}
     assert all(set(s.characters) <= {"Keeper", "Gull"} for s in board.shots())  # "Stranger" is not in the bible
-    assert [s.shot_id for s in board.shots()][:2] == ["sh01", "sh02"] and len({s.seed for s in board.shots()}) == len(board.shots())
+    assert [s.shot_id for s in board.shots()][:2] == ["sh01", "sh02"] and len({s.seed for s in board.shots()}) == len(
+        board.shots()
+    )
     # each scene call knows the story: the bible, the scene's place in the plot and the scene before
     third = next(b for b in server.requests if f"THIS SCENE, 3 of {n}" in longform.user_text(b))
     text = longform.user_text(third)
@@ -75,8 +81,11 @@ def test_a_long_scene_is_split_into_parts_that_fit(config):
         per = shots_per_answer(1200)
         board = LLMPlanner(client).plan("a keeper and a gull", 3).value
     assert board.duration() == pytest.approx(180, abs=0.5)
-    asked = [len(json.loads(longform.responder(b).body["choices"][0]["message"]["content"])["shots"])
-             for b in server.requests if longform.schema_name(b) == "SceneShotsOut"]
+    asked = [
+        len(json.loads(longform.responder(b).body["choices"][0]["message"]["content"])["shots"])
+        for b in server.requests
+        if longform.schema_name(b) == "SceneShotsOut"
+    ]
     assert max(asked) <= per and cut_off(server) == []
     assert any("write part 2 of" in longform.user_text(b) for b in server.requests)
     part2 = next(b for b in server.requests if "write part 2 of" in longform.user_text(b))
@@ -85,10 +94,12 @@ def test_a_long_scene_is_split_into_parts_that_fit(config):
 
 def test_an_answer_cut_off_at_the_limit_asks_for_less(config):
     """The model writes longer prompts than planned: the server cuts the answer; the part is split, not repaired."""
+
     def wordy(body):
         if longform.schema_name(body) == "SceneShotsOut":
             return ok(json.dumps(longform.shots(body, prompt_words=200)))  # ~330 tokens a shot, not ~160
         return longform.responder(body)
+
     with FakeOpenAI(wordy, max_output_tokens=2500) as server:
         board = LLMPlanner(client_for(server, config, max_output_tokens=2500)).plan("a keeper", 2).value
     assert board.duration() == pytest.approx(120, abs=0.5)
@@ -108,6 +119,7 @@ def test_a_failed_scene_is_retried_alone(config):
                 if calls["bad"] <= 2:  # the answer and its repair: not JSON
                     return ok("I would rather not.")
         return longform.responder(body)
+
     with FakeOpenAI(flaky) as server:
         board = LLMPlanner(client_for(server, config)).plan("a keeper", 2).value
     per_scene = [longform.user_text(b).count("THIS SCENE, 2 of") for b in server.requests]
@@ -122,6 +134,7 @@ def test_a_scene_that_fails_twice_fails_the_plan_in_one_line(config):
         if "THIS SCENE, 3 of" in longform.user_text(body):
             return error(400, "the model is unhappy")
         return longform.responder(body)
+
     with FakeOpenAI(broken) as server:
         with pytest.raises(AgentError, match=r"scene 3 of 4 \(“Scene 3”\) failed twice: .*the model is unhappy") as e:
             LLMPlanner(client_for(server, config)).plan("a keeper", 2)
@@ -136,6 +149,7 @@ def test_cancel_stops_every_scene(config):
             cancel.set()
             return ok(json.dumps(longform.shots(body)), delay=5)
         return longform.responder(body)
+
     with FakeOpenAI(slow) as server:
         with pytest.raises(Cancelled):
             LLMPlanner(client_for(server, config)).plan("a keeper", 3, cancel=cancel)

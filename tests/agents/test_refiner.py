@@ -13,43 +13,71 @@ from tests.agents.openai_server import ok
 
 
 def edit(**kw):
-    e = {"op": "set", "shot_id": None, "field": None, "character": None, "old": None, "new": None, "rationale": "r", "sources": []}
+    e = {
+        "op": "set",
+        "shot_id": None,
+        "field": None,
+        "character": None,
+        "old": None,
+        "new": None,
+        "rationale": "r",
+        "sources": [],
+    }
     e.update(kw)
     return e
 
 
 def critique(pid, shot_ids):
-    return Critique(persona_id=pid, overall=5, scores={d: 5 for d in DIMENSIONS}, keep_watching=True,
-                    keep_watching_reason="ok", summary=f"{pid} says hi",
-                    top_issues=[CritiqueIssue(summary="too dark", urgency=4, dimension="visual_quality", shot_ids=shot_ids)])
+    return Critique(
+        persona_id=pid,
+        overall=5,
+        scores={d: 5 for d in DIMENSIONS},
+        keep_watching=True,
+        keep_watching_reason="ok",
+        summary=f"{pid} says hi",
+        top_issues=[CritiqueIssue(summary="too dark", urgency=4, dimension="visual_quality", shot_ids=shot_ids)],
+    )
 
 
 def test_refine_request_and_postcheck(server, client, storyboard):
     notes = [Note(id="n_1", text="Make the bird a gull, not a crow", shot_id="sh03")]
     critiques = [critique("teen_scroller", ["sh01"]), critique("film_critic", ["sh01"])]
-    server.script(ok({
-        "summary": "brighten the opening, gull",
-        "edits": [
-            edit(shot_id="sh01", field="prompt", old="wrong quote", new="a lighthouse on a cliff in a storm, lamp blazing",
-                 sources=["teen_scroller", "film_critic", "made_up_persona"]),
-            edit(shot_id="sh02", field="prompt", new="Ada runs", rationale="faster"),          # locked
-            edit(shot_id="sh77", field="prompt", new="ghost shot"),                            # unknown
-            edit(shot_id="sh03", field="camera", new="spin"),                                  # invalid value
-            edit(shot_id="sh03", field="duration", new="4.5", sources=["n_1"]),
-            edit(op="remove_shot", shot_id="sh02"),                                            # locked
-            edit(op="add_shot", shot_id="sh01", new="close-up of the gull's eye", sources=["n_1"]),
-            edit(op="set_character", character="Ada", old=None, new="an old woman in a red raincoat"),
-            edit(op="set", shot_id="sh01", field="locked", new="true"),                        # not editable
-        ],
-        "not_changed": [{"what": "the ending", "why": "only one persona minded"}],
-    }))
+    server.script(
+        ok(
+            {
+                "summary": "brighten the opening, gull",
+                "edits": [
+                    edit(
+                        shot_id="sh01",
+                        field="prompt",
+                        old="wrong quote",
+                        new="a lighthouse on a cliff in a storm, lamp blazing",
+                        sources=["teen_scroller", "film_critic", "made_up_persona"],
+                    ),
+                    edit(shot_id="sh02", field="prompt", new="Ada runs", rationale="faster"),  # locked
+                    edit(shot_id="sh77", field="prompt", new="ghost shot"),  # unknown
+                    edit(shot_id="sh03", field="camera", new="spin"),  # invalid value
+                    edit(shot_id="sh03", field="duration", new="4.5", sources=["n_1"]),
+                    edit(op="remove_shot", shot_id="sh02"),  # locked
+                    edit(op="add_shot", shot_id="sh01", new="close-up of the gull's eye", sources=["n_1"]),
+                    edit(op="set_character", character="Ada", old=None, new="an old woman in a red raincoat"),
+                    edit(op="set", shot_id="sh01", field="locked", new="true"),  # not editable
+                ],
+                "not_changed": [{"what": "the ending", "why": "only one persona minded"}],
+            }
+        )
+    )
     result = LLMRefiner(client).refine(storyboard, notes, critiques)
     p = result.value
     assert isinstance(p, Proposal) and result.model == "refiner-model"
     assert "set sh01" in p.not_changed[-1].what  # field "locked" is not an editable field: dropped at parsing
     edits, dropped = sanitize(p.edits, storyboard, {n.id for n in notes} | {c.persona_id for c in critiques})
     assert [(e.op, e.target) for e in edits] == [
-        ("set", "sh01 prompt"), ("set", "sh03 duration"), ("add_shot", "new shot after sh01"), ("set_character", "Ada")]
+        ("set", "sh01 prompt"),
+        ("set", "sh03 duration"),
+        ("add_shot", "new shot after sh01"),
+        ("set_character", "Ada"),
+    ]
     assert edits[0].old == "a lighthouse on a cliff in a storm"  # the real old value, not the model's quote
     assert edits[0].sources == ["teen_scroller", "film_critic"]
     assert edits[3].old == "an old woman in a yellow raincoat, grey braid"
@@ -91,5 +119,6 @@ def test_edits_past_a_cap_are_dropped_in_order_and_said(storyboard):
     kept, dropped = sanitize(adds, storyboard, limits=Limits(max_shots=n + 2))
     assert [e.new for e in kept] == ["insert 0", "insert 1"]  # the third would make n + 3 shots
     assert [(d.what, d.why) for d in dropped] == [
-        ("add_shot sh01", f"proposed but dropped: {n + 3} shots, over the storyboard cap max_shots ({n + 2})")]
+        ("add_shot sh01", f"proposed but dropped: {n + 3} shots, over the storyboard cap max_shots ({n + 2})")
+    ]
     assert sanitize(adds, storyboard)[0] == sanitize(adds, storyboard, limits=Limits())[0]  # within the caps: all kept

@@ -39,8 +39,9 @@ def test_a_key_entered_for_the_same_endpoint_replaces_the_old(config):
 
 
 def test_a_new_endpoint_keeps_the_key_entered_with_it(config):
-    updated, notice = apply(config, AgentSettings(base_url="http://127.0.0.1:8/v1", api_key="sk-NEW-654321"),
-                            from_own_page=True)
+    updated, notice = apply(
+        config, AgentSettings(base_url="http://127.0.0.1:8/v1", api_key="sk-NEW-654321"), from_own_page=True
+    )
     assert (updated.llm_base_url, updated.api_key) == ("http://127.0.0.1:8/v1", "sk-NEW-654321")
     assert DROPPED not in notice
 
@@ -74,16 +75,19 @@ def test_the_endpoint_key_and_data_folder_cannot_come_in_as_other_settings(confi
 
 
 def test_other_settings_are_validated_in_one_line(config):
-    updated, _ = apply(config, AgentSettings(base_url=URL, mode="offline", other={"llm_timeout": 30}),
-                       from_own_page=True)
+    updated, _ = apply(
+        config, AgentSettings(base_url=URL, mode="offline", other={"llm_timeout": 30}), from_own_page=True
+    )
     assert (updated.agents, updated.llm_timeout) == ("offline", 30)
     with pytest.raises(ValueError) as caught:
         apply(config, AgentSettings(base_url=URL, other={"llm_timeout": -1}), from_own_page=True)
     assert "llm_timeout" in str(caught.value) and "\n" not in str(caught.value)
 
 
-@pytest.mark.parametrize("name, value", [("auth", "me:secret"), ("allowed_hosts", "evil.example"),
-                                         ("model", "/tmp/other-model"), ("ray_address", "auto")])
+@pytest.mark.parametrize(
+    "name, value",
+    [("auth", "me:secret"), ("allowed_hosts", "evil.example"), ("model", "/tmp/other-model"), ("ray_address", "auto")],
+)
 def test_other_settings_are_agent_settings_only(config, name, value):
     """The page sends a fixed set; a request naming the login, the hosts or the video model changes nothing."""
     with pytest.raises(StudioError, match=f"not an agent setting: {name}"):

@@ -24,6 +24,7 @@ def chief(tmp_path):
         if ok:
             assert res.exit_code == 0, res.output + res.stderr
         return res
+
     run.home = home
     return run
 
@@ -71,13 +72,16 @@ def test_human_output_names_backend_model_stills_and_agents(chief, story_file):
     assert "stills: animatic keyframes (drawn panels, not a model render)" in out
 
 
-@pytest.mark.parametrize("mutate, field", [
-    (lambda d: d["scenes"][0]["shots"][1].__setitem__("duration", -2), "scenes.0.shots.1.duration"),
-    (lambda d: d["scenes"][0]["shots"][0].pop("prompt"), "scenes.0.shots.0.prompt"),
-    (lambda d: d["scenes"][0]["shots"][0].__setitem__("camera", "spin"), "scenes.0.shots.0.camera"),
-    (lambda d: d.pop("title"), "title"),
-    (lambda d: d["scenes"][0]["shots"][0].__setitem__("colour", "red"), "scenes.0.shots.0.colour"),
-])
+@pytest.mark.parametrize(
+    "mutate, field",
+    [
+        (lambda d: d["scenes"][0]["shots"][1].__setitem__("duration", -2), "scenes.0.shots.1.duration"),
+        (lambda d: d["scenes"][0]["shots"][0].pop("prompt"), "scenes.0.shots.0.prompt"),
+        (lambda d: d["scenes"][0]["shots"][0].__setitem__("camera", "spin"), "scenes.0.shots.0.camera"),
+        (lambda d: d.pop("title"), "title"),
+        (lambda d: d["scenes"][0]["shots"][0].__setitem__("colour", "red"), "scenes.0.shots.0.colour"),
+    ],
+)
 def test_bad_storyboard_file_names_the_field_and_writes_nothing(chief, tmp_path, mutate, field):
     import yaml
 
@@ -119,7 +123,9 @@ def test_console_script_json_stdout_is_pure_json(tmp_path, story_file):
     """Progress and headers go to stderr; stdout parses as one JSON document."""
     env = {"PATH": "/usr/bin:/bin", "CHIEF_NARRATION": "0", "HF_HUB_OFFLINE": "1", "HOME": str(tmp_path)}
     cmd = [sys.executable, "-m", "app.cli", "--home", str(tmp_path / "h"), "--json"]
-    made = subprocess.run([*cmd, "new", "--storyboard", str(story_file)], capture_output=True, text=True, env=env, check=True)
+    made = subprocess.run(
+        [*cmd, "new", "--storyboard", str(story_file)], capture_output=True, text=True, env=env, check=True
+    )
     pid = json.loads(made.stdout)["project"]
     rendered = subprocess.run([*cmd, "render", pid], capture_output=True, text=True, env=env, check=True)
     assert json.loads(rendered.stdout)["rendered"] == 4

@@ -54,10 +54,22 @@ def test_flag_beats_environment_beats_toml_beats_default(work, home):
 
 
 def test_renamed_variables_are_read_by_their_exact_names(work, home):
-    cfg = load(home, CHIEF_VIDEO_BACKEND="diffusers", CHIEF_VIDEO_MODEL="/models/ltx",
-               CHIEF_VIDEO_I2V_MODEL="/models/i2v", CHIEF_LLM_API_KEY="sk-a", OPENAI_API_KEY="sk-b", CHIEF_AUTH="u:p")
+    cfg = load(
+        home,
+        CHIEF_VIDEO_BACKEND="diffusers",
+        CHIEF_VIDEO_MODEL="/models/ltx",
+        CHIEF_VIDEO_I2V_MODEL="/models/i2v",
+        CHIEF_LLM_API_KEY="sk-a",
+        OPENAI_API_KEY="sk-b",
+        CHIEF_AUTH="u:p",
+    )
     assert (cfg.backend, cfg.model, cfg.i2v_model, cfg.api_key, cfg.auth) == (
-        "diffusers", "/models/ltx", "/models/i2v", "sk-a", "u:p")
+        "diffusers",
+        "/models/ltx",
+        "/models/i2v",
+        "sk-a",
+        "u:p",
+    )
     assert load(home, OPENAI_API_KEY="sk-b").api_key == "sk-b"
     assert load(home, {"api_key": "sk-flag"}, OPENAI_API_KEY="sk-b").api_key == "sk-flag"
     # the setting's own name is not a variable for a renamed setting
@@ -73,8 +85,16 @@ def test_environ_mapping_isolates_from_the_process_environment(work, home, monke
 
 
 def test_booleans_take_the_usual_spellings(work, home):
-    for text, value in (("1", True), ("yes", True), ("TRUE", True), ("on", True),
-                        ("0", False), ("no", False), ("false", False), ("off", False)):
+    for text, value in (
+        ("1", True),
+        ("yes", True),
+        ("TRUE", True),
+        ("on", True),
+        ("0", False),
+        ("no", False),
+        ("false", False),
+        ("off", False),
+    ):
         assert load(home, CHIEF_CPU_OFFLOAD=text).cpu_offload is value, text
 
 
@@ -89,8 +109,10 @@ def test_toml_in_the_working_folder_wins_over_the_data_folders(work, home):
     assert cfg.refiner_model == ""  # only the first file found is read
 
 
-@pytest.mark.parametrize("line, key", [('api_key = "sk-in-a-file"', "api_key"), ('auth = "me:pw-in-a-file"', "auth"),
-                                       ('home = "/elsewhere"', "home")])
+@pytest.mark.parametrize(
+    "line, key",
+    [('api_key = "sk-in-a-file"', "api_key"), ('auth = "me:pw-in-a-file"', "auth"), ('home = "/elsewhere"', "home")],
+)
 def test_credentials_and_home_in_a_toml_are_refused(work, home, line, key):
     (work / "chief.toml").write_text(line + "\n")
     message = error_of(home)
@@ -109,17 +131,20 @@ def test_malformed_toml_is_one_line_naming_the_file(work, home):
     assert error_of(home).startswith(str(work / "chief.toml"))
 
 
-@pytest.mark.parametrize("variable, value, expected", [
-    ("CHIEF_FRAMES_PER_SHOT", "0", "CHIEF_FRAMES_PER_SHOT: must be at least 1 (got 0)"),
-    ("CHIEF_NARRATION", "maybe", "CHIEF_NARRATION: must be true or false (1/0, yes/no, on/off) (got maybe)"),
-    ("CHIEF_VIDEO_BACKEND", "sora", "CHIEF_VIDEO_BACKEND: must be animatic or diffusers (got sora)"),
-    ("CHIEF_AGENTS", "smart", "CHIEF_AGENTS: must be llm or offline, or empty (got smart)"),
-    ("CHIEF_LLM_TIMEOUT", "0", "CHIEF_LLM_TIMEOUT: must be more than 0 (got 0)"),
-    ("CHIEF_LLM_MAX_RETRIES", "99", "CHIEF_LLM_MAX_RETRIES: must be at most 10 (got 99)"),
-    ("CHIEF_LLM_CONCURRENCY", "0", "CHIEF_LLM_CONCURRENCY: must be at least 1 (got 0)"),
-    ("CHIEF_STEPS", "many", "CHIEF_STEPS: must be a whole number (got many)"),
-    ("CHIEF_IMAGE_DETAIL", "max", "CHIEF_IMAGE_DETAIL: must be low or high or auto (got max)"),
-])
+@pytest.mark.parametrize(
+    "variable, value, expected",
+    [
+        ("CHIEF_FRAMES_PER_SHOT", "0", "CHIEF_FRAMES_PER_SHOT: must be at least 1 (got 0)"),
+        ("CHIEF_NARRATION", "maybe", "CHIEF_NARRATION: must be true or false (1/0, yes/no, on/off) (got maybe)"),
+        ("CHIEF_VIDEO_BACKEND", "sora", "CHIEF_VIDEO_BACKEND: must be animatic or diffusers (got sora)"),
+        ("CHIEF_AGENTS", "smart", "CHIEF_AGENTS: must be llm or offline, or empty (got smart)"),
+        ("CHIEF_LLM_TIMEOUT", "0", "CHIEF_LLM_TIMEOUT: must be more than 0 (got 0)"),
+        ("CHIEF_LLM_MAX_RETRIES", "99", "CHIEF_LLM_MAX_RETRIES: must be at most 10 (got 99)"),
+        ("CHIEF_LLM_CONCURRENCY", "0", "CHIEF_LLM_CONCURRENCY: must be at least 1 (got 0)"),
+        ("CHIEF_STEPS", "many", "CHIEF_STEPS: must be a whole number (got many)"),
+        ("CHIEF_IMAGE_DETAIL", "max", "CHIEF_IMAGE_DETAIL: must be low or high or auto (got max)"),
+    ],
+)
 def test_a_bad_variable_is_one_line_naming_it(work, home, variable, value, expected):
     assert error_of(home, **{variable: value}) == expected
 
@@ -128,7 +153,8 @@ def test_a_bad_value_names_where_it_came_from(work, home):
     assert error_of(home, {"frames_per_shot": 0}) == "frames_per_shot: must be at least 1 (got 0)"
     assert error_of(home, {"colour": "red"}) == "colour: unknown setting"
     assert error_of(home, CHIEF_VIDEO_BACKEND="diffusers") == (
-        "CHIEF_VIDEO_BACKEND=diffusers needs CHIEF_VIDEO_MODEL (a local folder or a cached hub id)")
+        "CHIEF_VIDEO_BACKEND=diffusers needs CHIEF_VIDEO_MODEL (a local folder or a cached hub id)"
+    )
     with pytest.raises(ValueError, match=r"^frames_per_shot: must be at least 1 \(got 0\)$"):
         with_overrides(load(home), frames_per_shot=0)
     (work / "chief.toml").write_text("llm_concurrency = 500\n")
@@ -146,8 +172,12 @@ def test_with_overrides_validates_and_keeps_the_rest(work, home):
 
 
 def test_describe_and_repr_never_show_credentials(work, home):
-    cfg = load(home, CHIEF_LLM_BASE_URL="https://user:hunter2@llm.example:8443/v1?token=abc123",
-               CHIEF_LLM_API_KEY="sk-SECRET-1", CHIEF_AUTH="me:pw-SECRET-2")
+    cfg = load(
+        home,
+        CHIEF_LLM_BASE_URL="https://user:hunter2@llm.example:8443/v1?token=abc123",
+        CHIEF_LLM_API_KEY="sk-SECRET-1",
+        CHIEF_AUTH="me:pw-SECRET-2",
+    )
     described = cfg.describe()
     assert described["llm_endpoint"] == "https://llm.example:8443/v1"
     shown = repr(described) + repr(cfg) + str(cfg)
@@ -168,8 +198,9 @@ def test_vae_tiling_turns_on_tiling_only(work, home):
 
 
 def test_docs_settings_table_is_current():
-    assert (ROOT / "docs" / "settings.md").read_text() == settings_table(), \
+    assert (ROOT / "docs" / "settings.md").read_text() == settings_table(), (
         "docs/settings.md is stale: run `python -m app.config > docs/settings.md`"
+    )
 
 
 def test_every_setting_is_described_once_in_the_table():

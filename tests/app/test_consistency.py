@@ -10,9 +10,10 @@ import pytest
 from PIL import Image
 
 from app.errors import StudioError
+from generation.tiny import BUILDERS
 from tests.agents.openai_server import FakeOpenAI, ok
 from tests.conftest import tiny_board
-from generation.tiny import BUILDERS
+
 
 def _board():
     """The Keeper is in s2, s3 and s4."""
@@ -50,8 +51,11 @@ def test_without_an_embedding_model_the_table_says_so_and_shows_no_number(studio
     assert not report.measured and report.model == ""
     assert report.note.startswith("not measured: no image-embedding model. Set CHIEF_EMBED_MODEL")
     (keeper,) = report.characters
-    assert [(a.shot_id, a.source) for a in keeper.appearances] == [("s2", "keyframe"), ("s3", "keyframe"),
-                                                                   ("s4", "keyframe")]
+    assert [(a.shot_id, a.source) for a in keeper.appearances] == [
+        ("s2", "keyframe"),
+        ("s3", "keyframe"),
+        ("s4", "keyframe"),
+    ]
     assert all(a.to_reference is None and a.to_others is None for a in keeper.appearances)
     assert keeper.mean_to_reference is None and keeper.mean_to_others is None
 
@@ -85,13 +89,29 @@ def test_a_missing_embedding_model_is_one_line(make_studio, tmp_path):
 
 
 def test_critics_see_the_character_references_beside_the_frames(make_studio, tmp_path):
-    answer = {"overall": 6.0, "scores": {d: 6.0 for d in ("story_clarity", "visual_quality", "character_consistency",
-                                                         "pacing", "emotional_impact", "intent_faithfulness")},
-              "shot_notes": [], "top_issues": [], "keep_watching": True, "keep_watching_reason": "fine",
-              "summary": "fine"}
+    answer = {
+        "overall": 6.0,
+        "scores": {
+            d: 6.0
+            for d in (
+                "story_clarity",
+                "visual_quality",
+                "character_consistency",
+                "pacing",
+                "emotional_impact",
+                "intent_faithfulness",
+            )
+        },
+        "shot_notes": [],
+        "top_issues": [],
+        "keep_watching": True,
+        "keep_watching_reason": "fine",
+        "summary": "fine",
+    }
     with FakeOpenAI(lambda body: ok(answer)) as server:
-        st = make_studio(llm_base_url=server.base_url, api_key="sk-test", critic_model="vision-model",
-                         llm_max_retries=0)
+        st = make_studio(
+            llm_base_url=server.base_url, api_key="sk-test", critic_model="vision-model", llm_max_retries=0
+        )
         pid = st.create_from_storyboard(BOARD, panel=["film_critic"]).project_id
         st.add_reference(pid, "Keeper", noise(tmp_path / "a.png", 1))
         st.render(pid)

@@ -6,9 +6,9 @@ import pytest
 
 from app.config import load_config
 from app.studio import Studio
+from generation.tiny import build_ltx
 from generation.video_io import read_frames
 from storage.schema import Scene, Shot, Storyboard
-from generation.tiny import build_ltx
 
 pytestmark = pytest.mark.slow
 
@@ -19,14 +19,20 @@ def ltx_folder(tmp_path_factory):
 
 
 def board() -> Storyboard:
-    shots = [Shot(shot_id=f"s{i}", prompt=p, duration=1.0, seed=i, continuity=(i == 3))
-             for i, p in enumerate(["a red cat", "a blue dog", "the dog runs on", "a green bird"], 1)]
+    shots = [
+        Shot(shot_id=f"s{i}", prompt=p, duration=1.0, seed=i, continuity=(i == 3))
+        for i, p in enumerate(["a red cat", "a blue dog", "the dog runs on", "a green bird"], 1)
+    ]
     return Storyboard(title="Tiny LTX", scenes=[Scene(scene_id="a", shots=shots)], fps=8, width=32, height=32)
 
 
 def test_studio_renders_with_a_model_folder_from_the_environment(ltx_folder, tmp_path):
-    env = {"CHIEF_VIDEO_BACKEND": "diffusers", "CHIEF_VIDEO_MODEL": str(ltx_folder), "CHIEF_STEPS": "2",
-           "CHIEF_NARRATION": "0"}
+    env = {
+        "CHIEF_VIDEO_BACKEND": "diffusers",
+        "CHIEF_VIDEO_MODEL": str(ltx_folder),
+        "CHIEF_STEPS": "2",
+        "CHIEF_NARRATION": "0",
+    }
     st = Studio(load_config({"home": tmp_path / "home"}, environ=env))
     assert st.status().backend_label.startswith("diffusers · LTXPipeline")
     pid = st.create_from_storyboard(board()).project_id

@@ -51,22 +51,29 @@ def closed_port() -> int:
         return s.getsockname()[1]
 
 
-MODELS = json.dumps({"object": "list", "data": [{"id": "qwen2.5vl:3b", "object": "model"},
-                                                {"id": "llama3.2:1b", "object": "model"}]}).encode()
+MODELS = json.dumps(
+    {"object": "list", "data": [{"id": "qwen2.5vl:3b", "object": "model"}, {"id": "llama3.2:1b", "object": "model"}]}
+).encode()
 
 
 def test_lists_the_models_of_servers_that_answer_and_skips_the_rest():
-    with serving(200, MODELS) as (good, asked), serving(404, b"<html>not here</html>", "text/html") as (web, _), \
-            serving(200, b"{not json") as (broken, _):
-        found = discover(timeout=2, ports=(("Ollama", good), ("web page", web), ("broken", broken),
-                                           ("nothing", closed_port())))
+    with (
+        serving(200, MODELS) as (good, asked),
+        serving(404, b"<html>not here</html>", "text/html") as (web, _),
+        serving(200, b"{not json") as (broken, _),
+    ):
+        found = discover(
+            timeout=2, ports=(("Ollama", good), ("web page", web), ("broken", broken), ("nothing", closed_port()))
+        )
     assert [s.name for s in found] == ["Ollama"]
     server = found[0]
     assert server.base_url == f"http://127.0.0.1:{good}/v1" and server.models == ["qwen2.5vl:3b", "llama3.2:1b"]
     assert asked == ["/v1/models"]
     line = server.setting_line("qwen2.5vl:3b")
-    assert line == (f"CHIEF_LLM_BASE_URL=http://127.0.0.1:{good}/v1 CHIEF_CRITIC_MODEL=qwen2.5vl:3b "
-                    "CHIEF_REFINER_MODEL=qwen2.5vl:3b CHIEF_PLANNER_MODEL=qwen2.5vl:3b")
+    assert line == (
+        f"CHIEF_LLM_BASE_URL=http://127.0.0.1:{good}/v1 CHIEF_CRITIC_MODEL=qwen2.5vl:3b "
+        "CHIEF_REFINER_MODEL=qwen2.5vl:3b CHIEF_PLANNER_MODEL=qwen2.5vl:3b"
+    )
 
 
 def test_hostile_answers_are_bounded():
@@ -102,7 +109,8 @@ def test_chief_models_prints_each_model_with_its_setting(monkeypatch, tmp_path):
     assert f"Ollama at http://127.0.0.1:{port}/v1: 2 model(s)" in res.stdout
     assert f"CHIEF_LLM_BASE_URL=http://127.0.0.1:{port}/v1 CHIEF_CRITIC_MODEL=llama3.2:1b" in res.stdout
     assert [Server(**{k: v for k, v in s.items() if k != "settings"}).models for s in data["servers"]] == [
-        ["qwen2.5vl:3b", "llama3.2:1b"]]
+        ["qwen2.5vl:3b", "llama3.2:1b"]
+    ]
     assert data["servers"][0]["settings"]["llama3.2:1b"].startswith(f"CHIEF_LLM_BASE_URL=http://127.0.0.1:{port}/v1")
     assert data["probed"][1].startswith("LM Studio 127.0.0.1:")
 

@@ -20,11 +20,16 @@ def chief(tmp_path):
     runner = CliRunner()
 
     def run(*args, ok=True):
-        res = runner.invoke(main, ["--home", str(home), *args], env={"CHIEF_NARRATION": "0", "CHIEF_AGENTS": "offline"},
-                            catch_exceptions=False)
+        res = runner.invoke(
+            main,
+            ["--home", str(home), *args],
+            env={"CHIEF_NARRATION": "0", "CHIEF_AGENTS": "offline"},
+            catch_exceptions=False,
+        )
         if ok:
             assert res.exit_code == 0, res.output + res.stderr
         return res
+
     return run
 
 
@@ -83,10 +88,12 @@ def test_errors_are_one_line_and_write_nothing(chief, tmp_path):
     pid, _ = new_project(chief, tmp_path, 2)
     bad = tmp_path / "bad.png"
     bad.write_text("hello")
-    for args, message in ((("ref", "add", pid, "Keeper", str(bad)), "bad.png: not a readable PNG, JPEG or WebP"),
-                          (("keyframe", "set", pid, "s9", str(bad)), "v1 has no shot 's9'"),
-                          (("takes", pid, "s1", "--vote"), "has 0 take(s) matching v1"),
-                          (("keyframes", pid, "--screen"), "2 shot(s) have no keyframe")):
+    for args, message in (
+        (("ref", "add", pid, "Keeper", str(bad)), "bad.png: not a readable PNG, JPEG or WebP"),
+        (("keyframe", "set", pid, "s9", str(bad)), "v1 has no shot 's9'"),
+        (("takes", pid, "s1", "--vote"), "has 0 take(s) matching v1"),
+        (("keyframes", pid, "--screen"), "2 shot(s) have no keyframe"),
+    ):
         res = chief(*args, ok=False)
         assert res.exit_code == 1
         assert "\n" not in res.stderr.strip() and message in res.stderr, res.stderr

@@ -38,16 +38,21 @@ def test_a_reference_upload_is_a_child_version_and_is_re_encoded(studio, project
     assert v3.storyboard.characters[0].references == []
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda p: p.write_bytes(b"not an image at all"), "not a readable PNG, JPEG or WebP image"),
-    (lambda p: Image.new("RGB", (8, 8)).save(p, format="GIF"), "a GIF image; use PNG, JPEG or WebP"),
-    (lambda p: None, "no such file"),
-])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda p: p.write_bytes(b"not an image at all"), "not a readable PNG, JPEG or WebP image"),
+        (lambda p: Image.new("RGB", (8, 8)).save(p, format="GIF"), "a GIF image; use PNG, JPEG or WebP"),
+        (lambda p: None, "no such file"),
+    ],
+)
 def test_a_bad_upload_is_refused_in_one_line_and_writes_nothing(studio, project, tmp_path, make, message):
     bad = tmp_path / "bad.png"
     make(bad)
-    for action in (lambda: studio.add_reference(project, "Keeper", bad),
-                   lambda: studio.set_keyframe(project, "s1", bad)):
+    for action in (
+        lambda: studio.add_reference(project, "Keeper", bad),
+        lambda: studio.set_keyframe(project, "s1", bad),
+    ):
         with pytest.raises(StudioError, match=message) as err:
             action()
         assert "\n" not in str(err.value)
@@ -88,8 +93,9 @@ def test_a_keyframe_change_re_renders_exactly_that_shot(studio):
     # The clip starts on its keyframe: the first frame is the approved still.
     shot = studio.version(project).storyboard.shot("s2")
     clip = read_frames(studio.clip_path(second.shot("s2").sha256))[0][0].astype(np.int16)
-    still = np.asarray(Image.open(studio.image_path(shot.keyframe)).convert("RGB").resize(clip.shape[1::-1]),
-                       dtype=np.int16)
+    still = np.asarray(
+        Image.open(studio.image_path(shot.keyframe)).convert("RGB").resize(clip.shape[1::-1]), dtype=np.int16
+    )
     assert np.abs(clip[20:95] - still[20:95]).mean() < 8  # rows between the overlays, through H.264
 
 
@@ -125,8 +131,9 @@ def test_a_keyframe_takes_the_place_of_the_continuity_frame(studio):
 
 
 def test_the_panel_screens_the_keyframes_before_any_video(studio, project):
-    with pytest.raises(StudioError,
-                       match=r"4 shot\(s\) have no keyframe \(s1, s2, s3, s4\): draw or upload their keyframes first$"):
+    with pytest.raises(
+        StudioError, match=r"4 shot\(s\) have no keyframe \(s1, s2, s3, s4\): draw or upload their keyframes first$"
+    ):
         studio.screen_keyframes(project)
     studio.render_keyframes(project)
     crits = studio.screen_keyframes(project)
@@ -144,13 +151,19 @@ def test_without_an_image_model_the_diffusers_backend_says_so_in_one_line(tmp_pa
     from app.config import load_config
     from app.studio import Studio
 
-    st = Studio(load_config({"home": tmp_path / "home", "narration": False},
-                            environ={"CHIEF_VIDEO_BACKEND": "diffusers", "CHIEF_VIDEO_MODEL": str(tmp_path / "wan")}))
+    st = Studio(
+        load_config(
+            {"home": tmp_path / "home", "narration": False},
+            environ={"CHIEF_VIDEO_BACKEND": "diffusers", "CHIEF_VIDEO_MODEL": str(tmp_path / "wan")},
+        )
+    )
     pid = st.create_from_storyboard(tiny_board(2)).project_id
     with pytest.raises(StudioError) as err:
         st.render_keyframes(pid)
-    assert str(err.value).startswith("no image model: upload a keyframe or reference picture, or set CHIEF_IMAGE_MODEL "
-                                     "to a FLUX, SDXL, SD3 or Qwen-Image")
+    assert str(err.value).startswith(
+        "no image model: upload a keyframe or reference picture, or set CHIEF_IMAGE_MODEL "
+        "to a FLUX, SDXL, SD3 or Qwen-Image"
+    )
     assert "chief " not in str(err.value)  # shared by the CLI and the web app: no command named
     assert "\n" not in str(err.value) and len(st.versions(pid)) == 1
     assert st.images_label() == "none (set CHIEF_IMAGE_MODEL)"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import tiny_board
 from generation.tiny import BUILDERS
+from tests.conftest import tiny_board
 
 pytestmark = pytest.mark.slow
 
@@ -22,9 +22,16 @@ def st(tmp_path, models):
     from app.config import load_config
     from app.studio import Studio
 
-    studio = Studio(load_config({"home": tmp_path / "home", "narration": False, "agents": "offline", "steps": 2},
-                                environ={"CHIEF_VIDEO_BACKEND": "diffusers", "CHIEF_VIDEO_MODEL": models["ltx"],
-                                         "CHIEF_IMAGE_MODEL": models["flux"]}))
+    studio = Studio(
+        load_config(
+            {"home": tmp_path / "home", "narration": False, "agents": "offline", "steps": 2},
+            environ={
+                "CHIEF_VIDEO_BACKEND": "diffusers",
+                "CHIEF_VIDEO_MODEL": models["ltx"],
+                "CHIEF_IMAGE_MODEL": models["flux"],
+            },
+        )
+    )
     yield studio
     studio.db.close()
 

@@ -10,27 +10,75 @@ from app.studio import StudioError
 from tests.agents.openai_server import FakeOpenAI, error, ok
 
 PLAN = {
-    "title": "The Keeper", "logline": "A keeper guides a whale home.", "style_guide": "painterly, teal and amber",
+    "title": "The Keeper",
+    "logline": "A keeper guides a whale home.",
+    "style_guide": "painterly, teal and amber",
     "characters": [{"name": "Keeper", "description": "old man, yellow oilskin coat"}],
-    "scenes": [{"title": "Night", "description": "", "shots": [
-        {"prompt": "A lighthouse in a storm", "duration": 5, "camera": "static", "narration": "It was a dark night.",
-         "dialogue": "", "characters": []},
-        {"prompt": "The keeper lights the lamp", "duration": 5, "camera": "zoom_in", "narration": "", "dialogue": "",
-         "characters": ["Keeper"]},
-        {"prompt": "A whale surfaces in the beam", "duration": 5, "camera": "pan_left", "narration": "", "dialogue": "",
-         "characters": []}]}],
+    "scenes": [
+        {
+            "title": "Night",
+            "description": "",
+            "shots": [
+                {
+                    "prompt": "A lighthouse in a storm",
+                    "duration": 5,
+                    "camera": "static",
+                    "narration": "It was a dark night.",
+                    "dialogue": "",
+                    "characters": [],
+                },
+                {
+                    "prompt": "The keeper lights the lamp",
+                    "duration": 5,
+                    "camera": "zoom_in",
+                    "narration": "",
+                    "dialogue": "",
+                    "characters": ["Keeper"],
+                },
+                {
+                    "prompt": "A whale surfaces in the beam",
+                    "duration": 5,
+                    "camera": "pan_left",
+                    "narration": "",
+                    "dialogue": "",
+                    "characters": [],
+                },
+            ],
+        }
+    ],
 }
 
 
 def critique_for(body: dict) -> dict:
     text = json.dumps(body["messages"])
     shots = sorted(set(__import__("re").findall(r"\bsh0\d\b", text)))
-    return {"overall": 6.5, "scores": {d: 6.0 for d in ("story_clarity", "visual_quality", "character_consistency",
-                                                      "pacing", "emotional_impact", "intent_faithfulness")},
-            "shot_notes": [{"shot_id": shots[0], "note": "too dark"}],
-            "top_issues": [{"summary": "the storm is not scary", "urgency": 4, "dimension": "emotional_impact",
-                            "shot_ids": [shots[0]], "suggestion": "bigger waves"}],
-            "keep_watching": True, "keep_watching_reason": "I want to see the whale", "summary": "Moody, but murky."}
+    return {
+        "overall": 6.5,
+        "scores": {
+            d: 6.0
+            for d in (
+                "story_clarity",
+                "visual_quality",
+                "character_consistency",
+                "pacing",
+                "emotional_impact",
+                "intent_faithfulness",
+            )
+        },
+        "shot_notes": [{"shot_id": shots[0], "note": "too dark"}],
+        "top_issues": [
+            {
+                "summary": "the storm is not scary",
+                "urgency": 4,
+                "dimension": "emotional_impact",
+                "shot_ids": [shots[0]],
+                "suggestion": "bigger waves",
+            }
+        ],
+        "keep_watching": True,
+        "keep_watching_reason": "I want to see the whale",
+        "summary": "Moody, but murky.",
+    }
 
 
 def responder(body: dict):
@@ -40,17 +88,37 @@ def responder(body: dict):
     if model == "vision-model":
         return ok(critique_for(body), delay=0.05)
     note_id = next(iter(__import__("re").findall(r"\bn_[0-9a-f]{8}\b", json.dumps(body["messages"]))), None)
-    return ok({"summary": "scarier storm", "not_changed": [], "edits": [
-        {"op": "set", "shot_id": "sh01", "field": "prompt", "character": None, "old": None,
-         "new": "A lighthouse in a violent storm, huge black waves", "rationale": "the creator asked for it",
-         "sources": [note_id] if note_id else []}]})
+    return ok(
+        {
+            "summary": "scarier storm",
+            "not_changed": [],
+            "edits": [
+                {
+                    "op": "set",
+                    "shot_id": "sh01",
+                    "field": "prompt",
+                    "character": None,
+                    "old": None,
+                    "new": "A lighthouse in a violent storm, huge black waves",
+                    "rationale": "the creator asked for it",
+                    "sources": [note_id] if note_id else [],
+                }
+            ],
+        }
+    )
 
 
 @pytest.fixture
 def llm_studio(make_studio):
     with FakeOpenAI(responder) as server:
-        st = make_studio(llm_base_url=server.base_url, api_key="sk-test-NEVER-STORED", critic_model="vision-model",
-                         refiner_model="refiner-model", planner_model="planner-model", llm_max_retries=1)
+        st = make_studio(
+            llm_base_url=server.base_url,
+            api_key="sk-test-NEVER-STORED",
+            critic_model="vision-model",
+            refiner_model="refiner-model",
+            planner_model="planner-model",
+            llm_max_retries=1,
+        )
         st.server = server
         yield st
 
@@ -65,8 +133,10 @@ def test_llm_loop_records_usage_and_never_stores_the_key(llm_studio):
     crits = st.critique(pid)
     assert len(crits) == len(v.panel) and all(c.mode == "llm:vision-model" for c in crits)
     sent = [r for r in st.server.requests if r["model"] == "vision-model"]
-    assert all(any(p.get("type") == "image_url" for m in r["messages"] if isinstance(m["content"], list)
-                   for p in m["content"]) for r in sent)
+    assert all(
+        any(p.get("type") == "image_url" for m in r["messages"] if isinstance(m["content"], list) for p in m["content"])
+        for r in sent
+    )
     note = st.add_note(pid, "Make the storm scarier", shot_id="sh01")
     prop = st.refine(pid)
     assert prop.proposal.edits[0].sources == [note.id]
@@ -85,12 +155,13 @@ def test_llm_loop_records_usage_and_never_stores_the_key(llm_studio):
 
 def test_failed_llm_critique_leaves_the_project_unchanged(make_studio):
     with FakeOpenAI(lambda body: error(500, "boom")) as server:
-        st = make_studio(llm_base_url=server.base_url, api_key="sk-x", critic_model="vision-model",
-                         llm_max_retries=1)
+        st = make_studio(llm_base_url=server.base_url, api_key="sk-x", critic_model="vision-model", llm_max_retries=1)
         from tests.conftest import tiny_board
+
         pid = st.create_from_storyboard(tiny_board(2)).project_id
         st.render(pid)
         from agents.base import AgentError
+
         with pytest.raises((AgentError, StudioError), match="vision-model"):
             st.critique(pid)
         assert st.critiques(pid) == [] and st.usage(pid).total.calls == 0

@@ -23,11 +23,31 @@ def refiner_answer(body: dict) -> dict:
     text = longform.user_text(body)
     full = re.findall(r"- scene (sc\d+) .*\n  shots: (\[.*\])", text)
     notes = re.findall(r"\[(n_[0-9a-f]{8})\]", text)
-    edits = [{"op": "set", "shot_id": json.loads(shots)[0]["shot_id"], "field": "prompt", "character": None,
-              "old": None, "new": f"the storm over {sc}, darker", "rationale": "the note", "sources": notes[:1]}
-             for sc, shots in full]
-    edits.append({"op": "set", "shot_id": "sh01", "field": "duration", "character": None, "old": None, "new": "3",
-                  "rationale": "faster opening", "sources": []})
+    edits = [
+        {
+            "op": "set",
+            "shot_id": json.loads(shots)[0]["shot_id"],
+            "field": "prompt",
+            "character": None,
+            "old": None,
+            "new": f"the storm over {sc}, darker",
+            "rationale": "the note",
+            "sources": notes[:1],
+        }
+        for sc, shots in full
+    ]
+    edits.append(
+        {
+            "op": "set",
+            "shot_id": "sh01",
+            "field": "duration",
+            "character": None,
+            "old": None,
+            "new": "3",
+            "rationale": "faster opening",
+            "sources": [],
+        }
+    )
     return {"summary": "darker storms", "edits": edits, "not_changed": []}
 
 
@@ -40,8 +60,14 @@ def responder(body: dict):
 @pytest.fixture
 def llm_studio(make_studio):
     with FakeOpenAI(responder, max_output_tokens=4096, max_images=8, context_tokens=32768) as server:
-        st = make_studio(llm_base_url=server.base_url, api_key="sk-test", critic_model="vision-model",
-                         refiner_model="refiner-model", planner_model="planner-model", llm_max_retries=1)
+        st = make_studio(
+            llm_base_url=server.base_url,
+            api_key="sk-test",
+            critic_model="vision-model",
+            refiner_model="refiner-model",
+            planner_model="planner-model",
+            llm_max_retries=1,
+        )
         st.server = server
         yield st
 
@@ -54,8 +80,9 @@ def sent(server, name: str) -> list[dict]:
 def test_ten_minutes_planned_watched_and_refined_within_the_limits(llm_studio):
     st, server = llm_studio, llm_studio.server
     events = []
-    v = st.create_project("a keeper and a gull through a winter of storms", minutes=10, overrides=SMALL,
-                          progress=events.append)
+    v = st.create_project(
+        "a keeper and a gull through a winter of storms", minutes=10, overrides=SMALL, progress=events.append
+    )
     board = v.storyboard
     assert abs(board.duration() - 600) <= 6 and len(board.scenes) == scene_count(600, 4000)
     assert all(b["max_tokens"] <= 4000 for b in server.requests)
@@ -70,8 +97,14 @@ def test_ten_minutes_planned_watched_and_refined_within_the_limits(llm_studio):
         persona = st.personas_of(v)[c.persona_id]
         mine = [b for b in server.requests if f"You are {persona.name}" in b["messages"][0]["content"]]
         assert all(len(FakeOpenAI.image_parts_of(b)) <= 8 for b in mine)
-        shown = [p["text"].split()[1] for b in mine for m in b["messages"] if isinstance(m["content"], list)
-                 for p in m["content"] if p.get("type") == "text" and p["text"].startswith("[shot ")]
+        shown = [
+            p["text"].split()[1]
+            for b in mine
+            for m in b["messages"]
+            if isinstance(m["content"], list)
+            for p in m["content"]
+            if p.get("type") == "text" and p["text"].startswith("[shot ")
+        ]
         assert shown == [s.shot_id for s in board.shots()]
         assert c.coverage.seen == c.coverage.shots == len(board.shots()) and c.coverage.min_frames == 3
         assert c.coverage.chunks == len(mine) and c.scope.whole
@@ -91,8 +124,9 @@ def test_ten_minutes_planned_watched_and_refined_within_the_limits(llm_studio):
     assert re.findall(r"- scene (sc\d+) .*\n  shots:", text) == in_scope  # in full: these scenes only
     assert text.count("summary only, not in scope") == len(board.scenes) - 4
     assert prop.scope == Scope(scenes=in_scope)
-    assert sorted(e.shot_id for e in prop.proposal.edits) == sorted(board.scenes[int(sc[2:]) - 1].shots[0].shot_id
-                                                                    for sc in in_scope)
+    assert sorted(e.shot_id for e in prop.proposal.edits) == sorted(
+        board.scenes[int(sc[2:]) - 1].shots[0].shot_id for sc in in_scope
+    )
     assert any("sh01" in u.what and "outside this proposal's scope" in u.why for u in prop.proposal.not_changed)
     res = st.accept(pid)
     changed = {s.shot_id for s, t in zip(board.shots(), res.version.storyboard.shots()) if s != t}
@@ -109,8 +143,9 @@ def answer_for(body: dict):
 @pytest.fixture
 def scenes_studio(make_studio):
     with FakeOpenAI(answer_for, max_images=8) as server:
-        st = make_studio(llm_base_url=server.base_url, api_key="sk-test", critic_model="vision-model",
-                         llm_max_retries=1)
+        st = make_studio(
+            llm_base_url=server.base_url, api_key="sk-test", critic_model="vision-model", llm_max_retries=1
+        )
         st.server = server
         yield st
 
@@ -119,8 +154,16 @@ def four_scenes():
     board = tiny_board(8)
     shots = board.shots()
     from storage.schema import Scene
-    scenes = [Scene(scene_id=f"sc0{i + 1}", title=f"Part {i + 1}", description=f"what happens in part {i + 1}",
-                    shots=shots[2 * i:2 * i + 2]) for i in range(4)]
+
+    scenes = [
+        Scene(
+            scene_id=f"sc0{i + 1}",
+            title=f"Part {i + 1}",
+            description=f"what happens in part {i + 1}",
+            shots=shots[2 * i : 2 * i + 2],
+        )
+        for i in range(4)
+    ]
     return board.model_copy(update={"scenes": scenes})
 
 
@@ -164,8 +207,10 @@ def test_a_scene_is_critiqued_noted_and_refined_on_its_own(scenes_studio):
     prop = st.refine(pid, scope=scope)
     text = longform.user_text(sent(server, "ProposalOut")[0])
     assert here.id in text and elsewhere.id not in text  # a note about another scene is left aside, and said so
-    assert any(elsewhere.id in u.what and "outside this proposal's scope (scene sc03)" in u.why
-               for u in prop.proposal.not_changed)
+    assert any(
+        elsewhere.id in u.what and "outside this proposal's scope (scene sc03)" in u.why
+        for u in prop.proposal.not_changed
+    )
     assert [e.shot_id for e in prop.proposal.edits] == ["s5"] and prop.scope == scope
     assert "on s1" not in text and "on s5" in text  # the critiques' evidence about the scene only
 
@@ -177,8 +222,11 @@ def test_scopes_the_creator_typed(studio):
     assert studio.scope(pid, shots="s6..s3").shots == ["s3", "s4", "s5", "s6"]
     assert studio.scope(pid, shots="s7,s2").shots == ["s2", "s7"]
     assert studio.scope(pid, shots="s3-s6").label() == "shots s3–s6"
-    for bad, why in (({"scene": "sc09"}, "no scene 'sc09'"), ({"shots": "s3-s99"}, "no shot 's3-s99'"),
-                     ({"shots": "s2,x"}, "no shot 'x'")):
+    for bad, why in (
+        ({"scene": "sc09"}, "no scene 'sc09'"),
+        ({"shots": "s3-s99"}, "no shot 's3-s99'"),
+        ({"shots": "s2,x"}, "no shot 'x'"),
+    ):
         with pytest.raises(Exception, match=why):
             studio.scope(pid, **bad)
 
@@ -195,10 +243,19 @@ def test_an_unscoped_refine_works_on_the_scenes_notes_name(studio):
     film_wide = studio.add_note(pid, "more gulls everywhere")
     assert touched(board, [a, b, film_wide], []).whole
     from storage.schema import Critique, CritiqueIssue
-    critique = Critique(persona_id="x", overall=5, scores={d: 5 for d in DIMENSIONS}, keep_watching=True,
-                        keep_watching_reason="", summary="", top_issues=[
-                            CritiqueIssue(summary="boring", urgency=5, dimension="pacing", shot_ids=["s1"]),
-                            CritiqueIssue(summary="meh", urgency=2, dimension="pacing", shot_ids=["s5"])])
+
+    critique = Critique(
+        persona_id="x",
+        overall=5,
+        scores={d: 5 for d in DIMENSIONS},
+        keep_watching=True,
+        keep_watching_reason="",
+        summary="",
+        top_issues=[
+            CritiqueIssue(summary="boring", urgency=5, dimension="pacing", shot_ids=["s1"]),
+            CritiqueIssue(summary="meh", urgency=2, dimension="pacing", shot_ids=["s5"]),
+        ],
+    )
     assert touched(board, [a], [critique]) == Scope(scenes=["sc01", "sc02"])  # urgent issues only
 
 
@@ -206,11 +263,26 @@ def test_progress_reads_as_words_and_a_fraction():
     from app.jobs import describe
     from app.progress import StageProgress
 
-    plan = {"stage": "plan", "done": 5, "total": 20, "scene": "sc07", "status": "writing", "tokens": 312,
-            "tokens_per_s": 41.2}
+    plan = {
+        "stage": "plan",
+        "done": 5,
+        "total": 20,
+        "scene": "sc07",
+        "status": "writing",
+        "tokens": 312,
+        "tokens_per_s": 41.2,
+    }
     assert describe(plan) == (0.25, "planning: 5/20 written · sc07 writing · 312 tokens · 41 tok/s")
-    watch = {"stage": "critique", "done": 1, "total": 7, "persona": "film_critic", "chunk": 3, "chunks": 15,
-             "fraction": 0.3, "tokens": 90}
+    watch = {
+        "stage": "critique",
+        "done": 1,
+        "total": 7,
+        "persona": "film_critic",
+        "chunk": 3,
+        "chunks": 15,
+        "fraction": 0.3,
+        "tokens": 90,
+    }
     assert describe(watch) == (0.3, "1/7 critics finished (film_critic, part 3/15) · 90 tokens")
     assert describe({"stage": "refine", "tokens": 1200}) == (None, "the refiner is writing · 1,200 tokens")
     with StageProgress("planning") as bar:
@@ -224,8 +296,7 @@ def test_a_panel_on_a_model_without_eyes_runs_text_only_and_says_so(make_studio)
     from app.ui.screening import cards_html
 
     with FakeOpenAI(longform.responder, images_refused="llama-cpp-python") as server:
-        st = make_studio(llm_base_url=server.base_url, api_key="sk-test", critic_model="text-model",
-                         llm_max_retries=1)
+        st = make_studio(llm_base_url=server.base_url, api_key="sk-test", critic_model="text-model", llm_max_retries=1)
         pid = st.create_from_storyboard(four_scenes(), panel=["film_critic", "teen_scroller"]).project_id
         st.render(pid)
         crits = st.critique(pid)
@@ -241,8 +312,14 @@ def test_critics_that_take_video_get_each_part_as_one_clip(make_studio, tmp_path
     from generation.video_io import inspect
 
     with FakeOpenAI(longform.responder) as server:
-        st = make_studio(llm_base_url=server.base_url, api_key="sk-test", critic_model="video-model",
-                         llm_max_retries=1, llm_critic_video=True, llm_video_seconds=4)
+        st = make_studio(
+            llm_base_url=server.base_url,
+            api_key="sk-test",
+            critic_model="video-model",
+            llm_max_retries=1,
+            llm_critic_video=True,
+            llm_video_seconds=4,
+        )
         pid = st.create_from_storyboard(four_scenes(), panel=["film_critic"]).project_id
         st.render(pid)
         crit = st.critique(pid)[0]

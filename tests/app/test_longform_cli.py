@@ -21,19 +21,25 @@ def chief(tmp_path):
         res = runner.invoke(main, ["--home", str(home), *args], env={"CHIEF_NARRATION": "0"}, catch_exceptions=False)
         assert res.exit_code == code, res.output + res.stderr
         return res
+
     return run
 
 
 def test_a_scene_through_the_cli(chief, tmp_path):
     story = tmp_path / "story.yaml"
     story.write_text(dump_storyboard(four_scenes()))
-    pid = json.loads(chief("--json", "new", "--storyboard", str(story), "--panel", "film_critic,teen_scroller")
-                     .stdout)["project"]
+    pid = json.loads(chief("--json", "new", "--storyboard", str(story), "--panel", "film_critic,teen_scroller").stdout)[
+        "project"
+    ]
     out = chief("render", pid, "--scene", "sc02").stdout
     assert "rendered 2, reused 0 of 2 shots" in out and "not in this film yet (never rendered): 6 shot(s)" in out
     r = json.loads(chief("--json", "render", pid, "--shots", "s3-s6").stdout)
-    assert [(s["shot_id"], s["status"]) for s in r["shots"]] == [("s3", "reused"), ("s4", "reused"),
-                                                                  ("s5", "rendered"), ("s6", "rendered")]
+    assert [(s["shot_id"], s["status"]) for s in r["shots"]] == [
+        ("s3", "reused"),
+        ("s4", "reused"),
+        ("s5", "rendered"),
+        ("s6", "rendered"),
+    ]
     text = chief("critique", pid, "--scene", "3").stdout
     assert "watched: scene sc03" in text and "watched 2/2 shots · measured offline" in text
     crit = json.loads(chief("--json", "critique", pid, "--shots", "s3,s4").stdout)

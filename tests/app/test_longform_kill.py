@@ -25,8 +25,14 @@ def kill9(proc) -> None:
 
 
 def llm_env(server, **more) -> dict:
-    return {"CHIEF_AGENTS": "llm", "CHIEF_LLM_BASE_URL": server.base_url, "CHIEF_LLM_TIMEOUT": "60",
-            "CHIEF_PLANNER_MODEL": "planner-model", "CHIEF_CRITIC_MODEL": "vision-model", **more}
+    return {
+        "CHIEF_AGENTS": "llm",
+        "CHIEF_LLM_BASE_URL": server.base_url,
+        "CHIEF_LLM_TIMEOUT": "60",
+        "CHIEF_PLANNER_MODEL": "planner-model",
+        "CHIEF_CRITIC_MODEL": "vision-model",
+        **more,
+    }
 
 
 def test_kill_during_a_scene_by_scene_plan(home):
@@ -35,6 +41,7 @@ def test_kill_during_a_scene_by_scene_plan(home):
         if longform.schema_name(body) == "SceneShotsOut" and "THIS SCENE, 1 of" not in longform.user_text(body):
             reply.delay = 30  # scene 1 is written; the others are being written when the process dies
         return reply
+
     with FakeOpenAI(slow_scenes) as server:
         proc = popen_chief(home, "new", "a keeper and a gull", "--minutes", "5", "--json", **llm_env(server))
         wait_for(lambda: server.in_flight >= 3, what="several scenes being written", proc=proc)
@@ -61,11 +68,15 @@ def test_kill_during_a_critique_watched_in_parts(home):
         if "This is part 3 of" in longform.user_text(body):
             reply.delay = 30
         return reply
+
     with FakeOpenAI(slow_later_parts) as server:
         env = llm_env(server, CHIEF_LLM_MAX_IMAGES="2")  # 12 shots, 2 a request: 6 parts per critic
         proc = popen_chief(home, "critique", pid, "--json", **env)
-        wait_for(lambda: sum("This is part 3 of 6" in longform.user_text(b) for b in list(server.requests)) >= 2,
-                 what="both critics in their third part", proc=proc)
+        wait_for(
+            lambda: sum("This is part 3 of 6" in longform.user_text(b) for b in list(server.requests)) >= 2,
+            what="both critics in their third part",
+            proc=proc,
+        )
         kill9(proc)
         assert count(home, "critiques") == 0 and count(home, "agent_calls") == 0
         assert_sound(home, pid)

@@ -38,7 +38,7 @@ def test_full_loop_offline(studio):
     r2 = studio.render(pid)
     shots = v1.storyboard.shots()
     k = [s.shot_id for s in shots].index(storm.shot_id)
-    chained = 1 + next((j for j, s in enumerate(shots[k + 1:]) if not s.continuity), len(shots) - k - 1)
+    chained = 1 + next((j for j, s in enumerate(shots[k + 1 :]) if not s.continuity), len(shots) - k - 1)
     assert r2.rendered == chained  # the edited shot and the continuity shots that follow it
     assert r2.reused == len(shots) - chained
 
@@ -80,8 +80,9 @@ def test_critique_needs_a_film(studio):  # said in words that fit the web app as
 
 def test_refine_needs_notes_or_critiques(studio):
     pid = studio.create_from_storyboard(tiny_board(2)).project_id
-    with pytest.raises(StudioError,
-                       match=r"^v1 has no notes and no critiques: add a note or screen it first \(critique\)$"):
+    with pytest.raises(
+        StudioError, match=r"^v1 has no notes and no critiques: add a note or screen it first \(critique\)$"
+    ):
         studio.refine(pid)
 
 
@@ -116,6 +117,7 @@ def test_failed_critique_saves_nothing(studio, monkeypatch):
         if len(calls) == 3:
             raise StudioError("critic exploded")
         return real(persona, film)
+
     monkeypatch.setattr(critic, "critique", flaky)
     with pytest.raises(StudioError, match="critic exploded"):
         studio.critique(pid)

@@ -8,7 +8,7 @@ import threading
 import pytest
 from click.testing import CliRunner
 
-from generation.base import CancelToken, Cancelled
+from generation.base import Cancelled, CancelToken
 from storage.files import load_storyboard
 from tests.ui.conftest import TINY_BOARD
 
@@ -58,6 +58,7 @@ def test_stop_during_assembly_keeps_clips_and_records_no_film(studio, project):
     def on(e):
         if e["stage"] == "assemble":
             token.cancel()
+
     with pytest.raises(Cancelled):
         studio.render(project, progress=on, cancel=token)
     assert studio.render_info(project) is None
@@ -71,8 +72,9 @@ def test_a_cancelled_ffmpeg_is_killed(tmp_path):
     token = CancelToken()
     threading.Timer(0.5, token.cancel).start()
     with pytest.raises(Cancelled):  # without the kill this reads a real-time source for ten minutes
-        run_ffmpeg(["-re", "-f", "lavfi", "-i", "testsrc=size=64x64:rate=8:duration=600", "-f", "null", "-"],
-                   cancel=token)
+        run_ffmpeg(
+            ["-re", "-f", "lavfi", "-i", "testsrc=size=64x64:rate=8:duration=600", "-f", "null", "-"], cancel=token
+        )
 
 
 def test_jobs_run_once_per_project_and_stop_is_an_outcome():
@@ -82,11 +84,21 @@ def test_jobs_run_once_per_project_and_stop_is_an_outcome():
     gate = threading.Event()
 
     def long(progress, cancel):
-        progress({"stage": "render", "shots": 2, "shot_index": 0, "shot_id": "s1", "step": 1, "steps": 4,
-                  "status": "rendering"})
+        progress(
+            {
+                "stage": "render",
+                "shots": 2,
+                "shot_index": 0,
+                "shot_id": "s1",
+                "step": 1,
+                "steps": 4,
+                "status": "rendering",
+            }
+        )
         gate.wait(30)
         cancel.raise_if_cancelled()
         return "film"
+
     job, started = jobs.start("render", "p1", long, label="render v1")
     again, started2 = jobs.start("render", "p1", long, label="render v1")
     assert started and not started2 and again is job
@@ -117,7 +129,8 @@ def test_notes_are_edited_and_deleted_on_their_version_only(studio, project):
         studio.delete_note(project, n.id, v2.number)  # an earlier version's note stays as it was
     earlier = studio.earlier_notes(project, v2.number)
     assert [(e.note.text, e.version, e.addressed, e.how) for e in earlier] == [
-        ("Make the storm terrifying", 1, False, "shot s3 changed since")]  # changed, not claimed as addressed
+        ("Make the storm terrifying", 1, False, "shot s3 changed since")
+    ]  # changed, not claimed as addressed
     from app.ui.screening import earlier_html
 
     shown = earlier_html(earlier)
@@ -176,9 +189,11 @@ def test_quiet_libraries_imports_none_of_them_and_still_quiets_them(tmp_path):
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
-    code = ("import sys; from app.progress import quiet_libraries; quiet_libraries(); "
-            "print(sorted(m for m in ('torch', 'diffusers', 'transformers') if m in sys.modules)); "
-            "from transformers.utils import logging; print(logging.is_progress_bar_enabled())")
+    code = (
+        "import sys; from app.progress import quiet_libraries; quiet_libraries(); "
+        "print(sorted(m for m in ('torch', 'diffusers', 'transformers') if m in sys.modules)); "
+        "from transformers.utils import logging; print(logging.is_progress_bar_enabled())"
+    )
     env = {k: v for k, v in os.environ.items() if k != "HF_HUB_DISABLE_PROGRESS_BARS"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=root, check=True)
     assert out.stdout.split("\n")[:2] == ["[]", "False"], out.stdout + out.stderr

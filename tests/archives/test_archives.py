@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from storage import archives
-from storage import repository as repo_module
-from storage.archives import ArchiveError
 from app.config import load_config
 from app.studio import Studio
+from storage import archives
 from storage import db as tables
+from storage import repository as repo_module
+from storage.archives import ArchiveError
 from tests.conftest import tiny_board
 
 FAKE_KEY = "sk-test-FAKEKEY-0123456789abcdef"
@@ -56,15 +56,27 @@ def canonical(project_json: bytes) -> str:
     """project.json with ids replaced by their order of first appearance (ids differ after an import)."""
     seen: dict[str, str] = {}
     text = project_json.decode()
-    return re.sub(r"\b(p|v|c|cb|n|pr|r)_[0-9a-f]{8}\b", lambda m: seen.setdefault(m.group(0), f"<{m.group(1)}{len(seen)}>"),
-                  text)
+    return re.sub(
+        r"\b(p|v|c|cb|n|pr|r)_[0-9a-f]{8}\b", lambda m: seen.setdefault(m.group(0), f"<{m.group(1)}{len(seen)}>"), text
+    )
 
 
 def counts(st: Studio) -> dict:
     with st.db.reader() as s:
-        rows = {t.__tablename__: s.scalar(select(func.count()).select_from(t))
-                for t in (tables.ProjectRow, tables.VersionRow, tables.RenderRow, tables.CritiqueRow, tables.NoteRow,
-                          tables.ProposalRow, tables.ClipRow, tables.MediaRow, tables.AgentCallRow)}
+        rows = {
+            t.__tablename__: s.scalar(select(func.count()).select_from(t))
+            for t in (
+                tables.ProjectRow,
+                tables.VersionRow,
+                tables.RenderRow,
+                tables.CritiqueRow,
+                tables.NoteRow,
+                tables.ProposalRow,
+                tables.ClipRow,
+                tables.MediaRow,
+                tables.AgentCallRow,
+            )
+        }
     files = sorted(p.relative_to(st.media.root).as_posix() for p in st.media.root.rglob("*") if p.is_file())
     scratch = st.media.root.parent / "scratch"
     left = [p for p in scratch.rglob("*")] if scratch.exists() else []
@@ -72,6 +84,7 @@ def counts(st: Studio) -> dict:
 
 
 # ------------------------------------------------------------------------------------ round trip
+
 
 def test_round_trip_same_project_same_media_and_no_rerender(source, tmp_path):
     st, pid, out = source
@@ -147,21 +160,34 @@ def test_no_key_no_local_path_no_user_name_in_the_archive(source, tmp_path):
     st2 = new_studio(tmp_path / "other")
     v = st2.import_project(out)
     cut = st2.media_paths(st2.render_info(v.project_id, 1))["otio"]
-    assert all((cut.parent / u).resolve().is_file() for u in
-               re.findall(r'"target_url": "([^"]+)"', cut.read_text()))
+    assert all((cut.parent / u).resolve().is_file() for u in re.findall(r'"target_url": "([^"]+)"', cut.read_text()))
 
 
 # ------------------------------------------------------------------------------------ refusals
 
-def craft(path: Path, files: dict[str, bytes], *, manifest: dict | None = None, listed: dict | None = None,
-          infos: dict[str, zipfile.ZipInfo] | None = None, order: list[tuple[str, bytes]] | None = None) -> Path:
+
+def craft(
+    path: Path,
+    files: dict[str, bytes],
+    *,
+    manifest: dict | None = None,
+    listed: dict | None = None,
+    infos: dict[str, zipfile.ZipInfo] | None = None,
+    order: list[tuple[str, bytes]] | None = None,
+) -> Path:
     """A zip with these members and a manifest listing them (override parts to make it wrong)."""
     entries = {n: {"sha256": hashlib.sha256(b).hexdigest(), "size": len(b)} for n, b in files.items()}
     entries = listed if listed is not None else entries
-    man = {"format": "chief-archive", "format_version": 1, "app_version": "0", "created_at": "2025-01-01T00:00:00",
-           "members": entries, **(manifest or {})}
+    man = {
+        "format": "chief-archive",
+        "format_version": 1,
+        "app_version": "0",
+        "created_at": "2025-01-01T00:00:00",
+        "members": entries,
+        **(manifest or {}),
+    }
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name, blob in (order or list(files.items())):
+        for name, blob in order or list(files.items()):
             zf.writestr((infos or {}).get(name, name), blob)
         zf.writestr("manifest.json", json.dumps(man))
     return path
@@ -192,32 +218,74 @@ REFUSALS = {
     "traversal": (lambda f, p: craft(p, _with(f, **{"media/../../evil.txt": b"x"})), r"climbs out"),
     "absolute": (lambda f, p: craft(p, _with(f, **{"/etc/evil": b"x"})), r"absolute path"),
     "drive letter": (lambda f, p: craft(p, _with(f, **{"C:/evil.txt": b"x"})), r"absolute path"),
-    "symlink": (lambda f, p: craft(p, _with(f, **{"media/link": b"/etc/passwd"}),
-                                   infos={"media/link": symlink_info("media/link")}), r"symlink"),
+    "symlink": (
+        lambda f, p: craft(
+            p, _with(f, **{"media/link": b"/etc/passwd"}), infos={"media/link": symlink_info("media/link")}
+        ),
+        r"symlink",
+    ),
     "directory": (lambda f, p: craft(p, _with(f, **{"media/dir/": b""})), r"not a regular file"),
-    "duplicate": (lambda f, p: craft(p, f, order=list(f.items()) + [("project.json", f["project.json"])]),
-                  r"appears twice"),
+    "duplicate": (
+        lambda f, p: craft(p, f, order=list(f.items()) + [("project.json", f["project.json"])]),
+        r"appears twice",
+    ),
     "zip bomb": (lambda f, p: craft(p, _with(f, **{"media/zeros.bin": bytes(4 << 20)})), r"zip bomb"),
-    "not in manifest": (lambda f, p: craft(p, f, listed={n: {"sha256": hashlib.sha256(b).hexdigest(), "size": len(b)}
-                                                         for n, b in list(f.items())[1:]}), r"not in the manifest"),
-    "missing member": (lambda f, p: craft(p, {n: b for n, b in f.items() if n != "project.json"},
-                                          listed={n: {"sha256": hashlib.sha256(b).hexdigest(), "size": len(b)}
-                                                  for n, b in f.items()}), r"listed in the manifest but missing"),
-    "checksum": (lambda f, p: craft(p, f, listed={n: {"sha256": "0" * 64 if n == "project.json" else
-                                                      hashlib.sha256(b).hexdigest(), "size": len(b)}
-                                                  for n, b in f.items()}), r"checksum mismatch"),
-    "size": (lambda f, p: craft(p, f, listed={n: {"sha256": hashlib.sha256(b).hexdigest(),
-                                                  "size": len(b) + (n == "project.json")} for n, b in f.items()}),
-             r"size .* does not match"),
-    "media under a wrong hash": (lambda f, p: craft(p, _with({n: b for n, b in f.items() if not n.endswith(".srt")},
-                                                             **{next(n for n in f if n.endswith(".srt")): b"tampered"})),
-                                 r"not named by its content hash"),
+    "not in manifest": (
+        lambda f, p: craft(
+            p, f, listed={n: {"sha256": hashlib.sha256(b).hexdigest(), "size": len(b)} for n, b in list(f.items())[1:]}
+        ),
+        r"not in the manifest",
+    ),
+    "missing member": (
+        lambda f, p: craft(
+            p,
+            {n: b for n, b in f.items() if n != "project.json"},
+            listed={n: {"sha256": hashlib.sha256(b).hexdigest(), "size": len(b)} for n, b in f.items()},
+        ),
+        r"listed in the manifest but missing",
+    ),
+    "checksum": (
+        lambda f, p: craft(
+            p,
+            f,
+            listed={
+                n: {"sha256": "0" * 64 if n == "project.json" else hashlib.sha256(b).hexdigest(), "size": len(b)}
+                for n, b in f.items()
+            },
+        ),
+        r"checksum mismatch",
+    ),
+    "size": (
+        lambda f, p: craft(
+            p,
+            f,
+            listed={
+                n: {"sha256": hashlib.sha256(b).hexdigest(), "size": len(b) + (n == "project.json")}
+                for n, b in f.items()
+            },
+        ),
+        r"size .* does not match",
+    ),
+    "media under a wrong hash": (
+        lambda f, p: craft(
+            p,
+            _with(
+                {n: b for n, b in f.items() if not n.endswith(".srt")},
+                **{next(n for n in f if n.endswith(".srt")): b"tampered"},
+            ),
+        ),
+        r"not named by its content hash",
+    ),
     "future format": (lambda f, p: craft(p, f, manifest={"format_version": 99}), r"newer CHIEF"),
-    "invalid project.json": (lambda f, p: craft(p, _project(f, lambda d: d["versions"][0]["version"]["storyboard"].update(
-        scenes=[]))), r"invalid project.json: versions.0.version.storyboard.scenes"),
+    "invalid project.json": (
+        lambda f, p: craft(p, _project(f, lambda d: d["versions"][0]["version"]["storyboard"].update(scenes=[]))),
+        r"invalid project.json: versions.0.version.storyboard.scenes",
+    ),
     "project.json not JSON": (lambda f, p: craft(p, _with(f, **{"project.json": b"{not json"})), r"not valid JSON"),
-    "dangling reference": (lambda f, p: craft(p, _project(f, lambda d: d["versions"][1]["version"].update(parent_number=7))),
-                           r"parent v7"),
+    "dangling reference": (
+        lambda f, p: craft(p, _project(f, lambda d: d["versions"][1]["version"].update(parent_number=7))),
+        r"parent v7",
+    ),
     "non-zip": (lambda f, p: (p.write_text("hello, not a zip"), p)[1], r"not a zip archive"),
 }
 
@@ -263,6 +331,7 @@ def test_failed_database_write_leaves_no_rows(source, tmp_path, monkeypatch):
 
     def broken(**kw):
         raise RuntimeError("disk full")
+
     monkeypatch.setattr(repo_module, "RenderRow", broken)
     with pytest.raises(RuntimeError):
         st2.import_project(out)
@@ -279,6 +348,7 @@ def test_crafted_valid_archive_is_accepted(source, tmp_path):
 
 # ------------------------------------------------------------------------------------ CLI
 
+
 def test_cli_export_import(source, tmp_path):
     from click.testing import CliRunner
 
@@ -287,12 +357,14 @@ def test_cli_export_import(source, tmp_path):
     st, pid, out = source
     runner = CliRunner()
     home = str(st.config.home)
-    res = runner.invoke(main, ["--home", home, "export", pid, "-o", str(tmp_path / "c.chief.zip"), "--versions", "1",
-                               "--json"])
+    res = runner.invoke(
+        main, ["--home", home, "export", pid, "-o", str(tmp_path / "c.chief.zip"), "--versions", "1", "--json"]
+    )
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["archive"].endswith("c.chief.zip")
-    res = runner.invoke(main, ["--home", str(tmp_path / "h2"), "import", str(tmp_path / "c.chief.zip"), "--as", "Moved",
-                               "--json"])
+    res = runner.invoke(
+        main, ["--home", str(tmp_path / "h2"), "import", str(tmp_path / "c.chief.zip"), "--as", "Moved", "--json"]
+    )
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["title"] == "Moved"
     (tmp_path / "junk.chief.zip").write_bytes(b"junk")

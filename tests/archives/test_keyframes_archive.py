@@ -5,6 +5,7 @@ carried is refused."""
 from __future__ import annotations
 
 import json
+
 import numpy as np
 import pytest
 from PIL import Image
@@ -41,8 +42,9 @@ def test_references_keyframes_and_takes_survive_export_and_import(source, tmp_pa
     board, old_board = v.storyboard, st.version(pid).storyboard
     assert board == old_board  # the same stills, by hash
     assert board.images() and all(st2.image_path(sha).is_file() for sha in board.images())
-    assert [[(k.source, k.seed, k.sha256) for k in c.candidates] for c in st2.shot_keyframes(new)] == \
-        [[(k.source, k.seed, k.sha256) for k in c.candidates] for c in st.shot_keyframes(pid)]
+    assert [[(k.source, k.seed, k.sha256) for k in c.candidates] for c in st2.shot_keyframes(new)] == [
+        [(k.source, k.seed, k.sha256) for k in c.candidates] for c in st.shot_keyframes(pid)
+    ]
     screening = st2.critiques(new, 4)  # v4 (after the re-roll) was screened as keyframes
     assert screening and {c.screening for c in screening} == {"keyframes"} and screening[0].render_id is None
     takes, old = st2.shot_takes(new, "s3"), st.shot_takes(pid, "s3")
@@ -76,8 +78,9 @@ def test_a_format_2_archive_still_imports(tmp_path):
             for shot in scene["shots"]:
                 del shot["keyframe"]
     files["project.json"] = json.dumps(data).encode()
-    v = new_studio(tmp_path / "dst").import_project(craft(tmp_path / "f2.chief.zip", files,
-                                                          manifest={"format_version": 2}))
+    v = new_studio(tmp_path / "dst").import_project(
+        craft(tmp_path / "f2.chief.zip", files, manifest={"format_version": 2})
+    )
     assert v.storyboard.shots()[0].keyframe is None and v.storyboard.characters[0].references == []
 
 

@@ -35,12 +35,23 @@ def write_stories(path: Path, stories: list) -> Path:
 
 # ------------------------------------------------------------------------------- stories and policy
 
+
 def test_stories_from_yaml_jsonl_and_a_folder(tmp_path):
     d = Defaults(minutes=2, iterations=3, policy="all", panel=("film_critic",))
-    ys = load_stories(write_stories(tmp_path / "s.yaml", ["just an idea", {"idea": "x", "title": "T", "minutes": 0.5,
-                                                                          "panel": "genre_fan, teen_scroller"}]), d)
-    assert (ys[0].idea, ys[0].minutes, ys[0].iterations, ys[0].policy, ys[0].panel) == ("just an idea", 2, 3, "all",
-                                                                                        ("film_critic",))
+    ys = load_stories(
+        write_stories(
+            tmp_path / "s.yaml",
+            ["just an idea", {"idea": "x", "title": "T", "minutes": 0.5, "panel": "genre_fan, teen_scroller"}],
+        ),
+        d,
+    )
+    assert (ys[0].idea, ys[0].minutes, ys[0].iterations, ys[0].policy, ys[0].panel) == (
+        "just an idea",
+        2,
+        3,
+        "all",
+        ("film_critic",),
+    )
     assert (ys[1].title, ys[1].minutes, ys[1].panel) == ("T", 0.5, ("genre_fan", "teen_scroller"))
     (tmp_path / "s.jsonl").write_text('{"idea": "a", "policy": "none"}\n\n"b"\n')
     js = load_stories(tmp_path / "s.jsonl", d)
@@ -56,12 +67,15 @@ def test_stories_from_yaml_jsonl_and_a_folder(tmp_path):
     assert load_stories(tmp_path / "s.jsonl", d)[0].key == js[0].key  # same spec, same key: resumable
 
 
-@pytest.mark.parametrize("content, reason", [
-    ([{"idea": "x", "colour": "red"}], r"story 1: colour: Extra inputs"),
-    ([{"idea": "x", "policy": "some"}], r"story 1: policy"),
-    ([{"title": "no idea"}], r"story 1: idea: Field required"),
-    ({"not": "a list"}, r"expected a list"),
-])
+@pytest.mark.parametrize(
+    "content, reason",
+    [
+        ([{"idea": "x", "colour": "red"}], r"story 1: colour: Extra inputs"),
+        ([{"idea": "x", "policy": "some"}], r"story 1: policy"),
+        ([{"title": "no idea"}], r"story 1: idea: Field required"),
+        ({"not": "a list"}, r"expected a list"),
+    ],
+)
 def test_bad_stories_file_named_in_one_line(tmp_path, content, reason):
     with pytest.raises(BatchError, match=reason):
         load_stories(write_stories(tmp_path / "s.yaml", content))
@@ -70,6 +84,7 @@ def test_bad_stories_file_named_in_one_line(tmp_path, content, reason):
 def test_accept_policies():
     def e(*sources):
         return SetShot(shot_id="s1", field="prompt", new="x", rationale="r", sources=list(sources))
+
     p = Proposal(edits=[e("film_critic"), e("film_critic", "genre_fan"), e("n_1234abcd"), e()])
     assert accepted_edits(p, "all") == [1, 2, 3, 4]
     assert accepted_edits(p, "consensus") == [2, 3]
@@ -78,19 +93,37 @@ def test_accept_policies():
 
 # ------------------------------------------------------------------------------- a real batch
 
+
 @pytest.mark.slow
 def test_batch_with_a_failing_story_continues_and_reports(tmp_path):
     from app.cli import main
 
-    stories = write_stories(tmp_path / "stories.yaml", [
-        {"idea": "A lighthouse keeper befriends a lost whale during the autumn storms", **SMALL},
-        {"idea": "A robot learns to paint sunsets on Mars", "title": "Red Sunsets", "policy": "all", **SMALL},
-        {"idea": "A story whose panel does not exist", "panel": ["nobody"], **SMALL},
-    ])
+    stories = write_stories(
+        tmp_path / "stories.yaml",
+        [
+            {"idea": "A lighthouse keeper befriends a lost whale during the autumn storms", **SMALL},
+            {"idea": "A robot learns to paint sunsets on Mars", "title": "Red Sunsets", "policy": "all", **SMALL},
+            {"idea": "A story whose panel does not exist", "panel": ["nobody"], **SMALL},
+        ],
+    )
     out = tmp_path / "out"
-    res = CliRunner().invoke(main, ["--home", str(tmp_path / "home"), "batch", str(stories), "-o", str(out),
-                                    "--panel", PANEL, "--iterations", "1", "--json"],
-                             env={"CHIEF_NARRATION": "0", "CHIEF_AGENTS": "offline"})
+    res = CliRunner().invoke(
+        main,
+        [
+            "--home",
+            str(tmp_path / "home"),
+            "batch",
+            str(stories),
+            "-o",
+            str(out),
+            "--panel",
+            PANEL,
+            "--iterations",
+            "1",
+            "--json",
+        ],
+        env={"CHIEF_NARRATION": "0", "CHIEF_AGENTS": "offline"},
+    )
     assert res.exit_code == 1, res.output
     events = [json.loads(line) for line in res.stdout.splitlines()]  # stdout is JSON events only
     assert events[0]["event"] == "batch_start" and events[-1]["event"] == "batch_done"
@@ -115,6 +148,7 @@ def test_batch_with_a_failing_story_continues_and_reports(tmp_path):
 
 # ------------------------------------------------------------------------------- resume after kill -9
 
+
 def _db_counts(home: Path) -> dict:
     st = Studio(load_config({"home": home}, environ={}))
     try:
@@ -123,8 +157,11 @@ def _db_counts(home: Path) -> dict:
             per_version = {}
             for v in s.scalars(select(tables.VersionRow)):
                 n = lambda t: s.scalar(select(func.count()).select_from(t).where(t.version_id == v.id))  # noqa: E731
-                batches = s.scalar(select(func.count(func.distinct(tables.CritiqueRow.batch)))
-                                   .where(tables.CritiqueRow.version_id == v.id))
+                batches = s.scalar(
+                    select(func.count(func.distinct(tables.CritiqueRow.batch))).where(
+                        tables.CritiqueRow.version_id == v.id
+                    )
+                )
                 per_version[(v.project_id, v.number)] = (n(tables.RenderRow), batches, n(tables.ProposalRow))
         return {"projects": projects, "per_version": per_version}
     finally:
@@ -133,14 +170,27 @@ def _db_counts(home: Path) -> dict:
 
 @pytest.mark.slow
 def test_resume_after_kill_9_loses_nothing_and_repeats_nothing(tmp_path):
-    stories = write_stories(tmp_path / "stories.yaml", [
-        {"idea": "A lighthouse keeper befriends a lost whale during the autumn storms", **SMALL},
-        {"idea": "A robot learns to paint sunsets on Mars", "policy": "all", **SMALL},
-    ])
+    stories = write_stories(
+        tmp_path / "stories.yaml",
+        [
+            {"idea": "A lighthouse keeper befriends a lost whale during the autumn storms", **SMALL},
+            {"idea": "A robot learns to paint sunsets on Mars", "policy": "all", **SMALL},
+        ],
+    )
     out, home = tmp_path / "out", tmp_path / "home"
     env = {**os.environ, "CHIEF_HOME": str(home), "CHIEF_NARRATION": "0", "CHIEF_AGENTS": "offline"}
-    cmd = [str(Path(sys.executable).with_name("chief")), "batch", str(stories), "-o", str(out), "--panel", PANEL,
-           "--iterations", "1", "--json"]
+    cmd = [
+        str(Path(sys.executable).with_name("chief")),
+        "batch",
+        str(stories),
+        "-o",
+        str(out),
+        "--panel",
+        PANEL,
+        "--iterations",
+        "1",
+        "--json",
+    ]
     state = out / "batch-state.json"
     first = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
@@ -166,8 +216,12 @@ def test_resume_after_kill_9_loses_nothing_and_repeats_nothing(tmp_path):
     skipped = {(e["story"], e["stage"]) for e in events if e["event"] == "stage_skipped"}
     started = {(e["story"], e["stage"]) for e in events if e["event"] == "stage_start"}
     assert finished_before <= skipped and not (finished_before & started)
-    ran = Counter((e["story"], e["stage"]) for run in (stdout1.decode(), second.stdout.decode())
-                  for e in map(json.loads, filter(None, run.splitlines())) if e["event"] == "stage_done")
+    ran = Counter(
+        (e["story"], e["stage"])
+        for run in (stdout1.decode(), second.stdout.decode())
+        for e in map(json.loads, filter(None, run.splitlines()))
+        if e["event"] == "stage_done"
+    )
     assert ran and max(ran.values()) == 1
 
     after = json.loads(state.read_text())

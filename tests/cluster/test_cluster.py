@@ -52,6 +52,7 @@ def pool(ray_cluster, tmp_path):
         rb = RayBackend(partial(ScriptedAnimatic, str(tmp_path), hold), num_workers=2, worker_cpus=0.5, **kw)
         made.append(rb)
         return rb
+
     yield build
     for rb in made:
         rb.close()
@@ -97,12 +98,15 @@ def test_agent_calls_on_ray_match_one_process(ray_cluster, reference, tmp_path):
     ref_st.critique(ref_pid)
     want = [(c.persona_id, c.critique.model_dump()) for c in ref_st.critiques(ref_pid)]
     assert got == want
-    ids = {st.add_note(pid, "make shot s3 brighter", shot_id="s3").id: "note",
-           ref_st.add_note(ref_pid, "make shot s3 brighter", shot_id="s3").id: "note"}
+    ids = {
+        st.add_note(pid, "make shot s3 brighter", shot_id="s3").id: "note",
+        ref_st.add_note(ref_pid, "make shot s3 brighter", shot_id="s3").id: "note",
+    }
 
     def proposal(studio, p):  # the cited note ids differ between the two databases
         edits = studio.refine(p).proposal.edits
         return [e.model_copy(update={"sources": [ids.get(x, x) for x in e.sources]}) for e in edits]
+
     assert proposal(st, pid) == proposal(ref_st, ref_pid) != []
     planned = st.create_project("a lighthouse keeper befriends a whale", minutes=0.5)
     assert planned.storyboard == ref_st.create_project("a lighthouse keeper befriends a whale", minutes=0.5).storyboard
@@ -152,10 +156,15 @@ def test_cancel_stops_the_worker(pool, tmp_path):
 
     def go():
         try:
-            rb.render(ShotRequest("a", "storm", duration=1.0, width=64, height=48, fps=8), tmp_path / "a.mp4",
-                      lambda d, t: steps.append((d, t)), token)
+            rb.render(
+                ShotRequest("a", "storm", duration=1.0, width=64, height=48, fps=8),
+                tmp_path / "a.mp4",
+                lambda d, t: steps.append((d, t)),
+                token,
+            )
         except Cancelled as e:
             err["e"] = e
+
     t = threading.Thread(target=go)
     t.start()
     wait_for(tmp_path / "held.pid")
@@ -175,15 +184,38 @@ def test_chief_batch_with_ray_renders_on_the_cluster_and_matches_one_process(tmp
     import yaml
 
     stories = tmp_path / "stories.yaml"
-    stories.write_text(yaml.safe_dump([{"idea": "A lighthouse keeper befriends a lost whale", "minutes": 0.25,
-                                         "width": 128, "height": 72, "fps": 4}]))
+    stories.write_text(
+        yaml.safe_dump(
+            [
+                {
+                    "idea": "A lighthouse keeper befriends a lost whale",
+                    "minutes": 0.25,
+                    "width": 128,
+                    "height": 72,
+                    "fps": 4,
+                }
+            ]
+        )
+    )
     env = {**os.environ, "CHIEF_NARRATION": "0", "CHIEF_AGENTS": "offline"}
     chief = str(Path(sys.executable).with_name("chief"))
     reports = {}
     for name, extra in (("single", []), ("ray", ["--ray"])):
         out = tmp_path / name
-        cmd = [chief, "--home", str(tmp_path / f"home-{name}"), "batch", str(stories), "-o", str(out), "--panel",
-               "film_critic,teen_scroller", "--iterations", "0", *extra]
+        cmd = [
+            chief,
+            "--home",
+            str(tmp_path / f"home-{name}"),
+            "batch",
+            str(stories),
+            "-o",
+            str(out),
+            "--panel",
+            "film_critic,teen_scroller",
+            "--iterations",
+            "0",
+            *extra,
+        ]
         res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
         assert res.returncode == 0, res.stderr[-2000:]
         reports[name] = (res.stdout, json.loads((out / "report.json").read_text()))
@@ -218,9 +250,16 @@ def test_llm_critic_on_a_worker_gets_the_key_in_memory_only(ray_cluster, tmp_pat
     persona = builtin_personas()["teen_scroller"]
     secret = "sk-test-SECRET-on-ray-42"
     with FakeOpenAI(responder=lambda body: Reply(body=ok(answer()).body)) as server:
-        cfg = load_config({"home": tmp_path, "llm_base_url": server.base_url, "agents": "llm",
-                           "critic_model": "vision-model", "llm_max_retries": 0},
-                          environ={"CHIEF_LLM_API_KEY": secret})
+        cfg = load_config(
+            {
+                "home": tmp_path,
+                "llm_base_url": server.base_url,
+                "agents": "llm",
+                "critic_model": "vision-model",
+                "llm_max_retries": 0,
+            },
+            environ={"CHIEF_LLM_API_KEY": secret},
+        )
         connect()
         agents = RayAgents(cfg)  # one machine: the key may travel, in memory
         assert isinstance(agents.critic, RemoteCritic) and "calls on Ray" in agents.label
@@ -239,7 +278,9 @@ def test_across_machines_without_tls_llm_calls_stay_in_the_coordinator(ray_clust
     from agents.critic import LLMCritic
 
     monkeypatch.setattr(app.cluster, "keys_may_travel", lambda: False)
-    cfg = load_config({"home": tmp_path, "llm_base_url": "http://127.0.0.1:9/v1", "agents": "llm"},
-                      environ={"CHIEF_LLM_API_KEY": "sk-test-x"})
+    cfg = load_config(
+        {"home": tmp_path, "llm_base_url": "http://127.0.0.1:9/v1", "agents": "llm"},
+        environ={"CHIEF_LLM_API_KEY": "sk-test-x"},
+    )
     agents = app.cluster.RayAgents(cfg)
     assert isinstance(agents.critic, LLMCritic) and "calls in the coordinator" in agents.label

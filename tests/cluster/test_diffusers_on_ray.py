@@ -6,8 +6,8 @@ import pytest
 
 from app.config import load_config
 from app.studio import Studio
-from tests.conftest import tiny_board
 from generation.tiny import build_ltx
+from tests.conftest import tiny_board
 
 pytestmark = pytest.mark.slow
 

@@ -24,10 +24,13 @@ os.environ.update(OFFLINE_ENV)
 
 def board(n: int = 3, seconds: float = 1.0, title: str = "fault") -> Storyboard:
     """n one-second shots at 128x72, 8 fps: each renders in a fraction of a second."""
-    shots = [Shot(shot_id=f"s{i}", prompt=f"shot {i}: a lighthouse at dawn, wave {i}", duration=seconds, seed=i)
-             for i in range(n)]
-    return Storyboard(title=title, logline="a test film", scenes=[Scene(scene_id="a", shots=shots)],
-                      width=128, height=72, fps=8)
+    shots = [
+        Shot(shot_id=f"s{i}", prompt=f"shot {i}: a lighthouse at dawn, wave {i}", duration=seconds, seed=i)
+        for i in range(n)
+    ]
+    return Storyboard(
+        title=title, logline="a test film", scenes=[Scene(scene_id="a", shots=shots)], width=128, height=72, fps=8
+    )
 
 
 def make_studio(home: Path, backend=None, agents=None, **over) -> Studio:
@@ -55,19 +58,32 @@ def chief_cmd(*args: str) -> list[str]:
 
 def chief(home: Path, *args: str, timeout: float = 120, **env: str) -> subprocess.CompletedProcess:
     """Run `chief ARGS` in a fresh process against `home`."""
-    return subprocess.run(chief_cmd(*args), cwd=ROOT, env=chief_env(home, **env), capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        chief_cmd(*args), cwd=ROOT, env=chief_env(home, **env), capture_output=True, text=True, timeout=timeout
+    )
 
 
 def popen_chief(home: Path, *args: str, **env: str) -> subprocess.Popen:
-    return subprocess.Popen(chief_cmd(*args), cwd=ROOT, env=chief_env(home, **env), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        chief_cmd(*args),
+        cwd=ROOT,
+        env=chief_env(home, **env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def popen_python(home: Path, code: str) -> subprocess.Popen:
     """A Python process (line-buffered stdout) running `code` against `home`."""
-    return subprocess.Popen([sys.executable, "-u", "-c", code], cwd=ROOT, env=chief_env(home),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-u", "-c", code],
+        cwd=ROOT,
+        env=chief_env(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def wait_for(predicate, timeout: float = 60, what: str = "condition", proc: subprocess.Popen | None = None) -> None:
@@ -131,7 +147,7 @@ def assert_sound(home: Path, pid: str) -> list[tuple]:
     for _, _, parent, sb in rows:
         assert parent is None or parent in ids
         Storyboard.model_validate_json(sb)
-    (current,), = query(home, "SELECT current_version_id FROM projects WHERE id=?", pid)
+    ((current,),) = query(home, "SELECT current_version_id FROM projects WHERE id=?", pid)
     assert current in ids
     for sha, ext in query(home, "SELECT sha256, ext FROM media"):
         path = home / "media" / sha[:2] / f"{sha}.{ext}"

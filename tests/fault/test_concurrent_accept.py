@@ -32,8 +32,9 @@ def test_concurrent_accepts_all_survive(home):
     assert len(edits) >= 3
 
     start = time.time() + 4.0  # every process is up and connected by then, then all accept at once
-    procs = [popen_python(home, ACCEPT.format(home=str(home), pid=pid, prop=prop.id, start=start, edit=k))
-             for k in (1, 2, 3)]
+    procs = [
+        popen_python(home, ACCEPT.format(home=str(home), pid=pid, prop=prop.id, start=start, edit=k)) for k in (1, 2, 3)
+    ]
     results = []
     for p in procs:
         out, err = p.communicate(timeout=120)

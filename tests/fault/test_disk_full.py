@@ -17,8 +17,17 @@ import generation.assembly
 import storage.media
 from app.studio import RenderFailed, StudioError
 from generation.video_io import write_video
-from tests.fault.conftest import (assert_sound, board, chief, count, make_studio, media_files, partial_files, query,
-                                  snapshot)
+from tests.fault.conftest import (
+    assert_sound,
+    board,
+    chief,
+    count,
+    make_studio,
+    media_files,
+    partial_files,
+    query,
+    snapshot,
+)
 
 ENOSPC = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
@@ -26,8 +35,9 @@ ENOSPC = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 def edited(n: int = 3, shot: int = 1):
     """The test storyboard with one shot's prompt changed (so only that shot needs a new clip)."""
     b = board(n)
-    shots = [s.model_copy(update={"prompt": s.prompt + ", now raining"}) if i == shot else s
-             for i, s in enumerate(b.shots())]
+    shots = [
+        s.model_copy(update={"prompt": s.prompt + ", now raining"}) if i == shot else s for i, s in enumerate(b.shots())
+    ]
     return b.model_copy(update={"scenes": [b.scenes[0].model_copy(update={"shots": shots})]})
 
 
@@ -51,6 +61,7 @@ def test_clip_writer_fails_mid_write(home, project, monkeypatch):
                 if k == 2:
                     raise ENOSPC
                 yield f
+
         return write_video(gen(), path, fps)
 
     monkeypatch.setattr(generation.animatic, "write_video", full_after_two)
@@ -109,8 +120,10 @@ def small_fs(tmp_path):
     mnt = Path(tempfile.mkdtemp(dir=tmp_path))
     res = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mnt)], capture_output=True, text=True)
     if res.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here ({res.stderr.strip() or 'mount failed'}); "
-                    "the patched-writer tests cover disk full")
+        pytest.skip(
+            f"cannot mount a small tmpfs here ({res.stderr.strip() or 'mount failed'}); "
+            "the patched-writer tests cover disk full"
+        )
     yield mnt
     if subprocess.run(["umount", str(mnt)], capture_output=True).returncode != 0:
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
@@ -132,9 +145,23 @@ def test_real_full_filesystem(small_fs):
     studio = make_studio(home)
     pid = studio.create_from_storyboard(board(3)).project_id
     studio.render(pid)
-    studio.save_storyboard(pid, edited(6, 4).model_copy(update={"scenes": [
-        edited(6, 4).scenes[0].model_copy(update={"shots": [s.model_copy(update={"prompt": s.prompt + " rain"})
-                                                             for s in board(6).shots()]})]}), None)
+    studio.save_storyboard(
+        pid,
+        edited(6, 4).model_copy(
+            update={
+                "scenes": [
+                    edited(6, 4)
+                    .scenes[0]
+                    .model_copy(
+                        update={
+                            "shots": [s.model_copy(update={"prompt": s.prompt + " rain"}) for s in board(6).shots()]
+                        }
+                    )
+                ]
+            }
+        ),
+        None,
+    )
     studio.db.close()
     failures, unclear = 0, []
     for leave_kb in (8, 40, 80, 120, 160):
@@ -150,8 +177,9 @@ def test_real_full_filesystem(small_fs):
             unclear.append(f"{leave_kb} KiB free: {' | '.join(lines)}")
         assert partial_files(home) == []
         assert_sound(home, pid)
-        assert query(home, "SELECT count(*) FROM renders r JOIN versions v ON r.version_id = v.id WHERE v.number = 2") \
-            == [(0,)]
+        assert query(
+            home, "SELECT count(*) FROM renders r JOIN versions v ON r.version_id = v.id WHERE v.number = 2"
+        ) == [(0,)]
     assert failures >= 3  # the fill levels really did fill the disk
     landed = count(home, "clips") - 3
     res = chief(home, "render", pid, "--json")

@@ -9,8 +9,18 @@ import random
 import signal
 
 from tests.agents.openai_server import FakeOpenAI, Reply, ok
-from tests.fault.conftest import (assert_sound, board, chief, count, make_studio, media_files, popen_chief,
-                                  popen_python, query, wait_for)
+from tests.fault.conftest import (
+    assert_sound,
+    board,
+    chief,
+    count,
+    make_studio,
+    media_files,
+    popen_chief,
+    popen_python,
+    query,
+    wait_for,
+)
 from tests.fault.test_llm_failures import critique_answer
 
 

@@ -18,23 +18,56 @@ PANEL = ["film_critic"]
 
 
 def critique_answer() -> dict:
-    return {"overall": 6.0, "scores": {d: 6.0 for d in DIMENSIONS}, "shot_notes": [{"shot_id": "s0", "note": "ok"}],
-            "top_issues": [{"summary": "slow", "urgency": 3, "dimension": "pacing", "shot_ids": ["s1"],
-                            "suggestion": "cut to 0.5 s"}],
-            "keep_watching": True, "keep_watching_reason": "curious", "summary": "fine"}
+    return {
+        "overall": 6.0,
+        "scores": {d: 6.0 for d in DIMENSIONS},
+        "shot_notes": [{"shot_id": "s0", "note": "ok"}],
+        "top_issues": [
+            {"summary": "slow", "urgency": 3, "dimension": "pacing", "shot_ids": ["s1"], "suggestion": "cut to 0.5 s"}
+        ],
+        "keep_watching": True,
+        "keep_watching_reason": "curious",
+        "summary": "fine",
+    }
 
 
 def proposal_answer() -> dict:
-    return {"summary": "brighter", "not_changed": [], "edits": [
-        {"op": "set", "shot_id": "s1", "field": "prompt", "character": None, "old": None,
-         "new": "shot 1: a lighthouse at dawn, bright sun", "rationale": "the note asks for it", "sources": []}]}
+    return {
+        "summary": "brighter",
+        "not_changed": [],
+        "edits": [
+            {
+                "op": "set",
+                "shot_id": "s1",
+                "field": "prompt",
+                "character": None,
+                "old": None,
+                "new": "shot 1: a lighthouse at dawn, bright sun",
+                "rationale": "the note asks for it",
+                "sources": [],
+            }
+        ],
+    }
 
 
 def llm_studio(home, server: FakeOpenAI, retries: int, timeout: float = 10.0) -> Studio:
     """A Studio whose agents come from the product's configuration (backoff shortened for the test)."""
-    return Studio(load_config({"home": home, "narration": False, "agents": "llm", "llm_base_url": server.base_url,
-                               "critic_model": "critic-x", "refiner_model": "refiner-y", "llm_max_retries": retries,
-                               "llm_timeout": timeout, "llm_backoff": 0.01}, environ={}))
+    return Studio(
+        load_config(
+            {
+                "home": home,
+                "narration": False,
+                "agents": "llm",
+                "llm_base_url": server.base_url,
+                "critic_model": "critic-x",
+                "refiner_model": "refiner-y",
+                "llm_max_retries": retries,
+                "llm_timeout": timeout,
+                "llm_backoff": 0.01,
+            },
+            environ={},
+        )
+    )
 
 
 @pytest.fixture
@@ -55,8 +88,10 @@ def test_timeout_to_a_local_server_is_not_resent(home, server, rendered):
     before = snapshot(home)
     with pytest.raises(AgentError) as exc:
         llm_studio(home, server, retries=3, timeout=0.5).critique(rendered)
-    assert re.match(r"critic film_critic \(critic-x\) at http://127\.0\.0\.1:\d+/v1: no first token within 0\.5 s; not re-sent",
-                    str(exc.value))
+    assert re.match(
+        r"critic film_critic \(critic-x\) at http://127\.0\.0\.1:\d+/v1: no first token within 0\.5 s; not re-sent",
+        str(exc.value),
+    )
     assert exc.value.usage.calls == 1 and server.wait_for_requests(1)  # counted by the client, then seen by the server
     assert snapshot(home) == before and count(home, "critiques") == 0
 
@@ -77,8 +112,11 @@ def test_500_repeatedly_gives_up_after_configured_retries(home, server, rendered
         llm_studio(home, server, retries=3).critique(rendered)
     assert len(server.requests) == 4
     msg = str(exc.value)
-    assert re.match(r"critic film_critic \(critic-x\) at http://127\.0\.0\.1:\d+/v1: gave up after 4 tries: HTTP 500: "
-                    r"the model fell over; check the server's log", msg)
+    assert re.match(
+        r"critic film_critic \(critic-x\) at http://127\.0\.0\.1:\d+/v1: gave up after 4 tries: HTTP 500: "
+        r"the model fell over; check the server's log",
+        msg,
+    )
     assert snapshot(home) == before
 
 
@@ -88,8 +126,9 @@ def test_one_failed_critic_saves_nothing_of_the_panel(home, server, rendered):
     pid = rendered
     studio.set_panel(pid, ["film_critic", "teen_scroller"])
     studio.render(pid)  # the new version reuses every clip
-    server.responder = lambda body: (ok(critique_answer()) if "Alain Roux" not in str(body["messages"][0])
-                                     else error(500, "boom", "server_error"))
+    server.responder = lambda body: (
+        ok(critique_answer()) if "Alain Roux" not in str(body["messages"][0]) else error(500, "boom", "server_error")
+    )
     before = snapshot(home)
     with pytest.raises(AgentError, match="film_critic"):
         llm_studio(home, server, retries=0).critique(pid)
@@ -115,12 +154,22 @@ def test_garbage_then_repaired(home, server, rendered):
 def test_cli_prints_one_clear_line(home, server, rendered):
     server.responder = lambda body: error(503, "overloaded", "server_error")
     before = snapshot(home)
-    res = chief(home, "critique", rendered, CHIEF_AGENTS="llm", CHIEF_LLM_BASE_URL=server.base_url,
-                CHIEF_CRITIC_MODEL="critic-x", CHIEF_LLM_MAX_RETRIES="0")
+    res = chief(
+        home,
+        "critique",
+        rendered,
+        CHIEF_AGENTS="llm",
+        CHIEF_LLM_BASE_URL=server.base_url,
+        CHIEF_CRITIC_MODEL="critic-x",
+        CHIEF_LLM_MAX_RETRIES="0",
+    )
     assert res.returncode == 1, res.stderr
     lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and re.match(r"error: critic film_critic \(critic-x\) at http://127\.0\.0\.1:\d+/v1: gave up after "
-                                        r"1 try: HTTP 503: overloaded;", lines[0])
+    assert len(lines) == 1 and re.match(
+        r"error: critic film_critic \(critic-x\) at http://127\.0\.0\.1:\d+/v1: gave up after "
+        r"1 try: HTTP 503: overloaded;",
+        lines[0],
+    )
     assert "Traceback" not in res.stderr and len(server.requests) == 1
     assert snapshot(home) == before
 
@@ -167,8 +216,14 @@ def test_cli_image_refusal_is_one_line(home, server, rendered):
     """Through the CLI: one short warning line, then the critiques, labelled text-only."""
     server.images_refused = "llama-server"
     server.responder = lambda body: ok(critique_answer())
-    res = chief(home, "critique", rendered, CHIEF_AGENTS="llm", CHIEF_LLM_BASE_URL=server.base_url,
-                CHIEF_CRITIC_MODEL="critic-x")
+    res = chief(
+        home,
+        "critique",
+        rendered,
+        CHIEF_AGENTS="llm",
+        CHIEF_LLM_BASE_URL=server.base_url,
+        CHIEF_CRITIC_MODEL="critic-x",
+    )
     assert res.returncode == 0, res.stderr
     warnings = [line for line in res.stderr.strip().splitlines() if "critic-x" in line]
     assert len(warnings) == 1 and "takes no images; reading the film as text" in warnings[0], res.stderr

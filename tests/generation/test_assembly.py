@@ -17,7 +17,7 @@ def _clips(tmp_path, size=(64, 48), fps=8, frames=8, colours=COLOURS, name="c"):
         clip = []
         for f in range(frames):
             a = np.full((h, w, 3), c, np.uint8)
-            a[:, (f * 4) % w:(f * 4) % w + 4] = 255
+            a[:, (f * 4) % w : (f * 4) % w + 4] = 255
             clip.append(a)
         write_video(clip, p, fps)
         paths.append(p)
@@ -70,8 +70,15 @@ def test_other_frame_rate_or_encoder_settings_force_a_reencode(tmp_path):
 
     # same size and rate, but ultrafast disables CABAC: other H.264 parameter sets, so no copy
     odd = tmp_path / "ultrafast.mp4"
-    writer = imageio_ffmpeg.write_frames(str(odd), (64, 48), fps=8, codec="libx264", pix_fmt_out="yuv420p",
-                                         macro_block_size=1, output_params=["-preset", "ultrafast"])
+    writer = imageio_ffmpeg.write_frames(
+        str(odd),
+        (64, 48),
+        fps=8,
+        codec="libx264",
+        pix_fmt_out="yuv420p",
+        macro_block_size=1,
+        output_params=["-preset", "ultrafast"],
+    )
     writer.send(None)
     for _ in range(8):
         writer.send(np.full((48, 64, 3), 99, np.uint8))

@@ -14,7 +14,7 @@ from generation import diffusers_backend
 from generation.base import Backend, Cancelled, CancelToken, RenderError, ShotRequest, clip_key
 from generation.diffusers_backend import DiffusersBackend
 from generation.families import FAMILIES
-from generation.video_io import read_frames, probe
+from generation.video_io import probe, read_frames
 
 pytestmark = pytest.mark.slow
 
@@ -47,8 +47,9 @@ def one_line(err: pytest.ExceptionInfo) -> str:
     return message
 
 
-@pytest.mark.parametrize("family, cls", [("wan", "WanPipeline"), ("cogvideox", "CogVideoXPipeline"),
-                                         ("ltx", "LTXPipeline")])
+@pytest.mark.parametrize(
+    "family, cls", [("wan", "WanPipeline"), ("cogvideox", "CogVideoXPipeline"), ("ltx", "LTXPipeline")]
+)
 def test_renders_the_frame_count_the_family_rule_gives_at_the_asked_size(rendered, family, cls):
     backend, clip = rendered(family)
     a, b = FAMILIES[cls].frame_rule
@@ -227,9 +228,17 @@ def test_label_and_describe_show_pipeline_device_and_dtype(folders):
     backend = DiffusersBackend(folders("wan"))
     assert isinstance(backend, Backend) and backend.name == "diffusers" and backend.model == folders("wan")
     assert backend.label == f"diffusers · WanPipeline · {folders('wan')} · cpu fp32"
-    assert backend.describe() == {"backend": "diffusers", "model": folders("wan"), "pipeline": "WanPipeline",
-                                  "family": "Wan", "device": "cpu", "dtype": "fp32", "cpu_offload": False,
-                                  "i2v": None, "vace": None}
+    assert backend.describe() == {
+        "backend": "diffusers",
+        "model": folders("wan"),
+        "pipeline": "WanPipeline",
+        "family": "Wan",
+        "device": "cpu",
+        "dtype": "fp32",
+        "cpu_offload": False,
+        "i2v": None,
+        "vace": None,
+    }
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error on a machine without CUDA")

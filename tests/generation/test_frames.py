@@ -39,8 +39,13 @@ def test_last_frame(ramp):
 
 def test_contact_sheet_has_one_row_per_shot(tmp_path, ramp):
     frames = [im for _, _, im in sample_frames(ramp, 3)]
-    out = contact_sheet([("s01\n" + timecode(0), frames), ("s02\n" + timecode(1.25), frames[:2])],
-                        tmp_path / "sheet.jpg", thumb_height=96, label_width=150, pad=4)
+    out = contact_sheet(
+        [("s01\n" + timecode(0), frames), ("s02\n" + timecode(1.25), frames[:2])],
+        tmp_path / "sheet.jpg",
+        thumb_height=96,
+        label_width=150,
+        pad=4,
+    )
     sheet = Image.open(out)
     assert sheet.size == (150 + 3 * (128 + 4) + 4, 2 * (96 + 4) + 4)
     label = np.asarray(sheet.convert("L"))[4:100, 0:150]

@@ -36,7 +36,7 @@ def solid(path, value) -> str:
 
 def ramp(path, flip: bool) -> str:
     """A textured image (a constant one is all the same to a VAE that normalises over the whole image)."""
-    x = np.linspace(0, 255, 48, dtype=np.uint8)[::-1 if flip else 1]
+    x = np.linspace(0, 255, 48, dtype=np.uint8)[:: -1 if flip else 1]
     Image.fromarray(np.stack([np.tile(x, (32, 1))] * 3, axis=-1)).save(path)
     return str(path)
 
@@ -57,23 +57,30 @@ def test_flux_renders_a_png_at_the_asked_size_deterministically_per_seed(flux, t
     assert np.array_equal(pixels(first.path), pixels(again.path))
     assert np.abs(pixels(first.path) - pixels(other.path)).mean() > 0.5
     resolved = images.resolve(STILL.with_(width=40, height=None))
-    assert (resolved.width, resolved.height, resolved.guidance) == (32, 1024, 3.5)  # snapped down to 16s; FLUX's defaults
+    assert (resolved.width, resolved.height, resolved.guidance) == (
+        32,
+        1024,
+        3.5,
+    )  # snapped down to 16s; FLUX's defaults
 
 
 def test_references_condition_the_still_image_to_image(flux, tmp_path):
     images = DiffusersImages(flux)
     still = STILL.with_(steps=4)  # strength 0.75 of 4 steps: 3 denoising steps from the reference
     plain = images.render(still, tmp_path / "plain.png")
-    refs = {flip: images.render(still.with_(references=(ramp(tmp_path / f"{flip}.png", flip),)),
-                                tmp_path / f"r{flip}.png") for flip in (False, True)}
+    refs = {
+        flip: images.render(still.with_(references=(ramp(tmp_path / f"{flip}.png", flip),)), tmp_path / f"r{flip}.png")
+        for flip in (False, True)
+    }
     one, other = pixels(refs[False].path), pixels(refs[True].path)
     assert np.abs(one - other).mean() > 1  # what the reference shows changes the still
     assert np.abs(one - pixels(plain.path)).mean() > 1
     assert "FluxImg2ImgPipeline" in pipelines.warm(flux, images.options).derived
     resolved = images.resolve(STILL.with_(references=(str(tmp_path / "True.png"),)))
     assert resolved.strength == 0.75 and len(resolved.references_sha256) == 1
-    keys = {image_key(images, images.resolve(STILL.with_(references=(str(tmp_path / f"{f}.png"),))))
-            for f in (False, True)}
+    keys = {
+        image_key(images, images.resolve(STILL.with_(references=(str(tmp_path / f"{f}.png"),)))) for f in (False, True)
+    }
     assert len(keys) == 2 and image_key(images, images.resolve(STILL)) not in keys
 
 
@@ -86,6 +93,7 @@ def test_progress_per_step_and_cancel(flux, tmp_path):
 
     def stop(done, total):
         token.cancel()
+
     with pytest.raises(Cancelled):
         images.render(STILL.with_(steps=3), tmp_path / "x.png", progress=stop, cancel=token)
     assert not (tmp_path / "x.png").exists()
@@ -97,9 +105,11 @@ def test_a_missing_or_wrong_image_model_is_one_line(folders, tmp_path):
     assert "not found" in one_line(err) and "nothing-here" in one_line(err)
     with pytest.raises(RenderError) as err:
         DiffusersImages(folders("wan")).resolve(STILL)
-    assert one_line(err).endswith("WanPipeline is not a supported text-to-image pipeline "
-                                  "(supported: FluxPipeline, StableDiffusionXLPipeline, StableDiffusion3Pipeline, "
-                                  "QwenImagePipeline)")
+    assert one_line(err).endswith(
+        "WanPipeline is not a supported text-to-image pipeline "
+        "(supported: FluxPipeline, StableDiffusionXLPipeline, StableDiffusion3Pipeline, "
+        "QwenImagePipeline)"
+    )
 
 
 def test_the_animatic_draws_labelled_seed_variations_carrying_the_references(tmp_path):

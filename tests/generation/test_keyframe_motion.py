@@ -62,11 +62,14 @@ def test_a_request_without_images_keeps_the_key_it_had_before_keyframes(folders)
     """Clips cached before keyframes existed stay valid: unset new fields are not part of the key."""
     wan = DiffusersBackend(folders("wan"))
     request = wan.resolve(SHOT)
-    old = {k: v for k, v in asdict(request).items()
-           if k not in ("shot_id", "init_image", "keyframe", "keyframe_sha256", "references", "references_sha256",
-                        "route")}
-    blob = json.dumps({"backend": "diffusers", "model": wan.model, "request": old, "v": 1}, sort_keys=True,
-                      separators=(",", ":")).encode()
+    old = {
+        k: v
+        for k, v in asdict(request).items()
+        if k not in ("shot_id", "init_image", "keyframe", "keyframe_sha256", "references", "references_sha256", "route")
+    }
+    blob = json.dumps(
+        {"backend": "diffusers", "model": wan.model, "request": old, "v": 1}, sort_keys=True, separators=(",", ":")
+    ).encode()
     assert clip_key(wan, request) == hashlib.sha256(blob).hexdigest()
 
 
@@ -79,6 +82,7 @@ def test_wan_vace_renders_with_reference_images(folders, stills, tmp_path, monke
     def spy(self, video, mask, reference_images=None, *args, **kwargs):
         seen.append([r.float().mean().item() for batch in reference_images or [] for r in batch if r is not None])
         return real(self, video, mask, reference_images, *args, **kwargs)
+
     monkeypatch.setattr(WanVACEPipeline, "prepare_video_latents", spy)
 
     backend = DiffusersBackend(folders("wan"), vace_model=folders("wan_vace"))
@@ -105,6 +109,7 @@ def test_wan_without_i2v_starts_from_a_keyframe_through_vace(folders, stills, tm
     def spy(self, video=None, mask=None, *args, **kwargs):
         first_frames.append(np.asarray(video[0]).mean())
         return real(self, video, mask, *args, **kwargs)
+
     monkeypatch.setattr(WanVACEPipeline, "preprocess_conditions", spy)
 
     backend = DiffusersBackend(folders("wan"), vace_model=folders("wan_vace"))
@@ -118,8 +123,9 @@ def test_wan_without_i2v_starts_from_a_keyframe_through_vace(folders, stills, tm
 def test_reference_images_without_vace_and_a_wrong_vace_model_are_one_line(folders, stills):
     with pytest.raises(RenderError) as err:
         DiffusersBackend(folders("wan")).resolve(SHOT.with_(references=(stills["white"],)))
-    assert one_line(err) == (f"Wan model {folders('wan')} cannot use reference images: "
-                             "set CHIEF_VACE_MODEL to a WanVACEPipeline model")
+    assert one_line(err) == (
+        f"Wan model {folders('wan')} cannot use reference images: set CHIEF_VACE_MODEL to a WanVACEPipeline model"
+    )
     with pytest.raises(RenderError) as err:
         DiffusersBackend(folders("ltx")).resolve(SHOT.with_(references=(stills["white"],)))
     assert one_line(err).endswith("cannot use reference images: the family has no VACE pipeline")

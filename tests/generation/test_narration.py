@@ -33,11 +33,11 @@ def test_track_places_lines_at_their_starts_and_lasts_the_film(tmp_path):
     assert len(audio) == 4 * rate
     assert lengths[1] == 0.0 and all(0.2 < s < 3 for s in (lengths[0], lengths[2]))
     assert np.abs(audio[: int(0.5 * rate)]).max() == 0  # silent before the first line
-    first = audio[int(0.5 * rate): int((0.5 + lengths[0]) * rate)]
+    first = audio[int(0.5 * rate) : int((0.5 + lengths[0]) * rate)]
     assert np.abs(first).max() > 3000
-    gap = audio[int((0.5 + lengths[0]) * rate) + 10: int(2.5 * rate)]
+    gap = audio[int((0.5 + lengths[0]) * rate) + 10 : int(2.5 * rate)]
     assert np.abs(gap).max() == 0  # the blank line is silent
-    assert np.abs(audio[int(2.5 * rate):]).max() > 3000
+    assert np.abs(audio[int(2.5 * rate) :]).max() > 3000
 
 
 def test_narrated_film_has_audio_as_long_as_the_picture(tmp_path):

@@ -1,6 +1,6 @@
-from generation.subtitles import Cue, cues_for, timecode, wrap, write_srt, write_vtt
-
 import pytest
+
+from generation.subtitles import Cue, cues_for, timecode, wrap, write_srt, write_vtt
 
 
 def test_timecodes_are_exact_to_the_millisecond():
@@ -13,15 +13,18 @@ def test_timecodes_are_exact_to_the_millisecond():
 def test_srt_for_known_cues(tmp_path):
     cues = [Cue(0.0, 1.5, "Dawn over the harbour."), Cue(1.5, 4.0, "She waits.")]
     text = write_srt(cues, tmp_path / "a.srt").read_text()
-    assert text == ("1\n00:00:00,000 --> 00:00:01,500\nDawn over the harbour.\n\n"
-                    "2\n00:00:01,500 --> 00:00:04,000\nShe waits.\n")
+    assert text == (
+        "1\n00:00:00,000 --> 00:00:01,500\nDawn over the harbour.\n\n2\n00:00:01,500 --> 00:00:04,000\nShe waits.\n"
+    )
 
 
 def test_vtt_for_known_cues(tmp_path):
     cues = [Cue(0.0, 1.5, "Dawn over the harbour."), Cue(61.25, 62.0, "She waits.")]
     text = write_vtt(cues, tmp_path / "a.vtt").read_text()
-    assert text == ("WEBVTT\n\n00:00:00.000 --> 00:00:01.500\nDawn over the harbour.\n\n"
-                    "00:01:01.250 --> 00:01:02.000\nShe waits.\n\n")
+    assert text == (
+        "WEBVTT\n\n00:00:00.000 --> 00:00:01.500\nDawn over the harbour.\n\n"
+        "00:01:01.250 --> 00:01:02.000\nShe waits.\n\n"
+    )
 
 
 def test_long_text_wraps_to_two_balanced_lines(tmp_path):

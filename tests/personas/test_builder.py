@@ -32,7 +32,10 @@ def test_offline_persona_cites_its_comments(viewer_file, tmp_path):
     assert p.id == "colour_loving_viewer" and p.source == "built"
     assert "built offline from 8 comments" in p.who
     # loves come from the positive comments, hates from the negative ones, each with its evidence
-    assert p.loves[0] == "visuals and cinematography" and _cited(p.evidence, "loves: visuals and cinematography") == {1, 8}
+    assert p.loves[0] == "visuals and cinematography" and _cited(p.evidence, "loves: visuals and cinematography") == {
+        1,
+        8,
+    }
     assert "pacing" in p.hates and _cited(p.evidence, "hates: pacing") == {2}
     assert "flashing lights" in p.hates
     for field in ("loves", "hates", "viewing_history"):
@@ -55,9 +58,20 @@ def test_offline_persona_cites_its_comments(viewer_file, tmp_path):
 
 
 def test_offline_tastes_follow_the_viewer():
-    slow = [Comment(i, t) for i, t in enumerate(["I love long takes and a slow burn", "contemplative and quiet, beautiful",
-                                                  "Too fast, choppy cuts everywhere. Awful"], 1)]
-    fast = [Comment(i, t) for i, t in enumerate(["So slow and boring", "it drags, too long", "tedious, I got bored"], 1)]
+    slow = [
+        Comment(i, t)
+        for i, t in enumerate(
+            [
+                "I love long takes and a slow burn",
+                "contemplative and quiet, beautiful",
+                "Too fast, choppy cuts everywhere. Awful",
+            ],
+            1,
+        )
+    ]
+    fast = [
+        Comment(i, t) for i, t in enumerate(["So slow and boring", "it drags, too long", "tedious, I got bored"], 1)
+    ]
     a, b = build_persona(slow, "Slow"), build_persona(fast, "Fast")
     assert a.tastes.shot_seconds > 5 > b.tastes.shot_seconds
     assert a.tastes.patience > 0.5 > b.tastes.patience
@@ -68,10 +82,11 @@ def test_a_file_full_of_personal_data_leaves_none_in_the_persona(tmp_path):
     path.write_text(
         "text,title,rating,author,email\n"
         '"Loved the visuals!! @katew_99 https://kate.example.com/review — Kate Winters",Blade Runner 2049,9,'
-        'Kate Winters,kate@mail.example.com\n'
+        "Kate Winters,kate@mail.example.com\n"
         '"boring and slow, email me at kate.w@mail.example.com or call +44 20 7946 0958",The Irishman,2,Kate Winters,\n'
         '"by Kate Winters: gorgeous colours, see www.katesfilms.org and u/katew",Kate Winters Reviews Coco,10,,\n',
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     p = build_persona(load_comments(path), "Viewer @katew_99 https://x.io")
     text = persona_to_yaml(p)
     for bad in ("Kate", "Winters", "katew", "@", "http", "www", "example", "katesfilms", "7946", "u/"):
@@ -95,9 +110,16 @@ def _answer(**over) -> dict:
         "notices_first": t("the colour and the light", 1),
         "voice": t("Short and exclamatory", 1, 8),
         "weights": {d: w(1.6 if d == "visual_quality" else 1.0, 1) for d in DIMENSIONS},
-        "tastes": {"shot_seconds": w(4.0, 2), "motion": w(0.6, 8), "brightness": w(0.7, 4), "contrast": w(0.6),
-                   "captions": w(0.8, 6), "flash_sensitivity": w(0.9, 5), "continuity": w(0.5),
-                   "patience": w(0.3, 2)},
+        "tastes": {
+            "shot_seconds": w(4.0, 2),
+            "motion": w(0.6, 8),
+            "brightness": w(0.7, 4),
+            "contrast": w(0.6),
+            "captions": w(0.8, 6),
+            "flash_sensitivity": w(0.9, 5),
+            "continuity": w(0.5),
+            "patience": w(0.3, 2),
+        },
     }
     out.update(over)
     return out
@@ -111,7 +133,7 @@ def test_llm_persona_through_the_local_server(viewer_file, server, client):
     assert body["response_format"]["type"] == "json_schema"
     assert body["response_format"]["json_schema"]["name"] == "PersonaOut"
     sent = server.texts(0)
-    assert "[4] on \"Night Show\" (rated 2/10): Too dark" in sent  # numbered, with title and 0..10 rating
+    assert '[4] on "Night Show" (rated 2/10): Too dark' in sent  # numbered, with title and 0..10 rating
     _assert_no_pii(sent)  # comments are sanitized before they leave the machine
     assert p.source == "built" and p.loves == ["lush colour and light", "emotional endings"]
     assert p.weights["visual_quality"] == 1.6 and p.tastes.flash_sensitivity == 0.9

@@ -6,8 +6,16 @@ import math
 
 import pytest
 
-from agents.calibration import (LLMRater, OfflineRater, average_ranks, calibrate, mean_absolute_error, rate_holdout,
-                                spearman, split_holdout)
+from agents.calibration import (
+    LLMRater,
+    OfflineRater,
+    average_ranks,
+    calibrate,
+    mean_absolute_error,
+    rate_holdout,
+    spearman,
+    split_holdout,
+)
 from agents.comments import Comment, load_comments
 from agents.persona_builder import build_persona
 from agents.personas import builtin_personas
@@ -61,8 +69,9 @@ def test_exact_reversed_and_offset_raters():
 def test_hand_computed_calibration():
     items = _items([2, 4, 6, 8])
     predicted = {"T1": 3.0, "T2": 2.0, "T3": 6.0, "T4": 9.0}  # ranks (2, 1, 3, 4) vs (1, 2, 3, 4): rho = 1 - 6·2/60
-    fig = calibrate(builtin_personas()["genre_fan"], items, holdout=1.0,
-                    rater=lambda _p, its: [predicted[c.title] for c in its])
+    fig = calibrate(
+        builtin_personas()["genre_fan"], items, holdout=1.0, rater=lambda _p, its: [predicted[c.title] for c in its]
+    )
     assert fig["spearman"] == pytest.approx(0.8) and fig["mae"] == pytest.approx((1 + 2 + 0 + 1) / 4) and fig["n"] == 4
 
 
@@ -87,9 +96,11 @@ def test_rater_must_answer_every_item():
 
 def test_offline_rater_uses_the_personas_loves_hates_and_tastes(viewer_file):
     p = build_persona(load_comments(viewer_file), "Colour fan")
-    items = [Comment(1, "x", title="A", description="gorgeous cinematography, stunning colours and lighting"),
-             Comment(2, "x", title="B", description="a slow, long film with flashing strobe lights"),
-             Comment(3, "x", title="C", description="a film")]
+    items = [
+        Comment(1, "x", title="A", description="gorgeous cinematography, stunning colours and lighting"),
+        Comment(2, "x", title="B", description="a slow, long film with flashing strobe lights"),
+        Comment(3, "x", title="C", description="a film"),
+    ]
     loved, hated, neutral = OfflineRater()(p, items)
     assert loved > neutral > hated
     assert neutral == OfflineRater.BASE
@@ -121,7 +132,9 @@ def test_llm_rater_through_the_local_server(server, client):
 
 
 def test_llm_rater_missing_an_item_is_repaired(server, client):
-    server.script(ok({"ratings": [{"item": 1, "rating": 4}]}),
-                  ok({"ratings": [{"item": 1, "rating": 4}, {"item": 2, "rating": 6}, {"item": 3, "rating": 1}]}))
+    server.script(
+        ok({"ratings": [{"item": 1, "rating": 4}]}),
+        ok({"ratings": [{"item": 1, "rating": 4}, {"item": 2, "rating": 6}, {"item": 3, "rating": 1}]}),
+    )
     got = LLMRater(client)(builtin_personas()["genre_fan"], _items([1, 2, 3]))
     assert got == [4.0, 6.0, 1.0] and "exactly once" in server.texts(1)

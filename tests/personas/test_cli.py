@@ -20,11 +20,13 @@ def chief(tmp_path):
     runner = CliRunner()
 
     def run(*args, ok=True, env=None):
-        res = runner.invoke(main, ["--home", str(home), *args], env={"CHIEF_NARRATION": "0", **(env or {})},
-                            catch_exceptions=False)
+        res = runner.invoke(
+            main, ["--home", str(home), *args], env={"CHIEF_NARRATION": "0", **(env or {})}, catch_exceptions=False
+        )
         if ok:
             assert res.exit_code == 0, res.output + res.stderr
         return res
+
     return run
 
 
@@ -46,8 +48,19 @@ def test_build_prints_yaml_and_says_it_was_offline(chief, viewer_file):
 
 def test_build_into_a_project_then_calibrate_it_there(chief, viewer_file, project, tmp_path):
     out = tmp_path / "fan.yaml"
-    res = chief("persona", "build", "--from", str(viewer_file), "--name", "Colour fan", "--project", project,
-                "-o", str(out), "--json")
+    res = chief(
+        "persona",
+        "build",
+        "--from",
+        str(viewer_file),
+        "--name",
+        "Colour fan",
+        "--project",
+        project,
+        "-o",
+        str(out),
+        "--json",
+    )
     made = json.loads(res.stdout)
     assert made["project"] == project and made["version"] == 2 and made["builder"].startswith("offline")
     assert yaml.safe_load(out.read_text())["id"] == "colour_fan"
@@ -56,8 +69,18 @@ def test_build_into_a_project_then_calibrate_it_there(chief, viewer_file, projec
     fan = next(r for r in rows if r["id"] == "colour_fan")
     assert fan["on_panel"] and fan["source"] == "built" and fan["calibration"] is None
 
-    res = chief("persona", "calibrate", "colour_fan", "--against", str(viewer_file), "--project", project,
-                "--holdout", "0.5", "--json")
+    res = chief(
+        "persona",
+        "calibrate",
+        "colour_fan",
+        "--against",
+        str(viewer_file),
+        "--project",
+        project,
+        "--holdout",
+        "0.5",
+        "--json",
+    )
     report = json.loads(res.stdout)
     fig = report["calibration"]
     assert fig["n"] == 4 and -1 <= fig["spearman"] <= 1 and report["version"] == 3
@@ -78,7 +101,11 @@ def test_build_with_calibrate_builds_from_the_rest(chief, viewer_file):
 
 def test_calibrate_a_builtin_persona_and_show_the_table(chief, viewer_file):
     res = chief("persona", "calibrate", "film_critic", "--against", str(viewer_file), "--holdout", "1")
-    assert "Blade Runner 2049" in res.stdout and "film_critic · rater offline: spearman" in res.stdout and "n 8" in res.stdout
+    assert (
+        "Blade Runner 2049" in res.stdout
+        and "film_critic · rater offline: spearman" in res.stdout
+        and "n 8" in res.stdout
+    )
     assert "persona rater: offline" in res.stderr
 
 
@@ -95,8 +122,16 @@ def test_build_through_the_llm_when_configured(chief, viewer_file, server):
     from tests.personas.test_builder import _answer
 
     server.script(ok(_answer()))
-    res = chief("persona", "build", "--from", str(viewer_file), "--name", "Colour fan", "--json",
-                env={"CHIEF_LLM_BASE_URL": server.base_url, "CHIEF_CRITIC_MODEL": "persona-model"})
+    res = chief(
+        "persona",
+        "build",
+        "--from",
+        str(viewer_file),
+        "--name",
+        "Colour fan",
+        "--json",
+        env={"CHIEF_LLM_BASE_URL": server.base_url, "CHIEF_CRITIC_MODEL": "persona-model"},
+    )
     made = json.loads(res.stdout)
     assert made["builder"].startswith("llm:persona-model")
     assert made["persona"]["loves"] == ["lush colour and light", "emotional endings"]

@@ -48,10 +48,25 @@ class LlamaServer(ServerProcess):
         if binary:
             argv = [binary, "-m", str(gguf_path()), "-t", "1", "-c", str(N_CTX)]
         else:
-            argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path()), "--n_threads", "1",
-                    "--n_ctx", str(N_CTX)]
-        super().__init__("the server", argv + ["--host", "127.0.0.1", "--port", str(self.port)], log, env,
-                         ready_url=f"{self.base_url}/models", timeout=120)
+            argv = [
+                sys.executable,
+                "-m",
+                "llama_cpp.server",
+                "--model",
+                str(gguf_path()),
+                "--n_threads",
+                "1",
+                "--n_ctx",
+                str(N_CTX),
+            ]
+        super().__init__(
+            "the server",
+            argv + ["--host", "127.0.0.1", "--port", str(self.port)],
+            log,
+            env,
+            ready_url=f"{self.base_url}/models",
+            timeout=120,
+        )
 
 
 @pytest.fixture(scope="session")

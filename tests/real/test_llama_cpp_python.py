@@ -39,9 +39,19 @@ class Story(BaseModel):
 
 
 def config(server, tmp_path, **over) -> LLMConfig:
-    return LLMConfig(**{"base_url": server.base_url, "critic_model": MODEL, "planner_model": MODEL, "refiner_model": MODEL,
-                        "timeout": 60, "max_retries": 2, "backoff": 0.1, "state_path": tmp_path / "home" / "llm-endpoints.json",
-                        **over})
+    return LLMConfig(
+        **{
+            "base_url": server.base_url,
+            "critic_model": MODEL,
+            "planner_model": MODEL,
+            "refiner_model": MODEL,
+            "timeout": 60,
+            "max_retries": 2,
+            "backoff": 0.1,
+            "state_path": tmp_path / "home" / "llm-endpoints.json",
+            **over,
+        }
+    )
 
 
 def runs(log: str) -> list[int]:
@@ -66,12 +76,20 @@ def test_json_schema_refused_with_500_falls_back_and_the_next_process_starts_the
     assert progress[-1].done and progress[-1].tokens > 0
     print(f"\n[real] yes/no answer: {progress[-1].tokens} tokens in {progress[-1].seconds:.2f} s")
 
-    code = ("from agents.llm import LLMClient, LLMConfig\n"
-            "from tests.real.test_llama_cpp_python import MODEL, YES_NO, YesNo\n"
-            f"c = LLMClient(LLMConfig(base_url={llama_server.base_url!r}, state_path={str(cfg.state_path)!r}))\n"
-            "print(c.structured('critic a', MODEL, YES_NO, YesNo)[1].calls)\n")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    code = (
+        "from agents.llm import LLMClient, LLMConfig\n"
+        "from tests.real.test_llama_cpp_python import MODEL, YES_NO, YesNo\n"
+        f"c = LLMClient(LLMConfig(base_url={llama_server.base_url!r}, state_path={str(cfg.state_path)!r}))\n"
+        "print(c.structured('critic a', MODEL, YES_NO, YesNo)[1].calls)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert out.returncode == 0 and out.stdout.strip() == "1", out.stderr  # the second command: one request
 
 
@@ -81,8 +99,10 @@ def test_the_error_line_carries_the_servers_reason(llama_server, tmp_path):
         client.structured("planner", MODEL, YES_NO, YesNo)
     msg = str(e.value)
     print(f"\n[real] {msg}")
-    assert msg.startswith(f"planner ({MODEL}) at {llama_server.base_url}: the server refuses response_format json_schema: "
-                          "1 validation error: {'type': 'literal_error', 'loc': ('body', 'response_format', 'type')")
+    assert msg.startswith(
+        f"planner ({MODEL}) at {llama_server.base_url}: the server refuses response_format json_schema: "
+        "1 validation error: {'type': 'literal_error', 'loc': ('body', 'response_format', 'type')"
+    )
     assert msg.endswith("; set CHIEF_LLM_RESPONSE_FORMAT=auto") and "\n" not in msg and "Error code" not in msg
     assert e.value.usage.calls == 1
 
@@ -96,7 +116,9 @@ def test_a_text_only_model_refuses_images_once(llama_server, tmp_path):
         LLMClient(cfg).structured("critic a", MODEL, messages, YesNo)
     print(f"\n[real] {e.value}")
     assert 'this model does not take images: HTTP 500: can only concatenate str (not "list") to str' in str(e.value)
-    assert e.value.usage.calls == 2  # streamed: HTTP 200 and an empty stream; once more unstreamed, to hear why; no retry
+    assert (
+        e.value.usage.calls == 2
+    )  # streamed: HTTP 200 and an empty stream; once more unstreamed, to hear why; no retry
     with pytest.raises(AgentError, match="does not take images") as again:
         LLMClient(cfg).structured("critic b", MODEL, messages, YesNo)
     assert again.value.usage.calls == 0  # remembered: nothing sent
@@ -120,8 +142,10 @@ def test_a_timed_out_request_is_not_resent(llama_server, tmp_path):
     assert e.value.usage.calls == 1
     waited = short_request_seconds(llama_server, tmp_path)
     finished = runs(llama_server.output(mark))
-    print(f"\n[real] after a non-streamed request abandoned at 0.5 s, a short request took {waited:.1f} s; "
-          f"answers the server finished meanwhile (tokens): {finished}")
+    print(
+        f"\n[real] after a non-streamed request abandoned at 0.5 s, a short request took {waited:.1f} s; "
+        f"answers the server finished meanwhile (tokens): {finished}"
+    )
     assert len(finished) == 2  # the abandoned answer was generated to its end for nobody, then the short one
 
 
@@ -132,12 +156,21 @@ def test_cancel_closes_the_stream_and_the_server_stops(llama_server, tmp_path):
     cfg = config(llama_server, tmp_path, response_format="json_object", temperature=0.0)
     mark = llama_server.mark()
     with pytest.raises(Cancelled):
-        LLMClient(cfg).structured("critic a", MODEL, STORY, Story, max_tokens=400, cancel=cancel,
-                                  on_progress=lambda p: p.tokens >= 5 and cancel.set())
+        LLMClient(cfg).structured(
+            "critic a",
+            MODEL,
+            STORY,
+            Story,
+            max_tokens=400,
+            cancel=cancel,
+            on_progress=lambda p: p.tokens >= 5 and cancel.set(),
+        )
     waited = short_request_seconds(llama_server, tmp_path)
     generated = runs(llama_server.output(mark))
-    print(f"\n[real] after a streamed answer cancelled at 5 tokens, a short request took {waited:.1f} s; "
-          f"answers the server finished meanwhile (tokens): {generated}")
+    print(
+        f"\n[real] after a streamed answer cancelled at 5 tokens, a short request took {waited:.1f} s; "
+        f"answers the server finished meanwhile (tokens): {generated}"
+    )
     assert len(generated) == 1  # only the short one: the server stopped the cancelled answer
 
 

@@ -14,20 +14,25 @@ from pathlib import Path
 import pytest
 
 from tests.process import free_port
-
 from tests.security.hostile_archives import BOARD
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).parent / "data"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--no-first-run", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
 
 
-def chief(home: Path, *args: str, env: dict | None = None, user: int | None = None,
-          timeout: float = 120) -> subprocess.CompletedProcess:
+def chief(
+    home: Path, *args: str, env: dict | None = None, user: int | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
     """`chief --home HOME ARGS` as a subprocess (as user id `user` when given: setpriv, for read-only homes)."""
-    full = {**os.environ, "CHIEF_NARRATION": "false", "CHIEF_AGENTS": "offline", "PYTHONPATH": str(ROOT),
-            **(env or {})}
+    full = {**os.environ, "CHIEF_NARRATION": "false", "CHIEF_AGENTS": "offline", "PYTHONPATH": str(ROOT), **(env or {})}
     cmd = [sys.executable, "-m", "app.cli", "--home", str(home), *args]
     if user is not None:
         cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *cmd]
@@ -61,6 +66,7 @@ def serve(tmp_path):
         port = free_port()
         demos.append(launch(studio, port=port, auth=auth, prevent_thread_lock=True, quiet=True))
         return f"http://127.0.0.1:{port}"
+
     yield start
     for demo in demos:
         demo.close()
@@ -85,6 +91,7 @@ class OtherSite:
 
             def log_message(self, *args):
                 pass
+
         self.server = ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
         self.url = f"http://localhost:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()

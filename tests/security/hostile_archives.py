@@ -12,8 +12,8 @@ import json
 import sys
 import tempfile
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 DATA = Path(__file__).parent / "data"
 BOARD = """\
@@ -29,8 +29,13 @@ scenes:
 """
 
 
-def craft(src: Path, dst: Path, project: Callable[[dict], None] | None = None,
-          manifest: Callable[[dict], None] | None = None, text: Callable[[str], str] | None = None) -> Path:
+def craft(
+    src: Path,
+    dst: Path,
+    project: Callable[[dict], None] | None = None,
+    manifest: Callable[[dict], None] | None = None,
+    text: Callable[[str], str] | None = None,
+) -> Path:
     """A copy of archive `src` with project.json (as data, then as `text`) and the manifest edited; hashes
     made right again."""
     with zipfile.ZipFile(src) as z:
@@ -41,8 +46,9 @@ def craft(src: Path, dst: Path, project: Callable[[dict], None] | None = None,
     blob = json.dumps(data, indent=1)
     members["project.json"] = (text(blob) if text else blob).encode()
     man = json.loads(members["manifest.json"])
-    man["members"] = {n: {"sha256": hashlib.sha256(b).hexdigest(), "size": len(b)}
-                      for n, b in members.items() if n != "manifest.json"}
+    man["members"] = {
+        n: {"sha256": hashlib.sha256(b).hexdigest(), "size": len(b)} for n, b in members.items() if n != "manifest.json"
+    }
     if manifest:
         manifest(man)
     members["manifest.json"] = json.dumps(man, indent=1).encode()
@@ -86,11 +92,14 @@ def main() -> None:
         source = tiny_export(Path(tmp) / "home", Path(tmp) / "source.chief.zip")
         for name, edit in HOSTILE.items():
             craft(source, DATA / name, project=edit)
-        craft(source, DATA / "manifest_version_string.chief.zip",
-              manifest=lambda m: m.update(format_version="99"))
+        craft(source, DATA / "manifest_version_string.chief.zip", manifest=lambda m: m.update(format_version="99"))
         # nested deeper than any record: the JSON parser would recurse until Python gives up
-        craft(source, DATA / "deep_project.chief.zip", project=lambda d: d["project"].update(idea="DEEP"),
-              text=lambda t: t.replace('"DEEP"', "[" * 5000 + "]" * 5000))
+        craft(
+            source,
+            DATA / "deep_project.chief.zip",
+            project=lambda d: d["project"].update(idea="DEEP"),
+            text=lambda t: t.replace('"DEEP"', "[" * 5000 + "]" * 5000),
+        )
     print(f"wrote {len(HOSTILE) + 2} archives to {DATA}", file=sys.stderr)
 
 

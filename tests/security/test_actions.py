@@ -24,8 +24,14 @@ def test_a_crafted_comment_file_is_read_in_linear_time():
     second now, and the limit is a hundred times that."""
     code = BUILD.format(path=str(DATA / "hostile_comments.txt"))
     try:
-        res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                             capture_output=True, text=True, timeout=60)
+        res = subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     except subprocess.TimeoutExpired:
         pytest.fail("building a persona from tests/security/data/hostile_comments.txt did not finish in 60 s")
     assert res.returncode == 0 and res.stdout.strip() == "hostile", res.stderr
@@ -59,8 +65,9 @@ def test_the_same_accept_twice_makes_one_version_and_says_so(make_studio, board_
     prop = st.refine(pid)
     first = st.accept(pid, prop.id)
     assert first.version.number == 2 and not first.branched
-    with pytest.raises(StudioError, match=f"these edits of proposal {prop.id} were already accepted as v2: "
-                                          "nothing new to commit"):
+    with pytest.raises(
+        StudioError, match=f"these edits of proposal {prop.id} were already accepted as v2: nothing new to commit"
+    ):
         st.accept(pid, prop.id)
     assert [v.number for v in st.versions(pid)] == [1, 2]
     other = st.accept(pid, prop.id, edits={1: "a whale twice as big"})  # different edits: a branch, as before
@@ -103,13 +110,22 @@ def test_credentials_in_the_endpoint_are_never_printed(tmp_path):
     comments = tmp_path / "c.txt"
     comments.write_text("Loved the slow pacing\n")
     url = "http://ann:hunter2@127.0.0.1:9/v1?key=qsecret"
-    res = chief(tmp_path / "home", "persona", "build", "--from", str(comments), "--name", "Ann",
-                env={"CHIEF_LLM_BASE_URL": url, "CHIEF_AGENTS": "llm"})
+    res = chief(
+        tmp_path / "home",
+        "persona",
+        "build",
+        "--from",
+        str(comments),
+        "--name",
+        "Ann",
+        env={"CHIEF_LLM_BASE_URL": url, "CHIEF_AGENTS": "llm"},
+    )
     label = next(ln for ln in res.stderr.splitlines() if ln.startswith("persona builder:"))
     assert "127.0.0.1:9/v1" in label and "hunter2" not in label and "qsecret" not in label, label
 
 
 def test_one_line_for_a_bad_comments_file(tmp_path):
-    line = one_line_error(chief(tmp_path / "home", "persona", "build", "--from", str(DATA / "many_authors.csv"),
-                                "--name", "Many"))
+    line = one_line_error(
+        chief(tmp_path / "home", "persona", "build", "--from", str(DATA / "many_authors.csv"), "--name", "Many")
+    )
     assert "many_authors.csv: the comments name 200 different authors" in line

@@ -12,14 +12,17 @@ from tests.security.conftest import DATA, chief, one_line_error
 from tests.security.hostile_archives import craft
 
 
-@pytest.mark.parametrize("name, says", [
-    ("unknown_persona.chief.zip", "v1: unknown persona(s) ['nobody_at_all']"),
-    ("long_note.chief.zip", "versions.0.notes.0.text: String should have at most 4000 characters"),
-    ("note_on_missing_shot.chief.zip", "v1: a note is about shot 's99', which the version does not have"),
-    ("format_version_string.chief.zip", "project.json: format_version must be a whole number"),
-    ("manifest_version_string.chief.zip", "manifest.json: format_version: Input should be a valid integer"),
-    ("deep_project.chief.zip", "project.json: nested more than 64 levels deep"),
-])
+@pytest.mark.parametrize(
+    "name, says",
+    [
+        ("unknown_persona.chief.zip", "v1: unknown persona(s) ['nobody_at_all']"),
+        ("long_note.chief.zip", "versions.0.notes.0.text: String should have at most 4000 characters"),
+        ("note_on_missing_shot.chief.zip", "v1: a note is about shot 's99', which the version does not have"),
+        ("format_version_string.chief.zip", "project.json: format_version must be a whole number"),
+        ("manifest_version_string.chief.zip", "manifest.json: format_version: Input should be a valid integer"),
+        ("deep_project.chief.zip", "project.json: nested more than 64 levels deep"),
+    ],
+)
 def test_hostile_archives_are_refused_in_one_line_and_write_nothing(tmp_path, name, says):
     home = tmp_path / "home"
     chief(home, "projects")
@@ -30,8 +33,9 @@ def test_hostile_archives_are_refused_in_one_line_and_write_nothing(tmp_path, na
 
 
 def test_an_archive_over_the_caps_is_refused(tmp_path):
-    line = one_line_error(chief(tmp_path / "home", "import", str(DATA / "unknown_persona.chief.zip"),
-                                env={"CHIEF_MAX_SHOTS": "1"}))
+    line = one_line_error(
+        chief(tmp_path / "home", "import", str(DATA / "unknown_persona.chief.zip"), env={"CHIEF_MAX_SHOTS": "1"})
+    )
     assert "v1: 2 shots is over the limit CHIEF_MAX_SHOTS=1" in line, line
 
 
@@ -56,6 +60,7 @@ def test_an_imported_clip_cache_entry_serves_only_its_own_project(make_studio, b
         for clip in data["clips"]:
             shot = next(s for s, sha in attacker_clips.items() if sha == clip["sha256"])
             clip["key"] = victim_keys[shot]
+
     crafted = craft(source, tmp_path / "crafted.chief.zip", project=swap)
 
     victim = make_studio(home=tmp_path / "victim")

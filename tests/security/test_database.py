@@ -68,9 +68,13 @@ def test_a_read_only_home_says_so():
     The folder is made outside pytest's private temp folder, which nobody could not even enter."""
     user = 65534 if os.geteuid() == 0 else None
     if user is not None:
-        probe = subprocess.run(["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", sys.executable,
-                                "-c", "import app.cli"], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                               capture_output=True, text=True)
+        probe = subprocess.run(
+            ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", sys.executable, "-c", "import app.cli"],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            capture_output=True,
+            text=True,
+        )
         if probe.returncode != 0:
             pytest.skip(f"as root this check runs as user nobody, who cannot run this checkout: {probe.stderr[-200:]}")
     base = Path(tempfile.mkdtemp(prefix="chief-ro-"))

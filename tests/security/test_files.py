@@ -14,12 +14,15 @@ def _projects(home) -> int:
     return sqlite3.connect(home / "chief.db").execute("SELECT COUNT(*) FROM projects").fetchone()[0]
 
 
-@pytest.mark.parametrize("name, says", [
-    ("deep_storyboard.yaml", "nested more than 64 levels deep"),
-    ("deep_storyboard.json", "nested more than 64 levels deep"),
-    ("duplicate_keys.yaml", "key 'title' appears twice in one mapping at line 7"),
-    ("alias_bomb.yaml", "aliases (*name) are not allowed at line 3"),
-])
+@pytest.mark.parametrize(
+    "name, says",
+    [
+        ("deep_storyboard.yaml", "nested more than 64 levels deep"),
+        ("deep_storyboard.json", "nested more than 64 levels deep"),
+        ("duplicate_keys.yaml", "key 'title' appears twice in one mapping at line 7"),
+        ("alias_bomb.yaml", "aliases (*name) are not allowed at line 3"),
+    ],
+)
 def test_hostile_storyboard_files_are_one_line(tmp_path, name, says):
     home = tmp_path / "home"
     chief(home, "projects")
@@ -28,10 +31,13 @@ def test_hostile_storyboard_files_are_one_line(tmp_path, name, says):
     assert _projects(home) == 0
 
 
-@pytest.mark.parametrize("name, says", [
-    ("thousand_shots.yaml", "1000 shots is over the limit CHIEF_MAX_SHOTS=300 (Most shots in one storyboard"),
-    ("huge_frames.yaml", "shot s1 lasts 60 s is over the limit CHIEF_MAX_SHOT_SECONDS=20"),
-])
+@pytest.mark.parametrize(
+    "name, says",
+    [
+        ("thousand_shots.yaml", "1000 shots is over the limit CHIEF_MAX_SHOTS=300 (Most shots in one storyboard"),
+        ("huge_frames.yaml", "shot s1 lasts 60 s is over the limit CHIEF_MAX_SHOT_SECONDS=20"),
+    ],
+)
 def test_storyboards_beyond_the_caps_are_refused_with_the_reason_and_the_setting(tmp_path, name, says):
     home = tmp_path / "home"
     line = one_line_error(chief(home, "new", "--storyboard", str(DATA / name)))
@@ -75,7 +81,9 @@ def test_proposals_and_accepted_edits_cannot_take_a_storyboard_past_the_caps(mak
     st.add_note(pid, "make this shot longer", "s2")
     prop = st.refine(pid).proposal
     assert prop.edits == []  # the note asks past the cap: the edit is dropped and says why
-    assert any("over the storyboard cap max_shot_seconds (1.1)" in u.why and u.what == "set s2" for u in prop.not_changed)
+    assert any(
+        "over the storyboard cap max_shot_seconds (1.1)" in u.why and u.what == "set s2" for u in prop.not_changed
+    )
 
     st = make_studio(max_shot_seconds=5)
     pid = st.create_from_storyboard(load_storyboard(board_file)).project_id
@@ -88,12 +96,18 @@ def test_proposals_and_accepted_edits_cannot_take_a_storyboard_past_the_caps(mak
     assert len(st.versions(pid)) == 1
 
 
-@pytest.mark.parametrize("args, name, says", [
-    (["persona", "show", str(DATA / "deep_persona.yaml")], "deep_persona.yaml", "nested more than 64 levels deep"),
-    (["persona", "build", "--from", str(DATA / "deep_comments.jsonl"), "--name", "Deep"], "deep_comments.jsonl:2",
-     "nested more than 64 levels deep"),
-    (["batch", str(DATA / "deep_stories.yaml"), "--out", "OUT"], "deep_stories.yaml", "nested more than 64 levels"),
-])
+@pytest.mark.parametrize(
+    "args, name, says",
+    [
+        (["persona", "show", str(DATA / "deep_persona.yaml")], "deep_persona.yaml", "nested more than 64 levels deep"),
+        (
+            ["persona", "build", "--from", str(DATA / "deep_comments.jsonl"), "--name", "Deep"],
+            "deep_comments.jsonl:2",
+            "nested more than 64 levels deep",
+        ),
+        (["batch", str(DATA / "deep_stories.yaml"), "--out", "OUT"], "deep_stories.yaml", "nested more than 64 levels"),
+    ],
+)
 def test_other_yaml_and_json_inputs_are_one_line(tmp_path, args, name, says):
     args = [str(tmp_path / "out") if a == "OUT" else a for a in args]
     line = one_line_error(chief(tmp_path / "home", *args))

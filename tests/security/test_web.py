@@ -52,8 +52,9 @@ def queue_call(base: str, target: tuple[int, int], data: list, headers: dict | N
     data = [*data, *[None] * (inputs - len(data))]
     session = uuid.uuid4().hex
     body = json.dumps({"data": data, "fn_index": index, "session_hash": session, "event_data": None}).encode()
-    status, text = raw(base, "POST", "/gradio_api/queue/join", {"Content-Type": "application/json", **(headers or {})},
-                       body)
+    status, text = raw(
+        base, "POST", "/gradio_api/queue/join", {"Content-Type": "application/json", **(headers or {})}, body
+    )
     if status != 200:
         return {"status": status, "text": text}
     with urllib.request.urlopen(f"{base}/gradio_api/queue/data?session_hash={session}", timeout=60) as stream:
@@ -67,12 +68,17 @@ def queue_call(base: str, target: tuple[int, int], data: list, headers: dict | N
 
 # ------------------------------------------------------------------------------------------- Host and Origin
 
+
 def test_requests_naming_another_host_are_refused(make_studio, serve):
     base = serve(make_studio(allowed_hosts="chief.lan"))
     port = urlsplit(base).port
     for host in ("evil.example", f"evil.example:{port}", f"127.0.0.1.nip.io:{port}", ""):
-        for method, path in (("GET", "/"), ("GET", "/config"), ("GET", "/gradio_api/info"),
-                             ("POST", "/gradio_api/queue/join")):
+        for method, path in (
+            ("GET", "/"),
+            ("GET", "/config"),
+            ("GET", "/gradio_api/info"),
+            ("POST", "/gradio_api/queue/join"),
+        ):
             status, text = raw(base, method, path, {"Host": host}, b"{}" if method == "POST" else None)
             assert status == 403 and "unknown host" in text, (host, path, status)
     for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}", f"chief.lan:{port}", f"CHIEF.LAN:{port}"):
@@ -82,12 +88,21 @@ def test_requests_naming_another_host_are_refused(make_studio, serve):
 def test_other_origins_are_refused_on_every_route(make_studio, serve):
     base = serve(make_studio())
     port = urlsplit(base).port
-    foreign = [{"Origin": f"http://localhost:{port + 1}"}, {"Origin": "null"}, {"Origin": "http://evil.example"},
-               {"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "cors"},  # another port on localhost, no Origin
-               {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "image"}]
+    foreign = [
+        {"Origin": f"http://localhost:{port + 1}"},
+        {"Origin": "null"},
+        {"Origin": "http://evil.example"},
+        {"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "cors"},  # another port on localhost, no Origin
+        {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "image"},
+    ]
     for headers in foreign:
-        for method, path in (("POST", "/gradio_api/queue/join"), ("POST", "/gradio_api/upload"),
-                             ("GET", "/gradio_api/info"), ("GET", "/config"), ("OPTIONS", "/gradio_api/queue/join")):
+        for method, path in (
+            ("POST", "/gradio_api/queue/join"),
+            ("POST", "/gradio_api/upload"),
+            ("GET", "/gradio_api/info"),
+            ("GET", "/config"),
+            ("OPTIONS", "/gradio_api/queue/join"),
+        ):
             status, _ = raw(base, method, path, headers, b"{}" if method == "POST" else None)
             assert status == 403, (headers, path, status)
     ours = {"Origin": base, "Sec-Fetch-Site": "same-origin"}
@@ -136,8 +151,7 @@ def test_a_page_on_another_localhost_port_cannot_add_a_note(make_studio, serve, 
     base = serve(studio)
     index, inputs = event(base, "add_note_btn")
     assert inputs == 4  # project, version, text, about: what the page below sends
-    site = OtherSite(ATTACK_PAGE.replace("APP", base).replace("PID", json.dumps(pid))
-                     .replace("INDEX", str(index)))
+    site = OtherSite(ATTACK_PAGE.replace("APP", base).replace("PID", json.dumps(pid)).replace("INDEX", str(index)))
     try:
         page.goto(site.url + "/")
         page.wait_for_function("document.title !== ''", timeout=30_000)
@@ -149,6 +163,7 @@ def test_a_page_on_another_localhost_port_cannot_add_a_note(make_studio, serve, 
 
 
 # ------------------------------------------------------------------------------------------- the API key
+
 
 def test_agent_settings_cannot_be_changed_from_outside_the_page(make_studio, serve):
     studio = make_studio(api_key="sk-OLD-123456", llm_base_url="http://127.0.0.1:9/v1")
@@ -177,7 +192,7 @@ def test_a_new_endpoint_set_in_the_page_never_receives_the_old_key(make_studio, 
         page.wait_for_function("document.querySelector('#settings_message')?.innerText.includes('Applied')")
         assert "API key was dropped" in page.locator("#settings_message").inner_text()
         assert studio.config.llm_base_url == b.base_url and studio.config.api_key == ""
-        with pytest.raises(Exception):
+        with pytest.raises(Exception):  # noqa: B017 - any failure will do
             studio.refine(pid)  # B answers 500: what matters is what B was sent
         assert b.headers, "the agents never called the new endpoint"
         assert all("sk-OLD" not in str(h) for h in b.headers), b.headers
@@ -185,12 +200,14 @@ def test_a_new_endpoint_set_in_the_page_never_receives_the_old_key(make_studio, 
 
 # ------------------------------------------------------------------------------------------- login
 
+
 def test_failed_logins_are_limited(make_studio, serve):
     base = serve(make_studio(), auth="ann:correct-horse")
 
     def login(password: str) -> int:
         body = f"username=ann&password={password}".encode()
         return raw(base, "POST", "/login", {"Content-Type": "application/x-www-form-urlencoded"}, body)[0]
+
     from app.ui.security import LOGIN_FAILURES
 
     assert [login(f"guess{i}") for i in range(LOGIN_FAILURES)] == [400] * LOGIN_FAILURES
@@ -199,6 +216,7 @@ def test_failed_logins_are_limited(make_studio, serve):
 
 
 # ------------------------------------------------------------------------------------------- sessions
+
 
 def test_the_render_screen_says_stop_is_the_projects(make_studio, serve, page):
     """A render belongs to the project: every tab follows it and any may stop it (app/jobs.py). The screen
@@ -220,6 +238,7 @@ def test_the_settings_page_says_the_agents_are_the_servers(make_studio, serve, p
 
 
 # ------------------------------------------------------------------------------------------- files and logs
+
 
 def test_served_files_stay_in_a_private_folder_and_errors_show_no_paths(make_studio, serve, board_file, tmp_path):
     studio = make_studio()
@@ -254,6 +273,7 @@ def test_user_errors_leave_no_traceback_in_the_server_log(make_studio, serve, ca
 
 # ------------------------------------------------------------------------------------------- rendering
 
+
 def _open_project(page, base: str, pid: str) -> None:
     page.goto(base + "/")
     pick = page.locator("#project_pick input").first
@@ -270,13 +290,13 @@ def _everything_shown(page) -> str:
         [...document.querySelectorAll('textarea, input')].map(e => e.value).join("\\n")""")
 
 
-def test_a_title_with_html_and_an_image_draws_nothing_and_fetches_nothing(make_studio, serve, board_file, page,
-                                                                          other_site):
+def test_a_title_with_html_and_an_image_draws_nothing_and_fetches_nothing(
+    make_studio, serve, board_file, page, other_site
+):
     from storage.files import load_storyboard
 
     studio = make_studio()
-    title = (f'<form id="phish"><b>Session expired</b><input type="password"></form> '
-             f'![x]({other_site.url}/title.png)')
+    title = f'<form id="phish"><b>Session expired</b><input type="password"></form> ![x]({other_site.url}/title.png)'
     board = load_storyboard(board_file).model_copy(update={"title": title})
     pid = studio.create_from_storyboard(board).project_id
     _open_project(page, serve(studio), pid)
@@ -287,8 +307,7 @@ def test_a_title_with_html_and_an_image_draws_nothing_and_fetches_nothing(make_s
     assert other_site.paths == []
 
 
-def test_a_note_with_a_remote_image_makes_the_browser_fetch_nothing(make_studio, serve, board_file, page,
-                                                                     other_site):
+def test_a_note_with_a_remote_image_makes_the_browser_fetch_nothing(make_studio, serve, board_file, page, other_site):
     from storage.files import load_storyboard
 
     studio = make_studio()
@@ -298,8 +317,10 @@ def test_a_note_with_a_remote_image_makes_the_browser_fetch_nothing(make_studio,
         studio.add_note(pid, text)
     _open_project(page, serve(studio), pid)
     page.get_by_role("tab", name="Screening room").click()
-    page.wait_for_function("() => [...document.querySelectorAll('textarea, input')].some(e => "
-                           "e.value.includes('markdown.png')) || document.body.innerText.includes('markdown.png')")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('textarea, input')].some(e => "
+        "e.value.includes('markdown.png')) || document.body.innerText.includes('markdown.png')"
+    )
     shown = _everything_shown(page)
     assert all(text in shown for text in notes), shown  # shown as text, every character
     assert page.locator(f'img[src^="{other_site.url}"]').count() == 0  # escaping held, not only the CSP
@@ -315,8 +336,10 @@ def test_refusals_show_their_line_in_the_page_not_error(make_studio, serve, page
     dup = tmp_path / "dup.yaml"
     key = f"<img src='{other_site.url}/toast.png'>"
     dup.write_text(f'"{key}": 1\n"{key}": 2\ntitle: x\n')
-    for path, says in ((DATA / "deep_storyboard.yaml", "deep_storyboard.yaml: cannot read storyboard: nested more than 64 levels"),
-                       (dup, f"dup.yaml: cannot read storyboard: key \"{key}\" appears twice in one mapping")):
+    for path, says in (
+        (DATA / "deep_storyboard.yaml", "deep_storyboard.yaml: cannot read storyboard: nested more than 64 levels"),
+        (dup, f'dup.yaml: cannot read storyboard: key "{key}" appears twice in one mapping'),
+    ):
         page.goto(base + "/")
         page.get_by_role("tab", name="From a storyboard file").click()
         page.locator("#storyboard_file input[type=file]").set_input_files(str(path))

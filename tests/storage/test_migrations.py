@@ -21,8 +21,12 @@ def test_a_model_change_without_a_migration_is_caught(tmp_path):
     import sqlalchemy as sa
 
     db = Database(tmp_path / "chief.db")
-    extra = sa.Table("projects", sa.MetaData(), *[c.copy() for c in Base.metadata.tables["projects"].columns],
-                     sa.Column("colour", sa.String(20)))
+    extra = sa.Table(
+        "projects",
+        sa.MetaData(),
+        *[c.copy() for c in Base.metadata.tables["projects"].columns],
+        sa.Column("colour", sa.String(20)),
+    )
     with db.engine.connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn), extra.metadata)
     db.close()
@@ -48,8 +52,12 @@ def test_0004_keeps_the_existing_clip_cache_as_rendered_here(tmp_path):
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "0001")
         conn.execute(text("INSERT INTO media VALUES ('" + "a" * 64 + "', 'mp4', 1, '2024-01-01')"))
-        conn.execute(text("INSERT INTO clips VALUES ('" + "b" * 64 + "', '" + "a" * 64 + "', 'animatic', '', 8, 8, "
-                          "96, 64, 0.5, NULL, '2024-01-01')"))
+        conn.execute(
+            text(
+                "INSERT INTO clips VALUES ('" + "b" * 64 + "', '" + "a" * 64 + "', 'animatic', '', 8, 8, "
+                "96, 64, 0.5, NULL, '2024-01-01')"
+            )
+        )
     engine.dispose()
     db = Database(path)  # upgrades to head
     with Repository(db).read() as u:

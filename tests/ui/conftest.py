@@ -75,8 +75,15 @@ class Server(ServerProcess):
         env = {**os.environ, "CHIEF_NARRATION": "false", "CHIEF_AGENTS": "offline", **(extra_env or {})}
         env.pop("CHIEF_AUTH", None)
         self.url = f"http://127.0.0.1:{self.port}/"
-        super().__init__("chief serve", [sys.executable, "-m", "app.cli", "--home", str(home), "serve", "--port",
-                                         str(self.port)], log, env, ready_url=self.url + "config", timeout=90, cwd=ROOT)
+        super().__init__(
+            "chief serve",
+            [sys.executable, "-m", "app.cli", "--home", str(home), "serve", "--port", str(self.port)],
+            log,
+            env,
+            ready_url=self.url + "config",
+            timeout=90,
+            cwd=ROOT,
+        )
 
 
 @pytest.fixture
@@ -85,8 +92,14 @@ def served(tmp_path):
         yield server
 
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--no-first-run", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
 
 
 @pytest.fixture

@@ -87,12 +87,20 @@ def test_note_refine_accept_compare(client, board_file, studio):
     pid, v = create(client, board_file)
     client.predict(pid, v, api_name="/render")
     _, msg = client.predict(pid, v, "Make the storm scarier", "s3", api_name="/add_note")
-    assert msg == "Note added." and [(n.shot_id, n.text) for n in studio.notes(pid, v)] == [("s3", "Make the storm scarier")]
+    assert msg == "Note added." and [(n.shot_id, n.text) for n in studio.notes(pid, v)] == [
+        ("s3", "Make the storm scarier")
+    ]
     prop = client.predict(pid, v, api_name="/refine")
     assert prop["proposal"]["edits"], prop
-    res = client.predict(pid, prop["id"], [1], {"1": "Night storm, towering black waves, lightning"},
-                         api_name="/accept")
-    assert (res["version"]["number"], res["version"]["parent_number"], res["branched"], res["applied"]) == (2, 1, False, [1])
+    res = client.predict(
+        pid, prop["id"], [1], {"1": "Night storm, towering black waves, lightning"}, api_name="/accept"
+    )
+    assert (res["version"]["number"], res["version"]["parent_number"], res["branched"], res["applied"]) == (
+        2,
+        1,
+        False,
+        [1],
+    )
     film_a, film_b, diff, scores = client.predict(pid, 1, 2, api_name="/compare")
     assert film_a.endswith(".mp4") and film_b is None  # v2 not rendered yet
     assert "v1 → v2" in diff and "changed" in diff
@@ -135,8 +143,11 @@ def test_panel_and_custom_persona(client, board_file, studio):
 
 def test_persona_builder_fills_the_editor(client):
     pytest.importorskip("agents.persona_builder")
-    text = client.predict("I love slow quiet films with long takes\nToo many fast cuts ruin it for me, @bob",
-                          "Ana", api_name="/build_persona")
+    text = client.predict(
+        "I love slow quiet films with long takes\nToo many fast cuts ruin it for me, @bob",
+        "Ana",
+        api_name="/build_persona",
+    )
     assert "name: Ana" in text and "source: built" in text and "@bob" not in text
 
 
@@ -153,7 +164,9 @@ def test_shot_note_links_seek_to_the_films_times_with_a_title_card(client, board
 
     cards = client.predict(pid, v2.number, api_name="/critique")[1]
     _, _, strip, shown, *_ = client.predict(pid, v2.number, api_name="/screening")
-    cells = {s: f"{float(t):.2f}" for t, s in re.findall(r"data-t='([\d.]+)' data-end='[\d.]+' data-shot='(\w+)'", strip)}
+    cells = {
+        s: f"{float(t):.2f}" for t, s in re.findall(r"data-t='([\d.]+)' data-end='[\d.]+' data-shot='(\w+)'", strip)
+    }
     assert cells["title"] == "0.00" and cells["s1"] == "2.00" and len(cells) == 4  # the title card, then 3 shots
     for html in (cards, shown):
         links = seeks(html)

@@ -32,8 +32,12 @@ def test_board_json_round_trip_reorder_add_duplicate_delete(board):
     fresh = {**s1, "shot_id": "newabc2", "isNew": True, "prompt": "The keeper climbs the stairs", "narration": ""}
     data["scenes"][0]["shots"] = [s3, fresh, s2, dup]  # s3 dragged first, s1 deleted
     new = json_to_board(board, json.dumps(data)).shots()
-    assert [s.prompt for s in new] == ["Night storm waves hit the lighthouse", "The keeper climbs the stairs",
-                                       "A whale tail in grey water", "A whale tail in grey water"]
+    assert [s.prompt for s in new] == [
+        "Night storm waves hit the lighthouse",
+        "The keeper climbs the stairs",
+        "A whale tail in grey water",
+        "A whale tail in grey water",
+    ]
     assert new[0].shot_id == "s3" and new[0].camera == "handheld" and new[2].shot_id == "s2"
     assert new[1].shot_id.startswith("sh_") and new[3].shot_id.startswith("sh_") and new[3].seed == 77
     kept = json_to_board(board, json.dumps(data), fresh_ids=False).shots()  # a draft rendered, not saved
@@ -63,11 +67,21 @@ def test_version_graph_puts_branches_on_their_own_rows_and_escapes():
     from storage.records import VersionNode
 
     now = datetime(2026, 1, 1)
-    rows = [VersionNode(number=1, id="v_1", parent=None, kind="plan", message="m", created_at=now, current=False,
-                        renders=1),
-            VersionNode(number=2, id="v_2", parent=1, kind="accept", message="<img src=x onerror=alert(1)>",
-                        created_at=now, current=False),
-            VersionNode(number=3, id="v_3", parent=1, kind="edit", message="b", created_at=now, current=True)]
+    rows = [
+        VersionNode(
+            number=1, id="v_1", parent=None, kind="plan", message="m", created_at=now, current=False, renders=1
+        ),
+        VersionNode(
+            number=2,
+            id="v_2",
+            parent=1,
+            kind="accept",
+            message="<img src=x onerror=alert(1)>",
+            created_at=now,
+            current=False,
+        ),
+        VersionNode(number=3, id="v_3", parent=1, kind="edit", message="b", created_at=now, current=True),
+    ]
     assert layout(rows) == {1: (0, 0), 2: (1, 0), 3: (1, 1)}
     svg = graph_svg(rows)
     assert "<img" not in svg and "&lt;img src=x" in svg
@@ -89,14 +103,33 @@ def test_review_names_sources_and_reads_decisions():
     from storage.records import ProposalRecord
     from storage.schema import Proposal, SetShot, utcnow
 
-    edits = [SetShot(shot_id="s1", field="prompt", old="a calm sea", new="a wild sea", rationale="scarier",
-                     sources=["n_01fb0075", "teen_scroller"]),
-             SetShot(shot_id="s2", field="camera", old="static", new="dolly_in", rationale="motion",
-                     sources=["film_critic", "n_9999aaaa", "gone_persona", "n_8888bbbb"])]
-    record = ProposalRecord(id="pr_1", version=1, created_at=utcnow(), mode="offline",
-                            proposal=Proposal(summary="two edits", edits=edits))
-    value = review_json(record, {"n_01fb0075": "Make the storm scarier"},
-                        {"teen_scroller": "Maya, 16", "film_critic": "Dr. Roux"}, {"s1": "gradio_api/file=/t.jpg"})
+    edits = [
+        SetShot(
+            shot_id="s1",
+            field="prompt",
+            old="a calm sea",
+            new="a wild sea",
+            rationale="scarier",
+            sources=["n_01fb0075", "teen_scroller"],
+        ),
+        SetShot(
+            shot_id="s2",
+            field="camera",
+            old="static",
+            new="dolly_in",
+            rationale="motion",
+            sources=["film_critic", "n_9999aaaa", "gone_persona", "n_8888bbbb"],
+        ),
+    ]
+    record = ProposalRecord(
+        id="pr_1", version=1, created_at=utcnow(), mode="offline", proposal=Proposal(summary="two edits", edits=edits)
+    )
+    value = review_json(
+        record,
+        {"n_01fb0075": "Make the storm scarier"},
+        {"teen_scroller": "Maya, 16", "film_critic": "Dr. Roux"},
+        {"s1": "gradio_api/file=/t.jpg"},
+    )
     data = json.loads(value)
     assert data["edits"][0]["sources"] == ["your note “Make the storm scarier”", "Maya, 16"]
     assert data["edits"][1]["sources"] == ["Dr. Roux", "a note", "a critic"]  # unknown ids: what they were, once
@@ -125,13 +158,21 @@ def test_settings_and_the_status_bar_name_every_model_or_say_none(tmp_path):
 
     plain = load_config({"home": tmp_path / "a", "narration": False}, environ={})
     text = models_text(plain).replace("\\", "")  # read as shown (Markdown escapes gone)
-    for line in ("**VACE model (references and keyframes into the video)**: none",
-                 "**Image model (keyframes, references)**: none (the animatic draws keyframes)",
-                 "**Embedding model (character consistency)**: none (consistency is not measured)"):
+    for line in (
+        "**VACE model (references and keyframes into the video)**: none",
+        "**Image model (keyframes, references)**: none (the animatic draws keyframes)",
+        "**Embedding model (character consistency)**: none (consistency is not measured)",
+    ):
         assert line in text
-    wan = load_config({"home": tmp_path / "b", "narration": False},
-                      environ={"CHIEF_VIDEO_BACKEND": "diffusers", "CHIEF_VIDEO_MODEL": str(tmp_path / "wan"),
-                               "CHIEF_VACE_MODEL": str(tmp_path / "vace"), "CHIEF_EMBED_MODEL": str(tmp_path / "clip")})
+    wan = load_config(
+        {"home": tmp_path / "b", "narration": False},
+        environ={
+            "CHIEF_VIDEO_BACKEND": "diffusers",
+            "CHIEF_VIDEO_MODEL": str(tmp_path / "wan"),
+            "CHIEF_VACE_MODEL": str(tmp_path / "vace"),
+            "CHIEF_EMBED_MODEL": str(tmp_path / "clip"),
+        },
+    )
     text = models_text(wan).replace("\\", "")
     assert f"VACE model (references and keyframes into the video)**: {tmp_path / 'vace'}" in text
     assert "**Image model (keyframes, references)**: none (keyframes and references can only be uploaded)" in text
@@ -139,8 +180,9 @@ def test_settings_and_the_status_bar_name_every_model_or_say_none(tmp_path):
     st = Studio(wan)
     try:  # no image model with the diffusers backend: the status bar and Settings say so
         assert "**stills** none (set CHIEF_IMAGE_MODEL)" in status_line(st, None, None).replace("\\", "")
-        assert "**Making the stills (keyframes, references)**: none (set CHIEF_IMAGE_MODEL)" in \
-            status_md(st).replace("\\", "")
+        assert "**Making the stills (keyframes, references)**: none (set CHIEF_IMAGE_MODEL)" in status_md(st).replace(
+            "\\", ""
+        )
     finally:
         st.db.close()
 
@@ -150,9 +192,18 @@ def test_api_key_is_never_echoed_or_stored(studio, board):
     from app.ui.settings import status_md
 
     pid = studio.create_from_storyboard(board).project_id
-    studio.set_agent_settings(AgentSettings(base_url="http://127.0.0.1:9/v1", api_key="sk-SECRET-123456",
-                                            critic_model="c-model", refiner_model="r-model", planner_model="p-model",
-                                            mode="llm", other={"llm_timeout": 30}), from_own_page=True)
+    studio.set_agent_settings(
+        AgentSettings(
+            base_url="http://127.0.0.1:9/v1",
+            api_key="sk-SECRET-123456",
+            critic_model="c-model",
+            refiner_model="r-model",
+            planner_model="p-model",
+            mode="llm",
+            other={"llm_timeout": 30},
+        ),
+        from_own_page=True,
+    )
     assert studio.config.api_key == "sk-SECRET-123456" and studio.agents.label.startswith("llm")
     text = status_md(studio)
     assert "sk-SECRET" not in text and "hidden" in text and "c-model" in text
@@ -187,8 +238,13 @@ def test_120_shots_and_50_versions_stay_responsive(client, studio):
     from storage.schema import Scene, Shot, Storyboard
 
     shots = [Shot(shot_id=f"s{i:03d}", prompt=f"shot number {i}", duration=5) for i in range(120)]
-    board = Storyboard(title="Long", width=96, height=64, fps=8,
-                       scenes=[Scene(scene_id=f"sc{j}", shots=shots[j * 10:(j + 1) * 10]) for j in range(12)])
+    board = Storyboard(
+        title="Long",
+        width=96,
+        height=64,
+        fps=8,
+        scenes=[Scene(scene_id=f"sc{j}", shots=shots[j * 10 : (j + 1) * 10]) for j in range(12)],
+    )
     pid = studio.create_from_storyboard(board).project_id
     for n in range(49):
         board = board.model_copy(deep=True)
@@ -197,8 +253,13 @@ def test_120_shots_and_50_versions_stay_responsive(client, studio):
     v = studio.version(pid).number
     assert v == 50
     timings = {}
-    for api, args in (("/load_storyboard", (pid, v)), ("/history", (pid, v, "overall")), ("/screening", (pid, v)),
-                      ("/render_info", (pid, v)), ("/load_story", (pid, v))):
+    for api, args in (
+        ("/load_storyboard", (pid, v)),
+        ("/history", (pid, v, "overall")),
+        ("/screening", (pid, v)),
+        ("/render_info", (pid, v)),
+        ("/load_story", (pid, v)),
+    ):
         t = time.perf_counter()
         client.predict(*args, api_name=api)
         timings[api] = round(time.perf_counter() - t, 3)

@@ -152,9 +152,11 @@ def test_revise_partial_with_an_edit_in_place(server, st, page, tmp_path, errors
 def test_reload_during_a_render_reattaches_and_stop_is_neutral(server, st, page, tmp_path, errors):
     from playwright.sync_api import expect
 
-    shots = "\n".join(f"      - {{shot_id: s{i}, prompt: Wave number {i} breaks on the rocks, duration: 2, seed: {i}}}"
-                      for i in range(60))
-    board = ("title: Long\nwidth: 320\nheight: 192\nfps: 8\nscenes:\n  - scene_id: a\n    shots:\n" + shots + "\n")
+    shots = "\n".join(
+        f"      - {{shot_id: s{i}, prompt: Wave number {i} breaks on the rocks, duration: 2, seed: {i}}}"
+        for i in range(60)
+    )
+    board = "title: Long\nwidth: 320\nheight: 192\nfps: 8\nscenes:\n  - scene_id: a\n    shots:\n" + shots + "\n"
     pid = tiny(st, tmp_path, board, title="Long")
     open_project(page, server, pid, "Render")
     page.locator("#render_btn").click()
@@ -223,8 +225,12 @@ def test_screening_room_scores_notes_and_screenshots(server, st, page, tmp_path,
     page.locator("#note_1_delete").click()
     expect(page.locator("#notes_message")).to_contain_text("Note deleted", timeout=LONG)
     assert st.notes(pid) == []
-    ready = {"Storyboard": ("#board .card img", None), "Render": ("#render_summary", "rendered"),
-             "History": ("#version_graph svg", None), "Settings": ("#settings_status", "Making the pictures")}
+    ready = {
+        "Storyboard": ("#board .card img", None),
+        "Render": ("#render_summary", "rendered"),
+        "History": ("#version_graph svg", None),
+        "Settings": ("#settings_status", "Making the pictures"),
+    }
     for name, (selector, text) in ready.items():
         page.get_by_role("tab", name=name, exact=True).click()
         if text:

@@ -21,8 +21,9 @@ def settings_page(make_studio, page):
     from app.ui import launch
 
     port = free_port()
-    studio = make_studio(discovery_ports=str(port), llm_base_url="http://127.0.0.1:9/v1",
-                         api_key="key-of-the-old-endpoint")
+    studio = make_studio(
+        discovery_ports=str(port), llm_base_url="http://127.0.0.1:9/v1", api_key="key-of-the-old-endpoint"
+    )
     demo = launch(studio, port=free_port(), prevent_thread_lock=True, quiet=True)
     try:
         page.goto(demo.local_url)
@@ -39,8 +40,9 @@ def use_a_discovered_model(page, port: int) -> None:
     second model."""
     from playwright.sync_api import expect
 
-    expect(page.locator("#no_servers")).to_contain_text(f"No model server answered on this machine (127.0.0.1: "
-                                                        f"A model server {port})")
+    expect(page.locator("#no_servers")).to_contain_text(
+        f"No model server answered on this machine (127.0.0.1: A model server {port})"
+    )
     with models_server(["qwen2.5vl:3b", "llama3.2:1b"], port=port):
         page.locator("#discover_btn").click()
         expect(page.locator("#server_list button.use")).to_have_count(2)
@@ -57,11 +59,16 @@ def test_the_discovered_server_is_listed_and_one_click_uses_a_model(settings_pag
     for field in ("#critic_model", "#refiner_model", "#planner_model"):
         expect(page.locator(f"{field} textarea, {field} input").first).to_have_value("llama3.2:1b")
     expect(page.locator("#llm_base_url input, #llm_base_url textarea").first).to_have_value(
-        f"http://127.0.0.1:{port}/v1")
+        f"http://127.0.0.1:{port}/v1"
+    )
     expect(page.locator("#status_bar")).to_contain_text("critic llama3.2:1b")  # shown where it always is
     c = studio.config
     assert (c.llm_base_url, c.critic_model, c.refiner_model, c.planner_model) == (
-        f"http://127.0.0.1:{port}/v1", "llama3.2:1b", "llama3.2:1b", "llama3.2:1b")
+        f"http://127.0.0.1:{port}/v1",
+        "llama3.2:1b",
+        "llama3.2:1b",
+        "llama3.2:1b",
+    )
 
 
 def test_a_discovered_server_never_gets_the_old_endpoints_key(settings_page, errors_free):

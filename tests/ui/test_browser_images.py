@@ -20,8 +20,8 @@ from tests.ui.test_browser import LONG, errors, open_project, server, st, tiny  
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 KEEPER_BOARD = TINY_BOARD.replace(
-    "scenes:", "characters:\n  - {name: Keeper, description: an old keeper in a yellow coat}\nscenes:").replace(
-    "duration: 1, seed: 1}", "duration: 1, seed: 1, characters: [Keeper]}")
+    "scenes:", "characters:\n  - {name: Keeper, description: an old keeper in a yellow coat}\nscenes:"
+).replace("duration: 1, seed: 1}", "duration: 1, seed: 1, characters: [Keeper]}")
 
 
 @pytest.fixture
@@ -152,8 +152,10 @@ def test_a_keyframe_change_on_a_version_another_tab_moved_on_from_says_branched(
 def test_a_takes_job_survives_a_reload_and_stops(server, st, page, tmp_path, errors):
     from playwright.sync_api import expect
 
-    board = ("title: Long take\nwidth: 1280\nheight: 720\nfps: 24\nscenes:\n  - scene_id: a\n    shots:\n"
-             "      - {shot_id: s1, prompt: Waves break on the rocks all night long, duration: 20, seed: 1}\n")
+    board = (
+        "title: Long take\nwidth: 1280\nheight: 720\nfps: 24\nscenes:\n  - scene_id: a\n    shots:\n"
+        "      - {shot_id: s1, prompt: Waves break on the rocks all night long, duration: 20, seed: 1}\n"
+    )
     pid = tiny(st, tmp_path, board, title="Long take")
     open_project(page, server, pid, "Storyboard")
     card = page.locator("#card_s1")

@@ -73,8 +73,12 @@ def test_a_card_asks_only_for_what_it_may(tmp_path):
     from app.ui.board_media import CardAction, uploaded_file
 
     assert CardAction.of({"shot_id": "s2", "action": "takes", "n": 3}).n == 3
-    for bad in ({"shot_id": "s2", "action": "delete_project"}, {"shot_id": "../s2", "action": "draw"},
-                {"shot_id": "s2", "action": "takes", "n": 99}, None):
+    for bad in (
+        {"shot_id": "s2", "action": "delete_project"},
+        {"shot_id": "../s2", "action": "draw"},
+        {"shot_id": "s2", "action": "takes", "n": 99},
+        None,
+    ):
         with pytest.raises(ValueError, match="^the storyboard sent an action it cannot ask for: reload the page$"):
             CardAction.of(bad)
     with pytest.raises(ValueError, match="choose the file again"):
@@ -210,11 +214,24 @@ def test_the_servers_list_escapes_and_a_click_is_checked_against_a_fresh_probe(m
 def test_progress_words_for_stills_and_takes():
     from app.jobs import describe
 
-    frac, text = describe({"stage": "keyframe", "shot_index": 1, "shots": 4, "shot_id": "s2", "step": 5, "steps": 10,
-                           "status": "rendering"})
+    frac, text = describe(
+        {
+            "stage": "keyframe",
+            "shot_index": 1,
+            "shots": 4,
+            "shot_id": "s2",
+            "step": 5,
+            "steps": 10,
+            "status": "rendering",
+        }
+    )
     assert (frac, text) == (0.375, "still 2/4 (s2) · step 5/10")
-    assert describe({"stage": "take", "shot_index": 0, "shots": 3, "shot_id": "s1", "step": 1, "steps": 1,
-                     "status": "reused"})[1] == "take 1/3 of s1 · reused"
+    assert (
+        describe(
+            {"stage": "take", "shot_index": 0, "shots": 3, "shot_id": "s1", "step": 1, "steps": 1, "status": "reused"}
+        )[1]
+        == "take 1/3 of s1 · reused"
+    )
 
 
 def test_draw_keyframes_for_the_chosen_scene_only(client, studio):
@@ -224,8 +241,12 @@ def test_draw_keyframes_for_the_chosen_scene_only(client, studio):
     progress, _, number, value, message, _ = client.predict(pid, 1, editor, "b", api_name="/draw_keyframes")
     assert "data-state='done'" in progress and number == 2 and "keyframes approved for s3, s4" in message
     assert [bool(s.keyframe) for s in studio.version(pid, 2).storyboard.shots()] == [False, False, True, True]
-    assert [bool(s["keyframe"]) for sc in json.loads(value)["scenes"] for s in sc["shots"]] == [False, False, True,
-                                                                                                True]
+    assert [bool(s["keyframe"]) for sc in json.loads(value)["scenes"] for s in sc["shots"]] == [
+        False,
+        False,
+        True,
+        True,
+    ]
     with pytest.raises(AppError, match="^every shot of this scene has a keyframe"):
         client.predict(pid, 2, value, "b", api_name="/draw_keyframes")
     with pytest.raises(AppError, match=r"^2 shot\(s\) have no keyframe yet \(s1, s2\): press ✦ Draw keyframes first$"):
@@ -236,7 +257,10 @@ def test_keyframes_wait_for_unsaved_edits_to_be_saved(client, studio):
     pid = studio.create_from_storyboard(tiny_board(2)).project_id
     data = json.loads(client.predict(pid, 1, api_name="/load_storyboard")[0])
     data["scenes"][0]["shots"][0]["prompt"] = "An edit not saved yet"
-    with pytest.raises(AppError, match=r"^save the storyboard first: keyframes and takes are made from the saved "
-                                       r"version \(v1\)$"):
+    with pytest.raises(
+        AppError,
+        match=r"^save the storyboard first: keyframes and takes are made from the saved "
+        r"version \(v1\)$",
+    ):
         client.predict(pid, 1, json.dumps(data), "(all scenes)", api_name="/draw_keyframes")
     assert len(studio.versions(pid)) == 1

@@ -11,13 +11,16 @@ from storage.files import load_storyboard
 from storage.schema import Unseen
 from tests.ui.conftest import TINY_BOARD
 
-TWO_SCENES = TINY_BOARD + """\
+TWO_SCENES = (
+    TINY_BOARD
+    + """\
   - scene_id: b
     title: Night <b>storm</b>
     shots:
       - {shot_id: s4, prompt: The keeper lights the lamp, duration: 1, seed: 4}
       - {shot_id: s5, prompt: The whale sings under the beam, duration: 1, seed: 5}
 """
+)
 
 
 @pytest.fixture
@@ -48,8 +51,11 @@ def test_the_picker_labels_and_the_coverage_line_is_escaped(studio, pid):
     assert labels == ["whole film", "a · Dawn · 3 shots · 0:00–0:03", "b · Night <b>storm</b> · 2 shots · 0:03–0:05"]
     studio.render(pid)
     item = studio.critique(pid, scope=studio.scope(pid, scene="b"))[0]
-    item = item.model_copy(update={"coverage": item.coverage.model_copy(update={
-        "unseen": [Unseen(shot_id="s4", why="<script>x</script>")]})})
+    item = item.model_copy(
+        update={
+            "coverage": item.coverage.model_copy(update={"unseen": [Unseen(shot_id="s4", why="<script>x</script>")]})
+        }
+    )
     html = coverage_html(item)
     assert "<script>" not in html and "&lt;script&gt;" in html and "watched scene b" in html
 
