@@ -56,7 +56,11 @@ class FilmAssembler:
             media[kind] = rec.sha256
 
         cues = subtitles.cues_for(
-            [(start, end, shot.dialogue or shot.narration) for shot, start, end in zip(board_shots, starts, ends)]
+            [
+                cue
+                for shot, start, end in zip(board_shots, starts, ends)
+                for cue in subtitles.split_window(start, end, shot.subtitles())
+            ]
         )
         srt = subtitles.write_srt(cues, scratch / "film.srt") if cues else None
         audio = None

@@ -24,7 +24,9 @@ from storage.schema import (
     Storyboard,
     Strict,
     Unchanged,
+    lines_from_script,
     new_id,
+    script,
 )
 
 
@@ -50,7 +52,25 @@ def check_value(field: str, new: str) -> str | None:
         return "continuity must be true or false"
     if field == "prompt" and not new.strip():
         return "a prompt cannot be empty"
+    if field == "dialogue":
+        try:
+            lines = lines_from_script(new)
+        except ValidationError as err:
+            return f"a line is invalid: {err.errors()[0]['msg']}"
+        if len(lines) > 50:
+            return "a shot holds at most 50 lines"
+    if field in ("sounds", "music") and len(new) > 1000:
+        return f"{field} must be at most 1000 characters"
     return None
+
+
+def current_value(board: Storyboard, shot: Shot, field: str) -> str:
+    """A shot field's value as an edit's `old` text: dialogue as its script, music as its scene's cue."""
+    if field == "dialogue":
+        return script(shot.dialogue)
+    if field == "music":
+        return board.scene_of(shot.shot_id).music
+    return str(getattr(shot, field))
 
 
 def _describe(raw: Any) -> str:
@@ -91,7 +111,7 @@ def sanitize(
             if problem := check_value(e.field, e.new):
                 drop(e, problem)
                 continue
-            current = str(getattr(shots[shot_id], e.field))
+            current = current_value(board, shots[shot_id], e.field)
             if current == e.new:
                 continue
             e = e.model_copy(update={"old": current})
@@ -176,9 +196,13 @@ def _apply(board: Storyboard, e: Edit) -> None:
         shots, i = _locate(board, e.shot_id)
         if shots[i].locked:
             raise ValueError("the shot is locked")
-        if isinstance(e, SetShot):
+        if isinstance(e, SetShot) and e.field == "music":
+            board.scene_of(e.shot_id).music = e.new
+        elif isinstance(e, SetShot):
             value: object = e.new
-            if e.field == "duration":
+            if e.field == "dialogue":
+                value = [ln.model_dump() for ln in lines_from_script(e.new, shots[i].characters)]
+            elif e.field == "duration":
                 value = float(e.new)
             elif e.field == "seed":
                 value = int(e.new)
@@ -230,7 +254,9 @@ def diff_storyboards(a: Storyboard, b: Storyboard) -> StoryboardDiff:
             changes.append(ShotChange(shot_id=sid, status="added"))
             continue
         fields = {
-            f: (getattr(sa[sid], f), getattr(sb[sid], f))
+            f: (script(sa[sid].dialogue), script(sb[sid].dialogue))
+            if f == "dialogue"
+            else (getattr(sa[sid], f), getattr(sb[sid], f))
             for f in Shot.model_fields
             if getattr(sa[sid], f) != getattr(sb[sid], f)
         }
@@ -244,6 +270,10 @@ def diff_storyboards(a: Storyboard, b: Storyboard) -> StoryboardDiff:
         for f in ("title", "logline", "style_guide", "fps", "width", "height")
         if getattr(a, f) != getattr(b, f)
     }
+    for sc in b.scenes:
+        before = next((x for x in a.scenes if x.scene_id == sc.scene_id), None)
+        if before is not None and before.music != sc.music:
+            story[f"music {sc.scene_id}"] = (before.music, sc.music)
     if a.film != b.film:
         story["film"] = (a.film.model_dump(), b.film.model_dump())
     ca, cb = {c.name: c.description for c in a.characters}, {c.name: c.description for c in b.characters}
