@@ -16,13 +16,15 @@ def plan(n_shots, duration, per_scene=4):
             "duration": duration,
             "camera": "static",
             "narration": "",
-            "dialogue": "",
+            "dialogue": [],
+            "sounds": "",
             "characters": ["Ada", "Nobody"],
         }
         for i in range(n_shots)
     ]
     scenes = [
-        {"title": f"s{k}", "description": "", "shots": shots[k : k + per_scene]} for k in range(0, n_shots, per_scene)
+        {"title": f"s{k}", "description": "", "music": "", "shots": shots[k : k + per_scene]}
+        for k in range(0, n_shots, per_scene)
     ]
     return {
         "title": "Gulls",
