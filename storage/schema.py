@@ -298,6 +298,15 @@ class Storyboard(Strict):
     def duration(self) -> float:
         return sum(s.duration for s in self.shots())
 
+    def line_warnings(self) -> list[str]:
+        """One warning per line that cannot be said within its shot (flagged before a render, never cut)."""
+        return [
+            f"shot {s.shot_id} line {n}: {s.dialogue[n - 1].words()} words take {s.dialogue[n - 1].seconds():.1f} s "
+            f"to say, longer than the {s.duration:g}-s shot (shorten the line or lengthen the shot)"
+            for s in self.shots()
+            for n in s.long_lines()
+        ]
+
     def images(self) -> set[str]:
         """Every still the storyboard refers to: reference images and approved keyframes (media sha256)."""
         return {
