@@ -116,3 +116,20 @@ def test_a_line_too_long_for_its_shot_is_flagged_before_render_and_kept(chief, p
     assert "warning: shot s2 line 1" in out.stderr
     srt = open(json.loads(out.stdout)["files"]["srt"], encoding="utf-8").read()
     assert "one two three four five six" in srt and "ten eleven twelve" in srt  # the whole line, never cut
+
+
+def test_the_timeline_export_carries_lines_sounds_and_music_as_markers(chief, project, tmp_path):
+    import opentimelineio as otio
+
+    chief("edit", project, "s2", "line.1.delivery=hoarse", "sounds=rain on glass", "music=low cello")
+    chief("render", project)
+    chief("export", project, "--timeline", "-o", str(tmp_path / "cut"))
+    cut = otio.adapters.read_from_file(str(tmp_path / "cut" / "cut.otio"))
+    marks = {c.name: [(m.name, m.color) for m in c.markers] for c in cut.find_clips()}
+    assert marks["s1"] == [("music: low cello", "MAGENTA")]  # the scene's cue at its first shot
+    assert marks["s2"] == [("Keeper (hoarse): Who's there?", "CYAN"), ("sounds: rain on glass", "MAGENTA")]
+    edl = otio.adapters.read_from_file(str(tmp_path / "cut" / "cut.edl"))
+    assert [m.name for m in list(edl.find_clips())[1].markers][0] == "KEEPER (HOARSE): WHO'S THERE?"
+    assert "Keeper (hoarse): Who&apos;s there?" in (tmp_path / "cut" / "cut.fcpxml").read_text() or (
+        "Keeper (hoarse): Who's there?" in (tmp_path / "cut" / "cut.fcpxml").read_text()
+    )
