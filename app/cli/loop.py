@@ -113,6 +113,8 @@ def new(c: Ctx, idea, minutes, title, storyboard_file, panel):
     else:
         raise click.UsageError("give an IDEA or --storyboard FILE")
     b = v.storyboard
+    for w in b.line_warnings():
+        click.secho(f"warning: {w}", fg="yellow", err=True)
     c.out(
         Created(project=v.project_id, version=v, active=c.studio.status()),
         f"{v.project_id}\n  “{b.title}” · v{v.number} · {len(b.shots())} shots · {b.duration():.0f}s",

@@ -133,3 +133,10 @@ def test_the_timeline_export_carries_lines_sounds_and_music_as_markers(chief, pr
     assert "Keeper (hoarse): Who&apos;s there?" in (tmp_path / "cut" / "cut.fcpxml").read_text() or (
         "Keeper (hoarse): Who's there?" in (tmp_path / "cut" / "cut.fcpxml").read_text()
     )
+
+
+def test_a_storyboard_file_with_a_long_line_is_flagged_on_new(chief, tmp_path):
+    p = tmp_path / "talky.yaml"
+    p.write_text(dump_storyboard(tiny_board(2, duration=1.0, shot_overrides={0: {"dialogue": "Keeper: a b c d"}})))
+    res = chief("new", "--storyboard", str(p))
+    assert "warning: shot s1 line 1: 4 words take 1.6 s to say, longer than the 1-s shot" in res.stderr
