@@ -151,3 +151,19 @@ def test_a_line_is_one_line_and_never_empty():
     assert Line(line="  two\n words ").line == "two words"
     with pytest.raises(ValidationError):
         Line(line="   ")
+
+
+def test_a_storyboard_file_with_text_dialogue_loads(tmp_path):
+    from storage.files import load_storyboard
+
+    p = tmp_path / "old.yaml"
+    p.write_text(
+        "title: Old\nscenes:\n  - shots:\n"
+        '      - {prompt: the quay, characters: [Mara], dialogue: "Cast off!\\nTom (far off): Wait!"}\n'
+    )
+    shot = load_storyboard(p).shots()[0]
+    assert shot.dialogue == [
+        Line(character="Mara", line="Cast off!"),
+        Line(character="Tom", line="Wait!", delivery="far off"),
+    ]
+    assert shot.subtitles() == ["Cast off!", "Tom: Wait!"] and shot.sounds == ""
