@@ -32,6 +32,7 @@ from agents.story import (
     check_story,
     fit_durations,
     fits_one_answer,
+    lines_of,
     parts_of,
     scene_budgets,
     scene_count,
@@ -59,6 +60,7 @@ class SceneOut(Closed):
     description: str = Field(max_length=2000)
     purpose: str = Field(default="", max_length=500, description="the scene's place in the plot")
     location: str = Field(default="", max_length=80, description="a location name from the locations")
+    music: str = Field(max_length=1000, description='the music cue in words (mood, tempo, instruments), or ""')
     shots: list[ShotOut] = Field(min_length=1)
 
 
@@ -342,7 +344,8 @@ def to_storyboard(out: PlanOut, seconds: float) -> Storyboard:
                     seed=1000 + n,
                     camera=shot.camera,
                     narration=shot.narration,
-                    dialogue=shot.dialogue,
+                    dialogue=lines_of(shot),
+                    sounds=shot.sounds,
                     characters=[c for c in dict.fromkeys(shot.characters) if c in names],
                 )
             )
@@ -354,6 +357,7 @@ def to_storyboard(out: PlanOut, seconds: float) -> Storyboard:
                 description=scene.description,
                 purpose=scene.purpose,
                 location=scene.location if scene.location in places else "",
+                music=scene.music,
                 shots=shots,
             )
         )

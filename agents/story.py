@@ -15,7 +15,7 @@ import math
 from pydantic import BaseModel, ConfigDict, Field
 
 from prompts import render
-from storage.schema import CAMERA_MOVES, Camera, Character, Location, Scene, Shot, Storyboard
+from storage.schema import CAMERA_MOVES, WORDS_PER_SECOND, Camera, Character, Line, Location, Scene, Shot, Storyboard
 
 MIN_SHOT, TYPICAL_SHOT, MAX_SHOT = 2.0, 5.0, 12.0
 SCENE_SECONDS = 30.0  # a scene lasts about this long: 2 scenes in a minute, 20 in ten
@@ -39,12 +39,19 @@ class LocationOut(Closed):
     description: str = Field(min_length=1, max_length=1000, description="how the place looks, every time we are there")
 
 
+class LineOut(Closed):
+    character: str = Field(max_length=80, description="who says it: a name from the character bible")
+    line: str = Field(min_length=1, max_length=500, description="what they say, in character, in the story's language")
+    delivery: str = Field(max_length=200, description='how it is said, in words ("whispered"), or ""')
+
+
 class ShotOut(Closed):
     prompt: str = Field(min_length=1, max_length=2000)
     duration: float = Field(gt=0, le=60, description="seconds")
     camera: Camera
     narration: str = Field(max_length=2000)
-    dialogue: str = Field(max_length=2000)
+    dialogue: list[LineOut] = Field(max_length=12, description="the lines said in the shot, in order; [] for none")
+    sounds: str = Field(max_length=1000, description='effects and ambience heard, in words, or ""')
     characters: list[str]
 
 
@@ -55,6 +62,7 @@ class SceneBrief(Closed):
     characters: list[str]
     seconds: float = Field(gt=0, le=3600, description="the scene's duration budget")
     summary: str = Field(max_length=1000, description="what happens, in one to three sentences")
+    music: str = Field(max_length=1000, description='the music cue in words (mood, tempo, instruments), or ""')
 
 
 class StoryOut(Closed):
@@ -149,6 +157,7 @@ def system_message(min_shot=MIN_SHOT, max_shot=MAX_SHOT) -> dict:
             max_shot=f"{max_shot:g}",
             typical_shot=f"{TYPICAL_SHOT:g}",
             camera_moves=CAMERA_MOVES,
+            words_per_second=f"{WORDS_PER_SECOND:g}",
         ),
     }
 
@@ -218,6 +227,11 @@ def check_shots(out: SceneShotsOut, seconds: float) -> list[str]:
 # ---------------------------------------------------------------- the storyboard
 
 
+def lines_of(shot: ShotOut) -> list[Line]:
+    """A shot's lines as the storyboard keeps them (the speaker may be off screen: not among its characters)."""
+    return [Line(character=ln.character, line=ln.line, delivery=ln.delivery) for ln in shot.dialogue]
+
+
 def storyboard_from(story: StoryOut, budgets: list[float], scene_shots: list[list[ShotOut]]) -> Storyboard:
     """Stable readable ids (sc01, sh01, ...), distinct seeds, each scene's shots fitted to its budget, and only
     the names the bible knows (a character or location the model made up in passing is dropped)."""
@@ -239,7 +253,8 @@ def storyboard_from(story: StoryOut, budgets: list[float], scene_shots: list[lis
                     seed=1000 + n,
                     camera=shot.camera,
                     narration=shot.narration,
-                    dialogue=shot.dialogue,
+                    dialogue=lines_of(shot),
+                    sounds=shot.sounds,
                     characters=[c for c in dict.fromkeys(shot.characters) if c in names],
                 )
             )
@@ -251,6 +266,7 @@ def storyboard_from(story: StoryOut, budgets: list[float], scene_shots: list[lis
                 description=brief.summary,
                 purpose=brief.purpose,
                 location=brief.location if brief.location in places else "",
+                music=brief.music,
                 shots=shots,
             )
         )

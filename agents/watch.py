@@ -52,7 +52,7 @@ def timecode(seconds: float) -> str:
 
 
 def shot_line(shot: Shot) -> str:
-    return " ".join([shot.prompt, shot.narration, shot.dialogue])
+    return " ".join([shot.prompt, shot.narration, shot.spoken()])
 
 
 def plan_parts(

@@ -262,6 +262,7 @@ class Config(BaseSettings):
     max_shots: int = _limit("max_shots")
     max_film_minutes: float = _limit("max_film_minutes")
     max_shot_seconds: float = _limit("max_shot_seconds")
+    max_shot_lines: int = _limit("max_shot_lines")
     max_fps: int = _limit("max_fps")
     max_frame_side: int = _limit("max_frame_side")
     auth: str = Field(

@@ -56,7 +56,11 @@ class FilmAssembler:
             media[kind] = rec.sha256
 
         cues = subtitles.cues_for(
-            [(start, end, shot.dialogue or shot.narration) for shot, start, end in zip(board_shots, starts, ends)]
+            [
+                cue
+                for shot, start, end in zip(board_shots, starts, ends)
+                for cue in subtitles.split_window(start, end, shot.subtitles())
+            ]
         )
         srt = subtitles.write_srt(cues, scratch / "film.srt") if cues else None
         audio = None
@@ -108,7 +112,8 @@ def export_timeline(
     render: RenderRecord, board: Storyboard, clip_path, critiques: list, notes: list[Note], out_dir: Path
 ) -> dict[str, Path]:
     """The film's cut for an editor: OpenTimelineIO, CMX 3600 EDL and FCPXML, each with a marker per critic note
-    (at its shot) and per creator note (at its shot, or the film's start). Media are this machine's clip files."""
+    (at its shot), per creator note (at its shot, or the film's start), per line ("NAME (delivery): text"), per
+    shot's sounds and per scene's music cue (at its first shot). Media are this machine's clip files."""
     from generation import otio_export
 
     items = [(r.shot_id, clip_path(r.sha256), r.num_frames / r.fps, r.fps) for r in render.shots]
@@ -124,4 +129,13 @@ def export_timeline(
                 markers.append(otio_export.Marker(sid, f"{who} [{issue.urgency}]: {text}", "critic"))
     for n in notes:
         markers.append(otio_export.Marker(n.shot_id or render.shots[0].shot_id, f"note: {n.text}", "creator"))
+    for scene in board.scenes:
+        if scene.music:
+            markers.append(otio_export.Marker(scene.shots[0].shot_id, f"music: {scene.music}", "sound"))
+        for shot in scene.shots:
+            for ln in shot.dialogue:
+                who = (ln.character or "line") + (f" ({ln.delivery})" if ln.delivery else "")
+                markers.append(otio_export.Marker(shot.shot_id, f"{who}: {ln.line}", "dialogue"))
+            if shot.sounds:
+                markers.append(otio_export.Marker(shot.shot_id, f"sounds: {shot.sounds}", "sound"))
     return otio_export.export_timeline(items, Path(out_dir), board.title, markers)

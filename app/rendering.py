@@ -86,10 +86,15 @@ class Rendering:
 
     def film_signature(self, board: Storyboard) -> str:
         """A hash of everything that decides a version's film and its sidecars: each shot's request (the
-        composed prompt, seed, size, ...), its spoken words, the film options, and the title when a
-        title card shows it. Versions with the same signature have the same film."""
+        composed prompt, seed, size, ...), its spoken words (the narration and the subtitles its lines make), the
+        film options, and the title when a title card shows it. Versions with the same signature have the same
+        film. (A line's delivery, sounds and music are not in the film yet: they stay out.)"""
         shots = [
-            {**asdict(req), "narration": shot.narration, "dialogue": shot.dialogue}
+            {
+                **asdict(req),
+                "narration": shot.narration,
+                "dialogue": "\n".join(shot.subtitles()) if shot.dialogue else "",
+            }
             for req, shot in zip(self.shot_requests(board), board.shots())
         ]
         payload = {

@@ -34,7 +34,7 @@ from app.takes import PickResult, ShotTakes, Takes
 from app.watching import Watching
 from generation.base import CancelToken, ShotRequest
 from storage.db import Database
-from storage.edits import StoryboardDiff
+from storage.edits import StoryboardDiff, edit_shot
 from storage.media import MediaStore, remove_stale_temp_files
 from storage.records import (
     RENDER_MEDIA_EXT,
@@ -192,6 +192,19 @@ class Studio:
         self, pid: str, board: Storyboard, base: int | str | None, message: str = "hand edit", kind: str = "edit"
     ) -> tuple[Version, bool]:
         return self._projects.save_storyboard(pid, board, base, message, kind)
+
+    def edit_shot(
+        self, pid: str, shot_id: str, changes: list[tuple[str, str]], base: int | str | None = None
+    ) -> tuple[Version, bool]:
+        """A child of `base` with one shot's fields changed (`storage.edits.edit_shot`: fields, its scene's music,
+        `line.N…`): the CLI twin of editing a card. Returns (version, branched); refuses an edit that changes
+        nothing."""
+        v = self.version(pid, base)
+        board = edit_shot(v.storyboard, shot_id, changes)
+        if board == v.storyboard:
+            raise StudioError(f"nothing to change: shot {shot_id} already has these values")
+        keys = ", ".join(dict.fromkeys(k for k, _ in changes))
+        return self.save_storyboard(pid, board, v.number, f"edit {shot_id}: {keys}")
 
     def fork(self, pid: str, ref: int | str) -> Version:
         return self._projects.fork(pid, ref)

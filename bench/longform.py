@@ -17,7 +17,7 @@ from bench.common import studio, table
 
 IDEA = "A lighthouse keeper and a one-legged gull weather a winter of storms, and the keeper learns to let go"
 SMALL = {"width": 32, "height": 18, "fps": 2}  # the animatic renders 120 shots in seconds: the film is not measured
-LISTING = re.compile(r'^(?:Scene ".*|- \[.*|  (?:narration|dialogue|what its frames).*)$', re.M)  # the storyboard part
+LISTING = re.compile(r'^(?:Scene ".*|- \[.*|  (?:narration|line|what its frames).*)$', re.M)  # the storyboard part
 
 
 def _text(body: dict) -> str:
@@ -59,6 +59,7 @@ class Model:
                         "characters": ["Keeper"],
                         "seconds": seconds / n,
                         "summary": "the keeper and the storm",
+                        "music": "low strings, 100 bpm",
                     }
                     for i in range(n)
                 ],
@@ -74,7 +75,8 @@ class Model:
                         "duration": seconds / n,
                         "camera": "static",
                         "narration": "",
-                        "dialogue": "",
+                        "dialogue": [{"character": "Keeper", "line": "Hold on.", "delivery": ""}],
+                        "sounds": "wind, rain",
                         "characters": ["Keeper"],
                     }
                     for i in range(int(n))

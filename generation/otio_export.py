@@ -14,16 +14,17 @@ from pathlib import Path
 # The hand-off formats: file suffix -> the OTIO adapter that writes it (EDL and FCPXML come from the
 # `otio-cmx3600-adapter` and `otio-fcpx-xml-adapter` packages).
 HANDOFF = {"otio": "otio_json", "edl": "cmx_3600", "fcpxml": "fcpx_xml"}
-MARKER_COLORS = {"critic": "RED", "creator": "GREEN"}
+MARKER_COLORS = {"critic": "RED", "creator": "GREEN", "dialogue": "CYAN", "sound": "MAGENTA"}
 
 
 @dataclass(frozen=True)
 class Marker:
-    """A note pinned to the start of a shot: a critic's note (red) or the creator's (green)."""
+    """A note pinned to the start of a shot: a critic's note (red), the creator's (green), a line said in the shot
+    (cyan) or its sounds and its scene's music cue (magenta)."""
 
     shot_id: str
     text: str
-    source: str  # "critic" | "creator"
+    source: str  # "critic" | "creator" | "dialogue" | "sound"
 
 
 def export_otio(

@@ -29,6 +29,19 @@ def cues_for(shots: list[tuple[float, float, str]]) -> list[Cue]:
     return sorted(cues, key=lambda c: c.start)
 
 
+def split_window(start: float, end: float, texts: list[str]) -> list[tuple[float, float, str]]:
+    """One (start, end, text) per text, the window [start, end] shared in order by word count (a longer line is
+    on screen longer); blank texts are dropped."""
+    texts = [t for t in texts if t and t.strip()]
+    words = [max(1, len(t.split())) for t in texts]
+    out, t0, total = [], float(start), sum(words)
+    for i, (text, n) in enumerate(zip(texts, words)):
+        t1 = float(end) if i == len(texts) - 1 else t0 + (end - start) * n / total
+        out.append((t0, t1, text))
+        t0 = t1
+    return out
+
+
 def wrap(text: str, width: int = LINE_CHARS) -> list[str]:
     """One line if it fits in `width`, else the two most even lines (never more than two)."""
     text = " ".join(text.split())

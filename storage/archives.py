@@ -8,8 +8,9 @@ Layout of an archive:
   candidates, takes and take screenings), the clip-cache entries its renders and takes use (so an imported
   project re-renders nothing; they serve that project only, since nothing proves a clip's pixels match its
   key), the media it lists, and those it lists as `absent` (a store that never had them: the project came
-  from an archive without media). Format 3 added the stills (reference images, keyframes) and takes; format
-  2 reads as it is, format 1 (before the records) is upgraded.
+  from an archive without media). Format 4 made a shot's dialogue a list of lines (and added sounds and a
+  scene's music); format 3 added the stills (reference images, keyframes) and takes; formats 2 and 3 are
+  upgraded to lines (`_upgrade_lines`), format 1 (before the records) is upgraded to format 3 first.
 - `media/<sha[:2]>/<sha>.<ext>`: clips, last frames, films, subtitles, narration, contact sheets, OTIO cuts,
   reference images and keyframes, each stored once, named by content exactly as in the media store.
 
@@ -43,9 +44,9 @@ from storage.media import STALE_SECONDS, MediaStore
 from storage.parsing import ParseError, parse_json
 from storage.records import MEDIA_EXTS, RENDER_MEDIA_EXT, ClipRecord, MediaRecord, Project, Sha, VersionBundle
 from storage.repository import Repository
-from storage.schema import Strict, first_error, new_id, slug
+from storage.schema import Strict, first_error, lines_from_script, new_id, slug
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 MANIFEST, PROJECT = "manifest.json", "project.json"
 # Limits against hostile archives (zip bombs); module constants so a deployment can change them.
 MAX_MEMBERS = 100_000
@@ -485,9 +486,11 @@ def _check(zf: zipfile.ZipFile, scratch: Path) -> tuple[ProjectFile, dict[str, t
     try:
         if fv == 1:
             raw = _upgrade_v1(raw)
+        if raw["format_version"] < 4:
+            raw = _upgrade_lines(raw)
         pf = ProjectFile.model_validate(raw)
     except (KeyError, TypeError, AttributeError) as e:
-        raise ArchiveError(f"invalid project.json (format 1): {type(e).__name__} {e}") from None
+        raise ArchiveError(f"invalid project.json (format {fv}): {type(e).__name__} {e}") from None
     except ValidationError as e:
         raise _first_error(PROJECT, e) from None
     _check_consistency(pf, extracted)
@@ -705,4 +708,38 @@ def _upgrade_v1(raw: dict) -> dict:
             }
         )
     project = {**raw["project"], "versions": len(bundles)}
-    return {**raw, "format_version": FORMAT_VERSION, "project": project, "versions": bundles}
+    return {**raw, "format_version": 3, "project": project, "versions": bundles}
+
+
+# ---------------------------------------------------------------------------------------- formats 2 and 3
+
+
+def _upgrade_lines(raw: dict) -> dict:
+    """A format-2/3 project.json in the format-4 shape: every shot's dialogue text becomes lines
+    (`storage.schema.lines_from_script`: "NAME: text" is NAME's, else the shot's single character's, else
+    unattributed). Validation follows."""
+
+    def shot(s):
+        if isinstance(s, dict) and isinstance(s.get("dialogue"), str):
+            names = [c for c in s.get("characters") or [] if isinstance(c, str)]
+            return {**s, "dialogue": [ln.model_dump() for ln in lines_from_script(s["dialogue"], names)]}
+        return s
+
+    def board(b):
+        if not isinstance(b, dict) or not isinstance(b.get("scenes"), list):
+            return b
+        scenes = [
+            {**sc, "shots": [shot(x) for x in sc["shots"]]}
+            if isinstance(sc, dict) and isinstance(sc.get("shots"), list)
+            else sc
+            for sc in b["scenes"]
+        ]
+        return {**b, "scenes": scenes}
+
+    bundles = [
+        {**bd, "version": {**bd["version"], "storyboard": board(bd["version"].get("storyboard"))}}
+        if isinstance(bd, dict) and isinstance(bd.get("version"), dict)
+        else bd
+        for bd in raw.get("versions", [])
+    ]
+    return {**raw, "format_version": FORMAT_VERSION, "versions": bundles}

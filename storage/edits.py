@@ -3,6 +3,7 @@ diffing two storyboards. Pure functions."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any, Literal
 
@@ -11,10 +12,12 @@ from pydantic import ValidationError
 from storage.schema import (
     CAMERA_MOVES,
     EDIT,
+    EDITABLE_SHOT_FIELDS,
     AddShot,
     Character,
     Edit,
     Limits,
+    Line,
     MoveShot,
     RemoveShot,
     SetCharacter,
@@ -24,7 +27,10 @@ from storage.schema import (
     Storyboard,
     Strict,
     Unchanged,
+    first_error,
+    lines_from_script,
     new_id,
+    script,
 )
 
 
@@ -50,7 +56,25 @@ def check_value(field: str, new: str) -> str | None:
         return "continuity must be true or false"
     if field == "prompt" and not new.strip():
         return "a prompt cannot be empty"
+    if field == "dialogue":
+        try:
+            lines = lines_from_script(new)
+        except ValidationError as err:
+            return f"a line is invalid: {err.errors()[0]['msg']}"
+        if len(lines) > 50:
+            return "a shot holds at most 50 lines"
+    if field in ("sounds", "music") and len(new) > 1000:
+        return f"{field} must be at most 1000 characters"
     return None
+
+
+def current_value(board: Storyboard, shot: Shot, field: str) -> str:
+    """A shot field's value as an edit's `old` text: dialogue as its script, music as its scene's cue."""
+    if field == "dialogue":
+        return script(shot.dialogue)
+    if field == "music":
+        return board.scene_of(shot.shot_id).music
+    return str(getattr(shot, field))
 
 
 def _describe(raw: Any) -> str:
@@ -91,7 +115,7 @@ def sanitize(
             if problem := check_value(e.field, e.new):
                 drop(e, problem)
                 continue
-            current = str(getattr(shots[shot_id], e.field))
+            current = current_value(board, shots[shot_id], e.field)
             if current == e.new:
                 continue
             e = e.model_copy(update={"old": current})
@@ -176,9 +200,13 @@ def _apply(board: Storyboard, e: Edit) -> None:
         shots, i = _locate(board, e.shot_id)
         if shots[i].locked:
             raise ValueError("the shot is locked")
-        if isinstance(e, SetShot):
+        if isinstance(e, SetShot) and e.field == "music":
+            board.scene_of(e.shot_id).music = e.new
+        elif isinstance(e, SetShot):
             value: object = e.new
-            if e.field == "duration":
+            if e.field == "dialogue":
+                value = [ln.model_dump() for ln in lines_from_script(e.new, shots[i].characters)]
+            elif e.field == "duration":
                 value = float(e.new)
             elif e.field == "seed":
                 value = int(e.new)
@@ -230,7 +258,9 @@ def diff_storyboards(a: Storyboard, b: Storyboard) -> StoryboardDiff:
             changes.append(ShotChange(shot_id=sid, status="added"))
             continue
         fields = {
-            f: (getattr(sa[sid], f), getattr(sb[sid], f))
+            f: (script(sa[sid].dialogue), script(sb[sid].dialogue))
+            if f == "dialogue"
+            else (getattr(sa[sid], f), getattr(sb[sid], f))
             for f in Shot.model_fields
             if getattr(sa[sid], f) != getattr(sb[sid], f)
         }
@@ -244,8 +274,70 @@ def diff_storyboards(a: Storyboard, b: Storyboard) -> StoryboardDiff:
         for f in ("title", "logline", "style_guide", "fps", "width", "height")
         if getattr(a, f) != getattr(b, f)
     }
+    for sc in b.scenes:
+        before = next((x for x in a.scenes if x.scene_id == sc.scene_id), None)
+        if before is not None and before.music != sc.music:
+            story[f"music {sc.scene_id}"] = (before.music, sc.music)
     if a.film != b.film:
         story["film"] = (a.film.model_dump(), b.film.model_dump())
     ca, cb = {c.name: c.description for c in a.characters}, {c.name: c.description for c in b.characters}
     chars = {n: (ca.get(n), cb.get(n)) for n in sorted(set(ca) | set(cb)) if ca.get(n) != cb.get(n)}
     return StoryboardDiff(shots=changes, story=story, characters=chars)
+
+
+# ---------------------------------------------------------------------------------------- one shot by hand
+
+_LINE_KEY = re.compile(r"^line\.([1-9][0-9]{0,2})(?:\.(line|character|delivery))?$")
+SHOT_KEYS = (*EDITABLE_SHOT_FIELDS, "line.N", "line.N.character", "line.N.delivery")
+
+
+def edit_shot(board: Storyboard, shot_id: str, changes: list[tuple[str, str]]) -> Storyboard:
+    """The creator's hand edit of one shot (the CLI twin of editing its card): `changes` are (key, value) in
+    order, a key a shot field (`music`: its scene's cue; `dialogue`: the whole script) or `line.N`,
+    `line.N.character`, `line.N.delivery` (1-based; N one past the last adds a line; `line.N=` with nothing
+    removes it). A locked shot may be edited (the lock stops the refiner). Raises EditError naming the first
+    unknown key or bad value; nothing is half applied."""
+    data = board.model_copy(deep=True)
+    try:
+        shots, i = _locate(data, shot_id)
+    except KeyError:
+        raise EditError(f"no shot {shot_id!r} in this storyboard") from None
+    fields = shots[i].model_dump()
+    lines = [ln.model_dump() for ln in shots[i].dialogue]
+    scene = data.scene_of(shot_id)
+    for key, value in changes:
+        m = _LINE_KEY.match(key)
+        if m:
+            n, part = int(m.group(1)), m.group(2) or "line"
+            if n > len(lines) + 1:
+                raise EditError(f"{key}: the shot has {len(lines)} line(s); line.{len(lines) + 1} adds one")
+            if n == len(lines) + 1:
+                if part != "line":
+                    raise EditError(f"{key}: set line.{n}=TEXT first to add a line")
+                lines.append({"character": shots[i].characters[0] if len(shots[i].characters) == 1 else ""})
+            if part == "line" and not value.strip():
+                lines.pop(n - 1)
+                continue
+            lines[n - 1][part] = value
+            try:
+                Line.model_validate({"line": "-", **lines[n - 1]})
+            except ValidationError as err:
+                raise EditError(f"{key}: {err.errors()[0]['msg']}") from None
+            continue
+        if key not in EDITABLE_SHOT_FIELDS:
+            raise EditError(f"unknown key {key!r}: keys are {', '.join(SHOT_KEYS)}")
+        if problem := check_value(key, value):
+            raise EditError(f"{key}: {problem}")
+        if key == "music":
+            scene.music = value
+        elif key == "dialogue":
+            lines = [ln.model_dump() for ln in lines_from_script(value, shots[i].characters)]
+        else:
+            fields[key] = value
+    fields["dialogue"] = lines
+    fields["continuity"] = str(fields["continuity"]).strip().lower() in ("1", "true", "yes", "on")
+    try:
+        shots[i] = Shot.model_validate(fields)
+        return Storyboard.model_validate(data.model_dump())
+    except ValidationError as err:
+        raise EditError(f"the edited shot is invalid: {first_error(err)}") from None

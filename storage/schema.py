@@ -18,7 +18,10 @@ Camera = Literal[
 ]
 CAMERA_MOVES: tuple[str, ...] = get_args(Camera)
 # Fields of a shot that an edit may change (the refiner and the creator's hand edits).
-ShotField = Literal["prompt", "negative_prompt", "duration", "seed", "camera", "narration", "dialogue", "continuity"]
+# `dialogue` is set as a script (see `lines_from_script`); `music` is the cue of the shot's scene.
+ShotField = Literal[
+    "prompt", "negative_prompt", "duration", "seed", "camera", "narration", "dialogue", "sounds", "music", "continuity"
+]
 EDITABLE_SHOT_FIELDS: tuple[str, ...] = get_args(ShotField)
 
 
@@ -108,6 +111,66 @@ class Location(Strict):
     )
 
 
+WORDS_PER_SECOND = 2.5  # how fast a line is said: a line of more words than 2.5 x its shot's seconds is too long
+_SPEAKER = re.compile(r"^\s*([^\s:()][^:()\n]{0,78}?)\s*(?:\(([^()\n]{0,200})\))?\s*:\s*(.*)$")
+
+
+class Line(Strict):
+    """One spoken line of a shot. The speaker is off screen when `character` is not among the shot's characters."""
+
+    character: str = Field(default="", max_length=80, description="who says it (a character's name); '' unattributed")
+    line: str = Field(min_length=1, max_length=2000, description="what is said, in the story's language")
+    delivery: str = Field(default="", max_length=200, description='how it is said, in words: "whispered"')
+
+    @field_validator("character", "line", "delivery", mode="before")
+    @classmethod
+    def _one_line(cls, v):
+        return " ".join(v.split()) if isinstance(v, str) else v
+
+    def words(self) -> int:
+        return len(self.line.split())
+
+    def seconds(self) -> float:
+        """How long the line takes to say, at WORDS_PER_SECOND."""
+        return self.words() / WORDS_PER_SECOND
+
+
+def lines_from_script(text: str, characters: list[str] | tuple[str, ...] = ()) -> list[Line]:
+    """Lines from dialogue as text (a storyboard from before lines, an edit's value). One line per text line:
+    "NAME: text" or "NAME (delivery): text" is said by NAME (at most 80 characters before the colon, no
+    parentheses or colon in it); ": text" is explicitly unattributed; any other text is said by the shot's
+    single character, or is unattributed when the shot has none or several."""
+    only = characters[0] if len(characters) == 1 else ""
+    out = []
+    for raw in text.splitlines():
+        if not raw.strip():
+            continue
+        if raw.lstrip().startswith(":"):
+            out.append(Line(line=raw.lstrip()[1:].strip()))
+        elif (m := _SPEAKER.match(raw)) and m.group(3).strip() and _named(m.group(1), characters):
+            out.append(Line(character=m.group(1), delivery=m.group(2) or "", line=m.group(3)))
+        else:
+            out.append(Line(character=only, line=raw))
+    return out
+
+
+def _named(who: str, characters) -> bool:
+    """Whether the text before a colon names a speaker: one of the shot's characters, or up to four capitalised
+    words ("Mara", "Old Tom"; not "the captain said")."""
+    words = who.split()
+    return who in characters or (len(words) <= 4 and all(w[0].isupper() for w in words))
+
+
+def script(lines: list[Line]) -> str:
+    """Lines as text, one per line ("NAME (delivery): text"; ": text" when unattributed): `lines_from_script`
+    reads it back to the same lines."""
+    rows = []
+    for ln in lines:
+        who = ln.character + (f" ({ln.delivery})" if ln.delivery else "")
+        rows.append(f"{who}: {ln.line}" if who else f": {ln.line}")
+    return "\n".join(rows)
+
+
 class Shot(Strict):
     shot_id: str = Field(default_factory=lambda: new_id("sh"), pattern=r"^[A-Za-z0-9_\-]{1,40}$")
     prompt: str = Field(min_length=1, max_length=2000)
@@ -116,7 +179,12 @@ class Shot(Strict):
     seed: int = Field(default=0, ge=0, lt=2**32)
     camera: Camera = "static"
     narration: str = Field(default="", max_length=2000, description="voice-over, spoken and subtitled")
-    dialogue: str = Field(default="", max_length=2000, description="on-screen speech, subtitled")
+    dialogue: list[Line] = Field(
+        default_factory=list,
+        max_length=50,
+        description="the lines said in the shot, in order (the speaker may be off screen); subtitled",
+    )
+    sounds: str = Field(default="", max_length=1000, description="effects and ambience, in words")
     characters: list[str] = Field(default_factory=list, description="names from the character bible seen in this shot")
     locked: bool = Field(default=False, description="the refiner never touches a locked shot")
     continuity: bool = Field(default=False, description="condition on the previous shot's last frame")
@@ -127,6 +195,35 @@ class Shot(Strict):
         ),
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _text_dialogue(cls, data):
+        """Dialogue stored as text (before lines) read as lines: see `lines_from_script`."""
+        if isinstance(data, dict) and isinstance(data.get("dialogue"), str):
+            chars = data.get("characters")
+            names = [c for c in chars if isinstance(c, str)] if isinstance(chars, list) else []
+            return {**data, "dialogue": lines_from_script(data["dialogue"], names)}
+        return data
+
+    def off_screen(self, line: Line) -> bool:
+        """True when the line's speaker is named and not seen in the shot."""
+        return bool(line.character) and line.character not in self.characters
+
+    def spoken(self) -> str:
+        """The words of its lines, in order (what is said on screen or off)."""
+        return " ".join(ln.line for ln in self.dialogue)
+
+    def subtitles(self) -> list[str]:
+        """The shot's subtitles in order: one per line (an off-screen speaker named: "MARA: ..."), else its
+        narration, else none."""
+        if not self.dialogue:
+            return [self.narration] if self.narration.strip() else []
+        return [f"{ln.character}: {ln.line}" if self.off_screen(ln) else ln.line for ln in self.dialogue]
+
+    def long_lines(self) -> list[int]:
+        """1-based numbers of the lines that cannot be said within the shot (words / 2.5 > duration)."""
+        return [n for n, ln in enumerate(self.dialogue, 1) if ln.seconds() > self.duration]
+
 
 class Scene(Strict):
     scene_id: str = Field(default_factory=lambda: new_id("sc"), pattern=r"^[A-Za-z0-9_\-]{1,40}$")
@@ -134,6 +231,9 @@ class Scene(Strict):
     description: str = Field(default="", max_length=2000, description="what happens in the scene")
     purpose: str = Field(default="", max_length=500, description="the scene's place in the plot (its beat)")
     location: str = Field(default="", max_length=80, description="a location name from the storyboard's locations")
+    music: str = Field(
+        default="", max_length=1000, description="the scene's music cue in words (mood, tempo, instruments); '' none"
+    )
     shots: list[Shot] = Field(min_length=1)
 
 
@@ -197,6 +297,15 @@ class Storyboard(Strict):
 
     def duration(self) -> float:
         return sum(s.duration for s in self.shots())
+
+    def line_warnings(self) -> list[str]:
+        """One warning per line that cannot be said within its shot (flagged before a render, never cut)."""
+        return [
+            f"shot {s.shot_id} line {n}: {s.dialogue[n - 1].words()} words take {s.dialogue[n - 1].seconds():.1f} s "
+            f"to say, longer than the {s.duration:g}-s shot (shorten the line or lengthen the shot)"
+            for s in self.shots()
+            for n in s.long_lines()
+        ]
 
     def images(self) -> set[str]:
         """Every still the storyboard refers to: reference images and approved keyframes (media sha256)."""
@@ -328,6 +437,15 @@ class Limits(Strict):
             "Longest shot, in seconds: video models make 2-10 s clips; a longer shot is one render of many minutes."
         ),
     )
+    max_shot_lines: int = Field(
+        12,
+        ge=1,
+        le=50,
+        description=(
+            "Most spoken lines in one shot: a 20-second shot holds about 50 words, a dozen short lines at most; more "
+            "is a runaway plan or a hostile file."
+        ),
+    )
     max_fps: int = Field(
         30,
         ge=1,
@@ -350,6 +468,7 @@ class Limits(Strict):
         """(the cap, what in `board` breaks it), or None when `board` is within every cap."""
         shots = board.shots()
         longest = max(shots, key=lambda s: s.duration)
+        talky = max(shots, key=lambda s: len(s.dialogue))
         checks = [
             ("max_shots", len(shots) > self.max_shots, f"{len(shots)} shots"),
             (
@@ -361,6 +480,11 @@ class Limits(Strict):
                 "max_shot_seconds",
                 longest.duration > self.max_shot_seconds,
                 f"shot {longest.shot_id} lasts {longest.duration:g} s",
+            ),
+            (
+                "max_shot_lines",
+                len(talky.dialogue) > self.max_shot_lines,
+                f"shot {talky.shot_id} has {len(talky.dialogue)} lines",
             ),
             ("max_fps", (board.fps or 0) > self.max_fps, f"{board.fps} fps"),
             (

@@ -164,7 +164,7 @@ def _spoken(board: Storyboard, t: Tastes) -> list[Finding]:
     out = []
     limit = LISTEN_WPS - (LISTEN_WPS - READ_WPS) * t.captions
     for s in board.shots():
-        words = len(f"{s.narration} {s.dialogue}".split())
+        words = len(f"{s.narration} {s.spoken()}".split())
         if words and words / s.duration > limit:
             out.append(
                 Finding(
@@ -319,7 +319,7 @@ def _promises(board: Storyboard, intent: str) -> list[Finding]:
     told = {
         stem(w)
         for s in board.shots()
-        for w in WORD.findall(f"{s.prompt} {s.narration} {s.dialogue} {' '.join(s.characters)}".lower())
+        for w in WORD.findall(f"{s.prompt} {s.narration} {s.spoken()} {' '.join(s.characters)}".lower())
     }
     promised = {c.head.split()[-1].lower(): c.name for c in idea.cast if not c.invented}
     promised |= {w: f"the {w}" for w in (idea.thing_head, idea.threat_head) if w}

@@ -10,9 +10,25 @@ from __future__ import annotations
 from agents.base import Result
 from agents.offline.idea import Cast, Idea, read_idea
 from agents.offline.lexicon import PLACE_OF_ROLE, SEASONS, THREAT_LOOK
-from agents.offline.story import BEATS, EXTRA, FACE, LIGHT, PACE, RELATIONS, SHARE, SHORT_BEATS, WHEN, Moment, moments
+from agents.offline.story import (
+    AMBIENCE,
+    BEATS,
+    EXTRA,
+    FACE,
+    FOLEY,
+    LIGHT,
+    LINES,
+    MUSIC,
+    PACE,
+    RELATIONS,
+    SHARE,
+    SHORT_BEATS,
+    WHEN,
+    Moment,
+    moments,
+)
 from agents.offline.words import READ_WPS, SHOT_TYPES, capitalise, clip_words, content_words, stable_hash
-from storage.schema import Character, Location, Scene, Shot, Storyboard
+from storage.schema import Character, Line, Location, Scene, Shot, Storyboard
 
 MEAN_SHOT = 4.5  # seconds: the film's average shot before pacing by beat and shot type
 SCENE_SECONDS = 35.0  # a beat longer than this gets several scenes
@@ -207,11 +223,13 @@ class Draft:
                     description=line,
                     purpose=beat,
                     location=location,
+                    music=MUSIC[beat][(j + k) % len(MUSIC[beat])],
                     shots=[shot for _, shot in shots],
                 )
             )
             scenes[-1].shots[0].narration = line
         self.timing(scenes, raw)
+        self.lines(scenes)
         return Storyboard(
             title=self.title(),
             logline=_logline(idea),
@@ -261,6 +279,7 @@ class Draft:
                 else moves[stable_hash(self.idea.text, k, i) % len(moves)]
             )
             names = [c.name for c in self.idea.cast if c.name.lower() in prompt.lower()]
+            sounds = ", ".join(x for x in (self.ambience(location, beat), FOLEY[kind]) if x)
             out.append(
                 (
                     kind,
@@ -269,6 +288,7 @@ class Draft:
                         prompt=prompt,
                         camera=camera,
                         characters=names,
+                        sounds=sounds,
                         seed=stable_hash(self.idea.text, k, i) % 2**31,
                     ),
                 )
@@ -329,6 +349,30 @@ class Draft:
             if shot.narration and len(shot.narration.split()) > shot.duration * READ_WPS:
                 shot.narration = _shorter(shot.narration, shot.duration * READ_WPS)
         shots[-1].duration = round(self.total - sum(s.duration for s in shots[:-1]), 2)
+
+    def ambience(self, location: str, beat: str) -> str:
+        """What the place sounds like (the threat's sound in the crisis and the climax), in words."""
+        words = f"{self.idea.threat if beat in ('crisis', 'climax') else ''} {location}".lower()
+        return next((sound for key, sound in AMBIENCE if key in words), "room tone, a faint breeze")
+
+    def lines(self, scenes: list[Scene]) -> None:
+        """The scene's lines (English, as the offline planner reads English ideas): the lead speaks, the other
+        person answers from the inciting incident on; each on its own shot after the narrated first one (one that
+        shows the speaker if there is one, else they speak off screen), the full line where it can be said and read
+        within the shot (READ_WPS, slower than WORDS_PER_SECOND: it is subtitled too), else its short form, else
+        none. Only people speak."""
+        talkers = [c.name[:80] for c in self.idea.cast if c.kind == "person"][:2]
+        din = self.idea.threat_head or "wind"
+        for scene in scenes:
+            said = LINES[scene.purpose][: 1 if scene.purpose == "setup" else 2]
+            free = [s for s in scene.shots[1:] if not s.narration]
+            for who, ((full, short), delivery) in zip(talkers, said):
+                open_ = [s for s in free if not s.dialogue]
+                shot = next((s for s in open_ if who in s.characters), open_[0] if open_ else None)
+                fits = [t for t in (full, short) if shot and len(t.split()) <= shot.duration * READ_WPS]
+                if not fits:
+                    continue
+                shot.dialogue = [Line(character=who, line=fits[0], delivery=delivery.format(din=din))]
 
     def bible(self) -> list[Character]:
         out = []

@@ -264,7 +264,7 @@ class Editor:
     def apply(self, d: Direction, why: str, who: list[str]) -> bool:
         sid, shot = d.shot_id, self.shots[d.shot_id]
         if d.kind == "duration":
-            words = len(f"{self.current(sid, 'narration')} {shot.dialogue}".split())
+            words = len(f"{self.current(sid, 'narration')} {shot.spoken()}".split())
             asked = min(max(float(d.value), shot.duration * 0.7), shot.duration * 1.3)  # one step at a time
             seconds = max(asked, round(words / READ_WPS, 2))  # never too short to read its line
             if abs(seconds - shot.duration) < 0.05:

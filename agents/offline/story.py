@@ -288,3 +288,74 @@ def moments(beat: str, rel: Relation, threat: bool) -> list[Moment]:
             ("{a} at the familiar task, smiling", "{home} in a new light", "{a} looks out at {away}"),
         ),
     ]
+
+
+# What characters say: per beat, the lead's line then the other's reply, each as (full, short) with its delivery.
+# Short enough to be said in a 2-second shot at 2.5 words a second (the short ones), in character with the beat.
+LINES = {
+    "setup": ((("Same as every day.", "Same as ever."), "quietly, to themself"), (("Morning.", "Morning."), "")),
+    "inciting incident": (
+        (("Wait. What is that?", "What is that?"), "startled, half to themself"),
+        (("I saw it too.", "I saw it."), "low"),
+    ),
+    "rising action": (
+        (("We keep going. Not far now.", "Keep going."), "under the breath"),
+        (("You are sure about this?", "You sure?"), "doubtful"),
+    ),
+    "midpoint": (
+        (("So that is what it was.", "So that's it."), "slowly, taking it in"),
+        (("Everything is different now.", "It's different."), "softly"),
+    ),
+    "crisis": (
+        (("Not like this. Not now.", "Not now!"), "shouting over the {din}"),
+        (("Hold on! I have you!", "Hold on!"), "shouting"),
+    ),
+    "climax": (
+        (("Now. It has to be now.", "Now!"), "through clenched teeth"),
+        (("Go! I will follow.", "Go!"), "urgent"),
+    ),
+    "resolution": ((("We made it. We are home.", "We're home."), "softly, smiling"), (("We did.", "We did."), "warm")),
+}
+# The scene's music cue, per beat (mood, tempo, instruments): a temp-score engine or a composer reads the words.
+MUSIC = {
+    "setup": ("gentle solo piano, slow 70 bpm, warm and unhurried", "light acoustic guitar, 80 bpm, calm"),
+    "inciting incident": ("pizzicato strings, 90 bpm, curious and uncertain", "low clarinet and harp, hesitant"),
+    "rising action": ("steady strings and soft drums, 100 bpm, building", "marimba ostinato, 104 bpm, purposeful"),
+    "midpoint": ("sustained strings, 80 bpm, wonder", "felt piano and cello, 76 bpm, reflective"),
+    "crisis": ("low brass and taiko drums, 120 bpm, tense", "dissonant strings, pulsing synth bass, 126 bpm, dread"),
+    "climax": ("full orchestra, 132 bpm, soaring and urgent", "choir and strings, 128 bpm, triumphant"),
+    "resolution": ("solo cello and piano, 66 bpm, tender", "warm strings, 72 bpm, bittersweet and calm"),
+}
+# Ambience by a word of the place or the threat, first match wins; else by the kind of place.
+AMBIENCE = (
+    ("storm", "wind howling, rain lashing, thunder rolling"),
+    ("rain", "steady rain, water dripping"),
+    ("sea", "waves on rocks, gulls, wind"),
+    ("lighthouse", "waves on rocks, wind around the tower"),
+    ("harbour", "water lapping on the quay, ropes creaking, gulls"),
+    ("beach", "surf, distant gulls"),
+    ("forest", "wind in the trees, birdsong"),
+    ("wood", "wind in the trees, birdsong"),
+    ("mountain", "thin wind, distant rockfall"),
+    ("snow", "muffled wind, snow crunching underfoot"),
+    ("city", "traffic hum, distant voices"),
+    ("street", "footsteps, traffic passing"),
+    ("station", "announcements echoing, a train braking"),
+    ("kitchen", "a kettle ticking, room tone"),
+    ("workshop", "tools clinking, room tone"),
+    ("garden", "birdsong, leaves rustling"),
+    ("farm", "animals in the distance, wind in the grass"),
+    ("river", "running water, birds"),
+    ("space", "a low ship hum, air vents"),
+    ("desert", "dry wind, sand hissing"),
+)
+FOLEY = {  # one effect per kind of shot, on top of the place's ambience
+    "insert": "a small close sound: cloth, a click, a breath",
+    "close-up": "breathing close to the microphone",
+    "establishing": "",
+    "wide": "",
+    "medium": "footsteps",
+    "two-shot": "",
+    "over-the-shoulder": "",
+    "reaction": "",
+}

@@ -9,13 +9,14 @@ own modules and are registered here, in one place:
     archive.py  export, import          batch.py    batch          models.py   models
     persona.py  persona …               serve.py    serve
     images.py   ref …, keyframes, keyframe …, takes, pick, consistency
+    edit.py     edit
 """
 
 from __future__ import annotations
 
 import click
 
-from app.cli import archive, batch, history, images, loop, models, persona, serve
+from app.cli import archive, batch, edit, history, images, loop, models, persona, serve
 from app.cli.common import Ctx
 
 
@@ -48,6 +49,6 @@ def main(ctx, home, as_json, backend, model, agents):
     ctx.obj = Ctx(home, as_json, {"backend": backend, "model": model, "agents": agents})
 
 
-for _module in (loop, history, archive, batch, persona, serve, images, models):
+for _module in (loop, history, edit, archive, batch, persona, serve, images, models):
     for _command in _module.COMMANDS:
         main.add_command(_command)

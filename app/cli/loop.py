@@ -27,6 +27,7 @@ class Rendered(RenderRecord):
     film: str
     files: dict[str, str]
     active: Active
+    warnings: list[str] = []  # lines longer than their shots (flagged, never cut)
 
 
 class Screened(BaseModel):
@@ -46,9 +47,10 @@ class Accepted(AcceptResult):
     project: str
 
 
-def rendered(c: Ctx, pid: str, render: RenderRecord) -> Rendered:
+def rendered(c: Ctx, pid: str, render: RenderRecord, warnings: list[str] = ()) -> Rendered:
     st = c.studio
     return Rendered(
+        warnings=list(warnings),
         **render.model_dump(),
         project=pid,
         film=str(st.film_path(render)),
@@ -111,6 +113,8 @@ def new(c: Ctx, idea, minutes, title, storyboard_file, panel):
     else:
         raise click.UsageError("give an IDEA or --storyboard FILE")
     b = v.storyboard
+    for w in b.line_warnings():
+        click.secho(f"warning: {w}", fg="yellow", err=True)
     c.out(
         Created(project=v.project_id, version=v, active=c.studio.status()),
         f"{v.project_id}\n  “{b.title}” · v{v.number} · {len(b.shots())} shots · {b.duration():.0f}s",
@@ -129,9 +133,12 @@ def render(c: Ctx, project, version, scene, shots):
     pid = c.studio.resolve_project(project)
     scope = scope_of(c, pid, version, scene, shots)
     c.header()
+    warnings = c.studio.version(pid, version).storyboard.line_warnings()
+    for w in warnings:  # before the render: a line is flagged, never cut
+        click.secho(f"warning: {w}", fg="yellow", err=True)
     with RenderProgress(enabled=not c.json) as prog:
         info = c.studio.render(pid, version, progress=prog.update, scope=scope)
-    out = rendered(c, pid, info)
+    out = rendered(c, pid, info, warnings)
     c.out(out, render_text(out, len(c.studio.version(pid, version).storyboard.shots())))
 
 

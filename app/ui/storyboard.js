@@ -228,6 +228,69 @@ function field(card, shot, cls, kind, label, opts) {
   return input;
 }
 
+// A shot's lines: speaker (a character, or nobody named; "off screen" when not in the shot), line, delivery.
+// A line that takes longer to say than the shot lasts (2.5 words a second) is flagged, never cut.
+const WORDS_PER_SECOND = 2.5;
+const words = (t) => (t || '').trim().split(/\s+/).filter(Boolean).length;
+
+function lineWarning(shot, ln) {
+  const n = words(ln.line);
+  const need = n / WORDS_PER_SECOND;
+  return need > (shot.duration || 0)
+    ? `too long for the shot: ${n} words take ${need.toFixed(1)} s to say, the shot lasts ${shot.duration} s` : '';
+}
+
+function linesEditor(c, shot) {
+  const shows = [];
+  const box = el('div', 'lines');
+  box.appendChild(el('span', 'lbl', 'Lines'));
+  const speakers = [...new Set([...board.characters, ...shot.dialogue.map((ln) => ln.character).filter(Boolean)])];
+  shot.dialogue.forEach((ln, i) => {
+    const row = el('div', 'line');
+    row.dataset.n = String(i + 1);
+    const who = el('select', 'who');
+    for (const name of ['', ...speakers]) {
+      const o = el('option', '', name || '(nobody named)');
+      o.value = name;
+      who.appendChild(o);
+    }
+    who.value = ln.character || '';
+    const off = el('span', 'off', '');
+    const said = el('input', 'said');
+    said.value = ln.line || '';
+    said.placeholder = 'What they say';
+    const how = el('input', 'how');
+    how.value = ln.delivery || '';
+    how.placeholder = 'Delivery (whispered …)';
+    const warn = el('span', 'warn', '');
+    const show = () => {
+      off.textContent = ln.character && !shot.characters.includes(ln.character) ? 'off screen' : '';
+      warn.textContent = lineWarning(shot, ln);
+      row.classList.toggle('long', !!warn.textContent);
+    };
+    who.addEventListener('change', () => { ln.character = who.value; show(); commit(false); });
+    said.addEventListener('input', () => { ln.line = said.value; show(); commit(false); });
+    how.addEventListener('input', () => { ln.delivery = how.value; commit(false); });
+    const drop = el('button', 'mini drop-line', '✕');
+    drop.type = 'button';
+    drop.title = 'Remove this line';
+    drop.addEventListener('click', () => { shot.dialogue.splice(i, 1); commit(true); });
+    row.append(who, off, said, how, drop, warn);
+    show();
+    shows.push(show);
+    box.appendChild(row);
+  });
+  const add = el('button', 'mini add-line', 'Add a line');
+  add.type = 'button';
+  add.addEventListener('click', () => {
+    shot.dialogue.push({ character: shot.characters.length === 1 ? shot.characters[0] : '', line: '', delivery: '' });
+    commit(true);
+  });
+  box.appendChild(add);
+  c.appendChild(box);
+  return () => shows.forEach((show) => show());  // after the shot's length or characters change
+}
+
 function card(shot, scene) {
   const c = el('article', 'card');
   c.dataset.shot = shot.shot_id;
@@ -251,7 +314,8 @@ function card(shot, scene) {
   field(c, shot, 'prompt', 'textarea', '', { rows: 3, placeholder: 'What the shot shows' });
   const row = el('div', 'row');
   c.appendChild(row);
-  field(row, shot, 'duration', 'number', 'Length (s)', { min: 0.5, max: 60, step: 0.5 });
+  const length = field(row, shot, 'duration', 'number', 'Length (s)', { min: 0.5, max: 60, step: 0.5 });
+  let refreshLines = () => {};
   field(row, shot, 'camera', 'select', 'Camera', { choices: board.cameras });
   if (board.characters.length) {
     const chips = el('div', 'chars');
@@ -263,6 +327,7 @@ function card(shot, scene) {
         shot.characters = shot.characters.includes(name)
           ? shot.characters.filter((n) => n !== name) : [...shot.characters, name];
         b.classList.toggle('on');
+        refreshLines();
         commit(false);
       });
       chips.appendChild(b);
@@ -270,13 +335,15 @@ function card(shot, scene) {
     c.appendChild(chips);
   }
   field(c, shot, 'narration', 'textarea', '', { rows: 1, placeholder: 'Narration (voice-over, subtitled)' });
+  refreshLines = linesEditor(c, shot);
+  length.addEventListener('input', () => refreshLines());
+  field(c, shot, 'sounds', 'textarea', '', { rows: 1, placeholder: 'Sounds (effects, ambience)' });
   const flags = el('div', 'row flags');
   c.appendChild(flags);
   field(flags, shot, 'locked', 'checkbox', 'Locked');
   field(flags, shot, 'continuity', 'checkbox', 'Continues the shot before');
   const more = el('details', 'more');
   more.appendChild(el('summary', '', 'More'));
-  field(more, shot, 'dialogue', 'textarea', 'Dialogue', { rows: 1 });
   field(more, shot, 'negative_prompt', 'textarea', 'Avoid (negative prompt)', { rows: 1 });
   const seedRow = el('div', 'row');
   more.appendChild(seedRow);
@@ -347,7 +414,7 @@ function card(shot, scene) {
 
 function blank() {
   return { shot_id: freshId(), isNew: true, prompt: '', negative_prompt: '', duration: 3, seed: newSeed(),
-    camera: 'static', narration: '', dialogue: '', characters: [], locked: false, continuity: false, thumb: '',
+    camera: 'static', narration: '', dialogue: [], sounds: '', characters: [], locked: false, continuity: false, thumb: '',
     keyframe: '', candidates: [], takes: null };
 }
 
@@ -383,6 +450,12 @@ function draw() {
     title.placeholder = 'Scene title';
     title.addEventListener('input', () => { sc.title = title.value; commit(false); });
     h.appendChild(title);
+    const music = el('input', 'scene-music');
+    music.value = sc.music || '';
+    music.placeholder = 'Music cue (mood, tempo, instruments), or none';
+    music.title = 'The scene\'s music, in words';
+    music.addEventListener('input', () => { sc.music = music.value; commit(false); });
+    h.appendChild(music);
     h.appendChild(el('span', 'scene-meta'));
     sec.appendChild(h);
     const cards = el('div', 'cards');
@@ -393,7 +466,7 @@ function draw() {
   const addScene = el('button', 'add-scene', 'Add a scene');
   addScene.type = 'button';
   addScene.addEventListener('click', () => {
-    board.scenes.push({ scene_id: freshId(), isNew: true, title: '', shots: [blank()] });
+    board.scenes.push({ scene_id: freshId(), isNew: true, title: '', music: '', shots: [blank()] });
     commit(true);
   });
   r.appendChild(addScene);

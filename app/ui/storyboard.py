@@ -1,5 +1,6 @@
 """Storyboard screen: scenes of shot cards you can see (the approved keyframe, else the clip's thumbnail; prompt,
-length, camera, characters, narration, lock and continuity), edited in place and dragged to reorder; per-shot
+length, camera, characters, narration, lines (speaker, line, delivery; a line too long for its shot flagged),
+sounds, lock and continuity; each scene's music cue on its header), edited in place and dragged to reorder; per-shot
 actions (play the clip, render just that shot); the image-first workflow on each card (draw, re-roll, upload, pick
 or clear its keyframe; render takes, watch them side by side with the panel's votes, use one); keyframes for the
 whole board or the chosen scene and the panel's keyframe screening; the film options. Saving makes a new version,
@@ -31,6 +32,7 @@ SHOT_FIELDS = (
     "camera",
     "narration",
     "dialogue",
+    "sounds",
     "characters",
     "locked",
     "continuity",
@@ -73,7 +75,7 @@ def board_json(
             "open_takes": open_takes,
             "max_upload": max_upload,
             "scenes": [
-                {"scene_id": sc.scene_id, "title": sc.title, "shots": [shot(s) for s in sc.shots]}
+                {"scene_id": sc.scene_id, "title": sc.title, "music": sc.music, "shots": [shot(s) for s in sc.shots]}
                 for sc in board.scenes
             ],
         }
@@ -100,6 +102,12 @@ def json_to_board(base, value: str, fresh_ids: bool = True):
         shots = []
         for s in sc.get("shots") or []:
             shot = {k: s[k] for k in SHOT_FIELDS if k in s}
+            if isinstance(shot.get("dialogue"), list):  # a line added on the card and left empty says nothing
+                shot["dialogue"] = [
+                    ln
+                    for ln in shot["dialogue"]
+                    if not (isinstance(ln, dict) and not str(ln.get("line") or "").strip())
+                ]
             old = old_shots.get(shot.get("shot_id")) if not s.get("isNew") else None
             if old is not None:  # what the card does not edit (its approved keyframe) stays as it was
                 shot = {**old.model_dump(exclude=set(SHOT_FIELDS)), **shot}
@@ -111,6 +119,8 @@ def json_to_board(base, value: str, fresh_ids: bool = True):
         old = old_scenes.get(sc.get("scene_id")) if not sc.get("isNew") else None
         scene = old.model_dump(exclude={"shots"}) if old else ({} if fresh_ids else {"scene_id": sc.get("scene_id")})
         scene.update(title=str(sc.get("title") or ""), shots=shots)
+        if "music" in sc:
+            scene["music"] = str(sc.get("music") or "")
         scenes.append(scene)
     if not scenes:
         raise ValueError("a storyboard needs at least one shot")

@@ -51,6 +51,7 @@ def story(body: dict) -> dict:
             "characters": ["Keeper"] if i % 3 else ["Keeper", "Gull"],
             "seconds": round(seconds * w / sum(weights), 1),
             "summary": f"The keeper faces the {WORDS[i % len(WORDS)]}.",
+            "music": "slow cello" if i % 2 else "",
         }
         for i, w in enumerate(weights)
     ]
@@ -85,7 +86,8 @@ def shots(body: dict, prompt_words: int = 60) -> dict:
                 "duration": round(seconds / n * (1.1 if i % 2 else 0.9), 2),
                 "camera": "static",
                 "narration": "The sea kept its own time." if i == 0 else "",
-                "dialogue": "",
+                "dialogue": [{"character": "Keeper", "line": "Steady now.", "delivery": "whispered"}] if i == 1 else [],
+                "sounds": "waves on the rocks" if i % 2 else "",
                 "characters": ["Keeper", "Stranger"] if i % 2 else ["Keeper"],
             }
         )

@@ -67,6 +67,7 @@ def test_critique_request_and_result(server, client, film):
     assert "animatic (previz)" in text and "do not mark it down" in text
     assert "[sh02]" in text and "Ada climbs the spiral stairs" in text and "The storm came at dusk." in text
     assert "a quiet film about patience" in text
+    assert 'line: "There you are."' in text  # a shot's lines, as the storyboard holds them
     images = server.image_parts()
     assert len(images) == 3  # every shot, each one picture of its 2 frames in order
     url = images[0]["image_url"]["url"]

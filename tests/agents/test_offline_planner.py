@@ -146,3 +146,31 @@ def test_length_is_bounded(bad):
 def test_empty_idea_is_refused():
     with pytest.raises(ValueError, match="empty"):
         OfflinePlanner().plan("   ", 1)
+
+
+@pytest.mark.parametrize("minutes", [1, 3])
+def test_lines_fit_their_shots_with_a_cue_per_scene_and_sounds_per_shot(minutes):
+    from storage.schema import WORDS_PER_SECOND
+
+    idea = "A lighthouse keeper and a stranger weather the autumn storms"
+    board = OfflinePlanner().plan(idea, minutes).value
+    lines = [(s, ln) for s in board.shots() for ln in s.dialogue]
+    talking = [sc for sc in board.scenes if any(s.dialogue for s in sc.shots)]
+    assert len(talking) > len(board.scenes) / 2  # most scenes have something said
+    for shot, ln in lines:
+        assert ln.words() / WORDS_PER_SECOND <= shot.duration, (shot.shot_id, ln.line, shot.duration)
+        assert ln.character in ("the lighthouse keeper", "the stranger") and ln.delivery
+        assert not shot.narration  # a line never shares its shot with the narration
+    assert {ln.character for _, ln in lines} == {"the lighthouse keeper", "the stranger"}  # both speak
+    on_screen = [ln for shot, ln in lines if not shot.off_screen(ln)]
+    assert len(on_screen) >= len(lines) / 2  # a line goes on a shot that shows its speaker when there is one
+    assert all(sc.music for sc in board.scenes) and len({sc.music for sc in board.scenes}) >= min(5, len(board.scenes))
+    assert all(s.sounds for s in board.shots())
+    crisis = [s for sc in board.scenes if sc.purpose == "crisis" for s in sc.shots]
+    assert all("storm" in s.sounds or "thunder" in s.sounds for s in crisis) and crisis
+    assert all(not s.long_lines() for s in board.shots())
+
+
+def test_animals_do_not_talk():
+    board = OfflinePlanner().plan("A lighthouse keeper befriends a lost whale during the autumn storms", 2).value
+    assert {ln.character for s in board.shots() for ln in s.dialogue} == {"the lighthouse keeper"}

@@ -16,13 +16,15 @@ def plan(n_shots, duration, per_scene=4):
             "duration": duration,
             "camera": "static",
             "narration": "",
-            "dialogue": "",
+            "dialogue": [],
+            "sounds": "",
             "characters": ["Ada", "Nobody"],
         }
         for i in range(n_shots)
     ]
     scenes = [
-        {"title": f"s{k}", "description": "", "shots": shots[k : k + per_scene]} for k in range(0, n_shots, per_scene)
+        {"title": f"s{k}", "description": "", "music": "", "shots": shots[k : k + per_scene]}
+        for k in range(0, n_shots, per_scene)
     ]
     return {
         "title": "Gulls",
@@ -70,3 +72,58 @@ def test_bad_target_is_refused(client):
 def test_fit_durations_sums_and_bounds():
     out = fit_durations([1, 30, 5, 5], 40)
     assert sum(out) == pytest.approx(40, abs=0.01) and all(2 <= d <= 12.01 for d in out)
+
+
+def _props(schema: dict, *path: str) -> dict:
+    """The properties of the object at `path` in a JSON schema (following $ref and array items)."""
+    defs = schema.get("$defs", {})
+
+    def resolve(node: dict) -> dict:
+        node = defs[node["$ref"].rsplit("/", 1)[-1]] if "$ref" in node else node
+        return resolve(node["items"]) if node.get("type") == "array" else node
+
+    node = resolve(schema)
+    for key in path:
+        node = resolve(node["properties"][key])
+    return node["properties"]
+
+
+def test_the_one_answer_plan_asks_for_and_keeps_lines_music_and_sounds(server, client):
+    answer = plan(12, 5)
+    answer["scenes"][0]["music"] = "slow solo cello, 60 bpm, lonely"
+    answer["scenes"][0]["shots"][1]["dialogue"] = [
+        {"character": "Ada", "line": "There you are.", "delivery": "whispered"},
+        {"character": "Ben", "line": "Here I am.", "delivery": ""},
+    ]
+    answer["scenes"][0]["shots"][1]["sounds"] = "gulls, wind on the cliff"
+    server.script(ok(answer))
+    sb = LLMPlanner(client).plan("an old keeper and a gull", 1).value
+    schema = server.requests[-1]["response_format"]["json_schema"]["schema"]
+    assert set(_props(schema, "scenes", "shots", "dialogue")) == {"character", "line", "delivery"}
+    assert "sounds" in _props(schema, "scenes", "shots") and "music" in _props(schema, "scenes")
+    assert "2.5 words a second" in server.texts() and "in the story's language" in server.texts()
+    shot = sb.shots()[1]
+    assert [(ln.character, ln.line, ln.delivery) for ln in shot.dialogue] == [
+        ("Ada", "There you are.", "whispered"),
+        ("Ben", "Here I am.", ""),
+    ]
+    assert shot.subtitles() == ["There you are.", "Ben: Here I am."]  # Ben is not in the shot (nor the bible)
+    assert shot.sounds == "gulls, wind on the cliff" and sb.scenes[0].music == "slow solo cello, 60 bpm, lonely"
+
+
+def test_scene_by_scene_plans_carry_the_story_music_and_each_scene_lines(config):
+    from agents.llm import LLMClient
+    from tests.agents import longform
+    from tests.agents.openai_server import FakeOpenAI
+
+    with FakeOpenAI(longform.responder, max_output_tokens=4096, context_tokens=32768) as server:
+        client = LLMClient(config.model_copy(update={"base_url": server.base_url, "max_concurrency": 4}))
+        sb = LLMPlanner(client).plan("a keeper and a gull through a winter of storms", 3).value
+    story = next(b for b in server.requests if longform.schema_name(b) == "StoryOut")
+    assert "music" in _props(story["response_format"]["json_schema"]["schema"], "scenes")
+    scene = next(b for b in server.requests if longform.schema_name(b) == "SceneShotsOut")
+    shots = _props(scene["response_format"]["json_schema"]["schema"], "shots")
+    assert "sounds" in shots and "dialogue" in shots
+    assert [sc.music for sc in sb.scenes][:2] == ["", "slow cello"]
+    assert all(sc.shots[1].dialogue[0].line == "Steady now." for sc in sb.scenes if len(sc.shots) > 1)
+    assert any(s.sounds == "waves on the rocks" for s in sb.shots())

@@ -18,13 +18,15 @@ PLAN = {
         {
             "title": "Night",
             "description": "",
+            "music": "",
             "shots": [
                 {
                     "prompt": "A lighthouse in a storm",
                     "duration": 5,
                     "camera": "static",
                     "narration": "It was a dark night.",
-                    "dialogue": "",
+                    "dialogue": [],
+                    "sounds": "",
                     "characters": [],
                 },
                 {
@@ -32,7 +34,8 @@ PLAN = {
                     "duration": 5,
                     "camera": "zoom_in",
                     "narration": "",
-                    "dialogue": "",
+                    "dialogue": [],
+                    "sounds": "",
                     "characters": ["Keeper"],
                 },
                 {
@@ -40,7 +43,8 @@ PLAN = {
                     "duration": 5,
                     "camera": "pan_left",
                     "narration": "",
-                    "dialogue": "",
+                    "dialogue": [],
+                    "sounds": "",
                     "characters": [],
                 },
             ],

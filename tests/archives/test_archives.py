@@ -19,6 +19,7 @@ from storage import archives
 from storage import db as tables
 from storage import repository as repo_module
 from storage.archives import ArchiveError
+from storage.schema import Line
 from tests.conftest import tiny_board
 
 FAKE_KEY = "sk-test-FAKEKEY-0123456789abcdef"
@@ -391,3 +392,25 @@ def test_format1_archive_is_upgraded_on_import(tmp_path):
     assert (info.rendered, info.reused) == (0, 2)
     again = json.loads(members(st.export_project(v.project_id, tmp_path / "again.chief.zip"))["project.json"])
     assert again["format_version"] == archives.FORMAT_VERSION
+
+
+def test_format3_archive_with_text_dialogue_is_upgraded_to_lines(source, tmp_path):
+    """An archive from before lines (format 3: a shot's dialogue is text) imports with the dialogue as lines."""
+    st, pid, out = source
+
+    def to_format3(data: dict) -> None:
+        data["format_version"] = 3
+        for bundle in data["versions"]:
+            for scene in bundle["version"]["storyboard"]["scenes"]:
+                scene.pop("music")
+                for shot in scene["shots"]:
+                    shot.pop("sounds")
+                    shot["dialogue"] = "Keeper (hoarse): The storm breaks." if shot["shot_id"] == "s3" else ""
+
+    old = craft(tmp_path / "f3.chief.zip", _project(valid_files(out), to_format3))
+    v = st.import_project(old)
+    assert v.storyboard.shot("s3").dialogue == [Line(character="Keeper", line="The storm breaks.", delivery="hoarse")]
+    assert v.storyboard.shot("s3").subtitles() == ["Keeper: The storm breaks."]  # s3 does not show the keeper
+    assert all(s.dialogue == [] for s in v.storyboard.shots() if s.shot_id != "s3")
+    info = st.render(v.project_id)  # the same pictures: every clip came along
+    assert info.rendered == 0

@@ -43,3 +43,12 @@ def test_cues_for_skips_blank_text_and_rejects_reversed_times():
     assert cues == [Cue(0.0, 2.0, "one"), Cue(4.0, 6.0, "three lines")]
     with pytest.raises(ValueError, match="ends before it starts"):
         cues_for([(3, 2, "oops")])
+
+
+def test_a_shots_lines_share_its_window_by_word_count():
+    from generation.subtitles import split_window
+
+    cues = split_window(2.0, 8.0, ["One two three four.", "", "Five six."])
+    assert cues == [(2.0, 6.0, "One two three four."), (6.0, 8.0, "Five six.")]  # 4 words then 2: 4 s then 2 s
+    assert split_window(0.0, 3.0, []) == []
+    assert split_window(0.0, 3.0, ["Only."]) == [(0.0, 3.0, "Only.")]

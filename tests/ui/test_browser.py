@@ -249,3 +249,57 @@ def test_errors_show_a_message_not_a_traceback(server, page, errors):
     page.get_by_role("tab", name="Render", exact=True).click()
     page.locator("#render_btn").click()
     expect(page.get_by_text("open or create a project first").first).to_be_visible(timeout=30_000)
+
+
+LINES_BOARD = """\
+title: Lines
+characters:
+  - {name: Keeper, description: old man in a yellow coat}
+  - {name: Whale, description: a grey whale}
+scenes:
+  - scene_id: a
+    title: Dawn
+    music: slow cello
+    shots:
+      - {shot_id: s1, prompt: A lighthouse at dawn, duration: 2, seed: 1, characters: [Keeper],
+         dialogue: "Keeper (hoarse): Who is <b>there</b>?", sounds: gulls}
+      - {shot_id: s2, prompt: A whale tail in grey water, duration: 2, seed: 2}
+"""
+
+
+def test_storyboard_card_shows_and_edits_lines_sounds_and_music(server, st, page, tmp_path, errors):
+    from playwright.sync_api import expect
+
+    p = tmp_path / "lines.yaml"
+    p.write_text(LINES_BOARD)
+    pid = st.create_from_storyboard(load(p)).project_id
+    open_project(page, server, pid, "Storyboard")
+    card = page.locator("#card_s1")
+    line = card.locator('.lines .line[data-n="1"]')
+    expect(line.locator(".said")).to_have_value("Who is <b>there</b>?", timeout=LONG)  # text, never HTML
+    expect(line.locator(".who")).to_have_value("Keeper")
+    expect(line.locator(".how")).to_have_value("hoarse")
+    expect(line.locator(".off")).to_have_text("")  # the keeper is in the shot
+    expect(card.locator(".sounds textarea")).to_have_value("gulls")
+    expect(page.locator('section[data-scene="a"] .scene-music')).to_have_value("slow cello")
+    line.locator(".said").fill("one two three four five six seven eight")  # 8 words: 3.2 s in a 2-s shot
+    expect(line.locator(".warn")).to_contain_text("too long for the shot: 8 words take 3.2 s")
+    card.locator(".row .duration input").fill("4")
+    expect(line.locator(".warn")).to_have_text("")  # the shot is long enough now
+    line.locator(".who").select_option("Whale")
+    expect(line.locator(".off")).to_have_text("off screen")
+    card.locator("button.add-line").click()
+    second = card.locator('.lines .line[data-n="2"]')
+    second.locator(".said").fill("Go home.")
+    second.locator(".how").fill("softly")
+    card.locator(".sounds textarea").fill("gulls, surf")
+    page.locator('section[data-scene="a"] .scene-music').fill("taiko drums")
+    page.locator("#shots_save_btn").click()
+    expect(page.locator("#shots_message")).to_contain_text("Saved as v2", timeout=LONG)
+    board = st.version(pid, 2).storyboard
+    shot = board.shot("s1")
+    assert [(ln.character, ln.line, ln.delivery) for ln in shot.dialogue] == [
+        ("Whale", "one two three four five six seven eight", "hoarse"),
+        ("Keeper", "Go home.", "softly"),
+    ]
+    assert shot.duration == 4 and shot.sounds == "gulls, surf" and board.scenes[0].music == "taiko drums"
