@@ -8,7 +8,7 @@ from app.context import Context
 from app.errors import StudioError
 from storage.edits import StoryboardDiff, diff_storyboards
 from storage.records import Project, UsageRecord, Version, VersionBundle, VersionNode
-from storage.schema import Persona, Storyboard
+from storage.schema import Persona, Shot, Storyboard
 
 
 class Projects:
@@ -73,6 +73,13 @@ class Projects:
     def version(self, pid: str, ref: int | str | None = None) -> Version:
         with self.repo.read() as u:
             return u.version(pid, ref)
+
+    def shot(self, v: Version, shot_id: str) -> Shot:
+        """The version's shot, or a one-line error."""
+        try:
+            return v.storyboard.shot(shot_id)
+        except KeyError:
+            raise StudioError(f"v{v.number} has no shot {shot_id!r}") from None
 
     def versions(self, pid: str) -> list[VersionNode]:
         with self.repo.read() as u:

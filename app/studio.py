@@ -2,8 +2,9 @@
 
     projects.py   projects, the version tree, the panel and personas
     planning.py   an idea (or a hand-written storyboard) -> v1
-    rendering.py  shot requests, continuity chains, the clip cache, the render record (film.py assembles)
-    watching.py   frame sampling and the critics' panel
+    clips.py      shot requests and continuity, the clip key, the clip cache, clip files, frames and thumbnails
+    rendering.py  the render schedule and the render record (film.py assembles)
+    watching.py   the critics' panel
     refining.py   notes, proposals, accepting edits, agent cost
     keyframes.py  reference images, one keyframe per shot, the keyframe screening
     takes.py      several takes of a shot, picking one, the panel's votes on them
@@ -21,6 +22,7 @@ from pydantic import BaseModel
 
 from app import agent_settings
 from app.agent_settings import AgentSettings
+from app.clips import Clips
 from app.config import Config
 from app.consistency import Consistency, ConsistencyReport, Source
 from app.context import Context, ProgressFn
@@ -32,7 +34,7 @@ from app.refining import AcceptResult, EarlierNote, Refining, UsageSummary
 from app.rendering import Rendering
 from app.takes import PickResult, ShotTakes, Takes
 from app.watching import Watching
-from generation.base import CancelToken, ShotRequest
+from generation.base import CancelToken
 from storage.db import Database
 from storage.edits import StoryboardDiff
 from storage.media import MediaStore, remove_stale_temp_files
@@ -89,12 +91,13 @@ class Studio:
         self._clean()
         self._projects = Projects(self.ctx)
         self._planning = Planning(self.ctx, self._projects)
-        self._rendering = Rendering(self.ctx, self._projects)
-        self._watching = Watching(self.ctx, self._projects, self._rendering)
+        self._clips = Clips(self.ctx)
+        self._rendering = Rendering(self.ctx, self._projects, self._clips)
+        self._watching = Watching(self.ctx, self._projects, self._clips)
         self._refining = Refining(self.ctx, self._projects, self._watching)
-        self._keyframes = Keyframes(self.ctx, self._projects, self._rendering, self._watching)
-        self._takes = Takes(self.ctx, self._projects, self._rendering, self._watching)
-        self._consistency = Consistency(self.ctx, self._projects, self._rendering)
+        self._keyframes = Keyframes(self.ctx, self._projects, self._clips, self._watching)
+        self._takes = Takes(self.ctx, self._projects, self._clips, self._watching)
+        self._consistency = Consistency(self.ctx, self._projects, self._clips)
 
     def _clean(self) -> None:
         """What killed processes left: work folders, half-written cache files, stored files no row names."""
@@ -245,7 +248,7 @@ class Studio:
 
     def render_info(self, pid: str, ref: int | str | None = None) -> RenderRecord | None:
         """The latest render of a version (or of the ancestor whose film it shares), or None."""
-        return self._rendering.latest(pid, ref)
+        return self._clips.latest_render(pid, ref)
 
     def render_shot(
         self, board: Storyboard, shot_id: str, progress: ProgressFn | None = None, cancel: CancelToken | None = None
@@ -253,13 +256,13 @@ class Studio:
         return self._rendering.render_shot(board, shot_id, progress, cancel)
 
     def cached_shots(self, board: Storyboard) -> dict[str, ClipRecord]:
-        return self._rendering.cached_shots(board)
+        return self._clips.cached_shots(board)
 
     def clip_info(self, key: str) -> ClipRecord | None:
-        return self._rendering.clip(key)
+        return self._clips.clip(key)
 
     def thumbnail(self, clip_sha256: str) -> Path:
-        return self._rendering.clip_media.thumbnail(clip_sha256)
+        return self._clips.thumbnail(clip_sha256)
 
     def export_timeline(self, pid: str, ref: int | str | None, out_dir: Path) -> dict[str, Path]:
         """The latest film's cut as OTIO, EDL and FCPXML in `out_dir`, with critic and creator notes as markers."""
@@ -272,9 +275,6 @@ class Studio:
         return export_timeline(
             render, v.storyboard, self.clip_path, self.critiques(pid, v.number), self.notes(pid, v.number), out_dir
         )
-
-    def shot_requests(self, board: Storyboard) -> list[ShotRequest]:
-        return self._rendering.shot_requests(board)
 
     # ------------------------------------------------------------------ watching (watching.py)
     def critique(
@@ -423,6 +423,16 @@ class Studio:
     ) -> ShotTakes:
         return self._takes.render_takes(pid, shot_id, n, ref, progress, cancel)
 
+    def replace_take(
+        self,
+        pid: str,
+        shot_id: str,
+        ref: int | str | None = None,
+        progress: ProgressFn | None = None,
+        cancel: CancelToken | None = None,
+    ) -> PickResult:
+        return self._takes.replace(pid, shot_id, ref, progress, cancel)
+
     def shot_takes(self, pid: str, shot_id: str, ref: int | str | None = None) -> ShotTakes:
         return self._takes.shot_takes(pid, shot_id, ref)
 
@@ -452,7 +462,7 @@ class Studio:
         return self.media.path(render.film_sha256, "mp4")
 
     def clip_path(self, sha256: str) -> Path:
-        return self.media.path(sha256, "mp4")
+        return self._clips.path(sha256)
 
     def media_paths(self, render: RenderRecord) -> dict[str, Path]:
         """The render's sidecars (srt, vtt, narration, contact_sheet, otio) as files."""
