@@ -1,6 +1,7 @@
 """The Studio: the whole co-creation loop as one API, wired from one service per concern.
 
-    projects.py   projects, the version tree, the panel and personas
+    projects.py   projects, the version tree, the panel and personas, film options and picture
+    personas.py   building a persona from a viewer's comments, calibrating one against their ratings
     planning.py   an idea (or a hand-written storyboard) -> v1
     clips.py      shot requests and continuity, the clip key, the clip cache, clip files, frames and thumbnails
     rendering.py  the render schedule and the render record (film.py assembles)
@@ -28,6 +29,7 @@ from app.consistency import Consistency, ConsistencyReport, Source
 from app.context import Context, ProgressFn
 from app.errors import RenderFailed, StudioError
 from app.keyframes import Keyframes, KeyframesResult, ShotKeyframes
+from app.personas import PersonaBuild, PersonaCalibration, Personas
 from app.planning import Planning
 from app.projects import Projects
 from app.refining import AcceptResult, EarlierNote, Refining, UsageSummary
@@ -91,6 +93,7 @@ class Studio:
         self._clean()
         self._projects = Projects(self.ctx)
         self._planning = Planning(self.ctx, self._projects)
+        self._personas = Personas(self.ctx)
         self._clips = Clips(self.ctx)
         self._rendering = Rendering(self.ctx, self._projects, self._clips)
         self._watching = Watching(self.ctx, self._projects, self._clips)
@@ -196,6 +199,22 @@ class Studio:
     ) -> tuple[Version, bool]:
         return self._projects.save_storyboard(pid, board, base, message, kind)
 
+    def set_film_options(self, pid: str, changes: dict, base: int | str | None = None) -> tuple[Version, bool]:
+        """How the shots are cut together: (the new version, True), or (`base`, False) when nothing changes."""
+        return self._projects.set_film_options(pid, changes, base)
+
+    def with_film_options(self, board: Storyboard, changes: dict) -> Storyboard:
+        """A storyboard (a draft too) with its film options changed, checked as `set_film_options` checks them."""
+        from app.projects import with_film_options
+
+        return with_film_options(board, changes)
+
+    def set_picture(
+        self, pid: str, width: int | None, height: int | None, fps: int | None, base: int | str | None = None
+    ) -> tuple[Version, bool]:
+        """The film's frame size and rate (None: the model's own): (the new version, True), or (`base`, False)."""
+        return self._projects.set_picture(pid, width, height, fps, base)
+
     def fork(self, pid: str, ref: int | str) -> Version:
         return self._projects.fork(pid, ref)
 
@@ -218,6 +237,18 @@ class Studio:
 
     def save_persona(self, pid: str, persona: Persona, base: int | str | None = None, on_panel: bool = True) -> Version:
         return self._projects.save_persona(pid, persona, base, on_panel)
+
+    def build_persona(
+        self, comments: list, name: str, persona_id: str | None = None, holdout: float | None = None, seed: int = 0
+    ) -> PersonaBuild:
+        """A persona from one viewer's comments (agents.comments.Comment), calibrated on `holdout` of them if asked."""
+        return self._personas.build(comments, name, persona_id, holdout, seed)
+
+    def calibrate_persona(
+        self, persona: Persona, items: list, holdout: float = 0.3, seed: int = 0
+    ) -> PersonaCalibration:
+        """How well a persona predicts its viewer's rated items (held out); the figures on a copy of it."""
+        return self._personas.calibrate(persona, items, holdout, seed)
 
     def personas_of(self, v: Version) -> dict[str, Persona]:
         return self._projects.personas_of(v)
