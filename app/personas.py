@@ -52,6 +52,10 @@ class Personas:
         llm = client.config
         return client, f"llm:{llm.critic_model} @ {redact_url(llm.base_url or '') or 'api.openai.com'}"
 
+    def label(self) -> str:
+        """Who builds and rates personas now: the LLM and its endpoint (credentials redacted), or offline."""
+        return self._client()[1]
+
     def build(
         self,
         comments: list[Comment],

@@ -238,6 +238,10 @@ class Studio:
     def save_persona(self, pid: str, persona: Persona, base: int | str | None = None, on_panel: bool = True) -> Version:
         return self._projects.save_persona(pid, persona, base, on_panel)
 
+    def persona_agent(self) -> str:
+        """Who builds and rates personas now (said before a build, which may fail at the endpoint)."""
+        return self._personas.label()
+
     def build_persona(
         self, comments: list, name: str, persona_id: str | None = None, holdout: float | None = None, seed: int = 0
     ) -> PersonaBuild:

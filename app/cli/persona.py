@@ -76,9 +76,9 @@ def build(c: Ctx, source, name, persona_id, project, output, holdout, seed):
     from agents.personas import persona_to_yaml
 
     comments = load_comments(source)
+    _say(c, f"persona builder: {c.studio.persona_agent()}")
     built = c.studio.build_persona(comments, name, persona_id, holdout, seed)
     p, label, figures = built.persona, built.builder, built.calibration
-    _say(c, f"persona builder: {label}")
     if figures:
         _say(c, f"calibration on {int(figures['n'])} held-out item(s): {_figures_line(figures)}")
     text = persona_to_yaml(p)
@@ -125,9 +125,9 @@ def calibrate_cmd(c: Ctx, name, against, project, holdout, seed, output):
 
     items = load_comments(against)
     p, pid = _resolve(c, name, project)
+    _say(c, f"persona rater: {c.studio.persona_agent()}")
     cal = c.studio.calibrate_persona(p, items, holdout, seed)
     p, label, figures = cal.persona, cal.rater, cal.persona.calibration
-    _say(c, f"persona rater: {label}")
     bare = sum(not it.described for it in cal.items)
     if bare:
         _say(
