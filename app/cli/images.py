@@ -226,7 +226,11 @@ for _command in (keyframe_list, keyframe_set, keyframe_pick, keyframe_clear):
     show_default=True,
     help="Render this many more takes (new seeds); 0 lists the takes.",
 )
-@click.option("--replace", is_flag=True, help="Render one more take and pick it (a new version).")
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Render one more take and pick it (a new version); refused when its clip comes out as an earlier take's.",
+)
 @click.option("--vote", is_flag=True, help="The panel watches the takes and votes for one.")
 @version_option
 def takes(c: Ctx, project, shot, count, replace, vote, version):
