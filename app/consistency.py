@@ -17,10 +17,10 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel
 
+from app.clips import Clips
 from app.context import Context
 from app.errors import StudioError
 from app.projects import Projects
-from app.rendering import Rendering
 from generation.base import RenderError
 from storage.records import RenderRecord, Version
 
@@ -57,8 +57,8 @@ class ConsistencyReport(BaseModel):
 
 
 class Consistency:
-    def __init__(self, ctx: Context, projects: Projects, rendering: Rendering) -> None:
-        self.ctx, self.projects, self.rendering = ctx, projects, rendering
+    def __init__(self, ctx: Context, projects: Projects, clips: Clips) -> None:
+        self.ctx, self.projects, self.clips = ctx, projects, clips
         self._embedder = None
 
     @property
@@ -71,7 +71,7 @@ class Consistency:
 
     def report(self, pid: str, ref: int | str | None = None, source: Source = "auto") -> ConsistencyReport:
         v = self.projects.version(pid, ref)
-        render = self.rendering.latest(pid, v.number) if source != "keyframes" else None
+        render = self.clips.latest_render(pid, v.number) if source != "keyframes" else None
         if source == "clips" and render is None:
             raise StudioError(f"v{v.number} has no render: render this version first, or measure its keyframes")
         shots = {s.shot_id: s for s in v.storyboard.shots()}
@@ -125,7 +125,7 @@ class Consistency:
 
         clip = render.shot(shot_id) if render is not None else None
         if clip is not None:
-            path = self.rendering.film.clip_path(clip.sha256)
+            path = self.clips.path(clip.sha256)
             return "clip", [
                 save_jpeg(img, scratch / f"{shot_id}_{i}.jpg")
                 for i, _, img in (sample_frames(path, FRAMES_PER_APPEARANCE) if sample else ())

@@ -3,6 +3,7 @@ and agents (built on first use, so a command that needs neither never loads a mo
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +19,11 @@ ProgressFn = Callable[[dict], None]
 
 def no_progress(_event: dict) -> None:
     pass
+
+
+def derived_seed(*parts: object) -> int:
+    """A seed for the n-th variation of something, stable across runs (reference and keyframe re-rolls, takes)."""
+    return int(hashlib.sha256(":".join(map(str, parts)).encode()).hexdigest()[:8], 16)
 
 
 @dataclass

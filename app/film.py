@@ -24,11 +24,8 @@ class AssembledFilm:
 
 
 class FilmAssembler:
-    def __init__(self, ctx: Context, clip_media) -> None:
-        self.ctx, self.clip_media = ctx, clip_media  # clip_media: app.thumbnails.ClipMedia
-
-    def clip_path(self, sha256: str) -> Path:
-        return self.ctx.media.path(sha256, "mp4")
+    def __init__(self, ctx: Context, clips) -> None:
+        self.ctx, self.clips = ctx, clips  # clips: app.clips.Clips (clip files and their sampled frames)
 
     def assemble(
         self, board: Storyboard, shots: list[ShotRender], scratch: Path, cancel: CancelToken | None = None
@@ -40,7 +37,7 @@ class FilmAssembler:
 
         cancel = cancel or CancelToken()
         opts = board.film
-        clips = [self.clip_path(r.sha256) for r in shots]
+        clips = [self.clips.path(r.sha256) for r in shots]
         lengths = [r.num_frames / r.fps for r in shots]
         title_seconds = opts.title_seconds if opts.title_card else 0.0
         starts = assembly.timeline(lengths, title_seconds=title_seconds, crossfade=opts.crossfade)
@@ -91,14 +88,14 @@ class FilmAssembler:
             keep("narration", audio, "wav")
         sheet_rows = []
         for r, shot, start in zip(shots, board_shots, starts):  # frames cut once per clip (app.thumbnails)
-            imgs = [Image.open(p) for _, _, p in self.clip_media.frames(r.sha256, SHEET_FRAMES)]
+            imgs = [Image.open(p) for _, _, p in self.clips.frames(r.sha256, SHEET_FRAMES)]
             sheet_rows.append((f"{shot.shot_id} {frames.timecode(start)}", imgs))
         keep("contact_sheet", frames.contact_sheet(sheet_rows, scratch / "sheet.jpg"), "jpg")
         otio_path = scratch / "cut.otio"
         # Media paths relative to the store's layout (media/<ab>/<sha>.otio -> ../<cd>/<sha>.mp4), so the
         # cut stays valid wherever the store (or an archive of it) lives.
         otio_export.export_otio(
-            [(r.shot_id, self.clip_path(r.sha256), r.num_frames / r.fps, r.fps) for r in shots],
+            [(r.shot_id, self.clips.path(r.sha256), r.num_frames / r.fps, r.fps) for r in shots],
             otio_path,
             board.title,
             relative_to=self.ctx.media.root / "00",

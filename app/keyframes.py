@@ -12,17 +12,16 @@ Stills are stored as PNG in the media store, re-encoded from what was uploaded (
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from agents.base import FilmView, SampledFrame
-from app.context import Context, ProgressFn, no_progress
+from app.clips import Clips
+from app.context import Context, ProgressFn, derived_seed, no_progress
 from app.errors import StudioError
 from app.projects import Projects
-from app.rendering import Rendering
 from app.watching import Watching
 from generation.base import CancelToken, RenderError, compose_prompt
 from generation.images import ImageRequest, image_key
@@ -54,14 +53,9 @@ class KeyframesResult(BaseModel):
     label: str  # what drew them
 
 
-def derived_seed(*parts: object) -> int:
-    """A seed for the n-th variation of something, stable across runs (re-rolls and takes)."""
-    return int(hashlib.sha256(":".join(map(str, parts)).encode()).hexdigest()[:8], 16)
-
-
 class Keyframes:
-    def __init__(self, ctx: Context, projects: Projects, rendering: Rendering, watching: Watching) -> None:
-        self.ctx, self.projects, self.rendering, self.watching = ctx, projects, rendering, watching
+    def __init__(self, ctx: Context, projects: Projects, clips: Clips, watching: Watching) -> None:
+        self.ctx, self.projects, self.clips, self.watching = ctx, projects, clips, watching
         self._images = None
 
     # ------------------------------------------------------------------ the still-image backend
@@ -199,7 +193,7 @@ class Keyframes:
     ) -> KeyframesResult:
         """A new keyframe for one shot with a new seed, approved in a child version; the old one stays a candidate."""
         v = self.projects.version(pid, ref)
-        shot = shot_of(v, shot_id)
+        shot = self.projects.shot(v, shot_id)
         with self.ctx.repo.read() as u:
             seeds = {k.seed for k in u.keyframes(pid, shot_id)} | {shot.seed}
         n = len(seeds)
@@ -245,7 +239,7 @@ class Keyframes:
         """A shot's keyframe: its composed prompt, the video's frame size, and the references of its characters
         (the first of each) and of its scene's location."""
         video = self.ctx.backend.resolve(
-            self.rendering.shot_requests(board)[board.shots().index(shot)].with_(
+            self.clips.request_for(board, board.shots().index(shot), continuity=False).with_(
                 keyframe=None, keyframe_sha256=None, references=(), references_sha256=()
             )
         )
@@ -345,7 +339,7 @@ class Keyframes:
     def set_keyframe(self, pid: str, shot_id: str, image: Path, ref: int | str | None = None) -> Version:
         """Replace a shot's keyframe by an uploaded image: kept as a candidate, approved in a child version."""
         v = self.projects.version(pid, ref)
-        shot_of(v, shot_id)
+        self.projects.shot(v, shot_id)
         scratch = self.ctx.media.scratch()
         try:
             png = read_still(Path(image), scratch)
@@ -446,14 +440,6 @@ class Keyframes:
             renderer_label=f"keyframe screening: one still per shot, no motion yet ({'; '.join(made_by)})",
         )
         return self.watching.screen(v, film, progress, screening="keyframes", cancel=cancel)
-
-
-def shot_of(v: Version, shot_id: str) -> Shot:
-    """The version's shot, or a one-line error."""
-    try:
-        return v.storyboard.shot(shot_id)
-    except KeyError:
-        raise StudioError(f"v{v.number} has no shot {shot_id!r}") from None
 
 
 def _subject(board: Storyboard, name: str, location: bool):

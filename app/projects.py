@@ -3,12 +3,14 @@ versions; the critics' panel and the project's own personas (both are part of a 
 
 from __future__ import annotations
 
+from pydantic import ValidationError
+
 from app.config import Config, env_names
 from app.context import Context
 from app.errors import StudioError
 from storage.edits import StoryboardDiff, diff_storyboards
 from storage.records import Project, UsageRecord, Version, VersionBundle, VersionNode
-from storage.schema import Persona, Storyboard
+from storage.schema import Persona, Shot, Storyboard, first_error
 
 
 class Projects:
@@ -74,6 +76,13 @@ class Projects:
         with self.repo.read() as u:
             return u.version(pid, ref)
 
+    def shot(self, v: Version, shot_id: str) -> Shot:
+        """The version's shot, or a one-line error."""
+        try:
+            return v.storyboard.shot(shot_id)
+        except KeyError:
+            raise StudioError(f"v{v.number} has no shot {shot_id!r}") from None
+
     def versions(self, pid: str) -> list[VersionNode]:
         with self.repo.read() as u:
             return u.version_nodes(pid)
@@ -95,6 +104,35 @@ class Projects:
         self.check_board(board)
         with self.repo.write() as u:
             return u.add_child(u.version(pid, base), board, kind, message)
+
+    def set_film_options(self, pid: str, changes: dict, base: int | str | None = None) -> tuple[Version, bool]:
+        """A child of `base` whose film options (storage.schema.FilmOptions) take `changes`; (version, made):
+        nothing changes, no version (`base` comes back)."""
+        v = self.version(pid, base)
+        board = with_film_options(v.storyboard, changes)
+        if board == v.storyboard:
+            return v, False
+        message = "film: " + ", ".join(f"{k}={val}" for k, val in changes.items())
+        return self.save_storyboard(pid, board, v.number, message)[0], True
+
+    def set_picture(
+        self, pid: str, width: int | None, height: int | None, fps: int | None, base: int | str | None = None
+    ) -> tuple[Version, bool]:
+        """A child of `base` with this frame size and rate (None: the model's own); (version, made) as
+        `set_film_options`."""
+        v = self.version(pid, base)
+        if (width is None) != (height is None):
+            raise StudioError("give both width and height, or neither (the model's own size)")
+        try:
+            board = type(v.storyboard).model_validate(
+                {**v.storyboard.model_dump(), "width": width, "height": height, "fps": fps}
+            )
+        except ValidationError as e:
+            raise StudioError(f"picture: {first_error(e)}") from None
+        if board == v.storyboard:
+            return v, False
+        size = f"{width}×{height}" if width else "the model's size"
+        return self.save_storyboard(pid, board, v.number, f"picture: {size}, {fps or 'model'} fps")[0], True
 
     def fork(self, pid: str, ref: int | str) -> Version:
         """A new branch starting from version `ref` (same storyboard), made current."""
@@ -180,3 +218,13 @@ class Projects:
             raise StudioError(f"unknown persona(s) {unknown}; known: {sorted(known)}")
         if not panel:
             raise StudioError("the critics' panel is empty")
+
+
+def with_film_options(board: Storyboard, changes: dict) -> Storyboard:
+    """`board` with its film options changed (title_card, title_seconds, crossfade, burn_subtitles), checked: a bad
+    value is a one-line StudioError naming the field."""
+    try:
+        film = type(board.film).model_validate({**board.film.model_dump(), **changes})
+    except ValidationError as e:
+        raise StudioError(f"film options: {first_error(e)}") from None
+    return board.model_copy(update={"film": film})

@@ -1,9 +1,11 @@
 """The Studio: the whole co-creation loop as one API, wired from one service per concern.
 
-    projects.py   projects, the version tree, the panel and personas
+    projects.py   projects, the version tree, the panel and personas, film options and picture
+    personas.py   building a persona from a viewer's comments, calibrating one against their ratings
     planning.py   an idea (or a hand-written storyboard) -> v1
-    rendering.py  shot requests, continuity chains, the clip cache, the render record (film.py assembles)
-    watching.py   frame sampling and the critics' panel
+    clips.py      shot requests and continuity, the clip key, the clip cache, clip files, frames and thumbnails
+    rendering.py  the render schedule and the render record (film.py assembles)
+    watching.py   the critics' panel
     refining.py   notes, proposals, accepting edits, agent cost
     keyframes.py  reference images, one keyframe per shot, the keyframe screening
     takes.py      several takes of a shot, picking one, the panel's votes on them
@@ -21,18 +23,20 @@ from pydantic import BaseModel
 
 from app import agent_settings
 from app.agent_settings import AgentSettings
+from app.clips import Clips
 from app.config import Config
 from app.consistency import Consistency, ConsistencyReport, Source
 from app.context import Context, ProgressFn
 from app.errors import RenderFailed, StudioError
 from app.keyframes import Keyframes, KeyframesResult, ShotKeyframes
+from app.personas import PersonaBuild, PersonaCalibration, Personas
 from app.planning import Planning
 from app.projects import Projects
 from app.refining import AcceptResult, EarlierNote, Refining, UsageSummary
 from app.rendering import Rendering
 from app.takes import PickResult, ShotTakes, Takes
 from app.watching import Watching
-from generation.base import CancelToken, ShotRequest
+from generation.base import CancelToken
 from storage.db import Database
 from storage.edits import StoryboardDiff, edit_shot
 from storage.media import MediaStore, remove_stale_temp_files
@@ -89,12 +93,14 @@ class Studio:
         self._clean()
         self._projects = Projects(self.ctx)
         self._planning = Planning(self.ctx, self._projects)
-        self._rendering = Rendering(self.ctx, self._projects)
-        self._watching = Watching(self.ctx, self._projects, self._rendering)
+        self._personas = Personas(self.ctx)
+        self._clips = Clips(self.ctx)
+        self._rendering = Rendering(self.ctx, self._projects, self._clips)
+        self._watching = Watching(self.ctx, self._projects, self._clips)
         self._refining = Refining(self.ctx, self._projects, self._watching)
-        self._keyframes = Keyframes(self.ctx, self._projects, self._rendering, self._watching)
-        self._takes = Takes(self.ctx, self._projects, self._rendering, self._watching)
-        self._consistency = Consistency(self.ctx, self._projects, self._rendering)
+        self._keyframes = Keyframes(self.ctx, self._projects, self._clips, self._watching)
+        self._takes = Takes(self.ctx, self._projects, self._clips, self._watching)
+        self._consistency = Consistency(self.ctx, self._projects, self._clips)
 
     def _clean(self) -> None:
         """What killed processes left: work folders, half-written cache files, stored files no row names."""
@@ -206,6 +212,22 @@ class Studio:
         keys = ", ".join(dict.fromkeys(k for k, _ in changes))
         return self.save_storyboard(pid, board, v.number, f"edit {shot_id}: {keys}")
 
+    def set_film_options(self, pid: str, changes: dict, base: int | str | None = None) -> tuple[Version, bool]:
+        """How the shots are cut together: (the new version, True), or (`base`, False) when nothing changes."""
+        return self._projects.set_film_options(pid, changes, base)
+
+    def with_film_options(self, board: Storyboard, changes: dict) -> Storyboard:
+        """A storyboard (a draft too) with its film options changed, checked as `set_film_options` checks them."""
+        from app.projects import with_film_options
+
+        return with_film_options(board, changes)
+
+    def set_picture(
+        self, pid: str, width: int | None, height: int | None, fps: int | None, base: int | str | None = None
+    ) -> tuple[Version, bool]:
+        """The film's frame size and rate (None: the model's own): (the new version, True), or (`base`, False)."""
+        return self._projects.set_picture(pid, width, height, fps, base)
+
     def fork(self, pid: str, ref: int | str) -> Version:
         return self._projects.fork(pid, ref)
 
@@ -228,6 +250,22 @@ class Studio:
 
     def save_persona(self, pid: str, persona: Persona, base: int | str | None = None, on_panel: bool = True) -> Version:
         return self._projects.save_persona(pid, persona, base, on_panel)
+
+    def persona_agent(self) -> str:
+        """Who builds and rates personas now (said before a build, which may fail at the endpoint)."""
+        return self._personas.label()
+
+    def build_persona(
+        self, comments: list, name: str, persona_id: str | None = None, holdout: float | None = None, seed: int = 0
+    ) -> PersonaBuild:
+        """A persona from one viewer's comments (agents.comments.Comment), calibrated on `holdout` of them if asked."""
+        return self._personas.build(comments, name, persona_id, holdout, seed)
+
+    def calibrate_persona(
+        self, persona: Persona, items: list, holdout: float = 0.3, seed: int = 0
+    ) -> PersonaCalibration:
+        """How well a persona predicts its viewer's rated items (held out); the figures on a copy of it."""
+        return self._personas.calibrate(persona, items, holdout, seed)
 
     def personas_of(self, v: Version) -> dict[str, Persona]:
         return self._projects.personas_of(v)
@@ -258,7 +296,7 @@ class Studio:
 
     def render_info(self, pid: str, ref: int | str | None = None) -> RenderRecord | None:
         """The latest render of a version (or of the ancestor whose film it shares), or None."""
-        return self._rendering.latest(pid, ref)
+        return self._clips.latest_render(pid, ref)
 
     def render_shot(
         self, board: Storyboard, shot_id: str, progress: ProgressFn | None = None, cancel: CancelToken | None = None
@@ -266,13 +304,13 @@ class Studio:
         return self._rendering.render_shot(board, shot_id, progress, cancel)
 
     def cached_shots(self, board: Storyboard) -> dict[str, ClipRecord]:
-        return self._rendering.cached_shots(board)
+        return self._clips.cached_shots(board)
 
     def clip_info(self, key: str) -> ClipRecord | None:
-        return self._rendering.clip(key)
+        return self._clips.clip(key)
 
     def thumbnail(self, clip_sha256: str) -> Path:
-        return self._rendering.clip_media.thumbnail(clip_sha256)
+        return self._clips.thumbnail(clip_sha256)
 
     def export_timeline(self, pid: str, ref: int | str | None, out_dir: Path) -> dict[str, Path]:
         """The latest film's cut as OTIO, EDL and FCPXML in `out_dir`, with critic and creator notes as markers."""
@@ -285,9 +323,6 @@ class Studio:
         return export_timeline(
             render, v.storyboard, self.clip_path, self.critiques(pid, v.number), self.notes(pid, v.number), out_dir
         )
-
-    def shot_requests(self, board: Storyboard) -> list[ShotRequest]:
-        return self._rendering.shot_requests(board)
 
     # ------------------------------------------------------------------ watching (watching.py)
     def critique(
@@ -436,6 +471,16 @@ class Studio:
     ) -> ShotTakes:
         return self._takes.render_takes(pid, shot_id, n, ref, progress, cancel)
 
+    def replace_take(
+        self,
+        pid: str,
+        shot_id: str,
+        ref: int | str | None = None,
+        progress: ProgressFn | None = None,
+        cancel: CancelToken | None = None,
+    ) -> PickResult:
+        return self._takes.replace(pid, shot_id, ref, progress, cancel)
+
     def shot_takes(self, pid: str, shot_id: str, ref: int | str | None = None) -> ShotTakes:
         return self._takes.shot_takes(pid, shot_id, ref)
 
@@ -465,7 +510,7 @@ class Studio:
         return self.media.path(render.film_sha256, "mp4")
 
     def clip_path(self, sha256: str) -> Path:
-        return self.media.path(sha256, "mp4")
+        return self._clips.path(sha256)
 
     def media_paths(self, render: RenderRecord) -> dict[str, Path]:
         """The render's sidecars (srt, vtt, narration, contact_sheet, otio) as files."""

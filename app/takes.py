@@ -16,13 +16,12 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from agents.base import FilmView, SampledFrame
-from app.context import Context, ProgressFn, no_progress
-from app.errors import StudioError
-from app.keyframes import derived_seed, shot_of
+from app.clips import Clips
+from app.context import Context, ProgressFn, derived_seed, no_progress
+from app.errors import NotRendered, StudioError
 from app.projects import Projects
-from app.rendering import Rendering, continuity_chains
 from app.watching import Watching
-from generation.base import CancelToken, RenderError, clip_key
+from generation.base import CancelToken, RenderError
 from storage.records import TakeRecord, TakeScreeningRecord, TakeVote, UsageRecord, Version
 from storage.schema import Shot, Usage, new_id, utcnow
 
@@ -61,8 +60,8 @@ def preferred(scores: list[float]) -> int | None:
 
 
 class Takes:
-    def __init__(self, ctx: Context, projects: Projects, rendering: Rendering, watching: Watching) -> None:
-        self.ctx, self.projects, self.rendering, self.watching = ctx, projects, rendering, watching
+    def __init__(self, ctx: Context, projects: Projects, clips: Clips, watching: Watching) -> None:
+        self.ctx, self.projects, self.clips, self.watching = ctx, projects, clips, watching
 
     def render_takes(
         self,
@@ -79,8 +78,11 @@ class Takes:
             raise StudioError(f"takes: ask for 1 to {MAX_TAKES_PER_ACTION} takes at a time")
         progress, cancel = progress or no_progress, cancel or CancelToken()
         v = self.projects.version(pid, ref)
-        shot = shot_of(v, shot_id)
-        base = self.rendering.request_for(v, shot_id)
+        shot = self.projects.shot(v, shot_id)
+        try:
+            base = self.clips.request_for(v.storyboard, _index(v, shot_id), pid=pid)
+        except NotRendered as e:
+            raise StudioError(f"shot {e.shot_id} continues from {e.previous}: render v{v.number} first") from None
         backend = self.ctx.backend
         with self.ctx.repo.read() as u:
             known = u.takes(pid, shot_id)
@@ -95,7 +97,7 @@ class Takes:
                 seeds.append(seed)
         scratch = self.ctx.media.scratch()
         try:
-            with self.rendering.turn():
+            with self.clips.turn():
                 for i, seed in enumerate(seeds):
 
                     def on_step(done: int, total: int, i=i) -> None:
@@ -112,9 +114,7 @@ class Takes:
                         )
 
                     try:
-                        clip, key, _ = self.rendering.clip_for(
-                            backend, base.with_(seed=seed), scratch / f"{i}.mp4", on_step, cancel
-                        )
+                        clip, key, _ = self.clips.clip_for(base.with_(seed=seed), scratch / f"{i}.mp4", on_step, cancel)
                     except RenderError as e:
                         raise StudioError(
                             f"take {i + 1}/{len(seeds)} of {shot_id} failed: {e}. Finished takes are kept."
@@ -144,9 +144,29 @@ class Takes:
             shutil.rmtree(scratch, ignore_errors=True)
         return self.shot_takes(pid, shot_id, v.number)
 
+    def replace(
+        self,
+        pid: str,
+        shot_id: str,
+        ref: int | str | None = None,
+        progress: ProgressFn | None = None,
+        cancel: CancelToken | None = None,
+    ) -> PickResult:
+        """One more take of the shot, picked at once (a child version). A new seed whose clip comes out as an
+        earlier take's (same key) is refused: there is nothing new to replace the shot's clip with."""
+        v = self.projects.version(pid, ref)
+        shot = self.projects.shot(v, shot_id)
+        before = {t.id for t in self.shot_takes(pid, shot_id, v.number).takes}
+        state = self.render_takes(pid, shot_id, 1, v.number, progress, cancel)
+        own = (shot.seed, shot.keyframe)  # the shot's own setting becomes a take too: it replaces nothing
+        new = [t for t in state.takes if t.id not in before and (t.seed, t.keyframe_sha256) != own]
+        if not new:
+            raise StudioError(f"the new take of {shot_id} came out as an earlier one: nothing to replace it with")
+        return self.pick(pid, shot_id, new[-1].id, v.number)
+
     def shot_takes(self, pid: str, shot_id: str, ref: int | str | None = None) -> ShotTakes:
         v = self.projects.version(pid, ref)
-        shot = shot_of(v, shot_id)
+        shot = self.projects.shot(v, shot_id)
         with self.ctx.repo.read() as u:
             takes = u.takes(pid, shot_id)
             screenings = u.take_screenings(pid, shot_id)
@@ -170,29 +190,19 @@ class Takes:
 
     def _key_for(self, v: Version, shot: Shot, take: TakeRecord) -> str | None:
         """The clip key `v` would render the shot with under the take's seed and keyframe (None: cannot tell
-        without a render of the shot as it was)."""
+        without a render of the clip it would continue from)."""
+        as_taken = shot.model_copy(update={"seed": take.seed, "keyframe": take.keyframe_sha256})
         try:
-            req = self.rendering.request_for(v, shot.shot_id).with_(seed=take.seed)
-        except (StudioError, RenderError):
-            return None
-        if take.keyframe_sha256 != shot.keyframe:
-            if take.keyframe_sha256 is None:
-                return None
-            req = req.with_(
-                keyframe=str(self.ctx.media.path(take.keyframe_sha256, "png")),
-                keyframe_sha256=take.keyframe_sha256,
-                init_image=None,
-                init_image_sha256=None,
+            return self.clips.key(
+                self.clips.request_for(v.storyboard, _index(v, shot.shot_id), shot=as_taken, pid=v.project_id)
             )
-        try:
-            return clip_key(self.ctx.backend, self.ctx.backend.resolve(req))
-        except RenderError:
+        except (StudioError, RenderError):
             return None
 
     def pick(self, pid: str, shot_id: str, take: str, ref: int | str | None = None) -> PickResult:
         """Make a take the shot's: its seed and keyframe in a child version (a change like any edit)."""
         v = self.projects.version(pid, ref)
-        shot = shot_of(v, shot_id)
+        shot = self.projects.shot(v, shot_id)
         with self.ctx.repo.read() as u:
             takes = u.takes(pid, shot_id)
         chosen = next((t for t in takes if t.id == take or str(t.number) == take.lstrip("#")), None)
@@ -211,7 +221,7 @@ class Takes:
             ]
         ids = [s.shot_id for s in board.shots()]
         at = ids.index(shot_id)
-        chain = next(c for c in continuity_chains(board.shots(), self.ctx.backend.supports_continuity) if at in c)
+        chain = next(c for c in self.clips.chains(board) if at in c)
         return PickResult(
             version=version, take=chosen, rerenders=rerenders, downstream=[ids[i] for i in chain if i > at]
         )
@@ -229,7 +239,7 @@ class Takes:
         screening is saved)."""
         cancel = cancel or CancelToken()
         v = self.projects.version(pid, ref)
-        shot = shot_of(v, shot_id)
+        shot = self.projects.shot(v, shot_id)
         state = self.shot_takes(pid, shot_id, v.number)
         takes = [t for t in state.takes if t.id in state.current][-MAX_TAKES_SCREENED:]
         if len(takes) < 2:
@@ -288,7 +298,7 @@ class Takes:
     def _frames(self, take: TakeRecord, scratch: Path) -> list[SampledFrame]:
         from generation.frames import sample_frames, save_jpeg
 
-        clip = self.rendering.film.clip_path(take.sha256)
+        clip = self.clips.path(take.sha256)
         return [
             SampledFrame(
                 shot_id=take.shot_id,
@@ -299,5 +309,6 @@ class Takes:
             for k, (idx, t, img) in enumerate(sample_frames(clip, self.ctx.config.frames_per_shot))
         ]
 
-    def clip_path(self, take: TakeRecord) -> Path:
-        return self.rendering.film.clip_path(take.sha256)
+
+def _index(v: Version, shot_id: str) -> int:
+    return next(i for i, s in enumerate(v.storyboard.shots()) if s.shot_id == shot_id)

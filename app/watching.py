@@ -15,18 +15,18 @@ from pathlib import Path
 
 from agents.base import Cancelled as AgentCancelled
 from agents.base import FilmView, Result, SampledFrame, invoke
+from app.clips import Clips
 from app.context import Context, ProgressFn, no_progress
 from app.errors import StudioError
 from app.projects import Projects
-from app.rendering import Rendering
 from generation.base import CancelToken
 from storage.records import CritiqueRecord, RenderRecord, Screening, UsageRecord, Version
 from storage.schema import DIMENSIONS, Coverage, Persona, Scope, Unseen, Usage, new_id, utcnow
 
 
 class Watching:
-    def __init__(self, ctx: Context, projects: Projects, rendering: Rendering) -> None:
-        self.ctx, self.projects, self.rendering = ctx, projects, rendering
+    def __init__(self, ctx: Context, projects: Projects, clips: Clips) -> None:
+        self.ctx, self.projects, self.clips = ctx, projects, clips
 
     def critique(
         self,
@@ -40,7 +40,7 @@ class Watching:
         `cancel` stops the run, closing the critics' requests (nothing of a stopped run is saved)."""
         v = self.projects.version(pid, ref)
         scope = scope or Scope()
-        render = self.rendering.latest(pid, v.number)
+        render = self.clips.latest_render(pid, v.number)
         if render is None:
             raise StudioError(f"v{v.number} has no film yet: render this version first")
         self.panel(v)
@@ -164,9 +164,9 @@ class Watching:
                     f"shot {shot.shot_id} has {what} in the latest render of v{v.number}: render "
                     f"{scope.label() if not scope.whole else 'the film'} first"
                 )
-            clips[shot.shot_id] = str(self.rendering.film.clip_path(r.sha256))
+            clips[shot.shot_id] = str(self.clips.path(r.sha256))
             # frames are cut once per clip and kept (app.thumbnails): an unchanged shot is not decoded again
-            for i, (_, t, path) in enumerate(self.rendering.clip_media.frames(r.sha256, k, offset=start)):
+            for i, (_, t, path) in enumerate(self.clips.frames(r.sha256, k, offset=start)):
                 out.append(SampledFrame(shot_id=shot.shot_id, index=i, time=round(t, 3), path=str(path)))
         idea = self.projects.project(v.project_id).idea
         board = v.storyboard if scope.whole else v.storyboard.restricted(wanted)

@@ -245,11 +245,6 @@ class FilmOptions(Strict):
     crossfade: float = Field(default=0.0, ge=0, le=2, description="seconds of crossfade between shots (0: hard cuts)")
     burn_subtitles: bool = Field(default=False, description="draw narration and dialogue into the picture")
 
-    @property
-    def changes_pixels(self) -> bool:
-        """True when the film cannot be the clips' packets back to back (a re-encode is needed)."""
-        return self.title_card or self.crossfade > 0 or self.burn_subtitles
-
 
 class Storyboard(Strict):
     """A full snapshot of the film's plan. One per version."""

@@ -4,7 +4,7 @@ Every command takes --json (machine-readable output on stdout, nothing else ther
 go to stderr. Errors are one line on stderr with a non-zero exit status. The command groups live in their
 own modules and are registered here, in one place:
 
-    loop.py     new, render, critique, note, refine, accept, film, demo
+    loop.py     new, render, critique, note, refine, accept, film, picture, demo
     history.py  projects, status, trash, restore, log, show, diff, fork, checkout
     archive.py  export, import          batch.py    batch          models.py   models
     persona.py  persona …               serve.py    serve

@@ -12,7 +12,7 @@ import click
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
-from app.errors import StudioError
+from app.errors import one_line, user_errors
 
 EXIT_ERROR = 1
 
@@ -64,18 +64,12 @@ def handles_errors(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        from pydantic import ValidationError
-
-        from agents.base import AgentError
-        from generation.base import Cancelled, RenderError
-        from storage.schema import first_error
+        from generation.base import Cancelled
 
         try:
             return fn(*args, **kwargs)
-        except (StudioError, AgentError, RenderError, ValueError, OSError) as e:
-            if isinstance(e, ValidationError):
-                e = ValueError(first_error(e))
-            err(str(e).splitlines()[0] if str(e) else type(e).__name__)
+        except user_errors() as e:
+            err(one_line(e))
             sys.exit(EXIT_ERROR)
         except Cancelled:
             err("cancelled; finished shots are kept")

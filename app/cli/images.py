@@ -226,7 +226,11 @@ for _command in (keyframe_list, keyframe_set, keyframe_pick, keyframe_clear):
     show_default=True,
     help="Render this many more takes (new seeds); 0 lists the takes.",
 )
-@click.option("--replace", is_flag=True, help="Render one more take and pick it (a new version).")
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Render one more take and pick it (a new version); refused when its clip comes out as an earlier take's.",
+)
 @click.option("--vote", is_flag=True, help="The panel watches the takes and votes for one.")
 @version_option
 def takes(c: Ctx, project, shot, count, replace, vote, version):
@@ -235,12 +239,12 @@ def takes(c: Ctx, project, shot, count, replace, vote, version):
 
     pid = c.studio.resolve_project(project)
     c.header()
-    if count or replace:
+    if count:
         with RenderProgress(enabled=not c.json) as prog:
-            state = c.studio.render_takes(pid, shot, count or 1, version, _stages(prog.update), None)
-        if replace:
-            picked = c.studio.pick_take(pid, shot, state.takes[-1].id, version)
-            version = picked.version.number
+            c.studio.render_takes(pid, shot, count, version, _stages(prog.update), None)
+    if replace:
+        with RenderProgress(enabled=not c.json) as prog:
+            version = c.studio.replace_take(pid, shot, version, _stages(prog.update), None).version.number
     if vote:
         with StageProgress("critics voting", enabled=not c.json) as prog:
             c.studio.vote_takes(pid, shot, version, progress=prog.update)

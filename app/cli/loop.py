@@ -1,5 +1,5 @@
-"""The loop's commands: new → render → critique → note → refine → accept → render …, the film options, and the
-demo that runs two iterations on a sample story."""
+"""The loop's commands: new → render → critique → note → refine → accept → render …, the film options and the
+picture (frame size and rate), and the demo that runs two iterations on a sample story."""
 
 from __future__ import annotations
 
@@ -302,17 +302,56 @@ def film(c: Ctx, project, title_card, title_seconds, crossfade, burn_subtitles, 
         )
         if val is not None
     }
+    made = False
     if changes:
-        board = v.storyboard.model_copy(update={"film": v.storyboard.film.model_copy(update=changes)})
-        board = type(board).model_validate(board.model_dump())
-        v, _ = c.studio.save_storyboard(
-            pid, board, v.number, "film: " + ", ".join(f"{k}={val}" for k, val in changes.items())
-        )
+        v, made = c.studio.set_film_options(pid, changes, v.number)
     opts = v.storyboard.film
     c.out(
-        {"project": pid, "version": v.number, "film": opts},
-        f"v{v.number}: " + ", ".join(f"{k.replace('_', ' ')} {val}" for k, val in opts.model_dump().items()),
+        {"project": pid, "version": v.number, "film": opts, "changed": made},
+        f"v{v.number}: "
+        + ", ".join(f"{k.replace('_', ' ')} {val}" for k, val in opts.model_dump().items())
+        + ("" if made or not changes else " (nothing changed: no new version)"),
     )
+
+
+@command
+@click.option("--size", help="WIDTHxHEIGHT of the frames, e.g. 832x480, or 'model' for the model's own size.")
+@click.option("--fps", help="Frames per second (1-60), or 'model' for the model's own rate.")
+@version_option
+def picture(c: Ctx, project, size, fps, version):
+    """The film's frame size and rate (a new version; every clip renders again at the new picture).
+
+    Without options, prints the version's picture."""
+    pid = c.studio.resolve_project(project)
+    v = c.studio.version(pid, version)
+    made = False
+    if size is not None or fps is not None:
+        w, h = (v.storyboard.width, v.storyboard.height) if size is None else _size(size)
+        rate = v.storyboard.fps if fps is None else (None if fps == "model" else _int(fps, "--fps"))
+        v, made = c.studio.set_picture(pid, w, h, rate, v.number)
+    b = v.storyboard
+    c.out(
+        {"project": pid, "version": v.number, "width": b.width, "height": b.height, "fps": b.fps, "changed": made},
+        f"v{v.number}: {f'{b.width}×{b.height}' if b.width else 'the model’s size'}, "
+        f"{b.fps or 'the model’s'} fps" + ("" if made or (size is None and fps is None) else " (nothing changed)"),
+    )
+
+
+def _size(text: str) -> tuple[int | None, int | None]:
+    if text == "model":
+        return None, None
+    try:
+        w, h = (int(x) for x in text.lower().split("x"))
+    except ValueError:
+        raise click.BadParameter("use WIDTHxHEIGHT, e.g. 832x480, or model", param_hint="--size") from None
+    return w, h
+
+
+def _int(text: str, hint: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise click.BadParameter("a whole number, or model", param_hint=hint) from None
 
 
 DEMO_IDEA = "A lighthouse keeper befriends a lost whale during the autumn storms"
@@ -412,4 +451,4 @@ def demo(c: Ctx, minutes):
     )
 
 
-COMMANDS = [new, render, critique, note, refine, accept, film, demo]
+COMMANDS = [new, render, critique, note, refine, accept, film, picture, demo]

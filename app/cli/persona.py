@@ -11,27 +11,7 @@ from pathlib import Path
 import click
 
 from app.cli.common import Ctx, handles_errors, json_option, pass_ctx
-from app.config import redact_url
 from app.errors import StudioError
-
-
-def _config(c: Ctx):
-    if c._studio is not None:
-        return c._studio.config
-    from app.config import load_config
-
-    return load_config({"home": c.home, **c.overrides})
-
-
-def _client(c: Ctx):
-    """(LLMClient or None, label) for the active agent mode."""
-    from app.factory import llm_client
-
-    client = llm_client(_config(c))
-    if client is None:
-        return None, "offline (keyword and sentiment statistics, no LLM)"
-    llm = client.config
-    return client, f"llm:{llm.critic_model} @ {redact_url(llm.base_url or '') or 'api.openai.com'}"
 
 
 def _say(c: Ctx, text: str) -> None:
@@ -92,19 +72,14 @@ def persona():
 @handles_errors
 def build(c: Ctx, source, name, persona_id, project, output, holdout, seed):
     """Build a persona from a viewer's comments; each trait cites the comments it came from."""
-    from agents.calibration import LLMRater, calibrate, split_holdout
     from agents.comments import load_comments
-    from agents.persona_builder import build_persona
     from agents.personas import persona_to_yaml
 
     comments = load_comments(source)
-    client, label = _client(c)
-    _say(c, f"persona builder: {label}")
-    train = split_holdout(comments, holdout, seed)[0] if holdout else comments
-    p = build_persona(train, name, client=client, pid=persona_id)
-    figures = None
-    if holdout:
-        figures = calibrate(p, comments, holdout=holdout, seed=seed, rater=LLMRater(client) if client else None)
+    _say(c, f"persona builder: {c.studio.persona_agent()}")
+    built = c.studio.build_persona(comments, name, persona_id, holdout, seed)
+    p, label, figures = built.persona, built.builder, built.calibration
+    if figures:
         _say(c, f"calibration on {int(figures['n'])} held-out item(s): {_figures_line(figures)}")
     text = persona_to_yaml(p)
     saved = None
@@ -145,25 +120,21 @@ def build(c: Ctx, source, name, persona_id, project, output, holdout, seed):
 @handles_errors
 def calibrate_cmd(c: Ctx, name, against, project, holdout, seed, output):
     """How well persona NAME (an id, or a YAML file) predicts its viewer's ratings: Spearman and MAE."""
-    from agents.calibration import LLMRater, calibration_figures, rate_holdout
     from agents.comments import load_comments
     from agents.personas import persona_to_yaml
 
     items = load_comments(against)
     p, pid = _resolve(c, name, project)
-    p = p.model_copy(deep=True)
-    client, label = _client(c)
-    rater = LLMRater(client) if client else None
-    _say(c, f"persona rater: {label}")
-    pairs = rate_holdout(p, items, holdout=holdout, seed=seed, rater=rater)
-    bare = sum(not it.description for it, _ in pairs)
+    _say(c, f"persona rater: {c.studio.persona_agent()}")
+    cal = c.studio.calibrate_persona(p, items, holdout, seed)
+    p, label, figures = cal.persona, cal.rater, cal.persona.calibration
+    bare = sum(not it.described for it in cal.items)
     if bare:
         _say(
             c,
-            f"note: {bare} of {len(pairs)} held-out item(s) have no description, so the persona rated the "
+            f"note: {bare} of {len(cal.items)} held-out item(s) have no description, so the persona rated the "
             "viewer's own comment on them: an optimistic figure (add a 'description' column for a fair one)",
         )
-    p.calibration = figures = calibration_figures(pairs, holdout, seed)
     saved = None
     if pid:
         v = c.studio.save_persona(pid, p, on_panel=False)
@@ -172,7 +143,7 @@ def calibrate_cmd(c: Ctx, name, against, project, holdout, seed, output):
     if output:
         Path(output).write_text(persona_to_yaml(p), encoding="utf-8")
         _say(c, f"wrote {output}")
-    rows = [{"index": it.index, "title": it.title, "rating": it.rating, "predicted": r} for it, r in pairs]
+    rows = [it.model_dump(include={"index", "title", "rating", "predicted"}) for it in cal.items]
     lines = [f"{'item':<32} {'viewer':>6} {'persona':>7}"]
     for r in rows:
         title = r["title"] or f"#{r['index']}"

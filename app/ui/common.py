@@ -62,13 +62,12 @@ def guard(fn: Callable) -> Callable:
     import inspect
 
     def translated(e: BaseException) -> BaseException | None:
-        from agents.base import AgentError
-        from app.errors import StudioError
-        from generation.base import Cancelled, RenderError
+        from app.errors import user_errors
+        from generation.base import Cancelled
 
         if isinstance(e, Cancelled):  # API callers; the page follows jobs, which report "stopped" as an outcome
             return user_error("stopped; finished shots are kept (render again to resume)", "Stopped")
-        if isinstance(e, (StudioError, AgentError, RenderError, ValueError, KeyError, OSError)):
+        if isinstance(e, user_errors()):
             return user_error(one_line(e))
         return None
 

@@ -282,11 +282,9 @@ def build(ctx: Ctx) -> None:
         if label not in SIZES:
             raise gr.Error("choose one of the sizes")
         w, h = SIZES[label]
-        board = base.storyboard.model_copy(update={"width": w, "height": h, "fps": int(rate) if rate else None})
-        board = type(board).model_validate(board.model_dump())
-        if board == base.storyboard:
+        nv, made = studio.set_picture(pid, w, h, int(rate) if rate else None, base.number)
+        if not made:
             return gr.skip(), f"v{base.number} already has this picture: no new version."
-        nv, _ = studio.save_storyboard(pid, board, base.number, f"picture: {label}, {rate or 'model'} fps")
         return nv.number, f"v{nv.number}: {label}, {int(rate) if rate else 'the model’s'} fps. Render to see it."
 
     @guard
@@ -301,7 +299,11 @@ def build(ctx: Ctx) -> None:
 
         if not (pid and persona_id):
             return ""
-        return persona_to_yaml(studio.personas_of(studio.version(pid, ver(v)))[persona_id])
+        version = studio.version(pid, ver(v))
+        known = studio.personas_of(version)
+        if persona_id not in known:
+            raise ValueError(f"v{version.number} has no persona {persona_id!r}: choose one from the list")
+        return persona_to_yaml(known[persona_id])
 
     @guard
     def save_persona(pid, v, text):
@@ -378,12 +380,9 @@ def _builder(ctx: Ctx, persona_yaml):
     @guard
     def build_from_comments(text, viewer):
         from agents.comments import comments_from_text
-        from agents.persona_builder import build_persona
         from agents.personas import persona_to_yaml
-        from app.factory import llm_client
 
-        client = llm_client(studio.config)
-        return persona_to_yaml(build_persona(comments_from_text(text or ""), viewer or "Viewer", client=client))
+        return persona_to_yaml(studio.build_persona(comments_from_text(text or ""), viewer or "Viewer").persona)
 
     def wire():
         build_btn.click(build_from_comments, [comments, name], persona_yaml, api_name="build_persona")

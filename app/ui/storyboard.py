@@ -138,15 +138,14 @@ def with_thumbs(value: str, thumbs: dict[str, str]) -> str:
     return json.dumps(data)
 
 
-def film_options(base, title_card, title_seconds, crossfade, burn):
-    return base.film.model_copy(
-        update={
-            "title_card": bool(title_card),
-            "title_seconds": float(title_seconds),
-            "crossfade": float(crossfade),
-            "burn_subtitles": bool(burn),
-        }
-    )
+def film_options(title_card, title_seconds, crossfade, burn) -> dict:
+    """The film options the board's controls set (checked by the Studio)."""
+    return {
+        "title_card": bool(title_card),
+        "title_seconds": float(title_seconds),
+        "crossfade": float(crossfade),
+        "burn_subtitles": bool(burn),
+    }
 
 
 def build(ctx: Ctx) -> None:
@@ -302,7 +301,7 @@ def build(ctx: Ctx) -> None:
         pid = need_project(pid)
         base = studio.version(pid, ver(v))
         board = json_to_board(base.storyboard, value)
-        board = board.model_copy(update={"film": film_options(base.storyboard, tc, ts, cf, bs)})
+        board = studio.with_film_options(board, film_options(tc, ts, cf, bs))
         board = type(board).model_validate(board.model_dump())
         if board == base.storyboard:
             return gr.skip(), gr.skip(), f"Nothing changed since v{base.number}: no new version."
@@ -372,7 +371,9 @@ def build(ctx: Ctx) -> None:
                 "takes", pid, n, lambda p, c: studio.render_takes(pid, sid, a.n, n, p, c), f"{a.n} take(s) of {sid}"
             )
         elif a.action == "replace":
-            yield from start("takes", pid, n, lambda p, c: replace_take(pid, sid, n, p, c), f"a new take for {sid}")
+            yield from start(
+                "takes", pid, n, lambda p, c: studio.replace_take(pid, sid, n, p, c), f"a new take for {sid}"
+            )
         elif a.action == "vote":
             yield from start(
                 "critique",
@@ -381,15 +382,6 @@ def build(ctx: Ctx) -> None:
                 lambda p, c: studio.vote_takes(pid, sid, n, p, c),
                 f"the panel watching {sid}'s takes",
             )
-
-    def replace_take(pid: str, shot_id: str, number: int, progress, cancel):
-        """One more take, used at once (a new version): 'replace' on a card."""
-        before = {t.id for t in studio.shot_takes(pid, shot_id, number).takes}
-        state = studio.render_takes(pid, shot_id, 1, number, progress, cancel)
-        new = [t for t in state.takes if t.id not in before]
-        if not new:
-            raise ValueError(f"the new take of {shot_id} came out as an earlier one: nothing to replace it with")
-        return studio.pick_take(pid, shot_id, new[-1].id, number)
 
     @guard
     def draw_keyframes(pid, v, value, scene):

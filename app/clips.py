@@ -1,0 +1,273 @@
+"""Clips: what a version's shots are made of and where they lie.
+
+One place for each of: a shot's request (`request_for`: its composed prompt, seed, size, keyframe and references,
+and continuity — a shot that continues from the previous one starts from the last frame of that shot's clip),
+the clip key (`key`), the clip cache (`cached`, `cached_shots`, `clip_for`: reuse or render and store), the
+clips' files, sampled frames and thumbnails (app/thumbnails.py cuts them once per clip), and the film a version
+shares with its ancestors (`latest_render`). Rendering, Takes, Watching, Keyframes and Consistency use it; it
+uses no other service.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import threading
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from app.context import Context
+from app.errors import NotRendered
+from app.film import SHEET_FRAMES
+from app.thumbnails import ClipMedia
+from generation.base import Backend, Cancelled, CancelToken, RenderError, ShotRequest, clip_key, compose_prompt
+from storage.records import ClipRecord, RenderRecord
+from storage.schema import Shot, Storyboard
+
+
+def continuity_chains(shots: list[Shot], continuity: bool) -> list[list[int]]:
+    """Shot indexes grouped so that each continuity shot follows the shot it continues from (a shot with a
+    keyframe starts from its keyframe, so it starts a chain)."""
+    chains: list[list[int]] = []
+    for i, shot in enumerate(shots):
+        if chains and continuity and shot.continuity and not shot.keyframe:
+            chains[-1].append(i)
+        else:
+            chains.append([i])
+    return chains
+
+
+class Clips:
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self._media = ClipMedia(ctx)
+        self._lock = threading.Lock()  # one render at a time per backend (it holds the GPU): films, shots, takes
+
+    @property
+    def backend(self) -> Backend:
+        return self.ctx.backend
+
+    # ------------------------------------------------------------------ files, frames, thumbnails
+    def path(self, sha256: str) -> Path:
+        return self.ctx.media.path(sha256, "mp4")
+
+    def frames(self, sha256: str, k: int, offset: float = 0.0) -> list[tuple[int, float, Path]]:
+        """`k` evenly spaced frames of a clip as (frame index, offset + index/fps, JPEG path), cut once."""
+        return self._media.frames(sha256, k, offset)
+
+    def thumbnail(self, sha256: str) -> Path:
+        return self._media.thumbnail(sha256)
+
+    # ------------------------------------------------------------------ requests, continuity, keys
+    def chains(self, board: Storyboard) -> list[list[int]]:
+        """The board's continuity chains (shot indexes) on this backend."""
+        return continuity_chains(board.shots(), self.backend.supports_continuity)
+
+    def request_for(
+        self,
+        board: Storyboard,
+        i: int,
+        *,
+        after: ClipRecord | None = None,
+        shot: Shot | None = None,
+        pid: str | None = None,
+        continuity: bool = True,
+    ) -> ShotRequest:
+        """The request a render of `board` makes for its shot `i` (`shot`: that shot as it would be, e.g. with a
+        take's seed and keyframe). A shot that continues from the previous one starts from the last frame of the
+        previous shot's clip: `after` when the caller holds it (a render walking a chain), else the clip cache's,
+        keyed as a render would key it (NotRendered when the cache does not hold it; `pid`: see `cached`).
+        `continuity=False`: the shot's own request, unconditioned (what a keyframe is drawn from)."""
+        shots = board.shots()
+        shot = shot or shots[i]
+        req = self._own_request(board, shot)
+        if not (continuity and self._continues(shot, i)):
+            return req
+        prev = after if after is not None else self._cached_before(board, i, pid)
+        return req.with_(
+            init_image=str(self.ctx.media.path(prev.last_frame_sha256, "png")), init_image_sha256=prev.last_frame_sha256
+        )
+
+    def key(self, req: ShotRequest) -> str:
+        """The clip key of a request as the backend would render it (RenderError when it cannot)."""
+        return self._resolved(req)[1]
+
+    def film_signature(self, board: Storyboard) -> str:
+        """A hash of everything that decides a version's film and its sidecars: each shot's request (the
+        composed prompt, seed, size, ...), its spoken words (the narration and the subtitles its lines make), the
+        film options, and the title when a title card shows it. Versions with the same signature have the same
+        film. (A line's delivery, sounds and music are not in the film yet: they stay out.)"""
+        shots = [
+            {
+                **asdict(self._own_request(board, shot)),
+                "narration": shot.narration,
+                "dialogue": "\n".join(shot.subtitles()) if shot.dialogue else "",
+            }
+            for shot in board.shots()
+        ]
+        payload = {
+            "shots": shots,
+            "film": board.film.model_dump(mode="json"),
+            "title": board.title if board.film.title_card else None,
+        }
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+    # ------------------------------------------------------------------ the clip cache
+    def clip(self, key: str) -> ClipRecord | None:
+        """A clip-cache entry (its render time, size, ...) by key."""
+        with self.ctx.repo.read() as u:
+            return u.clip(key)
+
+    def cached(self, key: str, pid: str | None = None) -> ClipRecord | None:
+        """The cached clip for `key` whose files are all there (one imported with project `pid` serves that
+        project only), or None: never rendered, or a file went missing (render it again)."""
+        with self.ctx.repo.read() as u:
+            clip = u.clip(key, pid)
+        media = self.ctx.media
+        if (
+            clip is None
+            or clip.last_frame_sha256 is None
+            or media.find(clip.sha256) is None
+            or media.find(clip.last_frame_sha256) is None
+        ):
+            return None
+        return clip
+
+    def cached_shots(self, board: Storyboard) -> dict[str, ClipRecord]:
+        """The clips already in the cache for `board`'s shots as they stand (a draft included): shot_id -> clip.
+        A continuity shot is found only when the clip it continues from is."""
+        shots = board.shots()
+        found: dict[str, ClipRecord] = {}
+        for chain in self.chains(board):
+            prev: ClipRecord | None = None
+            for i in chain:
+                try:
+                    prev = self.cached(self.key(self.request_for(board, i, after=prev)))
+                except (RenderError, NotRendered):
+                    prev = None
+                if prev is None:
+                    break
+                found[shots[i].shot_id] = prev
+        return found
+
+    def turn(self):
+        """Renders take turns on one device; a worker pool (max_parallel > 1) schedules its own devices."""
+        return contextlib.nullcontext() if int(getattr(self.backend, "max_parallel", 1)) > 1 else self._lock
+
+    def clip_for(
+        self, req: ShotRequest, out: Path, on_step, cancel: CancelToken, pid: str | None = None
+    ) -> tuple[ClipRecord, str, str]:
+        """(clip, key, "rendered" or "reused"): the cached clip for the request, or a new render, stored in the
+        cache before it is returned. Every failure is a one-line RenderError; a stop raises Cancelled. A clip
+        rendered here serves anyone; one imported with a project serves a render of project `pid` only."""
+        backend = self.backend
+        req, key = self._resolved(req)
+        clip = self.cached(key, pid)
+        if clip is not None:
+            return clip, key, "reused"
+        on_step(0, req.steps or req.num_frames)
+        t1 = time.perf_counter()
+        try:
+            info = backend.render(req, out, on_step, cancel)
+        except (Cancelled, RenderError):
+            raise
+        except Exception as e:  # a backend crash: keep what finished, say what broke
+            raise RenderError(f"{type(e).__name__}: {e}") from None
+        try:
+            return self._store(key, backend, info, out, time.perf_counter() - t1), key, "rendered"
+        except OSError as e:  # disk full, database locked: nothing half-stored, say so
+            raise RenderError(f"could not store the clip: {e.strerror or e}") from None
+
+    # ------------------------------------------------------------------ the film a version shares
+    def latest_render(self, pid: str, ref: int | str | None = None) -> RenderRecord | None:
+        """The latest render of a version, or None. A version that changes no pixels (a new panel, a title
+        without a title card, notes) shares the film of the nearest ancestor it matches: the record's
+        `version` then names that ancestor."""
+        with self.ctx.repo.read() as u:
+            v = u.version(pid, ref)
+            signature = None
+            while True:
+                render = u.latest_render(v)
+                if render is not None or v.parent_number is None:
+                    return render
+                signature = signature or self.film_signature(v.storyboard)
+                v = u.version(pid, v.parent_number)
+                if self.film_signature(v.storyboard) != signature:
+                    return None
+
+    # ------------------------------------------------------------------ inside
+    def _continues(self, shot: Shot, i: int) -> bool:
+        """Whether shot `i` starts from the previous shot's last frame (the rule `continuity_chains` follows)."""
+        return i > 0 and shot.continuity and not shot.keyframe and self.backend.supports_continuity
+
+    def _cached_before(self, board: Storyboard, i: int, pid: str | None) -> ClipRecord:
+        """The cached clip of the shot before `i`, found along its chain from the chain's start."""
+        shots = board.shots()
+        start = i - 1
+        while self._continues(shots[start], start):
+            start -= 1
+        prev: ClipRecord | None = None
+        for k in range(start, i):
+            prev = self.cached(self.key(self.request_for(board, k, after=prev, pid=pid)), pid)
+            if prev is None:
+                raise NotRendered(shots[i].shot_id, shots[i - 1].shot_id)
+        assert prev is not None
+        return prev
+
+    def _own_request(self, board: Storyboard, shot: Shot) -> ShotRequest:
+        cfg, media = self.ctx.config, self.ctx.media
+        bible = {c.name: c for c in board.characters}
+        chars = [bible[n] for n in shot.characters if n in bible]
+        with_references = getattr(self.backend, "supports_references", False)
+        refs = tuple(c.references[0] for c in chars if c.references) if with_references else ()
+        return ShotRequest(
+            shot_id=shot.shot_id,
+            prompt=compose_prompt(shot.prompt, board.style_guide, {c.name: c.description for c in chars}),
+            negative_prompt=shot.negative_prompt,
+            seed=shot.seed,
+            duration=shot.duration,
+            camera=shot.camera,
+            width=board.width,
+            height=board.height,
+            fps=board.fps,
+            steps=cfg.steps,
+            guidance=cfg.guidance,
+            caption=shot.prompt,
+            keyframe=str(media.path(shot.keyframe, "png")) if shot.keyframe else None,
+            keyframe_sha256=shot.keyframe,
+            references=tuple(str(media.path(r, "png")) for r in refs),
+            references_sha256=refs,
+        )
+
+    def _resolved(self, req: ShotRequest) -> tuple[ShotRequest, str]:
+        """The request with the backend's defaults and frame rule applied, and its clip key: the one place a
+        clip key is computed."""
+        req = self.backend.resolve(req)
+        return req, clip_key(self.backend, req)
+
+    def _store(self, key: str, backend: Backend, info, out: Path, seconds: float) -> ClipRecord:
+        from generation.frames import last_frame
+
+        frame_png = out.with_suffix(".last.png")
+        last_frame(out).save(frame_png)
+        clip_media = self.ctx.media.put(out, "mp4")
+        frame_media = self.ctx.media.put(frame_png, "png")
+        clip = ClipRecord(
+            key=key,
+            sha256=clip_media.sha256,
+            backend=backend.name,
+            model=backend.model,
+            num_frames=info.num_frames,
+            fps=info.fps,
+            width=info.width,
+            height=info.height,
+            seconds=round(seconds, 3),
+            last_frame_sha256=frame_media.sha256,
+        )
+        with self.ctx.repo.write() as u:
+            u.put_clip(clip, [clip_media, frame_media])
+        # cut its thumbnail and the frames critics and the contact sheet use now, in one decode
+        self._media.prepare(clip.sha256, ks=tuple(sorted({SHEET_FRAMES, self.ctx.config.frames_per_shot})))
+        return clip
