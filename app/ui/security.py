@@ -10,7 +10,8 @@ ASGI middleware around the Gradio app (installed by `app.ui.launch`), deciding b
   navigation) is let through. Clients that are not browsers send neither header and are not refused here:
   they are not a page the user happened to open.
 - **Login.** With `--auth`, failed logins per client address are limited (`LOGIN_FAILURES` per
-  `LOGIN_WINDOW` seconds); more are answered 429 until the window has passed.
+  `LOGIN_WINDOW` seconds); more are answered 429 until the window has passed. An attempt is counted before
+  Gradio checks it, so a concurrent burst gets no more tries than a sequence.
 - **What pages may load.** A Content-Security-Policy keeps every page to its own origin: no remote image
   (a note like `![x](http://host/p.png)` fetches nothing), no form posting elsewhere, no framing.
 
@@ -20,6 +21,7 @@ ASGI middleware around the Gradio app (installed by `app.ui.launch`), deciding b
 from __future__ import annotations
 
 import ipaddress
+import threading
 import time
 from collections import deque
 from urllib.parse import urlsplit
@@ -113,30 +115,41 @@ def same_origin(request) -> bool:
 
 
 class LoginLimiter:
-    """Failed logins per client address within a sliding window (addresses that stop failing are forgotten)."""
+    """Login attempts per client address within a sliding window (addresses that stop failing are forgotten).
+
+    An attempt is counted *before* it is checked (`attempt`), in one step under a lock, so a burst of concurrent
+    logins cannot all pass the check before the first failure is recorded; an attempt that logs in is taken back
+    (`succeeded`)."""
 
     def __init__(self, failures: int = LOGIN_FAILURES, window: float = LOGIN_WINDOW) -> None:
         self.failures, self.window = failures, window
-        self._failed: dict[str, deque[float]] = {}
+        self._tries: dict[str, deque[float]] = {}
+        self._lock = threading.Lock()
 
     def _recent(self, client: str, now: float) -> deque[float]:
-        q = self._failed.get(client, deque())
+        q = self._tries.setdefault(client, deque())
         while q and now - q[0] > self.window:
             q.popleft()
-        if not q:
-            self._failed.pop(client, None)
         return q
 
-    def wait(self, client: str) -> float:
-        """Seconds until `client` may try again (0: now)."""
-        now = time.monotonic()
-        q = self._recent(client, now)
-        return 0.0 if len(q) < self.failures else self.window - (now - q[0])
+    def attempt(self, client: str) -> tuple[float, float]:
+        """Count one attempt by `client`: (0, its stamp) when it may be checked, else (seconds to wait, 0)."""
+        with self._lock:
+            now = time.monotonic()
+            q = self._recent(client, now)
+            if len(q) >= self.failures:
+                return self.window - (now - q[0]), 0.0
+            q.append(now)
+            return 0.0, now
 
-    def failed(self, client: str) -> None:
-        now = time.monotonic()
-        self._failed[client] = self._recent(client, now)
-        self._failed[client].append(now)
+    def succeeded(self, client: str, stamp: float) -> None:
+        """The attempt counted at `stamp` logged in: it is not a failure."""
+        with self._lock:
+            q = self._tries.get(client)
+            if q is not None and stamp in q:
+                q.remove(stamp)
+            if not q:
+                self._tries.pop(client, None)
 
 
 class Guard:
@@ -164,8 +177,9 @@ class Guard:
             return await _refuse(scope, receive, send, 403, why)
         login = scope["type"] == "http" and method == "POST" and scope.get("path") in LOGIN_PATHS
         client = (scope.get("client") or ("?", 0))[0]
+        stamp = 0.0
         if login:
-            wait = self.limiter.wait(client)
+            wait, stamp = self.limiter.attempt(client)
             if wait > 0:
                 return await _refuse(
                     scope,
@@ -178,8 +192,8 @@ class Guard:
 
         async def send_with_headers(message) -> None:
             if message["type"] == "http.response.start":
-                if login and message["status"] in (400, 401, 403):
-                    self.limiter.failed(client)
+                if login and message["status"] not in (400, 401, 403):
+                    self.limiter.succeeded(client, stamp)
                 message = {**message, "headers": [*message.get("headers", []), *HEADERS]}
             await send(message)
 

@@ -215,6 +215,36 @@ def test_failed_logins_are_limited(make_studio, serve):
     assert login("guess-again") == 429
 
 
+def test_a_burst_of_concurrent_logins_gets_no_more_tries_than_a_sequence(make_studio, serve):
+    """250 logins at once (threads released together): each is counted before Gradio checks it, so at most
+    LOGIN_FAILURES are checked (answered 400), the rest 429; the right password after the burst waits too. A login
+    that succeeds is not counted (the right password before the burst leaves every try to the burst)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from app.ui.security import LOGIN_FAILURES
+
+    base = serve(make_studio(), auth="ann:correct-horse")
+
+    def login(password: str) -> int:
+        body = f"username=ann&password={password}".encode()
+        return raw(base, "POST", "/login", {"Content-Type": "application/x-www-form-urlencoded"}, body)[0]
+
+    assert login("correct-horse") == 200
+    n = 250
+    start = threading.Barrier(n)
+
+    def guess(i: int) -> int:
+        start.wait()
+        return login(f"guess{i}")
+
+    with ThreadPoolExecutor(n) as pool:
+        statuses = list(pool.map(guess, range(n)))
+    assert statuses.count(400) == LOGIN_FAILURES, sorted(set(statuses))
+    assert statuses.count(429) == n - LOGIN_FAILURES
+    assert login("correct-horse") == 429
+
+
 # ------------------------------------------------------------------------------------------- sessions
 
 
