@@ -15,20 +15,28 @@ ASGI middleware around the Gradio app (installed by `app.ui.launch`), deciding b
 - **What pages may load.** A Content-Security-Policy keeps every page to its own origin: no remote image
   (a note like `![x](http://host/p.png)` fetches nothing), no form posting elsewhere, no framing.
 
+- **Sessions.** A browser without a valid `chief_session` cookie gets one (random, HttpOnly, SameSite=Strict):
+  the jobs it starts are its own (`session_of`, app/jobs.py). A reload keeps it; another browser has its own.
+
 `same_origin(request)` tells a handler whether an event came from the app's own page (see Settings).
 """
 
 from __future__ import annotations
 
 import ipaddress
+import re
+import secrets
 import threading
 import time
 from collections import deque
+from http.cookies import CookieError, SimpleCookie
 from urllib.parse import urlsplit
 
 LOGIN_FAILURES = 10
 LOGIN_WINDOW = 600.0  # seconds
 LOGIN_PATHS = ("/login", "/login/")
+SESSION_COOKIE = "chief_session"  # which browser a request comes from: its jobs are its own (app/jobs.py)
+_SESSION = re.compile(r"^[A-Za-z0-9_-]{32}$")
 
 CSP = "; ".join(
     [
@@ -114,6 +122,21 @@ def same_origin(request) -> bool:
     return headers.get("sec-fetch-site") == "same-origin"
 
 
+def session_of(headers) -> str:
+    """The browser session named by a request's `chief_session` cookie ("" when it has none or a malformed one).
+    `headers` is any mapping with a lower-case "cookie" entry."""
+    try:
+        morsel = SimpleCookie(headers.get("cookie") or "").get(SESSION_COOKIE)
+    except CookieError:
+        return ""
+    return morsel.value if morsel is not None and _SESSION.match(morsel.value) else ""
+
+
+def _session_cookie() -> tuple[bytes, bytes]:
+    value = secrets.token_urlsafe(24)  # 32 characters
+    return b"set-cookie", f"{SESSION_COOKIE}={value}; Path=/; HttpOnly; SameSite=Strict".encode()
+
+
 class LoginLimiter:
     """Login attempts per client address within a sliding window (addresses that stop failing are forgotten).
 
@@ -190,11 +213,13 @@ class Guard:
                     [(b"retry-after", str(int(wait) + 1).encode())],
                 )
 
+        new_session = [_session_cookie()] if scope["type"] == "http" and not session_of(headers) else []
+
         async def send_with_headers(message) -> None:
             if message["type"] == "http.response.start":
                 if login and message["status"] not in (400, 401, 403):
                     self.limiter.succeeded(client, stamp)
-                message = {**message, "headers": [*message.get("headers", []), *HEADERS]}
+                message = {**message, "headers": [*message.get("headers", []), *HEADERS, *new_session]}
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
