@@ -2,8 +2,11 @@
 
 A comments file comes from outside (an export of someone's reviews), so it is bounded before it is
 read: MAX_FILE_BYTES per file, MAX_COMMENTS comments, MAX_AUTHORS author names (a persona is one
-viewer), and each comment is cut at MAX_COMMENT_CHARS. Stripping is linear in the text: no pattern is
-retried from every position of a long run (a crafted comment once took minutes).
+viewer), each comment is cut at MAX_COMMENT_CHARS, and all the text to strip (comments, titles and descriptions
+as cut) is at most MAX_TOTAL_CHARS, else the file is refused in one line before any is stripped. Stripping is
+linear in the text: no pattern is retried from every position of a long run (a crafted comment once took
+minutes). The web app strips pasted comments in a worker process (`comments_from_text_apart`), so a big paste
+does not slow other sessions' requests in the server process.
 """
 
 from __future__ import annotations
@@ -11,7 +14,10 @@ from __future__ import annotations
 import csv
 import functools
 import io
+import multiprocessing
 import re
+import threading
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +27,7 @@ MAX_FILE_BYTES = 32 * 2**20
 MAX_COMMENTS = 20_000
 MAX_AUTHORS = 20  # distinct names in author columns; their names are stripped from every comment
 MAX_COMMENT_CHARS = 5_000  # a long review; anything longer is cut
+MAX_TOTAL_CHARS = 2_000_000  # text stripped per file: 20,000 comments of 100 characters; about 2 s of stripping
 MAX_PASTED_CHARS = 1_000_000  # comments pasted into the web app
 
 
@@ -40,8 +47,9 @@ class Comment:
 _URL = re.compile(r"(?i)\b(?:https?://|ftp://|www\.)\S+")
 _EMAIL = re.compile(r"(?i)(?<![\w.+-])[\w.+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+")
 _TLDS = "com|net|org|io|co|uk|de|fr|jp|tv|me|ly|be|gg|app|dev|info|xyz|edu|gov|us|ca|au"
-# labels of at most 63 characters, at most 8 of them (what DNS allows, nearly): each start is bounded work
-_DOMAIN = re.compile(r"(?i)\b(?:[a-z0-9-]{1,63}\.){1,8}(?:" + _TLDS + r")\b(?:/\S*)?")
+# labels of at most 63 characters, at most 8 of them (what DNS allows, nearly), starting only where a run of
+# domain characters starts: each start is bounded work, and a long run ("a-.a-.a-.…") is not tried from inside
+_DOMAIN = re.compile(r"(?i)(?<![a-z0-9.-])(?:[a-z0-9-]{1,63}\.){1,8}(?:" + _TLDS + r")\b(?:/\S*)?")
 _HANDLE = re.compile(r"(?<![\w/])@[A-Za-z0-9_](?:[A-Za-z0-9_.]*[A-Za-z0-9_])?")
 _REDDIT_USER = re.compile(r"(?i)(?<![\w])/?u/[A-Za-z0-9_-]+")
 _PHONE = re.compile(r"(?<![\w+])\+?\(?\d[\d\s().-]{6,}\d(?!\w)")
@@ -233,6 +241,16 @@ def load_comments(path: str | Path) -> list[Comment]:
             "viewer's comments (export just theirs)"
         )
     names |= {n.lstrip("@") for n in names}
+    total = sum(
+        min(len(_pick(r, keys)), MAX_COMMENT_CHARS)
+        for r in rows
+        for keys in (_TEXT_FIELDS, _TITLE_FIELDS, _DESC_FIELDS)
+    )
+    if total > MAX_TOTAL_CHARS:
+        raise ValueError(
+            f"{p}: {total:,} characters of comments, more than the {MAX_TOTAL_CHARS:,} one viewer's file may hold "
+            "(keep their latest comments)"
+        )
     parsed = []
     for n, row in enumerate(rows, 1):
         value, scale = _parse_rating(_pick(row, _RATING_FIELDS), f"{p} item {n}")
@@ -264,6 +282,27 @@ def load_comments(path: str | Path) -> list[Comment]:
 def comments_from_text(text: str) -> list[Comment]:
     """Comments pasted as plain text, one per line (for the web app's builder)."""
     if len(text) > MAX_PASTED_CHARS:
-        raise ValueError(f"too much text pasted ({len(text)} characters > {MAX_PASTED_CHARS})")
-    lines = [sanitize(line) for line in text.splitlines()]
-    return [Comment(index=i, text=t) for i, t in enumerate((t for t in lines if t), 1)]
+        raise ValueError(f"too much text pasted ({len(text):,} characters > {MAX_PASTED_CHARS:,})")
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) > MAX_COMMENTS:
+        raise ValueError(f"{len(lines):,} comments pasted, more than the {MAX_COMMENTS:,} one viewer's may be")
+    kept = (sanitize(line) for line in lines)
+    return [Comment(index=i, text=t) for i, t in enumerate((t for t in kept if t), 1)]
+
+
+_worker = None
+_worker_lock = threading.Lock()
+
+
+def comments_from_text_apart(text: str) -> list[Comment]:
+    """`comments_from_text` in a worker process (one, started on first use, pastes take turns in it): stripping a
+    big paste is CPU work, and in the web server's process it would hold the interpreter lock against every other
+    session's requests. The size check runs here first, so an over-size paste is refused without the worker."""
+    global _worker
+    if len(text) > MAX_PASTED_CHARS:
+        raise ValueError(f"too much text pasted ({len(text):,} characters > {MAX_PASTED_CHARS:,})")
+    with _worker_lock:
+        if _worker is None:
+            _worker = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        worker = _worker
+    return worker.submit(comments_from_text, text).result()

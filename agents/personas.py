@@ -7,9 +7,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from prompts import persona_files
-from storage.schema import Persona
-
-MAX_PERSONA_BYTES = 256 * 1024  # a persona with every list full of evidence is a few KB
+from storage.schema import MAX_PERSONA_BYTES, Persona  # the cap lives with the type: archives check it too
 
 
 def _parse(text: str, stem: str, source: str) -> Persona:

@@ -2,9 +2,12 @@
 references.
 
 A job runs in its own thread, not in a page's request, so a reloaded page or a second tab finds the running
-job (`Jobs.active`) and follows its progress (`Jobs.wait`), and any of them can stop it (`Jobs.stop`). A
-project has at most one job of a kind at a time: asking again returns the running one instead of starting
-a second render. Stopping is an outcome like finishing ("stopped"), not an error.
+job (`Jobs.active`) and follows its progress (`Jobs.wait`), and can stop it (`Jobs.stop`). A job belongs to the
+browser session that started it (`owner`: the web app passes `app.ui.common.page_session`, the page's session
+cookie): lookups (`active`, `last`, `get`) see only the asking session's jobs, so another session can neither
+read a job's label (a plan's idea) and progress nor stop it. A project has at most one job of a kind at a time:
+asking again from the same session returns the running one; from another session it is refused (`JobBusy`).
+Stopping is an outcome like finishing ("stopped"), not an error.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ class Job:
     id: str
     kind: str  # "render" | "critique" | "plan" | "refine" | "keyframes" | "takes" | "reference"
     project: str  # "" for a plan (the project does not exist yet)
+    owner: str  # the browser session that started it ("" for callers without one)
     label: str  # what the job is doing, for people: "render v3", "re-render shot s2"
     version: int | None = None
     state: str = RUNNING
@@ -50,10 +54,16 @@ class Job:
         return (self.ended or time.monotonic()) - self.started
 
 
+class JobBusy(ValueError):
+    """Another session runs a job of this kind on the project."""
+
+
 class Jobs:
-    def __init__(self) -> None:
+    def __init__(self, owner: Callable[[], str] = lambda: "") -> None:
+        """`owner()` names the session asking (called in the asking request's thread)."""
         self._jobs: dict[str, Job] = {}
         self._cond = threading.Condition()
+        self._owner = owner
 
     def start(
         self,
@@ -66,11 +76,19 @@ class Jobs:
         exclusive: bool = True,
     ) -> tuple[Job, bool]:
         """Run `fn(progress, cancel)` in a thread. With `exclusive`, a job of this kind already running on
-        the project is returned instead (started=False). Returns (job, started)."""
+        the project is returned instead (started=False), or refused (`JobBusy`) when another session started it.
+        Returns (job, started)."""
+        owner = self._owner()
         with self._cond:
-            if exclusive and (running := self.active(project, kind)) is not None:
-                return running, False
-            job = Job(id=new_id("job"), kind=kind, project=project, label=label, version=version)
+            if exclusive:
+                running = next(
+                    (j for j in self._jobs.values() if j.running and (j.project, j.kind) == (project, kind)), None
+                )
+                if running is not None and running.owner == owner:
+                    return running, False
+                if running is not None:
+                    raise JobBusy(f"another page is running a {kind} on this project: wait until it ends")
+            job = Job(id=new_id("job"), kind=kind, project=project, owner=owner, label=label, version=version)
             self._jobs[job.id] = job
             self._forget_old()
         threading.Thread(target=self._run, args=(job, fn), name=f"chief-{job.id}", daemon=True).start()
@@ -108,20 +126,31 @@ class Jobs:
             del self._jobs[j.id]
 
     def get(self, job_id: str) -> Job | None:
-        return self._jobs.get(job_id)
+        """The asking session's job `job_id`, if any."""
+        job = self._jobs.get(job_id)
+        return job if job is not None and job.owner == self._owner() else None
 
     def active(self, project: str, kind: str) -> Job | None:
-        """The running job of `kind` on `project`, if any."""
+        """The asking session's running job of `kind` on `project`, if any."""
+        owner = self._owner()
         with self._cond:
             return next(
-                (j for j in reversed(self._jobs.values()) if j.running and j.project == project and j.kind == kind),
+                (
+                    j
+                    for j in reversed(self._jobs.values())
+                    if j.running and (j.project, j.kind, j.owner) == (project, kind, owner)
+                ),
                 None,
             )
 
     def last(self, project: str, kind: str) -> Job | None:
-        """The newest job of `kind` on `project`, running or finished."""
+        """The asking session's newest job of `kind` on `project`, running or finished."""
+        owner = self._owner()
         with self._cond:
-            return next((j for j in reversed(self._jobs.values()) if j.project == project and j.kind == kind), None)
+            return next(
+                (j for j in reversed(self._jobs.values()) if (j.project, j.kind, j.owner) == (project, kind, owner)),
+                None,
+            )
 
     def stop(self, job: Job) -> bool:
         """Ask a running job to stop (it stops at its next check: a step, a shot, a critic, or ffmpeg)."""

@@ -11,6 +11,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from generation.text import plain
+
 # The hand-off formats: file suffix -> the OTIO adapter that writes it (EDL and FCPXML come from the
 # `otio-cmx3600-adapter` and `otio-fcpx-xml-adapter` packages).
 HANDOFF = {"otio": "otio_json", "edl": "cmx_3600", "fcpxml": "fcpx_xml"}
@@ -45,6 +47,7 @@ def export_otio(
 
     if not items:
         raise ValueError("nothing to export: no shots")
+    title = plain(title)
     timeline = otio.schema.Timeline(name=title, metadata={"chief": {"title": title}})
     video = otio.schema.Track(name="shots", kind=otio.schema.TrackKind.Video)
     timeline.tracks.append(video)
@@ -97,11 +100,13 @@ def export_timeline(
     items: list[tuple[str, Path, float, float]], out_dir: Path, title: str, markers: list[Marker] = ()
 ) -> dict[str, Path]:
     """The cut as `cut.otio`, `cut.edl` (CMX 3600) and `cut.fcpxml` in `out_dir`, media as absolute file URLs,
-    each marker on its shot's clip at the clip's first frame. Returns suffix -> path."""
+    each marker on its shot's clip at the clip's first frame. Returns suffix -> path. The title and the markers'
+    text go through `plain` (what XML cannot hold is dropped: a U+0001 in a note used to stop the FCPXML)."""
     import opentimelineio as otio
 
     if not items:
         raise ValueError("nothing to export: no shots")
+    title = plain(title)
     timeline = otio.schema.Timeline(name=title, metadata={"chief": {"title": title}})
     video = otio.schema.Track(name="shots", kind=otio.schema.TrackKind.Video)
     timeline.tracks.append(video)
@@ -118,7 +123,7 @@ def export_timeline(
         ref.name = shot_id
         notes = [
             otio.schema.Marker(
-                name=" ".join(m.text.split())[:500],
+                name=plain(m.text)[:500],
                 color=MARKER_COLORS[m.source],
                 marked_range=otio.opentime.TimeRange(
                     otio.opentime.RationalTime(0, fps), otio.opentime.RationalTime(1, fps)

@@ -6,9 +6,12 @@ balanced lines, which is what players and the burn-in filter display well.
 
 from __future__ import annotations
 
+import html
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
+
+from generation.text import plain
 
 LINE_CHARS = 42  # the usual broadcast subtitle line length
 
@@ -21,8 +24,9 @@ class Cue:
 
 
 def cues_for(shots: list[tuple[float, float, str]]) -> list[Cue]:
-    """One cue per shot with text (blank text makes no cue), in time order."""
-    cues = [Cue(float(s), float(e), " ".join(t.split())) for s, e, t in shots if t and t.strip()]
+    """One cue per shot with text (blank text makes no cue), in time order. Text is `plain` (no control
+    characters, one line) and never holds the cue-timing arrow `-->`."""
+    cues = [Cue(float(s), float(e), plain(t).replace("-->", "→")) for s, e, t in shots if t and plain(t)]
     for c in cues:
         if c.end <= c.start:
             raise ValueError(f"cue ends before it starts: {c.start:.3f} → {c.end:.3f} ({c.text[:30]!r})")
@@ -70,7 +74,12 @@ def write_srt(cues: list[Cue], path: Path) -> Path:
 
 
 def write_vtt(cues: list[Cue], path: Path) -> Path:
-    blocks = [f"{timecode(c.start, '.')} --> {timecode(c.end, '.')}\n" + "\n".join(wrap(c.text)) for c in cues]
+    """WebVTT; `&`, `<` and `>` are escaped (cue text is markup there)."""
+    blocks = [
+        f"{timecode(c.start, '.')} --> {timecode(c.end, '.')}\n"
+        + "\n".join(html.escape(ln, quote=False) for ln in wrap(c.text))
+        for c in cues
+    ]
     return _write(path, "WEBVTT\n\n" + "".join(b + "\n\n" for b in blocks))
 
 

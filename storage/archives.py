@@ -44,7 +44,7 @@ from storage.media import STALE_SECONDS, MediaStore
 from storage.parsing import ParseError, parse_json
 from storage.records import MEDIA_EXTS, RENDER_MEDIA_EXT, ClipRecord, MediaRecord, Project, Sha, VersionBundle
 from storage.repository import Repository
-from storage.schema import Strict, first_error, lines_from_script, new_id, slug
+from storage.schema import MAX_PERSONA_BYTES, Strict, first_error, lines_from_script, new_id, slug
 
 FORMAT_VERSION = 4
 MANIFEST, PROJECT = "manifest.json", "project.json"
@@ -53,6 +53,7 @@ MAX_MEMBERS = 100_000
 MAX_MEMBER_BYTES = 16 * 2**30
 MAX_TOTAL_BYTES = 64 * 2**30
 MAX_JSON_BYTES = 256 * 2**20
+MAX_TEXT_CHARS = 20_000  # the longest text the app takes (an idea); storyboard and note fields have lower caps
 MAX_RATIO = 100  # uncompressed / compressed, for members bigger than RATIO_MIN_BYTES
 RATIO_MIN_BYTES = 1 << 20
 _STORED = {"mp4", "png", "jpg"}  # already compressed
@@ -494,7 +495,38 @@ def _check(zf: zipfile.ZipFile, scratch: Path) -> tuple[ProjectFile, dict[str, t
     except ValidationError as e:
         raise _first_error(PROJECT, e) from None
     _check_consistency(pf, extracted)
+    _check_sizes(pf)
     return pf, extracted
+
+
+def _check_sizes(pf: ProjectFile) -> None:
+    """The app's size caps, field by field: a persona is at most MAX_PERSONA_BYTES (as a persona file or paste is),
+    and no text anywhere in a version (a message, a critique, a proposal, a persona's field) is longer than the
+    longest text the app takes (MAX_TEXT_CHARS). The schema's own field caps (notes, storyboards) hold already."""
+    for b in pf.versions:
+        v = b.version
+        for p in v.personas:
+            fields = {k: len(json.dumps(x, ensure_ascii=False).encode()) for k, x in p.model_dump(mode="json").items()}
+            size = sum(fields.values())
+            if size > MAX_PERSONA_BYTES:
+                big = max(fields, key=fields.__getitem__)
+                raise ArchiveError(
+                    f"v{v.number}: persona {p.id!r} is {size:,} bytes, more than the {MAX_PERSONA_BYTES:,} a persona "
+                    f"may be (its {big!r} holds {fields[big]:,})"
+                )
+        stack: list[tuple[str, Any]] = [("", b.model_dump(mode="json"))]
+        while stack:
+            path, node = stack.pop()
+            if isinstance(node, str):
+                if len(node) > MAX_TEXT_CHARS:
+                    raise ArchiveError(
+                        f"v{v.number}: {path.lstrip('.')} is {len(node):,} characters, more than the {MAX_TEXT_CHARS:,} "
+                        "any text may be"
+                    )
+            elif isinstance(node, dict):
+                stack += [(f"{path}.{k}", x) for k, x in node.items()]
+            elif isinstance(node, list):
+                stack += [(f"{path}.{i}", x) for i, x in enumerate(node)]
 
 
 def _check_consistency(pf: ProjectFile, extracted: dict[str, tuple[str, Path]]) -> None:

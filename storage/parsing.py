@@ -3,8 +3,10 @@
 Every failure is a `ParseError` (a ValueError): one line that names the source. Refused, rather than
 crashing or silently guessing: text over a size cap, nesting deeper than `MAX_DEPTH` (Python would hit
 its recursion limit, and so would validation), a key given twice in one mapping (the YAML and JSON
-parsers keep the last one without a word), and YAML aliases (`*name`: a few lines can expand to
-billions of nodes once the data is walked).
+parsers keep the last one without a word), YAML aliases (`*name`: a few lines can expand to
+billions of nodes once the data is walked), and more than `max_nodes` values (mappings, lists and scalars):
+YAML is refused while it is composed, at the first node over, so a 100,000-shot file stops after a few
+thousand shots instead of costing seconds and hundreds of MB before a later check refuses it.
 """
 
 from __future__ import annotations
@@ -16,14 +18,19 @@ import yaml
 from yaml.constructor import ConstructorError
 
 MAX_DEPTH = 64  # a storyboard is 6 levels deep, an archive's project.json about 12
+MAX_NODES = 1_000_000  # values in one document unless the caller says fewer (JSON: after json.loads, which is C)
 
 
 class ParseError(ValueError):
     """Text that cannot be parsed or breaks a limit; one line naming where."""
 
 
-def parse_json(text: str | bytes, where: str, *, max_bytes: int | None = None) -> Any:
-    """JSON with no key twice in an object and at most MAX_DEPTH levels of nesting."""
+class TooManyNodes(ParseError):
+    """More values than the caller allows (`max_nodes`)."""
+
+
+def parse_json(text: str | bytes, where: str, *, max_bytes: int | None = None, max_nodes: int = MAX_NODES) -> Any:
+    """JSON with no key twice in an object, at most MAX_DEPTH levels of nesting and `max_nodes` values."""
     if max_bytes is not None and len(text) > max_bytes:
         raise ParseError(f"{where}: too big ({len(text)} bytes > {max_bytes})")
     try:
@@ -34,20 +41,26 @@ def parse_json(text: str | bytes, where: str, *, max_bytes: int | None = None) -
         raise ParseError(f"{where}: nested more than {MAX_DEPTH} levels deep") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ParseError(f"{where}: not valid JSON ({str(e).splitlines()[0]})") from None
-    _check_depth(data, where)
+    _check_depth(data, where, max_nodes)
     return data
 
 
-def parse_yaml(text: str, where: str, *, max_bytes: int | None = None) -> Any:
-    """YAML (safe types only) with no key twice in a mapping, no aliases, at most MAX_DEPTH levels."""
+def parse_yaml(text: str, where: str, *, max_bytes: int | None = None, max_nodes: int = MAX_NODES) -> Any:
+    """YAML (safe types only) with no key twice in a mapping, no aliases, at most MAX_DEPTH levels and
+    `max_nodes` values (keys count: each is a node), refused while composing."""
     if max_bytes is not None and len(text.encode("utf-8", "surrogatepass")) > max_bytes:
         raise ParseError(f"{where}: too big (more than {max_bytes} bytes)")
+    loader = _Loader(text, max_nodes)
     try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 — _Loader is a SafeLoader
+        return loader.get_single_data()
+    except _TooMany as e:
+        raise TooManyNodes(f"{where}: {_yaml_problem(e)}") from None
     except _Refused as e:
         raise ParseError(f"{where}: {_yaml_problem(e)}") from None
     except yaml.YAMLError as e:
         raise ParseError(f"{where}: not valid YAML ({_yaml_problem(e)})") from None
+    finally:
+        loader.dispose()
 
 
 class _DuplicateKey(Exception):
@@ -63,12 +76,17 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
     return out
 
 
-def _check_depth(data: Any, where: str) -> None:
-    """Refuse nesting deeper than MAX_DEPTH (iteratively: the check itself never recurses)."""
+def _check_depth(data: Any, where: str, max_nodes: int = MAX_NODES) -> None:
+    """Refuse nesting deeper than MAX_DEPTH and more than `max_nodes` values, keys included as YAML counts them
+    (iteratively: the check itself never recurses)."""
     stack = [(data, 1)]
+    nodes = 1
     while stack:
         node, depth = stack.pop()
         children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        nodes += 2 * len(node) if isinstance(node, dict) else len(children)
+        if nodes > max_nodes:
+            raise TooManyNodes(f"{where}: more than {max_nodes:,} values")
         for child in children:
             if isinstance(child, (dict, list)):
                 if depth + 1 > MAX_DEPTH:
@@ -86,16 +104,23 @@ class _Refused(ConstructorError):
     """YAML that parses but breaks one of our rules."""
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that counts nesting while composing, and refuses duplicate keys and aliases."""
+class _TooMany(_Refused):
+    pass
 
-    def __init__(self, stream) -> None:
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that counts nesting and nodes while composing, and refuses duplicate keys and aliases."""
+
+    def __init__(self, stream, max_nodes: int = MAX_NODES) -> None:
         super().__init__(stream)
-        self._depth = 0
+        self._depth, self._nodes, self._max_nodes = 0, 0, max_nodes
 
     def compose_node(self, parent, index):
         if self.check_event(yaml.AliasEvent):
             raise _Refused(None, None, "aliases (*name) are not allowed", self.peek_event().start_mark)
+        self._nodes += 1
+        if self._nodes > self._max_nodes:
+            raise _TooMany(None, None, f"more than {self._max_nodes:,} values", self.peek_event().start_mark)
         self._depth += 1
         try:
             if self._depth > MAX_DEPTH:

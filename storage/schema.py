@@ -491,6 +491,9 @@ class Limits(Strict):
         return next(((cap, what) for cap, broken, what in checks if broken), None)
 
 
+MAX_PERSONA_BYTES = 256 * 1024  # a persona with every list full of evidence is a few KB (files, pastes, archives)
+
+
 class Persona(Strict):
     """An audience member on the critics' panel (prompts/personas/*.yaml, or per project)."""
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from app.cli.common import handles_errors
+
 
 @click.command()
 @click.option(
@@ -24,16 +26,22 @@ def serve(c, host, port, auth):
         raise click.UsageError(
             f"--host {host} is reachable from other machines: pass --auth user:password (or set CHIEF_AUTH)"
         )
+    studio = _studio(c)
+    st = studio.status()
+    click.secho(f"chief · backend: {st.backend_label} · model: {st.model} · agents: {st.agents}", dim=True, err=True)
+    click.echo(f"serving on http://{host}:{port} (Ctrl+C to stop)", err=True)
+    launch(studio, host=host, port=port, auth=auth, quiet=True)
+
+
+@handles_errors
+def _studio(c):
+    """The Studio to serve; a broken database or data folder is one line and exit status 1, as in every command."""
     ray_address = c.studio.config.ray_address
     if ray_address:  # shots and agent calls on a Ray cluster (docs/cluster.md); the database stays here
         from app.cluster import cluster_studio
 
         c._studio = cluster_studio(c.studio.config, None if ray_address == "local" else ray_address)
-    studio = c.studio
-    st = studio.status()
-    click.secho(f"chief · backend: {st.backend_label} · model: {st.model} · agents: {st.agents}", dim=True, err=True)
-    click.echo(f"serving on http://{host}:{port} (Ctrl+C to stop)", err=True)
-    launch(studio, host=host, port=port, auth=auth, quiet=True)
+    return c.studio
 
 
 COMMANDS = [serve]

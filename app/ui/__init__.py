@@ -71,9 +71,9 @@ def create_app(studio):
     import gradio as gr
 
     from app.jobs import Jobs
-    from app.ui.common import Ctx, guard
+    from app.ui.common import Ctx, guard, page_session
 
-    ctx = Ctx(studio=studio, jobs=Jobs())
+    ctx = Ctx(studio=studio, jobs=Jobs(owner=page_session))  # each browser session sees its own jobs
     with gr.Blocks(title="CHIEF", analytics_enabled=False) as demo:
         ctx.demo = demo
         ctx.status = gr.Markdown(elem_id="status_bar")

@@ -99,6 +99,19 @@ def guard(fn: Callable) -> Callable:
     return wrapper
 
 
+def page_session() -> str:
+    """The browser session of the event being handled (its `chief_session` cookie, set by app.ui.security), or ""
+    outside an event or for a client without the cookie. Jobs are kept per session (app/jobs.py)."""
+    from gradio.context import LocalContext
+
+    from app.ui.security import session_of
+
+    request = LocalContext.request.get(None)
+    if request is None:
+        return ""
+    return session_of({k.lower(): v for k, v in request.headers.items()})
+
+
 def need_project(pid: str | None) -> str:
     if not pid:
         raise gr.Error("open or create a project first (Projects tab)")

@@ -132,7 +132,7 @@ def build(ctx: Ctx) -> None:
 
         if not path:
             raise gr.Error("choose a storyboard file first")
-        v = studio.create_from_storyboard(load_storyboard(Path(path)))
+        v = studio.create_from_storyboard(load_storyboard(Path(path), studio.config.limits.max_shots))
         b = v.storyboard
         return (
             v.project_id,

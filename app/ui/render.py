@@ -17,8 +17,8 @@ from app.ui.timeline import strip, strip_html
 from storage.records import RenderRecord
 
 SHOT_COLUMNS = ["#", "shot", "clip", "length (s)", "render time (s)"]
-# A render belongs to the project, not to a tab: every tab follows it, and any of them may stop it.
-STOP_NOTE = "Stop stops this project's render for everyone following it, in every tab and session."
+# A render belongs to the browser that started it (app/jobs.py): its tabs and a reload follow it and may stop it.
+STOP_NOTE = "Stop stops the render this browser started; its other tabs and a reloaded page follow it too."
 
 
 def summary(info, number: int | None = None) -> str:  # a RenderRecord

@@ -10,9 +10,13 @@ ASGI middleware around the Gradio app (installed by `app.ui.launch`), deciding b
   navigation) is let through. Clients that are not browsers send neither header and are not refused here:
   they are not a page the user happened to open.
 - **Login.** With `--auth`, failed logins per client address are limited (`LOGIN_FAILURES` per
-  `LOGIN_WINDOW` seconds); more are answered 429 until the window has passed.
+  `LOGIN_WINDOW` seconds); more are answered 429 until the window has passed. An attempt is counted before
+  Gradio checks it, so a concurrent burst gets no more tries than a sequence.
 - **What pages may load.** A Content-Security-Policy keeps every page to its own origin: no remote image
   (a note like `![x](http://host/p.png)` fetches nothing), no form posting elsewhere, no framing.
+
+- **Sessions.** A browser without a valid `chief_session` cookie gets one (random, HttpOnly, SameSite=Strict):
+  the jobs it starts are its own (`session_of`, app/jobs.py). A reload keeps it; another browser has its own.
 
 `same_origin(request)` tells a handler whether an event came from the app's own page (see Settings).
 """
@@ -20,13 +24,19 @@ ASGI middleware around the Gradio app (installed by `app.ui.launch`), deciding b
 from __future__ import annotations
 
 import ipaddress
+import re
+import secrets
+import threading
 import time
 from collections import deque
+from http.cookies import CookieError, SimpleCookie
 from urllib.parse import urlsplit
 
 LOGIN_FAILURES = 10
 LOGIN_WINDOW = 600.0  # seconds
 LOGIN_PATHS = ("/login", "/login/")
+SESSION_COOKIE = "chief_session"  # which browser a request comes from: its jobs are its own (app/jobs.py)
+_SESSION = re.compile(r"^[A-Za-z0-9_-]{32}$")
 
 CSP = "; ".join(
     [
@@ -112,31 +122,57 @@ def same_origin(request) -> bool:
     return headers.get("sec-fetch-site") == "same-origin"
 
 
+def session_of(headers) -> str:
+    """The browser session named by a request's `chief_session` cookie ("" when it has none or a malformed one).
+    `headers` is any mapping with a lower-case "cookie" entry."""
+    try:
+        morsel = SimpleCookie(headers.get("cookie") or "").get(SESSION_COOKIE)
+    except CookieError:
+        return ""
+    return morsel.value if morsel is not None and _SESSION.match(morsel.value) else ""
+
+
+def _session_cookie() -> tuple[bytes, bytes]:
+    value = secrets.token_urlsafe(24)  # 32 characters
+    return b"set-cookie", f"{SESSION_COOKIE}={value}; Path=/; HttpOnly; SameSite=Strict".encode()
+
+
 class LoginLimiter:
-    """Failed logins per client address within a sliding window (addresses that stop failing are forgotten)."""
+    """Login attempts per client address within a sliding window (addresses that stop failing are forgotten).
+
+    An attempt is counted *before* it is checked (`attempt`), in one step under a lock, so a burst of concurrent
+    logins cannot all pass the check before the first failure is recorded; an attempt that logs in is taken back
+    (`succeeded`)."""
 
     def __init__(self, failures: int = LOGIN_FAILURES, window: float = LOGIN_WINDOW) -> None:
         self.failures, self.window = failures, window
-        self._failed: dict[str, deque[float]] = {}
+        self._tries: dict[str, deque[float]] = {}
+        self._lock = threading.Lock()
 
     def _recent(self, client: str, now: float) -> deque[float]:
-        q = self._failed.get(client, deque())
+        q = self._tries.setdefault(client, deque())
         while q and now - q[0] > self.window:
             q.popleft()
-        if not q:
-            self._failed.pop(client, None)
         return q
 
-    def wait(self, client: str) -> float:
-        """Seconds until `client` may try again (0: now)."""
-        now = time.monotonic()
-        q = self._recent(client, now)
-        return 0.0 if len(q) < self.failures else self.window - (now - q[0])
+    def attempt(self, client: str) -> tuple[float, float]:
+        """Count one attempt by `client`: (0, its stamp) when it may be checked, else (seconds to wait, 0)."""
+        with self._lock:
+            now = time.monotonic()
+            q = self._recent(client, now)
+            if len(q) >= self.failures:
+                return self.window - (now - q[0]), 0.0
+            q.append(now)
+            return 0.0, now
 
-    def failed(self, client: str) -> None:
-        now = time.monotonic()
-        self._failed[client] = self._recent(client, now)
-        self._failed[client].append(now)
+    def succeeded(self, client: str, stamp: float) -> None:
+        """The attempt counted at `stamp` logged in: it is not a failure."""
+        with self._lock:
+            q = self._tries.get(client)
+            if q is not None and stamp in q:
+                q.remove(stamp)
+            if not q:
+                self._tries.pop(client, None)
 
 
 class Guard:
@@ -164,8 +200,9 @@ class Guard:
             return await _refuse(scope, receive, send, 403, why)
         login = scope["type"] == "http" and method == "POST" and scope.get("path") in LOGIN_PATHS
         client = (scope.get("client") or ("?", 0))[0]
+        stamp = 0.0
         if login:
-            wait = self.limiter.wait(client)
+            wait, stamp = self.limiter.attempt(client)
             if wait > 0:
                 return await _refuse(
                     scope,
@@ -176,11 +213,13 @@ class Guard:
                     [(b"retry-after", str(int(wait) + 1).encode())],
                 )
 
+        new_session = [_session_cookie()] if scope["type"] == "http" and not session_of(headers) else []
+
         async def send_with_headers(message) -> None:
             if message["type"] == "http.response.start":
-                if login and message["status"] in (400, 401, 403):
-                    self.limiter.failed(client)
-                message = {**message, "headers": [*message.get("headers", []), *HEADERS]}
+                if login and message["status"] not in (400, 401, 403):
+                    self.limiter.succeeded(client, stamp)
+                message = {**message, "headers": [*message.get("headers", []), *HEADERS, *new_session]}
             await send(message)
 
         await self.app(scope, receive, send_with_headers)

@@ -379,10 +379,11 @@ def _builder(ctx: Ctx, persona_yaml):
 
     @guard
     def build_from_comments(text, viewer):
-        from agents.comments import comments_from_text
+        from agents.comments import comments_from_text_apart
         from agents.personas import persona_to_yaml
 
-        return persona_to_yaml(studio.build_persona(comments_from_text(text or ""), viewer or "Viewer").persona)
+        comments = comments_from_text_apart(text or "")  # stripped in a worker process, not the server's
+        return persona_to_yaml(studio.build_persona(comments, viewer or "Viewer").persona)
 
     def wire():
         build_btn.click(build_from_comments, [comments, name], persona_yaml, api_name="build_persona")

@@ -48,6 +48,47 @@ def test_comments_are_cut_and_files_are_bounded(tmp_path):
     assert len(load_comments(few)) == 50
 
 
+def test_the_text_to_strip_is_bounded_in_total_and_refused_before_any_is_stripped(tmp_path, monkeypatch):
+    """A 32 MB crafted file took 552 s: all its text is counted (each comment as cut) before stripping starts, and
+    a file over MAX_TOTAL_CHARS is one line; so is a paste of more lines than a file may hold comments."""
+    import agents.comments as comments
+    from agents.comments import MAX_COMMENT_CHARS, MAX_COMMENTS, MAX_TOTAL_CHARS, comments_from_text, load_comments
+
+    n = MAX_TOTAL_CHARS // MAX_COMMENT_CHARS + 1
+    big = tmp_path / "big.csv"
+    big.write_text("text,title\n" + "".join(f"{'a.' * 3000},film {i}\n" for i in range(n)))  # each cut to 5,000
+
+    def stripping(*_):
+        raise AssertionError("stripping started before the size check")
+
+    monkeypatch.setattr(comments, "sanitize", stripping)
+    with pytest.raises(ValueError, match=f"big.csv: 2,00.* characters of comments, more than the {MAX_TOTAL_CHARS:,}"):
+        load_comments(big)
+    with pytest.raises(ValueError, match=f"more than the {MAX_COMMENTS:,} one viewer's may be"):
+        comments_from_text("ok\n" * (MAX_COMMENTS + 1))
+    monkeypatch.undo()
+    under = tmp_path / "under.csv"
+    under.write_text("text,title\n" + "".join(f"{'a.' * 3000},film {i}\n" for i in range(n - 2)))
+    assert len(load_comments(under)) == n - 2  # just under the cap: read
+
+
+def test_pasted_comments_are_stripped_in_a_worker_process():
+    """The web app's builder strips a paste in a worker process (not the server's): same result as in-process; an
+    over-size paste is refused before it is sent there."""
+    import os
+
+    from agents import comments
+    from agents.comments import MAX_PASTED_CHARS, comments_from_text, comments_from_text_apart
+
+    text = "loved it, more at https://x.example/p\n\nslow middle -- Jane Doe\n"
+    assert comments_from_text_apart(text) == comments_from_text(text)
+    assert [c.text for c in comments_from_text_apart(text)] == ["loved it", "slow middle"]
+    pids = list(comments._worker._processes)
+    assert pids and os.getpid() not in pids
+    with pytest.raises(ValueError, match="too much text pasted"):
+        comments_from_text_apart("x" * (MAX_PASTED_CHARS + 1))
+
+
 def test_one_pattern_strips_every_author_name():
     from agents.comments import sanitize
 

@@ -4,6 +4,7 @@ project they bring: a crafted clip-cache entry cannot stand in for another proje
 from __future__ import annotations
 
 import json
+import random
 import zipfile
 
 import pytest
@@ -115,3 +116,51 @@ def test_an_archive_that_lies_about_absent_media_is_refused(make_studio, board_f
     bad = craft(src, tmp_path / "bad.chief.zip", project=lambda d: d.update(absent=[film]))
     line = one_line_error(chief(tmp_path / "other", "import", str(bad)))
     assert "is in the archive but listed as absent" in line, line
+
+
+def _persona(**fields) -> dict:
+    from storage.schema import Persona
+
+    return Persona(**{"id": "big", "name": "Big", "who": "a viewer", "source": "custom", **fields}).model_dump(
+        mode="json"
+    )
+
+
+def _with_persona(persona: dict):
+    def edit(d: dict) -> None:
+        d["versions"][0]["version"]["personas"] = [persona]
+        d["versions"][0]["version"]["panel"] = ["big"]
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    "edit, says",
+    [
+        # one field of 6 MB: the persona cap (a persona file or paste may be 256 KB), naming the field
+        (
+            _with_persona(_persona(who=random.randbytes(3_000_000).hex())),
+            "v1: persona 'big' is 6,00",
+        ),  # noise: no zip bomb
+        # every field small, the persona too big: 40 evidence lists of 100 comments of 100 characters
+        (
+            _with_persona(_persona(evidence={f"trait{i}": ["y" * 100] * 100 for i in range(40)})),
+            "more than the 262,144 a persona may be (its 'evidence' holds",
+        ),
+        # any text longer than the app takes anywhere: a version message of 30,000 characters
+        (
+            lambda d: d["versions"][0]["version"].update(message="m" * 30_000, panel=["film_critic"]),
+            "v1: version.message is 30,000 characters",
+        ),
+    ],
+    ids=["6 MB field", "many small fields", "long message"],
+)
+def test_archives_are_held_to_the_apps_size_caps_field_by_field(tmp_path, edit, says):
+    """A 6 MB persona was imported (critique then failed at 1.5M tokens; Screening showed 6 MB of text)."""
+    bad = craft(DATA / "unknown_persona.chief.zip", tmp_path / "bad.chief.zip", project=edit)
+    home = tmp_path / "home"
+    chief(home, "projects")
+    line = one_line_error(chief(home, "import", str(bad)))
+    assert says in line, line
+    assert chief(home, "projects", "--json").stdout.strip() == "[]"
+    assert not [p for p in (home / "media").rglob("*") if p.is_file()]

@@ -99,3 +99,52 @@ def test_a_data_folder_that_cannot_be_created_says_so(tmp_path):
     blocker.write_text("not a folder")
     line = one_line_error(chief(blocker / "home", "projects"))
     assert f"cannot create the data folder {blocker / 'home'}" in line, line
+
+
+def _damage(home: Path, kind: str) -> str:
+    """Break the data folder's database as `kind` says; returns what the one line must say."""
+    db = home / "chief.db"
+    chief(home, "projects")  # checkpointed: the data is in chief.db itself
+    for side in ("chief.db-wal", "chief.db-shm"):
+        (home / side).unlink(missing_ok=True)
+    if kind == "newer":
+        con = sqlite3.connect(db)
+        con.execute("UPDATE alembic_version SET version_num = '0999'")
+        con.commit()
+        con.close()
+        return "was written by a newer CHIEF"
+    if kind == "garbage":
+        db.write_bytes(b"this is not a database at all\n" * 200)
+        return "is not a CHIEF database or is damaged"
+    if kind == "truncated":
+        db.write_bytes(db.read_bytes()[:100])
+        return "is not a CHIEF database or is damaged"
+    db.write_bytes(b"")
+    return "is empty (0 bytes)"
+
+
+@pytest.mark.parametrize("kind", ["newer", "garbage", "truncated", "empty"])
+def test_serve_says_a_broken_database_in_one_line(home, kind):
+    """`chief serve` builds its Studio as every command does: one line, exit status 1, no server started."""
+    expected = _damage(home, kind)
+    line = one_line_error(chief(home, "serve", "--port", "1", timeout=60))
+    assert str(home / "chief.db") in line and expected in line, line
+
+
+def test_serve_says_a_read_only_home_in_one_line():
+    user = 65534 if os.geteuid() == 0 else None
+    base = Path(tempfile.mkdtemp(prefix="chief-ro-"))
+    try:
+        base.chmod(0o755)
+        home = base / "home"
+        assert chief(home, "new", "A keeper and a whale", "--minutes", "0.25").returncode == 0
+        for p in home.rglob("*"):
+            p.chmod(0o755 if p.is_dir() else 0o644)
+        home.chmod(0o555)
+        line = one_line_error(chief(home, "serve", "--port", "1", user=user, timeout=60))
+        assert f"the data folder {home} is read-only" in line, line
+    finally:
+        for p in (base, *base.rglob("*")):
+            if p.is_dir():
+                p.chmod(0o755)
+        shutil.rmtree(base)

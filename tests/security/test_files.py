@@ -119,3 +119,27 @@ def test_duplicate_keys_are_refused_in_json_too(tmp_path):
     bad.write_text('{"title": "a", "title": "b", "scenes": []}')
     line = one_line_error(chief(tmp_path / "home", "new", "--storyboard", str(bad)))
     assert "dup.json: cannot read storyboard: key 'title' appears twice in one object" in line
+
+
+@pytest.mark.parametrize("suffix", ["yaml", "json"])
+def test_a_storyboard_of_100000_shots_is_refused_while_it_is_parsed(tmp_path, suffix):
+    """3 MB of one-line shots: under the byte cap, far over the shot cap. YAML is refused while it is composed, at
+    the first value past what 300 shots can hold (it cost 23 s and 460 MB before the shot cap refused it)."""
+    from storage.files import NODES_BESIDE_SHOTS, NODES_PER_SHOT
+
+    home = tmp_path / "home"
+    path = tmp_path / f"runaway.{suffix}"
+    if suffix == "yaml":
+        shots = "".join(f"  - {{shot_id: s{i}, prompt: a}}\n" for i in range(100_000))
+        path.write_text(f"title: runaway\nscenes:\n- scene_id: a\n  shots:\n{shots}")
+    else:
+        shots = ",".join(f'{{"shot_id": "s{i}", "prompt": "a"}}' for i in range(100_000))
+        path.write_text(f'{{"title": "runaway", "scenes": [{{"scene_id": "a", "shots": [{shots}]}}]}}')
+    line = one_line_error(chief(home, "new", "--storyboard", str(path)))
+    cap = 300 * NODES_PER_SHOT + NODES_BESIDE_SHOTS
+    assert f"runaway.{suffix}: cannot read storyboard: more than {cap:,} values" in line, line
+    assert "at most 300 shots" in line and "max_shots" in line, line
+    if suffix == "yaml":
+        # refused where the count ran out: a few thousand shots in (5 values a shot), not at the end of the file
+        assert f"at line {4 + (cap - 6) // 5 + 1}" in line, line
+    assert _projects(home) == 0

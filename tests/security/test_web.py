@@ -215,12 +215,85 @@ def test_failed_logins_are_limited(make_studio, serve):
     assert login("guess-again") == 429
 
 
+def test_a_burst_of_concurrent_logins_gets_no_more_tries_than_a_sequence(make_studio, serve):
+    """250 logins at once (threads released together): each is counted before Gradio checks it, so at most
+    LOGIN_FAILURES are checked (answered 400), the rest 429; the right password after the burst waits too. A login
+    that succeeds is not counted (the right password before the burst leaves every try to the burst)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from app.ui.security import LOGIN_FAILURES
+
+    base = serve(make_studio(), auth="ann:correct-horse")
+
+    def login(password: str) -> int:
+        body = f"username=ann&password={password}".encode()
+        return raw(base, "POST", "/login", {"Content-Type": "application/x-www-form-urlencoded"}, body)[0]
+
+    assert login("correct-horse") == 200
+    n = 250
+    start = threading.Barrier(n)
+
+    def guess(i: int) -> int:
+        start.wait()
+        return login(f"guess{i}")
+
+    with ThreadPoolExecutor(n) as pool:
+        statuses = list(pool.map(guess, range(n)))
+    assert statuses.count(400) == LOGIN_FAILURES, sorted(set(statuses))
+    assert statuses.count(429) == n - LOGIN_FAILURES
+    assert login("correct-horse") == 429
+
+
 # ------------------------------------------------------------------------------------------- sessions
 
 
-def test_the_render_screen_says_stop_is_the_projects(make_studio, serve, page):
-    """A render belongs to the project: every tab follows it and any may stop it (app/jobs.py). The screen
-    says so, next to the button."""
+def test_a_job_is_seen_and_stopped_only_by_the_browser_that_started_it(make_studio, serve, browser, tmp_path):
+    """Two browsers (two Chromium contexts: separate cookies) open the same project. A's render reaches A only:
+    B's Render screen shows no progress and B's Stop stops nothing; A's reloaded page finds its render again and
+    stops it. (Before, B followed A's render and its Stop stopped it.)"""
+    from storage.files import load_storyboard
+
+    shots = "\n".join(
+        f"      - {{shot_id: s{i}, prompt: Wave number {i} breaks on the rocks, duration: 2, seed: {i}}}"
+        for i in range(60)
+    )
+    path = tmp_path / "long.yaml"
+    path.write_text(
+        "title: Long\nwidth: 320\nheight: 192\nfps: 8\nscenes:\n  - scene_id: a\n    shots:\n" + shots + "\n"
+    )
+    studio = make_studio()
+    pid = studio.create_from_storyboard(load_storyboard(path)).project_id
+    base = serve(studio)
+    a, b = (browser.new_context(viewport={"width": 1400, "height": 1000}).new_page() for _ in range(2))
+    for pg in (a, b):
+        pg.set_default_timeout(60_000)
+        _open_project(pg, base, pid)
+        pg.get_by_role("tab", name="Render", exact=True).click()
+    a.locator("#render_btn").click()
+    progress_a, progress_b = a.locator("#render_progress .job"), b.locator("#render_progress .job")
+    expect(progress_a).to_have_attribute("data-state", "running", timeout=60_000)
+    expect(progress_a).to_contain_text("shot")
+
+    b.reload()  # a page that opens the project while A's render runs
+    expect(b.locator("#status_bar")).to_contain_text("Long · v1", timeout=60_000)
+    b.get_by_role("tab", name="Render", exact=True).click()
+    b.locator("#stop_btn").click()
+    expect(b.locator(".toast-body").first).to_contain_text("nothing is rendering for this project", timeout=60_000)
+    assert progress_b.count() == 0 and "render v1" not in b.locator("#render_progress").inner_text()
+
+    a.reload()  # A's own page, reloaded, finds its render: still running after B's Stop
+    expect(a.locator("#status_bar")).to_contain_text("Long · v1", timeout=60_000)
+    a.get_by_role("tab", name="Render", exact=True).click()
+    expect(progress_a).to_have_attribute("data-state", "running", timeout=60_000)
+    expect(progress_a).to_contain_text("render v1")
+    a.locator("#stop_btn").click()
+    expect(progress_a).to_have_attribute("data-state", "stopped", timeout=60_000)
+    assert studio.render_info(pid) is None
+
+
+def test_the_render_screen_says_whose_render_stop_stops(make_studio, serve, page):
+    """A render belongs to the browser that started it (app/jobs.py); the screen says so, next to the button."""
     from app.ui.render import STOP_NOTE
 
     page.goto(serve(make_studio()) + "/")
