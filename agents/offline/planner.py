@@ -12,6 +12,7 @@ from agents.offline.idea import Cast, Idea, read_idea
 from agents.offline.lexicon import PLACE_OF_ROLE, SEASONS, THREAT_LOOK
 from agents.offline.story import BEATS, EXTRA, FACE, LIGHT, PACE, RELATIONS, SHARE, SHORT_BEATS, WHEN, Moment, moments
 from agents.offline.words import READ_WPS, SHOT_TYPES, capitalise, clip_words, content_words, stable_hash
+from storage.run import RunContext
 from storage.schema import Character, Location, Scene, Shot, Storyboard
 
 MEAN_SHOT = 4.5  # seconds: the film's average shot before pacing by beat and shot type
@@ -125,7 +126,8 @@ SAME = {
 class OfflinePlanner:
     mode = "offline"
 
-    def plan(self, idea: str, minutes: float) -> Result:
+    def plan(self, idea: str, minutes: float, ctx: RunContext | None = None) -> Result[Storyboard]:
+        (ctx or RunContext()).cancel.raise_if_cancelled("planner (offline): cancelled")
         if not 0.25 <= minutes <= 10:
             raise ValueError(f"target length must be between 0.25 and 10 minutes, got {minutes}")
         read = read_idea(idea)
