@@ -152,6 +152,7 @@ class LLMRefiner:
     ) -> Result[Proposal]:
         """A proposal for `ctx.scope` (None: the whole film): those scenes in full, the others in one line."""
         ctx = ctx or RunContext()
+        deadline = self.client.deadline(ctx)
         messages = self.fitting(storyboard, notes, critiques, ctx.scope)
 
         def on_tokens(p: Progress) -> None:
@@ -165,7 +166,7 @@ class LLMRefiner:
             ProposalOut,
             on_progress=on_tokens,
             cancel=ctx.cancel,
-            deadline=self.client.deadline(ctx),
+            deadline=deadline,
             on_length="raise",
             length_hint=(f"refine fewer scenes at a time (--scene) or raise {env_name('refiner_max_tokens')}"),
         )

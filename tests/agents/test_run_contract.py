@@ -18,6 +18,7 @@ from agents.offline.refiner import OfflineRefiner
 from agents.personas import builtin_personas
 from storage.run import Cancelled, CancelToken, RunContext, WatchProgress
 from storage.schema import Note
+from tests.agents.openai_server import ok
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -142,3 +143,20 @@ def _film(board, folder: Path):
         Image.new("RGB", (64, 36), (40 + 80 * k, 60, 120)).save(path)
         frames.append(SampledFrame(shot.shot_id, 0, start + 0.5, str(path)))
     return FilmView(board, frames, intent="a keeper and a whale")
+
+
+def test_an_llm_role_reports_typed_progress_and_ends_at_the_runs_deadline(server, client, storyboard):
+    """The run's deadline bounds the role when it comes before the client's own action_timeout (here none)."""
+    import time
+
+    from agents.base import AgentError
+    from agents.refiner import LLMRefiner
+    from storage.run import RefineProgress
+
+    answer = {"summary": "nothing to do", "edits": [], "not_changed": []}
+    server.script(ok(answer, token_delay=0.25, stall_after=6))  # a few tokens, then silence on an open connection
+    events = []
+    ctx = RunContext(progress=events.append, deadline=time.monotonic() + 5)
+    with pytest.raises(AgentError, match="this action's deadline of 4.* s passed; the connection was closed"):
+        LLMRefiner(client).refine(storyboard, [], [], ctx)
+    assert events and all(isinstance(e, RefineProgress) for e in events) and events[-1].tokens >= 2
