@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from agents.base import FilmView, Result
+from agents.base import AgentError, FilmView, Result
 from app.config import Config, with_overrides
 from app.errors import StudioError
 from app.studio import Studio
@@ -386,7 +386,18 @@ class AgentWorker:
         self._stopped: set[str] = set()  # stop requests that came before their call started
         self._lock = threading.Lock()
 
-    def call(self, call_id: str, config: Config, api_key: Secret, role: str, method: str, args: tuple, frames, run):
+    def call(
+        self,
+        call_id: str,
+        config: Config,
+        api_key: Secret,
+        role: str,
+        method: str,
+        args: tuple,
+        frames: list | None,
+        run: tuple,
+    ) -> tuple[Any, list[ProgressEvent]]:
+        """`run` is the coordinator's RunContext without what cannot travel: (scope, seconds left or None)."""
         scope, seconds = run
         token, events = CancelToken(), []
         with self._lock:
@@ -463,6 +474,10 @@ class _RemoteRole:
             value, rest = ray.get(ref)
         except ray.exceptions.RayTaskError as e:
             raise _cause(e) from None
+        except ray.exceptions.RayActorError:  # Ray restarts it for the next call
+            raise AgentError(
+                f"{self._role}: its agent worker died mid-call (out of memory? see the Ray logs)"
+            ) from None
         if poll is not None:
             self._relay(ray.get(poll), ctx)  # drained before the call ended: these came first
         self._relay(rest, ctx)
@@ -530,9 +545,9 @@ class RayAgents:
         ray = _ray()
         with self._lock:
             if not self._workers:
-                actor_cls = ray.remote(num_cpus=0, concurrency_groups={_CALLS: _CALLS_PER_WORKER, _CONTROL: 2})(
-                    AgentWorker
-                )
+                actor_cls = ray.remote(
+                    num_cpus=0, max_restarts=-1, concurrency_groups={_CALLS: _CALLS_PER_WORKER, _CONTROL: 2}
+                )(AgentWorker)
                 self._workers = [actor_cls.remote() for _ in range(self._num_workers)]
             self._next = (self._next + 1) % len(self._workers)
             return self._workers[self._next]
