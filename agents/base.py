@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import functools
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Generic, Protocol, TypeVar
 
+from storage.run import Cancelled, RunContext
 from storage.schema import Coverage, Critique, Note, Persona, Proposal, Storyboard, Usage
+
+T = TypeVar("T")
 
 
 class AgentError(Exception):
@@ -30,10 +31,6 @@ class RequestTooLarge(AgentError):
         super().__init__(message)
         self.limit = limit
         self.setting = setting
-
-
-class Cancelled(AgentError):
-    """The action was cancelled: the request's connection was closed."""
 
 
 @dataclass(frozen=True)
@@ -71,54 +68,38 @@ class FilmView:
 
 
 @dataclass
-class Result:
+class Result(Generic[T]):
     """A typed result plus what it cost."""
 
-    value: object
+    value: T
     usage: Usage = field(default_factory=Usage)
     model: str = "offline"
     coverage: Coverage | None = None  # a critique: how the critic watched (None: the service says what it showed)
 
 
-def invoke(method: Callable, *args: Any, **optional: Any) -> Any:
-    """Call a role's method with the optional keyword arguments it declares (progress, cancel, scope), and
-    without the others: every role keeps the protocol's positional arguments; the LLM roles take more."""
-    accepted = _keywords(method)
-    return method(*args, **{k: v for k, v in optional.items() if k in accepted})
-
-
-def _keywords(method: Callable) -> frozenset[str]:
-    return _keywords_of(getattr(method, "__func__", method))
-
-
-@functools.lru_cache(maxsize=64)
-def _keywords_of(fn: Callable) -> frozenset[str]:
-    params = inspect.signature(fn).parameters.values()
-    return frozenset(p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
+# The roles. Each takes its inputs and the action's `RunContext` (cancel, progress, scope, deadline; None: a fresh
+# one, nothing to stop or report to) and returns a typed Result. A wrapper (a Ray role) passes `ctx` on: a role that
+# drops it loses Stop and progress, which tests/cluster checks.
 
 
 class Planner(Protocol):
     mode: str  # "offline" or "llm:<model>"
 
-    def plan(self, idea: str, minutes: float) -> Result: ...  # Result.value: Storyboard
-
-    # LLM planners also take progress= (ProgressFn-like events) and cancel= (see invoke)
+    def plan(self, idea: str, minutes: float, ctx: RunContext | None = None) -> Result[Storyboard]: ...
 
 
 class Critic(Protocol):
     mode: str
 
-    def critique(self, persona: Persona, film: FilmView) -> Result: ...  # Result.value: Critique
-
-    # LLM critics also take progress= and cancel= (see invoke)
+    def critique(self, persona: Persona, film: FilmView, ctx: RunContext | None = None) -> Result[Critique]: ...
 
 
 class Refiner(Protocol):
     mode: str
 
-    def refine(self, storyboard: Storyboard, notes: list[Note], critiques: list[Critique]) -> Result: ...  # Proposal
-
-    # LLM refiners also take scope= (the scenes to show in full and edit), progress= and cancel= (see invoke)
+    def refine(
+        self, storyboard: Storyboard, notes: list[Note], critiques: list[Critique], ctx: RunContext | None = None
+    ) -> Result[Proposal]: ...  # ctx.scope: the scenes to show in full and edit (None: the whole film)
 
 
 __all__ = [
@@ -133,6 +114,6 @@ __all__ = [
     "Proposal",
     "Refiner",
     "Result",
+    "RunContext",
     "SampledFrame",
-    "invoke",
 ]

@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.base import AgentError, AnswerTooLong, Cancelled, FilmView, RequestTooLarge, Result
+from agents.base import AgentError, AnswerTooLong, FilmView, RequestTooLarge, Result
 from agents.content import image_part, video_part
 from agents.llm import LLMClient, Progress
 from agents.llm_config import env_name
-from agents.streaming import Cancel
 from agents.watch import (
     CARRY_RESERVE,
     ISSUES_CARRIED,
@@ -37,6 +35,7 @@ from agents.watch import (
     timecode,
 )
 from prompts import render
+from storage.run import RunContext, WatchProgress
 from storage.schema import (
     DIMENSION_MEANINGS,
     DIMENSIONS,
@@ -55,7 +54,6 @@ __all__ = ["CritiqueOut", "IssueOut", "LLMCritic", "WatchOut", "timecode", "to_c
 
 log = logging.getLogger(__name__)
 REFERENCES_PER_CHARACTER = 2  # reference images a critic sees per character, the first time the character appears
-ProgressFn = Callable[[dict], None]
 
 
 class _Closed(BaseModel):
@@ -149,15 +147,13 @@ class LLMCritic:
             return f"llm:{self.model} (text-only: storyboard and frame descriptions, the model takes no images)"
         return f"llm:{self.model}" + (" (video)" if self.video else "")
 
-    def critique(
-        self, persona: Persona, film: FilmView, *, progress: ProgressFn | None = None, cancel: Cancel = None
-    ) -> Result:
-        watch = _Watch(self, persona, film, progress, cancel)
+    def critique(self, persona: Persona, film: FilmView, ctx: RunContext | None = None) -> Result[Critique]:
+        watch = _Watch(self, persona, film, ctx or RunContext())
         text_before = self.text_only
         try:
             return watch.run("text" if text_before else "video" if self.video and film.join_clips else "frames")
-        except AgentError as e:
-            if text_before or not self.text_only or isinstance(e, Cancelled):
+        except AgentError:
+            if text_before or not self.text_only:
                 raise
             log.warning(
                 "critic %s (%s): the model takes no images; reading the film as text from now on",
@@ -211,17 +207,14 @@ class LLMCritic:
 class _Watch:
     """One persona watching one film: its parts, its memory, its cost."""
 
-    def __init__(
-        self, critic: LLMCritic, persona: Persona, film: FilmView, progress: ProgressFn | None, cancel: Cancel
-    ):
-        self.c, self.persona, self.film = critic, persona, film
-        self.progress, self.cancel = progress, cancel
+    def __init__(self, critic: LLMCritic, persona: Persona, film: FilmView, ctx: RunContext):
+        self.c, self.persona, self.film, self.ctx = critic, persona, film, ctx
         self.role = f"critic {persona.id}"
-        self.deadline = critic.client.deadline()  # this critic's whole watch: every part, retry and repair
+        self.deadline = critic.client.deadline(ctx)  # this critic's whole watch: every part, retry and repair
         self.usage: list[Usage] = []
         self.frames = frames_by_shot(film)
 
-    def run(self, mode: Input) -> Result:
+    def run(self, mode: Input) -> Result[Critique]:
         c, film = self.c, self.film
         limits = c.limits(mode)
         system = c.system(self.persona)
@@ -289,7 +282,7 @@ class _Watch:
                 chunks=parts,
                 tokens=p.tokens,
                 tokens_per_s=round(p.tokens_per_s, 1),
-                **({"note": p.note} if p.note else {}),
+                note=p.note,
             )
 
         try:
@@ -300,7 +293,7 @@ class _Watch:
                 result_type,
                 on_length="raise",
                 on_progress=on_tokens,
-                cancel=self.cancel,
+                cancel=self.ctx.cancel,
                 deadline=self.deadline,
             )
         except AgentError as e:
@@ -310,8 +303,7 @@ class _Watch:
         return out
 
     def emit(self, **event) -> None:
-        if self.progress is not None:
-            self.progress({"stage": "watch", "persona": self.persona.id, **event})
+        self.ctx.progress(WatchProgress(persona=self.persona.id, **event))
 
     def pictures(self, part: Part, mode: Input) -> int:
         if mode != "frames":

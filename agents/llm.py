@@ -26,6 +26,7 @@ from agents.json_answer import extract_json, scan_json, strict_json_schema, vali
 from agents.llm_config import LLMConfig, env_name
 from agents.streaming import Cancel, Deadline, Progress
 from prompts import render
+from storage.run import RunContext
 from storage.schema import Usage
 
 __all__ = [
@@ -83,9 +84,13 @@ class LLMClient:
 
     # -- structured output
 
-    def deadline(self) -> Deadline:
-        """One action's time (a plan, a critic watching, a proposal): pass it to each of the action's calls."""
-        return Deadline(self.config.action_timeout)
+    def deadline(self, ctx: RunContext | None = None) -> Deadline:
+        """One action's time (a plan, a critic watching, a proposal): pass it to each of the action's calls.
+        The `action_timeout` setting, or less when the run's own deadline (`ctx.deadline`) comes first."""
+        seconds, left = self.config.action_timeout, ctx.remaining() if ctx is not None else None
+        if left is not None:
+            seconds = left if seconds is None else min(seconds, left)
+        return Deadline(seconds)
 
     def structured(
         self,
@@ -105,9 +110,9 @@ class LLMClient:
         """Ask `model` for a `result_type`; validate (and `check` for semantic problems), repair once, or raise.
 
         on_length="raise": an answer cut off at the output limit raises AnswerTooLong instead of a repair (for
-        callers that can ask for less; `length_hint` is what its line says to do). `max_tokens` overrides the role's budget. `cancel` (an Event or a
-        callable) closes the connection. `deadline` bounds this call; pass one Deadline to several calls to bound
-        an action. Raises AgentError (AnswerTooLong, RequestTooLarge, Cancelled) with one line.
+        callers that can ask for less; `length_hint` is what its line says to do). `max_tokens` overrides the role's budget. `cancel` (a CancelToken)
+        closes the connection. `deadline` bounds this call; pass one Deadline to several calls to bound
+        an action. Raises AgentError (AnswerTooLong, RequestTooLarge) or Cancelled with one line.
         """
         schema = strict_json_schema(result_type)
         name = re.sub(r"[^A-Za-z0-9_-]", "_", result_type.__name__)[:64]
@@ -129,7 +134,7 @@ class LLMClient:
             raise AgentError(
                 self.exchange.line(call, f"no valid {result_type.__name__} after one repair: {problem[:500]}")
             )
-        except AgentError as e:
+        except (AgentError, Cancelled) as e:
             e.usage = sum(call.usage, Usage())  # what the failed call cost (requests sent: usage.calls)
             raise
         except Exception as e:  # anything unexpected: still one clear line

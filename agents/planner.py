@@ -43,8 +43,8 @@ from agents.story import (
     storyboard_from,
     system_message,
 )
-from agents.streaming import Cancel, is_cancelled
 from prompts import render
+from storage.run import CancelToken, PlanProgress, RunContext
 from storage.schema import Character, Location, Scene, Shot, Storyboard, Usage
 
 __all__ = ["LLMPlanner", "PlanOut", "fit_durations", "to_storyboard"]
@@ -52,7 +52,6 @@ __all__ = ["LLMPlanner", "PlanOut", "fit_durations", "to_storyboard"]
 log = logging.getLogger(__name__)
 TOLERANCE = 0.01  # a one-answer plan off the target by more than this fraction is rescaled (issue: within 1%)
 SCENE_ATTEMPTS = 2  # a scene that fails is asked again once, alone
-ProgressFn = Callable[[dict], None]
 
 
 class SceneOut(Closed):
@@ -103,12 +102,12 @@ class LLMPlanner:
         )
         return [system_message(), {"role": "user", "content": user}]
 
-    def plan(self, idea: str, minutes: float, *, progress: ProgressFn | None = None, cancel: Cancel = None) -> Result:
+    def plan(self, idea: str, minutes: float, ctx: RunContext | None = None) -> Result[Storyboard]:
         if not idea.strip():
             raise ValueError("the idea is empty")
         if not 0 < minutes <= 10:
             raise ValueError(f"target length must be within 0..10 minutes (1-10 intended), got {minutes:g}")
-        run = _Run(self, idea, minutes * 60, progress, cancel)
+        run = _Run(self, idea, minutes * 60, ctx or RunContext())
         if fits_one_answer(run.seconds, self.budget):
             try:
                 return run.one_answer()
@@ -131,24 +130,22 @@ class LLMPlanner:
 class _Run:
     """One plan: its progress, its cancel, its usage."""
 
-    def __init__(self, planner: LLMPlanner, idea: str, seconds: float, progress: ProgressFn | None, cancel: Cancel):
-        self.p, self.idea, self.seconds = planner, idea, seconds
-        self.progress, self.cancel = progress, cancel
-        self.deadline = planner.client.deadline()  # the whole plan: story, scenes and retries
-        self.failed = threading.Event()  # a scene failed for good: the others stop
+    def __init__(self, planner: LLMPlanner, idea: str, seconds: float, ctx: RunContext):
+        self.p, self.idea, self.seconds, self.ctx = planner, idea, seconds, ctx
+        self.deadline = planner.client.deadline(ctx)  # the whole plan: story, scenes and retries
+        self.stop = CancelToken(parent=ctx.cancel)  # cancelled too when a scene failed for good: the others stop
         self.usage: list[Usage] = []
         self.lock = threading.Lock()
         self.done = 0
         self.total = 1
 
     def stopped(self) -> bool:
-        return self.failed.is_set() or is_cancelled(self.cancel)
+        return self.stop.cancelled
 
     def emit(self, **event) -> None:
-        if self.progress is not None:
-            with self.lock:
-                base = {"stage": "plan", "done": self.done, "total": self.total}
-            self.progress({**base, **event})
+        with self.lock:
+            done, total = self.done, self.total
+        self.ctx.progress(PlanProgress(done=done, total=total, **event))
 
     def on_tokens(self, what: str) -> Callable[[Progress], None]:
         def report(p: Progress) -> None:
@@ -157,7 +154,7 @@ class _Run:
                 tokens=p.tokens,
                 tokens_per_s=round(p.tokens_per_s, 1),
                 status="writing",
-                **({"note": p.note} if p.note else {}),
+                note=p.note,
             )
 
         return report
@@ -172,7 +169,7 @@ class _Run:
                 check=check,
                 on_length="raise",
                 on_progress=self.on_tokens(what),
-                cancel=self.stopped,
+                cancel=self.stop,
                 deadline=self.deadline,
             )
         except AgentError as e:
@@ -183,12 +180,12 @@ class _Run:
             self.usage.append(usage)
         return value
 
-    def result(self, board: Storyboard) -> Result:
+    def result(self, board: Storyboard) -> Result[Storyboard]:
         return Result(value=board, usage=sum(self.usage, Usage()), model=self.p.model)
 
     # -- a short film: one answer
 
-    def one_answer(self) -> Result:
+    def one_answer(self) -> Result[Storyboard]:
         seconds = self.seconds
 
         def check(plan: PlanOut) -> list[str]:
@@ -210,24 +207,24 @@ class _Run:
 
     # -- a longer film: the story, then its scenes in parallel
 
-    def by_scene(self) -> Result:
+    def by_scene(self) -> Result[Storyboard]:
         story = self.story()
         budgets = scene_budgets([s.seconds for s in story.scenes], self.seconds)
         with self.lock:
             self.total = 1 + len(story.scenes)
             self.done = 1
-        self.emit(scene="the story", status="done", scenes=len(story.scenes))
+        self.emit(scene="the story", status="done")
         shots: list[list[ShotOut] | None] = [None] * len(story.scenes)
         workers = max(1, min(len(story.scenes), self.p.client.config.max_concurrency))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="chief-plan") as pool:
             futures = {pool.submit(self.scene, story, i, budgets[i]): i for i in range(len(story.scenes))}
             done, _ = wait(futures, return_when=FIRST_EXCEPTION)
             if any(f.exception() for f in done):
-                self.failed.set()  # the scenes still writing close their connections
+                self.stop.cancel()  # the scenes still writing close their connections
             wait(futures)
         errors = [f.exception() for f in futures if f.exception() is not None]
         if errors:
-            if is_cancelled(self.cancel):
+            if self.ctx.cancel.cancelled:
                 raise next((e for e in errors if isinstance(e, Cancelled)), errors[0])
             raise next((e for e in errors if not isinstance(e, Cancelled)), errors[0])
         for f, i in futures.items():
@@ -236,7 +233,7 @@ class _Run:
 
     def story(self) -> StoryOut:
         n = scene_count(self.seconds, self.p.budget)
-        self.emit(scene="the story", status="writing", scenes=n)
+        self.emit(scene="the story", status="writing")
         try:
             return self.ask(
                 "planner",

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -19,8 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from agents.base import AgentError, Result
 from agents.llm import LLMClient, Progress
 from agents.llm_config import env_name
-from agents.streaming import Cancel
 from prompts import render
+from storage.run import RefineProgress, RunContext
 from storage.schema import (
     CAMERA_MOVES,
     EDIT,
@@ -149,23 +148,15 @@ class LLMRefiner:
         storyboard: Storyboard,
         notes: list[Note],
         critiques: list[Critique],
-        *,
-        scope: Scope | None = None,
-        progress: Callable[[dict], None] | None = None,
-        cancel: Cancel = None,
-    ) -> Result:
-        messages = self.fitting(storyboard, notes, critiques, scope)
+        ctx: RunContext | None = None,
+    ) -> Result[Proposal]:
+        """A proposal for `ctx.scope` (None: the whole film): those scenes in full, the others in one line."""
+        ctx = ctx or RunContext()
+        deadline = self.client.deadline(ctx)
+        messages = self.fitting(storyboard, notes, critiques, ctx.scope)
 
         def on_tokens(p: Progress) -> None:
-            if progress is not None:
-                progress(
-                    {
-                        "stage": "refine",
-                        "tokens": p.tokens,
-                        "tokens_per_s": round(p.tokens_per_s, 1),
-                        **({"note": p.note} if p.note else {}),
-                    }
-                )
+            ctx.progress(RefineProgress(tokens=p.tokens, tokens_per_s=round(p.tokens_per_s, 1), note=p.note))
 
         # a cut-off proposal is not repaired (the repair would be cut off too): the line says how to ask for less
         out, usage = self.client.structured(
@@ -174,7 +165,8 @@ class LLMRefiner:
             messages,
             ProposalOut,
             on_progress=on_tokens,
-            cancel=cancel,
+            cancel=ctx.cancel,
+            deadline=deadline,
             on_length="raise",
             length_hint=(f"refine fewer scenes at a time (--scene) or raise {env_name('refiner_max_tokens')}"),
         )

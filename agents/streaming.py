@@ -19,13 +19,13 @@ from typing import Any
 import httpcore2
 import httpx2
 
-Cancel = threading.Event | Callable[[], bool] | None
+from storage.run import CancelToken
+
+Cancel = CancelToken | None  # the run contract's stop flag (storage.run)
 
 
 def is_cancelled(cancel: Cancel) -> bool:
-    if cancel is None:
-        return False
-    return cancel.is_set() if isinstance(cancel, threading.Event) else bool(cancel())
+    return cancel is not None and cancel.cancelled
 
 
 @dataclass(frozen=True)

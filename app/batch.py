@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from app.errors import StudioError
 from storage.repository import NotFound
+from storage.run import ProgressEvent, ShotProgress
 from storage.schema import first_error, slug
 
 Policy = Literal["all", "consensus", "none"]
@@ -383,16 +384,10 @@ class BatchRunner:
         info = st.render_info(pid, version)
         if info is None:
 
-            def progress(e: dict, key=story.key) -> None:
-                if e.get("stage") == "render" and e.get("status") in ("rendered", "reused"):
+            def progress(e: ProgressEvent, key=story.key) -> None:
+                if isinstance(e, ShotProgress) and e.status in ("rendered", "reused"):
                     self.emit(
-                        {
-                            "event": "shot",
-                            "story": key,
-                            "shot": e["shot_index"] + 1,
-                            "shots": e["shots"],
-                            "status": e["status"],
-                        }
+                        {"event": "shot", "story": key, "shot": e.shot_index + 1, "shots": e.shots, "status": e.status}
                     )
 
             info = st.render(pid, version, progress=progress)

@@ -1,4 +1,4 @@
-"""Scale out on a Ray cluster: shot renders on warm worker actors, agent calls as Ray tasks.
+"""Scale out on a Ray cluster: shot renders and agent calls on warm worker actors (Stop and progress cross over).
 
 Only used with `chief batch --ray` or CHIEF_RAY_ADDRESS: nothing else in CHIEF imports this module,
 and Ray is imported lazily here, so without it nothing changes. The database and the media store stay
@@ -13,21 +13,28 @@ import os
 import queue
 import tempfile
 import threading
+import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from agents.base import AgentError, FilmView, Result
 from app.config import Config, with_overrides
 from app.errors import StudioError
 from app.studio import Studio
-from generation.base import Cancelled, CancelToken, ClipInfo, Progress, RenderError, ShotRequest, clip_key
+from generation.base import ClipInfo, Progress, RenderError, ShotRequest, clip_key
+from storage.run import Cancelled, CancelToken, ProgressEvent, RunContext
+from storage.schema import Critique, Note, Persona, Proposal, Storyboard
 
 # What a RayBackend renders with: a Config (the worker runs app.factory.make_backend on it) or a
 # picklable zero-argument factory returning a backend (importable on the workers).
 BackendSpec = Config | Callable[[], Any]
 
-_CONTROL = "control"  # actor concurrency group for progress polls and stop requests, beside the render
+_CONTROL = "control"  # actor concurrency group for progress polls and stop requests, beside the work
+_CALLS = "calls"  # an agent worker's concurrency group for the calls themselves
+_CALLS_PER_WORKER = 16  # agent calls one worker runs at once (threads waiting on HTTP, mostly)
 
 
 class ClusterError(StudioError):
@@ -339,8 +346,10 @@ class Secret:
         return "Secret(***)" if self.value else "Secret('')"
 
 
-def _agent_call(config: Config, api_key: Secret, role: str, method: str, args: tuple, frames: list | None):
-    """Runs on a worker: the role built from the config (kept per process), called with `args`.
+def _agent_call(
+    config: Config, api_key: Secret, role: str, method: str, args: tuple, frames: list | None, ctx: RunContext
+):
+    """Runs on a worker: the role built from the config (kept per process), called with `args` and `ctx`.
 
     A critic's frames arrive as bytes and are written to a temp folder, since the coordinator's
     paths mean nothing here.
@@ -352,7 +361,7 @@ def _agent_call(config: Config, api_key: Secret, role: str, method: str, args: t
         _WORKER_AGENTS[cfg] = make_agents(cfg)
     target = getattr(_WORKER_AGENTS[cfg], role)
     if frames is None:
-        return getattr(target, method)(*args)
+        return getattr(target, method)(*args, ctx)
     from agents.base import SampledFrame
 
     persona, film = args
@@ -362,7 +371,67 @@ def _agent_call(config: Config, api_key: Secret, role: str, method: str, args: t
             path = Path(tmp) / f"{i:05d}{Path(frame.path).suffix}"
             path.write_bytes(data)
             local.append(SampledFrame(shot_id=frame.shot_id, index=frame.index, time=frame.time, path=str(path)))
-        return getattr(target, method)(persona, replace(film, frames=local))
+        return getattr(target, method)(persona, replace(film, frames=local), ctx)
+
+
+class AgentWorker:
+    """One Ray actor running agent calls, several at once (a panel's critics), each in its own thread.
+
+    The run contract crosses the process boundary here: each call gets its own CancelToken, set by `stop(call)`, and
+    its own list of progress events, drained by `events(call)`; both run in the control group, beside the calls. A
+    call returns its result with the events not drained yet, so none is lost."""
+
+    def __init__(self) -> None:
+        self._calls: dict[str, tuple[CancelToken, list[ProgressEvent]]] = {}
+        self._stopped: set[str] = set()  # stop requests that came before their call started
+        self._lock = threading.Lock()
+
+    def call(
+        self,
+        call_id: str,
+        config: Config,
+        api_key: Secret,
+        role: str,
+        method: str,
+        args: tuple,
+        frames: list | None,
+        run: tuple,
+    ) -> tuple[Any, list[ProgressEvent]]:
+        """`run` is the coordinator's RunContext without what cannot travel: (scope, seconds left or None)."""
+        scope, seconds = run
+        token, events = CancelToken(), []
+        with self._lock:
+            self._calls[call_id] = (token, events)
+            if call_id in self._stopped:
+                token.cancel()
+
+        def progress(e: ProgressEvent) -> None:
+            with self._lock:
+                events.append(e)
+
+        deadline = None if seconds is None else time.monotonic() + seconds  # this machine's clock
+        ctx = RunContext(cancel=token, progress=progress, scope=scope, deadline=deadline)
+        try:
+            value = _agent_call(config, api_key, role, method, args, frames, ctx)
+        finally:
+            with self._lock:
+                self._calls.pop(call_id, None)
+                self._stopped.discard(call_id)
+        return value, list(events)
+
+    def events(self, call_id: str) -> list[ProgressEvent]:
+        with self._lock:
+            _, events = self._calls.get(call_id, (None, []))
+            out = list(events)
+            events.clear()
+        return out
+
+    def stop(self, call_id: str) -> None:
+        with self._lock:
+            if call_id in self._calls:
+                self._calls[call_id][0].cancel()
+            else:
+                self._stopped.add(call_id)
 
 
 def keys_may_travel() -> bool:
@@ -381,29 +450,61 @@ class _RemoteRole:
     def __init__(self, owner: RayAgents, role: str, inner) -> None:
         self._owner, self._role, self.mode = owner, role, inner.mode
 
-    def _call(self, method: str, *args, frames: list | None = None):
+    def _call(self, method: str, args: tuple, ctx: RunContext | None, frames: list | None = None):
+        """Run `method` on a worker, relaying `ctx`: its progress events come back, its Stop goes there."""
         ray = _ray()
-        o = self._owner
+        o, ctx = self._owner, ctx or RunContext()
+        ctx.cancel.raise_if_cancelled(f"{self._role}: cancelled")
+        actor, call_id = o._worker(), uuid.uuid4().hex
+        run = (ctx.scope, ctx.remaining())
+        ref = actor.call.options(concurrency_group=_CALLS).remote(
+            call_id, o._config, o._key, self._role, method, args, frames, run
+        )
+        poll, stopped = None, False
+        while not ray.wait([ref], timeout=o.poll_s)[0]:
+            if ctx.cancel.cancelled and not stopped:
+                actor.stop.options(concurrency_group=_CONTROL).remote(call_id)  # the role raises Cancelled there
+                stopped = True
+            if poll is not None and ray.wait([poll], timeout=0)[0]:
+                self._relay(ray.get(poll), ctx)
+                poll = None
+            if poll is None:
+                poll = actor.events.options(concurrency_group=_CONTROL).remote(call_id)
         try:
-            return ray.get(o._task.remote(o._config, o._key, self._role, method, args, frames))
+            value, rest = ray.get(ref)
         except ray.exceptions.RayTaskError as e:
             raise _cause(e) from None
+        except ray.exceptions.RayActorError:  # Ray restarts it for the next call
+            raise AgentError(
+                f"{self._role}: its agent worker died mid-call (out of memory? see the Ray logs)"
+            ) from None
+        if poll is not None:
+            self._relay(ray.get(poll), ctx)  # drained before the call ended: these came first
+        self._relay(rest, ctx)
+        return value
+
+    @staticmethod
+    def _relay(events: list[ProgressEvent], ctx: RunContext) -> None:
+        for e in events:
+            ctx.progress(e)
 
 
 class RemotePlanner(_RemoteRole):
-    def plan(self, idea: str, minutes: float):
-        return self._call("plan", idea, minutes)
+    def plan(self, idea: str, minutes: float, ctx: RunContext | None = None) -> Result[Storyboard]:
+        return self._call("plan", (idea, minutes), ctx)
 
 
 class RemoteCritic(_RemoteRole):
-    def critique(self, persona, film):
+    def critique(self, persona: Persona, film: FilmView, ctx: RunContext | None = None) -> Result[Critique]:
         frames = [(f, Path(f.path).read_bytes()) for f in film.frames]
-        return self._call("critique", persona, replace(film, frames=[]), frames=frames)
+        return self._call("critique", (persona, replace(film, frames=[])), ctx, frames=frames)
 
 
 class RemoteRefiner(_RemoteRole):
-    def refine(self, storyboard, notes, critiques):
-        return self._call("refine", storyboard, notes, critiques)
+    def refine(
+        self, storyboard: Storyboard, notes: list[Note], critiques: list[Critique], ctx: RunContext | None = None
+    ) -> Result[Proposal]:
+        return self._call("refine", (storyboard, notes, critiques), ctx)
 
 
 class RayAgents:
@@ -413,7 +514,9 @@ class RayAgents:
     (the key is passed in memory as a task argument); otherwise they stay in this process.
     """
 
-    def __init__(self, config: Config, *, address: str | None = None) -> None:
+    def __init__(
+        self, config: Config, *, address: str | None = None, num_workers: int | None = None, poll_s: float = 0.1
+    ) -> None:
         from app.factory import make_agents
 
         ray = _ray()
@@ -422,7 +525,12 @@ class RayAgents:
         llm = config.agent_mode == "llm"
         remote = not llm or keys_may_travel()
         self._config, self._key = worker_config(config), Secret(config.api_key if (llm and remote) else "")
-        self._task = ray.remote(num_cpus=0)(_agent_call)  # light work (HTTP, a few frames): never waits on renders
+        # light work (HTTP, a few frames): never waits on renders; one worker per CPU of the cluster, up to 4
+        self._num_workers = num_workers or max(1, min(4, int(ray.cluster_resources().get("CPU", 1))))
+        self._workers: list = []
+        self._next = 0
+        self._lock = threading.Lock()
+        self.poll_s = poll_s
         if remote:
             self.planner = RemotePlanner(self, "planner", local.planner)
             self.critic = RemoteCritic(self, "critic", local.critic)
@@ -431,6 +539,26 @@ class RayAgents:
         else:
             self.planner, self.critic, self.refiner = local.planner, local.critic, local.refiner
             self.label = f"{local.label} · calls in the coordinator (the key does not cross an unencrypted cluster)"
+
+    def _worker(self):
+        """The next agent worker, round robin (started on first use)."""
+        ray = _ray()
+        with self._lock:
+            if not self._workers:
+                actor_cls = ray.remote(
+                    num_cpus=0, max_restarts=-1, concurrency_groups={_CALLS: _CALLS_PER_WORKER, _CONTROL: 2}
+                )(AgentWorker)
+                self._workers = [actor_cls.remote() for _ in range(self._num_workers)]
+            self._next = (self._next + 1) % len(self._workers)
+            return self._workers[self._next]
+
+    def close(self) -> None:
+        """Stop the agent workers (they also stop when this object or the coordinating process goes)."""
+        ray = _ray()
+        with self._lock:
+            for a in self._workers:
+                ray.kill(a, no_restart=True)
+            self._workers = []
 
 
 # ---------------------------------------------------------------------------------------- wiring

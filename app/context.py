@@ -11,14 +11,11 @@ from typing import Any
 from app.config import Config
 from storage.media import MediaStore
 from storage.repository import Repository
+from storage.run import ProgressSink, no_progress
 
-# progress(event): render {"stage", "shot_index", "shots", "shot_id", "step", "steps", "status"},
-# critique {"stage", "done", "total", "persona"}.
-ProgressFn = Callable[[dict], None]
-
-
-def no_progress(_event: dict) -> None:
-    pass
+# progress(event): a typed event of storage.run (ShotProgress, AssembleProgress, PanelProgress, PlanProgress, ...)
+ProgressFn = ProgressSink
+__all__ = ["Context", "ProgressFn", "no_progress"]
 
 
 def derived_seed(*parts: object) -> int:

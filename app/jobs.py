@@ -20,7 +20,19 @@ from typing import Any
 
 from app.errors import one_line
 from app.progress import streamed
-from generation.base import Cancelled, CancelToken
+from storage.run import (
+    AssembleProgress,
+    Cancelled,
+    CancelToken,
+    DoneProgress,
+    PanelProgress,
+    PlanProgress,
+    ProgressEvent,
+    ProgressSink,
+    RefineProgress,
+    ShotProgress,
+    WatchProgress,
+)
 from storage.schema import new_id
 
 RUNNING, DONE, FAILED, STOPPED = "running", "done", "failed", "stopped"
@@ -69,7 +81,7 @@ class Jobs:
         self,
         kind: str,
         project: str,
-        fn: Callable[[Callable[[dict], None], CancelToken], Any],
+        fn: Callable[[ProgressSink, CancelToken], Any],
         *,
         label: str,
         version: int | None = None,
@@ -104,7 +116,7 @@ class Jobs:
         else:
             self._finish(job, DONE, "", result)
 
-    def _progress(self, job: Job, event: dict) -> None:
+    def _progress(self, job: Job, event: ProgressEvent) -> None:
         fraction, desc = describe(event)
         with self._cond:
             if job.running:
@@ -170,43 +182,41 @@ class Jobs:
             return job.seq
 
 
-def describe(e: dict) -> tuple[float | None, str]:
+def describe(e: ProgressEvent) -> tuple[float | None, str]:
     """A service progress event as (fraction done or None, what is happening in words)."""
-    stage = e.get("stage")
-    if stage == "render":
-        n, i, steps = max(e["shots"], 1), e["shot_index"], e.get("steps") or 1
-        frac = (i + min(e.get("step", 0) / steps, 1.0)) / n
-        what = f"step {e.get('step', 0)}/{steps}" if e["status"] == "rendering" else e["status"]
-        return min(frac, 0.99), f"shot {i + 1}/{e['shots']} ({e['shot_id']}) · {what}"
-    if stage in ("keyframe", "take"):  # a still (keyframe or reference) or a take: one of n, by steps
-        n, i, steps = max(e["shots"], 1), e["shot_index"], e.get("steps") or 1
-        frac = (i + min(e.get("step", 0) / steps, 1.0)) / n
-        what = f"step {e.get('step', 0)}/{steps}" if e["status"] == "rendering" else e["status"]
-        item = (
-            f"still {i + 1}/{e['shots']} ({e['shot_id']})"
-            if stage == "keyframe"
-            else f"take {i + 1}/{e['shots']} of {e['shot_id']}"
-        )
-        return min(frac, 0.99), f"{item} · {what}"
-    if stage == "assemble":
-        return 0.99, "assembling the film"
-    if stage == "critique":
-        part = f", part {e['chunk']}/{e['chunks']}" if e.get("chunks", 1) > 1 else ""
-        return (
-            max(e["done"] / max(e["total"], 1), e.get("fraction", 0.0)),
-            f"{e['done']}/{e['total']} critics finished ({e['persona']}{part}){streamed(e)}",
-        )
-    if stage == "plan":
-        what = " ".join(str(e[k]) for k in ("scene", "status") if e.get(k))
-        return (
-            e.get("done", 0) / e["total"] if e.get("total") else None,
-            f"planning: {e.get('done', 0)}/{e.get('total', '?')} written · {what}{streamed(e)}",
-        )
-    if stage == "refine":
-        return None, f"the refiner is writing{streamed(e)}"
-    if stage == "done":
-        return 1.0, "done"
-    return None, str(e.get("desc") or stage or "working")
+    match e:
+        case ShotProgress():  # a shot of a render, a still (keyframe or reference) or a take: one of n, by steps
+            n, i, steps = max(e.shots, 1), e.shot_index, e.steps or 1
+            frac = (i + min(e.step / steps, 1.0)) / n
+            what = f"step {e.step}/{steps}" if e.status == "rendering" else e.status
+            item = {
+                "render": f"shot {i + 1}/{e.shots} ({e.shot_id})",
+                "keyframe": f"still {i + 1}/{e.shots} ({e.shot_id})",
+                "take": f"take {i + 1}/{e.shots} of {e.shot_id}",
+            }[e.stage]
+            return min(frac, 0.99), f"{item} · {what}"
+        case AssembleProgress():
+            return 0.99, "assembling the film"
+        case PanelProgress():
+            part = f", part {e.chunk}/{e.chunks}" if e.chunks > 1 else ""
+            return (
+                max(e.done / max(e.total, 1), e.fraction),
+                f"{e.done}/{e.total} critics finished ({e.persona}{part}){streamed(e)}",
+            )
+        case WatchProgress():  # one critic, outside a panel
+            part = f" part {e.chunk}/{e.chunks}" if e.chunks > 1 else ""
+            return None, f"{e.persona} is watching{part}{streamed(e)}"
+        case PlanProgress():
+            what = " ".join(x for x in (e.scene, e.status) if x)
+            return (
+                e.done / e.total if e.total else None,
+                f"planning: {e.done}/{e.total} written · {what}{streamed(e)}",
+            )
+        case RefineProgress():
+            return None, f"the refiner is writing{streamed(e)}"
+        case DoneProgress():
+            return 1.0, "done"
+    raise TypeError(f"not a progress event: {e!r}")
 
 
 def _stopped_text(kind: str) -> str:

@@ -26,6 +26,7 @@ from app.watching import Watching
 from generation.base import CancelToken, RenderError, compose_prompt
 from generation.images import ImageRequest, image_key
 from storage.records import CritiqueRecord, KeyframeRecord, MediaRecord, Version
+from storage.run import DoneProgress, ShotProgress
 from storage.schema import MAX_REFERENCES, Shot, Storyboard, new_id, utcnow
 
 MAX_UPLOAD_BYTES = 32 * 2**20
@@ -232,7 +233,7 @@ class Keyframes:
             shutil.rmtree(scratch, ignore_errors=True)
         chosen = {k.shot_id: k.sha256 for k in made}
         version = self._approve(v.project_id, v.number, chosen, message)
-        progress({"stage": "done", "shots": len(todo)})
+        progress(DoneProgress(shots=len(todo)))
         return KeyframesResult(version=version, keyframes=made, label=label, **counts)
 
     def keyframe_request(self, board: Storyboard, shot: Shot, seed: int) -> ImageRequest:
@@ -287,15 +288,15 @@ class Keyframes:
 
                 def on_step(done: int, total: int) -> None:
                     progress(
-                        {
-                            "stage": "keyframe",
-                            "shot_index": i,
-                            "shots": n,
-                            "shot_id": subject_id,
-                            "step": done,
-                            "steps": total,
-                            "status": "rendering",
-                        }
+                        ShotProgress(
+                            stage="keyframe",
+                            shot_index=i,
+                            shots=n,
+                            shot_id=subject_id,
+                            step=done,
+                            steps=total,
+                            status="rendering",
+                        )
                     )
 
                 out = scratch / f"{i:04d}.png"
@@ -304,15 +305,7 @@ class Keyframes:
         except RenderError as e:
             raise StudioError(f"{req.subject}: {e}") from None
         progress(
-            {
-                "stage": "keyframe",
-                "shot_index": i,
-                "shots": n,
-                "shot_id": subject_id,
-                "step": 1,
-                "steps": 1,
-                "status": status,
-            }
+            ShotProgress(stage="keyframe", shot_index=i, shots=n, shot_id=subject_id, step=1, steps=1, status=status)
         )
         if v is None:
             return media, None, status

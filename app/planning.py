@@ -3,12 +3,11 @@ hand-written storyboard does. Nothing is written until the whole plan is there: 
 
 from __future__ import annotations
 
-from agents.base import Cancelled as AgentCancelled
-from agents.base import invoke
-from app.context import Context, ProgressFn
+from app.context import Context, ProgressFn, no_progress
 from app.errors import StudioError
 from app.projects import Projects
 from storage.records import UsageRecord, Version
+from storage.run import CancelToken, RunContext
 from storage.schema import Storyboard
 
 IDEA_LIMIT = 20_000  # characters; storage.records.Project.idea holds this many
@@ -27,7 +26,7 @@ class Planning:
         *,
         overrides: dict | None = None,
         tag: str = "",
-        cancel=None,
+        cancel: CancelToken | None = None,
         progress: ProgressFn | None = None,
     ) -> Version:
         """Plan a storyboard from the idea and make it v1 of a new project, in one transaction.
@@ -40,20 +39,10 @@ class Planning:
                 "(about 3,000 words): shorten it or put the details in a storyboard file"
             )
         planner = self.ctx.agents.planner
-        try:  # an LLM planner reports each scene (and its streamed tokens) and stops on `cancel`
-            result = invoke(
-                planner.plan,
-                idea,
-                minutes,
-                progress=progress,
-                cancel=(lambda: cancel.cancelled) if cancel is not None else None,
-            )
-        except AgentCancelled:
-            if cancel is not None:
-                cancel.raise_if_cancelled()
-            raise
-        if cancel is not None:
-            cancel.raise_if_cancelled()  # stopped while planning: nothing is written
+        run = RunContext(cancel=cancel or CancelToken(), progress=progress or no_progress)
+        # an LLM planner reports each scene (and its streamed tokens) and stops on `cancel`
+        result = planner.plan(idea, minutes, run)
+        run.cancel.raise_if_cancelled()  # stopped while planning: nothing is written
         changes = {**(overrides or {}), **({"title": title} if title else {})}
         board = Storyboard.model_validate({**result.value.model_dump(mode="json"), **changes})
         message = f"planned by {planner.mode}" + (f" ({tag})" if tag else "")

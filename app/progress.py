@@ -9,6 +9,16 @@ import sys
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from storage.run import (
+    AssembleProgress,
+    PanelProgress,
+    PlanProgress,
+    ProgressEvent,
+    RefineProgress,
+    ShotProgress,
+    Streamed,
+)
+
 
 def _progress() -> Progress:
     return Progress(
@@ -41,38 +51,37 @@ class RenderProgress:
         if self.p:
             self.p.__exit__(*exc)
 
-    def update(self, e: dict) -> None:
+    def update(self, e: ProgressEvent) -> None:
+        """Fed with render events; keyframe and take events move the same bars (a still, a take)."""
         if not self.p:
             return
-        if e["stage"] == "render":
-            done = e["shot_index"] + (1 if e["status"] in ("rendered", "reused") else 0)
-            self.p.update(
-                self.shots, total=e["shots"], completed=done, description=f"shots ({e['shot_id']} {e['status']})"
-            )
+        if isinstance(e, ShotProgress):
+            done = e.shot_index + (1 if e.status in ("rendered", "reused") else 0)
+            self.p.update(self.shots, total=e.shots, completed=done, description=f"shots ({e.shot_id} {e.status})")
             self.p.update(
                 self.steps,
-                total=e["steps"],
-                completed=e["step"],
-                visible=e["status"] == "rendering",
-                description=f"  {e['shot_id']}",
+                total=e.steps,
+                completed=e.step,
+                visible=e.status == "rendering",
+                description=f"  {e.shot_id}",
             )
-        elif e["stage"] == "assemble":
+        elif isinstance(e, AssembleProgress):
             self.p.update(self.shots, description="assembling the film")
             self.p.update(self.steps, visible=False)
 
 
-def streamed(e: dict) -> str:
+def streamed(e: Streamed) -> str:
     """' · 312 tokens · 41 tok/s' while an answer streams in (and a retry's note), else ''."""
-    out = f" · {e['tokens']:,} tokens" if e.get("tokens") else ""
-    out += f" · {e['tokens_per_s']:.0f} tok/s" if e.get("tokens_per_s") else ""
-    return out + (f" · {e['note'][:60]}" if e.get("note") else "")
+    out = f" · {e.tokens:,} tokens" if e.tokens else ""
+    out += f" · {e.tokens_per_s:.0f} tok/s" if e.tokens_per_s else ""
+    return out + (f" · {e.note[:60]}" if e.note else "")
 
 
 class StageProgress:
-    """One bar for a stage of N items (critics, scenes of a plan, stories), with what is streaming in.
+    """One bar for a stage: critics, the scenes of a plan, the refiner; with what is streaming in.
 
     Critics: personas done (the bar also moves as each one watches its parts), the last persona's part and tokens.
-    A plan: the story, then each scene. Anything else: {"done", "total"} and a word."""
+    A plan: the story, then each scene. The refiner: its streamed tokens."""
 
     def __init__(self, label: str, enabled: bool = True) -> None:
         self.label = label
@@ -89,25 +98,22 @@ class StageProgress:
         if self.p:
             self.p.__exit__(*exc)
 
-    def update(self, e: dict) -> None:
+    def update(self, e: ProgressEvent) -> None:
         if not self.p:
             return
-        total, done = e.get("total"), e.get("done", 0)
-        if e.get("stage") == "critique" and total:
-            part = f" part {e['chunk']}/{e['chunks']}" if e.get("chunks", 1) > 1 else ""
+        if isinstance(e, PanelProgress):
+            part = f" part {e.chunk}/{e.chunks}" if e.chunks > 1 else ""
             self.p.update(
                 self.task,
-                total=total,
-                completed=max(done, e.get("fraction", 0) * total),
-                description=f"{self.label} ({e.get('persona', '')}{part}{streamed(e)})",
+                total=e.total,
+                completed=max(e.done, e.fraction * e.total),
+                description=f"{self.label} ({e.persona}{part}{streamed(e)})",
             )
-        elif e.get("stage") == "plan":
-            what = f"{e.get('scene', '')} {e.get('status', '')}".strip()
-            self.p.update(self.task, total=total, completed=done, description=f"{self.label} ({what}{streamed(e)})")
-        elif e.get("stage") == "refine":
+        elif isinstance(e, PlanProgress):
+            what = f"{e.scene} {e.status}".strip()
+            self.p.update(self.task, total=e.total, completed=e.done, description=f"{self.label} ({what}{streamed(e)})")
+        elif isinstance(e, RefineProgress):
             self.p.update(self.task, total=None, description=f"{self.label}{streamed(e)}")
-        else:
-            self.p.update(self.task, total=total, completed=done, description=f"{self.label} ({e.get('persona', '')})")
 
 
 def quiet_libraries() -> None:

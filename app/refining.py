@@ -18,15 +18,13 @@ from collections import Counter
 
 from pydantic import BaseModel
 
-from agents.base import Cancelled as AgentCancelled
-from agents.base import invoke
-from app.context import Context, ProgressFn
+from app.context import Context, ProgressFn, no_progress
 from app.errors import StudioError
 from app.projects import Projects
 from app.watching import Watching
-from generation.base import CancelToken
 from storage.edits import EditError, apply_edits, sanitize
 from storage.records import ProposalRecord, UsageRecord, Version
+from storage.run import CancelToken, RunContext
 from storage.schema import (
     AddShot,
     Critique,
@@ -166,13 +164,9 @@ class Refining:
         crits = [trim(c, set(scope.shot_ids(board))) for c in crits] if not scope.whole else crits
         refiner = self.ctx.agents.refiner
         cancel = cancel or CancelToken()
-        try:
-            res = invoke(
-                refiner.refine, board, notes, crits, scope=scope, progress=progress, cancel=lambda: cancel.cancelled
-            )
-        except AgentCancelled:
-            cancel.raise_if_cancelled()
-            raise
+        res = refiner.refine(
+            board, notes, crits, RunContext(cancel=cancel, progress=progress or no_progress, scope=scope)
+        )
         cancel.raise_if_cancelled()  # stopped while the refiner answered: nothing is written
         proposal: Proposal = res.value
         known = {n.id for n in notes} | {c.persona_id for c in crits}

@@ -26,6 +26,7 @@ from app.film import FilmAssembler
 from app.projects import Projects
 from generation.base import Cancelled, CancelToken, RenderError
 from storage.records import ClipRecord, RenderRecord, ShotRender, Version
+from storage.run import AssembleProgress, DoneProgress, ShotProgress
 from storage.schema import Scope, Storyboard, new_id, utcnow
 
 
@@ -114,7 +115,7 @@ class Rendering:
                 records = self._latest_clips(v, records)
             kept = [r for r in records if r is not None]
             board = v.storyboard if len(kept) == n else v.storyboard.restricted({r.shot_id for r in kept})
-            progress({"stage": "assemble", "shots": len(kept)})
+            progress(AssembleProgress(shots=len(kept)))
             try:
                 film = self.film.assemble(board, kept, scratch, cancel)
             except (OSError, RuntimeError) as e:  # disk full while writing the film (ffmpeg fails)
@@ -141,7 +142,7 @@ class Rendering:
             with self.ctx.repo.write() as u:
                 u.add_media(film.stored)
                 u.add_render(v, record)
-            progress({"stage": "done", "shots": len(kept)})
+            progress(DoneProgress(shots=len(kept)))
             return record
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -201,32 +202,14 @@ class Rendering:
 
         def on_step(done: int, total: int) -> None:
             progress(
-                {
-                    "stage": "render",
-                    "shot_index": i,
-                    "shots": n,
-                    "shot_id": shot.shot_id,
-                    "step": done,
-                    "steps": total,
-                    "status": "rendering",
-                }
+                ShotProgress(shot_index=i, shots=n, shot_id=shot.shot_id, step=done, steps=total, status="rendering")
             )
 
         try:
             clip, key, status = self.clips.clip_for(req, scratch / f"{index:04d}.mp4", on_step, cancel, pid)
         except RenderError as e:
             raise RenderFailed(shot.shot_id, i, n, str(e)) from None
-        progress(
-            {
-                "stage": "render",
-                "shot_index": i,
-                "shots": n,
-                "shot_id": shot.shot_id,
-                "step": 1,
-                "steps": 1,
-                "status": status,
-            }
-        )
+        progress(ShotProgress(shot_index=i, shots=n, shot_id=shot.shot_id, step=1, steps=1, status=status))
         record = ShotRender(
             shot_id=shot.shot_id,
             key=key,

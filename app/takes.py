@@ -23,6 +23,7 @@ from app.projects import Projects
 from app.watching import Watching
 from generation.base import CancelToken, RenderError
 from storage.records import TakeRecord, TakeScreeningRecord, TakeVote, UsageRecord, Version
+from storage.run import ShotProgress
 from storage.schema import Shot, Usage, new_id, utcnow
 
 MAX_TAKES_PER_ACTION = 8
@@ -102,15 +103,15 @@ class Takes:
 
                     def on_step(done: int, total: int, i=i) -> None:
                         progress(
-                            {
-                                "stage": "take",
-                                "shot_index": i,
-                                "shots": len(seeds),
-                                "shot_id": shot_id,
-                                "step": done,
-                                "steps": total,
-                                "status": "rendering",
-                            }
+                            ShotProgress(
+                                stage="take",
+                                shot_index=i,
+                                shots=len(seeds),
+                                shot_id=shot_id,
+                                step=done,
+                                steps=total,
+                                status="rendering",
+                            )
                         )
 
                     try:

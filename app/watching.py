@@ -13,15 +13,14 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from agents.base import Cancelled as AgentCancelled
-from agents.base import FilmView, Result, SampledFrame, invoke
+from agents.base import FilmView, Result, SampledFrame
 from app.clips import Clips
 from app.context import Context, ProgressFn, no_progress
 from app.errors import StudioError
 from app.projects import Projects
-from generation.base import CancelToken
 from storage.records import CritiqueRecord, RenderRecord, Screening, UsageRecord, Version
-from storage.schema import DIMENSIONS, Coverage, Persona, Scope, Unseen, Usage, new_id, utcnow
+from storage.run import Cancelled, CancelToken, PanelProgress, ProgressEvent, RunContext, WatchProgress
+from storage.schema import DIMENSIONS, Coverage, Critique, Persona, Scope, Unseen, Usage, new_id, utcnow
 
 
 class Watching:
@@ -102,29 +101,22 @@ class Watching:
 
     def run_panel(
         self, v: Version, film: FilmView, progress: ProgressFn | None = None, cancel: CancelToken | None = None
-    ) -> tuple[list[Persona], list[Result], str]:
+    ) -> tuple[list[Persona], list[Result[Critique]], str]:
         """(panel, results, critic mode): every persona watches `film`, concurrently; one failure fails the run
         (and closes the other critics' requests). Progress: personas done, and each one's part of the film."""
         progress, cancel = progress or no_progress, cancel or CancelToken()
         panel = self.panel(v)
         critic = self.ctx.agents.critic
-        failed = threading.Event()
+        stop = CancelToken(parent=cancel)  # cancelled too when a critic fails: the others close their requests
         tracker = _PanelProgress(panel, progress)
+        run = RunContext(cancel=stop, progress=tracker.watching)
 
-        def one(persona: Persona):
-            if failed.is_set():
-                raise AgentCancelled("the panel stopped: another critic failed")
-            cancel.raise_if_cancelled()
+        def one(persona: Persona) -> Result[Critique]:
+            stop.raise_if_cancelled("the panel stopped")
             try:
-                res = invoke(
-                    critic.critique,
-                    persona,
-                    film,
-                    progress=tracker.watching,
-                    cancel=lambda: cancel.cancelled or failed.is_set(),
-                )
+                res = critic.critique(persona, film, run)
             except Exception:
-                failed.set()
+                stop.cancel()
                 raise
             tracker.finished(persona.id)
             return res
@@ -136,7 +128,7 @@ class Watching:
         if any(errors):
             cancel.raise_if_cancelled()  # stopped: the critics' "cancelled" is the outcome, not an error
             raise next(
-                (e for e in errors if e is not None and not isinstance(e, AgentCancelled)),
+                (e for e in errors if e is not None and not isinstance(e, Cancelled)),
                 next(e for e in errors if e is not None),
             )
         return panel, [f.result() for f in futures], critic.mode
@@ -274,23 +266,19 @@ class _PanelProgress:
     def _emit(self, persona: str, **extra) -> None:
         with self.lock:
             fraction = sum(self.parts.values()) / max(self.total, 1)
-            event = {
-                "stage": "critique",
-                "done": len(self.done),
-                "total": self.total,
-                "persona": persona,
-                "fraction": round(min(fraction, 1.0), 4),
-                **extra,
-            }
+            event = PanelProgress(
+                done=len(self.done), total=self.total, persona=persona, fraction=round(min(fraction, 1.0), 4), **extra
+            )
         self.progress(event)
 
-    def watching(self, e: dict) -> None:
-        """A critic's event: {"stage": "watch", "persona", "chunk", "chunks", "tokens", ...}."""
-        persona = e.get("persona", "")
+    def watching(self, e: ProgressEvent) -> None:
+        """A critic's event (WatchProgress: its part of the film, its streamed tokens); others are not a critic's."""
+        if not isinstance(e, WatchProgress):
+            return
         with self.lock:
-            if e.get("chunks"):
-                self.parts[persona] = max(self.parts.get(persona, 0.0), (e["chunk"] - 1) / e["chunks"])
-        self._emit(persona, **{k: e[k] for k in ("chunk", "chunks", "tokens", "tokens_per_s", "note") if k in e})
+            if e.chunks:
+                self.parts[e.persona] = max(self.parts.get(e.persona, 0.0), (e.chunk - 1) / e.chunks)
+        self._emit(e.persona, chunk=e.chunk, chunks=e.chunks, tokens=e.tokens, tokens_per_s=e.tokens_per_s, note=e.note)
 
     def finished(self, persona: str) -> None:
         with self.lock:

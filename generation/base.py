@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Protocol, runtime_checkable
+
+from storage.run import Cancelled as Cancelled  # the run contract (re-exported: one stop flag, one exception)
+from storage.run import CancelToken as CancelToken
 
 # progress(done_steps, total_steps) for the shot being rendered.
 Progress = Callable[[int, int], None]
@@ -21,28 +23,6 @@ Progress = Callable[[int, int], None]
 
 class RenderError(Exception):
     """A render failed in a way the user can act on (a one-line message)."""
-
-
-class Cancelled(Exception):
-    """The user stopped the render."""
-
-
-class CancelToken:
-    """Thread-safe stop flag shared by the UI/CLI and a running backend."""
-
-    def __init__(self) -> None:
-        self._event = threading.Event()
-
-    def cancel(self) -> None:
-        self._event.set()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._event.is_set()
-
-    def raise_if_cancelled(self) -> None:
-        if self._event.is_set():
-            raise Cancelled("render cancelled")
 
 
 @dataclass(frozen=True)

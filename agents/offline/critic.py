@@ -13,6 +13,7 @@ from agents.offline.checks import Finding, picture, story
 from agents.offline.directions import write
 from agents.offline.measure import Measurer
 from agents.offline.voice import TERMS, Voice, sentence
+from storage.run import RunContext, WatchProgress
 from storage.schema import DIMENSIONS, Critique, CritiqueIssue, Persona, Scores, ShotNote, Storyboard, Tastes
 
 RAISE = 0.18  # salience from which a viewer mentions a finding
@@ -138,9 +139,15 @@ class OfflineCritic:
         board = film.storyboard
         return story(board, film.intent, persona.tastes) + picture(board, self.measurer.film(film), persona.tastes)
 
-    def critique(self, persona: Persona, film: FilmView) -> Result:
+    def critique(self, persona: Persona, film: FilmView, ctx: RunContext | None = None) -> Result[Critique]:
+        """One persona's critique; `ctx.cancel` is checked before and after measuring the frames (the slow part)."""
+        ctx = ctx or RunContext()
+        ctx.cancel.raise_if_cancelled(f"critic {persona.id} (offline): cancelled")
+        ctx.progress(WatchProgress(persona=persona.id, chunk=1, chunks=1, status="watching"))
         board = film.storyboard
-        judged = judge(persona, self.findings(persona, film))
+        findings = self.findings(persona, film)
+        ctx.cancel.raise_if_cancelled(f"critic {persona.id} (offline): cancelled")
+        judged = judge(persona, findings)
         raised = [j for j in judged if j.salience >= RAISE][:6]
         scores = _scores(board, judged)
         w = persona.weights

@@ -28,6 +28,7 @@ from agents.offline.story import (
     moments,
 )
 from agents.offline.words import READ_WPS, SHOT_TYPES, capitalise, clip_words, content_words, stable_hash
+from storage.run import RunContext
 from storage.schema import Character, Line, Location, Scene, Shot, Storyboard
 
 MEAN_SHOT = 4.5  # seconds: the film's average shot before pacing by beat and shot type
@@ -141,7 +142,8 @@ SAME = {
 class OfflinePlanner:
     mode = "offline"
 
-    def plan(self, idea: str, minutes: float) -> Result:
+    def plan(self, idea: str, minutes: float, ctx: RunContext | None = None) -> Result[Storyboard]:
+        (ctx or RunContext()).cancel.raise_if_cancelled("planner (offline): cancelled")
         if not 0.25 <= minutes <= 10:
             raise ValueError(f"target length must be between 0.25 and 10 minutes, got {minutes}")
         read = read_idea(idea)

@@ -13,6 +13,7 @@ from agents.base import Result
 from agents.offline.directions import Direction, read
 from agents.offline.notes import Look, Reading, read_note
 from agents.offline.words import READ_WPS, SHOT_TYPES, capitalise, without_shot_type
+from storage.run import RunContext
 from storage.schema import (
     Critique,
     Edit,
@@ -342,7 +343,11 @@ class OfflineRefiner:
     def __init__(self, max_critic_edits: int = 8) -> None:
         self.max_critic_edits = max_critic_edits
 
-    def refine(self, storyboard: Storyboard, notes: list[Note], critiques: list[Critique]) -> Result:
+    def refine(
+        self, storyboard: Storyboard, notes: list[Note], critiques: list[Critique], ctx: RunContext | None = None
+    ) -> Result[Proposal]:
+        """Edits for the notes, then the critics' directions; the service keeps those within `ctx.scope`."""
+        (ctx or RunContext()).cancel.raise_if_cancelled("refiner (offline): cancelled")
         editor = Editor(storyboard)
         for note in notes:
             editor.note(note)

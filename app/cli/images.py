@@ -14,12 +14,6 @@ from app.cli.common import Ctx, branch_note, command, version_option
 from app.keyframes import KeyframesResult
 from app.takes import NO_PREFERENCE_SPREAD
 
-
-def _stages(update):
-    """The render progress bars, fed with keyframe and take events (same shape, another stage name)."""
-    return lambda e: update({**e, "stage": "render"} if e["stage"] in ("keyframe", "take") else e)
-
-
 # ---------------------------------------------------------------------------------------- references
 
 
@@ -53,7 +47,7 @@ def ref_gen(c: Ctx, project, name, location, version, seed):
     pid = c.studio.resolve_project(project)
     c.header()
     with RenderProgress(enabled=not c.json) as prog:
-        v = c.studio.generate_reference(pid, name, location, seed, version, progress=_stages(prog.update))
+        v = c.studio.generate_reference(pid, name, location, seed, version, progress=prog.update)
     _reference_out(c, pid, v, name, location)
 
 
@@ -116,10 +110,10 @@ def keyframes(c: Ctx, project, shots, reroll, screen, version):
         return
     with RenderProgress(enabled=not c.json) as prog:
         if reroll:
-            res = c.studio.reroll_keyframe(pid, reroll, version, _stages(prog.update), None)
+            res = c.studio.reroll_keyframe(pid, reroll, version, prog.update, None)
         else:
             ids = [s.strip() for s in shots.split(",") if s.strip()] if shots else None
-            res = c.studio.render_keyframes(pid, ids, version, _stages(prog.update), None)
+            res = c.studio.render_keyframes(pid, ids, version, prog.update, None)
     c.out(
         {
             "project": pid,
@@ -241,10 +235,10 @@ def takes(c: Ctx, project, shot, count, replace, vote, version):
     c.header()
     if count:
         with RenderProgress(enabled=not c.json) as prog:
-            c.studio.render_takes(pid, shot, count, version, _stages(prog.update), None)
+            c.studio.render_takes(pid, shot, count, version, prog.update, None)
     if replace:
         with RenderProgress(enabled=not c.json) as prog:
-            version = c.studio.replace_take(pid, shot, version, _stages(prog.update), None).version.number
+            version = c.studio.replace_take(pid, shot, version, prog.update, None).version.number
     if vote:
         with StageProgress("critics voting", enabled=not c.json) as prog:
             c.studio.vote_takes(pid, shot, version, progress=prog.update)

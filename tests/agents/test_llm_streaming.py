@@ -9,6 +9,7 @@ from pydantic import BaseModel
 
 from agents.base import AgentError, AnswerTooLong, Cancelled
 from agents.llm import Deadline, LLMClient
+from storage.run import CancelToken
 from tests.agents.openai_server import Reply, ok
 
 
@@ -97,11 +98,11 @@ def test_a_stalled_stream_is_resent_when_asked(server, config):
 
 def test_cancel_closes_the_connection_and_the_server_stops(server, client):
     server.script(ok(LONG, token_delay=0.02))  # ~10 s of tokens if nobody stopped it
-    cancel = threading.Event()
+    cancel = CancelToken()
 
     def progress(p):
         if p.tokens >= 3:
-            cancel.set()
+            cancel.cancel()
 
     with pytest.raises(Cancelled, match="cancelled; the connection was closed"):
         ask(client, on_progress=progress, cancel=cancel)
@@ -111,19 +112,19 @@ def test_cancel_closes_the_connection_and_the_server_stops(server, client):
 
 def test_cancel_while_waiting_for_a_non_streamed_answer(server, config):
     server.script(Reply(body=ok(LONG).body, delay=3600))
-    stop = threading.Event()
+    stop = CancelToken()
     server.responder = None
     client = LLMClient(config.model_copy(update={"stream": False}))
-    threading.Thread(target=lambda: server.wait_for_requests(1) and stop.set(), daemon=True).start()
+    threading.Thread(target=lambda: server.wait_for_requests(1) and stop.cancel(), daemon=True).start()
     with pytest.raises(Cancelled) as e:
-        ask(client, cancel=stop.is_set)  # a callable works too
+        ask(client, cancel=stop)
     assert e.value.usage.calls == 1
 
 
 def test_cancel_during_a_retry_wait(server, config):
     server.script(Reply(body={"error": {"message": "busy"}}, status=429, headers={"retry-after": "3600"}))
-    stop = threading.Event()
-    threading.Thread(target=lambda: server.wait_for_requests(1) and stop.set(), daemon=True).start()
+    stop = CancelToken()
+    threading.Thread(target=lambda: server.wait_for_requests(1) and stop.cancel(), daemon=True).start()
     with pytest.raises(Cancelled):
         ask(LLMClient(config.model_copy(update={"action_timeout": None})), cancel=stop)
     assert len(server.requests) == 1

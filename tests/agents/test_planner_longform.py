@@ -12,6 +12,7 @@ from agents.base import AgentError, Cancelled
 from agents.llm import LLMClient
 from agents.planner import LLMPlanner
 from agents.story import fits_one_answer, parts_of, scene_budgets, scene_count, shots_per_answer
+from storage.run import CancelToken, PlanProgress, RunContext
 from tests.agents import longform
 from tests.agents.openai_server import FakeOpenAI, error, ok
 
@@ -39,7 +40,7 @@ def test_ten_minutes_plan_scene_by_scene_within_every_limit(config):
     events = []
     with limited() as server:
         result = LLMPlanner(client_for(server, config)).plan(
-            "a keeper and a gull through a winter of storms", 10, progress=events.append
+            "a keeper and a gull through a winter of storms", 10, RunContext(progress=events.append)
         )
     board = result.value
     assert board.duration() == pytest.approx(600, rel=0.01)
@@ -63,9 +64,10 @@ def test_ten_minutes_plan_scene_by_scene_within_every_limit(config):
     text = longform.user_text(third)
     assert "yellow oilskin coat" in text and "<-- THIS SCENE" in text and "The scene before (Scene 2)" in text
     assert server.max_in_flight > 1  # scenes were written in parallel
-    done = [e for e in events if e.get("status") == "done"]
-    assert [e["scene"] for e in done][0] == "the story" and len(done) == n + 1 and done[-1]["done"] == n + 1
-    assert any(e.get("tokens") for e in events)  # streamed tokens are reported
+    assert all(isinstance(e, PlanProgress) for e in events)
+    done = [e for e in events if e.status == "done"]
+    assert [e.scene for e in done][0] == "the story" and len(done) == n + 1 and done[-1].done == n + 1
+    assert any(e.tokens for e in events)  # streamed tokens are reported
     assert result.usage.calls == n + 1
 
 
@@ -142,17 +144,17 @@ def test_a_scene_that_fails_twice_fails_the_plan_in_one_line(config):
 
 
 def test_cancel_stops_every_scene(config):
-    cancel = threading.Event()
+    cancel = CancelToken()
 
     def slow(body):
         if longform.schema_name(body) == "SceneShotsOut":
-            cancel.set()
+            cancel.cancel()
             return ok(json.dumps(longform.shots(body)), delay=5)
         return longform.responder(body)
 
     with FakeOpenAI(slow) as server:
         with pytest.raises(Cancelled):
-            LLMPlanner(client_for(server, config)).plan("a keeper", 3, cancel=cancel)
+            LLMPlanner(client_for(server, config)).plan("a keeper", 3, RunContext(cancel=cancel))
 
 
 def test_scene_budgets_sum_exactly():

@@ -86,7 +86,7 @@ def test_ten_minutes_planned_watched_and_refined_within_the_limits(llm_studio):
     board = v.storyboard
     assert abs(board.duration() - 600) <= 6 and len(board.scenes) == scene_count(600, 4000)
     assert all(b["max_tokens"] <= 4000 for b in server.requests)
-    assert [e["scene"] for e in events if e.get("status") == "done"][-1].startswith("sc")
+    assert [e.scene for e in events if e.status == "done"][-1].startswith("sc")
     pid = v.project_id
 
     st.render(pid)
@@ -262,31 +262,15 @@ def test_an_unscoped_refine_works_on_the_scenes_notes_name(studio):
 def test_progress_reads_as_words_and_a_fraction():
     from app.jobs import describe
     from app.progress import StageProgress
+    from storage.run import PanelProgress, PlanProgress, RefineProgress
 
-    plan = {
-        "stage": "plan",
-        "done": 5,
-        "total": 20,
-        "scene": "sc07",
-        "status": "writing",
-        "tokens": 312,
-        "tokens_per_s": 41.2,
-    }
+    plan = PlanProgress(done=5, total=20, scene="sc07", status="writing", tokens=312, tokens_per_s=41.2)
     assert describe(plan) == (0.25, "planning: 5/20 written · sc07 writing · 312 tokens · 41 tok/s")
-    watch = {
-        "stage": "critique",
-        "done": 1,
-        "total": 7,
-        "persona": "film_critic",
-        "chunk": 3,
-        "chunks": 15,
-        "fraction": 0.3,
-        "tokens": 90,
-    }
+    watch = PanelProgress(done=1, total=7, persona="film_critic", chunk=3, chunks=15, fraction=0.3, tokens=90)
     assert describe(watch) == (0.3, "1/7 critics finished (film_critic, part 3/15) · 90 tokens")
-    assert describe({"stage": "refine", "tokens": 1200}) == (None, "the refiner is writing · 1,200 tokens")
+    assert describe(RefineProgress(tokens=1200)) == (None, "the refiner is writing · 1,200 tokens")
     with StageProgress("planning") as bar:
-        for e in (plan, watch, {"stage": "refine", "tokens": 5}):
+        for e in (plan, watch, RefineProgress(tokens=5)):
             bar.update(e)
         assert "sc07 writing · 312 tokens" not in bar.p.tasks[0].description  # the last event wins
         assert bar.p.tasks[0].description == "planning · 5 tokens"

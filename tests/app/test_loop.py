@@ -112,11 +112,11 @@ def test_failed_critique_saves_nothing(studio, monkeypatch):
     real = critic.critique
     calls = []
 
-    def flaky(persona, film):
+    def flaky(persona, film, ctx=None):
         calls.append(persona.id)
         if len(calls) == 3:
             raise StudioError("critic exploded")
-        return real(persona, film)
+        return real(persona, film, ctx)
 
     monkeypatch.setattr(critic, "critique", flaky)
     with pytest.raises(StudioError, match="critic exploded"):

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from generation.base import Cancelled, CancelToken
 from storage.files import load_storyboard
+from storage.run import AssembleProgress, ShotProgress
 from tests.ui.conftest import TINY_BOARD
 
 
@@ -56,7 +57,7 @@ def test_stop_during_assembly_keeps_clips_and_records_no_film(studio, project):
     token = CancelToken()
 
     def on(e):
-        if e["stage"] == "assemble":
+        if isinstance(e, AssembleProgress):
             token.cancel()
 
     with pytest.raises(Cancelled):
@@ -84,17 +85,7 @@ def test_jobs_run_once_per_project_and_stop_is_an_outcome():
     gate = threading.Event()
 
     def long(progress, cancel):
-        progress(
-            {
-                "stage": "render",
-                "shots": 2,
-                "shot_index": 0,
-                "shot_id": "s1",
-                "step": 1,
-                "steps": 4,
-                "status": "rendering",
-            }
-        )
+        progress(ShotProgress(shots=2, shot_index=0, shot_id="s1", step=1, steps=4, status="rendering"))
         gate.wait(30)
         cancel.raise_if_cancelled()
         return "film"

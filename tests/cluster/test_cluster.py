@@ -15,6 +15,7 @@ import pytest
 from app.config import load_config
 from app.studio import Studio
 from generation.base import Cancelled, CancelToken, ShotRequest
+from storage.run import PanelProgress, ShotProgress
 from tests.cluster.workers import ScriptedAnimatic, renders, wait_for
 from tests.conftest import tiny_board
 
@@ -77,7 +78,12 @@ def test_animatic_on_ray_matches_one_process(ray_cluster, reference, tmp_path):
         info = st.render(pid, progress=events.append)
         assert clips(info) == clips(ref_info)
         assert info.rendered == 4 and sum(s["renders"] for s in rb.stats()) == 4
-        assert {e["shot_id"] for e in events if e.get("status") == "rendered"} == {"s1", "s2", "s3", "s4"}
+        assert {e.shot_id for e in events if isinstance(e, ShotProgress) and e.status == "rendered"} == {
+            "s1",
+            "s2",
+            "s3",
+            "s4",
+        }
         assert st.render(pid).reused == 4  # the Studio's cache still answers first
     finally:
         rb.close()
@@ -174,6 +180,54 @@ def test_cancel_stops_the_worker(pool, tmp_path):
     assert not t.is_alive() and "e" in err
     assert (1, 4) in steps  # step progress came back from the worker
     assert not (tmp_path / "a.mp4").exists()
+
+
+def test_a_critic_on_a_worker_is_stopped_mid_answer_and_its_progress_comes_back(ray_cluster, tmp_path):
+    """The run contract crosses to the worker: the streamed tokens of a critic answering there reach the panel's
+    progress, and Stop, pressed on that progress, closes the worker's request; the panel ends Cancelled, unsaved."""
+    from app.cluster import RayAgents, RemoteCritic, connect
+    from tests.agents.openai_server import FakeOpenAI, ok
+    from tests.agents.test_critic import answer
+
+    cancel, events = CancelToken(), []
+
+    def progress(e):
+        events.append(e)
+        if isinstance(e, PanelProgress) and e.tokens >= 3:
+            cancel.cancel()  # Stop, while the critics on the worker are in the middle of their answers
+
+    # every answer stops after 20 tokens (progress is reported at most every 0.2 s) and holds its connection: only a
+    # Stop that reaches the worker ends it
+    with FakeOpenAI(responder=lambda body: ok(answer(), token_delay=0.1, stall_after=20)) as server:
+        cfg = load_config(
+            {
+                "home": tmp_path,
+                "narration": False,
+                "llm_base_url": server.base_url,
+                "agents": "llm",
+                "critic_model": "vision-model",
+                "llm_max_retries": 0,
+                "llm_stall_seconds": 3600,
+                "llm_action_timeout": 120,  # a critic that never hears Stop fails here instead of hanging
+            },
+            environ={"CHIEF_LLM_API_KEY": "sk-test"},
+        )
+        connect()
+        agents = RayAgents(cfg)
+        assert isinstance(agents.critic, RemoteCritic)
+        try:
+            st = Studio(cfg, agents=agents)  # renders here, the critics on the cluster
+            pid = st.create_from_storyboard(tiny_board(2), panel=["film_critic", "teen_scroller"]).project_id
+            st.render(pid)
+            with pytest.raises(Cancelled):
+                st.critique(pid, progress=progress, cancel=cancel)
+            assert server.wait_for(lambda: server.disconnects == len(server.requests) == 2)  # both requests closed
+        finally:
+            agents.close()
+    assert st.critiques(pid) == [] and "critic" not in st.usage(pid).roles  # a stopped panel saves nothing
+    watched = [e for e in events if isinstance(e, PanelProgress)]
+    assert {e.persona for e in watched} == {"film_critic", "teen_scroller"}  # each worker's events came back
+    assert any(e.tokens >= 3 for e in watched) and all(e.done == 0 for e in watched)  # mid-answer, none finished
 
 
 @pytest.mark.slow

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from agents.base import AgentError, AnswerTooLong, Cancelled, RequestTooLarge
 from agents.llm import LLMClient, LLMConfig, image_part
+from storage.run import CancelToken
 
 pytestmark = pytest.mark.slow
 
@@ -150,9 +151,7 @@ def test_a_timed_out_request_is_not_resent(llama_server, tmp_path):
 
 
 def test_cancel_closes_the_stream_and_the_server_stops(llama_server, tmp_path):
-    import threading
-
-    cancel = threading.Event()
+    cancel = CancelToken()
     cfg = config(llama_server, tmp_path, response_format="json_object", temperature=0.0)
     mark = llama_server.mark()
     with pytest.raises(Cancelled):
@@ -163,7 +162,7 @@ def test_cancel_closes_the_stream_and_the_server_stops(llama_server, tmp_path):
             Story,
             max_tokens=400,
             cancel=cancel,
-            on_progress=lambda p: p.tokens >= 5 and cancel.set(),
+            on_progress=lambda p: p.tokens >= 5 and cancel.cancel(),
         )
     waited = short_request_seconds(llama_server, tmp_path)
     generated = runs(llama_server.output(mark))

@@ -213,25 +213,14 @@ def test_the_servers_list_escapes_and_a_click_is_checked_against_a_fresh_probe(m
 
 def test_progress_words_for_stills_and_takes():
     from app.jobs import describe
+    from storage.run import ShotProgress
 
     frac, text = describe(
-        {
-            "stage": "keyframe",
-            "shot_index": 1,
-            "shots": 4,
-            "shot_id": "s2",
-            "step": 5,
-            "steps": 10,
-            "status": "rendering",
-        }
+        ShotProgress(stage="keyframe", shot_index=1, shots=4, shot_id="s2", step=5, steps=10, status="rendering")
     )
     assert (frac, text) == (0.375, "still 2/4 (s2) · step 5/10")
-    assert (
-        describe(
-            {"stage": "take", "shot_index": 0, "shots": 3, "shot_id": "s1", "step": 1, "steps": 1, "status": "reused"}
-        )[1]
-        == "take 1/3 of s1 · reused"
-    )
+    take = ShotProgress(stage="take", shot_index=0, shots=3, shot_id="s1", step=1, steps=1, status="reused")
+    assert describe(take)[1] == "take 1/3 of s1 · reused"
 
 
 def test_draw_keyframes_for_the_chosen_scene_only(client, studio):
