@@ -74,17 +74,16 @@ def _wan_parts():
     return tokenizer, vae, tiny_umt5(len(tokenizer))
 
 
-def build_wan(folder: Path) -> Path:
-    from diffusers import FlowMatchEulerDiscreteScheduler, WanPipeline, WanTransformer3DModel
+def _wan_transformer(cls_name: str = "WanTransformer3DModel", channels: int = 16, seed: int = 0):
+    import diffusers
 
-    tokenizer, vae, text_encoder = _wan_parts()
-    torch.manual_seed(0)
-    transformer = WanTransformer3DModel(
+    torch.manual_seed(seed)
+    return getattr(diffusers, cls_name)(
         patch_size=(1, 2, 2),
         num_attention_heads=2,
         attention_head_dim=12,
-        in_channels=16,
-        out_channels=16,
+        in_channels=channels,
+        out_channels=channels,
         text_dim=TEXT_DIM,
         freq_dim=256,
         ffn_dim=32,
@@ -93,10 +92,89 @@ def build_wan(folder: Path) -> Path:
         qk_norm="rms_norm_across_heads",
         rope_max_seq_len=32,
     )
+
+
+def build_wan(folder: Path) -> Path:
+    from diffusers import FlowMatchEulerDiscreteScheduler, WanPipeline
+
+    tokenizer, vae, text_encoder = _wan_parts()
+    transformer = _wan_transformer()
     pipe = WanPipeline(
         transformer=transformer,
         vae=vae,
         scheduler=FlowMatchEulerDiscreteScheduler(shift=7.0),
+        text_encoder=text_encoder,
+        tokenizer=tokenizer,
+    )
+    pipe.save_pretrained(folder)
+    return folder
+
+
+def build_wan22(folder: Path) -> Path:
+    """Wan 2.2 A14B's shape: two experts (`transformer` above the boundary, `transformer_2` below) and the
+    boundary ratio, as diffusers' tests/pipelines/wan/test_wan_22.py builds it."""
+    from diffusers import UniPCMultistepScheduler, WanPipeline
+
+    tokenizer, vae, text_encoder = _wan_parts()
+    pipe = WanPipeline(
+        transformer=_wan_transformer(seed=0),
+        transformer_2=_wan_transformer(seed=1),  # another seed: the two experts differ, as trained ones do
+        boundary_ratio=0.875,
+        vae=vae,
+        scheduler=UniPCMultistepScheduler(prediction_type="flow_prediction", use_flow_sigmas=True, flow_shift=3.0),
+        text_encoder=text_encoder,
+        tokenizer=tokenizer,
+    )
+    pipe.save_pretrained(folder)
+    return folder
+
+
+def build_wan22_5b(folder: Path) -> Path:
+    """Wan 2.2 TI2V 5B's shape: one transformer over the 48-channel, 16x VAE with expand_timesteps."""
+    from diffusers import AutoencoderKLWan, UniPCMultistepScheduler, WanPipeline
+
+    tokenizer = tiny_tokenizer()
+    torch.manual_seed(0)
+    vae = AutoencoderKLWan(
+        base_dim=3,
+        z_dim=48,
+        in_channels=12,
+        out_channels=12,
+        is_residual=True,
+        patch_size=2,
+        latents_mean=[0.0] * 48,
+        latents_std=[1.0] * 48,
+        dim_mult=[1, 1, 1, 1],
+        num_res_blocks=1,
+        scale_factor_spatial=16,
+        scale_factor_temporal=4,
+        temperal_downsample=[False, True, True],
+    )
+    torch.manual_seed(0)
+    text_encoder = tiny_umt5(len(tokenizer))
+    pipe = WanPipeline(
+        transformer=_wan_transformer(channels=48),
+        transformer_2=None,
+        boundary_ratio=None,
+        expand_timesteps=True,
+        vae=vae,
+        scheduler=UniPCMultistepScheduler(prediction_type="flow_prediction", use_flow_sigmas=True, flow_shift=5.0),
+        text_encoder=text_encoder,
+        tokenizer=tokenizer,
+    )
+    pipe.save_pretrained(folder)
+    return folder
+
+
+def build_skyreels_df(folder: Path) -> Path:
+    """SkyReels-V2 diffusion forcing: the Wan parts with a SkyReels-V2 transformer (tests/pipelines/skyreels_v2)."""
+    from diffusers import SkyReelsV2DiffusionForcingPipeline, UniPCMultistepScheduler
+
+    tokenizer, vae, text_encoder = _wan_parts()
+    pipe = SkyReelsV2DiffusionForcingPipeline(
+        transformer=_wan_transformer("SkyReelsV2Transformer3DModel"),
+        vae=vae,
+        scheduler=UniPCMultistepScheduler(prediction_type="flow_prediction", use_flow_sigmas=True, flow_shift=8.0),
         text_encoder=text_encoder,
         tokenizer=tokenizer,
     )
@@ -374,6 +452,9 @@ def build_clip_vision(folder: Path) -> Path:
 
 BUILDERS = {
     "wan": build_wan,
+    "wan22": build_wan22,
+    "wan22_5b": build_wan22_5b,
+    "skyreels_df": build_skyreels_df,
     "cogvideox": build_cogvideox,
     "cogvideox_i2v": build_cogvideox_i2v,
     "ltx": build_ltx,

@@ -7,6 +7,7 @@ own modules and are registered here, in one place:
     loop.py     new, render, critique, note, refine, accept, film, demo
     history.py  projects, status, trash, restore, log, show, diff, fork, checkout
     archive.py  export, import          batch.py    batch          models.py   models
+    doctor.py   doctor (this machine, and what a video model needs under each memory profile)
     persona.py  persona …               serve.py    serve
     images.py   ref …, keyframes, keyframe …, takes, pick, consistency
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import click
 
-from app.cli import archive, batch, history, images, loop, models, persona, serve
+from app.cli import archive, batch, doctor, history, images, loop, models, persona, serve
 from app.cli.common import Ctx
 
 
@@ -48,6 +49,6 @@ def main(ctx, home, as_json, backend, model, agents):
     ctx.obj = Ctx(home, as_json, {"backend": backend, "model": model, "agents": agents})
 
 
-for _module in (loop, history, archive, batch, persona, serve, images, models):
+for _module in (loop, history, archive, batch, persona, serve, images, models, doctor):
     for _command in _module.COMMANDS:
         main.add_command(_command)
