@@ -275,7 +275,7 @@ class DiffusersBackend(PipelineModel):
         audio = None
         if fam.audio and getattr(output, "audio", None) is not None:
             rate = int(pipe.vocoder.config.output_sampling_rate)
-            audio = keep_audio(output.audio[0], rate, Path(out))
+            audio = keep_audio(output.audio[0], rate, Path(out), n / req.fps)
         return ClipInfo(
             path=Path(out), num_frames=n, fps=req.fps, width=video.shape[2], height=video.shape[1], audio=audio
         )
@@ -318,9 +318,10 @@ def window_count(fam: Family, frames: int) -> int:
     return 1 + (latent - base - 1) // (base - overlap) + 1
 
 
-def keep_audio(audio, rate: int, out: Path) -> Path:
+def keep_audio(audio, rate: int, out: Path, seconds: float) -> Path:
     """The sound a pipeline returned with the picture (LTX-2): written as a WAV beside the clip and muxed into it
-    as its audio stream (AAC). What the film does with it belongs to the sound pipeline."""
+    as its audio stream (AAC, padded or cut to the picture's length). What the film does with it belongs to the
+    sound pipeline."""
     import wave
 
     import numpy as np
@@ -336,7 +337,10 @@ def keep_audio(audio, rate: int, out: Path) -> Path:
         w.setframerate(rate)
         w.writeframes((samples.T * 32767).astype("<i2").tobytes())
     muxed = out.with_suffix(".audio.mp4")
-    run_ffmpeg(["-y", "-i", str(out), "-i", str(wav), "-c:v", "copy", "-c:a", "aac", "-shortest", str(muxed)])
+    run_ffmpeg(
+        ["-y", "-i", str(out), "-i", str(wav), "-map", "0:v", "-map", "1:a", "-c:v", "copy", "-c:a", "aac"]
+        + ["-af", "apad", "-t", f"{seconds:.6f}", str(muxed)]
+    )
     muxed.replace(out)
     return wav
 

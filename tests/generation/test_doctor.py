@@ -30,7 +30,7 @@ def file_bytes(folder):
     return total
 
 
-@pytest.mark.parametrize("name", ["wan22", "skyreels_df", "ltx"])
+@pytest.mark.parametrize("name", ["wan22", "skyreels_df", "ltx2", "hunyuan15"])
 def test_the_weights_estimate_matches_the_files_and_loads_nothing(folders, tmp_path, name):
     from pathlib import Path
 

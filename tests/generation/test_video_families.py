@@ -90,6 +90,35 @@ def test_a_skyreels_shot_longer_than_its_window_renders_in_overlapping_windows(f
     assert one_line(err) == "SkyReels-V2 needs num_frames = 4k+1 up to 721; got 725"
 
 
+def test_ltx2_renders_the_picture_and_keeps_the_sound_it_made(folders, tmp_path):
+    """LTX-2's video is rendered here; its sound is kept with the clip (a WAV and the clip's audio stream) for the
+    sound pipeline to place."""
+    import wave
+
+    from generation.video_io import inspect
+
+    backend = DiffusersBackend(folders("ltx2"))
+    fam = backend.family
+    assert (fam.name, fam.frame_rule, fam.size_multiple, fam.fps, fam.audio) == ("LTX-2", (8, 1), 32, 24, True)
+    clip = backend.render(SHOT, tmp_path / "talk.mp4")
+    assert (clip.num_frames, clip.width, clip.height) == (9, 32, 32)
+    assert len(read_frames(clip.path)[0]) == 9
+    facts = inspect(clip.path)
+    assert facts["has_audio"] and facts["frames"] == 9
+    with wave.open(str(clip.audio)) as w:
+        assert (w.getframerate(), w.getnchannels()) == (16000, 2) and w.getnframes() > 0
+    assert DiffusersBackend(folders("wan")).render(SHOT, tmp_path / "silent.mp4").audio is None
+
+
+def test_hunyuan15_renders_through_the_product(folders, tmp_path):
+    backend = DiffusersBackend(folders("hunyuan15"))
+    fam = backend.family
+    assert (fam.name, fam.fps, fam.max_frames, fam.size_multiple) == ("HunyuanVideo 1.5", 24, 121, 16)
+    assert backend.resolve(ShotRequest("s", "sky", duration=5.0)).num_frames == 121
+    clip = backend.render(SHOT, tmp_path / "hv.mp4")
+    assert (clip.num_frames, clip.width, clip.height) == (9, 32, 32) and len(read_frames(clip.path)[0]) == 9
+
+
 def test_int8_runs_on_the_cpu_for_real_and_is_shown_and_keyed(folders, tmp_path):
     plain = DiffusersBackend(folders("wan"))
     int8 = DiffusersBackend(folders("wan"), memory=Memory(quant="int8"))
@@ -143,3 +172,27 @@ def test_profiles_go_from_most_memory_to_least():
     with pytest.raises(RenderError) as err:
         profile_memory("fits 4 GB")
     assert "unknown memory profile" in one_line(err)
+
+
+def test_an_int8_render_through_the_studio_makes_a_clip_and_records_int8(folders, tmp_path):
+    """CHIEF_VIDEO_QUANT=int8 from the environment, through the product's config, factory and render."""
+    from app.config import load_config
+    from app.studio import Studio
+    from storage.schema import Scene, Shot, Storyboard
+
+    env = {
+        "CHIEF_VIDEO_BACKEND": "diffusers",
+        "CHIEF_VIDEO_MODEL": folders("wan"),
+        "CHIEF_VIDEO_QUANT": "int8",
+        "CHIEF_STEPS": "2",
+        "CHIEF_NARRATION": "0",
+    }
+    st = Studio(load_config({"home": tmp_path / "home"}, environ=env))
+    assert st.status().backend_label.endswith("profile custom · int8 · no offload")
+    shots = [Shot(shot_id="s1", prompt="a red cat", duration=1.0, seed=1)]
+    board = Storyboard(title="int8", scenes=[Scene(scene_id="a", shots=shots)], fps=8, width=32, height=32)
+    pid = st.create_from_storyboard(board).project_id
+    render = st.render(pid)
+    assert render.rendered == 1 and "· int8 ·" in render.label
+    assert len(read_frames(st.film_path(render))[0]) == 9
+    st.db.close()
