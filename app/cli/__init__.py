@@ -35,18 +35,23 @@ from app.cli.common import Ctx
 )
 @click.option("--model", help="Diffusers model: a local folder or a cached hub id ($CHIEF_VIDEO_MODEL).")
 @click.option(
+    "--profile",
+    type=click.Choice(["custom", "fastest", "fits 24 GB", "fits 12 GB", "fits 8 GB"]),
+    help="Memory profile of the diffusers video model ($CHIEF_VIDEO_PROFILE; `chief doctor --model M` recommends one).",
+)
+@click.option(
     "--agents",
     type=click.Choice(["llm", "offline"]),
     help="Agent mode (default: llm when an endpoint is configured, else offline).",
 )
 @click.version_option(package_name="chief")
 @click.pass_context
-def main(ctx, home, as_json, backend, model, agents):
+def main(ctx, home, as_json, backend, model, profile, agents):
     """CHIEF: make films with generative video while you stay the director.
 
     The loop: new → render → critique → note → refine → accept → render (only changed shots) …
     """
-    ctx.obj = Ctx(home, as_json, {"backend": backend, "model": model, "agents": agents})
+    ctx.obj = Ctx(home, as_json, {"backend": backend, "model": model, "video_profile": profile, "agents": agents})
 
 
 for _module in (loop, history, archive, batch, persona, serve, images, models, doctor):

@@ -87,3 +87,17 @@ def test_a_folder_that_is_not_a_model_is_one_line(tmp_path):
     (tmp_path / "empty").mkdir()
     res = doctor(tmp_path, "--model", str(tmp_path / "empty"), ok=False)
     assert res.exit_code == 1 and "no model_index.json" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="checks the refusal on a machine without CUDA")
+def test_the_cli_profile_refuses_what_needs_cuda_in_one_line_and_shows_what_runs(folders, tmp_path):
+    base = ["--home", str(tmp_path / "home"), "--backend", "diffusers", "--model", folders("wan")]
+    res = CliRunner().invoke(main, [*base, "--profile", "fits 8 GB", "status"], catch_exceptions=False)
+    assert res.exit_code == 1
+    assert res.stderr.strip() == (
+        "error: profile fits 8 GB: leaf-level group offloading moves weights between the CPU and a CUDA GPU; "
+        "the device is cpu"
+    )
+    res = CliRunner().invoke(main, [*base, "--profile", "fits 24 GB", "--json", "status"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output + res.stderr
+    assert "profile fits 24 GB · int8 · no offload · VAE tiling" in res.stdout
