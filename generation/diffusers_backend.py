@@ -262,11 +262,13 @@ class DiffusersBackend(PipelineModel):
             kwargs["image"] = image
         entry, pipe = self._pipeline(fam, req.route, image is not None)
         # What this pipeline's __call__ takes (HunyuanVideo 1.5 has no guidance_scale or step callback: its guider
-        # holds the guidance, and Stop acts between shots).
+        # takes the guidance, and Stop acts between shots).
         accepted = inspect.signature(pipe.__call__).parameters
         kwargs = {k: v for k, v in kwargs.items() if k in accepted}
         size = f"{req.width}x{req.height}, {req.num_frames} frames"
         with entry.lock, pipeline_errors(f"shot {req.shot_id}", fam.name, size, self.device, self.memory):
+            if "guidance_scale" not in accepted and getattr(pipe, "guider", None) is not None:
+                pipe.guider = pipe.guider.new(guidance_scale=req.guidance)
             output = pipe(**kwargs)
         if cancel is not None:
             cancel.raise_if_cancelled()

@@ -168,8 +168,8 @@ FAMILIES.update(
             fps_kwarg="frame_rate",
             audio=True,
         ),
-        # HunyuanVideo 1.5 (480p): 121 frames at 24 fps, 4k+1, sizes in 16s. Guidance lives in the pipeline's
-        # guider (its saved config), and its __call__ takes no step callback: progress and Stop act between shots.
+        # HunyuanVideo 1.5 (480p): 121 frames at 24 fps, 4k+1, sizes in 16s. Guidance goes to the pipeline's guider
+        # (its __call__ has no guidance_scale), and it takes no step callback: progress and Stop act between shots.
         "HunyuanVideo15Pipeline": Family(
             "HunyuanVideo 1.5",
             (4, 1),

@@ -5,6 +5,7 @@ import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+import numpy as np
 import pytest
 import torch
 
@@ -46,6 +47,7 @@ def test_wan22_two_experts_both_denoise_and_the_row_follows_the_model_card(folde
     assert (clip.num_frames, clip.width, clip.height) == (9, 32, 32)
     pipe = warm_pipe(backend)
     assert pipe.config.boundary_ratio == 0.875 and pipe.transformer_2 is not None
+    assert (pipe.guidance_scale, pipe._guidance_scale_2) == (4.0, 3.0)  # the row's guidance for each expert
     calls = {"transformer": 0, "transformer_2": 0}
     for name in calls:
         getattr(pipe, name).register_forward_hook(lambda *a, n=name: calls.__setitem__(n, calls[n] + 1))
@@ -117,6 +119,12 @@ def test_hunyuan15_renders_through_the_product(folders, tmp_path):
     assert backend.resolve(ShotRequest("s", "sky", duration=5.0)).num_frames == 121
     clip = backend.render(SHOT, tmp_path / "hv.mp4")
     assert (clip.num_frames, clip.width, clip.height) == (9, 32, 32) and len(read_frames(clip.path)[0]) == 9
+    # Its guidance reaches the guider (the pipeline's own guidance argument): 1.0 turns classifier-free guidance off.
+    assert warm_pipe(backend).guider.guidance_scale == 6.0
+    plain = backend.render(SHOT.with_(guidance=1.0), tmp_path / "plain.mp4")
+    assert warm_pipe(backend).guider.guidance_scale == 1.0
+    frames = [np.stack(read_frames(c.path)[0]).astype(np.int16) for c in (clip, plain)]
+    assert np.abs(frames[0] - frames[1]).mean() > 0.5
 
 
 def test_int8_runs_on_the_cpu_for_real_and_is_shown_and_keyed(folders, tmp_path):
