@@ -108,6 +108,26 @@ class Config(BaseSettings):
     )
     vae_tiling: bool = Field(False, description="Decode frames tile by tile: less memory for large frames.")
     vae_slicing: bool = Field(False, description="Decode a batch one video at a time: less memory for batches.")
+    video_profile: Literal["custom", "fastest", "fits 24 GB", "fits 12 GB", "fits 8 GB"] = Field(
+        "custom",
+        description=(
+            "Memory profile of the diffusers video model (see docs/memory.md and `chief doctor`): `fastest`, "
+            "`fits 24 GB` (int8 transformer, VAE tiling), `fits 12 GB` (+ model CPU offload), `fits 8 GB` (nf4, "
+            "leaf-level group offload); `custom`: the separate quantization and offload settings."
+        ),
+    )
+    video_quant: Literal["none", "int8", "fp8", "nf4", "gguf"] = Field(
+        "none",
+        description=(
+            "Transformer weights with the `custom` profile: `int8` (torchao, runs on the CPU too), `fp8` (torchao, "
+            "CUDA 8.9+), `nf4` (bitsandbytes, CUDA), `gguf` (the file in CHIEF_VIDEO_GGUF)."
+        ),
+    )
+    group_offload: Literal["none", "block", "leaf"] = Field(
+        "none",
+        description="Group offloading with the `custom` profile (CUDA; streams overlap the transfers): block or leaf.",
+    )
+    video_gguf: str = Field("", description="The transformer's .gguf file, with CHIEF_VIDEO_QUANT=gguf.")
     steps: int | None = Field(None, ge=1, le=1000, description="Denoising steps; empty: the model family's default.")
     guidance: float | None = Field(
         None, ge=0, le=100, description=("Classifier-free guidance scale; empty: the model family's default.")

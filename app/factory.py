@@ -33,7 +33,19 @@ def make_backend(config: Config):
         vae_slicing=config.vae_slicing,
         steps=config.steps,
         guidance=config.guidance,
+        memory=video_memory(config),
     )
+
+
+def video_memory(config: Config):
+    """The video model's Memory: the named profile, or (`custom`) the separate quantization and offload settings."""
+    from generation.memory import Memory, profile_memory
+
+    gguf = config.video_gguf or None
+    if config.video_profile != "custom":
+        return profile_memory(config.video_profile, gguf_file=gguf)
+    offload = "model" if config.cpu_offload else config.group_offload
+    return Memory(config.video_quant, offload, config.vae_tiling, config.vae_slicing, "custom", gguf)
 
 
 def make_images(config: Config):

@@ -1,8 +1,17 @@
-"""Seconds per shot: DiffusersBackend against a bare diffusers script, Wan 2.1 T2V 1.3B at full size.
+"""Seconds per shot and peak GPU memory: DiffusersBackend against a bare diffusers script with the same settings,
+per family and memory profile.
 
-    .venv/bin/python bench/gpu_diffusers.py                    # needs a CUDA GPU (~35 GB) and ~20 GB disk
+    .venv/bin/python bench/gpu_diffusers.py                    # Wan 2.1 T2V 1.3B, full size: a CUDA GPU (~35 GB)
     .venv/bin/python bench/gpu_diffusers.py --frames 81 --steps 50 --shots 3
-    .venv/bin/python bench/gpu_diffusers.py --tiny             # the tests' tiny Wan, any device: a smoke run
+    .venv/bin/python bench/gpu_diffusers.py --model /models/Wan2.2-T2V-A14B-Diffusers --profile all
+    .venv/bin/python bench/gpu_diffusers.py --tiny --family all --profile all   # tiny pipelines, any device
+
+`--model` takes any saved pipeline of a family in generation/families.py (Wan 2.2 two experts or TI2V 5B, LTX-2,
+HunyuanVideo 1.5, SkyReels-V2 …); `--profile` one of the memory profiles (generation/memory.py), a list, or `all`.
+On both sides a profile is the same diffusers calls: PipelineQuantizationConfig for the transformer(s),
+enable_model_cpu_offload / enable_group_offload, vae.enable_tiling. A profile this machine cannot run (CUDA only)
+is reported as skipped with the reason. `--tiny` runs the tests' tiny pipelines (`--family`: wan, wan22,
+wan22_5b, ltx2, hunyuan15, skyreels_df, or all) at 32x32: it checks the script, the timings mean nothing.
 
 Nothing is downloaded: the pipeline is built from its published configs (written out below) with
 random weights, saved once to --folder, then loaded by both sides. Random weights draw noise, but
@@ -97,33 +106,80 @@ def build_wan_1_3b(folder: Path) -> Path:
     return folder
 
 
-def bare_pipeline(folder: Path, device: str, dtype: str):
-    """What a user's own script does: from_pretrained, .to(device)."""
+def bare_pipeline(folder: Path, device: str, dtype: str, profile: str):
+    """What a user's own script does for the same profile: from_pretrained (quantized), then place it."""
     import torch
-    from diffusers import WanPipeline
+    from diffusers import DiffusionPipeline, PipelineQuantizationConfig, TorchAoConfig
 
-    pipe = WanPipeline.from_pretrained(folder, dtype={"default": getattr(torch, dtype), "vae": torch.float32})
-    pipe.to(device)
+    from generation.memory import PROFILES
+
+    p = PROFILES[profile]
+    index = json.loads((folder / "model_index.json").read_text())
+    experts = [c for c in ("transformer", "transformer_2") if isinstance(index.get(c), list) and index[c][0]]
+    extra = {}
+    if p.quant in ("int8", "fp8"):
+        from torchao.quantization import Float8WeightOnlyConfig, Int8WeightOnlyConfig
+
+        kind = Int8WeightOnlyConfig() if p.quant == "int8" else Float8WeightOnlyConfig()
+        extra["quantization_config"] = PipelineQuantizationConfig(
+            quant_mapping={c: TorchAoConfig(kind) for c in experts}
+        )
+    elif p.quant == "nf4":
+        extra["quantization_config"] = PipelineQuantizationConfig(
+            quant_backend="bitsandbytes_4bit",
+            quant_kwargs={"load_in_4bit": True, "bnb_4bit_quant_type": "nf4", "bnb_4bit_compute_dtype": torch.bfloat16},
+            components_to_quantize=experts,
+        )
+    base = getattr(torch, dtype)
+    torch_dtype = (
+        {"default": base, "vae": torch.float32} if index["_class_name"].startswith(("Wan", "SkyReels")) else base
+    )
+    pipe = DiffusionPipeline.from_pretrained(folder, dtype=torch_dtype, **extra)
+    if p.offload == "model":
+        pipe.enable_model_cpu_offload(device=device)
+    elif p.offload in ("block", "leaf"):
+        pipe.enable_group_offload(
+            onload_device=torch.device(device),
+            offload_type=f"{p.offload}_level",
+            num_blocks_per_group=1 if p.offload == "block" else None,
+            use_stream=True,
+            record_stream=True,
+        )
+    else:
+        pipe.to(device)
+    if p.vae_tiling:
+        pipe.vae.enable_tiling()
     pipe.set_progress_bar_config(disable=True)
     return pipe
 
 
-def bare_shot(pipe, args, seed: int, out: Path) -> None:
+def bare_shot(pipe, request: ShotRequest, family, seed: int, out: Path) -> None:
+    """The same call CHIEF makes, written out: the family's frame-rate argument, extras and windows included."""
+    import inspect
+
     import torch
     from diffusers.utils import export_to_video
 
-    frames = pipe(
+    from generation.diffusers_backend import windows
+
+    kwargs = dict(
         prompt=PROMPT,
         negative_prompt=NEGATIVE,
-        height=args.height,
-        width=args.width,
-        num_frames=args.frames,
-        num_inference_steps=args.steps,
-        guidance_scale=args.guidance,
+        height=request.height,
+        width=request.width,
+        num_frames=request.num_frames,
+        num_inference_steps=request.steps,
+        guidance_scale=request.guidance,
         generator=torch.Generator("cpu").manual_seed(seed),
         output_type="np",
-    ).frames[0]
-    export_to_video(list(frames), str(out), fps=16)
+        **dict(family.extra_kwargs),
+        **windows(family, request.num_frames),
+    )
+    if family.fps_kwarg:
+        kwargs[family.fps_kwarg] = request.fps
+    accepted = inspect.signature(pipe.__call__).parameters
+    frames = pipe(**{k: v for k, v in kwargs.items() if k in accepted}).frames[0]
+    export_to_video(list(frames), str(out), fps=request.fps)
 
 
 def timed(fn) -> float:
@@ -138,84 +194,134 @@ def timed(fn) -> float:
     return time.perf_counter() - start
 
 
+TINY = ("wan", "wan22", "wan22_5b", "ltx2", "hunyuan15", "skyreels_df")
+
+
+def run_one(folder: Path, label: str, profile: str, args, device: str, dtype: str) -> dict:
+    """One family under one profile: CHIEF's backend and the bare script, shots alternating, peak memory each."""
+    import torch
+
+    from generation.base import RenderError
+    from generation.memory import profile_memory
+    from generation.pipelines import free_memory
+
+    row = {"model": label, "profile": profile}
+    try:
+        backend = DiffusersBackend(str(folder), device=device, dtype=dtype, memory=profile_memory(profile))
+    except RenderError as e:
+        return {**row, "skipped": str(e)}
+    fam = backend.family
+    request = backend.resolve(
+        ShotRequest(
+            "bench",
+            PROMPT,
+            negative_prompt=NEGATIVE,
+            width=args.width or fam.width,
+            height=args.height or fam.height,
+            fps=fam.fps,
+            num_frames=args.frames,
+            steps=args.steps,
+            guidance=args.guidance,
+        )
+    )
+    out = Path(tempfile.mkdtemp(prefix="chief-bench-"))
+    cuda = torch.cuda.is_available()
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+    load_backend = timed(lambda: backend.render(request, out / "warmup-backend.mp4"))  # load + first shot
+    backend_s = [
+        timed(lambda i=i: backend.render(request.with_(seed=1 + i), out / f"b{i}.mp4")) for i in range(args.shots)
+    ]
+    backend_peak = torch.cuda.max_memory_allocated() if cuda else None
+    from generation.pipelines import _PIPELINES
+
+    _PIPELINES.clear()  # one side's weights at a time, so each peak is its own
+    free_memory()
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+    holder = {}
+    load_bare = timed(lambda: holder.setdefault("pipe", bare_pipeline(folder, device, dtype, profile)))
+    bare_shot(holder["pipe"], request, fam, 0, out / "warmup-bare.mp4")
+    bare_s = [
+        timed(lambda i=i: bare_shot(holder["pipe"], request, fam, 1 + i, out / f"r{i}.mp4")) for i in range(args.shots)
+    ]
+    bare_peak = torch.cuda.max_memory_allocated() if cuda else None
+    holder.clear()
+    free_memory()
+    return {
+        **row,
+        "family": fam.name,
+        "shot": f"{request.width}x{request.height}, {request.num_frames} frames, {request.steps} steps",
+        "backend_first_shot_with_load_s": round(load_backend, 2),
+        "bare_load_s": round(load_bare, 2),
+        "backend_s_per_shot": round(statistics.median(backend_s), 3),
+        "bare_s_per_shot": round(statistics.median(bare_s), 3),
+        "ratio_backend_over_bare": round(statistics.median(backend_s) / statistics.median(bare_s), 3),
+        "backend_peak_gib": None if backend_peak is None else round(backend_peak / 2**30, 2),
+        "bare_peak_gib": None if bare_peak is None else round(bare_peak / 2**30, 2),
+    }
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--folder", type=Path, help="where the random-weight pipeline is saved (reused if present)")
-    parser.add_argument("--tiny", action="store_true", help="the tests' tiny Wan at 32x32: checks the script runs")
-    parser.add_argument("--width", type=int, default=832)
-    parser.add_argument("--height", type=int, default=480)
+    parser.add_argument("--folder", type=Path, help="where the random-weight Wan 2.1 1.3B is saved (reused if there)")
+    parser.add_argument("--model", type=Path, help="a saved pipeline folder of any family instead")
+    parser.add_argument(
+        "--tiny", action="store_true", help="the tests' tiny pipelines at 32x32: checks the script runs"
+    )
+    parser.add_argument("--family", default="wan", help=f"with --tiny: one of {', '.join(TINY)}, a list, or all")
+    parser.add_argument("--profile", default="fastest", help="memory profile(s): a comma list, or all")
+    parser.add_argument("--width", type=int, default=None, help="default: the family's")
+    parser.add_argument("--height", type=int, default=None)
     parser.add_argument("--frames", type=int, default=33)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--guidance", type=float, default=5.0)
     parser.add_argument("--shots", type=int, default=3, help="timed shots per side, after one warm-up each")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    from generation.memory import PROFILES
+
+    profiles = list(PROFILES) if args.profile == "all" else args.profile.split(",")
     if args.tiny:
         args.width = args.height = 32
-        args.frames, args.steps = 9, 2
+        args.frames, args.steps, args.shots = 9, 2, min(args.shots, 2)
 
     import torch
 
     device, dtype = pick_device()
     if device != "cuda" and not args.tiny:
         sys.exit("bench/gpu_diffusers.py needs a CUDA GPU (use --tiny for a smoke run on this machine)")
-    folder = args.folder or Path(tempfile.gettempdir()) / (
-        "chief-wan-tiny" if args.tiny else "chief-wan2.1-1.3b-random"
-    )
-    if not (folder / "model_index.json").exists():
-        start = time.perf_counter()
-        if args.tiny:
-            from generation.tiny import build_wan
+    models: list[tuple[Path, str]] = []
+    if args.tiny:
+        from generation.tiny import BUILDERS
 
-            build_wan(folder)
-        else:
+        for name in TINY if args.family == "all" else args.family.split(","):
+            folder = Path(tempfile.gettempdir()) / f"chief-bench-tiny-{name}"
+            if not (folder / "model_index.json").exists():
+                BUILDERS[name](folder)
+            models.append((folder, f"tiny {name} (tests)"))
+    elif args.model:
+        models.append((args.model, str(args.model)))
+    else:
+        folder = args.folder or Path(tempfile.gettempdir()) / "chief-wan2.1-1.3b-random"
+        if not (folder / "model_index.json").exists():
+            start = time.perf_counter()
             build_wan_1_3b(folder)
-        print(f"built and saved {folder} in {time.perf_counter() - start:.1f} s", file=sys.stderr)
-    out = Path(tempfile.mkdtemp(prefix="chief-bench-"))
+            print(f"built and saved {folder} in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+        models.append((folder, "Wan 2.1 T2V 1.3B (random weights)"))
 
-    backend = DiffusersBackend(str(folder), device=device, dtype=dtype)
-    request = ShotRequest(
-        "bench",
-        PROMPT,
-        negative_prompt=NEGATIVE,
-        width=args.width,
-        height=args.height,
-        fps=16,
-        num_frames=args.frames,
-        steps=args.steps,
-        guidance=args.guidance,
-    )
-    load_backend = timed(lambda: backend.render(request, out / "warmup-backend.mp4"))  # load + first shot
-    holder = {}
-    load_bare = timed(lambda: holder.setdefault("pipe", bare_pipeline(folder, device, dtype)))
-    bare_shot(holder["pipe"], args, 0, out / "warmup-bare.mp4")
-
-    backend_s, bare_s = [], []
-    for i in range(args.shots):
-        seed = 1 + i
-        backend_s.append(timed(lambda: backend.render(request.with_(seed=seed), out / f"backend{i}.mp4")))
-        bare_s.append(timed(lambda: bare_shot(holder["pipe"], args, seed, out / f"bare{i}.mp4")))
-
+    rows = [run_one(folder, label, p, args, device, dtype) for folder, label in models for p in profiles]
     result = {
         "device": torch.cuda.get_device_name() if device == "cuda" else device,
         "dtype": dtype,
-        "model": "tiny Wan (tests)" if args.tiny else "Wan 2.1 T2V 1.3B (random weights)",
-        "shot": f"{args.width}x{args.height}, {args.frames} frames, {args.steps} steps, cfg {args.guidance}",
-        "backend_first_shot_with_load_s": round(load_backend, 2),
-        "bare_load_s": round(load_bare, 2),
-        "backend_s_per_shot": round(statistics.median(backend_s), 3),
-        "bare_s_per_shot": round(statistics.median(bare_s), 3),
-        "ratio_backend_over_bare": round(statistics.median(backend_s) / statistics.median(bare_s), 3),
-        "backend_runs": [round(s, 3) for s in backend_s],
-        "bare_runs": [round(s, 3) for s in bare_s],
+        "runs": rows,
     }
-    if torch.cuda.is_available():
-        result["peak_gpu_gib"] = round(torch.cuda.max_memory_allocated() / 2**30, 1)
     if args.json:
         print(json.dumps(result, indent=2))
     else:
-        for key, value in result.items():
-            print(f"{key:32} {value}")
+        print(f"device {result['device']} · {dtype}")
+        for row in rows:
+            print(" · ".join(f"{k} {v}" for k, v in row.items()))
     return result
 
 

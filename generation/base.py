@@ -61,6 +61,7 @@ class ClipInfo:
     fps: int
     width: int
     height: int
+    audio: Path | None = None  # sound the model made with the picture (LTX-2), also the clip's audio stream
 
 
 @runtime_checkable
@@ -93,6 +94,9 @@ def clip_key(backend: Backend, request: ShotRequest) -> str:
         if fields[name] == unset:
             fields.pop(name)
     payload = {"backend": backend.name, "model": backend.model, "request": fields, "v": 1}
+    quant = getattr(getattr(backend, "memory", None), "quant", "none")  # quantized weights draw other pixels
+    if quant != "none":
+        payload["quant"] = quant
     blob = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
     return hashlib.sha256(blob).hexdigest()
 

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from .base import CancelToken, ClipInfo, Progress, RenderError, ShotRequest, file_sha256, frames_for, with_camera
-from .families import FAMILIES, Family
+from .families import FAMILIES, Family, family_for
+from .memory import Memory
 from .pipelines import (
     _PIPELINES,
     SHORT_DTYPE,
@@ -32,15 +33,17 @@ from .pipelines import (
     to_uint8,
     warm,
 )
-from .video_io import write_video
+from .video_io import run_ffmpeg, write_video
 
 __all__ = ["DiffusersBackend", "_PIPELINES", "family_of", "pick_device", "pipeline_class_name"]
 
 
-def family_of(class_name: str, model: str) -> Family:
-    """The family row for a text-to-video pipeline class; a one-line error for anything else."""
-    if class_name in FAMILIES:
-        return FAMILIES[class_name]
+def family_of(class_name: str, model: str, index: dict | None = None) -> Family:
+    """The family row for a text-to-video pipeline class (and its model_index.json, which picks a variant); a
+    one-line error for anything else."""
+    row = family_for(class_name, index or {})
+    if row is not None:
+        return row
     if class_name in {f.i2v_pipeline for f in FAMILIES.values()}:
         raise RenderError(
             f"{model} is an image-to-video pipeline ({class_name}); "
@@ -90,8 +93,9 @@ class DiffusersBackend(PipelineModel):
         vae_slicing: bool = False,
         steps: int | None = None,
         guidance: float | None = None,
+        memory: Memory | None = None,
     ) -> None:
-        super().__init__(model, device, dtype, cpu_offload, vae_tiling, vae_slicing)
+        super().__init__(model, device, dtype, cpu_offload, vae_tiling, vae_slicing, memory)
         self.i2v_model, self.vace_model = i2v_model, vace_model
         self.steps, self.guidance = steps, guidance
 
@@ -99,7 +103,7 @@ class DiffusersBackend(PipelineModel):
 
     @property
     def family(self) -> Family:
-        return family_of(self.class_name, self.model)
+        return family_of(self.class_name, self.model, self.index)
 
     def _has_i2v(self, fam: Family) -> bool:
         return fam.i2v_pipeline is not None and (fam.i2v_shares_components or self.i2v_model is not None)
@@ -134,6 +138,9 @@ class DiffusersBackend(PipelineModel):
             "device": self.device,
             "dtype": SHORT_DTYPE[self.dtype],
             "cpu_offload": self.cpu_offload,
+            "profile": self.memory.profile,
+            "quant": self.memory.quant,
+            "offload": self.memory.offload,
             "i2v": (fam.i2v_pipeline if self._has_i2v(fam) else None),
             "vace": (fam.vace_pipeline if self._has_vace(fam) else None),
         }
@@ -144,9 +151,9 @@ class DiffusersBackend(PipelineModel):
             pipeline = self.class_name
         except RenderError:
             pipeline = "model not found"
-        offload = " · cpu offload" if self.cpu_offload else ""
         vace = f" · VACE {self.vace_model}" if self.vace_model else ""
-        return f"diffusers · {pipeline} · {self.model}{vace} · {self.device} {SHORT_DTYPE[self.dtype]}{offload}"
+        memory = self.memory.label
+        return f"diffusers · {pipeline} · {self.model}{vace} · {self.device} {SHORT_DTYPE[self.dtype]} · {memory}"
 
     # -- the Backend protocol --------------------------------------------------------------
 
@@ -245,24 +252,35 @@ class DiffusersBackend(PipelineModel):
             kwargs["negative_prompt"] = req.negative_prompt
         if fam.fps_kwarg and not req.route:
             kwargs[fam.fps_kwarg] = req.fps
+        if not req.route:
+            kwargs.update(fam.extra_kwargs)
+            kwargs.update(windows(fam, req.num_frames))
         image = _rgb(req.keyframe or req.init_image) if (req.keyframe or req.init_image) else None
         if req.route:
             kwargs.update(_vace_inputs(req, image))
         elif image is not None:
             kwargs["image"] = image
         entry, pipe = self._pipeline(fam, req.route, image is not None)
-        with (
-            entry.lock,
-            pipeline_errors(
-                f"shot {req.shot_id}", fam.name, f"{req.width}x{req.height}, {req.num_frames} frames", self.device
-            ),
-        ):
-            frames = pipe(**kwargs).frames[0]
+        # What this pipeline's __call__ takes (HunyuanVideo 1.5 has no guidance_scale or step callback: its guider
+        # takes the guidance, and Stop acts between shots).
+        accepted = inspect.signature(pipe.__call__).parameters
+        kwargs = {k: v for k, v in kwargs.items() if k in accepted}
+        size = f"{req.width}x{req.height}, {req.num_frames} frames"
+        with entry.lock, pipeline_errors(f"shot {req.shot_id}", fam.name, size, self.device, self.memory):
+            if "guidance_scale" not in accepted and getattr(pipe, "guider", None) is not None:
+                pipe.guider = pipe.guider.new(guidance_scale=req.guidance)
+            output = pipe(**kwargs)
         if cancel is not None:
             cancel.raise_if_cancelled()
-        video = to_uint8(frames)
+        video = to_uint8(output.frames[0])
         n = write_video(video, Path(out), req.fps)
-        return ClipInfo(path=Path(out), num_frames=n, fps=req.fps, width=video.shape[2], height=video.shape[1])
+        audio = None
+        if fam.audio and getattr(output, "audio", None) is not None:
+            rate = int(pipe.vocoder.config.output_sampling_rate)
+            audio = keep_audio(output.audio[0], rate, Path(out), n / req.fps)
+        return ClipInfo(
+            path=Path(out), num_frames=n, fps=req.fps, width=video.shape[2], height=video.shape[1], audio=audio
+        )
 
     # -- loading ---------------------------------------------------------------------------
 
@@ -280,6 +298,53 @@ class DiffusersBackend(PipelineModel):
             return entry, entry.pipe
         entry = warm(self.model, self.options, fam.fp32_modules)
         return entry, (derived(entry, fam.i2v_pipeline) if image else entry.pipe)
+
+
+def windows(fam: Family, frames: int) -> dict[str, Any]:
+    """Diffusion forcing's arguments: the model's window (`base_num_frames`) and, for a shot longer than it, the
+    overlap and the noise added to the kept frames, so the pipeline extends the shot window by window."""
+    if fam.window_frames is None:
+        return {}
+    out: dict[str, Any] = {"base_num_frames": min(frames, fam.window_frames)}
+    if frames > fam.window_frames:
+        out.update(overlap_history=fam.overlap_frames, addnoise_condition=fam.addnoise)
+    return out
+
+
+def window_count(fam: Family, frames: int) -> int:
+    """How many windows the pipeline renders for `frames` (its own arithmetic, in latent frames)."""
+    if fam.window_frames is None or frames <= fam.window_frames:
+        return 1
+    a = fam.frame_rule[0]
+    latent, base, overlap = (frames - 1) // a + 1, (fam.window_frames - 1) // a + 1, (fam.overlap_frames - 1) // a + 1
+    return 1 + (latent - base - 1) // (base - overlap) + 1
+
+
+def keep_audio(audio, rate: int, out: Path, seconds: float) -> Path:
+    """The sound a pipeline returned with the picture (LTX-2): written as a WAV beside the clip and muxed into it
+    as its audio stream (AAC, padded or cut to the picture's length). What the film does with it belongs to the
+    sound pipeline."""
+    import wave
+
+    import numpy as np
+
+    samples = np.asarray(audio.float().cpu() if hasattr(audio, "float") else audio, dtype=np.float32)
+    samples = np.nan_to_num(samples).clip(-1.0, 1.0)
+    if samples.ndim == 1:
+        samples = samples[None]
+    wav = out.with_suffix(".wav")
+    with wave.open(str(wav), "wb") as w:  # 16-bit PCM, channels interleaved
+        w.setnchannels(samples.shape[0])
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes((samples.T * 32767).astype("<i2").tobytes())
+    muxed = out.with_suffix(".audio.mp4")
+    run_ffmpeg(
+        ["-y", "-i", str(out), "-i", str(wav), "-map", "0:v", "-map", "1:a", "-c:v", "copy", "-c:a", "aac"]
+        + ["-af", "apad", "-t", f"{seconds:.6f}", str(muxed)]
+    )
+    muxed.replace(out)
+    return wav
 
 
 def _rgb(path: str):

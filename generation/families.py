@@ -1,7 +1,9 @@
 """What each diffusers video family needs, in one table keyed by pipeline class name.
 
 The diffusers backend reads only this table: adding a family is adding a row, never a branch.
-Values follow each pipeline's own defaults and checks in diffusers (`check_inputs`, `__call__`).
+Values follow each pipeline's own defaults and checks in diffusers (`check_inputs`, `__call__`) and the
+model cards. Some classes hold several models (WanPipeline: Wan 2.1, Wan 2.2 with two experts, Wan 2.2 TI2V 5B):
+`VARIANTS` picks a row by what the folder's model_index.json sets, without loading weights.
 """
 
 from __future__ import annotations
@@ -26,6 +28,15 @@ class Family:
     call_kwargs: frozenset[str] = frozenset({"num_frames", "negative_prompt"})
     fps_kwarg: str | None = None  # the call argument that takes the frame rate, when there is one
     fp32_modules: tuple[str, ...] = ()  # components the model card loads in float32
+    extra_kwargs: tuple[tuple[str, object], ...] = ()  # fixed call arguments the model card sets
+    # Diffusion forcing: the model renders at most `window_frames` at once; a longer shot (up to max_frames) is
+    # extended in windows that overlap by `overlap_frames`, with `addnoise` on the kept frames (the pipeline's own
+    # overlap_history / addnoise_condition / base_num_frames).
+    window_frames: int | None = None
+    overlap_frames: int = 17
+    addnoise: float = 20.0
+    audio: bool = False  # the pipeline returns a sound track with the picture (LTX-2)
+    when: tuple[str, ...] = ()  # model_index.json entries that must be set for this row (see VARIANTS)
 
 
 FAMILIES: dict[str, Family] = {
@@ -96,3 +107,107 @@ FAMILIES: dict[str, Family] = {
         guidance=7.5,
     ),
 }
+
+
+# Rows that share a class with FAMILIES' row, chosen by model_index.json (the first row whose `when` keys are all
+# set). Wan 2.2 A14B: two experts, `transformer` for the high-noise steps and `transformer_2` below
+# `boundary_ratio` (the pipeline switches by itself); guidance 4.0 / 3.0 per expert, 40 steps (model card).
+# Wan 2.2 TI2V 5B: `expand_timesteps`, a 16x VAE with 2x2 patches (sizes in 32s), 24 fps, 121 frames, 1280x704.
+VARIANTS: dict[str, tuple[Family, ...]] = {
+    "WanPipeline": (
+        Family(
+            "Wan 2.2",
+            (4, 1),
+            fps=16,
+            width=832,
+            height=480,
+            size_multiple=16,
+            max_frames=81,
+            steps=40,
+            guidance=4.0,
+            i2v_pipeline="WanImageToVideoPipeline",
+            fp32_modules=("vae",),
+            extra_kwargs=(("guidance_scale_2", 3.0),),
+            when=("transformer_2", "boundary_ratio"),
+        ),
+        Family(
+            "Wan 2.2 TI2V 5B",
+            (4, 1),
+            fps=24,
+            width=1280,
+            height=704,
+            size_multiple=32,
+            max_frames=121,
+            steps=50,
+            guidance=5.0,
+            i2v_pipeline="WanImageToVideoPipeline",
+            i2v_shares_components=True,
+            fp32_modules=("vae",),
+            when=("expand_timesteps",),
+        ),
+    ),
+}
+
+FAMILIES.update(
+    {
+        # LTX-2: picture and sound in one model. Video is rendered here; the sound track it returns is kept with
+        # the clip (ClipInfo.audio, and the clip's audio stream). 8k+1 frames, sizes in 32s, 24 fps, 30 steps,
+        # guidance 3.0 (LTX2Pipeline.__call__); up to 20 s (its max_seconds).
+        "LTX2Pipeline": Family(
+            "LTX-2",
+            (8, 1),
+            fps=24,
+            width=768,
+            height=512,
+            size_multiple=32,
+            max_frames=481,
+            steps=30,
+            guidance=3.0,
+            i2v_pipeline="LTX2ImageToVideoPipeline",
+            i2v_shares_components=True,
+            fps_kwarg="frame_rate",
+            audio=True,
+        ),
+        # HunyuanVideo 1.5 (480p): 121 frames at 24 fps, 4k+1, sizes in 16s. Guidance goes to the pipeline's guider
+        # (its __call__ has no guidance_scale), and it takes no step callback: progress and Stop act between shots.
+        "HunyuanVideo15Pipeline": Family(
+            "HunyuanVideo 1.5",
+            (4, 1),
+            fps=24,
+            width=848,
+            height=480,
+            size_multiple=16,
+            max_frames=121,
+            steps=50,
+            guidance=6.0,
+            i2v_pipeline="HunyuanVideo15ImageToVideoPipeline",
+        ),
+        # SkyReels-V2 diffusion forcing (540P): 97 frames at once at 24 fps, 960x544; a longer shot, up to 30 s,
+        # is extended in windows of 97 overlapping by 17 with addnoise 20 (the pipeline's recommended long-video settings).
+        "SkyReelsV2DiffusionForcingPipeline": Family(
+            "SkyReels-V2",
+            (4, 1),
+            fps=24,
+            width=960,
+            height=544,
+            size_multiple=16,
+            max_frames=721,
+            steps=50,
+            guidance=6.0,
+            fps_kwarg="fps",
+            window_frames=97,
+        ),
+    }
+)
+
+
+def _is_set(value: object) -> bool:
+    return value not in (None, False, [None, None], [])
+
+
+def family_for(class_name: str, index: dict) -> Family | None:
+    """The row for a pipeline class and its model_index.json (a variant when its keys are set); None if unknown."""
+    for row in VARIANTS.get(class_name, ()):
+        if all(_is_set(index.get(key)) for key in row.when):
+            return row
+    return FAMILIES.get(class_name)

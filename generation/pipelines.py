@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .base import Cancelled, CancelToken, Progress, RenderError
+from .memory import Memory, check, gguf_transformer, oom_advice, place, quantization_config
 
 _DTYPES = {
     "bf16": "bfloat16",
@@ -48,9 +49,11 @@ class LoadOptions:
 
     device: str
     dtype: str
-    cpu_offload: bool = False
-    vae_tiling: bool = False
-    vae_slicing: bool = False
+    memory: Memory = Memory()
+
+    @property
+    def cpu_offload(self) -> bool:
+        return self.memory.offload == "model"
 
 
 class PipelineModel:
@@ -65,19 +68,34 @@ class PipelineModel:
         cpu_offload: bool = False,
         vae_tiling: bool = False,
         vae_slicing: bool = False,
+        memory: Memory | None = None,
     ) -> None:
+        """`memory` (a profile, quantization, offload) wins over the three separate switches, which make a
+        "custom" Memory of their own."""
         self.model = model
         device, dtype = pick_device(device, dtype)
-        if cpu_offload and device == "cpu":
+        if memory is None:
+            memory = Memory(offload="model" if cpu_offload else "none", vae_tiling=vae_tiling, vae_slicing=vae_slicing)
+        if memory.offload == "model" and device == "cpu":
             raise RenderError("cpu_offload needs a GPU device; the device is cpu")
-        self.options = LoadOptions(device, dtype, cpu_offload, vae_tiling, vae_slicing)
-        self._class_name: str | None = None
+        check(memory, device)
+        self.options = LoadOptions(device, dtype, memory)
+        self._index: dict | None = None
+
+    @property
+    def index(self) -> dict:
+        """The model's model_index.json (read once, no weights)."""
+        if self._index is None:
+            self._index = json.loads(model_file(self.model, "model_index.json").read_text())
+        return self._index
 
     @property
     def class_name(self) -> str:
-        if self._class_name is None:
-            self._class_name = pipeline_class_name(self.model)
-        return self._class_name
+        return self.index["_class_name"]
+
+    @property
+    def memory(self) -> Memory:
+        return self.options.memory
 
     @property
     def device(self) -> str:
@@ -93,11 +111,11 @@ class PipelineModel:
 
     @property
     def vae_tiling(self) -> bool:
-        return self.options.vae_tiling
+        return self.options.memory.vae_tiling
 
     @property
     def vae_slicing(self) -> bool:
-        return self.options.vae_slicing
+        return self.options.memory.vae_slicing
 
 
 _PIPELINES: dict[tuple, Warm] = {}
@@ -212,27 +230,29 @@ def _load(model: str, options: LoadOptions, fp32_modules: tuple[str, ...]) -> An
     from diffusers.utils import logging as diffusers_logging
 
     diffusers_logging.disable_progress_bar()  # "Loading pipeline components": the caller reports progress itself
-    dtype: Any = getattr(torch, options.dtype)
+    base = getattr(torch, options.dtype)
+    dtype: Any = base
     if fp32_modules and options.dtype != "float32":
         dtype = {"default": dtype, **{name: torch.float32 for name in fp32_modules}}
+    memory = options.memory
+    extra: dict[str, Any] = {}
     try:
-        pipe = DiffusionPipeline.from_pretrained(model, dtype=dtype, local_files_only=True)
-        if options.cpu_offload:
-            pipe.enable_model_cpu_offload(device=options.device)
-        else:
-            pipe.to(options.device)
+        index = json.loads(model_file(model, "model_index.json").read_text())
+        quant = quantization_config(memory, [k for k, v in index.items() if isinstance(v, list) and v[0]], base)
+        if quant is not None:
+            extra["quantization_config"] = quant
+        if memory.quant == "gguf":
+            extra["transformer"] = gguf_transformer(model, memory, index, base)
+        pipe = DiffusionPipeline.from_pretrained(model, dtype=dtype, local_files_only=True, **extra)
+        place(pipe, memory, options.device)
     except Exception as e:
         if is_oom(e):
             free_memory()
             raise RenderError(
-                f"not enough memory to load {model} on {options.device} in "
-                f"{SHORT_DTYPE[options.dtype]}; try cpu offload"
+                f"not enough memory to load {model} on {options.device} in {SHORT_DTYPE[options.dtype]} "
+                f"({memory.label}); {oom_advice(memory)}"
             ) from e
         raise RenderError(f"could not load {model}: {first_line(e)}") from e
-    if options.vae_tiling:
-        pipe.vae.enable_tiling()
-    if options.vae_slicing:
-        pipe.vae.enable_slicing()
     pipe.set_progress_bar_config(disable=True)
     return pipe
 
@@ -286,8 +306,9 @@ def to_uint8(pixels):
 
 
 @contextmanager
-def pipeline_errors(what: str, family: str, size: str, device: str) -> Iterator[None]:
-    """A pipeline call's failure as one line: out of memory (with what to try) or the first line of the error.
+def pipeline_errors(what: str, family: str, size: str, device: str, memory: Memory | None = None) -> Iterator[None]:
+    """A pipeline call's failure as one line: out of memory (with the profile to try next) or the first line of the
+    error.
 
     `what` names the subject ("shot s1", "keyframe s1"), `size` what was asked ("832x480, 81 frames")."""
     try:
@@ -297,8 +318,6 @@ def pipeline_errors(what: str, family: str, size: str, device: str) -> Iterator[
     except Exception as e:
         if is_oom(e):
             free_memory()
-            raise RenderError(
-                f"{what}: out of memory at {size} on {device}; try a smaller size, fewer frames, "
-                "cpu offload or VAE tiling"
-            ) from e
+            advice = oom_advice(memory or Memory())
+            raise RenderError(f"{what}: out of memory at {size} on {device}; {advice}") from e
         raise RenderError(f"{what}: {family} render failed: {first_line(e)}") from e

@@ -74,17 +74,16 @@ def _wan_parts():
     return tokenizer, vae, tiny_umt5(len(tokenizer))
 
 
-def build_wan(folder: Path) -> Path:
-    from diffusers import FlowMatchEulerDiscreteScheduler, WanPipeline, WanTransformer3DModel
+def _wan_transformer(cls_name: str = "WanTransformer3DModel", channels: int = 16, seed: int = 0):
+    import diffusers
 
-    tokenizer, vae, text_encoder = _wan_parts()
-    torch.manual_seed(0)
-    transformer = WanTransformer3DModel(
+    torch.manual_seed(seed)
+    return getattr(diffusers, cls_name)(
         patch_size=(1, 2, 2),
         num_attention_heads=2,
         attention_head_dim=12,
-        in_channels=16,
-        out_channels=16,
+        in_channels=channels,
+        out_channels=channels,
         text_dim=TEXT_DIM,
         freq_dim=256,
         ffn_dim=32,
@@ -93,10 +92,89 @@ def build_wan(folder: Path) -> Path:
         qk_norm="rms_norm_across_heads",
         rope_max_seq_len=32,
     )
+
+
+def build_wan(folder: Path) -> Path:
+    from diffusers import FlowMatchEulerDiscreteScheduler, WanPipeline
+
+    tokenizer, vae, text_encoder = _wan_parts()
+    transformer = _wan_transformer()
     pipe = WanPipeline(
         transformer=transformer,
         vae=vae,
         scheduler=FlowMatchEulerDiscreteScheduler(shift=7.0),
+        text_encoder=text_encoder,
+        tokenizer=tokenizer,
+    )
+    pipe.save_pretrained(folder)
+    return folder
+
+
+def build_wan22(folder: Path) -> Path:
+    """Wan 2.2 A14B's shape: two experts (`transformer` above the boundary, `transformer_2` below) and the
+    boundary ratio, as diffusers' tests/pipelines/wan/test_wan_22.py builds it."""
+    from diffusers import UniPCMultistepScheduler, WanPipeline
+
+    tokenizer, vae, text_encoder = _wan_parts()
+    pipe = WanPipeline(
+        transformer=_wan_transformer(seed=0),
+        transformer_2=_wan_transformer(seed=1),  # another seed: the two experts differ, as trained ones do
+        boundary_ratio=0.875,
+        vae=vae,
+        scheduler=UniPCMultistepScheduler(prediction_type="flow_prediction", use_flow_sigmas=True, flow_shift=3.0),
+        text_encoder=text_encoder,
+        tokenizer=tokenizer,
+    )
+    pipe.save_pretrained(folder)
+    return folder
+
+
+def build_wan22_5b(folder: Path) -> Path:
+    """Wan 2.2 TI2V 5B's shape: one transformer over the 48-channel, 16x VAE with expand_timesteps."""
+    from diffusers import AutoencoderKLWan, UniPCMultistepScheduler, WanPipeline
+
+    tokenizer = tiny_tokenizer()
+    torch.manual_seed(0)
+    vae = AutoencoderKLWan(
+        base_dim=3,
+        z_dim=48,
+        in_channels=12,
+        out_channels=12,
+        is_residual=True,
+        patch_size=2,
+        latents_mean=[0.0] * 48,
+        latents_std=[1.0] * 48,
+        dim_mult=[1, 1, 1, 1],
+        num_res_blocks=1,
+        scale_factor_spatial=16,
+        scale_factor_temporal=4,
+        temperal_downsample=[False, True, True],
+    )
+    torch.manual_seed(0)
+    text_encoder = tiny_umt5(len(tokenizer))
+    pipe = WanPipeline(
+        transformer=_wan_transformer(channels=48),
+        transformer_2=None,
+        boundary_ratio=None,
+        expand_timesteps=True,
+        vae=vae,
+        scheduler=UniPCMultistepScheduler(prediction_type="flow_prediction", use_flow_sigmas=True, flow_shift=5.0),
+        text_encoder=text_encoder,
+        tokenizer=tokenizer,
+    )
+    pipe.save_pretrained(folder)
+    return folder
+
+
+def build_skyreels_df(folder: Path) -> Path:
+    """SkyReels-V2 diffusion forcing: the Wan parts with a SkyReels-V2 transformer (tests/pipelines/skyreels_v2)."""
+    from diffusers import SkyReelsV2DiffusionForcingPipeline, UniPCMultistepScheduler
+
+    tokenizer, vae, text_encoder = _wan_parts()
+    pipe = SkyReelsV2DiffusionForcingPipeline(
+        transformer=_wan_transformer("SkyReelsV2Transformer3DModel"),
+        vae=vae,
+        scheduler=UniPCMultistepScheduler(prediction_type="flow_prediction", use_flow_sigmas=True, flow_shift=8.0),
         text_encoder=text_encoder,
         tokenizer=tokenizer,
     )
@@ -237,6 +315,249 @@ def build_ltx(folder: Path) -> Path:
     return folder
 
 
+def build_ltx2(folder: Path) -> Path:
+    """LTX-2 (picture and sound): configs from diffusers' tests/pipelines/ltx2/testing_utils.py, with a tiny Gemma 3
+    built from its config (32 wide: the connectors' 4 heads x 8) and the code-built tokenizer as a Gemma tokenizer."""
+    from diffusers import (
+        AutoencoderKLLTX2Audio,
+        AutoencoderKLLTX2Video,
+        FlowMatchEulerDiscreteScheduler,
+        LTX2Pipeline,
+        LTX2VideoTransformer3DModel,
+    )
+    from diffusers.pipelines.ltx2 import LTX2TextConnectors
+    from diffusers.pipelines.ltx2.vocoder import LTX2Vocoder
+    from transformers import Gemma3Config, Gemma3ForConditionalGeneration, GemmaTokenizerFast
+
+    base = tiny_tokenizer()
+    tokenizer = GemmaTokenizerFast(
+        tokenizer_object=base.backend_tokenizer,
+        pad_token="<pad>",
+        eos_token="</s>",
+        bos_token="</s>",
+        unk_token="<unk>",
+        model_max_length=1024,
+    )
+    torch.manual_seed(0)
+    text = dict(
+        vocab_size=len(base),
+        hidden_size=32,
+        intermediate_size=37,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=16,
+        sliding_window=16,
+        max_position_embeddings=1024,
+    )
+    vision = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, image_size=8)
+    text_encoder = Gemma3ForConditionalGeneration(
+        Gemma3Config(text_config=text, vision_config={**vision, "patch_size": 4}, mm_tokens_per_image=1)
+    ).eval()
+    width, layers = text["hidden_size"], text["num_hidden_layers"]
+    torch.manual_seed(0)
+    transformer = LTX2VideoTransformer3DModel(
+        in_channels=4,
+        out_channels=4,
+        patch_size=1,
+        patch_size_t=1,
+        num_attention_heads=2,
+        attention_head_dim=8,
+        cross_attention_dim=16,
+        audio_in_channels=4,
+        audio_out_channels=4,
+        audio_num_attention_heads=2,
+        audio_attention_head_dim=4,
+        audio_cross_attention_dim=8,
+        num_layers=2,
+        qk_norm="rms_norm_across_heads",
+        caption_channels=width,
+        rope_double_precision=False,
+        rope_type="split",
+    )
+    torch.manual_seed(0)
+    connectors = LTX2TextConnectors(
+        caption_channels=width,
+        text_proj_in_factor=layers + 1,
+        video_connector_num_attention_heads=4,
+        video_connector_attention_head_dim=8,
+        video_connector_num_layers=1,
+        video_connector_num_learnable_registers=None,
+        audio_connector_num_attention_heads=4,
+        audio_connector_attention_head_dim=8,
+        audio_connector_num_layers=1,
+        audio_connector_num_learnable_registers=None,
+        connector_rope_base_seq_len=32,
+        rope_theta=10000.0,
+        rope_double_precision=False,
+        causal_temporal_positioning=False,
+        rope_type="split",
+    )
+    torch.manual_seed(0)
+    vae = AutoencoderKLLTX2Video(
+        in_channels=3,
+        out_channels=3,
+        latent_channels=4,
+        block_out_channels=(8,),
+        decoder_block_out_channels=(8,),
+        layers_per_block=(1,),
+        decoder_layers_per_block=(1, 1),
+        spatio_temporal_scaling=(True,),
+        decoder_spatio_temporal_scaling=(True,),
+        decoder_inject_noise=(False, False),
+        downsample_type=("spatial",),
+        upsample_residual=(False,),
+        upsample_factor=(1,),
+        timestep_conditioning=False,
+        patch_size=1,
+        patch_size_t=1,
+        encoder_causal=True,
+        decoder_causal=False,
+    )
+    torch.manual_seed(0)
+    audio_vae = AutoencoderKLLTX2Audio(
+        base_channels=4,
+        output_channels=2,
+        ch_mult=(1,),
+        num_res_blocks=1,
+        attn_resolutions=None,
+        in_channels=2,
+        resolution=32,
+        latent_channels=2,
+        norm_type="pixel",
+        causality_axis="height",
+        dropout=0.0,
+        mid_block_add_attention=False,
+        sample_rate=16000,
+        mel_hop_length=160,
+        is_causal=True,
+        mel_bins=8,
+    )
+    torch.manual_seed(0)
+    vocoder = LTX2Vocoder(
+        in_channels=2 * 8,  # the audio VAE's output channels x mel bins
+        hidden_channels=32,
+        out_channels=2,
+        upsample_kernel_sizes=[4, 4],
+        upsample_factors=[2, 2],
+        resnet_kernel_sizes=[3],
+        resnet_dilations=[[1, 3, 5]],
+        leaky_relu_negative_slope=0.1,
+        output_sampling_rate=16000,
+    )
+    LTX2Pipeline(
+        scheduler=FlowMatchEulerDiscreteScheduler(),
+        vae=vae,
+        audio_vae=audio_vae,
+        text_encoder=text_encoder,
+        tokenizer=tokenizer,
+        connectors=connectors,
+        transformer=transformer,
+        vocoder=vocoder,
+    ).save_pretrained(folder)
+    return folder
+
+
+def build_hunyuan15(folder: Path) -> Path:
+    """HunyuanVideo 1.5: configs from diffusers' tests/pipelines/hunyuan_video1_5; the Qwen2.5-VL text model and a
+    ByT5 T5 encoder built from configs, the code-built tokenizer as a Qwen2 tokenizer with a small chat template."""
+    from diffusers import (
+        AutoencoderKLHunyuanVideo15,
+        FlowMatchEulerDiscreteScheduler,
+        HunyuanVideo15Pipeline,
+        HunyuanVideo15Transformer3DModel,
+    )
+    from diffusers.guiders import ClassifierFreeGuidance
+    from transformers import (
+        ByT5Tokenizer,
+        Qwen2_5_VLTextConfig,
+        Qwen2_5_VLTextModel,
+        Qwen2TokenizerFast,
+        T5Config,
+        T5EncoderModel,
+    )
+
+    base = tiny_tokenizer()
+    tokenizer = Qwen2TokenizerFast(
+        tokenizer_object=base.backend_tokenizer,
+        pad_token="<pad>",
+        eos_token="</s>",
+        unk_token="<unk>",
+        model_max_length=2048,
+    )
+    tokenizer.chat_template = (
+        "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}{% endfor %}"
+        "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+    )
+    torch.manual_seed(0)
+    transformer = HunyuanVideo15Transformer3DModel(
+        in_channels=9,
+        out_channels=4,
+        num_attention_heads=2,
+        attention_head_dim=8,
+        num_layers=1,
+        num_refiner_layers=1,
+        mlp_ratio=2.0,
+        patch_size=1,
+        patch_size_t=1,
+        text_embed_dim=16,
+        text_embed_2_dim=32,
+        image_embed_dim=12,
+        rope_axes_dim=(2, 2, 4),
+        target_size=16,
+        task_type="t2v",
+    )
+    torch.manual_seed(0)
+    vae = AutoencoderKLHunyuanVideo15(
+        in_channels=3,
+        out_channels=3,
+        latent_channels=4,
+        block_out_channels=(16, 16),
+        layers_per_block=1,
+        spatial_compression_ratio=4,
+        temporal_compression_ratio=2,
+        downsample_match_channel=False,
+        upsample_match_channel=False,
+    )
+    torch.manual_seed(0)
+    qwen = Qwen2_5_VLTextConfig(
+        vocab_size=len(base),
+        hidden_size=16,
+        intermediate_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        rope_scaling={"mrope_section": [1, 1, 2], "rope_type": "default", "type": "default"},
+        rope_theta=1000000.0,
+        bos_token_id=1,
+        eos_token_id=1,
+        pad_token_id=0,
+    )
+    text_encoder = Qwen2_5_VLTextModel(qwen).eval()
+    torch.manual_seed(0)
+    byt5 = T5Config(
+        vocab_size=384,  # ByT5's bytes and specials
+        d_model=32,
+        d_kv=8,
+        d_ff=37,
+        num_layers=2,
+        num_heads=4,
+        relative_attention_num_buckets=8,
+        dropout_rate=0.0,
+    )
+    HunyuanVideo15Pipeline(
+        transformer=transformer.eval(),
+        vae=vae.eval(),
+        scheduler=FlowMatchEulerDiscreteScheduler(shift=7.0),
+        text_encoder=text_encoder,
+        text_encoder_2=T5EncoderModel(byt5).eval(),
+        tokenizer=tokenizer,
+        tokenizer_2=ByT5Tokenizer(),
+        guider=ClassifierFreeGuidance(guidance_scale=6.0),
+    ).save_pretrained(folder)
+    return folder
+
+
 def build_image_pipeline(folder: Path) -> Path:
     """A tiny unconditional image pipeline (DDPM): a real diffusers folder that is not video."""
     from diffusers import DDPMPipeline, DDPMScheduler, UNet2DModel
@@ -374,6 +695,11 @@ def build_clip_vision(folder: Path) -> Path:
 
 BUILDERS = {
     "wan": build_wan,
+    "wan22": build_wan22,
+    "wan22_5b": build_wan22_5b,
+    "skyreels_df": build_skyreels_df,
+    "ltx2": build_ltx2,
+    "hunyuan15": build_hunyuan15,
     "cogvideox": build_cogvideox,
     "cogvideox_i2v": build_cogvideox_i2v,
     "ltx": build_ltx,

@@ -7,6 +7,7 @@ own modules and are registered here, in one place:
     loop.py     new, render, critique, note, refine, accept, film, picture, demo
     history.py  projects, status, trash, restore, log, show, diff, fork, checkout
     archive.py  export, import          batch.py    batch          models.py   models
+    doctor.py   doctor (this machine, and what a video model needs under each memory profile)
     persona.py  persona …               serve.py    serve
     images.py   ref …, keyframes, keyframe …, takes, pick, consistency
     edit.py     edit
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import click
 
-from app.cli import archive, batch, edit, history, images, loop, models, persona, serve
+from app.cli import archive, batch, doctor, edit, history, images, loop, models, persona, serve
 from app.cli.common import Ctx
 
 
@@ -35,20 +36,25 @@ from app.cli.common import Ctx
 )
 @click.option("--model", help="Diffusers model: a local folder or a cached hub id ($CHIEF_VIDEO_MODEL).")
 @click.option(
+    "--profile",
+    type=click.Choice(["custom", "fastest", "fits 24 GB", "fits 12 GB", "fits 8 GB"]),
+    help="Memory profile of the diffusers video model ($CHIEF_VIDEO_PROFILE; `chief doctor --model M` recommends one).",
+)
+@click.option(
     "--agents",
     type=click.Choice(["llm", "offline"]),
     help="Agent mode (default: llm when an endpoint is configured, else offline).",
 )
 @click.version_option(package_name="chief")
 @click.pass_context
-def main(ctx, home, as_json, backend, model, agents):
+def main(ctx, home, as_json, backend, model, profile, agents):
     """CHIEF: make films with generative video while you stay the director.
 
     The loop: new → render → critique → note → refine → accept → render (only changed shots) …
     """
-    ctx.obj = Ctx(home, as_json, {"backend": backend, "model": model, "agents": agents})
+    ctx.obj = Ctx(home, as_json, {"backend": backend, "model": model, "video_profile": profile, "agents": agents})
 
 
-for _module in (loop, history, edit, archive, batch, persona, serve, images, models):
+for _module in (loop, history, edit, archive, batch, persona, serve, images, models, doctor):
     for _command in _module.COMMANDS:
         main.add_command(_command)

@@ -213,7 +213,9 @@ def test_backend_failures_become_render_errors_and_a_retry_works(rendered, tmp_p
 
     with pytest.raises(RenderError) as err:
         backend.render(SHOT, tmp_path / "x.mp4", progress=oom)
-    assert one_line(err).startswith("shot s1: out of memory at 32x32, 9 frames on cpu")
+    assert one_line(err) == (
+        "shot s1: out of memory at 32x32, 9 frames on cpu; try CHIEF_VIDEO_PROFILE='fits 24 GB' (now: custom)"
+    )
 
     def boom(done, total):
         raise ValueError("bad latent shape\nTraceback noise")
@@ -227,7 +229,9 @@ def test_backend_failures_become_render_errors_and_a_retry_works(rendered, tmp_p
 def test_label_and_describe_show_pipeline_device_and_dtype(folders):
     backend = DiffusersBackend(folders("wan"))
     assert isinstance(backend, Backend) and backend.name == "diffusers" and backend.model == folders("wan")
-    assert backend.label == f"diffusers · WanPipeline · {folders('wan')} · cpu fp32"
+    assert backend.label == (
+        f"diffusers · WanPipeline · {folders('wan')} · cpu fp32 · profile custom · no quantization · no offload"
+    )
     assert backend.describe() == {
         "backend": "diffusers",
         "model": folders("wan"),
@@ -236,6 +240,9 @@ def test_label_and_describe_show_pipeline_device_and_dtype(folders):
         "device": "cpu",
         "dtype": "fp32",
         "cpu_offload": False,
+        "profile": "custom",
+        "quant": "none",
+        "offload": "none",
         "i2v": None,
         "vace": None,
     }
@@ -249,7 +256,7 @@ def test_asking_for_cuda_without_cuda_is_an_error_not_a_silent_cpu_run(folders):
     with pytest.raises(RenderError) as err:
         DiffusersBackend(folders("wan"), dtype="int3")
     assert "unknown dtype" in one_line(err)
-    assert DiffusersBackend(folders("wan"), dtype="bf16").label.endswith("cpu bf16")
+    assert " · cpu bf16 · " in DiffusersBackend(folders("wan"), dtype="bf16").label
 
 
 def test_no_pipeline_is_loaded_at_import_or_construction(folders):

@@ -1,0 +1,199 @@
+"""`chief doctor`: what this machine has for video generation, and what a model needs under each memory profile."""
+
+from __future__ import annotations
+
+import click
+from pydantic import BaseModel
+
+from app.cli.common import Ctx, command
+
+GIB = 1 << 30
+
+
+class Device(BaseModel):
+    name: str  # "cpu", "cuda:0"
+    kind: str  # the card's name, or the CPU's core count
+    memory_bytes: int | None
+
+
+class FamilyRow(BaseModel):
+    name: str
+    pipeline: str
+    fps: int
+    size: str
+    max_frames: int
+    available: bool  # the pipeline class is in the installed diffusers
+
+
+class ProfileEstimate(BaseModel):
+    weights_bytes: int
+    peak_bytes: int
+    fits: bool | None
+
+
+class Estimate(BaseModel):
+    model: str
+    pipeline: str
+    weights_bytes: int  # what the weight files hold (safetensors headers), at their stored dtypes
+    peak_bytes: int  # the recommended profile's estimated peak (an estimate: docs/memory.md)
+    profile: str | None  # the recommended profile: the fastest that fits; None when none fits or no --vram
+    fits: bool | None
+    vram_bytes: int | None
+    profiles: dict[str, ProfileEstimate]
+    method: str = (
+        "estimate for a 5 s shot at the family's size: weights from safetensors headers; peak = resident weights "
+        "+ activations + VAE decode (docs/memory.md)"
+    )
+
+
+class Report(BaseModel):
+    devices: list[Device]
+    torch: str
+    diffusers: str
+    ffmpeg: str | None
+    quantization: dict[str, bool]  # torchao, bitsandbytes, gguf: importable
+    families: list[FamilyRow]
+    estimate: Estimate | None = None
+
+
+def machine() -> tuple[list[Device], str, str, str | None]:
+    import os
+
+    import diffusers
+    import torch
+
+    devices = [Device(name="cpu", kind=f"{os.cpu_count()} cores", memory_bytes=_ram())]
+    if torch.cuda.is_available():
+        for i in range(torch.cuda.device_count()):
+            p = torch.cuda.get_device_properties(i)
+            devices.append(Device(name=f"cuda:{i}", kind=p.name, memory_bytes=p.total_memory))
+    try:
+        from generation.video_io import ffmpeg_exe
+
+        ffmpeg = ffmpeg_exe()
+    except Exception:
+        ffmpeg = None
+    return devices, torch.__version__, diffusers.__version__, ffmpeg
+
+
+def _ram() -> int | None:
+    import os
+
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return None
+
+
+def families() -> list[FamilyRow]:
+    import diffusers
+
+    from generation.families import FAMILIES, VARIANTS
+
+    rows = [(cls, f) for cls, f in FAMILIES.items()] + [(cls, f) for cls, fs in VARIANTS.items() for f in fs]
+    return [
+        FamilyRow(
+            name=f.name,
+            pipeline=cls,
+            fps=f.fps,
+            size=f"{f.width}x{f.height}",
+            max_frames=f.max_frames,
+            available=hasattr(diffusers, cls),
+        )
+        for cls, f in rows
+    ]
+
+
+def estimate_for(model: str, vram_gib: float | None, dtype: str) -> Estimate:
+    from pathlib import Path
+
+    from generation.base import frames_for
+    from generation.diffusers_backend import family_of
+    from generation.memory import estimate
+    from generation.pipelines import model_file
+
+    index_file = model_file(model, "model_index.json")
+    import json
+
+    index = json.loads(index_file.read_text())
+    fam = family_of(index["_class_name"], model, index)
+    dtype_bytes = {"fp32": 4, "bf16": 2, "fp16": 2}[dtype]
+    vram = None if vram_gib is None else int(vram_gib * GIB)
+    frames = frames_for(5.0, fam.fps, fam.frame_rule, fam.max_frames)  # a 5 s shot (the default) at full size
+    stored, per, recommended = estimate(Path(index_file).parent, dtype_bytes, vram, frames, fam.width, fam.height)
+    chosen = per[recommended] if recommended else per["fits 8 GB"]
+    return Estimate(
+        model=model,
+        pipeline=index["_class_name"],
+        weights_bytes=stored,
+        peak_bytes=chosen.peak_bytes,
+        profile=recommended,
+        fits=None if vram is None else recommended is not None,
+        vram_bytes=vram,
+        profiles={
+            n: ProfileEstimate(weights_bytes=e.weights_bytes, peak_bytes=e.peak_bytes, fits=e.fits)
+            for n, e in per.items()
+        },
+    )
+
+
+def _gib(n: int | None) -> str:
+    if n is None:
+        return "?"
+    return f"{n / GIB:.1f} GiB" if n >= GIB // 10 else f"{n / (1 << 20):.2f} MiB"
+
+
+@command(project=False, name="doctor")
+@click.option("--model", "model", help="A diffusers video model (a local folder or a cached hub id) to estimate.")
+@click.option("--vram", type=click.FloatRange(0.5, 4096), help="GPU memory to fit, in GiB (default: the first GPU's).")
+@click.option(
+    "--dtype",
+    type=click.Choice(["bf16", "fp16", "fp32"]),
+    default="bf16",
+    show_default=True,
+    help="The dtype the model would run in.",
+)
+def doctor(c: Ctx, model, vram, dtype):
+    """What this machine has for video (devices, memory, torch, diffusers, ffmpeg, families, quantization), and
+    with --model, the memory the model needs under each profile, read from its files without loading the weights.
+
+    The peak memory is an estimate (method: docs/memory.md); the weights figure is what the files hold."""
+    from generation.memory import backends
+
+    devices, torch_version, diffusers_version, ffmpeg = machine()
+    if vram is None:
+        gpu = next((d for d in devices if d.name.startswith("cuda")), None)
+        vram = gpu.memory_bytes / GIB if gpu and gpu.memory_bytes else None
+    report = Report(
+        devices=devices,
+        torch=torch_version,
+        diffusers=diffusers_version,
+        ffmpeg=ffmpeg,
+        quantization=backends(),
+        families=families(),
+        estimate=estimate_for(model, vram, dtype) if model else None,
+    )
+    lines = [f"{d.name}: {d.kind}, {_gib(d.memory_bytes)}" for d in devices]
+    if len(devices) == 1:
+        lines.append("no CUDA GPU: fp8, nf4, model and group offloading are refused; int8 runs on the CPU")
+    lines.append(f"torch {torch_version} · diffusers {diffusers_version} · ffmpeg {ffmpeg or 'not found'}")
+    lines.append("quantization: " + ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in report.quantization.items()))
+    lines.append(
+        "families: " + ", ".join(f"{f.name}{'' if f.available else ' (not in diffusers)'}" for f in report.families)
+    )
+    e = report.estimate
+    if e is not None:
+        lines.append(f"{e.model} ({e.pipeline}): weights {_gib(e.weights_bytes)} in the files")
+        for name, p in e.profiles.items():
+            fit = "" if p.fits is None else (" fits" if p.fits else " does not fit")
+            lines.append(f"  {name:<11} weights {_gib(p.weights_bytes)}, peak ≈ {_gib(p.peak_bytes)} (estimate){fit}")
+        if e.vram_bytes is None:
+            lines.append("no --vram and no GPU: no recommendation")
+        elif e.profile:
+            lines.append(f"recommended for {_gib(e.vram_bytes)}: CHIEF_VIDEO_PROFILE='{e.profile}'")
+        else:
+            lines.append(f"no profile fits {_gib(e.vram_bytes)} (estimate): use a smaller model or size")
+    c.out(report, "\n".join(lines))
+
+
+COMMANDS = [doctor]
