@@ -220,8 +220,11 @@ class Voices:
         if voice.length_scale != 1.0:
             extra["speed"] = round(1 / voice.length_scale, 3)
         self.cache_dir.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(dir=self.cache_dir, prefix=".speech", suffix=".wav")
+        answer = Path(name)
         try:
             with (
+                open(fd, "wb") as f,
                 client.audio.speech.with_streaming_response.create(
                     model=voice.model or endpoint.model,
                     voice=voice.speaker or "alloy",
@@ -229,7 +232,6 @@ class Voices:
                     response_format="wav",
                     **extra,
                 ) as response,
-                tempfile.NamedTemporaryFile(dir=self.cache_dir, prefix=".speech", suffix=".wav", delete=False) as f,
             ):
                 got = 0
                 for chunk in response.iter_bytes():
@@ -239,14 +241,13 @@ class Voices:
                             f"the speech endpoint answered more than {MAX_SPEECH_BYTES >> 20} MiB for a line"
                         )
                     f.write(chunk)
-            samples = decode(Path(f.name), RATE, seconds=600)
+            samples = decode(answer, RATE, seconds=600)
         except openai.OpenAIError as e:
             raise VoiceError(f"speech endpoint {endpoint.base_url}: {str(e).splitlines()[0]}") from e
         except ValueError as e:
             raise VoiceError(f"speech endpoint {endpoint.base_url} answered something that is not audio: {e}") from e
         finally:
-            if "f" in locals():
-                Path(f.name).unlink(missing_ok=True)
+            answer.unlink(missing_ok=True)
         if len(samples) == 0:
             raise VoiceError(f"speech endpoint {endpoint.base_url} answered no audio for {text[:40]!r}")
         return Sound(_shift(samples, RATE, 2 ** (voice.pitch / 12)), RATE, "endpoint")
