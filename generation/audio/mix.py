@@ -95,9 +95,15 @@ def graph(settings: MixSettings, loudnorm: str) -> str:
             duck,
             "[mduck]asplit=2[mmix][m]",
             f"[2:a]volume={settings.effects_db}dB,asplit=2[emix][e]",
-            f"[dmix][mmix][emix]amix=inputs=3:normalize=0:duration=first,{loudnorm},aresample={RATE}[mix]",
+            f"[dmix][mmix][emix]amix=inputs=3:normalize=0:duration=first,{loudnorm},aresample={RATE},{_ceiling(settings.target)}[mix]",
         ]
     )
+
+
+def _ceiling(target: Target) -> str:
+    """A last sample-peak limiter 1 dB under the true-peak ceiling: loudnorm limits at 192 kHz, and coming back
+    to 48 kHz can overshoot its limit by a few tenths of a dB, and so can a sample-peak limiter between samples."""
+    return f"alimiter=limit={10 ** ((target.true_peak - 1.0) / 20):.4f}:attack=1:release=50:level=false"
 
 
 def ffmpeg_args(stems: dict[str, Path], filters: str, out: Path | None, stems_out: dict[str, Path] | None) -> list[str]:

@@ -99,3 +99,20 @@ def test_levels_move_their_stem(film, tmp_path):
     a, _ = read_wav(loud.stems["music"])
     b, _ = read_wav(quiet.stems["music"])
     assert rms_db(a) - rms_db(b) == pytest.approx(12.0, abs=0.2)
+
+
+def test_a_minute_of_film_meets_the_web_target(film, tmp_path):
+    """Longer than the fixture: a line every 5 s, a cue per 30 s scene, ambience throughout (loudnorm limits
+    dynamically at -14 LUFS over speech; the figure is ebur128's on the written file)."""
+    root, seconds = film["root"], 60.0
+    dialogue = [Placed(float(t), film["lines"][i % 2][1].path) for i, t in enumerate(range(1, 56, 5))]
+    music = []
+    for k, words in enumerate(("tense slow strings and drums", "hopeful piano and harp")):
+        cue = compose(words, 30.0, k)
+        music.append(Placed(30.0 * k, write_wav(tmp_path / f"long{k}.wav", cue.samples, cue.rate), 30.0))
+    wind = ambience("wind by the sea", seconds, 2).sound
+    effects = [Placed(0.0, write_wav(tmp_path / "wind.wav", wind.samples, wind.rate), seconds)]
+    result = mix(dialogue, music, effects, seconds, tmp_path / "long.wav", tmp_path / "work")
+    print(f"60 s: {result.loudness} ({result.normalisation})")
+    assert abs(result.loudness.integrated_lufs + 14.0) <= 1.0 and result.loudness.true_peak_dbtp <= -1.0
+    assert root.exists()
