@@ -164,6 +164,25 @@ class Config(BaseSettings):
         ),
     )
     narration: bool = Field(True, description="Synthesise the narration (Piper, offline); `0` to skip it.")
+    music_model: str = Field(
+        "", description="Diffusers music model (ACE-Step, Stable Audio): a local folder; empty: the temp score."
+    )
+    effects_model: str = Field(
+        "", description="Diffusers effects model (Stable Audio, AudioLDM2): a local folder; empty: the temp effects."
+    )
+    speech_base_url: str = Field(
+        "", description="OpenAI-compatible speech endpoint (`/v1/audio/speech`) for voices; empty: Piper only."
+    )
+    speech_api_key: str = Field(
+        "", **_secret("API key for the speech endpoint, sent only to it; environment or flags only, never stored.")
+    )
+    speech_model: str = Field("tts-1", description="The speech endpoint's model.")
+    loudness: Literal["web", "ebu"] = Field(
+        "web", description="Mix target: `web` (-14 LUFS, -1 dBTP) or `ebu` (EBU R128: -23 LUFS, -1 dBTP)."
+    )
+    music_level: float = Field(-8.0, ge=-60, le=12, description="Music stem level in dB before normalisation.")
+    effects_level: float = Field(-14.0, ge=-60, le=12, description="Effects stem level in dB before normalisation.")
+    ducking: bool = Field(True, description="Duck the music under dialogue (sidechain); `0` to keep it level.")
     frames_per_shot: int = Field(3, ge=1, le=24, description="Frames each critic sees of every shot.")
     llm_timeout: float = Field(
         120.0,

