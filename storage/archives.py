@@ -56,7 +56,7 @@ MAX_RATIO = 100  # uncompressed / compressed, for members bigger than RATIO_MIN_
 RATIO_MIN_BYTES = 1 << 20
 _STORED = {"mp4", "png", "jpg"}  # already compressed
 _MEDIA_NAME = re.compile(r"^media/([0-9a-f]{2})/([0-9a-f]{64})\.([a-z0-9]{1,8})$")
-_ID = re.compile(r"\b(?:p|v|c|cb|n|pr|r)_[0-9a-f]{8}\b")
+_ID = re.compile(r"\b[a-z]{1,4}_[0-9a-f]{8}\b")  # any new_id; replaced only when it is one of the archive's
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)  # members carry no local time: same project, same bytes
 
 
@@ -550,67 +550,50 @@ def _check_consistency(pf: ProjectFile, extracted: dict[str, tuple[str, Path]]) 
         raise ArchiveError("project.json says media are not included, yet lists media files in or absent from it")
 
 
-def _write(repo: Repository, pf: ProjectFile, title: str | None) -> str:
-    """Every record of the new project in one transaction, with new ids (references remapped)."""
+# The id prefix of each kind of record a version bundle holds (`new_id`): import gives every one a fresh id.
+ID_PREFIXES = {
+    "version": "v",
+    "renders": "r",
+    "notes": "n",
+    "critiques": "c",
+    "proposals": "pr",
+    "keyframes": "kf",
+    "takes": "tk",
+    "take_screenings": "ts",
+}
+BATCH_PREFIX = "cb"  # a panel run: the critiques that share it
+
+
+def fresh_ids(pf: ProjectFile) -> dict[str, str]:
+    """Old id -> new id for the project and every record of every bundle (critique batches included)."""
     ids: dict[str, str] = {pf.project.id: new_id("p")}
     for b in pf.versions:
-        ids[b.version.id] = new_id("v")
-        ids.update({r.id: new_id("r") for r in b.renders})
-        ids.update({n.id: new_id("n") for n in b.notes})
-        ids.update({c.id: new_id("c") for c in b.critiques})
+        for kind, prefix in ID_PREFIXES.items():
+            held = getattr(b, kind)
+            for record in held if isinstance(held, list) else [held]:
+                ids[record.id] = new_id(prefix)
         for c in b.critiques:
-            ids.setdefault(c.batch, new_id("cb"))
-        ids.update({p.id: new_id("pr") for p in b.proposals})
-        ids.update({k.id: new_id("kf") for k in b.keyframes})
-        ids.update({t.id: new_id("tk") for t in b.takes})
-        ids.update({ts.id: new_id("ts") for ts in b.take_screenings})
+            ids.setdefault(c.batch, new_id(BATCH_PREFIX))
+    return ids
 
-    def remap(text: str) -> str:
-        return _ID.sub(lambda m: ids.get(m.group(0), m.group(0)), text)
 
+def _remapped(value: Any, ids: dict[str, str]) -> Any:
+    """`value` (JSON) with every id of `ids` replaced, as a whole string, a dict key or a word in a text."""
+    if isinstance(value, str):
+        return ids[value] if value in ids else _ID.sub(lambda m: ids.get(m.group(0), m.group(0)), value)
+    if isinstance(value, list):
+        return [_remapped(v, ids) for v in value]
+    if isinstance(value, dict):
+        return {_remapped(k, ids): _remapped(v, ids) for k, v in value.items()}
+    return value
+
+
+def _write(repo: Repository, pf: ProjectFile, title: str | None) -> str:
+    """Every record of the new project in one transaction, with new ids: every id anywhere in a bundle (a
+    record's own, a reference to another, a word in a message) is remapped the same way."""
+    ids = fresh_ids(pf)
     pid = ids[pf.project.id]
-    bundles = []
-    for b in pf.versions:
-        v = b.version
-        proposals = []
-        for p in b.proposals:
-            edits = [e.model_copy(update={"sources": [ids.get(x, x) for x in e.sources]}) for e in p.proposal.edits]
-            proposals.append(
-                p.model_copy(update={"id": ids[p.id], "proposal": p.proposal.model_copy(update={"edits": edits})})
-            )
-        bundles.append(
-            VersionBundle(
-                version=v.model_copy(update={"id": ids[v.id], "project_id": pid, "message": remap(v.message)}),
-                renders=[r.model_copy(update={"id": ids[r.id]}) for r in b.renders],
-                notes=[n.model_copy(update={"id": ids[n.id]}) for n in b.notes],
-                critiques=[
-                    c.model_copy(update={"id": ids[c.id], "render_id": ids.get(c.render_id), "batch": ids[c.batch]})
-                    for c in b.critiques
-                ],
-                proposals=proposals,
-                usage=b.usage,
-                keyframes=[k.model_copy(update={"id": ids[k.id]}) for k in b.keyframes],
-                takes=[t.model_copy(update={"id": ids[t.id]}) for t in b.takes],
-                take_screenings=[
-                    ts.model_copy(
-                        update={
-                            "id": ids[ts.id],
-                            "takes": [ids[t] for t in ts.takes],
-                            "votes": [
-                                vote.model_copy(
-                                    update={
-                                        "take_id": vote.take_id and ids[vote.take_id],
-                                        "scores": {ids[t]: x for t, x in vote.scores.items()},
-                                    }
-                                )
-                                for vote in ts.votes
-                            ],
-                        }
-                    )
-                    for ts in b.take_screenings
-                ],
-            )
-        )
+    bundles = [VersionBundle.model_validate(_remapped(b.model_dump(mode="json"), ids)) for b in pf.versions]
     project = pf.project.model_copy(update={"id": pid, "title": title or pf.project.title, "trashed_at": None})
     present = {m.sha256 for m in pf.media} - set(pf.absent) if pf.media_included else set()
     clips = [c for c in pf.clips if c.sha256 in present and (c.last_frame_sha256 or c.sha256) in present]

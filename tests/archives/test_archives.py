@@ -57,7 +57,7 @@ def canonical(project_json: bytes) -> str:
     seen: dict[str, str] = {}
     text = project_json.decode()
     return re.sub(
-        r"\b(p|v|c|cb|n|pr|r)_[0-9a-f]{8}\b", lambda m: seen.setdefault(m.group(0), f"<{m.group(1)}{len(seen)}>"), text
+        r"\b([a-z]{1,4})_[0-9a-f]{8}\b", lambda m: seen.setdefault(m.group(0), f"<{m.group(1)}{len(seen)}>"), text
     )
 
 
