@@ -15,10 +15,11 @@ import logging
 import threading
 from collections.abc import Callable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agents.base import AgentError, AnswerTooLong, Cancelled, FilmView, RequestTooLarge, Result
 from agents.content import image_part, video_part
+from agents.json_answer import Closed as _Closed
 from agents.llm import LLMClient, Progress
 from agents.llm_config import env_name
 from agents.streaming import Cancel
@@ -56,10 +57,6 @@ __all__ = ["CritiqueOut", "IssueOut", "LLMCritic", "WatchOut", "timecode", "to_c
 log = logging.getLogger(__name__)
 REFERENCES_PER_CHARACTER = 2  # reference images a critic sees per character, the first time the character appears
 ProgressFn = Callable[[dict], None]
-
-
-class _Closed(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class IssueOut(_Closed):

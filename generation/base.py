@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from primitives.files import file_sha256 as file_sha256  # one hasher for every layer
+
 # progress(done_steps, total_steps) for the shot being rendered.
 Progress = Callable[[int, int], None]
 
@@ -162,11 +164,3 @@ def with_camera(prompt: str, camera: str) -> str:
     """The prompt a video model gets for a shot with this camera move (the clip key already holds the move)."""
     words = CAMERA_WORDS.get(camera, "")
     return f"{prompt.rstrip()} Camera: {words}." if words else prompt
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()

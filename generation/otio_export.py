@@ -11,6 +11,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from primitives.files import atomic_path
+
 # The hand-off formats: file suffix -> the OTIO adapter that writes it (EDL and FCPXML come from the
 # `otio-cmx3600-adapter` and `otio-fcpx-xml-adapter` packages).
 HANDOFF = {"otio": "otio_json", "edl": "cmx_3600", "fcpxml": "fcpx_xml"}
@@ -80,9 +82,8 @@ def export_otio(
         )
         timeline.tracks.append(audio)
     out = Path(out)
-    tmp = out.with_name(f".{out.name}.part{os.getpid()}.otio")
-    otio.adapters.write_to_file(timeline, str(tmp))
-    os.replace(tmp, out)
+    with atomic_path(out, ".otio") as tmp:
+        otio.adapters.write_to_file(timeline, str(tmp))
     return out
 
 
@@ -140,8 +141,7 @@ def export_timeline(
     written = {}
     for suffix, adapter in HANDOFF.items():
         path = out_dir / f"cut.{suffix}"
-        tmp = out_dir / f".cut.{suffix}.part{os.getpid()}"
-        otio.adapters.write_to_file(timeline, str(tmp), adapter_name=adapter)
-        os.replace(tmp, path)
+        with atomic_path(path) as tmp:
+            otio.adapters.write_to_file(timeline, str(tmp), adapter_name=adapter)
         written[suffix] = path
     return written

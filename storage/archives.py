@@ -25,11 +25,9 @@ import contextlib
 import glob
 import hashlib
 import json
-import os
 import re
 import shutil
 import stat
-import tempfile
 import time
 import zipfile
 from dataclasses import dataclass
@@ -39,6 +37,7 @@ from typing import Any, Literal
 
 from pydantic import Field, StrictInt, ValidationError
 
+from primitives.files import atomic_path
 from storage.media import STALE_SECONDS, MediaStore
 from storage.parsing import ParseError, parse_json
 from storage.records import MEDIA_EXTS, RENDER_MEDIA_EXT, ClipRecord, MediaRecord, Project, Sha, VersionBundle
@@ -235,11 +234,9 @@ def _write_zip(out: Path, data: dict, media: dict[str, tuple[str, Path]]) -> Pat
         with contextlib.suppress(OSError):
             if time.time() - stale.stat().st_mtime > STALE_SECONDS:
                 stale.unlink()
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".part")
-    os.close(fd)
     members: dict[str, dict] = {}
     try:
-        with zipfile.ZipFile(tmp, "w", allowZip64=True) as zf:
+        with atomic_path(out) as tmp, zipfile.ZipFile(tmp, "w", allowZip64=True) as zf:
             for sha, (ext, path) in sorted(media.items()):
                 name = f"media/{sha[:2]}/{sha}.{ext}"
                 members[name] = _put_file(zf, name, path, ext not in _STORED)
@@ -253,11 +250,8 @@ def _write_zip(out: Path, data: dict, media: dict[str, tuple[str, Path]]) -> Pat
                 "members": dict(sorted(members.items())),
             }
             _put_bytes(zf, MANIFEST, json.dumps(manifest, indent=2).encode())
-        os.replace(tmp, out)
     except OSError as e:
         raise ArchiveError(f"cannot write {out.name}: {e.strerror or e}") from None
-    finally:
-        Path(tmp).unlink(missing_ok=True)
     return out
 
 
