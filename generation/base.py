@@ -75,6 +75,12 @@ class ShotRequest:
     def with_(self, **changes) -> ShotRequest:
         return replace(self, **changes)
 
+    def size(self) -> tuple[int, int, int, int]:
+        """(width, height, fps, num_frames) of a request `Backend.resolve` has filled in."""
+        if self.width is None or self.height is None or self.fps is None or self.num_frames is None:
+            raise ValueError(f"shot {self.shot_id}: the request is not resolved (Backend.resolve fills its size)")
+        return self.width, self.height, self.fps, self.num_frames
+
 
 @dataclass(frozen=True)
 class ClipInfo:

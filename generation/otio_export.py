@@ -8,6 +8,7 @@ metadata and as a marker; an optional narration WAV goes on an audio track.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,7 +95,7 @@ def _url(path: Path, relative_to: Path | None) -> str:
 
 
 def export_timeline(
-    items: list[tuple[str, Path, float, float]], out_dir: Path, title: str, markers: list[Marker] = ()
+    items: list[tuple[str, Path, float, float]], out_dir: Path, title: str, markers: Sequence[Marker] = ()
 ) -> dict[str, Path]:
     """The cut as `cut.otio`, `cut.edl` (CMX 3600) and `cut.fcpxml` in `out_dir`, media as absolute file URLs,
     each marker on its shot's clip at the clip's first frame. Returns suffix -> path."""

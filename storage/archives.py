@@ -30,6 +30,7 @@ import shutil
 import stat
 import time
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,7 +41,16 @@ from pydantic import Field, StrictInt, ValidationError
 from primitives.files import atomic_path
 from storage.media import STALE_SECONDS, MediaStore
 from storage.parsing import ParseError, parse_json
-from storage.records import MEDIA_EXTS, RENDER_MEDIA_EXT, ClipRecord, MediaRecord, Project, Sha, VersionBundle
+from storage.records import (
+    MEDIA_EXTS,
+    RENDER_MEDIA_EXT,
+    ClipRecord,
+    MediaExt,
+    MediaRecord,
+    Project,
+    Sha,
+    VersionBundle,
+)
 from storage.repository import Repository
 from storage.schema import Strict, first_error, new_id, slug
 
@@ -123,7 +133,7 @@ def export_project(
     *,
     versions: str = "all",
     include_media: bool = True,
-    redact: list[tuple[str, str]] = (),
+    redact: Sequence[tuple[str, str]] = (),
 ) -> Path:
     """Write the project (the chosen versions) to `out` (a .chief.zip, or a folder to put one in); returns the path.
     `redact` lists (local path, replacement) for every string in the records (the data folder, a model folder)."""
@@ -168,7 +178,7 @@ def _project_file(
 ) -> tuple[dict, dict[str, tuple[str, Path]]]:
     """project.json as a dict, and the media it needs: sha -> (ext, local path)."""
     exported = {b.version.number for b in bundles}
-    needed: dict[str, str] = {}  # sha -> ext
+    needed: dict[str, MediaExt] = {}  # sha -> ext
     clips: dict[str, ClipRecord] = {}
     reparented, out_bundles = [], []
     for b in bundles:
@@ -176,7 +186,7 @@ def _project_file(
         parent = v.parent_number
         while parent is not None and parent not in exported:
             parent = parents[parent]
-        if parent != v.parent_number:
+        if v.parent_number is not None and parent != v.parent_number:
             reparented.append(Reparented(version=v.number, original_parent=v.parent_number, parent=parent))
         used = [(shot.key, shot.sha256) for r in b.renders for shot in r.shots] + [(t.key, t.sha256) for t in b.takes]
         for r in b.renders:
@@ -278,7 +288,7 @@ def _put_file(zf: zipfile.ZipFile, name: str, path: Path, deflate: bool) -> dict
     return {"sha256": h.hexdigest(), "size": size}
 
 
-def _scrubber(redact: list[tuple[str, str]]):
+def _scrubber(redact: Sequence[tuple[str, str]]):
     """Replace local absolute paths in every string (longest first; only absolute forms, since a relative
     name would match ordinary words)."""
     subs: list[tuple[str, str]] = []
@@ -463,7 +473,7 @@ def _check(zf: zipfile.ZipFile, scratch: Path) -> tuple[ProjectFile, dict[str, t
             raise ArchiveError(f"member {name!r}: size does not match the manifest")
         if h.hexdigest() != entry.sha256:
             raise ArchiveError(f"member {name!r}: checksum mismatch (damaged or altered)")
-        if m:
+        if m and dest is not None:
             extracted[entry.sha256] = (m.group(3), dest)
         else:
             project_blob = b"".join(chunks)

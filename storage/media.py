@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from primitives.files import file_sha256
-from storage.records import MediaRecord
+from storage.records import MediaExt, MediaRecord
 
 STALE_SECONDS = 6 * 3600  # what a killed process left behind is removed once it is this old
 
@@ -64,7 +64,7 @@ class MediaStore:
             raise MediaError(f"could not store media file ({e.strerror or e})") from e
         return sha, dest
 
-    def put(self, src: Path, ext: str, move: bool = True) -> MediaRecord:
+    def put(self, src: Path, ext: MediaExt, move: bool = True) -> MediaRecord:
         """Store a file and describe it for the database."""
         sha, stored = self.put_file(src, ext, move=move)
         return MediaRecord(sha256=sha, ext=ext, size=stored.stat().st_size)

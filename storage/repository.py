@@ -7,7 +7,7 @@ processes never interleave a read-then-write) and yields a `Unit` whose methods 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, TypeVar
@@ -243,7 +243,7 @@ class Unit:
         row = self.s.get(ClipRow, (key, LOCAL)) or (self.s.get(ClipRow, (key, pid)) if pid else None)
         return None if row is None else _record(ClipRecord, row)
 
-    def put_clip(self, clip: ClipRecord, media: list[MediaRecord] = ()) -> None:
+    def put_clip(self, clip: ClipRecord, media: Sequence[MediaRecord] = ()) -> None:
         """Cache a clip rendered here (replacing an entry for the same key whose file went missing)."""
         self.add_media(list(media))
         self.s.merge(_row(ClipRow, clip, scope=LOCAL))
@@ -348,7 +348,7 @@ class Unit:
         if proposal_id:
             row = self.s.get(ProposalRow, proposal_id)
             version = self.s.get(VersionRow, row.version_id) if row is not None else None
-            if row is None or version.project_id != pid:
+            if row is None or version is None or version.project_id != pid:
                 raise NotFound(f"no proposal {proposal_id!r} in this project")
         else:
             version = self._version_row(pid, ref)
