@@ -14,9 +14,10 @@ import random
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agents.comments import Comment
+from agents.json_answer import Closed as _Closed
 from agents.persona_builder import TASTE_DEFAULTS, has_phrase, topic_words, words
 from storage.schema import Persona
 
@@ -145,10 +146,6 @@ class OfflineRater:
                     x += sign * 4 * (tastes[taste] - TASTE_DEFAULTS[taste])
             out.append(round(min(10.0, max(0.0, self.BASE + 3 * math.tanh(x / 2))), 2))
         return out
-
-
-class _Closed(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class ItemRating(_Closed):

@@ -14,10 +14,11 @@ from __future__ import annotations
 import logging
 import threading
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agents.base import AgentError, AnswerTooLong, FilmView, RequestTooLarge, Result
 from agents.content import image_part, video_part
+from agents.json_answer import Closed as _Closed
 from agents.llm import LLMClient, Progress
 from agents.llm_config import env_name
 from agents.watch import (
@@ -54,10 +55,6 @@ __all__ = ["CritiqueOut", "IssueOut", "LLMCritic", "WatchOut", "timecode", "to_c
 
 log = logging.getLogger(__name__)
 REFERENCES_PER_CHARACTER = 2  # reference images a critic sees per character, the first time the character appears
-
-
-class _Closed(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class IssueOut(_Closed):

@@ -14,10 +14,17 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 MAX_ANSWER_CHARS = 1_000_000  # the default cap (LLMConfig.max_answer_chars)
 MAX_JSON_ATTEMPTS = 16  # failed decode attempts before giving up on an answer
+
+
+class Closed(BaseModel):
+    """The base of every answer model: a closed object (no extra keys), as strict structured outputs require."""
+
+    model_config = ConfigDict(extra="forbid")
+
 
 _DROP_KEYS = {
     "default",

@@ -13,9 +13,10 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import Field, create_model
 
 from agents.comments import Comment, sanitize
+from agents.json_answer import Closed as _Closed
 from storage.schema import DIMENSIONS, Persona, Tastes
 
 if TYPE_CHECKING:
@@ -503,10 +504,6 @@ def _offline(comments: list[Comment], name: str, pid: str) -> Persona:
 
 
 # ------------------------------------------------------------------------------------------------ LLM
-
-
-class _Closed(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class Trait(_Closed):

@@ -13,9 +13,10 @@ import json
 from collections import defaultdict
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from agents.base import AgentError, Result
+from agents.json_answer import Closed as _Closed
 from agents.llm import LLMClient, Progress
 from agents.llm_config import env_name
 from prompts import render
@@ -32,10 +33,6 @@ from storage.schema import (
     Storyboard,
     Unchanged,
 )
-
-
-class _Closed(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class EditOut(_Closed):

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -29,6 +27,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from app.errors import StudioError
+from primitives.files import atomic_path, atomic_write
 from storage.repository import NotFound
 from storage.run import ProgressEvent, ShotProgress
 from storage.schema import first_error, slug
@@ -216,29 +215,9 @@ class BatchState:
         atomic_write(self.path, json.dumps(self.data, indent=2).encode())
 
 
-def atomic_write(path: Path, blob: bytes) -> None:
-    """Write to a temp file in the same folder, fsync, rename: readers see the old or the new file, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(blob)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
-
-
 def atomic_copy(src: Path, dest: Path) -> None:
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
-    os.close(fd)
-    try:
+    with atomic_path(dest) as tmp:
         shutil.copyfile(src, tmp)
-        os.replace(tmp, dest)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
 
 
 # ---------------------------------------------------------------------------------------- runner

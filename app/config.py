@@ -18,20 +18,22 @@ from collections.abc import Mapping
 from contextvars import ContextVar
 from copy import copy
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import AliasChoices, Field, ValidationError, field_validator, model_validator
+from pydantic import AliasChoices, Field, PrivateAttr, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
-    EnvSettingsSource,
     InitSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    TomlConfigSettingsSource,
 )
-from pydantic_settings.sources.utils import parse_env_vars
 
 from storage.schema import Limits
+
+if TYPE_CHECKING:
+    from agents.llm_config import LLMConfig
 
 TOML_NAME = "chief.toml"
 
@@ -54,7 +56,10 @@ def _limit(name: str):
 class Config(BaseSettings):
     """Everything CHIEF can be told. Variables are CHIEF_ + the name in capitals unless a field names its own."""
 
-    model_config = SettingsConfigDict(env_prefix="CHIEF_", env_ignore_empty=True, frozen=True, extra="forbid")
+    model_config = SettingsConfigDict(
+        env_prefix="CHIEF_", env_ignore_empty=True, frozen=True, extra="forbid", validate_by_name=True
+    )
+    _notes: tuple[str, ...] = PrivateAttr(default=())
 
     home: Path = Field(
         default_factory=default_home,
@@ -355,12 +360,25 @@ class Config(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         """Flags, then the environment, then chief.toml. `load_config` supplies the last two; without it,
         `Config(...)` reads os.environ and no file."""
-        env, toml = _SOURCES.get() or (env_settings, None)
+        env, toml = _SOURCES.get() or (_Environment(settings_cls, os.environ), None)
         return tuple(source for source in (init_settings, env, toml) if source is not None)
 
     def __repr_args__(self):
         for name, value in super().__repr_args__():
             yield name, redact_url(value) if name == "llm_base_url" else value
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What loading decided that the user must be told (a key withheld from a file's endpoint)."""
+        return self._notes
+
+    @property
+    def llm(self) -> LLMConfig:
+        """The LLM client's configuration, from the settings `LLM_SETTINGS` names (state kept in the data folder)."""
+        from agents.llm_config import LLMConfig
+
+        values = {field: getattr(self, name) for field, name in LLM_SETTINGS.items()}
+        return LLMConfig(**{k: v for k, v in values.items() if v != ""}, state_path=self.home / "llm-endpoints.json")
 
     @property
     def agent_mode(self) -> str:
@@ -403,16 +421,53 @@ _SOURCES: ContextVar[tuple[PydanticBaseSettingsSource, PydanticBaseSettingsSourc
     "chief_config_sources", default=None
 )
 
+# The LLM client's settings (agents.llm_config.LLMConfig) and the settings they are read from: the one place a
+# setting reaches the client. An empty value leaves the client's default (None for the endpoint and the key).
+LLM_SETTINGS: dict[str, str] = {
+    "base_url": "llm_base_url",
+    "api_key": "api_key",
+    "critic_model": "critic_model",
+    "refiner_model": "refiner_model",
+    "planner_model": "planner_model",
+    "timeout": "llm_timeout",
+    "stall_seconds": "llm_stall_seconds",
+    "action_timeout": "llm_action_timeout",
+    "max_retries": "llm_max_retries",
+    "resend_timeouts": "llm_resend_timeouts",
+    "backoff": "llm_backoff",
+    "max_concurrency": "llm_concurrency",
+    "response_format": "llm_response_format",
+    "stream": "llm_stream",
+    "max_output_tokens": "llm_max_output_tokens",
+    "planner_max_tokens": "planner_max_tokens",
+    "refiner_max_tokens": "refiner_max_tokens",
+    "critic_max_tokens": "critic_max_tokens",
+    "temperature": "llm_temperature",
+    "context_tokens": "llm_context_tokens",
+    "discover_limits": "llm_discover_limits",
+    "max_images_per_request": "llm_max_images",
+    "max_frames_per_call": "llm_max_images",
+    "image_tokens": "llm_image_tokens",
+    "image_detail": "image_detail",
+    "max_answer_chars": "llm_max_answer_chars",
+}
 
-class _Environment(EnvSettingsSource):
-    """The environment variables, read from `environ` (load_config's; tests pass {} to ignore os.environ)."""
+
+class _Environment(InitSettingsSource):
+    """The environment variables of every setting, read from `environ` (load_config's; tests pass {} to ignore
+    os.environ): a setting's first variable that is set and not empty wins (names are matched in any case)."""
 
     def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
-        self._environ = environ
-        super().__init__(settings_cls)
-
-    def _load_env_vars(self) -> Mapping[str, str | None]:
-        return parse_env_vars(self._environ, self.case_sensitive, self.env_ignore_empty, self.env_parse_none_str)
+        lowered = {k.lower(): v for k, v in environ.items()}
+        self.variables: dict[str, str] = {}  # setting -> the variable it was read from
+        self.values: dict[str, str] = {}  # setting -> its text
+        values = self.values
+        for name in settings_cls.model_fields:
+            for variable in env_names(name):
+                if lowered.get(variable.lower()):
+                    self.variables[name], values[name] = variable, lowered[variable.lower()]
+                    break
+        super().__init__(settings_cls, values)
 
 
 def redact_url(url: str) -> str:
@@ -448,20 +503,20 @@ def _setting_of(key: str) -> str:
     return next((name for name in Config.model_fields if key == name or key in env_names(name)), key)
 
 
-def _toml_values(path: Path) -> dict[str, Any]:
-    """The settings in a chief.toml; credentials, `home` and unknown keys are refused with one line."""
+def _toml_source(path: Path) -> TomlConfigSettingsSource:
+    """A chief.toml as a settings source; credentials, `home` and unknown keys are refused with one line."""
     try:
-        data = tomllib.loads(path.read_text())
+        source = TomlConfigSettingsSource(Config, toml_file=path)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
         raise ValueError(f"{path}: {e}") from None
-    for key in data:
+    for key in source.toml_data:
         if key not in Config.model_fields:
             raise ValueError(f"{path}: unknown setting {key!r} (see docs/settings.md)")
         if _is_secret(key):
             raise ValueError(f"{path}: {key} is a credential; set {' or '.join(env_names(key))}, not a file")
         if key == "home":
             raise ValueError(f"{path}: home cannot be set in {TOML_NAME}; set CHIEF_HOME or --home")
-    return data
+    return source
 
 
 def _problem(error: dict) -> str:
@@ -496,7 +551,13 @@ def _problem(error: dict) -> str:
     return f"{text} (got {shown if isinstance(shown, str) and shown.strip() else repr(shown)})"
 
 
-def _one_line(e: ValidationError, flags: dict, env: dict, toml: dict, toml_path: Path | None) -> str:
+def _one_line(
+    e: ValidationError,
+    flags: Mapping[str, Any],
+    env: Mapping[str, str],
+    toml: Mapping[str, Any],
+    toml_path: Path | None,
+) -> str:
     """The first problem, named as the user wrote it: the flag, the variable or the file and key."""
     error = e.errors()[0]
     more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
@@ -506,8 +567,8 @@ def _one_line(e: ValidationError, flags: dict, env: dict, toml: dict, toml_path:
     name = _setting_of(key)
     if name in flags:
         where = name
-    elif key in env:
-        where = env_names(name)[0] if key == name else key
+    elif name in env:
+        where = env[name]
     elif name in toml:
         where = f"{toml_path}: {name}"
     else:
@@ -517,21 +578,34 @@ def _one_line(e: ValidationError, flags: dict, env: dict, toml: dict, toml_path:
 
 def load_config(overrides: dict | None = None, environ: dict | None = None) -> Config:
     """Flags (`overrides`, by setting name; None means not given) > `environ` (default os.environ) >
-    chief.toml (the working folder's, else the data folder's) > defaults. Raises ValueError (one line)."""
+    chief.toml (the working folder's, else the data folder's) > defaults. Raises ValueError (one line).
+
+    A key from the environment belongs to the endpoint from the environment (or the default): when a chief.toml
+    names the endpoint, the key is not given to it (a file can never hold a key), and `Config.notes` says so."""
     flags = {k: v for k, v in (overrides or {}).items() if v is not None}
     env = _Environment(Config, os.environ if environ is None else environ)
-    env_values = env()
+    env_values = env.values
     home = Path(flags.get("home") or env_values.get("home") or default_home()).expanduser()
     toml_path = next((p for p in (Path.cwd() / TOML_NAME, home / TOML_NAME) if p.is_file()), None)
-    toml = _toml_values(toml_path) if toml_path else {}
-    sources = (env, InitSettingsSource(Config, _keyed(toml)) if toml_path else None)
-    token = _SOURCES.set(sources)
+    toml = _toml_source(toml_path) if toml_path else None
+    toml_values = toml.toml_data if toml else {}
+    notes: list[str] = []
+    endpoint_from_file = "llm_base_url" in toml_values and not {"llm_base_url"} & (flags.keys() | env_values.keys())
+    if endpoint_from_file and "api_key" in env_values and "api_key" not in flags:
+        flags["api_key"] = ""
+        notes.append(
+            f"the LLM endpoint comes from {toml_path}, so the key from {env.variables['api_key']} is not sent to it; "
+            f"set CHIEF_LLM_BASE_URL with the key to use them together"
+        )
+    token = _SOURCES.set((env, toml))
     try:
-        return Config(**_keyed(flags))
+        config = Config(**_keyed(flags))
     except ValidationError as e:
-        raise ValueError(_one_line(e, flags, env_values, toml, toml_path)) from None
+        raise ValueError(_one_line(e, flags, env.variables, toml_values, toml_path)) from None
     finally:
         _SOURCES.reset(token)
+    config._notes = tuple(notes)
+    return config
 
 
 def with_overrides(cfg: Config, **changes) -> Config:
@@ -550,6 +624,8 @@ def settings_table() -> str:
         "Generated from `app/config.py` by `python -m app.config > docs/settings.md`; do not edit by hand.",
         "Flags win over environment variables, which win over `chief.toml` (the working folder's, else the",
         "data folder's), which wins over the defaults. Booleans take `1/0`, `true/false`, `yes/no`, `on/off`.",
+        "A key from the environment is sent only to the endpoint from the environment (or the default): a",
+        "`chief.toml` that names `llm_base_url` gets no key, and the command says so.",
         "",
         "| setting | env variable | toml key | type | default | meaning |",
         "|---|---|---|---|---|---|",

@@ -80,40 +80,7 @@ def make_embedder(config: Config):
 
 
 def llm_config(config: Config):
-    from agents.llm import LLMConfig
-
-    models = {
-        f"{r}_model": getattr(config, f"{r}_model")
-        for r in ("critic", "refiner", "planner")
-        if getattr(config, f"{r}_model")
-    }
-    return LLMConfig(
-        base_url=config.llm_base_url or None,
-        api_key=config.api_key or None,
-        timeout=config.llm_timeout,
-        max_retries=config.llm_max_retries,
-        backoff=config.llm_backoff,
-        max_concurrency=config.llm_concurrency,
-        response_format=config.llm_response_format,
-        stream=config.llm_stream,
-        max_output_tokens=config.llm_max_output_tokens,
-        planner_max_tokens=config.planner_max_tokens,
-        refiner_max_tokens=config.refiner_max_tokens,
-        critic_max_tokens=config.critic_max_tokens,
-        temperature=config.llm_temperature,
-        context_tokens=config.llm_context_tokens,
-        discover_limits=config.llm_discover_limits,
-        max_images_per_request=config.llm_max_images,
-        max_frames_per_call=config.llm_max_images,
-        image_tokens=config.llm_image_tokens,
-        stall_seconds=config.llm_stall_seconds,
-        action_timeout=config.llm_action_timeout,
-        resend_timeouts=config.llm_resend_timeouts,
-        max_answer_chars=config.llm_max_answer_chars,
-        image_detail=config.image_detail,
-        state_path=config.home / "llm-endpoints.json",
-        **models,
-    )
+    return config.llm
 
 
 def llm_client(config: Config):

@@ -21,7 +21,7 @@ from generation.base import CancelToken, ClipInfo, Progress, ShotRequest, file_s
 from generation.video_io import write_video
 
 # Words that set a shot's light and colour: (hue 0..1 or None, brightness 0..1, saturation 0..1).
-MOODS: dict[str, tuple[float | None, float, float]] = {
+MOODS: dict[str, tuple[float | None, float | None, float | None]] = {
     "night": (0.65, 0.18, 0.5),
     "dark": (None, 0.2, 0.4),
     "storm": (0.6, 0.25, 0.25),
@@ -96,19 +96,19 @@ class AnimaticBackend:
         self, request: ShotRequest, out: Path, progress: Progress | None = None, cancel: CancelToken | None = None
     ) -> ClipInfo:
         r = self.resolve(request)
-        n = r.num_frames
+        w, h, fps, n = r.size()
         still = None
         if r.keyframe:  # motion from the approved keyframe: its first frame is the keyframe itself
-            still = np.asarray(Image.open(r.keyframe).convert("RGB").resize((r.width, r.height)))
+            still = np.asarray(Image.open(r.keyframe).convert("RGB").resize((w, h)))
         else:
-            canvas = _canvas(r.prompt, r.seed, r.width, r.height, self.moods)
-        overlay = _overlay(r.caption or r.prompt, r.shot_id, r.width, r.height)
+            canvas = _canvas(r.prompt, r.seed, w, h, self.moods)
+        overlay = _overlay(r.caption or r.prompt, r.shot_id, w, h)
         rows = np.flatnonzero(overlay[..., 3].max(axis=1) > 0)  # blend only the rows the overlay covers
         ov, alpha = overlay[rows, :, :3], overlay[rows, :, 3:]
         init = None
         if r.init_image:
-            init = np.asarray(Image.open(r.init_image).convert("RGB").resize((r.width, r.height)), dtype=np.float32)
-        blend_frames = max(1, min(n // 3, r.fps // 2))
+            init = np.asarray(Image.open(r.init_image).convert("RGB").resize((w, h)), dtype=np.float32)
+        blend_frames = max(1, min(n // 3, fps // 2))
 
         def frames():
             for i in range(n):
@@ -116,9 +116,9 @@ class AnimaticBackend:
                     cancel.raise_if_cancelled()
                 t = i / max(1, n - 1)
                 if still is not None:
-                    frame = keyframe_view(still, r.camera, t, r.width, r.height, r.seed)
+                    frame = keyframe_view(still, r.camera, t, w, h, r.seed)
                 else:
-                    frame = _camera(canvas, r.camera, t, r.width, r.height, r.seed).astype(np.float32)
+                    frame = _camera(canvas, r.camera, t, w, h, r.seed).astype(np.float32)
                 frame = _subject(frame, r.seed, t)
                 if init is not None and i < blend_frames:  # continuity: dissolve from the previous shot
                     a = i / blend_frames
@@ -128,8 +128,8 @@ class AnimaticBackend:
                     progress(i + 1, n)
                 yield np.clip(frame, 0, 255).astype(np.uint8)
 
-        count = write_video(frames(), out, r.fps)
-        return ClipInfo(path=Path(out), num_frames=count, fps=r.fps, width=r.width, height=r.height)
+        count = write_video(frames(), out, fps)
+        return ClipInfo(path=Path(out), num_frames=count, fps=fps, width=w, height=h)
 
 
 def palette(prompt: str, seed: int, moods: Palette = MOODS) -> tuple[np.ndarray, np.ndarray, float]:
@@ -210,7 +210,9 @@ def _camera(canvas: np.ndarray, move: str, t: float, w: int, h: int, seed: int) 
         return canvas[yi : yi + h, xi : xi + w]
     zw, zh = w / zoom, h / zoom
     x0, y0 = (cw - zw) / 2, (ch - zh) / 2
-    crop = Image.fromarray(canvas.astype(np.uint8)).resize((w, h), Image.BILINEAR, box=(x0, y0, x0 + zw, y0 + zh))
+    crop = Image.fromarray(canvas.astype(np.uint8)).resize(
+        (w, h), Image.Resampling.BILINEAR, box=(x0, y0, x0 + zw, y0 + zh)
+    )
     return np.asarray(crop, dtype=np.float32)
 
 
@@ -229,7 +231,7 @@ def keyframe_view(still: np.ndarray, move: str, t: float, w: int, h: int, seed: 
         dx, dy = np.sin(t * 17 + seed) * 0.5, np.cos(t * 13 + seed) * 0.5
     x0 = (sw - zw) / 2 * (1 + dx * t)
     y0 = (sh - zh) / 2 * (1 + dy * t)
-    view = Image.fromarray(still).resize((w, h), Image.BILINEAR, box=(x0, y0, x0 + zw, y0 + zh))
+    view = Image.fromarray(still).resize((w, h), Image.Resampling.BILINEAR, box=(x0, y0, x0 + zw, y0 + zh))
     return np.asarray(view, dtype=np.float32)
 
 
@@ -249,8 +251,11 @@ def _subject(frame: np.ndarray, seed: int, t: float) -> np.ndarray:
 
 
 @lru_cache(maxsize=8)
-def _font(size: int):
-    return ImageFont.load_default(size=size)
+def _font(size: int) -> ImageFont.FreeTypeFont:
+    font = ImageFont.load_default(size=size)
+    if not isinstance(font, ImageFont.FreeTypeFont):  # a Pillow without FreeType has only a fixed bitmap font
+        raise RuntimeError("Pillow has no FreeType support: the animatic cannot draw its text")
+    return font
 
 
 def _overlay(text: str, shot_id: str, w: int, h: int) -> np.ndarray:

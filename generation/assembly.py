@@ -250,7 +250,10 @@ def _filters() -> str:
 def _font(size: int):
     from PIL import ImageFont
 
-    return ImageFont.load_default(size=size)
+    font = ImageFont.load_default(size=size)
+    if not isinstance(font, ImageFont.FreeTypeFont):  # a Pillow without FreeType has only a fixed bitmap font
+        raise RuntimeError("Pillow has no FreeType support: no font to draw or burn in text")
+    return font
 
 
 def _title_card(text: str, w: int, h: int, fps: float, seconds: float, out: Path) -> Path:

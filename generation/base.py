@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from primitives.files import file_sha256 as file_sha256  # one hasher for every layer
 from storage.run import Cancelled as Cancelled  # the run contract (re-exported: one stop flag, one exception)
 from storage.run import CancelToken as CancelToken
 
@@ -52,6 +53,12 @@ class ShotRequest:
 
     def with_(self, **changes) -> ShotRequest:
         return replace(self, **changes)
+
+    def size(self) -> tuple[int, int, int, int]:
+        """(width, height, fps, num_frames) of a request `Backend.resolve` has filled in."""
+        if self.width is None or self.height is None or self.fps is None or self.num_frames is None:
+            raise ValueError(f"shot {self.shot_id}: the request is not resolved (Backend.resolve fills its size)")
+        return self.width, self.height, self.fps, self.num_frames
 
 
 @dataclass(frozen=True)
@@ -146,11 +153,3 @@ def with_camera(prompt: str, camera: str) -> str:
     """The prompt a video model gets for a shot with this camera move (the clip key already holds the move)."""
     words = CAMERA_WORDS.get(camera, "")
     return f"{prompt.rstrip()} Camera: {words}." if words else prompt
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()

@@ -7,11 +7,12 @@ comes from counting packets, which decodes nothing.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
+
+from primitives.files import atomic_path
 
 from .video_io import ffmpeg_exe, inspect, stream_stats
 
@@ -135,7 +136,6 @@ def save_jpeg(img: Image.Image, path: Path, max_side: int = 512, quality: int = 
     if max(img.size) > max_side:
         img = img.copy()
         img.thumbnail((max_side, max_side), Image.Resampling.LANCZOS)
-    tmp = path.with_name(f".{path.name}.part{os.getpid()}")
-    img.save(tmp, "JPEG", quality=quality)
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        img.save(tmp, "JPEG", quality=quality)
     return path

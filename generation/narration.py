@@ -9,11 +9,12 @@ on into the next one (and overlapping lines are mixed), only the end of the film
 from __future__ import annotations
 
 import functools
-import os
 import wave
 from pathlib import Path
 
 import numpy as np
+
+from primitives.files import atomic_path
 
 
 class NarrationUnavailable(RuntimeError):
@@ -67,10 +68,8 @@ def speak(text: str, cache_dir: Path | None = None) -> np.ndarray:
         raise ValueError(f"nothing to say in {text[:40]!r}")
     audio = np.concatenate(chunks).astype(np.float32)
     if cached is not None:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_name(f".{cached.stem}.{os.getpid()}.npy")
-        np.save(tmp, audio)
-        os.replace(tmp, cached)
+        with atomic_path(cached, ".npy") as tmp:
+            np.save(tmp, audio)
     return audio
 
 
@@ -109,11 +108,8 @@ def narration_track(
 
 
 def _write_wav(path: Path, audio: np.ndarray, rate: int) -> None:
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.part{os.getpid()}")
-    with wave.open(str(tmp), "wb") as w:
+    with atomic_path(Path(path)) as tmp, wave.open(str(tmp), "wb") as w:
         w.setnchannels(1)
         w.setsampwidth(2)
         w.setframerate(rate)
         w.writeframes((audio * 32767).astype("<i2").tobytes())
-    os.replace(tmp, path)

@@ -8,10 +8,12 @@ metadata and as a marker; an optional narration WAV goes on an audio track.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from generation.text import plain
+from primitives.files import atomic_path
 
 # The hand-off formats: file suffix -> the OTIO adapter that writes it (EDL and FCPXML come from the
 # `otio-cmx3600-adapter` and `otio-fcpx-xml-adapter` packages).
@@ -84,9 +86,8 @@ def export_otio(
         )
         timeline.tracks.append(audio)
     out = Path(out)
-    tmp = out.with_name(f".{out.name}.part{os.getpid()}.otio")
-    otio.adapters.write_to_file(timeline, str(tmp))
-    os.replace(tmp, out)
+    with atomic_path(out, ".otio") as tmp:
+        otio.adapters.write_to_file(timeline, str(tmp))
     return out
 
 
@@ -97,7 +98,7 @@ def _url(path: Path, relative_to: Path | None) -> str:
 
 
 def export_timeline(
-    items: list[tuple[str, Path, float, float]], out_dir: Path, title: str, markers: list[Marker] = ()
+    items: list[tuple[str, Path, float, float]], out_dir: Path, title: str, markers: Sequence[Marker] = ()
 ) -> dict[str, Path]:
     """The cut as `cut.otio`, `cut.edl` (CMX 3600) and `cut.fcpxml` in `out_dir`, media as absolute file URLs,
     each marker on its shot's clip at the clip's first frame. Returns suffix -> path. The title and the markers'
@@ -146,8 +147,7 @@ def export_timeline(
     written = {}
     for suffix, adapter in HANDOFF.items():
         path = out_dir / f"cut.{suffix}"
-        tmp = out_dir / f".cut.{suffix}.part{os.getpid()}"
-        otio.adapters.write_to_file(timeline, str(tmp), adapter_name=adapter)
-        os.replace(tmp, path)
+        with atomic_path(path) as tmp:
+            otio.adapters.write_to_file(timeline, str(tmp), adapter_name=adapter)
         written[suffix] = path
     return written

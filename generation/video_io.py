@@ -5,11 +5,12 @@ Everything written is H.264 / yuv420p mp4 with the moov atom up front, so browse
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
+
+from primitives.files import atomic_path
 
 H264_ARGS = ["-preset", "veryfast", "-crf", "20", "-movflags", "+faststart"]
 
@@ -29,35 +30,31 @@ def write_video(frames: Iterable[np.ndarray], path: Path, fps: int) -> int:
     import imageio_ffmpeg
 
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.part{os.getpid()}.mp4")
     it = iter(frames)
     first = next(it)
     h, w = first.shape[:2]
     if h % 2 or w % 2:
         raise ValueError(f"frame size {w}x{h} must be even for yuv420p")
-    writer = imageio_ffmpeg.write_frames(
-        str(tmp),
-        (w, h),
-        fps=fps,
-        codec="libx264",
-        pix_fmt_out="yuv420p",
-        macro_block_size=1,
-        output_params=H264_ARGS,
-        ffmpeg_log_level="quiet",  # failures are detected below, in one clear line
-    )
-    writer.send(None)
-    n = 0
-    try:
-        for frame in _chain(first, it):
-            writer.send(np.ascontiguousarray(frame, dtype=np.uint8))
-            n += 1
-        writer.close()
+    with atomic_path(path, ".mp4") as tmp:
+        writer = imageio_ffmpeg.write_frames(
+            str(tmp),
+            (w, h),
+            fps=fps,
+            codec="libx264",
+            pix_fmt_out="yuv420p",
+            macro_block_size=1,
+            output_params=H264_ARGS,
+            ffmpeg_log_level="quiet",  # failures are detected below, in one clear line
+        )
+        writer.send(None)
+        n = 0
+        try:
+            for frame in _chain(first, it):
+                writer.send(np.ascontiguousarray(frame, dtype=np.uint8))
+                n += 1
+        finally:
+            writer.close()
         _check_written(tmp, n, path.name)
-        os.replace(tmp, path)
-    except BaseException:
-        writer.close()
-        tmp.unlink(missing_ok=True)
-        raise
     return n
 
 

@@ -26,13 +26,12 @@ import contextlib
 import glob
 import hashlib
 import json
-import os
 import re
 import shutil
 import stat
-import tempfile
 import time
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,9 +39,19 @@ from typing import Any, Literal
 
 from pydantic import Field, StrictInt, ValidationError
 
+from primitives.files import atomic_path
 from storage.media import STALE_SECONDS, MediaStore
 from storage.parsing import ParseError, parse_json
-from storage.records import MEDIA_EXTS, RENDER_MEDIA_EXT, ClipRecord, MediaRecord, Project, Sha, VersionBundle
+from storage.records import (
+    MEDIA_EXTS,
+    RENDER_MEDIA_EXT,
+    ClipRecord,
+    MediaExt,
+    MediaRecord,
+    Project,
+    Sha,
+    VersionBundle,
+)
 from storage.repository import Repository
 from storage.schema import MAX_PERSONA_BYTES, Strict, first_error, lines_from_script, new_id, slug
 
@@ -58,7 +67,7 @@ MAX_RATIO = 100  # uncompressed / compressed, for members bigger than RATIO_MIN_
 RATIO_MIN_BYTES = 1 << 20
 _STORED = {"mp4", "png", "jpg"}  # already compressed
 _MEDIA_NAME = re.compile(r"^media/([0-9a-f]{2})/([0-9a-f]{64})\.([a-z0-9]{1,8})$")
-_ID = re.compile(r"\b(?:p|v|c|cb|n|pr|r)_[0-9a-f]{8}\b")
+_ID = re.compile(r"\b[a-z]{1,4}_[0-9a-f]{8}\b")  # any new_id; replaced only when it is one of the archive's
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)  # members carry no local time: same project, same bytes
 
 
@@ -126,7 +135,7 @@ def export_project(
     *,
     versions: str = "all",
     include_media: bool = True,
-    redact: list[tuple[str, str]] = (),
+    redact: Sequence[tuple[str, str]] = (),
 ) -> Path:
     """Write the project (the chosen versions) to `out` (a .chief.zip, or a folder to put one in); returns the path.
     `redact` lists (local path, replacement) for every string in the records (the data folder, a model folder)."""
@@ -171,7 +180,7 @@ def _project_file(
 ) -> tuple[dict, dict[str, tuple[str, Path]]]:
     """project.json as a dict, and the media it needs: sha -> (ext, local path)."""
     exported = {b.version.number for b in bundles}
-    needed: dict[str, str] = {}  # sha -> ext
+    needed: dict[str, MediaExt] = {}  # sha -> ext
     clips: dict[str, ClipRecord] = {}
     reparented, out_bundles = [], []
     for b in bundles:
@@ -179,7 +188,7 @@ def _project_file(
         parent = v.parent_number
         while parent is not None and parent not in exported:
             parent = parents[parent]
-        if parent != v.parent_number:
+        if v.parent_number is not None and parent != v.parent_number:
             reparented.append(Reparented(version=v.number, original_parent=v.parent_number, parent=parent))
         used = [(shot.key, shot.sha256) for r in b.renders for shot in r.shots] + [(t.key, t.sha256) for t in b.takes]
         for r in b.renders:
@@ -237,11 +246,9 @@ def _write_zip(out: Path, data: dict, media: dict[str, tuple[str, Path]]) -> Pat
         with contextlib.suppress(OSError):
             if time.time() - stale.stat().st_mtime > STALE_SECONDS:
                 stale.unlink()
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".part")
-    os.close(fd)
     members: dict[str, dict] = {}
     try:
-        with zipfile.ZipFile(tmp, "w", allowZip64=True) as zf:
+        with atomic_path(out) as tmp, zipfile.ZipFile(tmp, "w", allowZip64=True) as zf:
             for sha, (ext, path) in sorted(media.items()):
                 name = f"media/{sha[:2]}/{sha}.{ext}"
                 members[name] = _put_file(zf, name, path, ext not in _STORED)
@@ -255,11 +262,8 @@ def _write_zip(out: Path, data: dict, media: dict[str, tuple[str, Path]]) -> Pat
                 "members": dict(sorted(members.items())),
             }
             _put_bytes(zf, MANIFEST, json.dumps(manifest, indent=2).encode())
-        os.replace(tmp, out)
     except OSError as e:
         raise ArchiveError(f"cannot write {out.name}: {e.strerror or e}") from None
-    finally:
-        Path(tmp).unlink(missing_ok=True)
     return out
 
 
@@ -286,7 +290,7 @@ def _put_file(zf: zipfile.ZipFile, name: str, path: Path, deflate: bool) -> dict
     return {"sha256": h.hexdigest(), "size": size}
 
 
-def _scrubber(redact: list[tuple[str, str]]):
+def _scrubber(redact: Sequence[tuple[str, str]]):
     """Replace local absolute paths in every string (longest first; only absolute forms, since a relative
     name would match ordinary words)."""
     subs: list[tuple[str, str]] = []
@@ -471,7 +475,7 @@ def _check(zf: zipfile.ZipFile, scratch: Path) -> tuple[ProjectFile, dict[str, t
             raise ArchiveError(f"member {name!r}: size does not match the manifest")
         if h.hexdigest() != entry.sha256:
             raise ArchiveError(f"member {name!r}: checksum mismatch (damaged or altered)")
-        if m:
+        if m and dest is not None:
             extracted[entry.sha256] = (m.group(3), dest)
         else:
             project_blob = b"".join(chunks)
@@ -585,67 +589,50 @@ def _check_consistency(pf: ProjectFile, extracted: dict[str, tuple[str, Path]]) 
         raise ArchiveError("project.json says media are not included, yet lists media files in or absent from it")
 
 
-def _write(repo: Repository, pf: ProjectFile, title: str | None) -> str:
-    """Every record of the new project in one transaction, with new ids (references remapped)."""
+# The id prefix of each kind of record a version bundle holds (`new_id`): import gives every one a fresh id.
+ID_PREFIXES = {
+    "version": "v",
+    "renders": "r",
+    "notes": "n",
+    "critiques": "c",
+    "proposals": "pr",
+    "keyframes": "kf",
+    "takes": "tk",
+    "take_screenings": "ts",
+}
+BATCH_PREFIX = "cb"  # a panel run: the critiques that share it
+
+
+def fresh_ids(pf: ProjectFile) -> dict[str, str]:
+    """Old id -> new id for the project and every record of every bundle (critique batches included)."""
     ids: dict[str, str] = {pf.project.id: new_id("p")}
     for b in pf.versions:
-        ids[b.version.id] = new_id("v")
-        ids.update({r.id: new_id("r") for r in b.renders})
-        ids.update({n.id: new_id("n") for n in b.notes})
-        ids.update({c.id: new_id("c") for c in b.critiques})
+        for kind, prefix in ID_PREFIXES.items():
+            held = getattr(b, kind)
+            for record in held if isinstance(held, list) else [held]:
+                ids[record.id] = new_id(prefix)
         for c in b.critiques:
-            ids.setdefault(c.batch, new_id("cb"))
-        ids.update({p.id: new_id("pr") for p in b.proposals})
-        ids.update({k.id: new_id("kf") for k in b.keyframes})
-        ids.update({t.id: new_id("tk") for t in b.takes})
-        ids.update({ts.id: new_id("ts") for ts in b.take_screenings})
+            ids.setdefault(c.batch, new_id(BATCH_PREFIX))
+    return ids
 
-    def remap(text: str) -> str:
-        return _ID.sub(lambda m: ids.get(m.group(0), m.group(0)), text)
 
+def _remapped(value: Any, ids: dict[str, str]) -> Any:
+    """`value` (JSON) with every id of `ids` replaced, as a whole string, a dict key or a word in a text."""
+    if isinstance(value, str):
+        return ids[value] if value in ids else _ID.sub(lambda m: ids.get(m.group(0), m.group(0)), value)
+    if isinstance(value, list):
+        return [_remapped(v, ids) for v in value]
+    if isinstance(value, dict):
+        return {_remapped(k, ids): _remapped(v, ids) for k, v in value.items()}
+    return value
+
+
+def _write(repo: Repository, pf: ProjectFile, title: str | None) -> str:
+    """Every record of the new project in one transaction, with new ids: every id anywhere in a bundle (a
+    record's own, a reference to another, a word in a message) is remapped the same way."""
+    ids = fresh_ids(pf)
     pid = ids[pf.project.id]
-    bundles = []
-    for b in pf.versions:
-        v = b.version
-        proposals = []
-        for p in b.proposals:
-            edits = [e.model_copy(update={"sources": [ids.get(x, x) for x in e.sources]}) for e in p.proposal.edits]
-            proposals.append(
-                p.model_copy(update={"id": ids[p.id], "proposal": p.proposal.model_copy(update={"edits": edits})})
-            )
-        bundles.append(
-            VersionBundle(
-                version=v.model_copy(update={"id": ids[v.id], "project_id": pid, "message": remap(v.message)}),
-                renders=[r.model_copy(update={"id": ids[r.id]}) for r in b.renders],
-                notes=[n.model_copy(update={"id": ids[n.id]}) for n in b.notes],
-                critiques=[
-                    c.model_copy(update={"id": ids[c.id], "render_id": ids.get(c.render_id), "batch": ids[c.batch]})
-                    for c in b.critiques
-                ],
-                proposals=proposals,
-                usage=b.usage,
-                keyframes=[k.model_copy(update={"id": ids[k.id]}) for k in b.keyframes],
-                takes=[t.model_copy(update={"id": ids[t.id]}) for t in b.takes],
-                take_screenings=[
-                    ts.model_copy(
-                        update={
-                            "id": ids[ts.id],
-                            "takes": [ids[t] for t in ts.takes],
-                            "votes": [
-                                vote.model_copy(
-                                    update={
-                                        "take_id": vote.take_id and ids[vote.take_id],
-                                        "scores": {ids[t]: x for t, x in vote.scores.items()},
-                                    }
-                                )
-                                for vote in ts.votes
-                            ],
-                        }
-                    )
-                    for ts in b.take_screenings
-                ],
-            )
-        )
+    bundles = [VersionBundle.model_validate(_remapped(b.model_dump(mode="json"), ids)) for b in pf.versions]
     project = pf.project.model_copy(update={"id": pid, "title": title or pf.project.title, "trashed_at": None})
     present = {m.sha256 for m in pf.media} - set(pf.absent) if pf.media_included else set()
     clips = [c for c in pf.clips if c.sha256 in present and (c.last_frame_sha256 or c.sha256) in present]

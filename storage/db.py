@@ -13,7 +13,20 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint, create_engine, event
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    create_engine,
+    event,
+    false,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
 from storage.schema import utcnow
@@ -144,6 +157,8 @@ class RenderRow(Base):
     seconds: Mapped[float] = mapped_column(Float)
     film_sha256: Mapped[str] = mapped_column(ForeignKey("media.sha256"))
     media: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # srt, vtt, otio, contact_sheet, narration -> sha
+    # the film copied the clips' video packets (no re-encode); before 0007 a "yes"/"no" in `media`
+    stream_copied: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class CritiqueRow(Base):

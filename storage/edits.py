@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable
 from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from storage.schema import (
     CAMERA_MOVES,
@@ -100,7 +100,7 @@ def sanitize(
 
     for raw in edits:
         try:
-            e = EDIT.validate_python(raw.model_dump() if hasattr(raw, "model_dump") else raw)
+            e = EDIT.validate_python(raw.model_dump() if isinstance(raw, BaseModel) else raw)
         except ValidationError as err:
             drop(raw, err.errors()[0]["msg"])
             continue
@@ -108,14 +108,14 @@ def sanitize(
         if shot_id is not None and shot_id not in shots:
             drop(e, f"there is no shot {shot_id!r}")
             continue
-        if isinstance(e, (SetShot, RemoveShot, MoveShot)) and shots[shot_id].locked:
+        if isinstance(e, (SetShot, RemoveShot, MoveShot)) and shots[e.shot_id].locked:
             drop(e, f"shot {shot_id} is locked")
             continue
         if isinstance(e, SetShot):
             if problem := check_value(e.field, e.new):
                 drop(e, problem)
                 continue
-            current = current_value(board, shots[shot_id], e.field)
+            current = current_value(board, shots[e.shot_id], e.field)
             if current == e.new:
                 continue
             e = e.model_copy(update={"old": current})

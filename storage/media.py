@@ -7,7 +7,6 @@ content name, and never leaves anything inside the store.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import tempfile
@@ -15,7 +14,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from storage.records import MediaRecord
+from primitives.files import file_sha256
+from storage.records import MediaExt, MediaRecord
 
 STALE_SECONDS = 6 * 3600  # what a killed process left behind is removed once it is this old
 
@@ -43,7 +43,7 @@ class MediaStore:
         """Store a file; returns (sha256, stored path). Reuses the stored copy when it exists."""
         src = Path(src)
         ext = (ext or src.suffix.lstrip(".") or "bin").lower()
-        sha = _sha256_file(src)
+        sha = file_sha256(src)
         dest = self.path(sha, ext)
         if dest.exists():
             if move:
@@ -64,7 +64,7 @@ class MediaStore:
             raise MediaError(f"could not store media file ({e.strerror or e})") from e
         return sha, dest
 
-    def put(self, src: Path, ext: str, move: bool = True) -> MediaRecord:
+    def put(self, src: Path, ext: MediaExt, move: bool = True) -> MediaRecord:
         """Store a file and describe it for the database."""
         sha, stored = self.put_file(src, ext, move=move)
         return MediaRecord(sha256=sha, ext=ext, size=stored.stat().st_size)
@@ -129,11 +129,3 @@ def remove_stale_temp_files(folder: Path, older_than: float = STALE_SECONDS) -> 
         except OSError:
             continue
     return removed
-
-
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()

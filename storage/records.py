@@ -8,7 +8,7 @@ sha256 (the media store turns a sha into a path); no local path is ever part of 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import Field
 
@@ -20,9 +20,17 @@ Sha = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 VersionKind = Literal["plan", "import", "edit", "accept", "fork", "panel", "reference", "keyframe", "pick"]
 # What a panel run watched: the film, or the keyframe storyboard (one still per shot, before any video).
 Screening = Literal["film", "keyframes"]
+# The kinds of file the media store holds, by extension.
+MediaExt = Literal["mp4", "png", "jpg", "srt", "vtt", "wav", "otio"]
+MEDIA_EXTS: tuple[str, ...] = get_args(MediaExt)
 # A render's sidecar media: kind -> file extension in the media store.
-RENDER_MEDIA_EXT = {"srt": "srt", "vtt": "vtt", "narration": "wav", "contact_sheet": "jpg", "otio": "otio"}
-MEDIA_EXTS = ("mp4", "png", "jpg", "srt", "vtt", "wav", "otio")
+RENDER_MEDIA_EXT: dict[str, MediaExt] = {
+    "srt": "srt",
+    "vtt": "vtt",
+    "narration": "wav",
+    "contact_sheet": "jpg",
+    "otio": "otio",
+}
 
 
 class Project(Strict):
@@ -72,7 +80,7 @@ class VersionNode(Strict):
 
 class MediaRecord(Strict):
     sha256: Sha
-    ext: Literal["mp4", "png", "jpg", "srt", "vtt", "wav", "otio"]
+    ext: MediaExt
     size: int = Field(ge=0)
 
 

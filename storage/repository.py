@@ -7,13 +7,17 @@ processes never interleave a read-then-write) and yields a `Unit` whose methods 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
+from typing import Any, TypeVar
 
-from sqlalchemy import func, select
+from pydantic import BaseModel
+from sqlalchemy import JSON, func, select
 
 from storage.db import (
     AgentCallRow,
+    Base,
     ClipMediaRow,
     ClipRow,
     CritiqueRow,
@@ -44,7 +48,9 @@ from storage.records import (
     VersionBundle,
     VersionNode,
 )
-from storage.schema import Coverage, Critique, Note, Persona, Proposal, Scope, Storyboard, Usage, new_id, utcnow
+from storage.schema import Note, Persona, Scope, Storyboard, new_id, utcnow
+
+R = TypeVar("R", bound=BaseModel)
 
 LOCAL = ""  # the clip-cache scope of clips rendered on this machine
 
@@ -90,19 +96,7 @@ class Unit:
         pid, vid = new_id("p"), new_id("v")
         self.s.add(ProjectRow(id=pid, title=title or board.title, idea=idea, current_version_id=vid))
         self.s.flush()
-        self.s.add(
-            VersionRow(
-                id=vid,
-                project_id=pid,
-                parent_id=None,
-                number=1,
-                kind=kind,
-                message=message,
-                storyboard=board.model_dump(mode="json"),
-                panel=list(panel),
-                personas=[p.model_dump(mode="json") for p in personas or []],
-            )
-        )
+        self.s.add(_version_row(vid, pid, None, 1, kind, message, board, panel, personas or []))
         self.s.flush()
         return self.version(pid, 1)
 
@@ -204,16 +198,16 @@ class Unit:
         branched = has_child is not None and kind != "fork"
         if branched:
             message += f" (branched from v{parent.number}, which already had a newer version)"
-        row = VersionRow(
-            id=new_id("v"),
-            project_id=parent.project_id,
-            parent_id=parent.id,
-            number=number,
-            kind=kind,
-            message=message,
-            storyboard=board.model_dump(mode="json"),
-            panel=list(panel if panel is not None else parent.panel),
-            personas=[p.model_dump(mode="json") for p in (personas if personas is not None else parent.personas)],
+        row = _version_row(
+            new_id("v"),
+            parent.project_id,
+            parent.id,
+            number,
+            kind,
+            message,
+            board,
+            panel if panel is not None else parent.panel,
+            personas if personas is not None else parent.personas,
         )
         self.s.add(row)
         self.s.flush()
@@ -232,7 +226,7 @@ class Unit:
     def add_media(self, media: list[MediaRecord]) -> None:
         for m in media:
             if self.s.get(MediaRow, m.sha256) is None:
-                self.s.add(MediaRow(**m.model_dump()))
+                self.s.add(_row(MediaRow, m))
         self.s.flush()
 
     def media_shas(self) -> set[str]:
@@ -241,94 +235,55 @@ class Unit:
 
     def media(self, shas: list[str]) -> dict[str, MediaRecord]:
         rows = self.s.scalars(select(MediaRow).where(MediaRow.sha256.in_(list(shas))))
-        return {r.sha256: MediaRecord(sha256=r.sha256, ext=r.ext, size=r.size) for r in rows}
+        return {r.sha256: _record(MediaRecord, r) for r in rows}
 
     def clip(self, key: str, pid: str | None = None) -> ClipRecord | None:
         """The cached clip for `key` that project `pid` may use: one rendered here, else one imported with
         that project (never one that came with another project's archive). Without `pid`: rendered here only."""
         row = self.s.get(ClipRow, (key, LOCAL)) or (self.s.get(ClipRow, (key, pid)) if pid else None)
-        return None if row is None else ClipRecord.model_validate(row, from_attributes=True)
+        return None if row is None else _record(ClipRecord, row)
 
-    def put_clip(self, clip: ClipRecord, media: list[MediaRecord] = ()) -> None:
+    def put_clip(self, clip: ClipRecord, media: Sequence[MediaRecord] = ()) -> None:
         """Cache a clip rendered here (replacing an entry for the same key whose file went missing)."""
         self.add_media(list(media))
-        self.s.merge(ClipRow(**clip.model_dump(), scope=LOCAL))
+        self.s.merge(_row(ClipRow, clip, scope=LOCAL))
 
     def add_clips(self, clips: list[ClipRecord], pid: str) -> None:
         """Clip-cache entries imported with project `pid`, for its renders only."""
         for c in clips:
             if self.s.get(ClipRow, (c.key, pid)) is None:
-                self.s.add(ClipRow(**c.model_dump(), scope=pid))
+                self.s.add(_row(ClipRow, c, scope=pid))
 
     def clip_media(self, clip_sha256: str, kind: str) -> ClipMediaRecord | None:
         row = self.s.get(ClipMediaRow, (clip_sha256, kind))
-        return (
-            None
-            if row is None
-            else ClipMediaRecord(clip_sha256=row.clip_sha256, kind=row.kind, fps=row.fps, frames=row.frames)
-        )
+        return None if row is None else _record(ClipMediaRecord, row)
 
     def put_clip_media(self, records: list[ClipMediaRecord], media: list[MediaRecord]) -> None:
         """Cache pictures cut from clips (replacing an entry whose files went missing)."""
         self.add_media(media)
         for r in records:
-            self.s.merge(
-                ClipMediaRow(
-                    clip_sha256=r.clip_sha256, kind=r.kind, fps=r.fps, frames=[f.model_dump() for f in r.frames]
-                )
-            )
+            self.s.merge(_row(ClipMediaRow, r))
 
     # ------------------------------------------------------------------ renders
     def add_render(self, version: Version, render: RenderRecord) -> None:
-        media = dict(render.media)
-        self.s.add(
-            RenderRow(
-                id=render.id,
-                version_id=version.id,
-                created_at=render.created_at,
-                backend=render.backend,
-                model=render.model,
-                label=render.label,
-                shots=[s.model_dump(mode="json") for s in render.shots],
-                rendered=render.rendered,
-                reused=render.reused,
-                seconds=render.seconds,
-                film_sha256=render.film_sha256,
-                media={**media, "stream_copied": "yes" if render.stream_copied else "no"},
-            )
-        )
+        self.s.add(_row(RenderRow, render, version_id=version.id))
 
     def renders(self, version: Version) -> list[RenderRecord]:
         rows = self.s.scalars(
             select(RenderRow).where(RenderRow.version_id == version.id).order_by(RenderRow.created_at, RenderRow.id)
         )
-        return [self._render(r, version.number) for r in rows]
+        return [_record(RenderRecord, r, version=version.number) for r in rows]
 
     def latest_render(self, version: Version) -> RenderRecord | None:
         row = self.s.scalars(
             select(RenderRow).where(RenderRow.version_id == version.id).order_by(RenderRow.created_at.desc()).limit(1)
         ).first()
-        return None if row is None else self._render(row, version.number)
+        return None if row is None else _record(RenderRecord, row, version=version.number)
 
     # ------------------------------------------------------------------ critiques
     def add_critiques(self, version: Version, critiques: list[CritiqueRecord]) -> None:
         for c in critiques:
-            self.s.add(
-                CritiqueRow(
-                    id=c.id,
-                    version_id=version.id,
-                    render_id=c.render_id,
-                    screening=c.screening,
-                    persona_id=c.persona_id,
-                    batch=c.batch,
-                    mode=c.mode,
-                    created_at=c.created_at,
-                    data=c.critique.model_dump(mode="json"),
-                    usage=c.usage.model_dump(),
-                    scope=_scope_json(c.scope),
-                    coverage=c.coverage.model_dump(mode="json") if c.coverage else None,
-                )
-            )
+            self.s.add(_row(CritiqueRow, c, version_id=version.id, data=c.critique.model_dump(mode="json")))
 
     def critiques(self, version: Version, latest_only: bool = True) -> list[CritiqueRecord]:
         """The latest panel run on the version (or every run, oldest first), by persona id within a run."""
@@ -343,34 +298,15 @@ class Unit:
         rows = self.s.scalars(q.order_by(CritiqueRow.created_at, CritiqueRow.batch, CritiqueRow.persona_id))
         names = {p.id: p.name for p in version.personas}
         return [
-            CritiqueRecord(
-                id=r.id,
-                version=version.number,
-                render_id=r.render_id,
-                screening=r.screening,
-                persona_id=r.persona_id,
-                persona_name=names.get(r.persona_id, ""),
-                batch=r.batch,
-                mode=r.mode,
-                created_at=r.created_at,
-                critique=Critique.model_validate(r.data),
-                usage=Usage.model_validate(r.usage or {}),
-                scope=Scope.model_validate(r.scope or {}),
-                coverage=Coverage.model_validate(r.coverage) if r.coverage else None,
+            _record(
+                CritiqueRecord, r, version=version.number, persona_name=names.get(r.persona_id, ""), critique=r.data
             )
             for r in rows
         ]
 
     # ------------------------------------------------------------------ notes
     def add_note(self, version: Version, note: Note) -> Note:
-        row = NoteRow(
-            id=note.id,
-            version_id=version.id,
-            shot_id=note.shot_id,
-            scope=_scope_json(note.scope),
-            text=note.text,
-            **({"created_at": note.created_at} if note.created_at else {}),
-        )
+        row = _row(NoteRow, note, version_id=version.id)
         self.s.add(row)
         self.s.flush()
         return note.model_copy(update={"created_at": row.created_at})
@@ -379,12 +315,12 @@ class Unit:
         rows = self.s.scalars(
             select(NoteRow).where(NoteRow.version_id == version.id).order_by(NoteRow.created_at, NoteRow.id)
         )
-        return [_note(r) for r in rows]
+        return [_record(Note, r) for r in rows]
 
     def update_note(self, version: Version, note_id: str, text: str) -> Note:
         row = self._note_row(version, note_id)
         row.text = Note(text=text).text  # validated like a new note
-        return _note(row)
+        return _record(Note, row)
 
     def delete_note(self, version: Version, note_id: str) -> None:
         self.s.delete(self._note_row(version, note_id))
@@ -397,17 +333,7 @@ class Unit:
 
     # ------------------------------------------------------------------ proposals
     def add_proposal(self, version: Version, record: ProposalRecord) -> None:
-        self.s.add(
-            ProposalRow(
-                id=record.id,
-                version_id=version.id,
-                created_at=record.created_at,
-                mode=record.mode,
-                data=record.proposal.model_dump(mode="json"),
-                usage=record.usage.model_dump(),
-                scope=_scope_json(record.scope),
-            )
-        )
+        self.s.add(_row(ProposalRow, record, version_id=version.id, data=record.proposal.model_dump(mode="json")))
 
     def proposals(self, version: Version) -> list[ProposalRecord]:
         rows = self.s.scalars(
@@ -422,7 +348,7 @@ class Unit:
         if proposal_id:
             row = self.s.get(ProposalRow, proposal_id)
             version = self.s.get(VersionRow, row.version_id) if row is not None else None
-            if row is None or version.project_id != pid:
+            if row is None or version is None or version.project_id != pid:
                 raise NotFound(f"no proposal {proposal_id!r} in this project")
         else:
             version = self._version_row(pid, ref)
@@ -443,11 +369,11 @@ class Unit:
 
     # ------------------------------------------------------------------ keyframes, takes and take screenings
     def add_keyframe(self, version: Version, record: KeyframeRecord) -> None:
-        self.s.add(KeyframeRow(version_id=version.id, **record.model_dump(exclude={"version"})))
+        self.s.add(_row(KeyframeRow, record, version_id=version.id))
 
     def keyframes(self, pid: str, shot_id: str | None = None, version: Version | None = None) -> list[KeyframeRecord]:
         """A project's keyframe candidates (of one shot, or made on one version), oldest first."""
-        return [KeyframeRecord(version=n, **_columns(r)) for r, n in self._attached(KeyframeRow, pid, shot_id, version)]
+        return [_record(KeyframeRecord, r, version=n) for r, n in self._attached(KeyframeRow, pid, shot_id, version)]
 
     def keyframe(self, pid: str, keyframe_id: str) -> KeyframeRecord:
         found = [k for k in self.keyframes(pid) if k.id == keyframe_id]
@@ -460,23 +386,23 @@ class Unit:
         row = self.s.scalars(select(KeyframeRow).where(KeyframeRow.key == key).limit(1)).first()
         if row is None:
             return None
-        return KeyframeRecord(version=self.s.get(VersionRow, row.version_id).number, **_columns(row))
+        return _record(KeyframeRecord, row, version=self.s.get(VersionRow, row.version_id).number)
 
     def add_take(self, version: Version, record: TakeRecord) -> None:
-        self.s.add(TakeRow(version_id=version.id, **record.model_dump(exclude={"version"})))
+        self.s.add(_row(TakeRow, record, version_id=version.id))
 
     def takes(self, pid: str, shot_id: str | None = None, version: Version | None = None) -> list[TakeRecord]:
         """A project's takes (of one shot, or rendered on one version), in the order they were made."""
-        return [TakeRecord(version=n, **_columns(r)) for r, n in self._attached(TakeRow, pid, shot_id, version)]
+        return [_record(TakeRecord, r, version=n) for r, n in self._attached(TakeRow, pid, shot_id, version)]
 
     def add_take_screening(self, version: Version, record: TakeScreeningRecord) -> None:
-        self.s.add(TakeScreeningRow(version_id=version.id, **record.model_dump(exclude={"version"})))
+        self.s.add(_row(TakeScreeningRow, record, version_id=version.id))
 
     def take_screenings(
         self, pid: str, shot_id: str | None = None, version: Version | None = None
     ) -> list[TakeScreeningRecord]:
         return [
-            TakeScreeningRecord(version=n, **_columns(r))
+            _record(TakeScreeningRecord, r, version=n)
             for r, n in self._attached(TakeScreeningRow, pid, shot_id, version)
         ]
 
@@ -496,7 +422,7 @@ class Unit:
     # ------------------------------------------------------------------ agent usage
     def add_usage(self, version: Version, usage: UsageRecord) -> None:
         if usage.calls:
-            self.s.add(AgentCallRow(version_id=version.id, **usage.model_dump(exclude_none=True)))
+            self.s.add(_row(AgentCallRow, usage, version_id=version.id))
 
     def usage(self, version: Version) -> list[UsageRecord]:
         rows = self.s.scalars(
@@ -504,47 +430,29 @@ class Unit:
             .where(AgentCallRow.version_id == version.id)
             .order_by(AgentCallRow.created_at, AgentCallRow.id)
         )
-        return [
-            UsageRecord(
-                role=r.role,
-                mode=r.mode,
-                calls=r.calls,
-                prompt_tokens=r.prompt_tokens,
-                completion_tokens=r.completion_tokens,
-                seconds=r.seconds,
-                created_at=r.created_at,
-            )
-            for r in rows
-        ]
+        return [_record(UsageRecord, r) for r in rows]
 
     # ------------------------------------------------------------------ whole projects (archives)
     def import_project(self, project: Project, bundles: list[VersionBundle]) -> str:
         """A project with the given (fresh) ids, its versions parents first, and what each one holds."""
         versions = [b.version for b in bundles]
         numbers = {v.number: v.id for v in versions}
-        self.s.add(
-            ProjectRow(
-                id=project.id,
-                title=project.title,
-                idea=project.idea,
-                created_at=project.created_at,
-                current_version_id=numbers[project.current_version],
-            )
-        )
+        self.s.add(_row(ProjectRow, project, current_version_id=numbers[project.current_version], trashed_at=None))
         self.s.flush()
         for v in sorted(versions, key=lambda v: v.number):
+            parent = numbers[v.parent_number] if v.parent_number else None
             self.s.add(
-                VersionRow(
-                    id=v.id,
-                    project_id=project.id,
-                    parent_id=numbers[v.parent_number] if v.parent_number else None,
-                    number=v.number,
-                    kind=v.kind,
-                    message=v.message,
-                    created_at=v.created_at,
-                    storyboard=v.storyboard.model_dump(mode="json"),
-                    panel=list(v.panel),
-                    personas=[p.model_dump(mode="json") for p in v.personas],
+                _version_row(
+                    v.id,
+                    project.id,
+                    parent,
+                    v.number,
+                    v.kind,
+                    v.message,
+                    v.storyboard,
+                    v.panel,
+                    v.personas,
+                    v.created_at,
                 )
             )
             self.s.flush()
@@ -597,15 +505,7 @@ class Unit:
             versions = self.s.scalar(select(func.count()).where(VersionRow.project_id == row.id)) or 0
         if current is None:
             current = self.s.scalar(select(VersionRow.number).where(VersionRow.id == row.current_version_id)) or 1
-        return Project(
-            id=row.id,
-            title=row.title,
-            idea=row.idea,
-            created_at=row.created_at,
-            current_version=current,
-            trashed_at=row.trashed_at,
-            versions=versions,
-        )
+        return _record(Project, row, current_version=current, versions=versions)
 
     def _version_row(self, pid: str, ref: int | str | None) -> VersionRow:
         proj = self._project_row(pid)
@@ -627,38 +527,7 @@ class Unit:
         parent = (
             self.s.scalar(select(VersionRow.number).where(VersionRow.id == row.parent_id)) if row.parent_id else None
         )
-        return Version(
-            id=row.id,
-            project_id=row.project_id,
-            number=row.number,
-            parent_number=parent,
-            kind=row.kind,
-            message=row.message,
-            created_at=row.created_at,
-            storyboard=Storyboard.model_validate(row.storyboard),
-            panel=list(row.panel),
-            personas=[Persona.model_validate(p) for p in row.personas],
-        )
-
-    @staticmethod
-    def _render(row: RenderRow, number: int) -> RenderRecord:
-        media = dict(row.media or {})
-        copied = media.pop("stream_copied", "no") == "yes"
-        return RenderRecord(
-            id=row.id,
-            version=number,
-            created_at=row.created_at,
-            backend=row.backend,
-            model=row.model,
-            label=row.label,
-            shots=row.shots,
-            rendered=row.rendered,
-            reused=row.reused,
-            seconds=row.seconds,
-            film_sha256=row.film_sha256,
-            media=media,
-            stream_copied=copied,
-        )
+        return _record(Version, row, parent_number=parent)
 
     def _proposal(self, row: ProposalRow, number: int) -> ProposalRecord:
         accepted = (
@@ -666,33 +535,67 @@ class Unit:
             if row.accepted_version_id
             else None
         )
-        return ProposalRecord(
-            id=row.id,
-            version=number,
-            created_at=row.created_at,
-            mode=row.mode,
-            proposal=Proposal.model_validate(row.data),
-            usage=Usage.model_validate(row.usage or {}),
-            scope=Scope.model_validate(row.scope or {}),
-            accepted_as=accepted,
-        )
+        return _record(ProposalRecord, row, version=number, proposal=row.data, accepted_as=accepted)
 
 
-def _scope_json(scope: Scope) -> dict | None:
-    """A scope as stored: NULL for the whole film (as every row made before scopes reads)."""
-    return None if scope.whole else scope.model_dump(mode="json")
+# ---------------------------------------------------------------------------------- records <-> rows
+# One way for every table: a column takes the record's field of the same name (a JSON column its JSON form, a
+# scope NULL for the whole film, as rows made before scopes read) and a field the column of the same name; what
+# differs is named at the call (the version id a record carries as its number, `data` for the critique or proposal).
 
 
-def _note(row: NoteRow) -> Note:
-    return Note(
-        id=row.id,
-        text=row.text,
-        shot_id=row.shot_id,
-        scope=Scope.model_validate(row.scope or {}),
-        created_at=row.created_at,
+def _row(table: type[Base], record: BaseModel, **columns: Any) -> Any:
+    """`record` as a new row of `table`; `columns` set the rest. A None for a column with a default leaves it."""
+    plain, as_json = record.model_dump(), record.model_dump(mode="json")
+    scope = getattr(record, "scope", None)
+    values: dict[str, Any] = {}
+    for c in table.__table__.columns:
+        if c.key in columns or c.key not in plain:
+            continue
+        value = as_json[c.key] if isinstance(c.type, JSON) else plain[c.key]
+        if c.key == "scope" and isinstance(scope, Scope) and scope.whole:
+            value = None
+        if value is None and c.default is not None:
+            continue
+        values[c.key] = value
+    return table(**values, **columns)
+
+
+def _record(cls: type[R], row: Base, **fields: Any) -> R:
+    """`row` as a `cls` record: each field from the column of the same name (a NULL JSON column is the field's
+    default), `fields` the rest (what the row holds under another name, or only by reference)."""
+    values = {
+        c.key: getattr(row, c.key)
+        for c in row.__table__.columns
+        if c.key in cls.model_fields
+        and c.key not in fields
+        and not (getattr(row, c.key) is None and isinstance(c.type, JSON))
+    }
+    return cls.model_validate({**values, **fields})
+
+
+def _version_row(
+    vid: str,
+    pid: str,
+    parent_id: str | None,
+    number: int,
+    kind: str,
+    message: str,
+    board: Storyboard,
+    panel: list[str],
+    personas: list[Persona],
+    created_at: datetime | None = None,
+) -> VersionRow:
+    """The one builder of a version row (a new project's v1, a child, an imported version)."""
+    return VersionRow(
+        id=vid,
+        project_id=pid,
+        parent_id=parent_id,
+        number=number,
+        kind=kind,
+        message=message,
+        storyboard=board.model_dump(mode="json"),
+        panel=list(panel),
+        personas=[p.model_dump(mode="json") for p in personas],
+        **({"created_at": created_at} if created_at else {}),
     )
-
-
-def _columns(row) -> dict:
-    """A row's columns but its version id (records carry the version's number instead)."""
-    return {c.key: getattr(row, c.key) for c in row.__table__.columns if c.key != "version_id"}

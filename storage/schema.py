@@ -60,8 +60,11 @@ class Scores(Strict):
         return float(getattr(self, dimension))
 
 
-DIMENSIONS: tuple[str, ...] = tuple(Scores.model_fields)
-Dimension = Literal[DIMENSIONS]  # type: ignore[valid-type]
+Dimension = Literal[
+    "story_clarity", "visual_quality", "character_consistency", "pacing", "emotional_impact", "intent_faithfulness"
+]  # fmt: skip
+DIMENSIONS: tuple[str, ...] = get_args(Dimension)
+assert DIMENSIONS == tuple(Scores.model_fields), "Dimension names the fields of Scores, in order"
 DIMENSION_MEANINGS: dict[str, str] = {d: f.description or "" for d, f in Scores.model_fields.items()}
 
 

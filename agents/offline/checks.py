@@ -16,7 +16,7 @@ from agents.offline.directions import Direction
 from agents.offline.idea import MAX_IDEA, read_idea
 from agents.offline.measure import ShotStats, flashes_per_second
 from agents.offline.words import LISTEN_WPS, READ_WPS, WORD, content_words, shot_type, similarity, stem
-from storage.schema import Storyboard, Tastes
+from storage.schema import Dimension, Storyboard, Tastes
 
 REPEAT = 0.8  # prompts sharing this much of their content words are the same shot
 
@@ -25,7 +25,7 @@ REPEAT = 0.8  # prompts sharing this much of their content words are the same sh
 class Finding:
     kind: str
     level: str  # "story" (from the storyboard) or "picture" (from the measured frames)
-    dimension: str
+    dimension: Dimension
     severity: float  # 0..1, how strong, as measured
     shot_ids: tuple[str, ...]
     what: str  # one plain sentence with the numbers

@@ -76,7 +76,10 @@ class Measurer:
             if not sampled:
                 raise ValueError(f"shot {shot.shot_id} has no clip and no sampled frames to watch")
             frames = np.stack(
-                [np.asarray(Image.open(f.path).convert("RGB").resize((W, H), Image.BILINEAR)) for f in sampled]
+                [
+                    np.asarray(Image.open(f.path).convert("RGB").resize((W, H), Image.Resampling.BILINEAR))
+                    for f in sampled
+                ]
             )
             span = (sampled[-1].time - sampled[0].time) / max(1, len(sampled) - 1)
             out.append(measure_frames(shot.shot_id, frames, 1 / span if span > 0 else 1.0, every_frame=False))
@@ -180,7 +183,9 @@ def measure_frames(shot_id: str, frames: np.ndarray, fps: float, *, every_frame:
     lum = relative_luminance(frames)
     diffs = np.abs(np.diff(luma, axis=0)).mean(axis=(1, 2)) if len(luma) > 1 else np.zeros(0)
     mid = luma[len(luma) // 2]
-    thumb = np.asarray(Image.fromarray((mid * 255).astype(np.uint8)).resize((16, 9), Image.BILINEAR), np.float32)
+    thumb = np.asarray(
+        Image.fromarray((mid * 255).astype(np.uint8)).resize((16, 9), Image.Resampling.BILINEAR), np.float32
+    )
     thumb = thumb - thumb.mean()
     thumb = thumb / (np.linalg.norm(thumb) or 1.0)
     return ShotStats(

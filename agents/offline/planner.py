@@ -343,7 +343,7 @@ class Draft:
         distinct; a narration line too long to say in its shot is shortened or dropped."""
         shots = [s for sc in scenes for s in sc.shots]
         scale = self.total / sum(raw)
-        used: list[tuple[str, set[str]]] = []
+        used: list[tuple[str, frozenset[str]]] = []
         for n, (shot, weight) in enumerate(zip(shots, raw)):
             shot.shot_id = f"s{n + 1:03d}"
             shot.duration = round(weight * scale, 2)
@@ -391,7 +391,7 @@ class Draft:
         return " ".join(w if (w in small and i) else capitalise(w) for i, w in enumerate(text.split()))[:200]
 
 
-def _distinct(prompt: str, used: list[tuple[str, set[str]]], n: int) -> str:
+def _distinct(prompt: str, used: list[tuple[str, frozenset[str]]], n: int) -> str:
     """The prompt, with one or two camera angles added when it repeats or nearly repeats an earlier one."""
     variants = (
         [prompt]

@@ -23,11 +23,12 @@ from storage.schema import (
     SetCharacter,
     SetShot,
     SetStory,
+    ShotField,
     Storyboard,
     Unchanged,
 )
 
-FLASHY = {"lightning", "flashing", "flash", "flashes", "strobe", "strobing", "flicker", "flickering"}
+FLASHY = frozenset({"lightning", "flashing", "flash", "flashes", "strobe", "strobing", "flicker", "flickering"})
 CLOSE = {
     "close-up": 1,
     "insert": 1,
@@ -40,7 +41,19 @@ CLOSE = {
 }
 
 
-def rewrite(prompt: str, looks: list[Look], add: list[str], drop: set[str] = frozenset()) -> str:
+# The shot field a critic's direction changes, by its kind.
+DIRECTION_FIELD: dict[str, ShotField] = {
+    "duration": "duration",
+    "camera": "camera",
+    "reframe": "prompt",
+    "include": "prompt",
+    "steady": "prompt",
+    "narrate": "narration",
+    "unsay": "narration",
+}
+
+
+def rewrite(prompt: str, looks: list[Look], add: list[str], drop: frozenset[str] = frozenset()) -> str:
     """The prompt with the looks merged in after its subject, clauses that go against them (or name `drop` words)
     removed, and `add` phrases included."""
     clauses = [c.strip() for c in prompt.split(",") if c.strip()]
@@ -63,7 +76,7 @@ class Editor:
         self.board = board
         self.shots = {s.shot_id: s for s in board.shots()}
         self.order = list(self.shots)
-        self.pending: dict[tuple[str, str], dict] = {}
+        self.pending: dict[tuple[str, ShotField], dict] = {}
         self.asked: dict[str, dict[str, tuple[int, str]]] = defaultdict(
             dict
         )  # shot or "*" -> axis -> (sign, note text)
@@ -74,11 +87,11 @@ class Editor:
         if all((u.what, u.why) != (what, why) for u in self.not_changed):
             self.not_changed.append(Unchanged(what=what, why=why))
 
-    def current(self, sid: str, field: str) -> str:
+    def current(self, sid: str, field: ShotField) -> str:
         key = (sid, field)
         return self.pending[key]["new"] if key in self.pending else str(getattr(self.shots[sid], field))
 
-    def set(self, sid: str, field: str, new: str, why: str, source: str, by_note: bool) -> bool:
+    def set(self, sid: str, field: ShotField, new: str, why: str, source: str, by_note: bool) -> bool:
         if self.shots[sid].locked:
             self.left(f"{sid} {field}", "the shot is locked")
             return False
@@ -236,15 +249,7 @@ class Editor:
     def disagrees(self, d: Direction) -> str:
         """Why a creator's note rules this direction out ("" when none does)."""
         shot = self.shots[d.shot_id]
-        field = {
-            "duration": "duration",
-            "camera": "camera",
-            "reframe": "prompt",
-            "include": "prompt",
-            "steady": "prompt",
-            "narrate": "narration",
-            "unsay": "narration",
-        }[d.kind]
+        field = DIRECTION_FIELD[d.kind]
         if self.pending.get((d.shot_id, field), {}).get("note"):
             return f"your note already decides its {field}"
         axis, sign = {
@@ -307,7 +312,7 @@ class Editor:
             return False
         return self.set(sid, "prompt", prompt, why, who[0], False) and self.cite(sid, "prompt", who)
 
-    def cite(self, sid: str, field: str, who: list[str]) -> bool:
+    def cite(self, sid: str, field: ShotField, who: list[str]) -> bool:
         entry = self.pending[(sid, field)]
         entry["src"] = list(dict.fromkeys([*entry["src"], *who]))
         return True

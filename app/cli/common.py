@@ -30,7 +30,10 @@ class Ctx:
             from app.studio import Studio
 
             quiet_libraries()  # our bars on stderr only; no library's "Loading weights" in the output
-            self._studio = Studio(load_config({"home": self.home, **self.overrides}))
+            config = load_config({"home": self.home, **self.overrides})
+            for note in config.notes:  # never a silent change: a withheld key is said on stderr
+                click.secho(f"note: {note}", fg="yellow", err=True)
+            self._studio = Studio(config)
         return self._studio
 
     def out(self, data: BaseModel | list | dict | Any, human: str | None = None) -> None:

@@ -214,3 +214,32 @@ def test_home_expands_the_user_folder(work, tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
     assert load_config(environ={"CHIEF_HOME": "~/films"}).home == tmp_path / "films"
     assert load_config({"home": "~/other"}, environ={}).db_path == tmp_path / "other" / "chief.db"
+
+
+def test_the_llm_client_is_configured_from_one_table_that_agrees_with_the_variables(work, home):
+    """`Config.llm` is the LLM client's configuration; every client setting is fed by one setting, and the variable
+    the agents name in their error lines is the one Config reads."""
+    from agents.llm_config import SETTING_ENV, LLMConfig
+    from app.config import LLM_SETTINGS, env_names
+
+    assert set(LLM_SETTINGS) <= set(LLMConfig.model_fields)
+    # not settings: where endpoint memory is kept (the data folder), the retry delay's ceiling, the frame size
+    assert set(LLMConfig.model_fields) - set(LLM_SETTINGS) == {"state_path", "max_backoff", "max_image_side"}
+    for field, setting in LLM_SETTINGS.items():
+        if field in SETTING_ENV and field != "max_frames_per_call":
+            assert SETTING_ENV[field] == env_names(setting)[0], field
+    cfg = load(
+        home,
+        CHIEF_LLM_BASE_URL="http://127.0.0.1:9/v1",
+        CHIEF_LLM_API_KEY="sk-x",
+        CHIEF_LLM_TIMEOUT="7",
+        CHIEF_LLM_MAX_IMAGES="3",
+        CHIEF_CRITIC_MODEL="vlm",
+    )
+    llm = cfg.llm
+    assert (llm.base_url, llm.api_key.get_secret_value(), llm.timeout) == ("http://127.0.0.1:9/v1", "sk-x", 7.0)
+    assert (llm.max_images_per_request, llm.max_frames_per_call, llm.critic_model) == (3, 3, "vlm")
+    assert llm.planner_model == LLMConfig().planner_model  # empty: the client's default
+    assert llm.state_path == home / "llm-endpoints.json"
+    bare = load(home).llm
+    assert (bare.base_url, bare.api_key) == (None, None)

@@ -58,7 +58,7 @@ def canonical(project_json: bytes) -> str:
     seen: dict[str, str] = {}
     text = project_json.decode()
     return re.sub(
-        r"\b(p|v|c|cb|n|pr|r)_[0-9a-f]{8}\b", lambda m: seen.setdefault(m.group(0), f"<{m.group(1)}{len(seen)}>"), text
+        r"\b([a-z]{1,4})_[0-9a-f]{8}\b", lambda m: seen.setdefault(m.group(0), f"<{m.group(1)}{len(seen)}>"), text
     )
 
 
@@ -328,15 +328,14 @@ def test_failed_database_write_leaves_no_rows(source, tmp_path, monkeypatch):
     st, pid, out = source
     st2 = new_studio(tmp_path / "other")
     before = counts(st2)["rows"]
-    real = repo_module.RenderRow
 
-    def broken(**kw):
+    def broken(*args, **kw):  # the renders come after the project and its versions: those must go too
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(repo_module, "RenderRow", broken)
+    monkeypatch.setattr(repo_module.Unit, "add_render", broken)
     with pytest.raises(RuntimeError):
         st2.import_project(out)
-    monkeypatch.setattr(repo_module, "RenderRow", real)
+    monkeypatch.undo()
     assert counts(st2)["rows"] == before
 
 

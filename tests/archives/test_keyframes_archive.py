@@ -5,13 +5,14 @@ carried is refused."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
 from PIL import Image
 
-from storage.archives import ArchiveError
-from tests.archives.test_archives import craft, new_studio, valid_files
+from storage.archives import ID_PREFIXES, ArchiveError
+from tests.archives.test_archives import craft, members, new_studio, valid_files
 from tests.conftest import tiny_board
 
 
@@ -29,6 +30,11 @@ def source(tmp_path_factory):
     st.render_takes(pid, "s3", 2)
     st.vote_takes(pid, "s3")
     st.pick_take(pid, "s3", "2")
+    st.render(pid)
+    take, keyframe = st.shot_takes(pid, "s3").takes[0].id, st.shot_keyframes(pid)[1].candidates[0].id
+    st.add_note(pid, f"Take {take} beats the others; keep keyframe {keyframe}", shot_id="s3")
+    st.critique(pid)
+    st.refine(pid)
     out = st.export_project(pid, home / "p.chief.zip")
     yield st, pid, out
     st.db.close()
@@ -122,3 +128,49 @@ def test_a_vote_for_a_take_that_is_not_there_is_refused(source, tmp_path):
     with pytest.raises(ArchiveError, match="refers to a take not in"):
         st2.import_project(craft(tmp_path / "bad.chief.zip", files, manifest={"format_version": 3}))
     assert st2.projects() == []
+
+
+def pair_ids(old, new, pairs: dict[str, str]) -> None:
+    """Walk two project.json trees of the same shape; every string that differs is an id renamed on import."""
+    assert type(old) is type(new)
+    if isinstance(old, dict):
+        assert len(old) == len(new)
+        for (k1, v1), (k2, v2) in zip(old.items(), new.items(), strict=True):
+            pair_ids(k1, k2, pairs)
+            pair_ids(v1, v2, pairs)
+    elif isinstance(old, list):
+        assert len(old) == len(new)
+        for a, b in zip(old, new, strict=True):
+            pair_ids(a, b, pairs)
+    elif old != new:
+        assert isinstance(old, str), (old, new)
+        for a, b in zip(re.findall(ID, old), re.findall(ID, new), strict=True):
+            assert pairs.setdefault(a, b) == b, f"{a} became both {pairs[a]} and {b}"
+        assert re.sub(ID, "", old) == re.sub(ID, "", new), (old, new)
+
+
+ID = r"\b[a-z]{1,4}_[0-9a-f]{8}\b"
+
+
+def test_every_id_of_every_kind_is_remapped_the_same_way_everywhere(source, tmp_path):
+    """A project holding every kind of record (versions, renders, notes, critiques and their batches, proposals
+    citing notes and critiques, keyframes, takes, take screenings with votes): exported, imported and exported again,
+    the two project.json differ only by ids, each old id has one new id with the same prefix, and no id is kept."""
+    st, _, out = source
+    st2 = new_studio(tmp_path / "other")
+    v = st2.import_project(out)
+    again = st2.export_project(v.project_id, tmp_path / "again.chief.zip")
+    old, new = (json.loads(members(p)["project.json"]) for p in (out, again))
+    pairs: dict[str, str] = {}
+    pair_ids(old, new, pairs)
+    prefix = {a.split("_")[0] for a in pairs}
+    assert prefix == {*ID_PREFIXES.values(), "p", "cb"}  # every kind is held, and every kind was remapped
+    assert all(a.split("_")[0] == b.split("_")[0] for a, b in pairs.items())
+    assert len(set(pairs.values())) == len(pairs) and not set(pairs) & set(pairs.values())  # one to one, all new
+    assert not set(re.findall(ID, json.dumps(new))) & set(pairs)  # no old id left anywhere (a note's words too)
+    held = {
+        r["id"] for b in old["versions"] for kind in ID_PREFIXES for r in ([b[kind]] if kind == "version" else b[kind])
+    }
+    assert held <= set(pairs)
+    cited = {s for b in old["versions"] for p in b["proposals"] for e in p["proposal"]["edits"] for s in e["sources"]}
+    assert {c for c in cited if re.fullmatch(ID, c)} <= set(pairs)  # sources that are records point at new ones
