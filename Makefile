@@ -47,7 +47,7 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-# basedpyright, basic mode, on storage/, generation/, agents/ and primitives/ (config in pyproject.toml). Errors
+# basedpyright, basic mode, on storage/, generation/ and agents/ (config in pyproject.toml). Errors
 # that predate it are listed in .basedpyright/baseline.json (each one to fix, not to copy): a new error fails.
 typecheck: install
 	$(BIN)/basedpyright

@@ -27,7 +27,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from app.errors import StudioError
-from primitives.files import atomic_path, atomic_write
+from storage.fileio import atomic_path, atomic_write
 from storage.repository import NotFound
 from storage.run import ProgressEvent, ShotProgress
 from storage.schema import first_error, slug

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from primitives.files import file_sha256 as file_sha256  # one hasher for every layer
+from storage.fileio import file_sha256 as file_sha256  # one hasher for every layer
 from storage.run import Cancelled as Cancelled  # the run contract (re-exported: one stop flag, one exception)
 from storage.run import CancelToken as CancelToken
 

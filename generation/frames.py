@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from primitives.files import atomic_path
+from storage.fileio import atomic_path
 
 from .video_io import ffmpeg_exe, inspect, stream_stats
 

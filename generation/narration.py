@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from primitives.files import atomic_path
+from storage.fileio import atomic_path
 
 
 class NarrationUnavailable(RuntimeError):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generation.text import plain
-from primitives.files import atomic_path
+from storage.fileio import atomic_path
 
 # The hand-off formats: file suffix -> the OTIO adapter that writes it (EDL and FCPXML come from the
 # `otio-cmx3600-adapter` and `otio-fcpx-xml-adapter` packages).

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from primitives.files import atomic_path
+from storage.fileio import atomic_path
 
 H264_ARGS = ["-preset", "veryfast", "-crf", "20", "-movflags", "+faststart"]
 

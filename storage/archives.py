@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 from pydantic import Field, StrictInt, ValidationError
 
-from primitives.files import atomic_path
+from storage.fileio import atomic_path
 from storage.media import STALE_SECONDS, MediaStore
 from storage.parsing import ParseError, parse_json
 from storage.records import (

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from primitives.files import file_sha256
+from storage.fileio import file_sha256
 from storage.records import MediaExt, MediaRecord
 
 STALE_SECONDS = 6 * 3600  # what a killed process left behind is removed once it is this old

@@ -1,4 +1,4 @@
-"""primitives.files: a file is replaced whole or left as it was, and hashed by its bytes."""
+"""storage.fileio: a file is replaced whole or left as it was, and hashed by its bytes."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from primitives.files import atomic_path, atomic_write, file_sha256
+from storage.fileio import atomic_path, atomic_write, file_sha256
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
