@@ -2,7 +2,9 @@
 looks (light by beat, faces by beat). Text templates with named slots, filled by `planner.py`.
 
 Slots: {a} the lead ({A} capitalised), {b} who or what the story turns on, {b_first} its first mention ("a lost whale"), {home} the
-lead's place ({at_home}: 'at the lighthouse'), {away} the other place, {threat} and {threat_look} only when the idea names a danger.
+lead's place ({at_home}: 'at the lighthouse'), {away} the other place, {threat} and {threat_look} only when the idea names a danger,
+{goal} what the idea says must be done and {obstacle} what stands in the way (the "task" story). The idea's own clauses
+(`Idea.events`) are put into the inciting incident, the middle and the climax by the planner, so the plot is the idea's.
 """
 
 from __future__ import annotations
@@ -93,6 +95,19 @@ class Relation:
 
 
 RELATIONS = {
+    "task": Relation(  # the idea says what must be done: {goal} ("repair the frozen clock tower")
+        meet=("{a} sees what must be done: {goal}", "One day, {a} knew what had to be done: {goal}."),
+        approach=(
+            ("Getting ready", "{a} gathers what it takes to {goal}", "{A} gathered everything it would take."),
+            ("A first try", "{a} tries to {goal}, and it goes wrong", "The first try went wrong."),
+            ("Side by side", "{a} and {b} work side by side", "They worked side by side."),
+            ("Running out of time", "{a} works faster as {obstacle} draws near", "Time was running out."),
+        ),
+        turn=("{a} halfway to the end of the task, {b} close by", "For a moment, it looked possible."),
+        lose=("{obstacle} undoes what {a} has done", "Then {obstacle} undid their work."),
+        win=("{a} manages to {goal}", "At last, {a} managed to {goal}."),
+        end=("{a} rests, the task done", "It was done, and {a} could rest."),
+    ),
     "bond": Relation(
         meet=("{a} notices {b} for the first time", "Then {a} met {b_first}."),
         approach=(
@@ -214,7 +229,7 @@ def moments(beat: str, rel: Relation, threat: bool) -> list[Moment]:
     if beat == "setup":
         return [
             Moment(
-                "{A}'s world",
+                "{A} {at_home}",
                 "{A} lived {at_home}, and every day was much the same.",
                 ("{a} at work {at_home}", "{a}'s hands at a familiar task", "{a} pauses and looks out at {away}"),
             ),
@@ -281,7 +296,7 @@ def moments(beat: str, rel: Relation, threat: bool) -> list[Moment]:
             ),
         ]
     return [
-        Moment("Afterwards", rel.end[1], (rel.end[0], "{a} back at {home}, changed", "{away} at peace")),
+        Moment("{home}, afterwards", rel.end[1], (rel.end[0], "{a} back at {home}, changed", "{away} at peace")),
         Moment(
             "A new day",
             "And the days that followed were not the same.",
