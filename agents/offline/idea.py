@@ -522,7 +522,7 @@ def _objects(idea: Idea, tokens: list[str]) -> None:
             words.append(w.lower())
         while words and "NOUN" not in word_classes(words[-1]):
             words.pop()
-        if not words or stem(words[-1]) in taken or words[-1] in TIMES or words[-1] in SEASONS:
+        if not words or any(stem(w) in taken for w in words) or words[-1] in TIMES or words[-1] in SEASONS:
             continue
         if noun_kind(words[-1]) or words[-1] in ("race", "way", "time", "day", "thing"):
             continue
