@@ -1,0 +1,52 @@
+"""Idea fidelity on a held-out set (tests/agents/fidelity.py): every named check for every idea at 1, 3 and 10
+minutes, and every note read for its intent and applied on the right shots only. Figures before/after: the module's
+`report()` (python -m tests.agents.fidelity)."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.offline import OfflinePlanner, OfflineRefiner
+from agents.offline.idea import read_idea
+from tests.agents.fidelity import HELD_OUT, MINUTES, NOTES, idea_checks, note_checks
+
+_BOARDS: dict[tuple[str, float], object] = {}
+
+
+def _board(idea: str, minutes: float):
+    key = (idea, minutes)
+    if key not in _BOARDS:
+        _BOARDS[key] = OfflinePlanner().plan(idea, minutes).value
+    return _BOARDS[key].model_copy(deep=True)
+
+
+@pytest.mark.parametrize("minutes", MINUTES)
+@pytest.mark.parametrize("case", HELD_OUT, ids=[c.name for c in HELD_OUT])
+def test_idea_checks(case, minutes):
+    failed = [f"{name} ({why})" for name, ok, why in idea_checks(case, _board(case.idea, minutes)) if not ok]
+    assert not failed, failed
+
+
+@pytest.mark.parametrize("case", NOTES, ids=[n.name for n in NOTES])
+def test_note_checks(case):
+    board = _board(case.idea, 3)
+    refine = lambda b, notes: OfflineRefiner().refine(b, notes, []).value  # noqa: E731
+    failed = [f"{name} ({why})" for name, ok, why in note_checks(case, board, refine) if not ok]
+    assert not failed, failed
+
+
+def test_idea_reader_finds_what_each_character_is_and_the_plot():
+    idea = read_idea(HELD_OUT[0].idea)
+    assert [(c.name, c.kind) for c in idea.cast] == [
+        ("the retired clockmaker", "person"),
+        ("the clumsy brass robot apprentice", "machine"),
+    ]
+    assert idea.goal == "repair the frozen clock tower" and idea.obstacle == "the ice storm"
+    fable = read_idea(HELD_OUT[1].idea)
+    assert fable.events[-2:] == ["the hare naps halfway", "the tortoise wins"]
+
+
+def test_the_fable_ends_as_the_idea_says():
+    board = _board(HELD_OUT[1].idea, 3)
+    climax = [sc for sc in board.scenes if sc.purpose == "climax"][0]
+    assert "the tortoise wins" in climax.shots[0].prompt.lower() + " ".join(s.prompt.lower() for s in climax.shots)
