@@ -56,7 +56,8 @@ RELATIONS = {
     "making": "build make invent cook bake paint write repair fix plant grow design compose sew carve",
     "quest": "search look seek hunt chase follow travel journey try want dream climb cross deliver",
     "escape": "escape flee run hide sneak",
-    "conflict": "fight battle face confront challenge compete race defy argue",
+    "conflict": "fight battle face confront defy argue",
+    "contest": "challenge compete race",
     "loss": "lose miss grieve forget leave mourn",
     "return": "return come go",
 }
@@ -66,7 +67,13 @@ TASK_MODALS = ("must", "has to", "have to", "needs to", "need to", "tries to", "
 MACHINES = frozenset("robot android automaton cyborg drone machine".split())
 # What splits an idea's sentence into its events: "; ", ", and", " while ", " but ", " until ", " so ".
 CLAUSE = re.compile(r"\s*(?:;|,\s*(?:and|but|so|then)\b|\bwhile\b|\bbut\b|\buntil\b|\bso that\b|\band then\b)\s*", re.I)
-OBSTACLE = re.compile(r"\b(before|despite|against|from)\s+((?:an?|the|his|her|their)\s+[^,;.]{3,60})", re.I)
+OBSTACLE = re.compile(
+    r"\b(before|despite|against|from)\s+((?:an?|the|his|her|their)\s+[^,;.]{3,60}?"
+    r"(?=\s+(?:before|despite|against|from)\b|\s*[,;.]|$)|"
+    r"(?:dawn|dusk|nightfall|midnight|sunrise|sunset|noon|morning|night)\b)",
+    re.I,
+)
+PURPOSE = re.compile(r"\bto\s+([a-z]+)\s+(.{3,80})$", re.I)  # "race across the rooftops to deliver a letter"
 
 
 @lru_cache(maxsize=4096)
@@ -114,6 +121,7 @@ class Idea:
     objects: list[str] = field(default_factory=list)  # things it names: "a letter", "only potatoes"
     events: list[str] = field(default_factory=list)  # its own clauses, in order, as present-tense actions
     goal: str = ""  # what the lead must do, base form: "repair the frozen clock tower"
+    winner: str = ""  # who the idea says wins ("the tortoise wins"): a cast name, or "" when it does not say
     obstacle: str = ""  # what stands in the way: "the ice storm", "the spring festival"
 
 
@@ -426,6 +434,8 @@ def _plot(idea: Idea, tokens: list[str]) -> None:
         head = words[words.index("of") - 1] if "of" in words[1:] else words[-1]
         if stem(head) in PLACES:
             continue  # a place ("search the beach"): what is searched for may follow
+        if head in ("time", "way", "day", "moment", "thing"):
+            return  # "one last time": how, not what the story turns on
         idea.thing, idea.thing_head = "the " + " ".join(words), head
         return
 
@@ -458,6 +468,14 @@ def _events(idea: Idea) -> None:
     for sentence in idea.sentences or [idea.text]:
         for toks in _clauses(sentence.rstrip(".!?")):
             text = " ".join(toks).replace(" ,", ",").replace(" '", "'").strip(" ,")
+            danger = next((m for m in OBSTACLE.finditer(text) if m.group(1).lower() == "from"), None)
+            if (
+                danger
+                and not idea.threat
+                and re.search(r"\b(save|saves|protect|protects|rescue|rescues|shield)\b", text)
+            ):
+                idea.threat = re.sub(r"^(an?|his|her|their)\s", "the ", danger.group(2).strip(), flags=re.I)
+                idea.threat_head = stem(idea.threat.split()[-1])  # "save the hives from a strange frost"
             m = next((m for m in OBSTACLE.finditer(text) if m.group(1).lower() != "from"), None)
             if m:
                 idea.obstacle = idea.obstacle or re.sub(
@@ -495,9 +513,24 @@ def _events(idea: Idea) -> None:
                 if after and verb_lemma(after[0]):
                     idea.goal = " ".join([verb_lemma(after[0]), *after[1:]])
                     idea.relation = "task"
+            purpose = PURPOSE.search(" ".join(rest))
+            if (
+                not idea.goal
+                and " and " in f" {subject} "
+                and purpose
+                and verb_lemma(purpose.group(1)) == purpose.group(1).lower()
+            ):  # two characters doing one thing for a purpose: a task they share, not a quarrel between them
+                idea.goal, idea.relation = f"{purpose.group(1).lower()} {purpose.group(2)}", "task"
+            subject = re.sub(r"^([A-Z][\w'-]*),\s+an?\s+[^,]+,?$", r"\1", subject.strip())  # "Mara, a pilot,"
             event = f"{subject} {' '.join(rest)}".strip()
             if len(event.split()) >= 3 and event.lower() not in (e.lower() for e in idea.events):
                 idea.events.append(event)
+    for event in idea.events:  # "the tortoise wins", "the hare beats the fox": who the idea says wins
+        words = event.lower().split()
+        at = next((n for n, w in enumerate(words) if verb_lemma(w) in ("win", "beat") and w != verb_lemma(w)), None)
+        if at:
+            subject = set(words[:at])
+            idea.winner = next((c.name for c in idea.cast if stem(c.head.split()[-1].lower()) in subject), "")
     if not idea.goal and idea.events and idea.verb:
         first = idea.events[0].split()
         at = next((n for n, w in enumerate(first) if base_form(w) == idea.verb), None)

@@ -8,7 +8,7 @@ idea, never from a language model.
 from __future__ import annotations
 
 from agents.base import Result
-from agents.offline.idea import Cast, Idea, read_idea
+from agents.offline.idea import Cast, Idea, read_idea, verb_lemma, verbish
 from agents.offline.lexicon import PLACE_OF_ROLE, SEASONS, THREAT_LOOK
 from agents.offline.story import (
     AMBIENCE,
@@ -136,6 +136,20 @@ LOOKS = {  # (face and hair, clothes or body): one is picked per character, the 
         ("a painted smile", "a chipped white surface with a faded blue pattern"),
     ),
 }
+MATERIALS = (
+    "paper",
+    "brass",
+    "copper",
+    "tin",
+    "wooden",
+    "wood",
+    "glass",
+    "clay",
+    "stone",
+    "iron",
+    "steel",
+    "porcelain",
+)
 SAME = {
     "person": "the same face, hair and clothes in every shot",
     "animal": "the same size, colouring and markings in every shot",
@@ -172,8 +186,11 @@ class Draft:
             b, b_first = f"the {idea.thing_head}", _first_mention(idea.thing)  # the story turns on a thing
         elif partner is not None:
             b, b_first = partner.name, _first_mention(partner.name)
+        elif idea.relation == "task" and _goal_object(idea.goal):
+            b = b_first = _goal_object(idea.goal)  # what the task is done to: "the village's hives"
         else:
             b = b_first = "something new"
+        winner = idea.winner if idea.winner in (lead.name, b) else lead.name
         at = "on" if self.home.split()[-1] in ON_PLACES else "in" if self.home.split()[-1] in IN_PLACES else "at"
         self.slots = {
             "a": lead.name,
@@ -185,6 +202,10 @@ class Draft:
             "away": self.away,
             "threat": idea.threat,
             "threat_look": _threat_look(idea),
+            "B": capitalise(b),
+            "winner": winner,
+            "Winner": capitalise(winner),
+            "loser": b if winner == lead.name else lead.name,
             "goal": idea.goal or "see it through",
             "obstacle": idea.obstacle or idea.threat or "time",
         }
@@ -263,12 +284,13 @@ class Draft:
             return plan
         first = next(n for n, p in enumerate(plan) if p[0] == "inciting incident")
         climax = next(n for n, p in enumerate(plan) if p[0] == "climax")
-        middle = [n for n, p in enumerate(plan) if p[0] in ("midpoint", "crisis", "rising action") and p[3] == 0]
+        firsts = {p[0]: n for n, p in reversed(list(enumerate(plan))) if p[3] == 0}
+        middle = [firsts[b] for b in ("midpoint", "crisis", "rising action") if b in firsts]
         middle = middle or [n for n, p in enumerate(plan) if first < n < climax]
         slots = {first: events[0]}
         if len(events) > 1:
             slots[climax] = events[-1]
-            for n, event in zip(middle[:: max(1, len(middle) // max(1, len(events) - 2))], events[1:-1]):
+            for n, event in zip(sorted(middle[: len(events) - 2]), events[1:-1]):
                 slots[n] = event
         out = []
         for n, (beat, m, seconds, j) in enumerate(plan):
@@ -353,7 +375,8 @@ class Draft:
         if self.idea.threat and beat in ("crisis", "climax") and self.slots["threat_look"] not in action:
             light = f"{self.slots['threat_look']}, {light}"
         toward = b if other or self.partner is None and beat != "setup" else self.away
-        doing = clip_words(action, 8)  # what this moment is about, so no two scenes' close shots read alike
+        doing = " ".join(action.split()[:12])  # what this moment is about, so no two scenes' close shots read alike
+        moment = _ing(doing, lead)  # "the hare napping halfway", or the action itself when it is a picture already
         objects = [f"the {o}" for o in self.idea.objects]
         details = (
             [f"{lead}'s hands as {doing}, {light}"]
@@ -366,9 +389,8 @@ class Draft:
             + ([f"{b} as {doing}, one detail filling the frame"] if other else [])
             + [f"something {lead} carries as {doing}, {light}"]
         )
-        faces = [f"{lead}'s face as {doing}, {FACE[beat]}, {light}"] + (
-            [f"{b}, watching {lead} as {doing}, {light}"] if other else []
-        )
+        face = moment if moment != doing or not _clause(doing) else f"{lead}'s face as {doing}"
+        faces = [f"{face}, {FACE[beat]}, {light}"] + ([f"{b}, watching {lead} as {doing}, {light}"] if other else [])
         seen = {
             "establishing": f"of {location} in {light}" + (f", {lead} small in the frame" if nth else ""),
             "wide": f": {action}, {location}, {light}",
@@ -378,8 +400,12 @@ class Draft:
             + (f", {light}" if nth else ""),
             "close-up": f"of {faces[nth % len(faces)]}",
             "reaction": f"of {b} reacting as {doing}, {light}"
+            if _clause(doing)
+            else f"of {b} reacting to {doing}, {light}"
             if other and nth % 2 == 0
-            else f"of {lead} as {doing}, {FACE[beat]}, {light}",
+            else f"of {lead} as {doing}, {FACE[beat]}, {light}"
+            if _clause(doing)
+            else f"of {lead} looking at {doing}, {FACE[beat]}, {light}",
             "insert": f"of {details[nth % len(details)]}",
         }[kind]
         return f"{SHOT_TYPES[kind][0]}{' ' if seen[0] != ':' else ''}{seen}"
@@ -487,12 +513,49 @@ def _first_mention(name: str) -> str:
     return ("an " if rest[0] in "aeiou" else "a ") + rest
 
 
+def _goal_object(goal: str) -> str:
+    """'save her village's hives from a strange frost' -> "the village's hives" ('' when the goal names none)."""
+    words = []
+    for w in goal.split()[1:]:
+        if w.lower() in ("from", "in", "on", "with", "to", "across", "before", "at", "for", "through", "over"):
+            break
+        words.append(w)
+    while words and words[0].lower() in ("a", "an", "the", "her", "his", "their", "its", "my", "our", "one"):
+        words = words[1:]
+    return "the " + " ".join(words) if words else ""
+
+
+def _clause(text: str) -> bool:
+    """Whether an action is a clause with its own verb ("the hare naps halfway") rather than a picture named by a
+    noun phrase ("an empty chair beside the hare", "the hare's hands at a familiar task")."""
+    words = text.split()
+    return any(verbish(w.strip(",")) and not words[n - 1].endswith("'s") for n, w in enumerate(words) if n)
+
+
+def _ing(action: str, lead: str) -> str:
+    """'the hare naps halfway' -> 'the hare napping halfway' (a lead's action as a picture); anything else as it is."""
+    if not action.lower().startswith(lead.lower() + " "):
+        return action
+    rest = action[len(lead) + 1 :].split()
+    lemma = verb_lemma(rest[0]) if rest else ""
+    if not lemma or lemma == rest[0].lower() or not rest[0].endswith("s") or not _clause(action):
+        return action
+    from lemminflect import getInflection
+
+    def gerund(word: str) -> str:
+        base = verb_lemma(word)
+        form = getInflection(base, "VBG") if base and base != word.lower() and word.endswith("s") else None
+        return form[0] if form else word
+
+    rest = [gerund(w) if n == 0 or rest[n - 1] == "and" else w for n, w in enumerate(rest)]  # "waits and watches"
+    return " ".join([lead, *rest])
+
+
 def _threat_look(idea: Idea) -> str:
     """How the idea's danger looks: its own words when it qualifies it ("the ice storm" is not rain), else the
     stock look of its kind ("storm winds and driving rain")."""
-    own = idea.threat.removeprefix("the ")
-    if len(own.split()) > 1:
-        return f"{own} raging"
+    if len(idea.threat.removeprefix("the ").split()) > 1:
+        return f"{idea.threat} raging"
     return THREAT_LOOK.get(idea.threat_head, idea.threat)
 
 
@@ -522,6 +585,9 @@ def _look(c: Cast, text: str, used: set[tuple[str, str]] | None = None) -> str:
         options[start],
     )
     used.add((face, body))
+    made = next((w for w in MATERIALS if w in words), "")
+    if made and kind in ("machine", "creature"):  # "a paper dragon" is made of paper, whatever the stock look says
+        body = f"made of {made} throughout"
     worn = c.detail.startswith(("with ", "in ", "wearing "))  # the idea already says what they wear
     who = f"{c.name}, {c.detail}" if c.detail and not worn else c.name.removeprefix("the ")
     return capitalise(who) + (f" {c.detail}: {face}" if worn else f": {face}, {body}") + f"; {SAME[kind]}"

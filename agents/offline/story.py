@@ -3,7 +3,8 @@ looks (light by beat, faces by beat). Text templates with named slots, filled by
 
 Slots: {a} the lead ({A} capitalised), {b} who or what the story turns on, {b_first} its first mention ("a lost whale"), {home} the
 lead's place ({at_home}: 'at the lighthouse'), {away} the other place, {threat} and {threat_look} only when the idea names a danger,
-{goal} what the idea says must be done and {obstacle} what stands in the way (the "task" story). The idea's own clauses
+{goal} what the idea says must be done and {obstacle} what stands in the way (the "task" story), {winner} and
+{loser} who the idea says wins a contest and who does not ({B}, {Winner} capitalised). The idea's own clauses
 (`Idea.events`) are put into the inciting incident, the middle and the climax by the planner, so the plot is the idea's.
 """
 
@@ -103,10 +104,23 @@ RELATIONS = {
             ("Side by side", "{a} and {b} work side by side", "They worked side by side."),
             ("Running out of time", "{a} works faster as {obstacle} draws near", "Time was running out."),
         ),
-        turn=("{a} halfway to the end of the task, {b} close by", "For a moment, it looked possible."),
-        lose=("{obstacle} undoes what {a} has done", "Then {obstacle} undid their work."),
+        turn=("{a} halfway through the task, {obstacle} drawing near", "For a moment, it looked possible."),
+        lose=("what {a} has done comes undone", "Then everything came undone."),
         win=("{a} manages to {goal}", "At last, {a} managed to {goal}."),
         end=("{a} rests, the task done", "It was done, and {a} could rest."),
+    ),
+    "contest": Relation(  # a race or a challenge between {a} and {b}: {winner} is who the idea says wins
+        meet=("{a} challenges {b}", "{A} challenged {b_first}."),
+        approach=(
+            ("The start", "{a} and {b} side by side at the start", "They started side by side."),
+            ("Out in front", "{a} pulls ahead of {b}", "{A} pulled ahead."),
+            ("Step by step", "{b} keeps going, step by step", "{B} kept going, step by step."),
+            ("Sure of winning", "{a} looks back at {b}, far behind", "{A} was sure of winning."),
+        ),
+        turn=("{a} far ahead, {b} far behind", "{A} was far ahead."),
+        lose=("{a} too sure, {b} still coming", "But {b} never stopped."),
+        win=("{winner} wins, {loser} watching", "{Winner} won."),
+        end=("{a} and {b} after the contest", "Neither of them forgot that day."),
     ),
     "bond": Relation(
         meet=("{a} notices {b} for the first time", "Then {a} met {b_first}."),

@@ -48,5 +48,9 @@ def test_idea_reader_finds_what_each_character_is_and_the_plot():
 
 def test_the_fable_ends_as_the_idea_says():
     board = _board(HELD_OUT[1].idea, 3)
-    climax = [sc for sc in board.scenes if sc.purpose == "climax"][0]
-    assert "the tortoise wins" in climax.shots[0].prompt.lower() + " ".join(s.prompt.lower() for s in climax.shots)
+    climax = " ".join(s.prompt.lower() for sc in board.scenes if sc.purpose == "climax" for s in sc.shots)
+    assert "the tortoise wins" in climax and "hare wins" not in climax
+    told = " ".join(f"{sc.title} {sc.description}" for sc in board.scenes).lower()
+    assert "find" not in told and "search" not in told  # a race, not a quest: the fable's own plot
+    middle = next(sc for sc in board.scenes if sc.purpose == "midpoint")
+    assert middle.title == "The hare naps halfway"  # the idea's turn is the middle of the film
