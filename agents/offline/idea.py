@@ -204,7 +204,10 @@ def _np(tokens: list[str], i: int, limit: int = 4) -> tuple[int, str, str]:
         words.append(t.lower())
         if noun_kind(t):
             head, end = t.lower(), j + 1
-            if j + 1 < len(tokens) and noun_kind(tokens[j + 1]):  # "dog walker", "robot apprentice", "baby whale"
+            nxt = tokens[j + 1] if j + 1 < len(tokens) else ""
+            after = tokens[j + 2].lower() if j + 2 < len(tokens) else ""
+            takes_object = "VERB" in word_classes(nxt) and after in DETERMINERS  # "a field mouse guard the mill"
+            if nxt and noun_kind(nxt) and not takes_object:  # "dog walker", "robot apprentice", "baby whale"
                 continue
             break
     if not head:
@@ -469,11 +472,7 @@ def _events(idea: Idea) -> None:
         for toks in _clauses(sentence.rstrip(".!?")):
             text = " ".join(toks).replace(" ,", ",").replace(" '", "'").strip(" ,")
             danger = next((m for m in OBSTACLE.finditer(text) if m.group(1).lower() == "from"), None)
-            if (
-                danger
-                and not idea.threat
-                and re.search(r"\b(save|saves|protect|protects|rescue|rescues|shield)\b", text)
-            ):
+            if danger and not idea.threat and re.search(r"\b(save|protect|rescue|shield|guard|defend)s?\b", text):
                 idea.threat = re.sub(r"^(an?|his|her|their)\s", "the ", danger.group(2).strip(), flags=re.I)
                 idea.threat_head = stem(idea.threat.split()[-1])  # "save the hives from a strange frost"
             m = next((m for m in OBSTACLE.finditer(text) if m.group(1).lower() != "from"), None)
@@ -486,8 +485,19 @@ def _events(idea: Idea) -> None:
             if not words:
                 continue
             k = next((n for n, w in enumerate(words) if w.lower() in ("must", "tries", "try", "needs", "wants")), None)
+            heads = {stem(c.head.split()[-1].lower()) for c in idea.cast}
             verb_at = next(
-                (n for n, w in enumerate(words) if n and (verbish(w.strip(",")) or w.lower() in ("is", "are"))), None
+                (
+                    n
+                    for n, w in enumerate(words)
+                    if n
+                    and (
+                        verbish(w.strip(","))
+                        or w.lower() in ("is", "are")
+                        or ("VERB" in word_classes(w) and stem(words[n - 1]) in heads)  # "... a field mouse guard"
+                    )
+                ),
+                None,
             )
             if words[0] == "@":
                 words = [*subject.split(), *words[1:]]
@@ -536,6 +546,14 @@ def _events(idea: Idea) -> None:
         at = next((n for n, w in enumerate(first) if base_form(w) == idea.verb), None)
         if at is not None:
             idea.goal = " ".join([idea.verb, *first[at + 1 :]])
+    if not idea.verb and idea.events and idea.relation == "quest":
+        # A verb no story kind lists ("guard the old windmill"): the idea's own action is the task, never a search.
+        first = idea.events[0].split()
+        heads = {stem(c.head.split()[-1].lower()) for c in idea.cast}
+        at = next((n for n, w in enumerate(first) if n and verb_lemma(w) and stem(first[n - 1]) in heads), None)
+        if at is not None and verb_lemma(first[at]) not in VERB_RELATION:
+            idea.verb, idea.relation = verb_lemma(first[at]), "task"
+            idea.goal = idea.goal or " ".join([idea.verb, *first[at + 1 :]])
     if idea.obstacle and not idea.threat and any(stem(w) in THREATS for w in idea.obstacle.split()):
         idea.threat, idea.threat_head = idea.obstacle, stem(idea.obstacle.split()[-1])
 

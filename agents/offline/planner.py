@@ -180,6 +180,8 @@ class Draft:
         inside = [p for p in idea.places if p not in named]  # "a city" in "a map of a city" is part of the thing
         work = PLACE_OF_ROLE.get(lead.head)
         places = named + inside if named or not work else [work, *inside]
+        if not places and idea.relation == "task" and _goal_object(idea.goal):
+            places = [_goal_object(idea.goal)]  # "guard the old windmill": the story happens at what is guarded
         self.home = places[0] if places else f"{lead.name}'s home"
         self.away = places[1] if len(places) > 1 else f"the world beyond {self.home}"
         if idea.thing and (partner is None or idea.relation in ("quest", "discovery", "making", "return")):
@@ -555,7 +557,7 @@ def _threat_look(idea: Idea) -> str:
     """How the idea's danger looks: its own words when it qualifies it ("the ice storm" is not rain), else the
     stock look of its kind ("storm winds and driving rain")."""
     if len(idea.threat.removeprefix("the ").split()) > 1:
-        return f"{idea.threat} raging"
+        return f"{idea.threat} {'raging' if idea.threat_head in THREAT_LOOK else 'closing in'}"
     return THREAT_LOOK.get(idea.threat_head, idea.threat)
 
 

@@ -109,6 +109,34 @@ HELD_OUT = (
         (),
     ),
 )
+# Written after the planner was changed and run once, unseen, as a check that the rules generalise (reported by
+# `python -m tests.agents.fidelity`; the tests assert HELD_OUT).
+FRESH = (
+    Case(
+        "ferry_pilot",
+        "A nervous ferry pilot named Oren must steer the last boat across a flooded river before the dam breaks.",
+        (Who("Oren", "person"),),
+        ("ferry|boat", "river"),
+        r"\bsteer",
+        (r"\bsnow\b",),
+    ),
+    Case(
+        "owl_mouse",
+        "A sleepy owl and a brave field mouse guard the old windmill from a gang of hungry rats.",
+        (Who("owl", "animal"), Who("mouse", "animal")),
+        ("windmill", "rat"),
+        r"\bguard",
+        (r"\b(sets? out|set off) to find\b",),
+    ),
+    Case(
+        "tin_soldier",
+        "A tin soldier falls in love with a paper ballerina, but a jealous goblin throws him into the fire.",
+        (Who("soldier", "person"), Who("ballerina", "person"), Who("goblin", "creature")),
+        ("fire",),
+        r"\blove",
+        (),
+    ),
+)
 MINUTES = (1, 3, 10)
 
 
@@ -301,6 +329,9 @@ def report() -> dict[str, tuple[int, int]]:
     for m in MINUTES:
         res = [r for c in HELD_OUT for r in idea_checks(c, OfflinePlanner().plan(c.idea, m).value)]
         out[f"ideas at {m} min"] = (sum(ok for _, ok, _ in res), len(res))
+    for m in MINUTES:
+        res = [r for c in FRESH for r in idea_checks(c, OfflinePlanner().plan(c.idea, m).value)]
+        out[f"fresh ideas at {m} min"] = (sum(ok for _, ok, _ in res), len(res))
     res = []
     for n in NOTES:
         board = OfflinePlanner().plan(n.idea, 3).value
@@ -317,7 +348,7 @@ if __name__ == "__main__":
         from agents.offline import OfflinePlanner, OfflineRefiner
 
         for m in MINUTES:
-            for c in HELD_OUT:
+            for c in HELD_OUT + FRESH:
                 for name, ok, why in idea_checks(c, OfflinePlanner().plan(c.idea, m).value):
                     if not ok:
                         print(f"FAIL {m}min {c.name}: {name} ({why})")

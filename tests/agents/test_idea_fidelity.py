@@ -54,3 +54,12 @@ def test_the_fable_ends_as_the_idea_says():
     assert "find" not in told and "search" not in told  # a race, not a quest: the fable's own plot
     middle = next(sc for sc in board.scenes if sc.purpose == "midpoint")
     assert middle.title == "The hare naps halfway"  # the idea's turn is the middle of the film
+
+
+def test_the_cli_does_not_load_the_lexicon_at_start():
+    import subprocess
+    import sys
+
+    code = "import sys, app.cli, agents.offline.idea, agents.offline.notes; print('lemminflect' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "False"  # lemminflect is imported on first use, by the offline planner or refiner
