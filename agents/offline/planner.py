@@ -303,15 +303,16 @@ class Draft:
         return out
 
     def cast_in(self, scenes: list[Scene]) -> None:
-        """Every character the idea names is seen: one who no prompt shows yet joins the medium and wide shots of
-        every other scene from the inciting incident on, and is listed on those shots."""
+        """Every character the idea names is seen: one whom fewer than a tenth of the shots show joins the medium
+        and wide shots of every other scene from the inciting incident on, and is listed on those shots."""
         shots = [s for sc in scenes[1:] for s in sc.shots] or [s for sc in scenes for s in sc.shots]
+        total = sum(len(sc.shots) for sc in scenes)
         for c in self.idea.cast:
-            if any(c.name.lower() in s.prompt.lower() for sc in scenes for s in sc.shots):
+            if sum(c.name.lower() in s.prompt.lower() for sc in scenes for s in sc.shots) >= max(1, total // 10):
                 continue
             for k, sc in enumerate(scenes[1:] or scenes):
                 for s in sc.shots if k % 2 == 0 else []:
-                    if s.prompt.startswith(("Medium", "Wide", "Two-shot", "Establishing")):
+                    if s.prompt.startswith(("Medium", "Wide", "Two-shot")) and c.name.lower() not in s.prompt.lower():
                         s.prompt = f"{s.prompt}, {c.name} close by"
             if not any(c.name.lower() in s.prompt.lower() for s in shots):
                 shots[len(shots) // 2].prompt += f", {c.name} close by"

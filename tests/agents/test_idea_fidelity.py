@@ -63,3 +63,11 @@ def test_the_cli_does_not_load_the_lexicon_at_start():
     code = "import sys, app.cli, agents.offline.idea, agents.offline.notes; print('lemminflect' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "False"  # lemminflect is imported on first use, by the offline planner or refiner
+
+
+def test_every_named_character_is_seen_in_a_tenth_of_a_long_film():
+    board = _board(HELD_OUT[-1].idea, 10)  # three characters: the third (the bear) is named once in the idea
+    shots = board.shots()
+    for who in ("grandmother", "grandson", "polar bear"):
+        seen = sum(who in s.prompt.lower() and any(who in c for c in s.characters) for s in shots)
+        assert seen >= len(shots) // 10, (who, seen)
