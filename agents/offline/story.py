@@ -101,7 +101,7 @@ RELATIONS = {
         approach=(
             ("Getting ready", "{a} gathers what it takes to {goal}", "{A} gathered everything it would take."),
             ("A first try", "{a} tries to {goal}, and it goes wrong", "The first try went wrong."),
-            ("Side by side", "{a} and {b} work side by side", "They worked side by side."),
+            ("Step by step", "{a} works on, step by step, {b} close by", "Step by step, it came together."),
             ("Running out of time", "{a} works faster as {obstacle} draws near", "Time was running out."),
         ),
         turn=("{a} halfway through the task, {obstacle} drawing near", "For a moment, it looked possible."),
@@ -255,7 +255,7 @@ def moments(beat: str, rel: Relation, threat: bool) -> list[Moment]:
         ]
     if beat == "inciting incident":
         return [
-            Moment("The beginning", rel.meet[1], (rel.meet[0], "{a} freezes, not sure what to do", "{b} close by")),
+            Moment(rel.meet[0], rel.meet[1], (rel.meet[0], "{a} freezes, not sure what to do", "{b} close by")),
             Moment(
                 "Second thoughts",
                 "{A} could not stop thinking about it.",
@@ -269,7 +269,7 @@ def moments(beat: str, rel: Relation, threat: bool) -> list[Moment]:
         ]
     if beat == "midpoint":
         return [
-            Moment("The turn", rel.turn[1], (rel.turn[0], "{a} laughs for the first time", "{b} in full view")),
+            Moment(rel.turn[0], rel.turn[1], (rel.turn[0], "{a} laughs for the first time", "{b} in full view")),
             Moment(
                 "Together",
                 "For a while, everything seemed possible.",
@@ -289,7 +289,7 @@ def moments(beat: str, rel: Relation, threat: bool) -> list[Moment]:
             else []
         )
         return danger + [
-            Moment("All is lost", rel.lose[1], (rel.lose[0], "{a} alone, head bowed", "{b} out of reach")),
+            Moment(rel.lose[0], rel.lose[1], (rel.lose[0], "{a} alone, head bowed", "{b} out of reach")),
             Moment(
                 "The choice",
                 "{A} had to choose.",
@@ -299,7 +299,7 @@ def moments(beat: str, rel: Relation, threat: bool) -> list[Moment]:
     if beat == "climax":
         return [
             Moment(
-                "The moment",
+                rel.win[0],  # titled by what happens in this story, not by the beat
                 rel.win[1],
                 (rel.win[0], "{a} pushes through" + (" {threat_look}" if threat else ""), "{b} within reach"),
             ),
