@@ -151,6 +151,9 @@ SHOW = re.compile(
     rf"\b(?:show(?:\s+me)?|(?:want|like|need) to see|let us see|include)\s+{_NP}(?=\s*(?:[.;!?]|$))", re.I
 )
 SHOT_WORDS = {"it", "this", "that", "shot", "this shot", "the shot", "that shot", "scene", "this scene", "the scene"}
+NOT_PICTURE = re.compile(
+    r"\b(narration|voice-?over|line|lines|dialogue|music|score|sound|sounds|shots?|scenes?)$", re.I
+)
 
 
 def _bare(phrase: str) -> str:
@@ -230,8 +233,9 @@ def read_note(note: Note, board: Storyboard) -> Reading:
         r.replace += [(_bare(a), b.strip()) for a, b in rx.findall(bare) if _bare(a) and b.strip()]
         if r.replace:
             break
-    r.remove = [_bare(x) for x in REMOVE.findall(bare) if x.strip().lower() not in SHOT_WORDS]
-    r.less = [_bare(x) for x in LESS.findall(bare) if x.strip().lower() not in SHOT_WORDS]
+    picture = [x for x in REMOVE.findall(bare) + LESS.findall(bare) if not NOT_PICTURE.search(x.strip())]
+    r.remove = [_bare(x) for x in REMOVE.findall(bare) if x in picture and x.strip().lower() not in SHOT_WORDS]
+    r.less = [_bare(x) for x in LESS.findall(bare) if x in picture and x.strip().lower() not in SHOT_WORDS]
     cut = CUT.search(bare)
     r.cut = bool(cut) and not ADD.search(bare) and not r.remove and not r.replace
     if SHORTER.search(bare) or re.search(r"\btoo (slow|boring)\b", low):
@@ -245,6 +249,7 @@ def read_note(note: Note, board: Storyboard) -> Reading:
         r.line = quoted.group(1).strip()
     elif NO_LINE.search(low):
         r.line = ""
+        r.cut = False  # "drop the narration" takes the line out, not the shot
     replaced = {a.lower() for a, _ in r.replace}
     r.avoid = [
         m.strip()

@@ -8,6 +8,7 @@ import pytest
 
 from agents.offline import OfflinePlanner, OfflineRefiner
 from agents.offline.idea import read_idea
+from storage.schema import Note, RemoveShot
 from tests.agents.fidelity import HELD_OUT, MINUTES, NOTES, idea_checks, note_checks
 
 _BOARDS: dict[tuple[str, float], object] = {}
@@ -71,3 +72,12 @@ def test_every_named_character_is_seen_in_a_tenth_of_a_long_film():
     for who in ("grandmother", "grandson", "polar bear"):
         seen = sum(who in s.prompt.lower() and any(who in c for c in s.characters) for s in shots)
         assert seen >= len(shots) // 10, (who, seen)
+
+
+def test_what_a_note_removes_is_a_thing_in_the_picture_not_the_shot_or_its_line():
+    board = _board(HELD_OUT[3].idea, 1)
+    sid = board.shots()[2].shot_id
+    p = OfflineRefiner().refine(board, [Note(text="drop the narration", shot_id=sid)], []).value
+    assert not [e for e in p.edits if isinstance(e, RemoveShot)]  # the line goes, the shot stays
+    p = OfflineRefiner().refine(board, [Note(text="remove the fireworks", shot_id=sid)], []).value
+    assert not p.edits and any("'fireworks' is not in" in u.why for u in p.not_changed)  # said plainly
