@@ -1,12 +1,17 @@
-"""Reading an idea: who is in it, where and when it happens, what happens between them, and what threatens them.
+"""Reading an idea: who is in it and what they are, where and when it happens, the things it names, what happens
+(its own clauses, in order: the goal, the obstacle, the turn), and what threatens them.
 
-Rules over a word list (`lexicon.py`), not a language model: a word it does not know is never made a character.
+Rules over word lists (`lexicon.py`) for who can be a character, and over a real English lexicon for the rest:
+lemminflect (its word classes and lemmas ship inside the package) says whether a word can be a verb or a noun and
+gives a verb's base form, so a clause's verb and a phrase's head are found without hand lists. A word it does not
+know is never made a character. lemminflect is imported on first use, never at import time.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from agents.offline.lexicon import (
     ANIMALS,
@@ -51,11 +56,41 @@ RELATIONS = {
     "making": "build make invent cook bake paint write repair fix plant grow design compose sew carve",
     "quest": "search look seek hunt chase follow travel journey try want dream climb cross deliver",
     "escape": "escape flee run hide sneak",
-    "conflict": "fight battle face confront challenge compete race defy argue",
+    "conflict": "fight battle face confront defy argue",
+    "contest": "challenge compete race",
     "loss": "lose miss grieve forget leave mourn",
     "return": "return come go",
 }
 VERB_RELATION = {v: kind for kind, verbs in RELATIONS.items() for v in verbs.split()}
+# A verb after "must", "has to", "needs to", "tries to": a task with a deadline or an obstacle, not a bond or a quest.
+TASK_MODALS = ("must", "has to", "have to", "needs to", "need to", "tries to", "try to", "wants to", "want to")
+MACHINES = frozenset("robot android automaton cyborg drone machine".split())
+# What splits an idea's sentence into its events: "; ", ", and", " while ", " but ", " until ", " so ".
+CLAUSE = re.compile(r"\s*(?:;|,\s*(?:and|but|so|then)\b|\bwhile\b|\bbut\b|\buntil\b|\bso that\b|\band then\b)\s*", re.I)
+OBSTACLE = re.compile(
+    r"\b(before|despite|against|from)\s+((?:an?|the|his|her|their)\s+[^,;.]{3,60}?"
+    r"(?=\s+(?:before|despite|against|from)\b|\s*[,;.]|$)|"
+    r"(?:dawn|dusk|nightfall|midnight|sunrise|sunset|noon|morning|night)\b)",
+    re.I,
+)
+PURPOSE = re.compile(r"\bto\s+([a-z]+)\s+(.{3,80})$", re.I)  # "race across the rooftops to deliver a letter"
+
+
+@lru_cache(maxsize=4096)
+def word_classes(word: str) -> frozenset[str]:
+    """The universal POS classes an English word can take ('race' -> NOUN, VERB), from lemminflect's lexicon."""
+    from lemminflect import getAllLemmas  # lazy: the CLI never pays for it at start
+
+    return frozenset(getAllLemmas(word.lower()))
+
+
+@lru_cache(maxsize=4096)
+def verb_lemma(word: str) -> str:
+    """The base form of a verb ('befriends' -> 'befriend', 'naps' -> 'nap'), or '' when it cannot be a verb."""
+    from lemminflect import getAllLemmas
+
+    forms = getAllLemmas(word.lower()).get("VERB")
+    return forms[0] if forms else ""
 
 
 @dataclass
@@ -63,7 +98,7 @@ class Cast:
     """A character the idea introduces: `name` as the film calls them, `kind` person/animal/creature/thing."""
 
     name: str
-    kind: str
+    kind: str  # person, animal, creature, machine
     head: str  # the noun that names them ("keeper", "whale"), or the proper name
     detail: str = ""  # what the idea says about them ("a retired pilot", "in a red coat")
     invented: bool = False  # True: the idea names nobody, so a role its place suggests stands in
@@ -83,11 +118,18 @@ class Idea:
     thing_head: str = ""  # "map"
     styles: list[str] = field(default_factory=list)
     sentences: list[str] = field(default_factory=list)
+    objects: list[str] = field(default_factory=list)  # things it names: "a letter", "only potatoes"
+    events: list[str] = field(default_factory=list)  # its own clauses, in order, as present-tense actions
+    goal: str = ""  # what the lead must do, base form: "repair the frozen clock tower"
+    winner: str = ""  # who the idea says wins ("the tortoise wins"): a cast name, or "" when it does not say
+    obstacle: str = ""  # what stands in the way: "the ice storm", "the spring festival"
 
 
 def base_form(word: str) -> str:
     """'befriends' -> 'befriend', 'discovers' -> 'discover', 'carries' -> 'carry'."""
     w = word.lower()
+    if verb_lemma(w):
+        return verb_lemma(w)
     for suffix, repl in (("ies", "y"), ("ches", "ch"), ("shes", "sh"), ("sses", "ss"), ("xes", "x"), ("oes", "o")):
         if w.endswith(suffix) and len(w) > len(suffix) + 1:
             return w[: -len(suffix)] + repl
@@ -97,6 +139,8 @@ def base_form(word: str) -> str:
 def noun_kind(word: str) -> str:
     """person, animal, creature, or '' (not a character noun)."""
     w = stem(word)
+    if w in MACHINES:
+        return "machine"
     if w in PEOPLE:
         return "person"
     if w in ANIMALS:
@@ -116,6 +160,11 @@ def verbish(word: str) -> bool:
     w = word.lower()
     if w in STOP or noun_kind(w) or stem(w) in PLACES:
         return False
+    classes = word_classes(w)
+    if classes and "VERB" not in classes:
+        return False  # the lexicon knows it, and never as a verb ("boastful", "tower")
+    if classes and w.endswith("s") and verb_lemma(w) != w:
+        return True  # a third-person verb form ("challenges", "naps")
     return base_form(w) in VERB_RELATION or (w.endswith("s") and not w.endswith(("ss", "us", "is")) and len(w) > 3)
 
 
@@ -134,6 +183,8 @@ def read_idea(text: str) -> Idea:
     idea.styles = list(dict.fromkeys(w for w in lowered if w in STYLES))
     idea.threat, idea.threat_head = _threat(tokens)
     _plot(idea, tokens)
+    _events(idea)
+    _objects(idea, tokens)
     if not idea.cast:  # nobody named: a role the place suggests ("the keeper" of a lighthouse)
         role = next(
             (ROLE_OF_PLACE[stem(w)] for p in idea.places for w in p.split() if stem(w) in ROLE_OF_PLACE), "the wanderer"
@@ -153,12 +204,22 @@ def _np(tokens: list[str], i: int, limit: int = 4) -> tuple[int, str, str]:
         words.append(t.lower())
         if noun_kind(t):
             head, end = t.lower(), j + 1
-            if j + 1 < len(tokens) and noun_kind(tokens[j + 1]) == "person":  # "dog walker"
+            nxt = tokens[j + 1] if j + 1 < len(tokens) else ""
+            after = tokens[j + 2].lower() if j + 2 < len(tokens) else ""
+            takes_object = "VERB" in word_classes(nxt) and after in DETERMINERS  # "a field mouse guard the mill"
+            if nxt and noun_kind(nxt) and not takes_object:  # "dog walker", "robot apprentice", "baby whale"
                 continue
             break
     if not head:
         return i, "", ""
     return end, " ".join(words[: end - i]), head
+
+
+def phrase_kind(phrase: str) -> str:
+    """What a character phrase names: a machine, animal or creature when any of its nouns says so ("her clumsy
+    brass robot apprentice" is a machine, "a lost baby whale" an animal), else a person."""
+    kinds = {noun_kind(w) for w in phrase.split()} - {""}
+    return next((k for k in ("machine", "creature", "animal") if k in kinds), "person" if kinds else "")
 
 
 def _cast(tokens: list[str]) -> list[Cast]:
@@ -180,10 +241,20 @@ def _cast(tokens: list[str]) -> list[Cast]:
         if low in DETERMINERS and prev not in PLACE_PREPOSITIONS:
             end, phrase, head = _np(tokens, i + 1)
             if phrase:
+                kind = phrase_kind(phrase)
                 name_tok = tokens[end] if end < len(tokens) else ""
+                if name_tok.lower() in ("named", "called") and end + 1 < len(tokens) and tokens[end + 1][:1].isupper():
+                    end, name_tok = end + 1, tokens[end + 1]  # "a keeper named Tomas", "a girl called Priya"
                 if name_tok[:1].isupper() and name_tok not in CAPITALISED_NOT_NAMES:  # "his dog Biscuit"
-                    add(Cast(name=name_tok, kind=noun_kind(head), head=name_tok, detail=f"{low} {phrase}"))
+                    add(Cast(name=name_tok, kind=kind, head=name_tok, detail=f"{_a(low)} {phrase}"))
                     i = end + 1
+                    continue
+                names = _apposed(tokens, end)  # "two rival chefs, Marco and Lucia,"
+                if names:
+                    one = " ".join(w for w in phrase.split()[:-1] if w not in ("two", "three")) + " " + stem(head)
+                    for name in names:
+                        add(Cast(name=name, kind=kind, head=name, detail=_a("a") + " " + one.strip()))
+                    i = end + 2 * len(names)
                     continue
                 words = phrase.split()
                 words[-1] = words[-1].removesuffix("'s")  # "the king's birthday": the king
@@ -191,7 +262,7 @@ def _cast(tokens: list[str]) -> list[Cast]:
                 add(
                     Cast(
                         name=f"the {count}{' '.join(words)}",
-                        kind=noun_kind(head),
+                        kind=kind,
                         head=stem(head),
                         detail=_detail(tokens, end),
                     )
@@ -222,6 +293,7 @@ def _cast(tokens: list[str]) -> list[Cast]:
             t[0].isupper()
             and t not in CAPITALISED_NOT_NAMES
             and prev not in PLACE_PREPOSITIONS
+            and prev != "of"
             and stem(t) not in PLACES
             and (not sentence_start or _looks_like_name(tokens, i))
         ):
@@ -239,6 +311,25 @@ def _cast(tokens: list[str]) -> list[Cast]:
             continue
         i += 1
     return cast
+
+
+def _a(det: str) -> str:
+    """A possessive or a number before a character becomes an article in their description ("her" -> "a")."""
+    return det if det in ("a", "an", "the") else "a"
+
+
+def _apposed(tokens: list[str], i: int) -> list[str]:
+    """Names set beside a plural phrase: ", Marco and Lucia" -> ['Marco', 'Lucia']."""
+    if i + 1 >= len(tokens) or tokens[i] != ",":
+        return []
+    names, j = [], i + 1
+    while j < len(tokens) and tokens[j][:1].isupper() and tokens[j] not in CAPITALISED_NOT_NAMES:
+        names.append(tokens[j])
+        if j + 1 < len(tokens) and tokens[j + 1].lower() in ("and", ","):
+            j += 2
+        else:
+            break
+    return names if len(names) >= 2 else []
 
 
 def _looks_like_name(tokens: list[str], i: int) -> bool:
@@ -274,10 +365,13 @@ def _places(tokens: list[str]) -> list[str]:
         while words and words[-1].lower() in ("a", "an", "the", "of"):
             words.pop()
         heads = [
-            k for k, w in enumerate(words) if stem(w) in PLACES or (w[0].isupper() and w not in CAPITALISED_NOT_NAMES)
+            k
+            for k, w in enumerate(words)
+            if stem(w) in PLACES or (w[0].isupper() and (w not in CAPITALISED_NOT_NAMES or w.lower() not in STOP))
         ]
         if heads and not any(w.lower() in TIMES or w.lower() in SEASONS for w in words) and not noun_kind(words[0]):
-            phrase = " ".join(words[: heads[0] + 1])
+            last = heads[0] + 2 if heads[0] + 2 < len(words) and words[heads[0] + 1].lower() == "of" else heads[0]
+            phrase = " ".join(words[: last + 1]).replace("'s", "")  # "the rooftops of Mumbai", "her village's"
             if words[0].lower() not in ("a", "an", "the") and not phrase[0].isupper():
                 phrase = "the " + phrase
             phrase = re.sub(r"^(a|an)\s", "the ", phrase, flags=re.I)
@@ -286,7 +380,7 @@ def _places(tokens: list[str]) -> list[str]:
     if not out:  # "The city wakes up": a place named without a preposition
         for i, t in enumerate(tokens[:-1]):
             if t.lower() in DETERMINERS and stem(tokens[i + 1]) in PLACES:
-                out.append("the " + tokens[i + 1].lower())
+                out.append("the " + tokens[i + 1].lower().removesuffix("'s"))
                 break
     return out[:3]
 
@@ -343,5 +437,152 @@ def _plot(idea: Idea, tokens: list[str]) -> None:
         head = words[words.index("of") - 1] if "of" in words[1:] else words[-1]
         if stem(head) in PLACES:
             continue  # a place ("search the beach"): what is searched for may follow
+        if head in ("time", "way", "day", "moment", "thing"):
+            return  # "one last time": how, not what the story turns on
         idea.thing, idea.thing_head = "the " + " ".join(words), head
         return
+
+
+def _clauses(sentence: str) -> list[list[str]]:
+    """A sentence's clauses as tokens: split at ';', ', and', 'while', 'but', and at an 'and' that starts a new
+    subject or a new verb ("the hare naps and the tortoise wins", "are trapped ... and must cook")."""
+    out: list[list[str]] = []
+    for part in CLAUSE.split(sentence):
+        toks = TOKEN.findall(part)
+        cur: list[str] = []
+        for k, t in enumerate(toks):
+            nxt = [w.lower() for w in toks[k + 1 : k + 5]]
+            new_subject = nxt[:1] and nxt[0] in ("the", "a", "an") and any(verbish(w) for w in nxt[2:4])
+            new_verb = nxt[:1] and (nxt[0] in ("must", "then") or (verbish(nxt[0]) and nxt[0].endswith("s")))
+            if t.lower() == "and" and cur and (new_subject or new_verb):
+                out.append(cur)
+                cur = [] if new_subject else ["@"]  # "@": the clause shares the previous clause's subject
+                continue
+            cur.append(t)
+        if cur:
+            out.append(cur)
+    return [c for c in out if any(w[0].isalpha() for w in c)]
+
+
+def _events(idea: Idea) -> None:
+    """The idea's own clauses as present-tense actions ("the boastful hare naps halfway"), its goal (the first
+    clause's verb phrase, base form) and its obstacle ("before an ice storm" -> "the ice storm")."""
+    subject = ""
+    for sentence in idea.sentences or [idea.text]:
+        for toks in _clauses(sentence.rstrip(".!?")):
+            text = " ".join(toks).replace(" ,", ",").replace(" '", "'").strip(" ,")
+            danger = next((m for m in OBSTACLE.finditer(text) if m.group(1).lower() == "from"), None)
+            if danger and not idea.threat and re.search(r"\b(save|protect|rescue|shield|guard|defend)s?\b", text):
+                idea.threat = re.sub(r"^(an?|his|her|their)\s", "the ", danger.group(2).strip(), flags=re.I)
+                idea.threat_head = stem(idea.threat.split()[-1])  # "save the hives from a strange frost"
+            m = next((m for m in OBSTACLE.finditer(text) if m.group(1).lower() != "from"), None)
+            if m:
+                idea.obstacle = idea.obstacle or re.sub(
+                    r"^(an?|his|her|their)\s", "the ", m.group(2).strip(), flags=re.I
+                )
+                text = text[: m.start()].strip(" ,")
+            words = text.split()
+            if not words:
+                continue
+            k = next((n for n, w in enumerate(words) if w.lower() in ("must", "tries", "try", "needs", "wants")), None)
+            heads = {stem(c.head.split()[-1].lower()) for c in idea.cast}
+            verb_at = next(
+                (
+                    n
+                    for n, w in enumerate(words)
+                    if n
+                    and (
+                        verbish(w.strip(","))
+                        or w.lower() in ("is", "are")
+                        or ("VERB" in word_classes(w) and stem(words[n - 1]) in heads)  # "... a field mouse guard"
+                    )
+                ),
+                None,
+            )
+            if words[0] == "@":
+                words = [*subject.split(), *words[1:]]
+                verb_at = len(subject.split())
+                k = verb_at if words[verb_at].lower() in ("must", "tries", "try", "needs", "wants") else None
+            if verb_at is None and k is None:
+                continue
+            start = k if k is not None else verb_at
+            subject = " ".join(words[:start])
+            if words[0] in ("A", "An", "a", "an"):
+                subject = "the " + " ".join(words[1:start])
+            rest = words[start:]
+            if rest and rest[0].lower() == "must" and len(rest) > 1:
+                rest = rest[1:]  # "must repair" reads as the action itself in a picture: "repairs"
+                if " and " not in subject and verb_lemma(rest[0]) == rest[0].lower():
+                    from lemminflect import getInflection
+
+                    rest[0] = (getInflection(rest[0], "VBZ") or (rest[0],))[0]
+            elif len(rest) > 1 and rest[0].lower() in ("needs", "need", "has", "have") and rest[1].lower() == "to":
+                rest = rest[2:]
+            if k is not None and not idea.goal:
+                after = [w for w in rest if w.lower() not in ("tries", "try", "wants", "to")]
+                if after and verb_lemma(after[0]):
+                    idea.goal = " ".join([verb_lemma(after[0]), *after[1:]])
+                    idea.relation = "task"
+            purpose = PURPOSE.search(" ".join(rest))
+            if (
+                not idea.goal
+                and " and " in f" {subject} "
+                and purpose
+                and verb_lemma(purpose.group(1)) == purpose.group(1).lower()
+            ):  # two characters doing one thing for a purpose: a task they share, not a quarrel between them
+                idea.goal, idea.relation = f"{purpose.group(1).lower()} {purpose.group(2)}", "task"
+            subject = re.sub(r"^([A-Z][\w'-]*),\s+an?\s+[^,]+,?$", r"\1", subject.strip())  # "Mara, a pilot,"
+            event = f"{subject} {' '.join(rest)}".strip()
+            if len(event.split()) >= 3 and event.lower() not in (e.lower() for e in idea.events):
+                idea.events.append(event)
+    for event in idea.events:  # "the tortoise wins", "the hare beats the fox": who the idea says wins
+        words = event.lower().split()
+        at = next((n for n, w in enumerate(words) if verb_lemma(w) in ("win", "beat") and w != verb_lemma(w)), None)
+        if at:
+            subject = set(words[:at])
+            idea.winner = next((c.name for c in idea.cast if stem(c.head.split()[-1].lower()) in subject), "")
+    if not idea.goal and idea.events and idea.verb:
+        first = idea.events[0].split()
+        at = next((n for n, w in enumerate(first) if base_form(w) == idea.verb), None)
+        if at is not None:
+            idea.goal = " ".join([idea.verb, *first[at + 1 :]])
+    if not idea.verb and idea.events and idea.relation == "quest":
+        # A verb no story kind lists ("guard the old windmill"): the idea's own action is the task, never a search.
+        first = idea.events[0].split()
+        heads = {stem(c.head.split()[-1].lower()) for c in idea.cast}
+        at = next((n for n, w in enumerate(first) if n and verb_lemma(w) and stem(first[n - 1]) in heads), None)
+        if at is not None and verb_lemma(first[at]) not in VERB_RELATION:
+            idea.verb, idea.relation = verb_lemma(first[at]), "task"
+            idea.goal = idea.goal or " ".join([idea.verb, *first[at + 1 :]])
+    if idea.obstacle and not idea.threat and any(stem(w) in THREATS for w in idea.obstacle.split()):
+        idea.threat, idea.threat_head = idea.obstacle, stem(idea.obstacle.split()[-1])
+
+
+def _objects(idea: Idea, tokens: list[str]) -> None:
+    """The things the idea names that are neither characters nor places nor its danger: a noun phrase after a
+    determiner or 'only', ending in a word the lexicon knows as a noun ("a letter", "a sunken piano")."""
+    taken = {stem(w) for c in idea.cast for w in (c.name + " " + c.head).split()}
+    taken |= {stem(w) for p in idea.places for w in p.split()} | {idea.threat_head}
+    for i, t in enumerate(tokens):
+        if t.lower() not in DETERMINERS and t.lower() not in ("only", "with"):
+            continue
+        words: list[str] = []
+        for w in tokens[i + 1 : i + 5]:
+            if not w[0].isalpha() or w.lower() in STOP or (words and verbish(w)):
+                break
+            words.append(w.lower())
+        while words and "NOUN" not in word_classes(words[-1]):
+            words.pop()
+        if not words or any(stem(w) in taken for w in words) or words[-1] in TIMES or words[-1] in SEASONS:
+            continue
+        if noun_kind(words[-1]) or words[-1] in ("race", "way", "time", "day", "thing"):
+            continue
+        if stem(words[-1]) in PLACES:
+            place = "the " + " ".join(words).replace("'s", "")
+            idea.places = [p for p in idea.places if not place.startswith(p)]  # "the snowbound mountain inn"
+            if place not in idea.places:
+                idea.places.append(place)
+            continue
+        phrase = " ".join(words).replace("'s", "")
+        if phrase not in idea.objects and len(idea.objects) < 4:
+            idea.objects.append(phrase)

@@ -28,7 +28,7 @@ mentor tutor ancestor hiker swimmer skier dreamer lover leader ruler owner playe
 gambler storyteller lamplighter trucker hacker gamer drummer fighter racer rider jogger founder prisoner worker
 believer influencer youngster outsider newcomer settler lodger stowaway photographer beekeeper toymaker watchmaker
 clockmaker shoemaker dressmaker bookseller fishmonger locksmith goldsmith silversmith archaeologist biologist
-astronomer gardener teller voyager mariner ferryman boatman watchman stationmaster porter trader sweeper sister
+astronomer grandson granddaughter chef teller voyager mariner ferryman boatman watchman stationmaster porter trader sweeper sister
 """)
 CREATURES = _words("""
 robot android cyborg ghost spirit monster alien giant dwarf elf fairy troll vampire zombie mermaid angel demon god

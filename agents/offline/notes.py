@@ -134,6 +134,47 @@ ADD = re.compile(
 )
 
 
+_NP = r"((?:an?\s+|the\s+|all\s+the\s+|some\s+)?[a-z][a-z\-' ]{1,40}?)"
+_END = r"(?=\s*(?:[,.;:!?\u2014\u2013]|\s-\s|$|\bhere\b|\bin (?:this|that|the) (?:shot|scene)\b|\band\b|\bbut\b|\bplease\b))"
+# Intent: replace X with Y ("replace the meadow with a muddy track", "Not rain: an ice storm", "Y instead of X").
+REPLACE = (
+    re.compile(rf"\breplace\s+{_NP}\s+(?:with|by)\s+(.{{2,200}}?)\s*(?:[.;!]|$)", re.I),
+    re.compile(
+        r"^\s*(?:not|no)\s+([a-z][a-z\-' ]{1,40}?)\s*[:\u2014\u2013]\s*(?:but\s+)?(.{2,200}?)\s*(?:[.;!]|$)", re.I
+    ),
+    re.compile(rf"\binstead of\s+{_NP}\s*,\s*(.{{2,200}}?)\s*(?:[.;!]|$)", re.I),
+    re.compile(rf"\b(?:not|no)\s+{_NP}\s*,?\s+but\s+(.{{2,200}}?)\s*(?:[.;!]|$)", re.I),
+)
+REMOVE = re.compile(rf"\b(?:remove|get rid of|take out|drop|lose|no more)\s+{_NP}{_END}", re.I)
+LESS = re.compile(rf"\b(?:less|fewer|not so much|too much)\s+{_NP}{_END}", re.I)
+SHOW = re.compile(
+    rf"\b(?:show(?:\s+me)?|(?:want|like|need) to see|let us see|include)\s+{_NP}(?=\s*(?:[.;!?]|$))", re.I
+)
+SHOT_WORDS = {"it", "this", "that", "shot", "this shot", "the shot", "that shot", "scene", "this scene", "the scene"}
+NOT_PICTURE = re.compile(
+    r"\b(narration|voice-?over|line|lines|dialogue|music|score|sound|sounds|shots?|scenes?)$", re.I
+)
+
+
+def _bare(phrase: str) -> str:
+    """'the seagulls' -> 'seagulls' (what a prompt is searched for)."""
+    return re.sub(r"^(an?|the|all the|some)\s+", "", phrase.strip(), flags=re.I)
+
+
+def _noun_phrase(phrase: str) -> bool:
+    """A phrase that can name something to see or a quality (its last word can be a noun or an adjective, or is a
+    participle used as one: 'threatening', 'crowded'); a finite verb ('appears', 'happens', 'move') is not one."""
+    from agents.offline.idea import verb_lemma, word_classes
+
+    last = phrase.split()[-1].lower() if phrase.split() else ""
+    classes = word_classes(last)
+    if not last:
+        return False
+    if not classes or classes & {"NOUN", "PROPN", "ADJ"}:
+        return True
+    return last.endswith(("ing", "ed", "en")) and verb_lemma(last) != last
+
+
 @dataclass
 class Reading:
     scope: str  # "shot", "scene", "character", "keyword", "film"
@@ -149,6 +190,9 @@ class Reading:
     add: list[str] = field(default_factory=list)
     traits: list[str] = field(default_factory=list)
     style: list[str] = field(default_factory=list)
+    replace: list[tuple[str, str]] = field(default_factory=list)  # (what is there, what goes in its place)
+    remove: list[str] = field(default_factory=list)  # things to take out of the picture (and tell the model to avoid)
+    less: list[str] = field(default_factory=list)  # things to tone down: their clauses go, a lighter mention stays
 
     @property
     def empty(self) -> bool:
@@ -163,6 +207,9 @@ class Reading:
             or self.add
             or self.traits
             or self.style
+            or self.replace
+            or self.remove
+            or self.less
         )
 
 
@@ -182,7 +229,15 @@ def read_note(note: Note, board: Storyboard) -> Reading:
         else text
     )  # the ids scope the note; they are not what it asks
     r = Reading(scope="film", shots=[])
-    r.cut = bool(CUT.search(bare)) and not ADD.search(bare)
+    for rx in REPLACE:
+        r.replace += [(_bare(a), b.strip()) for a, b in rx.findall(bare) if _bare(a) and b.strip()]
+        if r.replace:
+            break
+    picture = [x for x in REMOVE.findall(bare) + LESS.findall(bare) if not NOT_PICTURE.search(x.strip())]
+    r.remove = [_bare(x) for x in REMOVE.findall(bare) if x in picture and x.strip().lower() not in SHOT_WORDS]
+    r.less = [_bare(x) for x in LESS.findall(bare) if x in picture and x.strip().lower() not in SHOT_WORDS]
+    cut = CUT.search(bare)
+    r.cut = bool(cut) and not ADD.search(bare) and not r.remove and not r.replace
     if SHORTER.search(bare) or re.search(r"\btoo (slow|boring)\b", low):
         r.pace = 1
     elif LONGER.search(bare) or re.search(r"\bslower\b|\btoo (fast|quick|abrupt)\b", low):
@@ -194,14 +249,24 @@ def read_note(note: Note, board: Storyboard) -> Reading:
         r.line = quoted.group(1).strip()
     elif NO_LINE.search(low):
         r.line = ""
-    r.avoid = [m.strip() for m in AVOID.findall(bare) if m.strip() not in STOP]
+        r.cut = False  # "drop the narration" takes the line out, not the shot
+    replaced = {a.lower() for a, _ in r.replace}
+    r.avoid = [
+        m.strip()
+        for m in AVOID.findall(bare)
+        if m.strip() not in STOP and _noun_phrase(m.strip()) and _bare(m).lower() not in replaced
+    ]  # "it never appears" asks for it to be seen: "appears" is not a thing to avoid
     r.looks = _looks(low, r.avoid)
     more = [
         m.strip()
         for m in MORE.findall(bare)
         if not any(re.fullmatch(f, m.strip()) for f, _ in LOOKS.values()) and m.strip() not in INSTRUCTION
     ]
-    r.add = [m.strip() for m in ADD.findall(bare)] + more + [f"wearing {m.strip()}" for m in WEAR.findall(bare)]
+    more = [m for m in more if m.lower() not in {x.lower() for x in r.less}]
+    shown = [m.strip() for m in SHOW.findall(bare) if _noun_phrase(m.strip())]
+    r.add = [m.strip() for m in ADD.findall(bare)] + more + shown + [f"wearing {m.strip()}" for m in WEAR.findall(bare)]
+    if r.replace:
+        r.add = [a for a in r.add if all(a.lower() not in b.lower() for _, b in r.replace)]
     r.style = [w for w in WORD.findall(low) if w in STYLES]
     _scope(r, note, board, named, bare)
     return r
@@ -226,6 +291,9 @@ def _scope(r: Reading, note: Note, board: Storyboard, named: list[str], bare: st
     words its shots share; none means the whole film."""
     if note.shot_id:
         r.scope, r.shots = "shot", [note.shot_id]
+        return
+    if not note.scope.whole:  # the scenes or shots the creator scoped it to (`--scene`, `--shots`): only those
+        r.scope, r.shots = "scene", note.scope.shot_ids(board)
         return
     if named:
         r.scope, r.shots = "shot", named

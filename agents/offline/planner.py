@@ -8,7 +8,7 @@ idea, never from a language model.
 from __future__ import annotations
 
 from agents.base import Result
-from agents.offline.idea import Cast, Idea, read_idea
+from agents.offline.idea import Cast, Idea, read_idea, verb_lemma, verbish
 from agents.offline.lexicon import PLACE_OF_ROLE, SEASONS, THREAT_LOOK
 from agents.offline.story import (
     AMBIENCE,
@@ -126,16 +126,36 @@ LOOKS = {  # (face and hair, clothes or body): one is picked per character, the 
         ("a calm, steady gaze", "one pale patch near its left eye"),
         ("quick, curious eyes", "a darker stripe along its back"),
     ),
+    "machine": (  # a robot has no hair and wears no coat: what it is made of, how it moves, what lights it
+        ("two round lens eyes that whirr as they focus", "a riveted body with one dented panel"),
+        ("a single glowing visor", "jointed limbs that creak as they move"),
+        ("a small square head with an antenna", "worn paint and patches of rust"),
+    ),
     "creature": (
         ("one round blue eye", "a dented copper body"),
         ("a soft grey glow", "long, thin limbs"),
         ("a painted smile", "a chipped white surface with a faded blue pattern"),
     ),
 }
+MATERIALS = (
+    "paper",
+    "brass",
+    "copper",
+    "tin",
+    "wooden",
+    "wood",
+    "glass",
+    "clay",
+    "stone",
+    "iron",
+    "steel",
+    "porcelain",
+)
 SAME = {
     "person": "the same face, hair and clothes in every shot",
     "animal": "the same size, colouring and markings in every shot",
     "creature": "the same shape and colours in every shot",
+    "machine": "the same build, materials and wear in every shot",
 }
 
 
@@ -162,15 +182,19 @@ class Draft:
         inside = [p for p in idea.places if p not in named]  # "a city" in "a map of a city" is part of the thing
         work = PLACE_OF_ROLE.get(lead.head)
         places = named + inside if named or not work else [work, *inside]
+        if not places and idea.relation == "task" and _goal_object(idea.goal):
+            places = [_goal_object(idea.goal)]  # "guard the old windmill": the story happens at what is guarded
         self.home = places[0] if places else f"{lead.name}'s home"
         self.away = places[1] if len(places) > 1 else f"the world beyond {self.home}"
         if idea.thing and (partner is None or idea.relation in ("quest", "discovery", "making", "return")):
             b, b_first = f"the {idea.thing_head}", _first_mention(idea.thing)  # the story turns on a thing
         elif partner is not None:
             b, b_first = partner.name, _first_mention(partner.name)
+        elif idea.relation == "task" and _goal_object(idea.goal):
+            b = b_first = _goal_object(idea.goal)  # what the task is done to: "the village's hives"
         else:
             b = b_first = "something new"
-        threat = idea.threat_head
+        winner = idea.winner if idea.winner in (lead.name, b) else lead.name
         at = "on" if self.home.split()[-1] in ON_PLACES else "in" if self.home.split()[-1] in IN_PLACES else "at"
         self.slots = {
             "a": lead.name,
@@ -181,7 +205,13 @@ class Draft:
             "at_home": f"{at} {self.home}",
             "away": self.away,
             "threat": idea.threat,
-            "threat_look": THREAT_LOOK.get(threat, idea.threat),
+            "threat_look": _threat_look(idea),
+            "B": capitalise(b),
+            "winner": winner,
+            "Winner": capitalise(winner),
+            "loser": b if winner == lead.name else lead.name,
+            "goal": idea.goal or "see it through",
+            "obstacle": idea.obstacle or idea.threat or "time",
         }
         self.relation = RELATIONS[idea.relation]
         self.when = next((t for t in idea.times if t in WHEN), "")
@@ -203,6 +233,7 @@ class Draft:
             options = moments(beat, self.relation, bool(idea.threat))
             count = max(1, min(len(options), round(seconds / SCENE_SECONDS)))
             plan += [(beat, m, seconds / count, j) for j, m in enumerate(options[:count])]
+        plan = self.events(plan)
         lines = self.narration([m for _, m, _, _ in plan])
         scenes: list[Scene] = []
         raw: list[float] = []
@@ -230,6 +261,7 @@ class Draft:
                 )
             )
             scenes[-1].shots[0].narration = line
+        self.cast_in(scenes)
         self.timing(scenes, raw)
         self.lines(scenes)
         return Storyboard(
@@ -247,6 +279,48 @@ class Draft:
             ],
             scenes=scenes,
         )
+
+    def events(self, plan: list[tuple[str, Moment, float, int]]) -> list[tuple[str, Moment, float, int]]:
+        """The idea's own clauses become the plot: the first opens the inciting incident, the last is the climax,
+        those between are the middle (midpoint, crisis), each the first action and the title of its scene."""
+        events = self.idea.events
+        if not events:
+            return plan
+        first = next(n for n, p in enumerate(plan) if p[0] == "inciting incident")
+        climax = next(n for n, p in enumerate(plan) if p[0] == "climax")
+        firsts = {p[0]: n for n, p in reversed(list(enumerate(plan))) if p[3] == 0}
+        middle = [firsts[b] for b in ("midpoint", "crisis", "rising action") if b in firsts]
+        middle = middle or [n for n, p in enumerate(plan) if first < n < climax]
+        slots = {first: events[0]}
+        if len(events) > 1:
+            slots[climax] = events[-1]
+            for n, event in zip(sorted(middle[: len(events) - 2]), events[1:-1]):
+                slots[n] = event
+        out = []
+        for n, (beat, m, seconds, j) in enumerate(plan):
+            if n in slots:
+                event = slots[n].replace("{", "(").replace("}", ")")
+                m = Moment(capitalise(clip_words(event, 9)), capitalise(event) + ".", (event, *m.actions))
+            out.append((beat, m, seconds, j))
+        return out
+
+    def cast_in(self, scenes: list[Scene]) -> None:
+        """Every character the idea names is seen: one whom fewer than a tenth of the shots show joins the medium
+        and wide shots of every other scene from the inciting incident on, and is listed on those shots."""
+        shots = [s for sc in scenes[1:] for s in sc.shots] or [s for sc in scenes for s in sc.shots]
+        total = sum(len(sc.shots) for sc in scenes)
+        for c in self.idea.cast:
+            if sum(c.name.lower() in s.prompt.lower() for sc in scenes for s in sc.shots) >= max(1, total // 10):
+                continue
+            for k, sc in enumerate(scenes[1:] or scenes):
+                for s in sc.shots if k % 2 == 0 else []:
+                    if s.prompt.startswith(("Medium", "Wide", "Two-shot")) and c.name.lower() not in s.prompt.lower():
+                        s.prompt = f"{s.prompt}, {c.name} close by"
+            if not any(c.name.lower() in s.prompt.lower() for s in shots):
+                shots[len(shots) // 2].prompt += f", {c.name} close by"
+        for sc in scenes:
+            for s in sc.shots:
+                s.characters = [c.name[:80] for c in self.idea.cast if c.name.lower() in s.prompt.lower()]
 
     def shots(
         self, k: int, beat: str, moment: Moment, location: str, light: str, n: int, new_place: bool
@@ -306,27 +380,37 @@ class Draft:
         if self.idea.threat and beat in ("crisis", "climax") and self.slots["threat_look"] not in action:
             light = f"{self.slots['threat_look']}, {light}"
         toward = b if other or self.partner is None and beat != "setup" else self.away
+        doing = " ".join(action.split()[:12])  # what this moment is about, so no two scenes' close shots read alike
+        moment = _ing(doing, lead)  # "the hare napping halfway", or the action itself when it is a picture already
+        objects = [f"the {o}" for o in self.idea.objects]
         details = (
-            [f"{lead}'s hands, {light}"]
+            [f"{lead}'s hands as {doing}, {light}"]
+            + [f"{o} as {doing}, one detail filling the frame" for o in objects[nth % 2 :: 2] if beat != "setup"]
             + (
                 [f"the {self.idea.thing_head}, one detail filling the frame"]
                 if self.idea.thing_head and beat != "setup"
                 else []
             )
-            + ([f"{b}, one detail filling the frame"] if other else [])
-            + [f"something {lead} carries, {light}"]
+            + ([f"{b} as {doing}, one detail filling the frame"] if other else [])
+            + [f"something {lead} carries as {doing}, {light}"]
         )
-        faces = [f"{lead}'s face, {FACE[beat]}, {light}"] + ([f"{b}, watching {lead}, {light}"] if other else [])
+        face = moment if moment != doing or not _clause(doing) else f"{lead}'s face as {doing}"
+        faces = [f"{face}, {FACE[beat]}, {light}"] + ([f"{b}, watching {lead} as {doing}, {light}"] if other else [])
         seen = {
-            "establishing": f"of {location}, {light}" + (f", {lead} small in the frame" if nth else ""),
+            "establishing": f"of {location} in {light}" + (f", {lead} small in the frame" if nth else ""),
             "wide": f": {action}, {location}, {light}",
             "medium": f": {action}, {light}",
-            "two-shot": f"of {lead} and {b}, {light}",
-            "over-the-shoulder": f"from behind {lead}, looking toward {toward}" + (f", {light}" if nth else ""),
+            "two-shot": f"of {lead} and {b} as {doing}, {light}",
+            "over-the-shoulder": f"from behind {lead} looking toward {toward} as {doing}"
+            + (f", {light}" if nth else ""),
             "close-up": f"of {faces[nth % len(faces)]}",
-            "reaction": f"of {b}, reacting to {lead}, {light}"
+            "reaction": f"of {b} reacting as {doing}, {light}"
+            if _clause(doing)
+            else f"of {b} reacting to {doing}, {light}"
             if other and nth % 2 == 0
-            else f"of {lead}, {FACE[beat]}, {light}",
+            else f"of {lead} as {doing}, {FACE[beat]}, {light}"
+            if _clause(doing)
+            else f"of {lead} looking at {doing}, {FACE[beat]}, {light}",
             "insert": f"of {details[nth % len(details)]}",
         }[kind]
         return f"{SHOT_TYPES[kind][0]}{' ' if seen[0] != ':' else ''}{seen}"
@@ -354,7 +438,10 @@ class Draft:
 
     def ambience(self, location: str, beat: str) -> str:
         """What the place sounds like (the threat's sound in the crisis and the climax), in words."""
-        words = f"{self.idea.threat if beat in ('crisis', 'climax') else ''} {location}".lower()
+        threat = self.idea.threat if beat in ("crisis", "climax") else ""
+        if threat and len(threat.split()) > 2:  # the idea's own danger ("the ice storm"), not a stock storm
+            return f"wind howling, {threat.removeprefix('the ')} raging"
+        words = f"{threat} {location}".lower()
         return next((sound for key, sound in AMBIENCE if key in words), "room tone, a faint breeze")
 
     def lines(self, scenes: list[Scene]) -> None:
@@ -377,9 +464,11 @@ class Draft:
                 shot.dialogue = [Line(character=who, line=fits[0], delivery=delivery.format(din=din))]
 
     def bible(self) -> list[Character]:
-        out = []
+        """One description per character, fitting what they are; no two characters share a look."""
+        out: list[Character] = []
+        used: set[tuple[str, str]] = set()
         for c in self.idea.cast:
-            out.append(Character(name=c.name[:80], description=_look(c, self.idea.text)[:1000]))
+            out.append(Character(name=c.name[:80], description=_look(c, self.idea.text, used)[:1000]))
         return out
 
     def title(self) -> str:
@@ -429,8 +518,56 @@ def _first_mention(name: str) -> str:
     return ("an " if rest[0] in "aeiou" else "a ") + rest
 
 
-def _look(c: Cast, text: str) -> str:
-    """How a character looks in every shot: what the idea says, then one consistent, kind-appropriate look."""
+def _goal_object(goal: str) -> str:
+    """'save her village's hives from a strange frost' -> "the village's hives" ('' when the goal names none)."""
+    words = []
+    for w in goal.split()[1:]:
+        if w.lower() in ("from", "in", "on", "with", "to", "across", "before", "at", "for", "through", "over"):
+            break
+        words.append(w)
+    while words and words[0].lower() in ("a", "an", "the", "her", "his", "their", "its", "my", "our", "one"):
+        words = words[1:]
+    return "the " + " ".join(words) if words else ""
+
+
+def _clause(text: str) -> bool:
+    """Whether an action is a clause with its own verb ("the hare naps halfway") rather than a picture named by a
+    noun phrase ("an empty chair beside the hare", "the hare's hands at a familiar task")."""
+    words = text.split()
+    return any(verbish(w.strip(",")) and not words[n - 1].endswith("'s") for n, w in enumerate(words) if n)
+
+
+def _ing(action: str, lead: str) -> str:
+    """'the hare naps halfway' -> 'the hare napping halfway' (a lead's action as a picture); anything else as it is."""
+    if not action.lower().startswith(lead.lower() + " "):
+        return action
+    rest = action[len(lead) + 1 :].split()
+    lemma = verb_lemma(rest[0]) if rest else ""
+    if not lemma or lemma == rest[0].lower() or not rest[0].endswith("s") or not _clause(action):
+        return action
+    from lemminflect import getInflection
+
+    def gerund(word: str) -> str:
+        base = verb_lemma(word)
+        form = getInflection(base, "VBG") if base and base != word.lower() and word.endswith("s") else None
+        return form[0] if form else word
+
+    rest = [gerund(w) if n == 0 or rest[n - 1] == "and" else w for n, w in enumerate(rest)]  # "waits and watches"
+    return " ".join([lead, *rest])
+
+
+def _threat_look(idea: Idea) -> str:
+    """How the idea's danger looks: its own words when it qualifies it ("the ice storm" is not rain), else the
+    stock look of its kind ("storm winds and driving rain")."""
+    if len(idea.threat.removeprefix("the ").split()) > 1:
+        return f"{idea.threat} {'raging' if idea.threat_head in THREAT_LOOK else 'closing in'}"
+    return THREAT_LOOK.get(idea.threat_head, idea.threat)
+
+
+def _look(c: Cast, text: str, used: set[tuple[str, str]] | None = None) -> str:
+    """How a character looks in every shot: what the idea says, then one consistent look that fits what they are
+    (a machine gets no hair and no coat), different from the looks `used` by the others."""
+    used = set() if used is None else used
     words = set(c.name.lower().split()) | set(c.detail.lower().split())
     kind = c.kind if c.kind in SAME else "creature"
     age = kind
@@ -442,7 +579,20 @@ def _look(c: Cast, text: str) -> str:
             if words & {"old", "elderly", "retired", "grandmother", "grandfather", "granny", "widow"}
             else "person"
         )
-    face, body = LOOKS[age][stable_hash(text, c.name) % len(LOOKS[age])]
+    options = LOOKS[age]
+    start = stable_hash(text, c.name) % len(options)
+    face, body = next(
+        (
+            options[(start + n) % len(options)]
+            for n in range(len(options))
+            if options[(start + n) % len(options)] not in used
+        ),
+        options[start],
+    )
+    used.add((face, body))
+    made = next((w for w in MATERIALS if w in words), "")
+    if made and kind in ("machine", "creature"):  # "a paper dragon" is made of paper, whatever the stock look says
+        body = f"made of {made} throughout"
     worn = c.detail.startswith(("with ", "in ", "wearing "))  # the idea already says what they wear
     who = f"{c.name}, {c.detail}" if c.detail and not worn else c.name.removeprefix("the ")
     return capitalise(who) + (f" {c.detail}: {face}" if worn else f": {face}, {body}") + f"; {SAME[kind]}"

@@ -12,7 +12,7 @@ from collections import defaultdict
 from agents.base import Result
 from agents.offline.directions import Direction, read
 from agents.offline.notes import Look, Reading, read_note
-from agents.offline.words import READ_WPS, SHOT_TYPES, capitalise, without_shot_type
+from agents.offline.words import READ_WPS, SHOT_TYPES, capitalise, stem, without_shot_type
 from storage.run import RunContext
 from storage.schema import (
     Critique,
@@ -63,6 +63,44 @@ def rewrite(prompt: str, looks: list[Look], add: list[str], drop: frozenset[str]
     new = [lk.phrase for lk in looks if lk.phrase.lower() not in prompt.lower()]
     new += [a for a in add if a.lower() not in prompt.lower()]
     return ", ".join([head, *new, *rest])
+
+
+def _has(text: str, phrase: str) -> bool:
+    """Whether `text` mentions `phrase` (a plural or singular form of its last word counts: 'seagull(s)')."""
+    words = phrase.lower().split()
+    if not words:
+        return False
+    body = r"\s+".join(map(re.escape, words[:-1] + [stem(words[-1])]))
+    return re.search(rf"\b{body}(s|es)?\b", text.lower()) is not None
+
+
+def swap(prompt: str, replace: list[tuple[str, str]], remove: list[str], less: list[str]) -> str:
+    """The prompt with each (old, new) replaced — a short new phrase takes the old one's place in its clause; a long
+    one (a description) replaces the clauses that mention the old — and the clauses that mention what is removed or
+    toned down taken out (a toned-down thing stays as a light mention). The opening clause (shot type and subject)
+    is kept, only the words go."""
+    clauses = [c.strip() for c in prompt.split(",") if c.strip()]
+    head, rest, added = clauses[0], clauses[1:], []
+    for old, new in replace:
+        if not _has(prompt, old):
+            continue
+        short = "," not in new and len(new.split()) <= 5
+        if short:
+            pat = re.compile(rf"\b(an?\s+|the\s+)?{re.escape(old)}\b", re.I)
+            sub = lambda m: (m.group(1) or "") + re.sub(r"^(an?|the)\s+", "", new, flags=re.I)  # noqa: E731
+            head, rest = pat.sub(sub, head), [pat.sub(sub, c) for c in rest]
+        else:
+            head = re.sub(rf"\s*\b{re.escape(old)}\b", "", head, flags=re.I)
+            rest = [c for c in rest if not _has(c, old)]
+            added.append(new)
+    for thing in remove + less:
+        if not _has(prompt, thing):
+            continue
+        rest = [c for c in rest if not _has(c, thing)]
+        head = re.sub(rf"(,|\s+with|\s+and)?\s+(?:\w+\s+)?{re.escape(thing)}\w*\b", "", head, flags=re.I)
+        if thing in less:
+            added.append(f"a little {thing}")
+    return ", ".join(x for x in [head, *rest, *added] if x)
 
 
 def reframe(prompt: str, kind: str) -> str:
@@ -121,6 +159,19 @@ class Editor:
         else:
             for sid in r.shots:
                 self.shot(sid, r, note, why)
+        self.unfound(r, note)
+
+    def unfound(self, r: Reading, note: Note) -> None:
+        """Say plainly what a note asked to replace, remove or tone down that no shot it is about shows."""
+        about = r.shots or self.order
+        for thing in [old for old, _ in r.replace] + r.remove + r.less:
+            if not any(
+                _has(self.current(sid, "prompt"), thing) or _has(self.shots[sid].prompt, thing) for sid in about
+            ):
+                where = "the shots it is about" if r.shots else "any shot"
+                self.left(
+                    f"note {note.text[:60]!r}", f"{thing!r} is not in {where}, so nothing was replaced or removed"
+                )
 
     def remember(self, r: Reading, note: Note) -> None:
         axes = {lk.axis: lk.sign for lk in r.looks}
@@ -149,10 +200,15 @@ class Editor:
         prompt = self.current(sid, "prompt")
         if r.frame:
             prompt = reframe(prompt, r.frame)
+        if r.replace or r.remove or r.less:
+            prompt = swap(prompt, r.replace, r.remove, r.less)
         if r.looks or r.add:
             prompt = rewrite(prompt, r.looks, r.add)
         if prompt != shot.prompt:
             self.set(sid, "prompt", prompt, why, note.id, True)
+        gone = [old for old, _ in r.replace] + r.remove  # what the note takes out, the model is told to avoid
+        if gone:
+            self.avoid(sid, [g for g in gone if _has(shot.prompt, g)], why, note.id)
         if r.camera:
             self.set(sid, "camera", r.camera, why, note.id, True)
         if r.line is not None:
@@ -180,6 +236,15 @@ class Editor:
                 self.avoid(s.shot_id, r.avoid, why, note.id)
 
     def film(self, r: Reading, note: Note, why: str) -> None:
+        changes = [old for old, _ in r.replace] + r.remove + r.less  # film-wide: every shot that shows them
+        for sid in self.order if changes else []:
+            if any(_has(self.shots[sid].prompt, x) for x in changes):
+                self.shot(
+                    sid,
+                    Reading(scope="keyword", shots=[sid], replace=r.replace, remove=r.remove, less=r.less),
+                    note,
+                    why,
+                )
         if r.looks or r.style:
             guide = self.board.style_guide
             against = set().union(*(lk.against for lk in r.looks))

@@ -2,7 +2,10 @@
 looks (light by beat, faces by beat). Text templates with named slots, filled by `planner.py`.
 
 Slots: {a} the lead ({A} capitalised), {b} who or what the story turns on, {b_first} its first mention ("a lost whale"), {home} the
-lead's place ({at_home}: 'at the lighthouse'), {away} the other place, {threat} and {threat_look} only when the idea names a danger.
+lead's place ({at_home}: 'at the lighthouse'), {away} the other place, {threat} and {threat_look} only when the idea names a danger,
+{goal} what the idea says must be done and {obstacle} what stands in the way (the "task" story), {winner} and
+{loser} who the idea says wins a contest and who does not ({B}, {Winner} capitalised). The idea's own clauses
+(`Idea.events`) are put into the inciting incident, the middle and the climax by the planner, so the plot is the idea's.
 """
 
 from __future__ import annotations
@@ -93,6 +96,32 @@ class Relation:
 
 
 RELATIONS = {
+    "task": Relation(  # the idea says what must be done: {goal} ("repair the frozen clock tower")
+        meet=("{a} sees what must be done: {goal}", "One day, {a} knew what had to be done: {goal}."),
+        approach=(
+            ("Getting ready", "{a} gathers what it takes to {goal}", "{A} gathered everything it would take."),
+            ("A first try", "{a} tries to {goal}, and it goes wrong", "The first try went wrong."),
+            ("Step by step", "{a} works on, step by step, {b} close by", "Step by step, it came together."),
+            ("Running out of time", "{a} works faster as {obstacle} draws near", "Time was running out."),
+        ),
+        turn=("{a} halfway through the task, {obstacle} drawing near", "For a moment, it looked possible."),
+        lose=("what {a} has done comes undone", "Then everything came undone."),
+        win=("{a} manages to {goal}", "At last, {a} managed to {goal}."),
+        end=("{a} rests, the task done", "It was done, and {a} could rest."),
+    ),
+    "contest": Relation(  # a race or a challenge between {a} and {b}: {winner} is who the idea says wins
+        meet=("{a} challenges {b}", "{A} challenged {b_first}."),
+        approach=(
+            ("The start", "{a} and {b} side by side at the start", "They started side by side."),
+            ("Out in front", "{a} pulls ahead of {b}", "{A} pulled ahead."),
+            ("Step by step", "{b} keeps going, step by step", "{B} kept going, step by step."),
+            ("Sure of winning", "{a} looks back at {b}, far behind", "{A} was sure of winning."),
+        ),
+        turn=("{a} far ahead, {b} far behind", "{A} was far ahead."),
+        lose=("{a} too sure, {b} still coming", "But {b} never stopped."),
+        win=("{winner} wins, {loser} watching", "{Winner} won."),
+        end=("{a} and {b} after the contest", "Neither of them forgot that day."),
+    ),
     "bond": Relation(
         meet=("{a} notices {b} for the first time", "Then {a} met {b_first}."),
         approach=(
@@ -214,7 +243,7 @@ def moments(beat: str, rel: Relation, threat: bool) -> list[Moment]:
     if beat == "setup":
         return [
             Moment(
-                "{A}'s world",
+                "{A} {at_home}",
                 "{A} lived {at_home}, and every day was much the same.",
                 ("{a} at work {at_home}", "{a}'s hands at a familiar task", "{a} pauses and looks out at {away}"),
             ),
@@ -226,7 +255,7 @@ def moments(beat: str, rel: Relation, threat: bool) -> list[Moment]:
         ]
     if beat == "inciting incident":
         return [
-            Moment("The beginning", rel.meet[1], (rel.meet[0], "{a} freezes, not sure what to do", "{b} close by")),
+            Moment(rel.meet[0], rel.meet[1], (rel.meet[0], "{a} freezes, not sure what to do", "{b} close by")),
             Moment(
                 "Second thoughts",
                 "{A} could not stop thinking about it.",
@@ -240,7 +269,7 @@ def moments(beat: str, rel: Relation, threat: bool) -> list[Moment]:
         ]
     if beat == "midpoint":
         return [
-            Moment("The turn", rel.turn[1], (rel.turn[0], "{a} laughs for the first time", "{b} in full view")),
+            Moment(rel.turn[0], rel.turn[1], (rel.turn[0], "{a} laughs for the first time", "{b} in full view")),
             Moment(
                 "Together",
                 "For a while, everything seemed possible.",
@@ -260,7 +289,7 @@ def moments(beat: str, rel: Relation, threat: bool) -> list[Moment]:
             else []
         )
         return danger + [
-            Moment("All is lost", rel.lose[1], (rel.lose[0], "{a} alone, head bowed", "{b} out of reach")),
+            Moment(rel.lose[0], rel.lose[1], (rel.lose[0], "{a} alone, head bowed", "{b} out of reach")),
             Moment(
                 "The choice",
                 "{A} had to choose.",
@@ -270,7 +299,7 @@ def moments(beat: str, rel: Relation, threat: bool) -> list[Moment]:
     if beat == "climax":
         return [
             Moment(
-                "The moment",
+                rel.win[0],  # titled by what happens in this story, not by the beat
                 rel.win[1],
                 (rel.win[0], "{a} pushes through" + (" {threat_look}" if threat else ""), "{b} within reach"),
             ),
@@ -281,7 +310,7 @@ def moments(beat: str, rel: Relation, threat: bool) -> list[Moment]:
             ),
         ]
     return [
-        Moment("Afterwards", rel.end[1], (rel.end[0], "{a} back at {home}, changed", "{away} at peace")),
+        Moment("{home}, afterwards", rel.end[1], (rel.end[0], "{a} back at {home}, changed", "{away} at peace")),
         Moment(
             "A new day",
             "And the days that followed were not the same.",
