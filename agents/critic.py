@@ -355,7 +355,7 @@ class _Watch:
         mode: Input,
         final: bool,
         descriptions: dict[str, str] | None,
-    ) -> list[dict]:
+    ) -> str | list[dict]:
         """The user message of one part: its text, then each shot's picture (or the part's clip), then references."""
         cfg, film = self.c.client.config, self.film
         text = part_text(film, self.persona, part, n, parts, carried, mode, final, descriptions)
@@ -397,6 +397,8 @@ class _Watch:
                     ]
         except OSError as e:
             raise AgentError(f"{self.role} ({self.c.model}): could not read a frame: {e}") from None
+        if all(p["type"] == "text" for p in content):  # text-only: a string (llama-cpp-python refuses a list)
+            return "\n\n".join(p["text"] for p in content)
         return content
 
     def coverage(
