@@ -169,7 +169,7 @@ class LLMCritic:
     def limits(self, mode: Input) -> Limits:
         cfg = self.client.config
         ctx, _ = self.client.context_tokens(self.model)
-        answer = self.client.max_tokens_for("critic")
+        answer = self.client.max_tokens_for("critic", self.model)
         images = min(cfg.max_images_per_request, cfg.max_frames_per_call)
         with self._lock:
             images = min(images, self._images or images)

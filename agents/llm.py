@@ -104,15 +104,19 @@ class LLMClient:
         on_progress: Callable[[Progress], None] | None = None,
         cancel: Cancel = None,
         deadline: Deadline | None = None,
+        schema: dict | None = None,
     ) -> tuple[T, Usage]:
         """Ask `model` for a `result_type`; validate (and `check` for semantic problems), repair once, or raise.
+
+        `schema`: the JSON schema to ask for, when it says more than `result_type`'s own (enums of this request's
+        ids, for a server's constrained decoding); the answer is still validated as `result_type`.
 
         on_length="raise": an answer cut off at the output limit raises AnswerTooLong instead of a repair (for
         callers that can ask for less; `length_hint` is what its line says to do). `max_tokens` overrides the role's budget. `cancel` (an Event or a
         callable) closes the connection. `deadline` bounds this call; pass one Deadline to several calls to bound
         an action. Raises AgentError (AnswerTooLong, RequestTooLarge, Cancelled) with one line.
         """
-        schema = strict_json_schema(result_type)
+        schema = schema or strict_json_schema(result_type)
         name = re.sub(r"[^A-Za-z0-9_-]", "_", result_type.__name__)[:64]
         cap = self.memory.get(model).get("output_cap")
         cap = cap if isinstance(cap, int) and cap > 0 else self.config.max_output_tokens

@@ -33,6 +33,7 @@ from agents.story import (
     fit_durations,
     fits_one_answer,
     parts_of,
+    refinable_shots,
     scene_budgets,
     scene_count,
     scene_messages,
@@ -85,7 +86,7 @@ class LLMPlanner:
 
     @property
     def budget(self) -> int:
-        return self.client.max_tokens_for("planner")
+        return self.client.max_tokens_for("planner", self.model)
 
     def messages(self, idea: str, minutes: float) -> list[dict]:
         """The one-answer request (a short film)."""
@@ -114,6 +115,12 @@ class LLMPlanner:
                 log.info("planner: the one-answer plan was cut off (%s); planning scene by scene", e)
                 run.emit(note="the plan did not fit one answer: planning scene by scene")
         return run.by_scene()
+
+    def refinable(self) -> int:
+        """The most shots a scene may have for the refiner to take it whole (its context less its answer)."""
+        model = self.client.config.refiner_model
+        ctx, _ = self.client.context_tokens(model)
+        return refinable_shots(ctx - self.client.max_tokens_for("refiner", model))
 
     def per_answer(self) -> int:
         with self._lock:
@@ -233,7 +240,8 @@ class _Run:
         return self.result(storyboard_from(story, budgets, shots))
 
     def story(self) -> StoryOut:
-        n = scene_count(self.seconds, self.p.budget)
+        least = scene_count(self.seconds, 1, self.p.refinable())  # scenes small enough to refine
+        n = scene_count(self.seconds, self.p.budget, self.p.refinable())
         self.emit(scene="the story", status="writing", scenes=n)
         try:
             return self.ask(
@@ -244,7 +252,7 @@ class _Run:
                 lambda s: check_story(s, n),
             )
         except AnswerTooLong:
-            fewer = max(1, n // 2)
+            fewer = max(least, n // 2)
             self.emit(
                 scene="the story", status="retrying", note=f"cut off at the limit: asking for {fewer} briefer scenes"
             )
