@@ -153,6 +153,13 @@ class LLMCritic:
         self, persona: Persona, film: FilmView, *, progress: ProgressFn | None = None, cancel: Cancel = None
     ) -> Result:
         watch = _Watch(self, persona, film, progress, cancel)
+        try:
+            return self._watch(watch, film, persona)
+        except AgentError as e:
+            e.usage = sum(watch.usage, Usage())  # what the failed watch cost, every part and retry
+            raise
+
+    def _watch(self, watch: _Watch, film: FilmView, persona: Persona) -> Result:
         text_before = self.text_only
         try:
             return watch.run("text" if text_before else "video" if self.video and film.join_clips else "frames")

@@ -74,6 +74,9 @@ class PlanOut(Closed):
     scenes: list[SceneOut] = Field(min_length=1)
 
 
+MAX_MINUTES = 24 * 60  # the caller keeps to its own limit (Config.max_film_minutes); this only bounds the sizes
+
+
 class LLMPlanner:
     """Planner role over an OpenAI-compatible model (agents.base.Planner)."""
 
@@ -105,8 +108,8 @@ class LLMPlanner:
     def plan(self, idea: str, minutes: float, *, progress: ProgressFn | None = None, cancel: Cancel = None) -> Result:
         if not idea.strip():
             raise ValueError("the idea is empty")
-        if not 0 < minutes <= 10:
-            raise ValueError(f"target length must be within 0..10 minutes (1-10 intended), got {minutes:g}")
+        if not 0 < minutes <= MAX_MINUTES:
+            raise ValueError(f"target length must be within 0..{MAX_MINUTES} minutes (1-10 intended), got {minutes:g}")
         run = _Run(self, idea, minutes * 60, progress, cancel)
         if fits_one_answer(run.seconds, self.budget):
             try:

@@ -23,7 +23,7 @@ from agents.base import invoke
 from app.context import Context, ProgressFn
 from app.errors import StudioError
 from app.projects import Projects
-from app.watching import Watching
+from app.watching import Watching, record_failed_usage
 from generation.base import CancelToken
 from storage.edits import EditError, apply_edits, sanitize
 from storage.records import ProposalRecord, UsageRecord, Version
@@ -173,13 +173,22 @@ class Refining:
         except AgentCancelled:
             cancel.raise_if_cancelled()
             raise
+        except Exception as e:
+            record_failed_usage(self.ctx, v, "refiner", refiner.mode, e)
+            raise
         cancel.raise_if_cancelled()  # stopped while the refiner answered: nothing is written
         proposal: Proposal = res.value
         known = {n.id for n in notes} | {c.persona_id for c in crits}
         edits, dropped = sanitize(proposal.edits, board, known, self.ctx.config.limits)
         edits, outside = within(board, edits, scope)
+        summary = proposal.summary
+        if len(edits) != len(proposal.edits):  # the refiner's own counts came before these checks
+            summary = (
+                f"{summary} — {len(edits)} of the {len(proposal.edits)} edit(s) proposed are kept "
+                f"({len(dropped) + len(outside)} dropped: see not changed)"
+            )
         proposal = Proposal(
-            summary=proposal.summary, edits=edits, not_changed=[*proposal.not_changed, *dropped, *outside, *aside]
+            summary=summary, edits=edits, not_changed=[*proposal.not_changed, *dropped, *outside, *aside]
         )
         record = ProposalRecord(
             id=new_id("pr"),
