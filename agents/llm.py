@@ -191,9 +191,15 @@ class LLMClient:
                 f"{self.config.max_output_tokens} of {env_name('max_output_tokens')}) ({problem})",
                 f"{hint}, or set {env_name('max_output_tokens')}={call.server_cap} (or raise the server's limit)",
             )
+        kind = call.role.split()[0]
+        setting = (
+            f"{kind}_max_tokens"
+            if kind in ("planner", "refiner", "critic") and call.max_tokens < self.config.max_output_tokens
+            else "max_output_tokens"
+        )
         return (
             f"the answer was cut off at {n} output tokens ({problem})",
-            f"{hint}, or raise {env_name('max_output_tokens')} (now {self.config.max_output_tokens})",
+            f"{hint}, or raise {env_name(setting)} (now {call.max_tokens})",
         )
 
     def _ask(self, call: Call, messages: list[dict], schema: dict, name: str) -> tuple[Mode, Answer]:

@@ -91,7 +91,7 @@ def test_our_own_cap_is_not_called_the_servers(server, client):
     server.responder = lambda body: ok(LONG)
     with pytest.raises(AnswerTooLong, match=r"cut off at 100 output tokens \(") as e:
         ask(client, on_length="raise", max_tokens=100)
-    assert "raise CHIEF_LLM_MAX_OUTPUT_TOKENS" in str(e.value) and "server's own cap" not in str(e.value)
+    assert "raise CHIEF_CRITIC_MAX_TOKENS (now 100)" in str(e.value) and "server's own cap" not in str(e.value)
 
 
 def test_cut_answer_is_repaired_for_callers_that_cannot_shrink(server, client):
