@@ -146,6 +146,13 @@ class LLMCritic:
 
     def critique(self, persona: Persona, film: FilmView, ctx: RunContext | None = None) -> Result[Critique]:
         watch = _Watch(self, persona, film, ctx or RunContext())
+        try:
+            return self._watch(watch, film, persona)
+        except AgentError as e:
+            e.usage = sum(watch.usage, Usage())  # what the failed watch cost, every part and retry
+            raise
+
+    def _watch(self, watch: _Watch, film: FilmView, persona: Persona) -> Result[Critique]:
         text_before = self.text_only
         try:
             return watch.run("text" if text_before else "video" if self.video and film.join_clips else "frames")
@@ -162,7 +169,7 @@ class LLMCritic:
     def limits(self, mode: Input) -> Limits:
         cfg = self.client.config
         ctx, _ = self.client.context_tokens(self.model)
-        answer = self.client.max_tokens_for("critic")
+        answer = self.client.max_tokens_for("critic", self.model)
         images = min(cfg.max_images_per_request, cfg.max_frames_per_call)
         with self._lock:
             images = min(images, self._images or images)
@@ -344,7 +351,7 @@ class _Watch:
         mode: Input,
         final: bool,
         descriptions: dict[str, str] | None,
-    ) -> list[dict]:
+    ) -> str | list[dict]:
         """The user message of one part: its text, then each shot's picture (or the part's clip), then references."""
         cfg, film = self.c.client.config, self.film
         text = part_text(film, self.persona, part, n, parts, carried, mode, final, descriptions)
@@ -386,6 +393,8 @@ class _Watch:
                     ]
         except OSError as e:
             raise AgentError(f"{self.role} ({self.c.model}): could not read a frame: {e}") from None
+        if all(p["type"] == "text" for p in content):  # text-only: a string (llama-cpp-python refuses a list)
+            return "\n\n".join(p["text"] for p in content)
         return content
 
     def coverage(

@@ -7,6 +7,8 @@ many requests it takes at once, and how large its context is.
 - `EndpointMemory`: the accepted response_format rung and whether a model takes images, per endpoint and model,
   in a small JSON file (written atomically; ignored and then replaced when the endpoint URL differs).
 - `AdaptiveLimit`: requests in flight per endpoint, halved on HTTP 429 and raised again one step at a time.
+- `Traffic`: the requests to one endpoint in this process, and the endpoint's one-at-a-time switch (a server that
+  cuts a running stream when another request arrives: llama-cpp-python's `interrupt_requests`).
 - `discover_context`: the context size the server reports (vLLM, llama.cpp, Ollama, LM Studio), when it does.
 """
 
@@ -29,7 +31,15 @@ from urllib.parse import urlsplit, urlunsplit
 log = logging.getLogger(__name__)
 
 Kind = Literal[
-    "rate", "images_unsupported", "too_many_images", "context", "format", "stream_options", "transient", "fatal"
+    "rate",
+    "images_unsupported",
+    "list_content",
+    "too_many_images",
+    "context",
+    "format",
+    "stream_options",
+    "transient",
+    "fatal",
 ]
 
 
@@ -106,6 +116,7 @@ def server_reason(err: BaseException, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+_LIST_CONTENT = 'can only concatenate str (not "list") to str'
 _IMAGES_UNSUPPORTED = (
     "image input is not supported",
     "does not support image",
@@ -116,8 +127,8 @@ _IMAGES_UNSUPPORTED = (
     "multimodal is not supported",
     "does not support multimodal",
     "image inputs are not supported",
-    'can only concatenate str (not "list") to str',
-)  # llama-cpp-python without a vision chat handler
+    _LIST_CONTENT,
+)  # the last: llama-cpp-python without a vision chat handler (its chat templates add strings)
 _TOO_MANY_IMAGES = re.compile(r"at most (\d+) image\(s\)|too many images|only (\d+) images? (?:are|is) allowed")
 _CONTEXT = (
     "maximum context length",
@@ -151,6 +162,8 @@ def classify(err: BaseException, *, has_images: bool) -> tuple[Kind, int | None]
             return ("images_unsupported", 0) if n == 0 else ("too_many_images", n)
         if any(p in text for p in _IMAGES_UNSUPPORTED):
             return "images_unsupported", 0
+    elif _LIST_CONTENT in text:  # content parts without any image: the server takes only a string
+        return "list_content", None
     if any(p in text for p in _CONTEXT):
         return "context", None
     if status is not None and any(p in text for p in _FORMAT):
@@ -300,6 +313,54 @@ def shared_limit(endpoint: str, maximum: int) -> AdaptiveLimit:
     """One limiter per endpoint in this process, shared by every client that calls it."""
     with _limits_guard:
         return _limits.setdefault((endpoint, maximum), AdaptiveLimit(maximum))
+
+
+class Traffic:
+    """Requests to one endpoint in this process (counted so a cut stream can tell whether a sibling arrived), and,
+    once the endpoint was seen to cut a stream for a sibling, one lock that makes its requests take turns."""
+
+    def __init__(self) -> None:
+        self.started = 0  # requests begun, ever
+        self.in_flight = 0
+        self.one_at_a_time = False
+        self.turn = threading.Lock()
+        self._lock = threading.Lock()
+
+    def begin(self) -> int:
+        with self._lock:
+            self.started += 1
+            self.in_flight += 1
+            return self.started
+
+    def end(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+    def sibling_since(self, began: int) -> bool:
+        """Whether another request to the endpoint was under way while the one begun as `began` ran."""
+        with self._lock:
+            return self.in_flight > 1 or self.started > began
+
+    def serialize(self) -> bool:
+        """Take turns from now on; True when this call switched it on."""
+        with self._lock:
+            switched, self.one_at_a_time = not self.one_at_a_time, True
+            return switched
+
+    def take_turn(self, stop: Callable[[], bool]) -> bool:
+        """Wait for the endpoint's turn (one request at a time); False when `stop()` said to give up."""
+        while not self.turn.acquire(timeout=0.05):
+            if stop():
+                return False
+        return True
+
+
+_traffic: dict[str, Traffic] = {}
+
+
+def traffic(endpoint: str) -> Traffic:
+    with _limits_guard:
+        return _traffic.setdefault(endpoint, Traffic())
 
 
 # ---------------------------------------------------------------- context size

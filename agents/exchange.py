@@ -29,6 +29,7 @@ from agents.endpoint import (
     retry_after,
     server_reason,
     shared_limit,
+    traffic,
 )
 from agents.llm_config import ROLES, LLMConfig, env_name
 from agents.streaming import AnswerOverCap, Cancel, Deadline, Guard, Progress, http_client, is_cancelled, read_stream
@@ -42,6 +43,23 @@ class Answer:
     content: str | None
     refusal: str | None
     finish_reason: str | None
+    completion_tokens: int = 0  # the server's own count of the answer's tokens (0: it gave none)
+    asked: int = 0  # the max_tokens the request carried
+
+
+ENDPOINT = "*"  # the endpoint memory's key for facts about the server, whatever the model
+
+
+def plain_text(messages: list[dict]) -> list[dict]:
+    """Messages whose content is only text parts, with that text as one string: servers that take no content
+    parts (llama-cpp-python without a vision handler answers HTTP 500 to a list) take every text-only request."""
+    out = []
+    for m in messages:
+        content = m.get("content")
+        if isinstance(content, list) and all(isinstance(p, dict) and p.get("type") == "text" for p in content):
+            m = {**m, "content": "\n\n".join(str(p.get("text", "")) for p in content)}
+        out.append(m)
+    return out
 
 
 @dataclass
@@ -57,6 +75,7 @@ class Call:
     usage: list[Usage] = field(default_factory=list)
     last_progress: float = 0.0
     timeouts: int = 0  # requests of this call that timed out or stalled (re-sent once at most)
+    server_cap: int = 0  # the output cap the server revealed (it cut an answer below the max_tokens it was sent)
 
 
 class FormatRefused(Exception):
@@ -71,6 +90,10 @@ class _EmptyStream(Exception):
     """HTTP 200 and then nothing: llama-cpp-python reports errors raised while streaming only in its own log."""
 
 
+class _StreamCut(Exception):
+    """The stream ended (even with [DONE]) before a finish_reason: the server cut it or died."""
+
+
 class Exchange:
     """Requests to one endpoint, shared by every role: its memory, its limit of requests in flight, its SDK client."""
 
@@ -79,6 +102,9 @@ class Exchange:
         self.endpoint = public_url(config.base_url)
         self.memory = EndpointMemory(config.state_path, self.endpoint)
         self.limit = shared_limit(self.endpoint, config.max_concurrency)
+        self.traffic = traffic(self.endpoint)
+        if self.memory.get(ENDPOINT).get("interrupts"):
+            self.traffic.serialize()
         self._sleep = sleep  # tests pass one that records; None waits, waking for a cancel
         self._local = bool(config.base_url) and is_local(config.base_url)
         self._token_field = (
@@ -155,7 +181,14 @@ class Exchange:
     def _http(self, method: str, url: str, body: dict | None) -> Any:
         sdk = self.sdk  # a path on the endpoint's own host: its key may go along
         headers = {"Authorization": f"Bearer {sdk.api_key}"}
-        resp = self._httpx.request(method, url, json=body, headers=headers, timeout=min(5.0, self.config.timeout))
+        turn = self.traffic.one_at_a_time and self.traffic.take_turn(lambda: False)
+        self.traffic.begin()  # llama-cpp-python cuts a running stream for a GET /v1/models too
+        try:
+            resp = self._httpx.request(method, url, json=body, headers=headers, timeout=min(5.0, self.config.timeout))
+        finally:
+            self.traffic.end()
+            if turn:
+                self.traffic.turn.release()
         resp.raise_for_status()
         return resp.json()
 
@@ -168,7 +201,9 @@ class Exchange:
 
     def request(self, call: Call, messages: list[dict], response_format: dict | None) -> Answer:
         facts = self.memory.get(call.model)
+        messages = plain_text(messages)
         images = count_parts(messages, "image_url")
+        media = images + count_parts(messages, "video_url")
         if images and facts.get("images") is False:
             raise AgentError(
                 self.line(
@@ -196,13 +231,13 @@ class Exchange:
             kwargs["response_format"] = response_format
         if self.config.temperature is not None:
             kwargs["temperature"] = self.config.temperature
-        if self.config.stream:
+        if self.config.stream and facts.get("stream", True):
             kwargs["stream"] = True
             if facts.get("stream_options", True):
                 kwargs["stream_options"] = {"include_usage": True}
         attempt = 0
         while True:
-            outcome = self._attempt(call, kwargs, images > 0)
+            outcome = self._attempt(call, kwargs, media > 0)
             if isinstance(outcome, Answer):
                 return outcome
             if outcome is None:  # changed the request (stream_options refused, an empty stream): send it again at once
@@ -277,12 +312,24 @@ class Exchange:
         import openai
 
         self._check_alive(call)
-        epoch = self.limit.acquire(stop=lambda: is_cancelled(call.cancel) or call.deadline.expired)
+        stop = lambda: is_cancelled(call.cancel) or call.deadline.expired  # noqa: E731
+        epoch = self.limit.acquire(stop=stop)
         if epoch is None:
             self._check_alive(call)
+        turn = self.traffic.one_at_a_time
+        if turn and not self.traffic.take_turn(stop):
+            if epoch is not None:
+                self.limit.release()
+            self._check_alive(call)
+        began = self.traffic.begin()
         t0 = time.monotonic()
         try:
             answer = self._send(call, kwargs, t0)
+        except _StreamCut:
+            call.usage.append(Usage(calls=1, seconds=round(time.monotonic() - t0, 3)))
+            if not turn and self.traffic.sibling_since(began):
+                return self._cut_by_sibling(call)
+            return "the stream ended before the answer was complete", None
         except _Interrupted as e:
             call.usage.append(Usage(calls=1, seconds=round(time.monotonic() - t0, 3)))
             return self._interrupted(call, str(e))
@@ -308,10 +355,29 @@ class Exchange:
             call.usage.append(Usage(calls=1, seconds=round(time.monotonic() - t0, 3)))
             return self._failed(call, e, kwargs, has_images, epoch)
         finally:
+            self.traffic.end()
+            if turn:
+                self.traffic.turn.release()
             if epoch is not None:
                 self.limit.release()
         self.limit.succeeded()
         return answer
+
+    def _cut_by_sibling(self, call: Call) -> None:
+        """A stream cut while another request to the endpoint was under way: a server that serves one request
+        and drops it for the next (llama-cpp-python's interrupt_requests). Take turns from now on, remembered for
+        the endpoint, and send this request again at once (it did not fail; it was pushed aside)."""
+        if self.traffic.serialize():
+            log.warning(
+                "%s (%s): the server cut an answer when another request arrived (llama-cpp-python: "
+                "--interrupt_requests False keeps parallel requests); one request at a time to %s from now on",
+                call.role,
+                call.model,
+                self.endpoint,
+            )
+            self.memory.remember(ENDPOINT, interrupts=True)
+        self.progress(call, 0, time.monotonic(), note="the server cuts answers for new requests: one at a time")
+        return None
 
     def _check_alive(self, call: Call) -> None:
         if is_cancelled(call.cancel):
@@ -384,6 +450,9 @@ class Exchange:
             self.memory.remember(call.model, stream_options=False)
             del kwargs["stream_options"]
             return None
+        if kind == "list_content":  # content parts with no image: sent as a string, this cannot recur
+            self.memory.remember(call.model, images=False, images_reason=reason[:200])
+            raise AgentError(self.line(call, f"the server takes message content only as text: {http}{reason}"))
         if kind == "images_unsupported":
             self.memory.remember(call.model, images=False, images_reason=reason[:200])
             raise AgentError(
@@ -462,6 +531,8 @@ class Exchange:
         with guard:
             try:
                 resp = self.sdk.chat.completions.create(**kwargs)
+                if stream and "json" in resp.response.headers.get("content-type", ""):
+                    resp, stream = self._json_for_stream(call, resp), False
                 if stream:
                     got = read_stream(
                         resp,
@@ -476,7 +547,7 @@ class Exchange:
                     answer = Answer(
                         msg.content if msg else None,
                         getattr(msg, "refusal", None),
-                        choice.finish_reason if choice else "no choices",
+                        (choice.finish_reason if choice else None) or "no choices",
                     )
                     u, pieces = resp.usage, 0
                     if answer.content and len(answer.content) > self.config.max_answer_chars:
@@ -492,12 +563,10 @@ class Exchange:
         if stream and got.chunks == 0:
             raise _EmptyStream()
         if stream and answer.finish_reason is None:
-            import openai
-
-            raise openai.APIConnectionError(
-                message="the stream ended before the answer was complete", request=resp.response.request
-            )
+            raise _StreamCut()
         completion = int(getattr(u, "completion_tokens", 0) or 0) or pieces
+        answer.completion_tokens = int(getattr(u, "completion_tokens", 0) or 0)
+        answer.asked = int(kwargs.get(self._token_field) or 0)
         call.usage.append(
             Usage(
                 calls=1,
@@ -508,6 +577,22 @@ class Exchange:
         )
         self.progress(call, completion, t0, done=True)
         return answer
+
+    def _json_for_stream(self, call: Call, stream: Any) -> Any:
+        """A streamed request answered with one JSON body: that body is the answer; the model is asked without
+        streaming from now on (remembered), instead of a second request."""
+        from openai.types.chat import ChatCompletion
+
+        raw = stream.response.read()
+        if len(raw) > self.config.max_answer_chars * 2 + 65536:
+            raise AnswerOverCap(len(raw))
+        log.warning(
+            "%s (%s): the server answers a streamed request with one JSON body; not streaming to it from now on",
+            call.role,
+            call.model,
+        )
+        self.memory.remember(call.model, stream=False)
+        return ChatCompletion.model_validate_json(raw)
 
     def progress(self, call: Call, tokens: int, t0: float, *, done: bool = False, note: str = "") -> None:
         if call.on_progress is None:

@@ -71,8 +71,11 @@ class LLMClient:
 
     # -- limits callers size their requests by
 
-    def max_tokens_for(self, role: str) -> int:
-        return self.config.max_tokens_for(role)
+    def max_tokens_for(self, role: str, model: str | None = None) -> int:
+        """The answer budget of `role`; for `model`, never over the output cap its server revealed (remembered)."""
+        own = self.config.max_tokens_for(role)
+        cap = self.memory.get(model).get("output_cap") if model else None
+        return min(own, cap) if isinstance(cap, int) and cap > 0 else own
 
     def estimate_tokens(self, messages: list[dict]) -> int:
         """Prompt tokens of `messages`, roughly, with images at the configured detail's cost."""
@@ -106,23 +109,32 @@ class LLMClient:
         on_progress: Callable[[Progress], None] | None = None,
         cancel: Cancel = None,
         deadline: Deadline | None = None,
+        schema: dict | None = None,
     ) -> tuple[T, Usage]:
         """Ask `model` for a `result_type`; validate (and `check` for semantic problems), repair once, or raise.
+
+        `schema`: the JSON schema to ask for, when it says more than `result_type`'s own (enums of this request's
+        ids, for a server's constrained decoding); the answer is still validated as `result_type`.
 
         on_length="raise": an answer cut off at the output limit raises AnswerTooLong instead of a repair (for
         callers that can ask for less; `length_hint` is what its line says to do). `max_tokens` overrides the role's budget. `cancel` (a CancelToken)
         closes the connection. `deadline` bounds this call; pass one Deadline to several calls to bound
         an action. Raises AgentError (AnswerTooLong, RequestTooLarge) or Cancelled with one line.
         """
-        schema = strict_json_schema(result_type)
+        schema = schema or strict_json_schema(result_type)
         name = re.sub(r"[^A-Za-z0-9_-]", "_", result_type.__name__)[:64]
-        budget = min(max_tokens or self.max_tokens_for(role), self.config.max_output_tokens)
+        cap = self.memory.get(model).get("output_cap")
+        cap = cap if isinstance(cap, int) and cap > 0 else self.config.max_output_tokens
+        budget = min(max_tokens or self.max_tokens_for(role), self.config.max_output_tokens, cap)
         call = Call(role, model, budget, deadline or Deadline(self.config.action_timeout), cancel, on_progress)
+        if cap < self.config.max_output_tokens:
+            call.server_cap = cap  # the cap the server revealed earlier
         try:
             mode, answer = self._ask(call, messages, schema, name)
             value, problem = self._parse(answer, result_type, check)
             if problem is None:
                 return value, sum(call.usage, Usage())
+            self._server_cap(call, answer)  # the repair (or the caller's smaller request) is sized by it
             self._too_long(call, answer, problem, on_length, length_hint)
             log.info("%s (%s): repairing: %s", role, model, problem[:200])
             repair = messages + self._repair_messages(answer, problem, schema if mode != "json_schema" else None)
@@ -131,6 +143,11 @@ class LLMClient:
             if problem is None:
                 return value, sum(call.usage, Usage())
             self._too_long(call, answer, problem, on_length, length_hint)
+            if answer.finish_reason == "length":
+                what, hint = self._cut_line(call, answer, problem[:500], "ask for less")
+                raise AgentError(
+                    self.exchange.line(call, f"no valid {result_type.__name__} after one repair: {what}", hint)
+                )
             raise AgentError(
                 self.exchange.line(call, f"no valid {result_type.__name__} after one repair: {problem[:500]}")
             )
@@ -142,11 +159,53 @@ class LLMClient:
             err.usage = sum(call.usage, Usage())
             raise err from None
 
+    def _server_cap(self, call: Call, answer: Answer) -> bool:
+        """An answer the server cut off below the max_tokens it was sent: its own output cap, now known. Remembered
+        for the model (budgets and plans are sized by it from now on, `max_tokens_for`); True when newly learned."""
+        n = answer.completion_tokens
+        if answer.finish_reason != "length" or not (0 < n < answer.asked) or n >= call.max_tokens:
+            return False
+        log.warning(
+            "%s (%s): the server cut the answer off at %d output tokens, below the %d asked; using %d from now on "
+            "(set %s=%d)",
+            call.role,
+            call.model,
+            n,
+            answer.asked,
+            n,
+            env_name("max_output_tokens"),
+            n,
+        )
+        self.memory.remember(call.model, output_cap=n)
+        call.max_tokens = call.server_cap = n
+        self.exchange.progress(call, 0, time.monotonic(), note=f"the server caps answers at {n} tokens")
+        return True
+
     def _too_long(self, call: Call, answer: Answer, problem: str, on_length: str, hint: str) -> None:
+        """Raise AnswerTooLong for a cut-off answer when the caller asked to (it will ask for less)."""
         if answer.finish_reason == "length" and on_length == "raise":
-            raise AnswerTooLong(
-                self.exchange.line(call, f"the answer was cut off at {call.max_tokens} output tokens ({problem})", hint)
+            raise AnswerTooLong(self.exchange.line(call, *self._cut_line(call, answer, problem, hint)))
+
+    def _cut_line(self, call: Call, answer: Answer, problem: str, hint: str) -> tuple[str, str]:
+        """What a cut-off answer says: the real count, and the setting to change."""
+        self._server_cap(call, answer)
+        n = answer.completion_tokens or answer.asked or call.max_tokens
+        if call.server_cap:  # the server's own cap, not ours: name the setting that should say so
+            return (
+                f"the answer was cut off at {n} output tokens, the server's own cap (below the "
+                f"{self.config.max_output_tokens} of {env_name('max_output_tokens')}) ({problem})",
+                f"{hint}, or set {env_name('max_output_tokens')}={call.server_cap} (or raise the server's limit)",
             )
+        kind = call.role.split()[0]
+        setting = (
+            f"{kind}_max_tokens"
+            if kind in ("planner", "refiner", "critic") and call.max_tokens < self.config.max_output_tokens
+            else "max_output_tokens"
+        )
+        return (
+            f"the answer was cut off at {n} output tokens ({problem})",
+            f"{hint}, or raise {env_name(setting)} (now {call.max_tokens})",
+        )
 
     def _ask(self, call: Call, messages: list[dict], schema: dict, name: str) -> tuple[Mode, Answer]:
         """Try the strongest response_format this endpoint accepts for the model, remembering refusals."""

@@ -34,6 +34,7 @@ from agents.story import (
     fits_one_answer,
     lines_of,
     parts_of,
+    refinable_shots,
     scene_budgets,
     scene_count,
     scene_messages,
@@ -74,6 +75,9 @@ class PlanOut(Closed):
     scenes: list[SceneOut] = Field(min_length=1)
 
 
+MAX_MINUTES = 24 * 60  # the caller keeps to its own limit (Config.max_film_minutes); this only bounds the sizes
+
+
 class LLMPlanner:
     """Planner role over an OpenAI-compatible model (agents.base.Planner)."""
 
@@ -86,7 +90,7 @@ class LLMPlanner:
 
     @property
     def budget(self) -> int:
-        return self.client.max_tokens_for("planner")
+        return self.client.max_tokens_for("planner", self.model)
 
     def messages(self, idea: str, minutes: float) -> list[dict]:
         """The one-answer request (a short film)."""
@@ -105,8 +109,8 @@ class LLMPlanner:
     def plan(self, idea: str, minutes: float, ctx: RunContext | None = None) -> Result[Storyboard]:
         if not idea.strip():
             raise ValueError("the idea is empty")
-        if not 0 < minutes <= 10:
-            raise ValueError(f"target length must be within 0..10 minutes (1-10 intended), got {minutes:g}")
+        if not 0 < minutes <= MAX_MINUTES:
+            raise ValueError(f"target length must be within 0..{MAX_MINUTES} minutes (1-10 intended), got {minutes:g}")
         run = _Run(self, idea, minutes * 60, ctx or RunContext())
         if fits_one_answer(run.seconds, self.budget):
             try:
@@ -115,6 +119,12 @@ class LLMPlanner:
                 log.info("planner: the one-answer plan was cut off (%s); planning scene by scene", e)
                 run.emit(note="the plan did not fit one answer: planning scene by scene")
         return run.by_scene()
+
+    def refinable(self) -> int:
+        """The most shots a scene may have for the refiner to take it whole (its context less its answer)."""
+        model = self.client.config.refiner_model
+        ctx, _ = self.client.context_tokens(model)
+        return refinable_shots(ctx - self.client.max_tokens_for("refiner", model))
 
     def per_answer(self) -> int:
         with self._lock:
@@ -232,7 +242,8 @@ class _Run:
         return self.result(storyboard_from(story, budgets, shots))
 
     def story(self) -> StoryOut:
-        n = scene_count(self.seconds, self.p.budget)
+        least = scene_count(self.seconds, 1, self.p.refinable())  # scenes small enough to refine
+        n = scene_count(self.seconds, self.p.budget, self.p.refinable())
         self.emit(scene="the story", status="writing")
         try:
             return self.ask(
@@ -243,7 +254,7 @@ class _Run:
                 lambda s: check_story(s, n),
             )
         except AnswerTooLong:
-            fewer = max(1, n // 2)
+            fewer = max(least, n // 2)
             self.emit(
                 scene="the story", status="retrying", note=f"cut off at the limit: asking for {fewer} briefer scenes"
             )

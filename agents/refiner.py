@@ -9,6 +9,7 @@ inside the scope in app/refining.py.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections import defaultdict
 from typing import Literal
@@ -17,7 +18,7 @@ from pydantic import Field, ValidationError
 
 from agents.base import AgentError, Result
 from agents.json_answer import Closed as _Closed
-from agents.llm import LLMClient, Progress
+from agents.llm import LLMClient, Progress, strict_json_schema
 from agents.llm_config import env_name
 from prompts import render
 from storage.run import RefineProgress, RunContext
@@ -26,6 +27,7 @@ from storage.schema import (
     EDIT,
     EDIT_OPS,
     EDITABLE_SHOT_FIELDS,
+    STORY_FIELDS,
     Critique,
     Note,
     Proposal,
@@ -59,6 +61,22 @@ class ProposalOut(_Closed):
     not_changed: list[UnchangedOut]
 
 
+def proposal_schema(storyboard: Storyboard) -> dict:
+    """ProposalOut's schema with `shot_id` one of the storyboard's shot ids and `field` one of the editable fields
+    (or null): a server that decodes by the schema can only name shots and fields that exist. The answer is still
+    read as ProposalOut, so an answer from a server that does not (text mode) loses only its bad edits."""
+    schema = copy.deepcopy(_PROPOSAL_SCHEMA)
+    props = schema["$defs"]["EditOut"]["properties"]
+    enums = {"shot_id": [s.shot_id for s in storyboard.shots()], "field": [*EDITABLE_SHOT_FIELDS, *STORY_FIELDS]}
+    for name, values in enums.items():
+        if values:
+            props[name] = {"anyOf": [{"type": "string", "enum": values}, {"type": "null"}]}
+    return schema
+
+
+_PROPOSAL_SCHEMA = strict_json_schema(ProposalOut)
+
+
 def to_proposal(out: ProposalOut) -> Proposal:
     """The model's answer as a Proposal: each edit parsed into its kind; a malformed one is dropped and explained
     (whether an edit can apply to the storyboard is checked once for every refiner, in storage.edits.sanitize)."""
@@ -86,6 +104,15 @@ def agreement(critiques: list[Critique]) -> str:
     return "; ".join(f"{s}: {', '.join(sorted(p))}" for s, p in who.items() if len(p) > 1)
 
 
+def _rest_of(scene, shown: set[str]) -> str:
+    """What a scene shown in part leaves out, in a line (a range of shots bounds the refiner's input)."""
+    rest = [s for s in scene.shots if s.shot_id not in shown]
+    if not rest:
+        return ""
+    seconds = sum(s.duration for s in rest)
+    return f"its other {len(rest)} shots ({rest[0].shot_id}–{rest[-1].shot_id}, {seconds:.0f} s) are not in scope"
+
+
 class LLMRefiner:
     """Refiner role over an OpenAI-compatible model (agents.base.Refiner)."""
 
@@ -106,6 +133,7 @@ class LLMRefiner:
         """The request: the bible, the scenes in `scope` in full (all of them for the whole film), the rest in a line."""
         scope = scope or Scope()
         full = set(scope.scene_ids(storyboard))
+        shown = set(scope.shot_ids(storyboard))  # a range of shots: only those, not their whole scenes
         scenes = [(sc, sc.scene_id in full) for sc in storyboard.scenes]
         board = storyboard.model_dump(
             mode="json", include={"title", "logline", "style_guide", "characters", "locations"}
@@ -122,11 +150,16 @@ class LLMRefiner:
                 (
                     sc,
                     json.dumps(
-                        [s.model_dump(mode="json", exclude={"keyframe", "locked"}) for s in sc.shots],
+                        [
+                            s.model_dump(mode="json", exclude={"keyframe", "locked"})
+                            for s in sc.shots
+                            if s.shot_id in shown
+                        ],
                         ensure_ascii=False,
                     )
                     if whole
                     else "",
+                    _rest_of(sc, shown) if whole else "",
                 )
                 for sc, whole in scenes
             ],
@@ -136,7 +169,7 @@ class LLMRefiner:
             critiques=critiques,
             shot_notes=shot_notes,
             issues_by_agreement=agreement(critiques),
-            locked=[s.shot_id for sc, whole in scenes if whole for s in sc.shots if s.locked],
+            locked=[s.shot_id for sc, whole in scenes if whole for s in sc.shots if s.locked and s.shot_id in shown],
         )
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
@@ -161,6 +194,7 @@ class LLMRefiner:
             self.model,
             messages,
             ProposalOut,
+            schema=proposal_schema(storyboard),
             on_progress=on_tokens,
             cancel=ctx.cancel,
             deadline=deadline,
@@ -175,7 +209,7 @@ class LLMRefiner:
         """The request, made to fit the context: without the critics' per-shot notes if need be (their issues stay),
         else one line naming what to change."""
         ctx, source = self.client.context_tokens(self.model)
-        room = ctx - self.client.max_tokens_for("refiner")
+        room = ctx - self.client.max_tokens_for("refiner", self.model)
         for shot_notes in (True, False):
             messages = self.messages(storyboard, notes, critiques, scope, shot_notes=shot_notes)
             size = self.client.estimate_tokens(messages)

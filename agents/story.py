@@ -23,6 +23,7 @@ SCENE_SECONDS = 30.0  # a scene lasts about this long: 2 scenes in a minute, 20 
 # scenes (a real tokenizer, e.g. SmolLM2's, counts up to ~25% more on such JSON), and the share of the budget a plan
 # may use (70%), so that margin and a wordier model still finish inside the budget.
 SHOT_TOKENS, SCENE_BRIEF_TOKENS, BIBLE_TOKENS, FILL = 160, 110, 700, 0.7
+REFINE_OVERHEAD = 2000  # the refiner's request beside the bible and its scenes' shots (see refinable_shots)
 
 
 class Closed(BaseModel):
@@ -102,10 +103,19 @@ def fits_one_answer(seconds: float, budget: int) -> bool:
     return BIBLE_TOKENS + scenes * 40 + n * SHOT_TOKENS <= budget * FILL
 
 
-def scene_count(seconds: float, budget: int) -> int:
-    """Scenes to ask the story for: about one per SCENE_SECONDS, fewer when the scene list would not fit."""
+def refinable_shots(room: int) -> int:
+    """The most shots a scene may have for the refiner to take it whole in `room` tokens (its context less its
+    answer), beside the bible and REFINE_OVERHEAD (its instructions, the other scenes' lines, the critics' issues)."""
+    fits = int((room - BIBLE_TOKENS - REFINE_OVERHEAD) * FILL // SHOT_TOKENS)
+    return max(fits, shots_for(SCENE_SECONDS))  # never more scenes than the usual pace: a tiny context stays tiny
+
+
+def scene_count(seconds: float, budget: int, refinable: int | None = None) -> int:
+    """Scenes to ask the story for: about one per SCENE_SECONDS, fewer when the scene list would not fit the answer
+    — but never so few that a scene has more shots than `refinable` (a scene too long to refine can never change)."""
     fits = max(1, int((budget * FILL - BIBLE_TOKENS) // SCENE_BRIEF_TOKENS))
-    return max(1, min(round(seconds / SCENE_SECONDS), fits))
+    n = max(1, min(round(seconds / SCENE_SECONDS), fits))
+    return max(n, math.ceil(shots_for(seconds) / refinable)) if refinable else n
 
 
 def fit_durations(durations: list[float], target: float) -> list[float]:

@@ -9,6 +9,7 @@ that answers with one is left out like a port with no server.
 from __future__ import annotations
 
 import json
+import shlex
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -30,11 +31,26 @@ class Server(BaseModel):
     models: list[str]
 
     def setting_line(self, model: str) -> str:
-        """The one line of environment settings that makes every role use `model` on this server."""
-        return (
-            f"CHIEF_LLM_BASE_URL={self.base_url} CHIEF_CRITIC_MODEL={model} CHIEF_REFINER_MODEL={model} "
-            f"CHIEF_PLANNER_MODEL={model}"
-        )
+        """The one line of environment settings that makes every role use `model` on this server, each value
+        quoted for a POSIX shell (a server names its models: the line is pasted into a shell)."""
+        pairs = [("CHIEF_LLM_BASE_URL", self.base_url)] + [(f"CHIEF_{r}_MODEL", model) for r in ROLES]
+        return " ".join(f"{k}={shlex.quote(v)}" for k, v in pairs)
+
+
+ROLES = ("CRITIC", "REFINER", "PLANNER")
+
+
+def ports_to_probe(setting: str = "", extra: tuple[int, ...] = ()) -> tuple[tuple[str, int], ...]:
+    """(name, port) pairs: the ports of `setting` (comma-separated, `discovery_ports`) or else the usual servers',
+    then `extra` ports; each port once, named for what usually listens there."""
+    names = {port: name for name, port in KNOWN}
+    ports = [int(p) for p in setting.split(",") if p.strip()] if setting.strip() else [port for _, port in KNOWN]
+    out: dict[int, str] = {}
+    for port in [*ports, *extra]:
+        if not 0 < port < 65536:
+            raise ValueError(f"port {port} is not 1-65535")
+        out.setdefault(port, names.get(port, "A model server"))
+    return tuple((name, port) for port, name in out.items())
 
 
 def discover(timeout: float = 0.5, ports: tuple[tuple[str, int], ...] = KNOWN) -> list[Server]:
@@ -83,4 +99,10 @@ def _model_ids(body: bytes) -> list[str] | None:
     if not isinstance(items, list):
         return None
     ids = [m["id"] for m in items[:MAX_MODELS] if isinstance(m, dict) and isinstance(m.get("id"), str)]
-    return [i for i in ids if 0 < len(i) <= 200 and i.isprintable() and " " not in i]
+    return [i for i in ids if usable_id(i)]
+
+
+def usable_id(model: str) -> bool:
+    """A model id CHIEF lists: 1-200 printable characters, no space or control character (a newline or an escape
+    in a line meant for a terminal and a shell is refused, not quoted)."""
+    return 0 < len(model) <= 200 and model.isprintable() and not any(c.isspace() for c in model)

@@ -38,6 +38,12 @@ class Planning:
                 f"the idea is {len(idea):,} characters long; it can be at most {IDEA_LIMIT:,} "
                 "(about 3,000 words): shorten it or put the details in a storyboard file"
             )
+        most = self.ctx.config.limits.max_film_minutes
+        if minutes > most:
+            raise StudioError(
+                f"a {minutes:g}-minute film is over the max_film_minutes setting ({most:g}): ask for less, or raise "
+                "CHIEF_MAX_FILM_MINUTES"
+            )
         planner = self.ctx.agents.planner
         run = RunContext(cancel=cancel or CancelToken(), progress=progress or no_progress)
         # an LLM planner reports each scene (and its streamed tokens) and stops on `cancel`

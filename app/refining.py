@@ -21,10 +21,10 @@ from pydantic import BaseModel
 from app.context import Context, ProgressFn, no_progress
 from app.errors import StudioError
 from app.projects import Projects
-from app.watching import Watching
+from app.watching import Watching, record_failed_usage
 from storage.edits import EditError, apply_edits, sanitize
 from storage.records import ProposalRecord, UsageRecord, Version
-from storage.run import CancelToken, RunContext
+from storage.run import Cancelled, CancelToken, RunContext
 from storage.schema import (
     AddShot,
     Critique,
@@ -164,16 +164,28 @@ class Refining:
         crits = [trim(c, set(scope.shot_ids(board))) for c in crits] if not scope.whole else crits
         refiner = self.ctx.agents.refiner
         cancel = cancel or CancelToken()
-        res = refiner.refine(
-            board, notes, crits, RunContext(cancel=cancel, progress=progress or no_progress, scope=scope)
-        )
+        try:
+            res = refiner.refine(
+                board, notes, crits, RunContext(cancel=cancel, progress=progress or no_progress, scope=scope)
+            )
+        except Cancelled:
+            raise
+        except Exception as e:
+            record_failed_usage(self.ctx, v, "refiner", refiner.mode, e)
+            raise
         cancel.raise_if_cancelled()  # stopped while the refiner answered: nothing is written
         proposal: Proposal = res.value
         known = {n.id for n in notes} | {c.persona_id for c in crits}
         edits, dropped = sanitize(proposal.edits, board, known, self.ctx.config.limits)
         edits, outside = within(board, edits, scope)
+        summary = proposal.summary
+        if len(edits) != len(proposal.edits):  # the refiner's own counts came before these checks
+            summary = (
+                f"{summary} — {len(edits)} of the {len(proposal.edits)} edit(s) proposed are kept "
+                f"({len(dropped) + len(outside)} dropped: see not changed)"
+            )
         proposal = Proposal(
-            summary=proposal.summary, edits=edits, not_changed=[*proposal.not_changed, *dropped, *outside, *aside]
+            summary=summary, edits=edits, not_changed=[*proposal.not_changed, *dropped, *outside, *aside]
         )
         record = ProposalRecord(
             id=new_id("pr"),

@@ -63,7 +63,11 @@ class Watching:
     ) -> list[CritiqueRecord]:
         """The panel watches `film` (the film, or the keyframe storyboard) and its critiques are recorded as one run."""
         cancel = cancel or CancelToken()
-        panel, results, mode = self.run_panel(v, film, progress, cancel)
+        try:
+            panel, results, mode = self.run_panel(v, film, progress, cancel)
+        except Exception as e:
+            record_failed_usage(self.ctx, v, "critic", self.ctx.agents.critic.mode, e)
+            raise
         cancel.raise_if_cancelled()
         batch, now = new_id("cb"), utcnow()
         records = [
@@ -127,10 +131,19 @@ class Watching:
             errors = [f.exception() for f in futures]
         if any(errors):
             cancel.raise_if_cancelled()  # stopped: the critics' "cancelled" is the outcome, not an error
-            raise next(
+            error = next(
                 (e for e in errors if e is not None and not isinstance(e, Cancelled)),
                 next(e for e in errors if e is not None),
             )
+            # what the whole run cost (finished critics and the requests of failed ones), for the version's cost
+            error.usage = sum(
+                (
+                    f.result().usage if e is None else getattr(e, "usage", None) or Usage()
+                    for f, e in zip(futures, errors)
+                ),
+                Usage(),
+            )
+            raise error
         return panel, [f.result() for f in futures], critic.mode
 
     def film_view(
@@ -285,3 +298,13 @@ class _PanelProgress:
             self.done.append(persona)
             self.parts[persona] = 1.0
         self._emit(persona)
+
+
+def record_failed_usage(ctx: Context, v: Version, role: str, mode: str, error: BaseException) -> None:
+    """A failed action saves nothing but what its requests cost (the error's `usage`), so a version's agent cost
+    counts every request sent; a stopped one (cancelled) counts nothing new."""
+    usage = getattr(error, "usage", None)
+    if isinstance(error, Cancelled) or not isinstance(usage, Usage) or not usage.calls:
+        return
+    with ctx.repo.write() as u:
+        u.add_usage(v, UsageRecord(role=role, mode=mode, **usage.model_dump()))

@@ -164,8 +164,8 @@ class OfflinePlanner:
 
     def plan(self, idea: str, minutes: float, ctx: RunContext | None = None) -> Result[Storyboard]:
         (ctx or RunContext()).cancel.raise_if_cancelled("planner (offline): cancelled")
-        if not 0.25 <= minutes <= 10:
-            raise ValueError(f"target length must be between 0.25 and 10 minutes, got {minutes}")
+        if not 0.25 <= minutes <= 24 * 60:  # the caller keeps to its own limit (Config.max_film_minutes)
+            raise ValueError(f"target length must be between 0.25 and 1440 minutes, got {minutes}")
         read = read_idea(idea)
         return Result(Draft(read, round(minutes * 60, 3)).storyboard(), model="offline")
 

@@ -84,7 +84,13 @@ def scope_of(c: Ctx, pid: str, version, scene, shots):
 
 @command(project=False)
 @click.argument("idea", required=False)
-@click.option("--minutes", type=click.FloatRange(0.25, 10), default=1.0, show_default=True, help="Target length.")
+@click.option(
+    "--minutes",
+    type=click.FloatRange(0.25),
+    default=1.0,
+    show_default=True,
+    help="Target length (1-10 intended; at most the max_film_minutes setting).",
+)
 @click.option("--title", help="Project title (default: from the idea or storyboard).")
 @click.option(
     "--storyboard",
@@ -238,7 +244,10 @@ def format_proposal(info: ProposalRecord) -> str:
         lines.append(f"       why: {e.rationale}  [sources: {', '.join(e.sources) or '—'}]")
     for u in p.not_changed:
         lines.append(f"  not changed: {u.what} — {u.why}")
-    lines.append('accept with: chief accept PROJECT [--only 1,3] [--edit 2="new text"]')
+    if p.edits:
+        lines.append('accept with: chief accept PROJECT [--only 1,3] [--edit 2="new text"]')
+    else:
+        lines.append("no edits to accept: add a note (chief note) or screen it again (chief critique), then refine")
     return "\n".join(lines)
 
 

@@ -26,15 +26,26 @@ class Found(BaseModel):
     show_default=True,
     help="Seconds to wait for each server.",
 )
-def models(c: Ctx, timeout):
-    """Find model servers on 127.0.0.1 (Ollama, LM Studio, llama.cpp, vLLM) and list their models.
+@click.option(
+    "--port",
+    "ports",
+    type=click.IntRange(1, 65535),
+    multiple=True,
+    help="Also probe this loopback port (repeatable); the discovery_ports setting replaces the usual ports.",
+)
+def models(c: Ctx, timeout, ports):
+    """Find model servers on 127.0.0.1 (Ollama, LM Studio, llama.cpp, vLLM, or the discovery_ports setting's
+    ports, and every --port) and list their models.
 
-    Each model comes with the one line of settings that makes CHIEF's critics, refiner and planner use it.
-    Only this machine is probed."""
-    from app.discovery import HOST, KNOWN, discover
+    Each model comes with the one line of settings that makes CHIEF's critics, refiner and planner use it, quoted
+    for a shell. Only this machine is probed."""
+    from app.config import load_config
+    from app.discovery import HOST, discover, ports_to_probe
 
-    servers = discover(timeout=timeout, ports=KNOWN)
-    probed = [f"{name} {HOST}:{port}" for name, port in KNOWN]
+    setting = load_config({"home": c.home, **c.overrides}).discovery_ports
+    pairs = ports_to_probe(setting, tuple(ports))
+    servers = discover(timeout=timeout, ports=pairs)
+    probed = [f"{name} {HOST}:{port}" for name, port in pairs]
     lines = []
     for s in servers:
         lines.append(f"{s.name} at {s.base_url}: {len(s.models)} model(s)")

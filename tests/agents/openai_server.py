@@ -12,7 +12,12 @@ It enforces limits the way real endpoints do, each off unless a test sets it:
 - `images_refused`: image parts refused with a text-only server's message (`IMAGE_REFUSALS`);
 - `reject_stream_options`: HTTP 400 naming stream_options (servers that validate every field);
 - `errors_in_stream`: refusals of images and of the context size come, for a streamed request, as HTTP 200
-  and an empty event stream (llama-cpp-python raises them inside its stream and only logs them).
+  and an empty event stream (llama-cpp-python raises them inside its stream and only logs them);
+- `list_content_refused`: any message whose `content` is a list (even of text parts only) → HTTP 500 with
+  llama-cpp-python's "can only concatenate str (not "list") to str" (its chat templates add strings);
+- `interrupt_requests`: one request at a time, and a running stream ends (`data: [DONE]`, no finish_reason)
+  as soon as another request (any path, GET /v1/models too) is waiting, as llama-cpp-python's default does;
+- `stream_as_json`: a streamed request is answered with one `application/json` chat.completion body.
 `stream: true` requests get SSE (`data: {chunk}` lines, a usage chunk when asked, `data: [DONE]`); a reply
 can pace its tokens (`token_delay`), stop producing them (`stall_after`) or die mid-answer (`drop_after`). `slots=1` makes it answer one
 request at a time, like a llama.cpp server with one slot; `ignore_disconnect` keeps "generating" an answer
@@ -22,6 +27,7 @@ whose client has gone (as llama-cpp-python does for a non-streamed request). GET
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import threading
@@ -142,6 +148,11 @@ class FakeOpenAI:
         self.images_refused: str | None = None  # a key of IMAGE_REFUSALS
         self.reject_stream_options = False
         self.errors_in_stream = False
+        self.list_content_refused = False
+        self.interrupt_requests = False
+        self.stream_as_json = False
+        self.interrupted = 0  # streams cut because another request arrived (interrupt_requests)
+        self.waiting = 0  # requests arrived and waiting for the model (interrupt_requests)
         self.slots: int | None = None
         self.ignore_disconnect = False
         self.models: dict[str, dict] = {"fake-model": {}}  # id -> extra fields of its /v1/models entry
@@ -176,6 +187,20 @@ class FakeOpenAI:
         with self._arrived:
             return self._arrived.wait_for(predicate, timeout)
 
+    @contextlib.contextmanager
+    def _model(self):
+        """Hold the one model (interrupt_requests): a request waiting for it cuts the running stream."""
+        assert self._slot_lock is not None
+        with self._lock:
+            self.waiting += 1
+        self._slot_lock.acquire()
+        with self._lock:
+            self.waiting -= 1
+        try:
+            yield
+        finally:
+            self._slot_lock.release()
+
     def _next(self, body: dict) -> Reply:
         with self._lock:
             if self.queue:
@@ -192,6 +217,9 @@ class FakeOpenAI:
         if self.reject_stream_options and "stream_options" in body:
             return error(400, "Unrecognized request argument supplied: stream_options", param="stream_options")
         refusal = self._content_refusal(body)
+        if refusal is None and self.list_content_refused:
+            if any(isinstance(m.get("content"), list) for m in body.get("messages", [])):
+                refusal = error(500, 'can only concatenate str (not "list") to str', "internal_server_error")
         if refusal is not None and body.get("stream") and self.errors_in_stream:
             return Reply(status=200, body=None)  # 200, then a stream that ends without an event
         return refusal
@@ -232,6 +260,9 @@ class FakeOpenAI:
         caps = [c for c in (body.get("max_tokens"), body.get("max_completion_tokens"), self.max_output_tokens) if c]
         choice = ((reply.body or {}).get("choices") or [{}])[0]
         content = (choice.get("message") or {}).get("content")
+        if reply.status == 200 and caps and choice.get("finish_reason") == "length" and reply.body.get("usage"):
+            # a scripted cut: a server says "length" when it reached a cap, and counts that many tokens
+            reply.body["usage"]["completion_tokens"] = min(caps)
         if reply.status != 200 or not caps or not content or tokens(content) <= min(caps):
             return reply
         cut = json.loads(json.dumps(reply.body))
@@ -244,6 +275,10 @@ class FakeOpenAI:
 
     def __enter__(self) -> FakeOpenAI:
         fake = self
+        if self.images_refused == "llama-cpp-python":
+            self.list_content_refused = True  # it refuses content parts of any kind, text ones too
+        if self.interrupt_requests:
+            self.slots = 1  # one model, one request at a time (llama-cpp-python's outer and inner locks)
         if self.slots:
             self._slot_lock = threading.Semaphore(self.slots)
 
@@ -256,6 +291,12 @@ class FakeOpenAI:
             def do_GET(self) -> None:
                 with fake._lock:
                     fake.other.append(("GET", self.path))
+                if fake.interrupt_requests:  # llama-cpp-python takes the model's lock for /v1/models too
+                    with fake._model():
+                        return self._get()
+                self._get()
+
+            def _get(self) -> None:
                 if self.path.endswith("/models"):
                     data = [{"id": k, "object": "model", "owned_by": "test", **v} for k, v in fake.models.items()]
                     self._json(200, {"object": "list", "data": data})
@@ -281,12 +322,18 @@ class FakeOpenAI:
                     fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
                 slot = fake._slot_lock
                 if slot is not None:
+                    with fake._lock:
+                        fake.waiting += 1
                     slot.acquire()
+                    with fake._lock:
+                        fake.waiting -= 1
                 try:
                     reply = fake._enforce(body) or fake._cap(body, fake._next(body))
                     if reply.delay:
                         fake._stop.wait(reply.delay)
-                    if reply.status == 200 and body.get("stream") and reply.body:
+                    if reply.status == 200 and body.get("stream") and reply.body and fake.stream_as_json:
+                        self._json(200, reply.body, reply.headers)
+                    elif reply.status == 200 and body.get("stream") and reply.body:
                         self._stream(body, reply)
                     elif reply.status == 200 and body.get("stream"):
                         self._stream_nothing()
@@ -371,6 +418,15 @@ class FakeOpenAI:
                         return  # crashed: the connection closes without a finish_reason or [DONE]
                     if n and reply.token_delay:
                         fake._stop.wait(reply.token_delay)
+                    if fake.interrupt_requests and n and not gone and fake.waiting:
+                        with fake._lock:
+                            fake.interrupted += 1
+                        try:  # llama-cpp-python: "[DONE]" and the stream ends, with no finish_reason
+                            self.wfile.write(b"data: [DONE]\n\n")
+                            self.wfile.flush()
+                        except (BrokenPipeError, ConnectionResetError):
+                            pass
+                        return
                     if gone:
                         with fake._lock:
                             fake.generated_for_nobody += 1

@@ -69,9 +69,30 @@ def test_budgets_are_settings_and_capped(server, config):
 def test_cut_answer_raises_answer_too_long_when_the_caller_can_shrink(server, client):
     server.max_output_tokens = 100
     server.responder = lambda body: ok(LONG)
-    with pytest.raises(AnswerTooLong, match=r"cut off at 3000 output tokens") as e:
+    with pytest.raises(AnswerTooLong, match=r"cut off at 100 output tokens, the server's own cap") as e:
         ask(client, on_length="raise")
     assert len(server.requests) == 1 and e.value.usage.calls == 1  # no repair prompt
+    assert "set CHIEF_LLM_MAX_OUTPUT_TOKENS=100" in str(e.value)
+
+
+def test_an_output_cap_the_server_revealed_sizes_the_next_requests(server, client):
+    """The server cut at 100 when 3000 were asked: the real count is read from its usage, remembered, and the
+    caller's next request (and the role budgets it sizes by) stay within it."""
+    server.max_output_tokens = 100
+    server.responder = lambda body: ok(LONG)
+    with pytest.raises(AnswerTooLong):
+        ask(client, on_length="raise")
+    assert client.max_tokens_for("critic", "vision-model") == 100
+    server.responder = lambda body: ok({"notes": ["short"]})
+    value, _ = ask(client, on_length="raise")
+    assert value.notes == ["short"] and server.max_tokens(-1) == 100
+
+
+def test_our_own_cap_is_not_called_the_servers(server, client):
+    server.responder = lambda body: ok(LONG)
+    with pytest.raises(AnswerTooLong, match=r"cut off at 100 output tokens \(") as e:
+        ask(client, on_length="raise", max_tokens=100)
+    assert "raise CHIEF_CRITIC_MAX_TOKENS (now 100)" in str(e.value) and "server's own cap" not in str(e.value)
 
 
 def test_cut_answer_is_repaired_for_callers_that_cannot_shrink(server, client):

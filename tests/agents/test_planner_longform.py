@@ -13,6 +13,7 @@ from agents.llm import LLMClient
 from agents.planner import LLMPlanner
 from agents.story import fits_one_answer, parts_of, scene_budgets, scene_count, shots_per_answer
 from storage.run import CancelToken, PlanProgress, RunContext
+from storage.schema import Scope
 from tests.agents import longform
 from tests.agents.openai_server import FakeOpenAI, error, ok
 
@@ -160,3 +161,22 @@ def test_cancel_stops_every_scene(config):
 def test_scene_budgets_sum_exactly():
     out = scene_budgets([10, 30, 33.3, 1], 600)
     assert sum(out) == pytest.approx(600, abs=0.001) and min(out) >= 2
+
+
+def test_at_a_small_output_cap_scenes_stay_small_enough_to_refine(config):
+    """At a 1024-token output cap the story's scene list fits one scene (the issue: a 10-minute film planned as one
+    120-shot scene that no 8k-context refiner can take). The plan has as many scenes as the refiner's context
+    needs, and the refiner can take each of them whole."""
+    from agents.refiner import LLMRefiner
+    from agents.story import refinable_shots
+
+    with FakeOpenAI(longform.responder, max_output_tokens=1024, context_tokens=8192) as server:
+        client = client_for(server, config, max_output_tokens=1024, context_tokens=8192)
+        board = LLMPlanner(client).plan("a keeper and a gull through a winter of storms", 10).value
+        refiner = LLMRefiner(client)
+        for sc in board.scenes:
+            refiner.fitting(board, [], [], Scope(scenes=[sc.scene_id]))  # raises when a scene cannot be refined
+    most = refinable_shots(8192 - 1024)
+    assert scene_count(600, 1024) == 1 and len(board.scenes) >= 120 / most
+    assert max(len(sc.shots) for sc in board.scenes) <= 1.5 * most
+    assert board.duration() == pytest.approx(600, abs=0.5)

@@ -8,6 +8,7 @@ import pytest
 from agents.base import AnswerTooLong
 from agents.refiner import LLMRefiner
 from storage.edits import sanitize
+from storage.run import RunContext
 from storage.schema import DIMENSIONS, Critique, CritiqueIssue, Note, Proposal
 from tests.agents.openai_server import ok
 
@@ -122,3 +123,44 @@ def test_edits_past_a_cap_are_dropped_in_order_and_said(storyboard):
         ("add_shot sh01", f"proposed but dropped: {n + 3} shots, over the storyboard cap max_shots ({n + 2})")
     ]
     assert sanitize(adds, storyboard)[0] == sanitize(adds, storyboard, limits=Limits())[0]  # within the caps: all kept
+
+
+def test_the_schema_sent_names_the_storyboards_shots_and_the_editable_fields(server, client, storyboard):
+    """A server's constrained decoding follows the schema it is sent: `shot_id` and `field` are enums of this
+    storyboard's ids and the editable fields, so it cannot write an edit on a shot or field that does not exist."""
+    import jsonschema
+
+    from storage.schema import EDITABLE_SHOT_FIELDS, STORY_FIELDS
+
+    good = {"summary": "s", "edits": [edit(shot_id="sh03", field="duration", new="4.5")], "not_changed": []}
+    server.script(ok(good))
+    LLMRefiner(client).refine(storyboard, [Note(id="n_1", text="shorter", shot_id="sh03")], [])
+    schema = server.requests[0]["response_format"]["json_schema"]["schema"]
+    props = schema["$defs"]["EditOut"]["properties"]
+    assert props["shot_id"]["anyOf"][0]["enum"] == ["sh01", "sh02", "sh03"]
+    assert props["field"]["anyOf"][0]["enum"] == [*EDITABLE_SHOT_FIELDS, *STORY_FIELDS]
+    jsonschema.validate(good, schema)
+    for bad in (edit(shot_id="sh77", field="prompt", new="x"), edit(shot_id="sh01", field="colour", new="x")):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate({**good, "edits": [bad]}, schema)
+
+
+def test_a_range_of_shots_bounds_the_refiners_input(server, client):
+    """`refine --shots sh010-sh012` on a 120-shot scene sends those three shots, not the scene: the request stays
+    small enough for an 8k context however long the scene is."""
+    from storage.schema import Scope
+    from tests.agents.test_critic_watch import long_board
+
+    board = long_board(scenes=1, per_scene=120)
+    refiner = LLMRefiner(client)
+    scope = Scope(shots=["sh010", "sh011", "sh012"])
+    text = refiner.messages(board, [], [], scope)[1]["content"]
+    assert all(f"shot {n}: the keeper" in text for n in (10, 11, 12))
+    assert "shot 9: the keeper" not in text and "shot 13: the keeper" not in text
+    assert "its other 117 shots (sh001–sh120, 585 s) are not in scope" in text
+    ranged = client.estimate_tokens(refiner.messages(board, [], [], scope))
+    whole_scene = client.estimate_tokens(refiner.messages(board, [], [], Scope(scenes=["sc01"])))
+    assert ranged < 2000 < whole_scene
+    server.script(ok({"summary": "s", "edits": [], "not_changed": []}))
+    refiner.refine(board, [], [], RunContext(scope=scope))
+    assert len(server.texts(0)) < 8000

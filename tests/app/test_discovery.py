@@ -120,3 +120,36 @@ def test_chief_models_says_what_to_do_when_nothing_answers(monkeypatch, tmp_path
     res = CliRunner().invoke(main, ["--home", str(tmp_path), "models"], catch_exceptions=False)
     assert res.exit_code == 0 and "no model server answered on Ollama 127.0.0.1:" in res.stdout
     assert "ollama serve" in res.stdout
+
+
+def test_chief_models_takes_ports_from_the_option_and_the_setting(monkeypatch, tmp_path):
+    with serving(200, MODELS) as (by_option, _), serving(200, MODELS) as (by_setting, _):
+        monkeypatch.setattr(discovery, "KNOWN", (("Ollama", closed_port()),))
+        runner = CliRunner()
+        res = runner.invoke(main, ["--home", str(tmp_path), "--json", "models", "--port", str(by_option)])
+        assert res.exit_code == 0, res.output
+        assert [s["port"] for s in json.loads(res.stdout)["servers"]] == [by_option]
+        monkeypatch.setenv("CHIEF_DISCOVERY_PORTS", str(by_setting))
+        res = runner.invoke(main, ["--home", str(tmp_path), "--json", "models", "--port", str(by_option)])
+        data = json.loads(res.stdout)
+    assert [s["port"] for s in data["servers"]] == [by_setting, by_option]
+    assert not any(p.startswith("Ollama") for p in data["probed"])  # the setting replaces the usual ports
+
+
+def test_a_hostile_model_id_is_quoted_for_the_shell(monkeypatch, tmp_path):
+    """A loopback server names a model `x;touch${IFS}…;`: the printed line, pasted into a shell, sets the
+    variables to that text and runs nothing; ids with control characters are not listed at all."""
+    import subprocess
+
+    marker = tmp_path / "pwned"
+    evil = "x;touch${IFS}pwned;$(touch${IFS}pwned)`touch${IFS}pwned`'\""  # run in tmp_path: makes ./pwned
+    body = json.dumps({"data": [{"id": evil}, {"id": "ok\x1b[2Jmodel"}, {"id": "new\nline"}]}).encode()
+    with serving(200, body) as (port, _):
+        monkeypatch.setattr(discovery, "KNOWN", (("Ollama", port),))
+        res = CliRunner().invoke(main, ["--home", str(tmp_path), "--json", "models"])
+    server = json.loads(res.stdout)["servers"][0]
+    assert server["models"] == [evil]
+    line = server["settings"][evil]
+    out = subprocess.run(["sh", "-c", f"{line} env"], capture_output=True, text=True, cwd=tmp_path, check=True)
+    assert not marker.exists()
+    assert f"CHIEF_PLANNER_MODEL={evil}" in out.stdout.splitlines()

@@ -168,4 +168,5 @@ def test_failed_llm_critique_leaves_the_project_unchanged(make_studio):
 
         with pytest.raises((AgentError, StudioError), match="vision-model"):
             st.critique(pid)
-        assert st.critiques(pid) == [] and st.usage(pid).total.calls == 0
+        assert st.critiques(pid) == []
+        assert st.usage(pid).total.calls == len(server.requests) > 0  # nothing saved but what it cost

@@ -80,6 +80,16 @@ def rendered(home):
     return pid
 
 
+def only_its_cost(home, before: dict, server) -> bool:
+    """A failed action changed nothing but the version's agent cost: one row counting every request it sent."""
+    after = snapshot(home)
+    new = [r for r in after["agent_calls"] if r not in before["agent_calls"]]
+    same = {k: v for k, v in after.items() if k != "agent_calls"} == {
+        k: v for k, v in before.items() if k != "agent_calls"
+    }
+    return same and len(new) == 1 and new[0][4] == len(server.requests)
+
+
 def test_timeout_to_a_local_server_is_not_resent(home, server, rendered):
     """A local server that never answers (and, like llama-cpp-python, keeps generating for a client that left):
     the request times out once and is not re-sent to queue behind the abandoned answer."""
@@ -93,7 +103,7 @@ def test_timeout_to_a_local_server_is_not_resent(home, server, rendered):
         str(exc.value),
     )
     assert exc.value.usage.calls == 1 and server.wait_for_requests(1)  # counted by the client, then seen by the server
-    assert snapshot(home) == before and count(home, "critiques") == 0
+    assert only_its_cost(home, before, server) and count(home, "critiques") == 0
 
 
 def test_429_then_success(home, server, rendered):
@@ -117,7 +127,7 @@ def test_500_repeatedly_gives_up_after_configured_retries(home, server, rendered
         r"the model fell over; check the server's log",
         msg,
     )
-    assert snapshot(home) == before
+    assert only_its_cost(home, before, server)
 
 
 def test_one_failed_critic_saves_nothing_of_the_panel(home, server, rendered):
@@ -132,7 +142,7 @@ def test_one_failed_critic_saves_nothing_of_the_panel(home, server, rendered):
     before = snapshot(home)
     with pytest.raises(AgentError, match="film_critic"):
         llm_studio(home, server, retries=0).critique(pid)
-    assert len(server.requests) == 2 and snapshot(home) == before
+    assert len(server.requests) == 2 and only_its_cost(home, before, server)
 
 
 def test_garbage_is_repaired_once_then_fails(home, server, rendered):
@@ -142,7 +152,7 @@ def test_garbage_is_repaired_once_then_fails(home, server, rendered):
         llm_studio(home, server, retries=3).refine(rendered)
     assert len(server.requests) == 2  # the answer and one repair; garbage is not retried
     assert re.match(r"refiner \(refiner-y\) at \S+: no valid ProposalOut after one repair", str(exc.value))
-    assert snapshot(home) == before and count(home, "proposals") == 0
+    assert only_its_cost(home, before, server) and count(home, "proposals") == 0
 
 
 def test_garbage_then_repaired(home, server, rendered):
@@ -171,7 +181,7 @@ def test_cli_prints_one_clear_line(home, server, rendered):
         lines[0],
     )
     assert "Traceback" not in res.stderr and len(server.requests) == 1
-    assert snapshot(home) == before
+    assert only_its_cost(home, before, server)
 
 
 def test_json_schema_refused_with_http_500_falls_back(home, server, rendered):
@@ -205,11 +215,12 @@ def test_runaway_answer_is_capped_and_asked_again_for_less(home, server, rendere
     before = snapshot(home)
     with pytest.raises(AgentError, match="CHIEF_CRITIC_MAX_TOKENS") as exc:
         llm_studio(home, server, retries=3).critique(rendered)
-    assert [r["max_tokens"] for r in server.requests] == [3000, 3000]  # the critic's budget, on every request
+    # the critic's budget, then the cap the server revealed (it cut at 40 what was asked 3000)
+    assert [r["max_tokens"] for r in server.requests] == [3000, 40]
     shots = [len(re.findall(r"^- \[s\d\] ", server.texts(i), re.M)) for i in range(len(server.requests))]
     assert shots == [3, 1] and "\n" not in str(exc.value)
     assert not any(m["role"] == "assistant" for r in server.requests for m in r["messages"])
-    assert snapshot(home) == before
+    assert only_its_cost(home, before, server)
 
 
 def test_cli_image_refusal_is_one_line(home, server, rendered):

@@ -41,12 +41,12 @@ def gguf_path() -> Path:
 class LlamaServer(ServerProcess):
     """llama-cpp-python's server, or (with `binary`) llama.cpp's own llama-server, on a free port."""
 
-    def __init__(self, log: Path, binary: str | None = None):
+    def __init__(self, log: Path, binary: str | None = None, n_ctx: int = N_CTX):
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         env = {**os.environ, "OMP_WAIT_POLICY": "passive"}
         if binary:
-            argv = [binary, "-m", str(gguf_path()), "-t", "1", "-c", str(N_CTX)]
+            argv = [binary, "-m", str(gguf_path()), "-t", "1", "-c", str(n_ctx)]
         else:
             argv = [
                 sys.executable,
@@ -57,7 +57,7 @@ class LlamaServer(ServerProcess):
                 "--n_threads",
                 "1",
                 "--n_ctx",
-                str(N_CTX),
+                str(n_ctx),
             ]
         super().__init__(
             "the server",
@@ -75,6 +75,17 @@ def llama_server(tmp_path_factory):
     if missing:
         pytest.skip(missing)
     with LlamaServer(tmp_path_factory.mktemp("llama") / "server.log") as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def llama_server_8k(tmp_path_factory):
+    """llama-cpp-python with an 8k context (a critic's text-only part, a plan's scene), its defaults otherwise:
+    `interrupt_requests` on, so a request that arrives cuts the running stream."""
+    missing = _missing()
+    if missing:
+        pytest.skip(missing)
+    with LlamaServer(tmp_path_factory.mktemp("llama8k") / "server.log", n_ctx=8192) as server:
         yield server
 
 
