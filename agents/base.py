@@ -15,6 +15,8 @@ T = TypeVar("T")
 class AgentError(Exception):
     """An agent could not produce a valid result (names the role, model and what was wrong)."""
 
+    usage: Usage  # what the failed LLM call cost, when the LLM client set it (read with getattr: may be unset)
+
 
 class AnswerTooLong(AgentError):
     """The answer was cut off at the output-token limit (finish_reason "length"): ask for less, e.g. a smaller chunk."""

@@ -214,9 +214,15 @@ def calibrate(
     return figures
 
 
+def _rating(c: Comment) -> float:
+    if c.rating is None:  # rate_holdout rates only rated comments
+        raise ValueError(f"comment {c.index} has no rating to compare with")
+    return float(c.rating)
+
+
 def calibration_figures(pairs: Sequence[tuple[Comment, float]], holdout: float, seed: int) -> dict[str, float]:
     """The figures `calibrate` stores, from (rated item, predicted rating) pairs."""
-    actual = [float(c.rating) for c, _ in pairs]
+    actual = [_rating(c) for c, _ in pairs]
     predicted = [p for _, p in pairs]
     return {
         "spearman": round(spearman(actual, predicted), 4),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Sequence
 
 from pydantic import Field
 
@@ -93,7 +94,7 @@ class WatchOut(_Closed):
     memory: Memory
 
 
-def to_critique(out: CritiqueOut, persona_id: str, known_shots: set[str], earlier: list[ShotNote] = ()) -> Critique:
+def to_critique(out: CritiqueOut, persona_id: str, known_shots: set[str], earlier: Sequence[ShotNote] = ()) -> Critique:
     """The schema type, with the notes of earlier parts first; notes about shots that do not exist dropped (and logged)."""
     notes = [n for n in [*earlier, *out.shot_notes] if n.shot_id in known_shots]
     issues = []
@@ -264,12 +265,14 @@ class _Watch:
                 parts = parts[:i] + plan_parts(film, mode, limits, base, REFERENCES_PER_CHARACTER, start=part.shots[0])
                 self.emit(chunk=i + 1, chunks=len(parts), status="smaller", note=f"refused as too large: {e.limit}")
                 continue
-            if final:
+            if isinstance(out, CritiqueOut):  # the final part's answer (asked as CritiqueOut)
                 final_out = out
             else:
                 self.remember(carried, out, part)
             i += 1
         known = {s.shot_id for s in film.storyboard.shots()}
+        if final_out is None:  # the loop ends after the final part
+            raise RuntimeError("the critic watched no final part")
         critique = to_critique(final_out, self.persona.id, known, carried.notes)
         usage = sum(self.usage, Usage())
         return Result(
@@ -374,6 +377,8 @@ class _Watch:
                     ]
             elif mode == "video":
                 ids = [shots[i].shot_id for i in part.shots]
+                if film.join_clips is None:  # run() chooses video input only with join_clips
+                    raise AgentError(f"{self.role}: video input needs the film's clips joined")
                 clip = film.join_clips(ids)
                 content += [
                     {

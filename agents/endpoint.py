@@ -247,14 +247,17 @@ class EndpointMemory:
 
     def _save(self, models: dict[str, dict[str, Any]]) -> None:
         data = {"version": self.VERSION, "endpoint": self.endpoint, "models": models}
+        path = self.path
+        if path is None:  # in memory only
+            return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".llm-endpoints-", dir=self.path.parent)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".llm-endpoints-", dir=path.parent)
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 json.dump(data, f, indent=1, sort_keys=True)
-            os.replace(tmp, self.path)
+            os.replace(tmp, path)
         except OSError as e:  # a read-only home: the facts stay in memory for this process
-            log.warning("could not save what the endpoint accepts to %s: %s", self.path, e)
+            log.warning("could not save what the endpoint accepts to %s: %s", path, e)
 
 
 # ---------------------------------------------------------------- requests in flight
@@ -376,7 +379,9 @@ def _context_of(entry: dict) -> tuple[int | None, str]:
     for key in _CONTEXT_KEYS:
         if _int(entry.get(key)):
             return entry[key], key
-    meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
+    meta = entry.get("meta")
+    if not isinstance(meta, dict):
+        meta = {}
     for key in ("n_ctx", "n_ctx_train"):
         if _int(meta.get(key)):
             return meta[key], f"meta.{key}"

@@ -180,11 +180,14 @@ class Exchange:
 
     def _http(self, method: str, url: str, body: dict | None) -> Any:
         sdk = self.sdk  # a path on the endpoint's own host: its key may go along
+        client = self._httpx  # opened with the SDK client
+        if client is None:
+            raise RuntimeError("the endpoint's HTTP client is not open")
         headers = {"Authorization": f"Bearer {sdk.api_key}"}
         turn = self.traffic.one_at_a_time and self.traffic.take_turn(lambda: False)
         self.traffic.begin()  # llama-cpp-python cuts a running stream for a GET /v1/models too
         try:
-            resp = self._httpx.request(method, url, json=body, headers=headers, timeout=min(5.0, self.config.timeout))
+            resp = client.request(method, url, json=body, headers=headers, timeout=min(5.0, self.config.timeout))
         finally:
             self.traffic.end()
             if turn:
@@ -484,9 +487,9 @@ class Exchange:
             self.limit.rate_limited(epoch)
         headers = getattr(getattr(e, "response", None), "headers", None)
         if isinstance(e, openai.APIConnectionError) and reason.startswith("Connection error"):
-            root = e
-            while root.__cause__ is not None or root.__context__ is not None:
-                root = root.__cause__ or root.__context__
+            root: BaseException = e
+            while (inner := root.__cause__ or root.__context__) is not None:
+                root = inner
             return self.scrub(f"could not connect: {root}"), None
         return f"{http}{reason}", retry_after(headers) if kind == "rate" or status == 503 else None
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, create_model
 
@@ -497,7 +497,7 @@ def _offline(comments: list[Comment], name: str, pid: str) -> Persona:
         notices_first=notices,
         voice=voice,
         weights=weights,
-        tastes=tastes,
+        tastes=Tastes.model_validate(tastes),
         source="built",
         evidence=evidence,
     )
@@ -522,12 +522,15 @@ class Taste(_Closed):
 
 
 # The answer's weights and tastes, generated from the one definition of each vocabulary (storage.schema).
-Weights = create_model("Weights", __base__=_Closed, **{d: (Weight, ...) for d in DIMENSIONS})
-TastesOut = create_model(
-    "TastesOut",
-    __base__=_Closed,
-    **{k: (Taste, Field(description=f.description)) for k, f in Tastes.model_fields.items()},
-)
+# create_model's field arguments are (type, default-or-Field) pairs, typed Any by pydantic itself.
+_weight_fields: dict[str, Any] = {d: (Weight, ...) for d in DIMENSIONS}
+_taste_fields: dict[str, Any] = {k: (Taste, Field(description=f.description)) for k, f in Tastes.model_fields.items()}
+if TYPE_CHECKING:  # models built at run time: to the checker, closed models whose fields are read with getattr
+    Weights = _Closed
+    TastesOut = _Closed
+else:
+    Weights = create_model("Weights", __base__=_Closed, **_weight_fields)
+    TastesOut = create_model("TastesOut", __base__=_Closed, **_taste_fields)
 
 
 class PersonaOut(_Closed):
@@ -609,7 +612,7 @@ def _from_llm(out: PersonaOut, comments: list[Comment], name: str, pid: str) -> 
         w = getattr(out.weights, d)
         weights[d] = round(float(w.value), 2)
         cite(f"weights.{d}", w.comments)
-    tastes = {}
+    tastes: dict[str, float] = {}
     for k in TASTE_DEFAULTS:
         t = getattr(out.tastes, k)
         tastes[k] = round(float(t.value), 2)
@@ -624,7 +627,7 @@ def _from_llm(out: PersonaOut, comments: list[Comment], name: str, pid: str) -> 
         notices_first=clean(out.notices_first.text),
         voice=clean(out.voice.text),
         weights=weights,
-        tastes=tastes,
+        tastes=Tastes.model_validate(tastes),
         source="built",
         evidence=evidence,
     )

@@ -232,14 +232,17 @@ class _Run:
             if any(f.exception() for f in done):
                 self.stop.cancel()  # the scenes still writing close their connections
             wait(futures)
-        errors = [f.exception() for f in futures if f.exception() is not None]
+        errors = [e for f in futures if (e := f.exception()) is not None]
         if errors:
             if self.ctx.cancel.cancelled:
                 raise next((e for e in errors if isinstance(e, Cancelled)), errors[0])
             raise next((e for e in errors if not isinstance(e, Cancelled)), errors[0])
         for f, i in futures.items():
             shots[i] = f.result()
-        return self.result(storyboard_from(story, budgets, shots))
+        written = [s for s in shots if s is not None]
+        if len(written) != len(shots):  # every scene has a future above
+            raise RuntimeError("a scene's shots were not written")
+        return self.result(storyboard_from(story, budgets, written))
 
     def story(self) -> StoryOut:
         least = scene_count(self.seconds, 1, self.p.refinable())  # scenes small enough to refine

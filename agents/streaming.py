@@ -147,7 +147,10 @@ def http_client(timeout: httpx2.Timeout) -> httpx2.Client:
         timeout=timeout, limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=0)
     )
     # httpcore's ConnectionPool takes a network_backend, but httpx does not pass one through: set it on its pool
-    client._transport._pool._network_backend = _TrackingBackend()
+    transport = client._transport
+    if not isinstance(transport, httpx2.HTTPTransport):  # the SDK's default client is built on it
+        raise RuntimeError(f"the SDK's HTTP client has a {type(transport).__name__}, not an HTTPTransport")
+    transport._pool._network_backend = _TrackingBackend()
     return client
 
 

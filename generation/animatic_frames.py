@@ -42,7 +42,7 @@ class AnimaticImages:
         r = self.resolve(request)
         if cancel is not None:
             cancel.raise_if_cancelled()
-        w, h = r.width, r.height
+        w, h = r.size()
         canvas = _canvas(r.prompt, r.seed, w, h)
         top, left = (canvas.shape[0] - h) // 2, (canvas.shape[1] - w) // 2
         frame = _subject(canvas[top : top + h, left : left + w].copy(), r.seed, 0.0)

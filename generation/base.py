@@ -60,6 +60,12 @@ class ShotRequest:
             raise ValueError(f"shot {self.shot_id}: the request is not resolved (Backend.resolve fills its size)")
         return self.width, self.height, self.fps, self.num_frames
 
+    def sampling(self) -> tuple[int, float]:
+        """(steps, guidance) of a request `Backend.resolve` has filled in."""
+        if self.steps is None or self.guidance is None:
+            raise ValueError(f"shot {self.shot_id}: the request is not resolved (Backend.resolve fills its sampling)")
+        return self.steps, self.guidance
+
 
 @dataclass(frozen=True)
 class ClipInfo:

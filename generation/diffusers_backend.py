@@ -203,7 +203,11 @@ class DiffusersBackend(PipelineModel):
         """ "" (text- or image-to-video with the family's own pipelines) or "<VACE class>:<model>"."""
         image = request.keyframe or request.init_image
         vace = ""
-        if self._has_vace(fam) and (request.references or (image and not self._has_i2v(fam))):
+        if (
+            self.vace_model is not None
+            and self._has_vace(fam)
+            and (request.references or (image and not self._has_i2v(fam)))
+        ):
             found = pipeline_class_name(self.vace_model)
             if found != fam.vace_pipeline:
                 raise RenderError(f"VACE model {self.vace_model} is {found}; {fam.name} needs {fam.vace_pipeline}")
@@ -221,7 +225,9 @@ class DiffusersBackend(PipelineModel):
                 raise RenderError(
                     f"{fam.name} model {self.model} cannot start from an image: no image-to-video pipeline{hint}"
                 )
-            found = fam.i2v_pipeline if fam.i2v_shares_components else pipeline_class_name(self.i2v_model)
+            # _has_i2v: the model is unset only when the family builds image-to-video from the warm parts
+            model = None if fam.i2v_shares_components else self.i2v_model
+            found = fam.i2v_pipeline if model is None else pipeline_class_name(model)
             if found != fam.i2v_pipeline:
                 raise RenderError(
                     f"i2v model {self.i2v_model} is {found}; {fam.name} continuity needs {fam.i2v_pipeline}"
@@ -236,26 +242,22 @@ class DiffusersBackend(PipelineModel):
         fam = self.family
         if cancel is not None:
             cancel.raise_if_cancelled()
+        width, height, fps, frames = req.size()
+        steps, guidance = req.sampling()
         kwargs = call_kwargs(
-            with_camera(req.prompt, req.camera),
-            req.width,
-            req.height,
-            req.steps,
-            req.guidance,
-            req.seed,
-            progress,
-            cancel,
+            with_camera(req.prompt, req.camera), width, height, steps, guidance, req.seed, progress, cancel
         )
         if "num_frames" in fam.call_kwargs or req.route:
-            kwargs["num_frames"] = req.num_frames
+            kwargs["num_frames"] = frames
         if ("negative_prompt" in fam.call_kwargs or req.route) and req.negative_prompt:
             kwargs["negative_prompt"] = req.negative_prompt
         if fam.fps_kwarg and not req.route:
-            kwargs[fam.fps_kwarg] = req.fps
+            kwargs[fam.fps_kwarg] = fps
         if not req.route:
             kwargs.update(fam.extra_kwargs)
-            kwargs.update(windows(fam, req.num_frames))
-        image = _rgb(req.keyframe or req.init_image) if (req.keyframe or req.init_image) else None
+            kwargs.update(windows(fam, frames))
+        start = req.keyframe or req.init_image
+        image = _rgb(start) if start else None
         if req.route:
             kwargs.update(_vace_inputs(req, image))
         elif image is not None:
@@ -265,22 +267,20 @@ class DiffusersBackend(PipelineModel):
         # takes the guidance, and Stop acts between shots).
         accepted = inspect.signature(pipe.__call__).parameters
         kwargs = {k: v for k, v in kwargs.items() if k in accepted}
-        size = f"{req.width}x{req.height}, {req.num_frames} frames"
+        size = f"{width}x{height}, {frames} frames"
         with entry.lock, pipeline_errors(f"shot {req.shot_id}", fam.name, size, self.device, self.memory):
             if "guidance_scale" not in accepted and getattr(pipe, "guider", None) is not None:
-                pipe.guider = pipe.guider.new(guidance_scale=req.guidance)
+                pipe.guider = pipe.guider.new(guidance_scale=guidance)
             output = pipe(**kwargs)
         if cancel is not None:
             cancel.raise_if_cancelled()
         video = to_uint8(output.frames[0])
-        n = write_video(video, Path(out), req.fps)
+        n = write_video(video, Path(out), fps)
         audio = None
         if fam.audio and getattr(output, "audio", None) is not None:
             rate = int(pipe.vocoder.config.output_sampling_rate)
-            audio = keep_audio(output.audio[0], rate, Path(out), n / req.fps)
-        return ClipInfo(
-            path=Path(out), num_frames=n, fps=req.fps, width=video.shape[2], height=video.shape[1], audio=audio
-        )
+            audio = keep_audio(output.audio[0], rate, Path(out), n / fps)
+        return ClipInfo(path=Path(out), num_frames=n, fps=fps, width=video.shape[2], height=video.shape[1], audio=audio)
 
     # -- loading ---------------------------------------------------------------------------
 
@@ -291,13 +291,22 @@ class DiffusersBackend(PipelineModel):
         extra memory), else loaded from `i2v_model`.
         """
         if route:
-            entry = warm(self.vace_model, self.options, fam.fp32_modules)
+            entry = warm(_required(self.vace_model, "vace_model"), self.options, fam.fp32_modules)
             return entry, entry.pipe
         if image and not fam.i2v_shares_components:
-            entry = warm(self.i2v_model, self.options, fam.fp32_modules)
+            entry = warm(_required(self.i2v_model, "i2v_model"), self.options, fam.fp32_modules)
             return entry, entry.pipe
         entry = warm(self.model, self.options, fam.fp32_modules)
-        return entry, (derived(entry, fam.i2v_pipeline) if image else entry.pipe)
+        return entry, (
+            derived(entry, _required(fam.i2v_pipeline, f"{fam.name}'s i2v pipeline")) if image else entry.pipe
+        )
+
+
+def _required(value: str | None, what: str) -> str:
+    """A model or pipeline `_route` has already checked is set (it routes nothing else here)."""
+    if value is None:
+        raise RenderError(f"no {what} set")
+    return value
 
 
 def windows(fam: Family, frames: int) -> dict[str, Any]:
@@ -363,8 +372,9 @@ def _vace_inputs(req: ShotRequest, first) -> dict[str, Any]:
     if req.references:
         out["reference_images"] = [_rgb(p) for p in req.references]
     if first is not None:
-        size = (req.width, req.height)
+        width, height, _, frames = req.size()
+        size = (width, height)
         grey = Image.new("RGB", size, (128, 128, 128))
-        out["video"] = [first.resize(size)] + [grey] * (req.num_frames - 1)
-        out["mask"] = [Image.new("L", size, 0)] + [Image.new("L", size, 255)] * (req.num_frames - 1)
+        out["video"] = [first.resize(size)] + [grey] * (frames - 1)
+        out["mask"] = [Image.new("L", size, 0)] + [Image.new("L", size, 255)] * (frames - 1)
     return out

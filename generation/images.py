@@ -40,6 +40,18 @@ class ImageRequest:
     def with_(self, **changes) -> ImageRequest:
         return replace(self, **changes)
 
+    def size(self) -> tuple[int, int]:
+        """(width, height) of a request `resolve` has filled in."""
+        if self.width is None or self.height is None:
+            raise ValueError(f"{self.subject}: the request is not resolved (resolve fills its size)")
+        return self.width, self.height
+
+    def sampling(self) -> tuple[int, float]:
+        """(steps, guidance) of a request a diffusion backend's `resolve` has filled in."""
+        if self.steps is None or self.guidance is None:
+            raise ValueError(f"{self.subject}: the request is not resolved (resolve fills its sampling)")
+        return self.steps, self.guidance
+
 
 @dataclass(frozen=True)
 class ImageInfo:
@@ -191,17 +203,17 @@ class DiffusersImages(PipelineModel):
         fam = self.family
         if cancel is not None:
             cancel.raise_if_cancelled()
-        kwargs = call_kwargs(
-            req.prompt, req.width, req.height, req.steps, req.guidance, req.seed, progress, cancel, fam.guidance_kwarg
-        )
+        width, height = req.size()
+        steps, guidance = req.sampling()
+        kwargs = call_kwargs(req.prompt, width, height, steps, guidance, req.seed, progress, cancel, fam.guidance_kwarg)
         if fam.negative_prompt and req.negative_prompt:
             kwargs["negative_prompt"] = req.negative_prompt
         entry = warm(self.model, self.options, fam.fp32_modules)
         pipe = entry.pipe
         if req.references:
-            kwargs.update(image=collage(req.references, req.width, req.height), strength=req.strength)
+            kwargs.update(image=collage(req.references, width, height), strength=req.strength)
             pipe = derived(entry, fam.img2img_pipeline)
-        with entry.lock, pipeline_errors(req.subject, fam.name, f"{req.width}x{req.height}", self.device):
+        with entry.lock, pipeline_errors(req.subject, fam.name, f"{width}x{height}", self.device):
             image = pipe(**kwargs).images[0]
         if cancel is not None:
             cancel.raise_if_cancelled()

@@ -85,9 +85,10 @@ class PipelineModel:
     @property
     def index(self) -> dict:
         """The model's model_index.json (read once, no weights)."""
-        if self._index is None:
-            self._index = json.loads(model_file(self.model, "model_index.json").read_text())
-        return self._index
+        index = self._index
+        if index is None:
+            index = self._index = json.loads(model_file(self.model, "model_index.json").read_text())
+        return index
 
     @property
     def class_name(self) -> str:

@@ -104,7 +104,7 @@ def build_wan(folder: Path) -> Path:
         vae=vae,
         scheduler=FlowMatchEulerDiscreteScheduler(shift=7.0),
         text_encoder=text_encoder,
-        tokenizer=tokenizer,
+        tokenizer=tokenizer,  # pyright: ignore[reportArgumentType] -- diffusers annotates the AutoTokenizer factory; it takes any tokenizer
     )
     pipe.save_pretrained(folder)
     return folder
@@ -121,9 +121,9 @@ def build_wan22(folder: Path) -> Path:
         transformer_2=_wan_transformer(seed=1),  # another seed: the two experts differ, as trained ones do
         boundary_ratio=0.875,
         vae=vae,
-        scheduler=UniPCMultistepScheduler(prediction_type="flow_prediction", use_flow_sigmas=True, flow_shift=3.0),
+        scheduler=UniPCMultistepScheduler(prediction_type="flow_prediction", use_flow_sigmas=True, flow_shift=3.0),  # pyright: ignore[reportArgumentType] -- diffusers names FlowMatchEuler; Wan 2.2 ships UniPC (its model_index)
         text_encoder=text_encoder,
-        tokenizer=tokenizer,
+        tokenizer=tokenizer,  # pyright: ignore[reportArgumentType] -- diffusers annotates the AutoTokenizer factory; it takes any tokenizer
     )
     pipe.save_pretrained(folder)
     return folder
@@ -158,9 +158,9 @@ def build_wan22_5b(folder: Path) -> Path:
         boundary_ratio=None,
         expand_timesteps=True,
         vae=vae,
-        scheduler=UniPCMultistepScheduler(prediction_type="flow_prediction", use_flow_sigmas=True, flow_shift=5.0),
+        scheduler=UniPCMultistepScheduler(prediction_type="flow_prediction", use_flow_sigmas=True, flow_shift=5.0),  # pyright: ignore[reportArgumentType] -- diffusers names FlowMatchEuler; Wan 2.2 ships UniPC (its model_index)
         text_encoder=text_encoder,
-        tokenizer=tokenizer,
+        tokenizer=tokenizer,  # pyright: ignore[reportArgumentType] -- diffusers annotates the AutoTokenizer factory; it takes any tokenizer
     )
     pipe.save_pretrained(folder)
     return folder
@@ -176,7 +176,7 @@ def build_skyreels_df(folder: Path) -> Path:
         vae=vae,
         scheduler=UniPCMultistepScheduler(prediction_type="flow_prediction", use_flow_sigmas=True, flow_shift=8.0),
         text_encoder=text_encoder,
-        tokenizer=tokenizer,
+        tokenizer=tokenizer,  # pyright: ignore[reportArgumentType] -- diffusers annotates the AutoTokenizer factory; it takes any tokenizer
     )
     pipe.save_pretrained(folder)
     return folder
@@ -190,9 +190,9 @@ def tiny_cogvideox_vae():
     return AutoencoderKLCogVideoX(
         in_channels=3,
         out_channels=3,
-        down_block_types=("CogVideoXDownBlock3D",) * 4,
-        up_block_types=("CogVideoXUpBlock3D",) * 4,
-        block_out_channels=(8, 8, 8, 8),
+        down_block_types=("CogVideoXDownBlock3D",) * 4,  # pyright: ignore[reportArgumentType] -- diffusers writes tuple[int] for a tuple of any length
+        up_block_types=("CogVideoXUpBlock3D",) * 4,  # pyright: ignore[reportArgumentType] -- diffusers writes tuple[int] for a tuple of any length
+        block_out_channels=(8, 8, 8, 8),  # pyright: ignore[reportArgumentType] -- diffusers writes tuple[int] for a tuple of any length
         latent_channels=4,
         layers_per_block=1,
         norm_num_groups=2,
@@ -224,7 +224,11 @@ def build_cogvideox(folder: Path) -> Path:
     torch.manual_seed(0)
     text_encoder = tiny_t5(len(tokenizer))
     pipe = CogVideoXPipeline(
-        transformer=transformer, vae=vae, scheduler=DDIMScheduler(), text_encoder=text_encoder, tokenizer=tokenizer
+        transformer=transformer,
+        vae=vae,
+        scheduler=DDIMScheduler(),  # pyright: ignore[reportArgumentType] -- diffusers names the CogVideoX schedulers; DDIM is the tiny one
+        text_encoder=text_encoder,
+        tokenizer=tokenizer,  # pyright: ignore[reportArgumentType] -- diffusers names T5Tokenizer; the tiny fast tokenizer has its interface
     )
     pipe.save_pretrained(folder)
     return folder
@@ -257,7 +261,11 @@ def build_cogvideox_i2v(folder: Path) -> Path:
     torch.manual_seed(0)
     text_encoder = tiny_t5(len(tokenizer))
     pipe = CogVideoXImageToVideoPipeline(
-        transformer=transformer, vae=vae, scheduler=DDIMScheduler(), text_encoder=text_encoder, tokenizer=tokenizer
+        transformer=transformer,
+        vae=vae,
+        scheduler=DDIMScheduler(),  # pyright: ignore[reportArgumentType] -- diffusers names the CogVideoX schedulers; DDIM is the tiny one
+        text_encoder=text_encoder,
+        tokenizer=tokenizer,  # pyright: ignore[reportArgumentType] -- diffusers names T5Tokenizer; the tiny fast tokenizer has its interface
     )
     pipe.save_pretrained(folder)
     return folder
@@ -327,10 +335,10 @@ def build_ltx2(folder: Path) -> Path:
     )
     from diffusers.pipelines.ltx2 import LTX2TextConnectors
     from diffusers.pipelines.ltx2.vocoder import LTX2Vocoder
-    from transformers import Gemma3Config, Gemma3ForConditionalGeneration, GemmaTokenizerFast
+    from transformers import Gemma3Config, Gemma3ForConditionalGeneration, GemmaTokenizer
 
     base = tiny_tokenizer()
-    tokenizer = GemmaTokenizerFast(
+    tokenizer = GemmaTokenizer(
         tokenizer_object=base.backend_tokenizer,
         pad_token="<pad>",
         eos_token="</s>",
@@ -472,13 +480,13 @@ def build_hunyuan15(folder: Path) -> Path:
         ByT5Tokenizer,
         Qwen2_5_VLTextConfig,
         Qwen2_5_VLTextModel,
-        Qwen2TokenizerFast,
+        Qwen2Tokenizer,
         T5Config,
         T5EncoderModel,
     )
 
     base = tiny_tokenizer()
-    tokenizer = Qwen2TokenizerFast(
+    tokenizer = Qwen2Tokenizer(
         tokenizer_object=base.backend_tokenizer,
         pad_token="<pad>",
         eos_token="</s>",
@@ -512,7 +520,7 @@ def build_hunyuan15(folder: Path) -> Path:
         in_channels=3,
         out_channels=3,
         latent_channels=4,
-        block_out_channels=(16, 16),
+        block_out_channels=(16, 16),  # pyright: ignore[reportArgumentType] -- diffusers writes tuple[int] for a tuple of any length
         layers_per_block=1,
         spatial_compression_ratio=4,
         temporal_compression_ratio=2,
@@ -527,8 +535,12 @@ def build_hunyuan15(folder: Path) -> Path:
         num_hidden_layers=2,
         num_attention_heads=2,
         num_key_value_heads=2,
-        rope_scaling={"mrope_section": [1, 1, 2], "rope_type": "default", "type": "default"},
-        rope_theta=1000000.0,
+        rope_parameters={
+            "mrope_section": [1, 1, 2],
+            "rope_type": "default",
+            "type": "default",
+            "rope_theta": 1000000.0,
+        },
         bos_token_id=1,
         eos_token_id=1,
         pad_token_id=0,
@@ -604,7 +616,7 @@ def build_wan_vace(folder: Path) -> Path:
         vae=vae,
         scheduler=FlowMatchEulerDiscreteScheduler(shift=7.0),
         text_encoder=text_encoder,
-        tokenizer=tokenizer,
+        tokenizer=tokenizer,  # pyright: ignore[reportArgumentType] -- diffusers annotates the AutoTokenizer factory; it takes any tokenizer
     )
     pipe.save_pretrained(folder)
     return folder
@@ -645,7 +657,7 @@ def build_flux(folder: Path) -> Path:
         num_attention_heads=2,
         joint_attention_dim=TEXT_DIM,
         pooled_projection_dim=TEXT_DIM,
-        axes_dims_rope=[4, 4, 8],
+        axes_dims_rope=(4, 4, 8),
     )
     torch.manual_seed(0)
     vae = AutoencoderKL(
@@ -664,7 +676,7 @@ def build_flux(folder: Path) -> Path:
     FluxPipeline(
         scheduler=FlowMatchEulerDiscreteScheduler(),
         text_encoder=clip,
-        tokenizer=clip_tokenizer,
+        tokenizer=clip_tokenizer,  # pyright: ignore[reportArgumentType] -- diffusers names CLIPTokenizer; the tiny fast tokenizer has its interface
         text_encoder_2=t5,
         tokenizer_2=tokenizer,
         transformer=transformer,

@@ -19,7 +19,7 @@ class StoryboardFileError(ValueError):
     """A storyboard file is unreadable or invalid; the message names the file and the first bad field."""
 
 
-def load_storyboard(path: Path, max_shots: int = Limits().max_shots) -> Storyboard:
+def load_storyboard(path: Path, max_shots: int = Limits.model_validate({}).max_shots) -> Storyboard:
     """The storyboard in a YAML or JSON file, refused in one line when unreadable, invalid, or bigger than a
     storyboard of `max_shots` shots can be (counted while parsing; the caps themselves are the caller's check)."""
     path = Path(path)

@@ -16,11 +16,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from storage.schema import Scope
+    from storage.schema import Scope, Usage
 
 
 class Cancelled(Exception):
     """The user stopped the action (a render, a critic, a plan, a proposal...): an outcome, not a failure."""
+
+    usage: Usage  # what a stopped LLM call had cost, when the LLM client set it (read with getattr: may be unset)
 
 
 class CancelToken:

@@ -459,7 +459,7 @@ class Draft:
                 open_ = [s for s in free if not s.dialogue]
                 shot = next((s for s in open_ if who in s.characters), open_[0] if open_ else None)
                 fits = [t for t in (full, short) if shot and len(t.split()) <= shot.duration * READ_WPS]
-                if not fits:
+                if not fits or shot is None:
                     continue
                 shot.dialogue = [Line(character=who, line=fits[0], delivery=delivery.format(din=din))]
 

@@ -53,6 +53,8 @@ def measure(path: Path, cancel=None) -> Loudness:
     i = re.search(r"I:\s*(-?[\d.]+|-inf) LUFS", summary)
     lra = re.search(r"LRA:\s*(-?[\d.]+) LU", summary)
     peak = re.search(r"True peak:\s*Peak:\s*(-?[\d.]+|-inf) dBFS", summary)
+    if i is None or lra is None or peak is None:
+        raise RuntimeError(f"ebur128's summary for {Path(path).name} lacks I, LRA or true peak")
     return Loudness(float(i[1]), float(peak[1]), float(lra[1]))
 
 

@@ -117,25 +117,25 @@ def build_audioldm2(folder: Path) -> Path:
 
     torch.manual_seed(0)
     unet = AudioLDM2UNet2DConditionModel(
-        block_out_channels=(32, 64),
+        block_out_channels=(32, 64),  # pyright: ignore[reportArgumentType] -- diffusers writes tuple[int] for a tuple of any length
         layers_per_block=2,
         sample_size=32,
         in_channels=4,
         out_channels=4,
-        down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"),
-        up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"),
-        cross_attention_dim=([None, 16, 32], [None, 16, 32]),
+        down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"),  # pyright: ignore[reportArgumentType] -- diffusers writes tuple[int] for a tuple of any length
+        up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"),  # pyright: ignore[reportArgumentType] -- diffusers writes tuple[int] for a tuple of any length
+        cross_attention_dim=([None, 16, 32], [None, 16, 32]),  # pyright: ignore[reportArgumentType] -- AudioLDM2's UNet takes a list per block (diffusers' own test)
     )
     scheduler = DDIMScheduler(
         beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear", clip_sample=False, set_alpha_to_one=False
     )
     torch.manual_seed(0)
     vae = AutoencoderKL(
-        block_out_channels=[32, 64],
+        block_out_channels=(32, 64),  # pyright: ignore[reportArgumentType] -- diffusers writes tuple[int] for a tuple of any length
         in_channels=1,
         out_channels=1,
-        down_block_types=["DownEncoderBlock2D", "DownEncoderBlock2D"],
-        up_block_types=["UpDecoderBlock2D", "UpDecoderBlock2D"],
+        down_block_types=("DownEncoderBlock2D", "DownEncoderBlock2D"),  # pyright: ignore[reportArgumentType] -- diffusers writes tuple[int] for a tuple of any length
+        up_block_types=("UpDecoderBlock2D", "UpDecoderBlock2D"),  # pyright: ignore[reportArgumentType] -- diffusers writes tuple[int] for a tuple of any length
         latent_channels=4,
     )
     torch.manual_seed(0)
@@ -155,7 +155,6 @@ def build_audioldm2(folder: Path) -> Path:
         spec_size=64,
         window_size=4,
         num_mel_bins=64,
-        intermediate_size=37,
         layer_norm_eps=1e-05,
         depths=[2, 2],
         num_attention_heads=[2, 2],
@@ -175,7 +174,7 @@ def build_audioldm2(folder: Path) -> Path:
     torch.manual_seed(0)
     # diffusers 0.42 types the language model as GPT2LMHeadModel (a bare GPT2Model has no generation helpers)
     language_model = GPT2LMHeadModel(
-        GPT2Config(n_embd=16, n_head=2, n_layer=2, vocab_size=1000, n_ctx=99, n_positions=99, eos_token_id=2)
+        GPT2Config(n_embd=16, n_head=2, n_layer=2, vocab_size=1000, n_positions=99, eos_token_id=2)
     )
     language_model.config.max_new_tokens = 8
     torch.manual_seed(0)
@@ -202,7 +201,7 @@ def build_audioldm2(folder: Path) -> Path:
         tokenizer_2=tokenizer_2,
         feature_extractor=ClapFeatureExtractor(hop_length=7900),
         unet=unet,
-        scheduler=scheduler,
+        scheduler=scheduler,  # pyright: ignore[reportArgumentType] -- diffusers annotates the KarrasDiffusionSchedulers enum, not a scheduler
         vocoder=vocoder,
     )
     pipe.save_pretrained(folder)

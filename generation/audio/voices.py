@@ -17,7 +17,7 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -216,7 +216,7 @@ class Voices:
         client = openai.OpenAI(
             base_url=endpoint.base_url, api_key=endpoint.api_key or "none", timeout=endpoint.timeout, max_retries=1
         )
-        extra = {"instructions": delivery} if delivery.strip() else {}
+        extra: dict[str, Any] = {"instructions": delivery} if delivery.strip() else {}
         if voice.length_scale != 1.0:
             extra["speed"] = round(1 / voice.length_scale, 3)
         self.cache_dir.mkdir(parents=True, exist_ok=True)

@@ -184,11 +184,11 @@ def test_an_endpoint_voice_without_an_endpoint_is_refused(tmp_path):
 
 
 def test_the_speech_key_is_a_secret_setting(tmp_path):
-    from app.config import Config, _toml_values
+    from app.config import Config, _toml_source
 
     config = Config(home=tmp_path, speech_base_url="http://127.0.0.1:9/v1", speech_api_key="sk-never-shown")
     assert config.speech_api_key == "sk-never-shown" and "sk-never-shown" not in repr(config)
     toml = tmp_path / "chief.toml"
     toml.write_text('speech_api_key = "sk-in-a-file"\n')
     with pytest.raises(ValueError, match="speech_api_key is a credential"):
-        _toml_values(toml)
+        _toml_source(toml)
