@@ -121,11 +121,19 @@ class FilmAssembler:
 
 
 def export_timeline(
-    render: RenderRecord, board: Storyboard, clip_path, critiques: list, notes: list[Note], out_dir: Path
+    render: RenderRecord,
+    board: Storyboard,
+    clip_path,
+    critiques: list,
+    notes: list[Note],
+    out_dir: Path,
+    stem_path=None,
 ) -> dict[str, Path]:
     """The film's cut for an editor: OpenTimelineIO, CMX 3600 EDL and FCPXML, each with a marker per critic note
     (at its shot), per creator note (at its shot, or the film's start), per line ("NAME (delivery): text"), per
-    shot's sounds and per scene's music cue (at its first shot). Media are this machine's clip files."""
+    shot's sounds and per scene's music cue (at its first shot). Media are this machine's clip files; the film's
+    dialogue, music and effects stems (`stem_path(sha)`: where the store keeps one) are written beside the cut as
+    WAVs and are its three audio tracks, each from the first shot (after the title card) for the cut's length."""
     from generation import otio_export
 
     items = [(r.shot_id, clip_path(r.sha256), r.num_frames / r.fps, r.fps) for r in render.shots]
@@ -150,4 +158,10 @@ def export_timeline(
                 markers.append(otio_export.Marker(shot.shot_id, f"{who}: {ln.line}", "dialogue"))
             if shot.sounds:
                 markers.append(otio_export.Marker(shot.shot_id, f"sounds: {shot.sounds}", "sound"))
-    return otio_export.export_timeline(items, Path(out_dir), board.title, markers)
+    stems = (
+        {}
+        if stem_path is None
+        else {k: stem_path(render.media[k]) for k in ("dialogue", "music", "effects") if k in render.media}
+    )
+    offset = board.film.title_seconds if board.film.title_card else 0.0  # the stems follow the film, title card too
+    return otio_export.export_timeline(items, Path(out_dir), board.title, markers, stems, offset)

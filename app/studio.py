@@ -342,7 +342,13 @@ class Studio:
         if render is None:
             raise StudioError(f"v{v.number} has no film yet: render it first")
         return export_timeline(
-            render, v.storyboard, self.clip_path, self.critiques(pid, v.number), self.notes(pid, v.number), out_dir
+            render,
+            v.storyboard,
+            self.clip_path,
+            self.critiques(pid, v.number),
+            self.notes(pid, v.number),
+            out_dir,
+            lambda sha: self.media.path(sha, "wav"),
         )
 
     # ------------------------------------------------------------------ watching (watching.py)

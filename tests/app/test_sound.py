@@ -170,3 +170,32 @@ def test_a_storyboard_from_before_the_sound_loads():
         del old["film"][k]
     board = Storyboard.model_validate(old)
     assert board.characters[0].voice is None and board.film.loudness == "web"
+
+
+def test_the_timeline_export_carries_the_stems_as_audio_tracks(chief, project, tmp_path):
+    import opentimelineio as otio
+
+    r = render(chief, project)
+    out = tmp_path / "cut"
+    chief("export", project, "--timeline", "-o", str(out))
+    assert sorted(p.name for p in out.iterdir()) == [
+        "cut.edl",
+        "cut.fcpxml",
+        "cut.otio",
+        "dialogue.wav",
+        "effects.wav",
+        "music.wav",
+    ]
+    cut = otio.adapters.read_from_file(str(out / "cut.otio"))
+    audio = [t for t in cut.tracks if t.kind == otio.schema.TrackKind.Audio]
+    assert [t.name for t in audio] == ["dialogue", "music", "effects"]
+    for track in audio:
+        (clip,) = track.find_clips()
+        assert clip.media_reference.target_url == (out / f"{track.name}.wav").resolve().as_uri()
+        assert clip.source_range.duration.to_seconds() == pytest.approx(12.0)
+        assert (out / f"{track.name}.wav").read_bytes() == open(r["files"][track.name], "rb").read()
+    fcpxml = (out / "cut.fcpxml").read_text()
+    assert all(f"{name}.wav" in fcpxml for name in ("dialogue", "music", "effects"))  # the editor's app gets them too
+    assert len(otio.adapters.read_from_file(str(out / "cut.edl")).video_tracks()[0]) == 3  # the EDL: the picture
+    spoken = rms_db(window(decode(out / "dialogue.wav", RATE), 0.2, 2.5))
+    assert spoken > -40 and rms_db(window(decode(out / "dialogue.wav", RATE), 8.5, 11.5)) < -80
