@@ -12,6 +12,7 @@ hands it the clips' files and the film's timeline.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -167,7 +168,7 @@ class Audio:
         from generation import subtitles
         from generation.audio import ambience, score
         from generation.audio.loudness import TARGETS
-        from generation.audio.mix import MixSettings, Placed, mix
+        from generation.audio.mix import MixSettings, Placed
 
         cfg = self.ctx.config
         if cfg.music_model or cfg.effects_model:
@@ -229,11 +230,10 @@ class Audio:
             ducking=opts.ducking,
             headroom=AAC_HEADROOM,
         )
-        try:
-            result = mix(dialogue, music, effects, total, scratch / "mix.wav", scratch / "stems", settings, cancel)
-        except ValueError:  # every stem silent (a clip's silent sound track): the film has no sound
+        mixed = self._mixed(dialogue, music, effects, total, settings, scratch, cancel)
+        if mixed is None:  # every stem silent (a clip's silent sound track): the film has no sound
             return None
-        loud = result.loudness
+        path, stems, loud = mixed
         summary = RenderAudio(
             lines_voiced=voiced,
             lines_reused=reused,
@@ -245,7 +245,53 @@ class Audio:
             target=opts.loudness,
             label=", ".join(dict.fromkeys(labels)) or "narration",
         )
-        return FilmSound(result.path, summary, result.stems)
+        return FilmSound(path, summary, stems)
+
+    def _mixed(self, dialogue, music, effects, total: float, settings, scratch: Path, cancel: CancelToken):
+        """(mix, stems, loudness) in `scratch`: mixed now, or copied from the mix cache when the same pieces at the
+        same times with the same settings were mixed before (a picture-only edit, a render again); None when
+        every stem is silent."""
+        import json
+        import shutil
+        from dataclasses import asdict
+
+        from generation.audio.loudness import Loudness
+        from generation.audio.mix import STEMS, mix
+        from generation.audio.pcm import key
+        from storage.fileio import file_sha256
+
+        def piece(p) -> list:  # lines, cues and clips are named by their content; the narration is hashed
+            name = p.path.name if p.path.parent != scratch else file_sha256(p.path)
+            return [name, round(p.start, 4), p.length]
+
+        k = key(
+            kind="mix",
+            pieces=[[piece(p) for p in stem] for stem in (dialogue, music, effects)],
+            total=round(total, 4),
+            settings=asdict(settings),
+        )
+        cached = self.ctx.config.sound_dir / "mixes" / k
+        stems = {name: scratch / f"{name}.wav" for name in STEMS}
+        if (cached / "loudness.json").is_file():
+            for name in ("mix", *STEMS):
+                shutil.copyfile(cached / f"{name}.wav", scratch / f"{name}.wav")
+            return scratch / "mix.wav", stems, Loudness(**json.loads((cached / "loudness.json").read_text()))
+        try:
+            result = mix(dialogue, music, effects, total, scratch / "mix.wav", scratch / "stems", settings, cancel)
+        except ValueError:
+            return None
+        for name in STEMS:
+            shutil.copyfile(result.stems[name], stems[name])
+        work = cached.with_name(f".{k}.part{os.getpid()}")
+        work.mkdir(parents=True, exist_ok=True)
+        for name in ("mix", *STEMS):
+            shutil.copyfile(scratch / f"{name}.wav", work / f"{name}.wav")
+        (work / "loudness.json").write_text(json.dumps(asdict(result.loudness)))
+        try:
+            work.rename(cached)
+        except OSError:  # another render stored the same mix first
+            shutil.rmtree(work, ignore_errors=True)
+        return result.path, stems, result.loudness
 
     def _cached(self, kind: str, parts: dict, make) -> tuple[Path, bool]:
         """(the WAV for `parts`, whether it was made now): made once by `make()` (a Sound) and kept by content."""

@@ -157,6 +157,8 @@ def ffmpeg_args(stems: dict[str, Path], filters: str, out: Path | None, stems_ou
         for label in ("d", "m", "e"):
             args += ["-map", f"[{label}]", "-f", "null", "-"]
         return args
+    if stems_out is None:
+        raise ValueError("writing a mix writes its stems too: give stems_out")
     args += ["-map", "[mix]", "-ac", "1", "-c:a", "pcm_s16le", "-y", str(out)]
     for name, label in zip(STEMS, ("d", "m", "e"), strict=True):
         args += ["-map", f"[{label}]", "-c:a", "pcm_s16le", "-y", str(stems_out[name])]

@@ -199,3 +199,30 @@ def test_the_timeline_export_carries_the_stems_as_audio_tracks(chief, project, t
     assert len(otio.adapters.read_from_file(str(out / "cut.edl")).video_tracks()[0]) == 3  # the EDL: the picture
     spoken = rms_db(window(decode(out / "dialogue.wav", RATE), 0.2, 2.5))
     assert spoken > -40 and rms_db(window(decode(out / "dialogue.wav", RATE), 8.5, 11.5)) < -80
+
+
+def test_a_clips_own_sound_goes_on_the_effects_stem(studio, tmp_path):
+    """An LTX-2 clip carries its sound as an AAC track: it is placed under its shot on the effects stem."""
+    from app.audio import Audio, has_sound
+    from generation.base import CancelToken
+    from generation.video_io import run_ffmpeg
+
+    silent, sounding = tmp_path / "a.mp4", tmp_path / "b.mp4"
+    picture = ["-f", "lavfi", "-i", "testsrc=size=64x36:rate=8:duration=2"]
+    run_ffmpeg(["-y", *picture, "-c:v", "libx264", "-pix_fmt", "yuv420p", str(silent)])
+    tone = ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=2"]
+    run_ffmpeg(["-y", *picture, *tone, "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", str(sounding)])
+    assert (has_sound(silent), has_sound(sounding)) == (False, True)
+    board = sound_board()
+    shots = [s.model_copy(update={"dialogue": []}) for s in board.shots()[:2]]
+    board = board.model_copy(update={"scenes": [Scene(scene_id="a", shots=shots)]})  # no line, no music
+    sound = Audio(studio.ctx).film_sound(
+        board, shots, [silent, sounding], [0.0, 2.0], [2.0, 4.0], 4.0, None, tmp_path, CancelToken()
+    )
+    assert sound is not None and sound.summary.label == "the clips' own sound"
+    effects = decode(sound.stems["effects"], RATE)
+    print(
+        f"effects stem: first shot {rms_db(window(effects, 0.2, 1.8)):.1f}, second {rms_db(window(effects, 2.2, 3.8)):.1f}"
+    )
+    assert rms_db(window(effects, 0.2, 1.8)) < -80 and rms_db(window(effects, 2.2, 3.8)) > -50
+    assert abs(measure(sound.path).integrated_lufs - (-14.0)) <= 1.0
