@@ -226,3 +226,23 @@ def test_a_clips_own_sound_goes_on_the_effects_stem(studio, tmp_path):
     )
     assert rms_db(window(effects, 0.2, 1.8)) < -80 and rms_db(window(effects, 2.2, 3.8)) > -50
     assert abs(measure(sound.path).integrated_lufs - (-14.0)) <= 1.0
+
+
+def test_an_archive_carries_the_voices_and_the_films_sound(chief, project, tmp_path):
+    chief("voice", project, "Whale", "--pitch", "-2")
+    r = render(chief, project)
+    archive = tmp_path / "p.chief.zip"
+    chief("export", project, "-o", str(archive))
+    runner = CliRunner()
+    other = str(tmp_path / "elsewhere")
+    res = runner.invoke(main, ["--home", other, "import", str(archive), "--json"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    pid = json.loads(res.stdout)["id"]
+    shown = runner.invoke(main, ["--home", other, "--json", "show", pid], catch_exceptions=False)
+    board = json.loads(shown.stdout)["version"]["storyboard"]
+    assert board["characters"][1]["voice"]["pitch"] == -2.0 and board["characters"][0]["voice"] is None
+    status = runner.invoke(main, ["--home", other, "--json", "render", pid], env={"CHIEF_NARRATION": "0"})
+    again = json.loads(status.stdout)
+    assert (again["rendered"], again["reused"]) == (0, 3)  # the clips came along
+    assert again["audio"]["loudness_lufs"] == r["audio"]["loudness_lufs"]
+    assert again["film_sha256"] == r["film_sha256"]  # the same sound, mixed from the same pieces
