@@ -96,19 +96,24 @@ class Clips:
 
     def film_signature(self, board: Storyboard) -> str:
         """A hash of everything that decides a version's film and its sidecars: each shot's request (the
-        composed prompt, seed, size, ...), its spoken words (the narration and the subtitles its lines make), the
-        film options, and the title when a title card shows it. Versions with the same signature have the same
-        film. (A line's delivery, sounds and music are not in the film yet: they stay out.)"""
+        composed prompt, seed, size, ...), its spoken words (the narration, its lines with their speakers and
+        delivery), its sounds, its scene's music cue, the characters' voices, the film options (levels and the
+        loudness target included), and the title when a title card shows it. Versions with the same signature
+        have the same film. None of the sound is in a clip key: a changed line renders no picture."""
+        music = {s.shot_id: scene.music for scene in board.scenes for s in scene.shots}
         shots = [
             {
                 **asdict(self._own_request(board, shot)),
                 "narration": shot.narration,
-                "dialogue": "\n".join(shot.subtitles()) if shot.dialogue else "",
+                "dialogue": [ln.model_dump() for ln in shot.dialogue],
+                "sounds": shot.sounds,
+                "music": music[shot.shot_id],
             }
             for shot in board.shots()
         ]
         payload = {
             "shots": shots,
+            "voices": [(c.name, c.voice.model_dump() if c.voice else None) for c in board.characters],
             "film": board.film.model_dump(mode="json"),
             "title": board.title if board.film.title_card else None,
         }

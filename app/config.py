@@ -182,12 +182,13 @@ class Config(BaseSettings):
         "", **_secret("API key for the speech endpoint, sent only to it; environment or flags only, never stored.")
     )
     speech_model: str = Field("tts-1", description="The speech endpoint's model.")
-    loudness: Literal["web", "ebu"] = Field(
-        "web", description="Mix target: `web` (-14 LUFS, -1 dBTP) or `ebu` (EBU R128: -23 LUFS, -1 dBTP)."
+    sound_cache: Path | None = Field(
+        None,
+        description=(
+            "Folder of voiced lines, music cues and effects, shared by every project (content-addressed: a changed "
+            "line is voiced again, nothing else); empty: `cache/sound` in the data folder."
+        ),
     )
-    music_level: float = Field(-8.0, ge=-60, le=12, description="Music stem level in dB before normalisation.")
-    effects_level: float = Field(-14.0, ge=-60, le=12, description="Effects stem level in dB before normalisation.")
-    ducking: bool = Field(True, description="Duck the music under dialogue (sidechain); `0` to keep it level.")
     frames_per_shot: int = Field(3, ge=1, le=24, description="Frames each critic sees of every shot.")
     llm_timeout: float = Field(
         120.0,
@@ -397,6 +398,10 @@ class Config(BaseSettings):
     @property
     def media_root(self) -> Path:
         return self.home / "media"
+
+    @property
+    def sound_dir(self) -> Path:
+        return self.sound_cache or self.home / "cache" / "sound"
 
     def describe(self) -> dict:
         """What is active, for the user's eyes (never a credential)."""

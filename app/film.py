@@ -9,7 +9,7 @@ from pathlib import Path
 
 from app.context import Context
 from generation.base import CancelToken
-from storage.records import MediaRecord, RenderRecord, ShotRender
+from storage.records import MediaRecord, RenderAudio, RenderRecord, ShotRender
 from storage.schema import Note, Storyboard
 
 SHEET_FRAMES = 3  # frames per shot on the contact sheet
@@ -21,11 +21,13 @@ class AssembledFilm:
     media: dict[str, str]  # sidecar kind -> sha256 (see storage.records.RENDER_MEDIA_EXT)
     stored: list[MediaRecord]  # every file stored, for the media table
     stream_copied: bool
+    audio: RenderAudio | None = None  # the film's sound (None: silent)
 
 
 class FilmAssembler:
-    def __init__(self, ctx: Context, clips) -> None:
-        self.ctx, self.clips = ctx, clips  # clips: app.clips.Clips (clip files and their sampled frames)
+    def __init__(self, ctx: Context, clips, audio) -> None:
+        # clips: app.clips.Clips (clip files and their sampled frames); audio: app.audio.Audio (the film's sound)
+        self.ctx, self.clips, self.audio = ctx, clips, audio
 
     def assemble(
         self, board: Storyboard, shots: list[ShotRender], scratch: Path, cancel: CancelToken | None = None
@@ -60,13 +62,18 @@ class FilmAssembler:
             ]
         )
         srt = subtitles.write_srt(cues, scratch / "film.srt") if cues else None
-        audio = None
+        narration_wav = None
         narrated = [(start, shot.narration) for shot, start in zip(board_shots, starts) if shot.narration]
         if narrated and self.ctx.config.narration:
             from generation import narration
 
-            audio = scratch / "narration.wav"
-            narration.narration_track(narrated, total, audio, cache_dir=self.ctx.config.home / "cache" / "speech")
+            narration_wav = scratch / "narration.wav"
+            narration.narration_track(
+                narrated, total, narration_wav, cache_dir=self.ctx.config.home / "cache" / "speech"
+            )
+        cancel.raise_if_cancelled()
+        sound = self.audio.film_sound(board, board_shots, clips, starts, ends, total, narration_wav, scratch, cancel)
+        audio = sound.path if sound is not None else None
         cancel.raise_if_cancelled()
         film = scratch / "film.mp4"
         result = assembly.assemble(
@@ -84,8 +91,10 @@ class FilmAssembler:
         if srt is not None:
             keep("vtt", subtitles.write_vtt(cues, scratch / "film.vtt"), "vtt")
             keep("srt", srt, "srt")
-        if audio is not None:
-            keep("narration", audio, "wav")
+        if narration_wav is not None:
+            keep("narration", narration_wav, "wav")
+        for stem, path in (sound.stems if sound is not None else {}).items():
+            keep(stem, path, "wav")
         sheet_rows = []
         for r, shot, start in zip(shots, board_shots, starts):  # frames cut once per clip (app.thumbnails)
             imgs = [Image.open(p) for _, _, p in self.clips.frames(r.sha256, SHEET_FRAMES)]
@@ -102,15 +111,29 @@ class FilmAssembler:
         )
         keep("otio", otio_path, "otio")
         film_rec = self.ctx.media.put(film, "mp4", move=True)
-        return AssembledFilm(film=film_rec, media=media, stored=[*stored, film_rec], stream_copied=result.stream_copied)
+        return AssembledFilm(
+            film=film_rec,
+            media=media,
+            stored=[*stored, film_rec],
+            stream_copied=result.stream_copied,
+            audio=sound.summary if sound is not None else None,
+        )
 
 
 def export_timeline(
-    render: RenderRecord, board: Storyboard, clip_path, critiques: list, notes: list[Note], out_dir: Path
+    render: RenderRecord,
+    board: Storyboard,
+    clip_path,
+    critiques: list,
+    notes: list[Note],
+    out_dir: Path,
+    stem_path=None,
 ) -> dict[str, Path]:
     """The film's cut for an editor: OpenTimelineIO, CMX 3600 EDL and FCPXML, each with a marker per critic note
     (at its shot), per creator note (at its shot, or the film's start), per line ("NAME (delivery): text"), per
-    shot's sounds and per scene's music cue (at its first shot). Media are this machine's clip files."""
+    shot's sounds and per scene's music cue (at its first shot). Media are this machine's clip files; the film's
+    dialogue, music and effects stems (`stem_path(sha)`: where the store keeps one) are written beside the cut as
+    WAVs and are its three audio tracks, each from the first shot (after the title card) for the cut's length."""
     from generation import otio_export
 
     items = [(r.shot_id, clip_path(r.sha256), r.num_frames / r.fps, r.fps) for r in render.shots]
@@ -135,4 +158,10 @@ def export_timeline(
                 markers.append(otio_export.Marker(shot.shot_id, f"{who}: {ln.line}", "dialogue"))
             if shot.sounds:
                 markers.append(otio_export.Marker(shot.shot_id, f"sounds: {shot.sounds}", "sound"))
-    return otio_export.export_timeline(items, Path(out_dir), board.title, markers)
+    stems = (
+        {}
+        if stem_path is None
+        else {k: stem_path(render.media[k]) for k in ("dialogue", "music", "effects") if k in render.media}
+    )
+    offset = board.film.title_seconds if board.film.title_card else 0.0  # the stems follow the film, title card too
+    return otio_export.export_timeline(items, Path(out_dir), board.title, markers, stems, offset)

@@ -19,6 +19,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from app.audio import Audio
 from app.clips import Clips
 from app.context import Context, ProgressFn, no_progress
 from app.errors import RenderFailed, StudioError
@@ -31,9 +32,9 @@ from storage.schema import Scope, Storyboard, new_id, utcnow
 
 
 class Rendering:
-    def __init__(self, ctx: Context, projects: Projects, clips: Clips) -> None:
-        self.ctx, self.projects, self.clips = ctx, projects, clips
-        self.film = FilmAssembler(ctx, clips)
+    def __init__(self, ctx: Context, projects: Projects, clips: Clips, audio: Audio) -> None:
+        self.ctx, self.projects, self.clips, self.audio = ctx, projects, clips, audio
+        self.film = FilmAssembler(ctx, clips, audio)
 
     def render_shot(
         self, board: Storyboard, shot_id: str, progress: ProgressFn | None = None, cancel: CancelToken | None = None
@@ -138,6 +139,7 @@ class Rendering:
                 film_sha256=film.film.sha256,
                 media=film.media,
                 stream_copied=film.stream_copied,
+                audio=film.audio,
             )
             with self.ctx.repo.write() as u:
                 u.add_media(film.stored)

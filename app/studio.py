@@ -3,6 +3,7 @@
     projects.py   projects, the version tree, the panel and personas, film options and picture
     personas.py   building a persona from a viewer's comments, calibrating one against their ratings
     planning.py   an idea (or a hand-written storyboard) -> v1
+    audio.py      characters' voices, the film's sound (lines, music cues, effects, the mix)
     clips.py      shot requests and continuity, the clip key, the clip cache, clip files, frames and thumbnails
     rendering.py  the render schedule and the render record (film.py assembles)
     watching.py   the critics' panel
@@ -23,6 +24,7 @@ from pydantic import BaseModel
 
 from app import agent_settings
 from app.agent_settings import AgentSettings
+from app.audio import Audio, Cast
 from app.clips import Clips
 from app.config import Config
 from app.consistency import Consistency, ConsistencyReport, Source
@@ -95,7 +97,8 @@ class Studio:
         self._planning = Planning(self.ctx, self._projects)
         self._personas = Personas(self.ctx)
         self._clips = Clips(self.ctx)
-        self._rendering = Rendering(self.ctx, self._projects, self._clips)
+        self._audio = Audio(self.ctx)
+        self._rendering = Rendering(self.ctx, self._projects, self._clips, self._audio)
         self._watching = Watching(self.ctx, self._projects, self._clips)
         self._refining = Refining(self.ctx, self._projects, self._watching)
         self._keyframes = Keyframes(self.ctx, self._projects, self._clips, self._watching)
@@ -222,6 +225,24 @@ class Studio:
 
         return with_film_options(board, changes)
 
+    def voices(self, pid: str, ref: int | str | None = None) -> dict[str, Cast]:
+        """Every character's voice in version `ref`: stored with the character, or cast from the names."""
+        return self._audio.cast(self.version(pid, ref).storyboard)
+
+    def set_voice(self, pid: str, character: str, changes: dict, base: int | str | None = None) -> tuple[Version, bool]:
+        """A child of `base` with `character`'s voice stored (`changes`: storage.schema.CharacterVoice fields over
+        the voice they have now); (`base`, False) when nothing changes."""
+        v = self.version(pid, base)
+        board = self._audio.with_voice(v.storyboard, character, changes)
+        if board == v.storyboard:
+            return v, False
+        what = ", ".join(f"{k}={val}" for k, val in changes.items()) or "kept"
+        return self.save_storyboard(pid, board, v.number, f"voice {character}: {what}")[0], True
+
+    def preview_voice(self, pid: str, character: str, out: Path, ref: int | str | None = None) -> Path:
+        """A line in `character`'s voice (as version `ref` has it) written to `out` (WAV)."""
+        return self._audio.preview(self.version(pid, ref).storyboard, character, out)
+
     def set_picture(
         self, pid: str, width: int | None, height: int | None, fps: int | None, base: int | str | None = None
     ) -> tuple[Version, bool]:
@@ -321,7 +342,13 @@ class Studio:
         if render is None:
             raise StudioError(f"v{v.number} has no film yet: render it first")
         return export_timeline(
-            render, v.storyboard, self.clip_path, self.critiques(pid, v.number), self.notes(pid, v.number), out_dir
+            render,
+            v.storyboard,
+            self.clip_path,
+            self.critiques(pid, v.number),
+            self.notes(pid, v.number),
+            out_dir,
+            lambda sha: self.media.path(sha, "wav"),
         )
 
     # ------------------------------------------------------------------ watching (watching.py)

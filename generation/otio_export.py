@@ -8,6 +8,8 @@ metadata and as a marker; an optional narration WAV goes on an audio track.
 from __future__ import annotations
 
 import os
+import shutil
+import wave
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,11 +100,19 @@ def _url(path: Path, relative_to: Path | None) -> str:
 
 
 def export_timeline(
-    items: list[tuple[str, Path, float, float]], out_dir: Path, title: str, markers: Sequence[Marker] = ()
+    items: list[tuple[str, Path, float, float]],
+    out_dir: Path,
+    title: str,
+    markers: Sequence[Marker] = (),
+    stems: dict[str, Path] | None = None,
+    stems_offset: float = 0.0,
 ) -> dict[str, Path]:
     """The cut as `cut.otio`, `cut.edl` (CMX 3600) and `cut.fcpxml` in `out_dir`, media as absolute file URLs,
     each marker on its shot's clip at the clip's first frame. Returns suffix -> path. The title and the markers'
-    text go through `plain` (what XML cannot hold is dropped: a U+0001 in a note used to stop the FCPXML)."""
+    text go through `plain` (what XML cannot hold is dropped: a U+0001 in a note used to stop the FCPXML).
+    `stems` (name -> WAV, on the film's timeline from `stems_offset` seconds) are copied beside the cut as
+    `<name>.wav` and become audio tracks of the OTIO and FCPXML (the EDL stays the picture cut: CMX 3600 holds
+    at most two audio tracks)."""
     import opentimelineio as otio
 
     if not items:
@@ -145,9 +155,29 @@ def export_timeline(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = {}
+    picture = timeline.deepcopy()  # CMX 3600 holds at most 2 audio tracks: the EDL is the picture cut alone
+    for name, stem in (stems or {}).items():  # one audio track per stem, its file written beside the cut
+        copy = out_dir / f"{name}.wav"
+        with atomic_path(copy) as tmp:
+            shutil.copyfile(stem, tmp)
+        written[name] = copy
+        track = otio.schema.Track(name=name, kind=otio.schema.TrackKind.Audio)
+        rate = video[0].source_range.duration.rate  # the cut's rate: FCPXML times every lane in it
+        with wave.open(str(copy)) as w:
+            seconds = w.getnframes() / w.getframerate()
+        whole = otio.opentime.TimeRange(
+            otio.opentime.RationalTime(0, rate), otio.opentime.RationalTime(round(seconds * rate), rate)
+        )
+        span = otio.opentime.TimeRange(
+            otio.opentime.RationalTime(round(stems_offset * rate), rate),
+            otio.opentime.RationalTime(round(video.duration().to_seconds() * rate), rate),
+        )
+        ref = otio.schema.ExternalReference(target_url=copy.resolve().as_uri(), available_range=whole)
+        track.append(otio.schema.Clip(name=name, media_reference=ref, source_range=span))
+        timeline.tracks.append(track)
     for suffix, adapter in HANDOFF.items():
         path = out_dir / f"cut.{suffix}"
         with atomic_path(path) as tmp:
-            otio.adapters.write_to_file(timeline, str(tmp), adapter_name=adapter)
+            otio.adapters.write_to_file(picture if suffix == "edl" else timeline, str(tmp), adapter_name=adapter)
         written[suffix] = path
     return written

@@ -159,6 +159,7 @@ class RenderRow(Base):
     media: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # srt, vtt, otio, contact_sheet, narration -> sha
     # the film copied the clips' video packets (no re-encode); before 0007 a "yes"/"no" in `media`
     stream_copied: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    audio: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # RenderAudio; NULL: a silent film
 
 
 class CritiqueRow(Base):

@@ -30,6 +30,9 @@ RENDER_MEDIA_EXT: dict[str, MediaExt] = {
     "narration": "wav",
     "contact_sheet": "jpg",
     "otio": "otio",
+    "dialogue": "wav",  # the film's stems, levelled (the music ducked) before the mix's normalisation
+    "music": "wav",
+    "effects": "wav",
 }
 
 
@@ -126,6 +129,21 @@ class ShotRender(Strict):
     fps: int = Field(ge=1)
 
 
+class RenderAudio(Strict):
+    """The film's sound as a render made it: what was voiced or reused, and the mix's loudness as ebur128 measured
+    it (never the target echoed back)."""
+
+    lines_voiced: int = Field(ge=0)
+    lines_reused: int = Field(ge=0)
+    cues_made: int = Field(ge=0, description="music cues and effects made now")
+    cues_reused: int = Field(ge=0)
+    loudness_lufs: float
+    true_peak_dbtp: float
+    lra_lu: float
+    target: Literal["web", "ebu"]
+    label: str = Field(description='what made it: "Piper voices, temp score, temp effects"')
+
+
 class RenderRecord(Strict):
     """A finished render of a version: its clips in film order, the assembled film and its sidecars."""
 
@@ -140,8 +158,11 @@ class RenderRecord(Strict):
     reused: int = Field(ge=0)
     seconds: float = Field(ge=0, description="wall time of the render")
     film_sha256: Sha
-    media: dict[Literal["srt", "vtt", "narration", "contact_sheet", "otio"], Sha] = Field(default_factory=dict)
+    media: dict[Literal["srt", "vtt", "narration", "contact_sheet", "otio", "dialogue", "music", "effects"], Sha] = (
+        Field(default_factory=dict)
+    )
     stream_copied: bool = False
+    audio: RenderAudio | None = Field(default=None, description="the film's sound; None: the film is silent")
 
     def shot(self, shot_id: str) -> ShotRender | None:
         return next((s for s in self.shots if s.shot_id == shot_id), None)
@@ -262,6 +283,7 @@ __all__ = [
     "RENDER_MEDIA_EXT",
     "MEDIA_EXTS",
     "ClipMediaRecord",
+    "RenderAudio",
     "ClipRecord",
     "CritiqueRecord",
     "FrameRef",

@@ -94,6 +94,17 @@ ImageSha = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 MAX_REFERENCES = 8
 
 
+class CharacterVoice(Strict):
+    """How a character sounds (generation.audio.voices.Voice): `engine` piper (`model` a Piper .onnx path, empty:
+    the installed voice; `speaker` a speaker id) or speech (an OpenAI-compatible endpoint; `speaker` its voice)."""
+
+    engine: Literal["piper", "speech"] = "piper"
+    model: str = Field(default="", max_length=500)
+    speaker: str = Field(default="", max_length=80)
+    pitch: float = Field(default=0.0, ge=-12, le=12, description="semitones")
+    pace: float = Field(default=1.0, ge=0.5, le=2.0, description="> 1 faster")
+
+
 class Character(Strict):
     name: str = Field(min_length=1, max_length=80)
     description: str = Field(
@@ -103,6 +114,9 @@ class Character(Strict):
         default_factory=list,
         max_length=MAX_REFERENCES,
         description="reference images of the character (media sha256, PNG)",
+    )
+    voice: CharacterVoice | None = Field(
+        default=None, description="how the character's lines sound; None: cast from the name (`chief voice` shows it)"
     )
 
 
@@ -247,6 +261,10 @@ class FilmOptions(Strict):
     title_seconds: float = Field(default=2.0, ge=0.5, le=10, description="how long the title card stays")
     crossfade: float = Field(default=0.0, ge=0, le=2, description="seconds of crossfade between shots (0: hard cuts)")
     burn_subtitles: bool = Field(default=False, description="draw narration and dialogue into the picture")
+    loudness: Literal["web", "ebu"] = Field(default="web", description="the mix's target: web -14 LUFS, ebu -23 LUFS")
+    music_level: float = Field(default=-8.0, ge=-60, le=12, description="music stem level in dB before the mix")
+    effects_level: float = Field(default=-14.0, ge=-60, le=12, description="effects stem level in dB before the mix")
+    ducking: bool = Field(default=True, description="duck the music under speech")
 
 
 class Storyboard(Strict):

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
@@ -21,6 +24,10 @@ for var in (
     "CHIEF_EMBED_MODEL",
 ):
     os.environ.pop(var, None)  # tests never pick up a developer's real endpoint or data folder
+# Voiced lines, music cues and effects are content-addressed: one folder for the whole test session, so a line the
+# suite has voiced once is read back (Piper takes about a second a line) by every test that renders it again.
+os.environ["CHIEF_SOUND_CACHE"] = tempfile.mkdtemp(prefix="chief-sound-")
+atexit.register(shutil.rmtree, os.environ["CHIEF_SOUND_CACHE"], True)
 
 import ipaddress  # noqa: E402
 import socket  # noqa: E402
@@ -118,6 +125,7 @@ def make_studio(tmp_path):
 
     def make(backend=None, agents=None, **settings):
         settings.setdefault("narration", False)
+        settings.setdefault("sound_cache", os.environ["CHIEF_SOUND_CACHE"])
         cfg = load_config({"home": tmp_path / "home", **settings}, environ={})
         st = Studio(cfg, backend=backend, agents=agents)
         made.append(st)

@@ -69,6 +69,15 @@ def render_text(r: Rendered, total: int | None = None) -> str:
         + (f"\nfrom earlier renders (changed since): {', '.join(earlier)}" if earlier else "")
         + (f"\nnot in this film yet (never rendered): {left} shot(s)" if left > 0 else "")
         + f"\nmade by: {r.label}"
+        + (f"\nsound: {_sound(r.audio)}" if r.audio else "\nsound: none (no line, narration, music or sounds)")
+    )
+
+
+def _sound(a) -> str:
+    return (
+        f"{a.label}; lines voiced {a.lines_voiced}, reused {a.lines_reused}; cues made {a.cues_made}, reused "
+        f"{a.cues_reused}; {a.loudness_lufs:.1f} LUFS, true peak {a.true_peak_dbtp:.1f} dBTP, LRA {a.lra_lu:.1f} LU "
+        f"(target {a.target})"
     )
 
 
@@ -294,8 +303,24 @@ def accept(c: Ctx, project, proposal_id, only, edits, version):
 @click.option(
     "--burn-subtitles/--no-burn-subtitles", default=None, help="Draw narration and dialogue into the picture."
 )
+@click.option("--loudness", type=click.Choice(["web", "ebu"]), help="The mix's target: web -14 LUFS, ebu -23 LUFS.")
+@click.option("--music-level", type=click.FloatRange(-60, 12), help="Music stem level in dB before the mix.")
+@click.option("--effects-level", type=click.FloatRange(-60, 12), help="Effects stem level in dB before the mix.")
+@click.option("--ducking/--no-ducking", default=None, help="Duck the music under speech.")
 @version_option
-def film(c: Ctx, project, title_card, title_seconds, crossfade, burn_subtitles, version):
+def film(
+    c: Ctx,
+    project,
+    title_card,
+    title_seconds,
+    crossfade,
+    burn_subtitles,
+    loudness,
+    music_level,
+    effects_level,
+    ducking,
+    version,
+):
     """How the shots are cut together (a new version; clips are reused, the film is assembled again).
 
     Without options, prints the version's film options."""
@@ -308,6 +333,10 @@ def film(c: Ctx, project, title_card, title_seconds, crossfade, burn_subtitles, 
             ("title_seconds", title_seconds),
             ("crossfade", crossfade),
             ("burn_subtitles", burn_subtitles),
+            ("loudness", loudness),
+            ("music_level", music_level),
+            ("effects_level", effects_level),
+            ("ducking", ducking),
         )
         if val is not None
     }

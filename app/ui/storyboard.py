@@ -138,13 +138,19 @@ def with_thumbs(value: str, thumbs: dict[str, str]) -> str:
     return json.dumps(data)
 
 
-def film_options(title_card, title_seconds, crossfade, burn) -> dict:
+def film_options(
+    title_card, title_seconds, crossfade, burn, loudness="web", music_level=-8.0, effects_level=-14.0, ducking=True
+) -> dict:
     """The film options the board's controls set (checked by the Studio)."""
     return {
         "title_card": bool(title_card),
         "title_seconds": float(title_seconds),
         "crossfade": float(crossfade),
         "burn_subtitles": bool(burn),
+        "loudness": loudness,
+        "music_level": float(music_level),
+        "effects_level": float(effects_level),
+        "ducking": bool(ducking),
     }
 
 
@@ -191,6 +197,19 @@ def build(ctx: Ctx) -> None:
                 burn = gr.Checkbox(label="Burn subtitles into the picture", elem_id="opt_burn")
                 gr.Markdown(
                     "A title card, crossfades or burned-in subtitles re-encode the film once; clips are reused.",
+                    elem_classes="hint",
+                )
+                loudness = gr.Radio(
+                    [("web (-14 LUFS)", "web"), ("EBU R128 (-23 LUFS)", "ebu")],
+                    value="web",
+                    label="Loudness",
+                    elem_id="opt_loudness",
+                )
+                music_level = gr.Slider(-60, 12, value=-8, step=1, label="Music level (dB)", elem_id="opt_music")
+                effects_level = gr.Slider(-60, 12, value=-14, step=1, label="Effects level (dB)", elem_id="opt_effects")
+                ducking = gr.Checkbox(value=True, label="Duck the music under speech", elem_id="opt_ducking")
+                gr.Markdown(
+                    "Sound: voices, the temp score and temp effects are mixed again; clips are reused.",
                     elem_classes="hint",
                 )
     board_outs = [progress, job_box, ctx.version, editor, message, clip]
@@ -266,7 +285,7 @@ def build(ctx: Ctx) -> None:
                 None,
                 gr.Dropdown(choices=[ALL_SCENES], value=ALL_SCENES),
                 "",
-                *[gr.skip()] * 5,
+                *[gr.skip()] * 9,
                 "",
                 "",
                 gr.skip(),
@@ -286,6 +305,10 @@ def build(ctx: Ctx) -> None:
             f.title_seconds,
             f.crossfade,
             f.burn_subtitles,
+            f.loudness,
+            f.music_level,
+            f.effects_level,
+            f.ducking,
             stills_line(),
             progress_html(job),
             job.id if job else "",
@@ -297,11 +320,11 @@ def build(ctx: Ctx) -> None:
                 yield value, gr.skip(), text, *[gr.skip()] * 5, prog, job_id, number, shot_clip
 
     @guard
-    def save_board(pid, v, value, tc, ts, cf, bs):
+    def save_board(pid, v, value, tc, ts, cf, bs, loud="web", music=-8.0, effects=-14.0, duck=True):
         pid = need_project(pid)
         base = studio.version(pid, ver(v))
         board = json_to_board(base.storyboard, value)
-        board = studio.with_film_options(board, film_options(tc, ts, cf, bs))
+        board = studio.with_film_options(board, film_options(tc, ts, cf, bs, loud, music, effects, duck))
         board = type(board).model_validate(board.model_dump())
         if board == base.storyboard:
             return gr.skip(), gr.skip(), f"Nothing changed since v{base.number}: no new version."
@@ -437,7 +460,7 @@ def build(ctx: Ctx) -> None:
             jobs.stop(job)
         return progress_html(job)
 
-    opts = [title_card, title_seconds, crossfade, burn]
+    opts = [title_card, title_seconds, crossfade, burn, loudness, music_level, effects_level, ducking]
     ctx.tabs["storyboard"].select(
         load,
         [ctx.pid, ctx.version],

@@ -65,6 +65,20 @@ def test_a_line_edit_makes_a_child_that_renders_no_picture(chief, project):
     assert "Only the wind." in srt and "Whale: Go back to sleep." in srt  # the off-screen speaker is named
 
 
+def test_a_one_line_edit_voices_that_line_only_and_renders_no_picture(chief, project):
+    first = json.loads(chief("render", project, "--json").stdout)
+    assert first["audio"]["lines_voiced"] + first["audio"]["lines_reused"] == 1
+    chief("edit", project, "s2", "line.2=The one-line edit test's own words.", "line.2.character=Whale")
+    second = json.loads(chief("render", project, "--json").stdout)  # the added line: voiced once in this suite
+    chief("edit", project, "s2", "line.1.delivery=whispered")  # a delivery is how a line is said: voiced again
+    third = json.loads(chief("render", project, "--json").stdout)
+    for r, before in ((second, first), (third, second)):
+        assert (r["rendered"], r["reused"]) == (0, 4) and r["film_sha256"] != before["film_sha256"]
+        assert [s["key"] for s in r["shots"]] == [s["key"] for s in first["shots"]]
+    assert (third["audio"]["lines_voiced"], third["audio"]["lines_reused"]) == (1, 1)
+    assert (second["audio"]["lines_voiced"], second["audio"]["lines_reused"]) == (1, 1)
+
+
 def test_a_picture_edit_renders_that_shot_only(chief, project):
     chief("render", project)
     chief("edit", project, "s3", "duration=3", "camera=zoom_in")
