@@ -10,8 +10,10 @@ from typing import Any
 
 from app.config import Config
 from storage.media import MediaStore
+from storage.records import UsageRecord, Version
 from storage.repository import Repository
-from storage.run import ProgressSink, no_progress
+from storage.run import Cancelled, ProgressSink, no_progress
+from storage.schema import Usage
 
 # progress(event): a typed event of storage.run (ShotProgress, AssembleProgress, PanelProgress, PlanProgress, ...)
 ProgressFn = ProgressSink
@@ -44,3 +46,13 @@ class Context:
         if self._agents is None:
             self._agents = self.make_agents(self.config)
         return self._agents
+
+
+def record_failed_usage(ctx: Context, v: Version, role: str, mode: str, error: BaseException) -> None:
+    """A failed action saves nothing but what its requests cost (the error's `usage`), so a version's agent cost
+    counts every request sent; a stopped one (cancelled) counts nothing new."""
+    usage = getattr(error, "usage", None)
+    if isinstance(error, Cancelled) or not isinstance(usage, Usage) or not usage.calls:
+        return
+    with ctx.repo.write() as u:
+        u.add_usage(v, UsageRecord(role=role, mode=mode, **usage.model_dump()))

@@ -18,10 +18,10 @@ from collections import Counter
 
 from pydantic import BaseModel
 
-from app.context import Context, ProgressFn, no_progress
+from app.context import Context, ProgressFn, no_progress, record_failed_usage
 from app.errors import StudioError
 from app.projects import Projects
-from app.watching import Watching, record_failed_usage
+from app.watching import Watching
 from storage.edits import EditError, apply_edits, sanitize
 from storage.records import ProposalRecord, UsageRecord, Version
 from storage.run import Cancelled, CancelToken, RunContext

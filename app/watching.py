@@ -15,7 +15,7 @@ from pathlib import Path
 
 from agents.base import FilmView, Result, SampledFrame
 from app.clips import Clips
-from app.context import Context, ProgressFn, no_progress
+from app.context import Context, ProgressFn, no_progress, record_failed_usage
 from app.errors import StudioError
 from app.projects import Projects
 from storage.records import CritiqueRecord, RenderRecord, Screening, UsageRecord, Version
@@ -298,13 +298,3 @@ class _PanelProgress:
             self.done.append(persona)
             self.parts[persona] = 1.0
         self._emit(persona)
-
-
-def record_failed_usage(ctx: Context, v: Version, role: str, mode: str, error: BaseException) -> None:
-    """A failed action saves nothing but what its requests cost (the error's `usage`), so a version's agent cost
-    counts every request sent; a stopped one (cancelled) counts nothing new."""
-    usage = getattr(error, "usage", None)
-    if isinstance(error, Cancelled) or not isinstance(usage, Usage) or not usage.calls:
-        return
-    with ctx.repo.write() as u:
-        u.add_usage(v, UsageRecord(role=role, mode=mode, **usage.model_dump()))
