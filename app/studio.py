@@ -277,7 +277,7 @@ class Studio:
     def scope(
         self, pid: str, ref: int | str | None = None, scene: str | None = None, shots: str | None = None
     ) -> Scope:
-        """A scene (id or number) or a range of shots ("sh10-sh20", "sh3,sh7") of a version, checked; the whole film
+        """A scene (id or number) or a range of shots ("s010-s020", "s003,s007") of a version, checked; the whole film
         when neither is given."""
         try:
             return parse_scope(self.version(pid, ref).storyboard, scene, shots)
