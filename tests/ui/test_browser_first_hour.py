@@ -60,3 +60,32 @@ def test_opening_another_project_shows_no_stale_version_error(server, st, page, 
     expect(page.locator("#status_bar")).to_contain_text("One version · v1", timeout=LONG)
     page.wait_for_timeout(1500)  # a toast would have come by now
     expect(page.locator(".toast-body.error")).to_have_count(0)
+
+
+WATCH_DONE = """() => {
+  window.cardsAtDone = null;
+  const box = document.querySelector('#critique_progress');
+  new MutationObserver(() => {
+    if (window.cardsAtDone === null && box.querySelector('[data-state=done]')) {
+      window.cardsAtDone = document.querySelectorAll('#critic_cards details.critic-card').length;
+    }
+  }).observe(box, { childList: true, subtree: true, attributes: true });
+}"""
+
+
+def test_first_critique_says_done_only_with_the_cards(server, st, page, tmp_path, errors):
+    """The first critique after start: "done" appears together with the critics' cards (the sentence model for the
+    panel's diversity loads in the background and its line follows)."""
+    from playwright.sync_api import expect
+
+    pid = tiny(st, tmp_path, "First critique")
+    st.render(pid)
+    open_project(page, server, pid, "Screening room")
+    expect(page.locator("#screening_film video")).to_be_attached(timeout=LONG)
+    page.evaluate(WATCH_DONE)
+    page.locator("#critique_btn").click()
+    expect(page.locator("#critique_progress [data-state=done]")).to_be_attached(timeout=LONG)
+    crits = st.critiques(pid)
+    assert len(crits) >= 2
+    assert page.evaluate("window.cardsAtDone") == len(crits)
+    expect(page.locator("#diversity")).to_contain_text("similarity", timeout=LONG)
