@@ -94,10 +94,15 @@ def _url(path: Path, relative_to: Path | None) -> str:
 
 
 def export_timeline(
-    items: list[tuple[str, Path, float, float]], out_dir: Path, title: str, markers: list[Marker] = ()
+    items: list[tuple[str, Path, float, float]],
+    out_dir: Path,
+    title: str,
+    markers: list[Marker] = (),
+    media_urls: dict[str, str] | None = None,
 ) -> dict[str, Path]:
-    """The cut as `cut.otio`, `cut.edl` (CMX 3600) and `cut.fcpxml` in `out_dir`, media as absolute file URLs,
-    each marker on its shot's clip at the clip's first frame. Returns suffix -> path."""
+    """The cut as `cut.otio`, `cut.edl` (CMX 3600) and `cut.fcpxml` in `out_dir`, each marker on its shot's clip at
+    the clip's first frame. Media are absolute file URLs, or `media_urls[shot_id]` (e.g. a path relative to
+    `out_dir`, for a hand-off that travels with its clips). Returns suffix -> path."""
     import opentimelineio as otio
 
     if not items:
@@ -114,7 +119,8 @@ def export_timeline(
         span = otio.opentime.TimeRange(
             otio.opentime.RationalTime(0, fps), otio.opentime.RationalTime(round(duration * fps), fps)
         )
-        ref = otio.schema.ExternalReference(target_url=Path(clip).resolve().as_uri(), available_range=span)
+        url = media_urls[shot_id] if media_urls else Path(clip).resolve().as_uri()
+        ref = otio.schema.ExternalReference(target_url=url, available_range=span)
         ref.name = shot_id
         notes = [
             otio.schema.Marker(
