@@ -89,3 +89,136 @@ def test_first_critique_says_done_only_with_the_cards(server, st, page, tmp_path
     assert len(crits) >= 2
     assert page.evaluate("window.cardsAtDone") == len(crits)
     expect(page.locator("#diversity")).to_contain_text("similarity", timeout=LONG)
+
+
+def long_board(scenes: int = 14, per: int = 10) -> str:
+    """A 140-shot storyboard (ids s001 … s140, as the planner names them) in `scenes` scenes."""
+    lines = ["title: Long Film", "logline: A keeper and a whale.", "width: 96", "height: 64", "fps: 8", "scenes:"]
+    n = 0
+    for k in range(1, scenes + 1):
+        lines += [f"  - scene_id: sc{k:02d}", f"    title: Part {k}", "    shots:"]
+        for _ in range(per):
+            n += 1
+            what = "the whale sings under the ice" if n == 80 else f"the keeper climbs step {n}"
+            lines.append(f"      - {{shot_id: s{n:03d}, prompt: {what}, duration: 2, seed: {n}}}")
+    return "\n".join(lines) + "\n"
+
+
+# Time per key typed into a card's prompt: the input handler, then layout and paint (the next frame).
+TYPE_KEYS = """async (sel) => {
+  const ta = document.querySelector(sel);
+  ta.focus();
+  const times = [];
+  const handler = [];
+  for (let i = 0; i < 30; i++) {
+    const t0 = performance.now();
+    ta.value += 'x';
+    ta.dispatchEvent(new InputEvent('input', { bubbles: true, data: 'x', inputType: 'insertText' }));
+    handler.push(performance.now() - t0);
+    await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+    times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  handler.sort((a, b) => a - b);
+  return { median: times[15], worst: times[29], handler: handler[15] };
+}"""
+
+
+def test_long_board_jump_to_a_shot_collapse_scenes_and_typing_time(server, st, page, tmp_path, errors):
+    from playwright.sync_api import expect
+
+    pid = tiny(st, tmp_path, "Long Film", long_board())
+    open_project(page, server, pid, "Storyboard")
+    expect(page.locator("#card_s140")).to_be_attached(timeout=LONG)
+    ms = page.evaluate(TYPE_KEYS, "#card_s070 textarea")
+    print(
+        f"\n140-card board: {ms['median']:.1f} ms per key to the next frame (median of 30; worst {ms['worst']:.1f}"
+        f" ms), {ms['handler']:.2f} ms in the input handler"
+    )
+    expect(page.locator("#board .dirty")).to_contain_text("1 unsaved change", timeout=LONG)  # s070, typed into
+    board = page.locator("#board .sb")
+    board.locator(".find").fill("s080")
+    board.locator(".find").press("Enter")
+    expect(page.locator("#card_s080")).to_be_in_viewport()
+    expect(page.locator("#card_s080")).to_have_class("card found")
+    board.locator(".find").fill("whale sings")  # words find it too
+    board.locator(".find").press("Enter")
+    expect(board.locator(".found-note")).to_have_text("s080")
+    scene = page.locator('#board .scene[data-scene="sc08"]')
+    expect(scene.locator(".scene-meta")).to_have_text("s071–s080 · 10 shots · 20.0 s · 2:20–2:40")
+    scene.locator(".fold").click()
+    expect(scene.locator(".card")).to_have_count(0)
+    expect(scene.locator(".scene-meta")).to_have_text("s071–s080 · 10 shots · 20.0 s · 2:20–2:40")
+    board.locator(".find").fill("s075")
+    board.locator(".find").press("Enter")  # a folded scene unfolds to show the shot
+    expect(page.locator("#card_s075")).to_be_in_viewport()
+    page.locator("#scene_filter input").click()
+    expect(page.locator("ul[role=listbox] li").nth(8)).to_contain_text("8. Part 8 · s071–s080 · 2:20–2:40")
+    page.keyboard.press("Escape")
+    page.locator("#card_s075").screenshot(path=str(tmp_path / "found.png"))
+    page.screenshot(path=str(tmp_path / "long_board.png"))
+
+
+def card_prompt(page, sid: str):
+    return page.locator(f"#card_{sid} .prompt textarea")
+
+
+def test_unsaved_edits_survive_a_tab_switch_and_a_reload_and_undo(server, st, page, tmp_path, errors):
+    from playwright.sync_api import expect
+
+    pid = tiny(st, tmp_path, "Kept edits")
+    open_project(page, server, pid, "Storyboard")
+    card_prompt(page, "s2").fill("A whale tail in silver water")
+    page.locator("#card_s3 .duration input").fill("2.5")
+    dirty = page.locator("#board .dirty")
+    expect(dirty).to_contain_text("2 unsaved changes", timeout=LONG)
+    page.get_by_role("tab", name="Render", exact=True).click()
+    page.get_by_role("tab", name="Storyboard", exact=True).click()
+    expect(card_prompt(page, "s2")).to_have_value("A whale tail in silver water", timeout=LONG)
+    expect(dirty).to_contain_text("2 unsaved changes")
+    undo = page.locator("#board .undo")
+    undo.click()  # one edit at a time: the length first
+    expect(page.locator("#card_s3 .duration input")).to_have_value("1")
+    expect(dirty).to_contain_text("1 unsaved change")
+    page.reload()
+    expect(page.locator("#status_bar")).to_contain_text("Kept edits", timeout=LONG)
+    page.get_by_role("tab", name="Storyboard", exact=True).click()
+    expect(card_prompt(page, "s2")).to_have_value("A whale tail in silver water", timeout=LONG)
+    expect(page.locator("#card_s3 .duration input")).to_have_value("1")
+    expect(page.locator("#board .note")).to_contain_text("Your 1 unsaved change came back")
+    page.screenshot(path=str(tmp_path / "restored.png"))
+    undo.click()  # after a reload: back to the saved version
+    expect(card_prompt(page, "s2")).to_have_value("A whale tail in grey water")
+    expect(dirty).to_have_text("Saved")
+    expect(undo).to_be_disabled()
+    card_prompt(page, "s1").fill("A lighthouse at dusk")
+    session = page.evaluate("localStorage.getItem('chief_session')")  # the page's open project and version
+    page.locator("#shots_save_btn").click()
+    expect(page.locator("#shots_message")).to_contain_text("Saved as v2", timeout=LONG)
+    page.wait_for_function("(was) => localStorage.getItem('chief_session') !== was", arg=session)  # v2 noted
+    assert st.version(pid, 2).storyboard.shots()[0].prompt == "A lighthouse at dusk"
+    page.reload()  # nothing is brought back once saved
+    expect(page.locator("#status_bar")).to_contain_text("v2", timeout=LONG)
+    page.get_by_role("tab", name="Storyboard", exact=True).click()
+    expect(card_prompt(page, "s1")).to_have_value("A lighthouse at dusk", timeout=LONG)
+    expect(dirty).to_have_text("Saved")
+    assert page.evaluate("Object.keys(localStorage).filter((k) => k.startsWith('chief_draft:'))") == []
+
+
+def test_a_deleted_shot_can_be_undone(server, st, page, tmp_path, errors):
+    from playwright.sync_api import expect
+
+    pid = tiny(st, tmp_path, "Undo delete")
+    open_project(page, server, pid, "Storyboard")
+    card_prompt(page, "s2").fill("A whale tail at dusk")
+    page.locator("#card_s2 button.del").click()
+    expect(page.locator("#card_s2")).to_have_count(0)
+    expect(page.locator("#board .note")).to_contain_text("Shot s2 deleted: ↶ Undo brings it back")
+    expect(page.locator("#board .dirty")).to_contain_text("1 unsaved change")
+    page.locator("#board .undo").click()
+    expect(card_prompt(page, "s2")).to_have_value("A whale tail at dusk")  # back, with the edit made before
+    assert [c.get_attribute("data-shot") for c in page.locator("#board .card").all()] == ["s1", "s2", "s3"]
+    page.locator("#card_s3 button.del").click()
+    page.locator("#board .dirty").click()  # Ctrl+Z outside a text field undoes too
+    page.keyboard.press("Control+z")
+    expect(page.locator("#card_s3")).to_be_visible()
