@@ -4,7 +4,8 @@ sounds, lock and continuity; each scene's music cue on its header), edited in pl
 actions (play the clip, render just that shot); the image-first workflow on each card (draw, re-roll, upload, pick
 or clear its keyframe; render takes, watch them side by side with the panel's votes, use one); keyframes for the
 whole board or the chosen scene and the panel's keyframe screening; the film options. Saving makes a new version,
-and so does approving a keyframe or using a take: the page follows it.
+and so does approving a keyframe or using a take: the page follows it. Unsaved edits are kept in the browser per
+project and version (the JSON's `key`) and come back after a tab switch or a reload; Undo; find a shot; fold scenes.
 
 The cards are one client-side component (`storyboard.js`): the board travels as JSON (`board_json` /
 `json_to_board`), so a 120-shot board is one value, not hundreds of Gradio components. Long work (keyframes,
