@@ -15,6 +15,7 @@ since), else the shot is left out of this film until it is rendered.
 from __future__ import annotations
 
 import errno
+import os
 import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -119,7 +120,8 @@ class Rendering:
             try:
                 film = self.film.assemble(board, kept, scratch, cancel)
             except (OSError, RuntimeError) as e:  # ffmpeg fails: disk full, or another cause it names
-                advice = "free some space and run" if getattr(e, "errno", None) == errno.ENOSPC else "run"
+                full = getattr(e, "errno", None) == errno.ENOSPC or os.strerror(errno.ENOSPC) in str(e)
+                advice = "free some space and run" if full else "run"
                 raise StudioError(
                     f"could not assemble the film: {getattr(e, 'strerror', None) or e}. "
                     f"Every clip is kept; {advice} render again."
