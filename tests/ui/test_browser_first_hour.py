@@ -222,3 +222,29 @@ def test_a_deleted_shot_can_be_undone(server, st, page, tmp_path, errors):
     page.locator("#board .dirty").click()  # Ctrl+Z outside a text field undoes too
     page.keyboard.press("Control+z")
     expect(page.locator("#card_s3")).to_be_visible()
+
+
+def test_handoff_zip_downloads_and_opens_in_otio_with_its_media(server, st, page, tmp_path, errors):
+    import zipfile
+
+    import opentimelineio as otio
+    from playwright.sync_api import expect
+
+    pid = tiny(st, tmp_path, "Hand off")
+    st.render(pid)
+    open_project(page, server, pid, "Render")
+    expect(page.locator("#render_summary")).to_contain_text("rendered", timeout=LONG)
+    page.locator("#handoff_btn").click()
+    expect(page.locator("#handoff_files")).to_contain_text("Hand-off-v1-for-an-editor", timeout=LONG)
+    link = page.locator("#handoff_files a").first
+    with page.expect_download() as got:
+        link.click()
+    path = tmp_path / "handoff.zip"
+    got.value.save_as(path)
+    with zipfile.ZipFile(path) as zf:
+        zf.extractall(tmp_path / "editor")
+    timeline = otio.adapters.read_from_file(str(tmp_path / "editor" / "cut.otio"))
+    urls = [c.media_reference.target_url for c in timeline.find_clips()]
+    assert urls == ["media/001_s1.mp4", "media/002_s2.mp4", "media/003_s3.mp4"]
+    assert all((tmp_path / "editor" / u).stat().st_size > 0 for u in urls)
+    page.screenshot(path=str(tmp_path / "handoff.png"))
