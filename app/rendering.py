@@ -14,6 +14,8 @@ since), else the shot is left out of this film until it is rendered.
 
 from __future__ import annotations
 
+import errno
+import os
 import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -119,10 +121,12 @@ class Rendering:
             progress(AssembleProgress(shots=len(kept)))
             try:
                 film = self.film.assemble(board, kept, scratch, cancel)
-            except (OSError, RuntimeError) as e:  # disk full while writing the film (ffmpeg fails)
+            except (OSError, RuntimeError) as e:  # ffmpeg fails: disk full, or another cause it names
+                full = getattr(e, "errno", None) == errno.ENOSPC or os.strerror(errno.ENOSPC) in str(e)
+                advice = "free some space and run" if full else "run"
                 raise StudioError(
                     f"could not assemble the film: {getattr(e, 'strerror', None) or e}. "
-                    "Every clip is kept; free some space and run render again."
+                    f"Every clip is kept; {advice} render again."
                 ) from None
             rendered = sum(r.status == "rendered" for r in kept)
             record = RenderRecord(

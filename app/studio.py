@@ -298,7 +298,7 @@ class Studio:
     def scope(
         self, pid: str, ref: int | str | None = None, scene: str | None = None, shots: str | None = None
     ) -> Scope:
-        """A scene (id or number) or a range of shots ("sh10-sh20", "sh3,sh7") of a version, checked; the whole film
+        """A scene (id or number) or a range of shots ("s010-s020", "s003,s007") of a version, checked; the whole film
         when neither is given."""
         try:
             return parse_scope(self.version(pid, ref).storyboard, scene, shots)
@@ -334,22 +334,64 @@ class Studio:
         return self._clips.thumbnail(clip_sha256)
 
     def export_timeline(self, pid: str, ref: int | str | None, out_dir: Path) -> dict[str, Path]:
-        """The latest film's cut as OTIO, EDL and FCPXML in `out_dir`, with critic and creator notes as markers."""
+        """The latest film's cut as OTIO, EDL and FCPXML in `out_dir` (media: this machine's clip files), with
+        critic and creator notes as markers and the sound's stems as audio tracks."""
         from app.film import export_timeline
 
-        v = self.version(pid, ref)
-        render = self.render_info(pid, v.number)
-        if render is None:
-            raise StudioError(f"v{v.number} has no film yet: render it first")
+        v, render = self._film_of(pid, ref)
         return export_timeline(
             render,
             v.storyboard,
             self.clip_path,
-            self.critiques(pid, v.number),
+            self._watched(pid, v, render),
             self.notes(pid, v.number),
             out_dir,
-            lambda sha: self.media.path(sha, "wav"),
+            v.number,
+            stem_path=self._stem_path,
         )
+
+    def export_handoff(self, pid: str, ref: int | str | None, out: Path) -> Path:
+        """The cut for an editor as one zip `out`: OTIO, EDL and FCPXML with the clips in media/, paths relative."""
+        from app.film import handoff_zip
+
+        v, render = self._film_of(pid, ref)
+        return handoff_zip(
+            render,
+            v.storyboard,
+            self.clip_path,
+            self._watched(pid, v, render),
+            self.notes(pid, v.number),
+            out,
+            v.number,
+            stem_path=self._stem_path,
+        )
+
+    def _stem_path(self, sha256: str) -> Path:
+        return self.media.path(sha256, "wav")
+
+    def _film_of(self, pid: str, ref: int | str | None):
+        v = self.version(pid, ref)
+        render = self.render_info(pid, v.number)
+        if render is None:
+            raise StudioError(f"v{v.number} has no film yet: render it first")
+        return v, render
+
+    def _watched(self, pid: str, v: Version, render) -> list:
+        """For each shot of the film, the latest panel run that watched its clip: this version's, else the nearest
+        earlier version's (its parents, in turn) whose render has the same clip for that shot."""
+        from app.film import Watched
+
+        clips = {r.shot_id: r.sha256 for r in render.shots}
+        left, out, at = set(clips), [], v
+        while at is not None and left:
+            crits = self.critiques(pid, at.number)
+            seen = self.render_info(pid, at.number) if crits else None
+            same = {r.shot_id for r in seen.shots if clips.get(r.shot_id) == r.sha256} & left if seen else set()
+            if same:
+                out.append(Watched(at.number, crits, frozenset(same)))
+                left -= same
+            at = self.version(pid, at.parent_number) if at.parent_number else None
+        return out
 
     # ------------------------------------------------------------------ watching (watching.py)
     def critique(

@@ -106,13 +106,15 @@ def export_timeline(
     markers: Sequence[Marker] = (),
     stems: dict[str, Path] | None = None,
     stems_offset: float = 0.0,
+    media_urls: dict[str, str] | None = None,
 ) -> dict[str, Path]:
-    """The cut as `cut.otio`, `cut.edl` (CMX 3600) and `cut.fcpxml` in `out_dir`, media as absolute file URLs,
-    each marker on its shot's clip at the clip's first frame. Returns suffix -> path. The title and the markers'
-    text go through `plain` (what XML cannot hold is dropped: a U+0001 in a note used to stop the FCPXML).
-    `stems` (name -> WAV, on the film's timeline from `stems_offset` seconds) are copied beside the cut as
-    `<name>.wav` and become audio tracks of the OTIO and FCPXML (the EDL stays the picture cut: CMX 3600 holds
-    at most two audio tracks)."""
+    """The cut as `cut.otio`, `cut.edl` (CMX 3600) and `cut.fcpxml` in `out_dir`, each marker on its shot's clip at
+    the clip's first frame. Media are absolute file URLs, or `media_urls[shot_id]` (e.g. a path relative to
+    `out_dir`, for a hand-off that travels with its clips; the stems are then named relative too). Returns
+    suffix -> path. The title and the markers' text go through `plain` (what XML cannot hold is dropped: a U+0001 in
+    a note used to stop the FCPXML). `stems` (name -> WAV, on the film's timeline from `stems_offset` seconds) are
+    copied beside the cut as `<name>.wav` and become audio tracks of the OTIO and FCPXML (the EDL stays the picture
+    cut: CMX 3600 holds at most two audio tracks)."""
     import opentimelineio as otio
 
     if not items:
@@ -130,7 +132,8 @@ def export_timeline(
         span = otio.opentime.TimeRange(
             otio.opentime.RationalTime(0, fps), otio.opentime.RationalTime(round(duration * fps), fps)
         )
-        ref = otio.schema.ExternalReference(target_url=Path(clip).resolve().as_uri(), available_range=span)
+        url = media_urls[shot_id] if media_urls else Path(clip).resolve().as_uri()
+        ref = otio.schema.ExternalReference(target_url=url, available_range=span)
         ref.name = shot_id
         notes = [
             otio.schema.Marker(
@@ -172,7 +175,8 @@ def export_timeline(
             otio.opentime.RationalTime(round(stems_offset * rate), rate),
             otio.opentime.RationalTime(round(video.duration().to_seconds() * rate), rate),
         )
-        ref = otio.schema.ExternalReference(target_url=copy.resolve().as_uri(), available_range=whole)
+        url = copy.name if media_urls else copy.resolve().as_uri()
+        ref = otio.schema.ExternalReference(target_url=url, available_range=whole)
         track.append(otio.schema.Clip(name=name, media_reference=ref, source_range=span))
         timeline.tracks.append(track)
     for suffix, adapter in HANDOFF.items():

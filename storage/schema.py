@@ -388,7 +388,7 @@ class Scope(Strict):
 
 def parse_scope(board: Storyboard, scene: str | None = None, shots: str | None = None) -> Scope:
     """A Scope from what a creator typed: `scene` a scene id (or its number, 1-based); `shots` a range
-    "sh10-sh20" (film order, both ends included) or a list "sh3,sh7". Unknown ids are refused."""
+    "s010-s020" (film order, both ends included) or a list "s003,s007". Unknown ids are refused."""
     if scene and shots:
         raise ValueError("give a scene or a range of shots, not both")
     if scene:
@@ -419,7 +419,7 @@ def parse_scope(board: Storyboard, scene: str | None = None, shots: str | None =
 
 
 def _split_dash(text: str, order: list[str]) -> tuple[str, str]:
-    """'sh10-sh20' into its two ends; shot ids may hold dashes themselves, so try every dash."""
+    """'s010-s020' into its two ends; shot ids may hold dashes themselves, so try every dash."""
     for i, ch in enumerate(text):
         if ch == "-" and text[:i] in order and text[i + 1 :] in order:
             return text[:i], text[i + 1 :]

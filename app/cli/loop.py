@@ -83,7 +83,7 @@ def _sound(a) -> str:
 
 def scope_options(fn):
     """--scene / --shots: act on one scene or a range of shots instead of the whole film."""
-    fn = click.option("--shots", "shots", help="A range of shots, e.g. sh10-sh20 (film order) or sh3,sh7.")(fn)
+    fn = click.option("--shots", "shots", help="A range of shots, e.g. s010-s020 (film order) or s003,s007.")(fn)
     return click.option("--scene", "scene", help="One scene: its id (sc03) or its number (3).")(fn)
 
 

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import errno
+import socket
+
 import click
 
-from app.cli.common import handles_errors
+from app.cli.common import EXIT_ERROR, err, handles_errors
 
 
 @click.command()
 @click.option(
     "--host", default="127.0.0.1", show_default=True, help="Interface to bind (anything but loopback needs --auth)."
 )
-@click.option("--port", default=7860, show_default=True, type=int)
+@click.option(
+    "--port", envvar="CHIEF_PORT", default=7860, show_default=True, type=int, help="Port to serve on (or $CHIEF_PORT)."
+)
 @click.option("--auth", envvar="CHIEF_AUTH", help="user:password required to open the app (or $CHIEF_AUTH).")
 @click.pass_obj
 def serve(c, host, port, auth):
@@ -26,7 +31,11 @@ def serve(c, host, port, auth):
         raise click.UsageError(
             f"--host {host} is reachable from other machines: pass --auth user:password (or set CHIEF_AUTH)"
         )
-    studio = _studio(c)
+    studio = _studio(c)  # the data folder's problems first, then the port's
+    busy = _port_busy(host, port)
+    if busy:
+        err(busy)
+        raise SystemExit(EXIT_ERROR)
     st = studio.status()
     click.secho(f"chief · backend: {st.backend_label} · model: {st.model} · agents: {st.agents}", dim=True, err=True)
     click.echo(f"serving on http://{host}:{port} (Ctrl+C to stop)", err=True)
@@ -42,6 +51,20 @@ def _studio(c):
 
         c._studio = cluster_studio(c.studio.config, None if ray_address == "local" else ray_address)
     return c.studio
+
+
+def _port_busy(host: str, port: int) -> str | None:
+    """One line naming the problem when `host:port` cannot be bound (taken, or not this machine's), else None."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server does: a closing socket is no conflict
+        try:
+            s.bind((host, port))
+        except OSError as e:
+            if e.errno == errno.EADDRINUSE:
+                return f"port {port} is already in use on {host}: pass --port N (or `make serve PORT=N`)"
+            return f"cannot serve on {host}:{port}: {e.strerror or e}"
+    return None
 
 
 COMMANDS = [serve]

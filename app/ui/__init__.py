@@ -90,7 +90,7 @@ def create_app(studio):
                     ctx.tabs[name] = tab
                     modules[name] = importlib.import_module(f"app.ui.{name}")
                     modules[name].build(ctx)
-        status = guard(ctx.status_update)
+        status = guard(lambda p, v: _status(ctx, p, v))
         for comp in (ctx.pid, ctx.version):
             comp.change(status, [ctx.pid, ctx.version], ctx.status, api_visibility="private", show_progress="hidden")
             comp.change(
@@ -109,6 +109,23 @@ def create_app(studio):
         ).then(status, [ctx.pid, ctx.version], ctx.status, api_visibility="private", show_progress="hidden")
     demo.queue(default_concurrency_limit=None)  # long work runs as jobs (app/jobs.py); renders take turns there
     return demo
+
+
+def _status(ctx, pid, v):
+    """The status bar; skipped while the project and version are out of step (opening or planning changes both:
+    each fires its own change, the first with the other's old value), so no "has no version" flashes up."""
+    import gradio as gr
+
+    from app.ui.common import ver
+    from storage.repository import NotFound
+
+    try:
+        return ctx.status_update(pid, v)
+    except NotFound:
+        if not pid or ver(v) is None:
+            raise
+        ctx.studio.project(pid)  # an unknown project is still an error; a version it lacks is a step behind
+        return gr.skip()
 
 
 def _restore(studio, saved) -> tuple[str, int | None]:

@@ -263,7 +263,8 @@ def build(ctx: Ctx) -> None:
             info = studio.render_info(pid, n)
             films.append(str(studio.film_path(info)) if info else None)
         scores = [
-            [k, x, y, (round(y - x, 2) if x is not None and y is not None else None)] for k, (x, y) in d.scores.items()
+            [k.replace("_", " "), x, y, (round(y - x, 2) if x is not None and y is not None else None)]
+            for k, (x, y) in d.scores.items()  # score names in words ("story clarity")
         ]
         return films[0], films[1], diff_html(d), scores
 

@@ -6,6 +6,7 @@ A reloaded page or a second tab that opens this screen while a render runs follo
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 
@@ -71,7 +72,9 @@ def build(ctx: Ctx) -> None:
         scene = scenes.picker("render_scene", "Render")
         render_btn = gr.Button("Render", variant="primary", elem_id="render_btn", scale=2)
         stop_btn = gr.Button("Stop", elem_id="stop_btn", scale=1)
-        handoff_btn = gr.Button("Hand off to an editor (OTIO · EDL · FCPXML)", elem_id="handoff_btn", scale=2)
+        handoff_btn = gr.Button(
+            "Hand off to an editor (a zip: OTIO · EDL · FCPXML + clips)", elem_id="handoff_btn", scale=2
+        )
     gr.Markdown(STOP_NOTE, elem_id="stop_note")
     progress = gr.HTML(value="", elem_id="render_progress", js_on_load=None)
     summary_md = gr.Markdown(elem_id="render_summary")
@@ -88,7 +91,10 @@ def build(ctx: Ctx) -> None:
             )
             clip = gr.Video(label="Clip", elem_id="shot_clip", interactive=False)
             handoff = gr.File(
-                label="Timeline for an editor", elem_id="handoff_files", file_count="multiple", interactive=False
+                label="Timeline for an editor (unzip, then open cut.otio, cut.edl or cut.fcpxml)",
+                elem_id="handoff_files",
+                file_count="multiple",
+                interactive=False,
             )
     outs = [progress, film, summary_md, film_strip, shots, clip_pick]
 
@@ -156,8 +162,10 @@ def build(ctx: Ctx) -> None:
     def hand_off(pid, v):
         pid = need_project(pid)
         private = studio.config.home / "tmp"  # this user's only (app.ui.private_temp_dir), not the shared /tmp
-        files = studio.export_timeline(pid, ver(v), Path(tempfile.mkdtemp(prefix="timeline-", dir=private)))
-        return [str(p) for p in files.values()]
+        version = studio.version(pid, ver(v))
+        slug = re.sub(r"[^A-Za-z0-9]+", "-", version.storyboard.title).strip("-")[:40] or "film"
+        folder = Path(tempfile.mkdtemp(prefix="timeline-", dir=private))
+        return [str(studio.export_handoff(pid, version.number, folder / f"{slug}-v{version.number}-for-an-editor.zip"))]
 
     ctx.tabs["render"].select(load, [ctx.pid, ctx.version], outs, api_name="render_info").then(
         guard(scenes.refresh(studio)),

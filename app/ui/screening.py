@@ -228,11 +228,12 @@ def build(ctx: Ctx) -> None:
             for n in studio.notes(pid, ver(v))
         ]
 
-    def critiques_view(pid, v):
+    def cards_view(pid, v) -> str:
         version = studio.version(pid, ver(v))
-        starts = shot_starts(version.storyboard, studio.render_info(pid, version.number))
-        crits = studio.critiques(pid, version.number)
-        return cards_html(crits, starts), diversity_text(pid, version.number, crits)
+        return cards_html(
+            studio.critiques(pid, version.number),
+            shot_starts(version.storyboard, studio.render_info(pid, version.number)),
+        )
 
     @guard
     def load(pid, v):
@@ -265,12 +266,15 @@ def build(ctx: Ctx) -> None:
             yield from follow(
                 jobs,
                 job,
-                lambda j: (progress_html(j), *[gr.skip()] * 8),
-                lambda j: (progress_html(j), gr.skip(), gr.skip(), *critiques_view(pid, v), *[gr.skip()] * 4),
+                lambda j: (progress_html(j) if j.running else gr.skip(), *[gr.skip()] * 8),
+                lambda j: (progress_html(j), gr.skip(), gr.skip(), cards_view(pid, v), *[gr.skip()] * 5),
             )
 
     @guard
     def critique(pid, v, scene_id=scenes.WHOLE):
+        from agents.diversity import warm
+
+        warm()  # the panel's diversity needs the sentence model: it loads while the critics watch
         pid, _, job = scenes.start(
             jobs,
             studio,
@@ -281,11 +285,12 @@ def build(ctx: Ctx) -> None:
             lambda n, scope, p, c: studio.critique(pid, n, p, c, scope),
             "critics watching",
         )
+        # "done" shows with the cards, never before them; the diversity line follows (load_diversity, chained)
         yield from follow(
             jobs,
             job,
-            lambda j: (progress_html(j), gr.skip(), gr.skip()),
-            lambda j: (progress_html(j), *critiques_view(pid, v)),
+            lambda j: (progress_html(j) if j.running else gr.skip(), gr.skip(), gr.skip()),
+            lambda j: (progress_html(j), cards_view(pid, v), gr.skip()),
         )
 
     @guard
@@ -343,7 +348,7 @@ def build(ctx: Ctx) -> None:
         [progress, cards, diversity],
         api_name="critique",
         show_progress="hidden",
-    )
+    ).then(load_diversity, [ctx.pid, ctx.version], diversity, api_visibility="private", show_progress="hidden")
     ctx.refresh_status(ev)
     stop_btn.click(stop, ctx.pid, progress, api_visibility="private", show_progress="hidden")
     add_note_btn.click(

@@ -4,11 +4,23 @@
 // the Save button sends it. Card buttons send a 'card' event (app/ui/board_media.py `CardAction`); uploads go
 // through `pictureInput` (kit.js, prepended with `el`).
 // Text is set with .value/.textContent only: nothing from the board becomes HTML.
+// Nothing lost: unsaved edits are kept in this browser (localStorage, per project and version: `board.key`) and come
+// back after a tab switch or a reload; the head names them ("3 unsaved changes"); ↶ Undo steps back through edits
+// (typing in one field within a second is one step), a deleted shot included. Long boards: find a shot by id or
+// words, scenes fold (with their shot range and times), and typing only touches its card (the board's JSON, the
+// draft and the counts follow when typing pauses).
 let board = null;
 let lastJson = null;
 let dragged = null;
 let nextNew = 1;
 const openTakes = new Set();  // shots whose takes are shown (kept across redraws)
+const folded = new Set();  // scenes shown folded (kept across redraws)
+const DRAFT = 'chief_draft:';
+let base = null;  // the saved version as the editor got it: { key, shots: id -> [index, text], scenes: id -> text }
+let undo = [];  // earlier states of the board (JSON), newest last
+let lastEdit = 0;
+let pending = null;  // the timer that sends the board and keeps the draft once typing pauses
+let found = { q: '', at: -1 };
 
 const root = () => element.querySelector('.sb');
 const allShots = () => board.scenes.flatMap((sc) => sc.shots);
@@ -22,13 +34,89 @@ const find = (id) => {
 const newSeed = () => (board.seed_policy === 'fixed' ? 0 : Math.floor(Math.random() * 2147483647));
 const freshId = () => `new${Date.now().toString(36)}${nextNew++}`;
 
-function commit(rerender) {
-  board.dirty = true;
+const EDITED = ['prompt', 'negative_prompt', 'duration', 'seed', 'camera', 'narration', 'dialogue', 'sounds', 'characters',
+  'locked', 'continuity'];
+const shotText = (s) => JSON.stringify(EDITED.map((k) => s[k] ?? null));
+const sceneText = (sc) => JSON.stringify([sc.title || '', sc.music || '']);
+
+function baseOf(b) {
+  const shots = new Map();
+  b.scenes.flatMap((sc) => sc.shots).forEach((s, i) => shots.set(s.shot_id, [i, shotText(s)]));
+  return { key: b.key, shots, scenes: new Map(b.scenes.map((sc) => [sc.scene_id, sceneText(sc)])) };
+}
+
+// How many things differ from the saved version: each shot added, removed or edited, each scene retitled or with
+// another music cue, and the order of the shots once.
+function changes() {
+  if (!base) return 0;
+  let n = 0;
+  const shots = allShots();
+  const ids = new Set(shots.map((s) => s.shot_id));
+  for (const s of shots) {
+    const was = base.shots.get(s.shot_id);
+    if (!was || s.isNew || was[1] !== shotText(s)) n += 1;
+  }
+  for (const id of base.shots.keys()) if (!ids.has(id)) n += 1;
+  const kept = shots.filter((s) => base.shots.has(s.shot_id)).map((s) => base.shots.get(s.shot_id)[0]);
+  if (kept.some((v, i) => i && v < kept[i - 1])) n += 1;
+  for (const sc of board.scenes) if (base.scenes.has(sc.scene_id) && base.scenes.get(sc.scene_id) !== sceneText(sc)) n += 1;
+  return n;
+}
+
+function keepDraft(n) {
+  if (!board?.key) return;
+  try {
+    if (n) localStorage.setItem(DRAFT + board.key, JSON.stringify({ scenes: board.scenes, at: Date.now() }));
+    else localStorage.removeItem(DRAFT + board.key);
+  } catch (e) {
+    note('This browser could not keep your unsaved edits (its storage is full or blocked): save soon.');
+  }
+}
+
+// Send the board (what Save and the card buttons send), keep the draft, count the changes.
+function flush() {
+  if (pending) { clearTimeout(pending); pending = null; }
+  if (!board) return;
+  const n = changes();
+  board.dirty = n > 0;
+  board.changes = n;
   lastJson = JSON.stringify(board);
   props.value = lastJson;
-  if (rerender) draw();
-  else mark();
+  keepDraft(n);
+  mark();
 }
+
+// An edit was made to `board`: remember the state before it for Undo (typing in one field within a second is one
+// step), redraw when the cards changed, else only mark the board unsaved now and send it when typing pauses.
+let lastField = null;
+function commit(rerender) {
+  const now = Date.now();
+  const at = document.activeElement;
+  if (rerender || now - lastEdit > 1000 || at !== lastField) undo.push(lastJson);
+  if (undo.length > 200) undo.shift();
+  lastEdit = rerender ? 0 : now;
+  lastField = rerender ? null : at;
+  board.dirty = true;
+  if (rerender) { draw(); flush(); return; }
+  const r = root();
+  if (r && r.dataset.dirty !== 'yes') { r.dataset.dirty = 'yes'; }
+  if (pending) clearTimeout(pending);
+  pending = setTimeout(flush, 250);
+}
+
+function stepBack() {
+  if (pending) flush();
+  const prev = undo.pop();
+  if (!prev) return;
+  const was = JSON.parse(prev);
+  board.scenes = was.scenes;
+  lastEdit = 0;
+  draw();
+  flush();
+  note(undo.length ? 'Undone.' : 'Undone: back to how the board was.');
+}
+
+const send = (name, data) => { flush(); trigger(name, data); };
 
 function note(text) {
   const n = root()?.querySelector('.note');
@@ -42,7 +130,7 @@ function cardAction(shot, data) {
     return;
   }
   note('');
-  trigger('card', { shot_id: shot.shot_id, ...data });
+  send('card', { shot_id: shot.shot_id, ...data });
 }
 
 function button(parent, label, cls, title, fn) {
@@ -182,18 +270,63 @@ function takesArea(shot) {
   return d;
 }
 
+const clock = (t) => `${Math.floor(t / 60)}:${String(Math.floor(t % 60)).padStart(2, '0')}`;
+
 function mark() {
   const r = root();
   if (!r) return;
   r.dataset.dirty = board.dirty ? 'yes' : 'no';
   const flag = r.querySelector('.dirty');
-  if (flag) flag.textContent = board.dirty ? 'Unsaved changes: Save makes a new version' : 'Saved';
+  const n = board.changes || 0;
+  if (flag) {
+    flag.textContent = board.dirty
+      ? `${n} unsaved change${n === 1 ? '' : 's'} (kept in this browser): Save makes a new version` : 'Saved';
+  }
+  const back = r.querySelector('.undo');
+  if (back) back.disabled = !undo.length;
+  let t = 0;
   r.querySelectorAll('.scene').forEach((sec) => {
     const sc = board.scenes.find((x) => x.scene_id === sec.dataset.scene);
     if (!sc) return;
     const secs = sc.shots.reduce((a, s) => a + (parseFloat(s.duration) || 0), 0);
-    sec.querySelector('.scene-meta').textContent = `${sc.shots.length} shot(s) · ${secs.toFixed(1)} s`;
+    const ids = sc.shots.filter((s) => !s.isNew).map((s) => s.shot_id);
+    const range = ids.length ? `${ids[0]}${ids.length > 1 ? `–${ids[ids.length - 1]}` : ''} · ` : '';
+    sec.querySelector('.scene-meta').textContent = `${range}${sc.shots.length} shot${sc.shots.length === 1 ? '' : 's'}`
+      + ` · ${secs.toFixed(1)} s · ${clock(t)}–${clock(t + secs)}`;
+    t += secs;
   });
+}
+
+// Find a shot by its id or by words of its prompt, narration, lines or sounds; Enter again goes to the next match.
+function matches(q) {
+  const k = q.trim().toLowerCase();
+  if (!k) return [];
+  const shots = allShots();
+  const exact = shots.filter((s) => s.shot_id.toLowerCase() === k);
+  const text = (s) => [s.shot_id, s.prompt, s.narration, s.sounds, ...(s.dialogue || []).map((l) => `${l.character} ${l.line}`)]
+    .join(' ').toLowerCase();
+  const words = k.split(/\s+/);
+  return [...exact, ...shots.filter((s) => !exact.includes(s) && words.every((w) => text(s).includes(w)))];
+}
+
+function jump(q, say) {
+  const hits = matches(q);
+  if (!hits.length) { say(q.trim() ? 'No shot matches.' : ''); return; }
+  found = { q, at: found.q === q ? (found.at + 1) % hits.length : 0 };
+  const shot = hits[found.at];
+  const [sc] = find(shot.shot_id);
+  const sec = root().querySelector(`.scene[data-scene="${CSS.escape(sc.scene_id)}"]`);
+  if (sec && (sec.hidden || folded.has(sc.scene_id))) {
+    sec.hidden = false;
+    folded.delete(sc.scene_id);
+    fillScene(sec, sc);
+  }
+  const c = root().querySelector(`#card_${CSS.escape(shot.shot_id)}`);
+  if (!c) return;
+  c.scrollIntoView({ block: 'center' });
+  root().querySelectorAll('.card.found').forEach((x) => x.classList.remove('found'));
+  c.classList.add('found');
+  say(`${shot.shot_id}${hits.length > 1 ? ` · ${found.at + 1} of ${hits.length} (Enter: next)` : ''}`);
 }
 
 function field(card, shot, cls, kind, label, opts) {
@@ -361,9 +494,9 @@ function card(shot, scene) {
     b.addEventListener('click', fn);
     actions.appendChild(b);
   };
-  act('▶ Play', 'play', 'Play this shot\'s clip', () => trigger('play', { shot_id: shot.shot_id }));
+  act('▶ Play', 'play', 'Play this shot\'s clip', () => send('play', { shot_id: shot.shot_id }));
   act('⟳ Render shot', 'rerender', 'Render this shot as it stands now (the film is not re-cut)',
-    () => trigger('render_shot', { shot_id: shot.shot_id }));
+    () => send('render_shot', { shot_id: shot.shot_id }));
   act('↑', 'up', 'Move earlier', () => move(shot.shot_id, -1));
   act('↓', 'down', 'Move later', () => move(shot.shot_id, 1));
   act('Duplicate', 'dup', 'Duplicate this shot', () => {
@@ -383,6 +516,7 @@ function card(shot, scene) {
     sc.shots.splice(i, 1);
     board.scenes = board.scenes.filter((s) => s.shots.length);
     commit(true);
+    note(`Shot ${shot.isNew ? '(new)' : shot.shot_id} deleted: ↶ Undo brings it back.`);
   });
   c.appendChild(actions);
   c.appendChild(takesArea(shot));
@@ -431,11 +565,45 @@ function move(id, delta) {
   commit(true);
 }
 
+// A scene's cards, made when the scene is unfolded (a folded scene costs nothing).
+function fillScene(sec, sc) {
+  const cards = sec.querySelector('.cards');
+  const fold = sec.querySelector('.fold');
+  const open = !folded.has(sc.scene_id);
+  fold.textContent = open ? '▾' : '▸';
+  fold.title = open ? 'Fold this scene' : 'Unfold this scene';
+  fold.setAttribute('aria-expanded', String(open));
+  cards.hidden = !open;
+  if (open && !cards.childElementCount) sc.shots.forEach((shot) => cards.appendChild(card(shot, sc)));
+  if (!open) cards.replaceChildren();
+}
+
 function draw() {
   const r = root();
+  const y = window.scrollY;
   if (!clear(r, board)) return;
   const head = el('div', 'sb-head');
+  const search = el('input', 'find');
+  search.type = 'search';
+  search.placeholder = 'Find a shot: s080 or words';
+  search.title = 'A shot id or words from its prompt, narration, lines or sounds; Enter jumps to it (again: the next)';
+  const said = el('span', 'found-note');
+  search.addEventListener('keydown', (ev) => {
+    if (ev.key === 'Enter') { ev.preventDefault(); jump(search.value, (t) => { said.textContent = t; }); }
+  });
+  head.appendChild(search);
+  head.appendChild(said);
+  const all = el('button', 'mini fold-all', 'Fold all');
+  all.type = 'button';
+  all.title = 'Fold every scene (or unfold them all)';
+  all.addEventListener('click', () => {
+    const fold = folded.size < board.scenes.length;
+    board.scenes.forEach((sc) => (fold ? folded.add(sc.scene_id) : folded.delete(sc.scene_id)));
+    draw();
+  });
+  head.appendChild(all);
   head.appendChild(el('span', 'note'));
+  button(head, '↶ Undo', 'mini undo', 'Undo the last edit (Ctrl+Z outside a text field)', stepBack);
   head.appendChild(el('span', 'dirty'));
   const filter = board.scene_filter || '';
   r.appendChild(head);
@@ -444,6 +612,14 @@ function draw() {
     sec.dataset.scene = sc.scene_id;
     if (filter && filter !== sc.scene_id) sec.hidden = true;
     const h = el('header');
+    const fold = el('button', 'fold');
+    fold.type = 'button';
+    fold.addEventListener('click', () => {
+      if (folded.has(sc.scene_id)) folded.delete(sc.scene_id);
+      else folded.add(sc.scene_id);
+      fillScene(sec, sc);
+    });
+    h.appendChild(fold);
     h.appendChild(el('span', 'scene-no', `Scene ${n + 1}`));
     const title = el('input', 'scene-title');
     title.value = sc.title || '';
@@ -458,9 +634,8 @@ function draw() {
     h.appendChild(music);
     h.appendChild(el('span', 'scene-meta'));
     sec.appendChild(h);
-    const cards = el('div', 'cards');
-    sc.shots.forEach((shot) => cards.appendChild(card(shot, sc)));
-    sec.appendChild(cards);
+    sec.appendChild(el('div', 'cards'));
+    fillScene(sec, sc);
     r.appendChild(sec);
   });
   const addScene = el('button', 'add-scene', 'Add a scene');
@@ -471,6 +646,30 @@ function draw() {
   });
   r.appendChild(addScene);
   mark();
+  if (window.scrollY !== y) window.scrollTo(0, y);
+}
+
+// Unsaved edits kept in this browser for this version, on the board the server sent (its pictures, keyframes and
+// takes are the server's: the draft brings back only what the cards edit).
+function restore() {
+  let draft = null;
+  try {
+    draft = JSON.parse(localStorage.getItem(DRAFT + board.key) || 'null');
+  } catch (e) {
+    draft = null;
+  }
+  if (!Array.isArray(draft?.scenes)) return false;
+  const media = new Map(allShots().map((s) => [s.shot_id, s]));
+  for (const sc of draft.scenes) {
+    for (const s of sc.shots || []) {
+      const now = media.get(s.shot_id);
+      Object.assign(s, now && !s.isNew
+        ? { thumb: now.thumb, keyframe: now.keyframe, candidates: now.candidates, takes: now.takes }
+        : { thumb: '', keyframe: '', candidates: [], takes: null });
+    }
+  }
+  board.scenes = draft.scenes.filter((sc) => Array.isArray(sc.shots) && sc.shots.length);
+  return true;
 }
 
 function load() {
@@ -482,9 +681,45 @@ function load() {
   } catch (e) {
     board = null;
   }
-  if (board?.open_takes) openTakes.add(board.open_takes);
+  if (!board) { base = null; undo = []; draw(); return; }
+  if (board.open_takes) openTakes.add(board.open_takes);
+  if (board.saved_from) {  // saved: the draft it came from is done with
+    try { localStorage.removeItem(DRAFT + board.saved_from); } catch (e) { /* storage blocked: nothing kept */ }
+  }
+  const same = base?.key === board.key;  // the same version again (a tab switch): its Undo steps stay
+  if (!board.dirty || !same) {  // a saved version (a dirty board is a draft sent back)
+    base = baseOf(board);
+    if (!same) undo = [];
+  }
+  const back = !board.dirty && board.key && restore();
+  if (back && !same) undo.push(v);  // after a reload, Undo goes back to the saved version
   draw();
+  if (back) {
+    setTimeout(() => {
+      flush();
+      if (board.changes) note(`Your ${board.changes} unsaved change${board.changes === 1 ? '' : 's'} came back (kept in this browser).`);
+    }, 0);
+  } else {
+    board.changes = board.dirty ? changes() : 0;
+    mark();
+  }
 }
+
+// Ctrl+Z outside a text field undoes the board's last edit; leaving the page with unsaved edits asks first.
+document.addEventListener('keydown', (ev) => {
+  if (!board || !root()?.offsetParent) return;  // the Storyboard tab is not shown
+  if ((ev.ctrlKey || ev.metaKey) && !ev.shiftKey && ev.key === 'z' && !ev.target.closest?.('input, textarea, select')) {
+    ev.preventDefault();
+    stepBack();
+  }
+});
+// The board is sent before Save is clicked, and before another field is edited (so Undo steps back one field at a time).
+document.addEventListener('pointerdown', () => { if (pending) flush(); }, true);
+element.addEventListener('focusin', () => { if (pending) flush(); });
+window.addEventListener('beforeunload', (ev) => {
+  if (pending) flush();
+  if (board?.dirty) { ev.preventDefault(); ev.returnValue = ''; }
+});
 
 watch('value', load);
 load();

@@ -4,7 +4,8 @@ sounds, lock and continuity; each scene's music cue on its header), edited in pl
 actions (play the clip, render just that shot); the image-first workflow on each card (draw, re-roll, upload, pick
 or clear its keyframe; render takes, watch them side by side with the panel's votes, use one); keyframes for the
 whole board or the chosen scene and the panel's keyframe screening; the film options. Saving makes a new version,
-and so does approving a keyframe or using a take: the page follows it.
+and so does approving a keyframe or using a take: the page follows it. Unsaved edits are kept in the browser per
+project and version (the JSON's `key`) and come back after a tab switch or a reload; Undo; find a shot; fold scenes.
 
 The cards are one client-side component (`storyboard.js`): the board travels as JSON (`board_json` /
 `json_to_board`), so a 120-shot board is one value, not hundreds of Gradio components. Long work (keyframes,
@@ -48,9 +49,13 @@ def board_json(
     media: dict[str, dict] | None = None,
     open_takes: str | None = None,
     max_upload: int = 0,
+    key: str = "",
+    saved_from: str = "",
 ) -> str:
     """The board as the editor's JSON value: scenes of shots (with their pictures: the approved keyframe or the
-    clip's thumbnail, keyframe candidates, takes), the camera moves and the character names to choose from."""
+    clip's thumbnail, keyframe candidates, takes), the camera moves and the character names to choose from. `key`
+    names the version ("pid:vN") the browser keeps unsaved edits under; `saved_from`, the one a save came from (its
+    kept edits are done with)."""
     from storage.schema import CAMERA_MOVES
 
     media = media or {}
@@ -74,6 +79,8 @@ def board_json(
             "dirty": dirty,
             "open_takes": open_takes,
             "max_upload": max_upload,
+            "key": key,
+            "saved_from": saved_from,
             "scenes": [
                 {"scene_id": sc.scene_id, "title": sc.title, "music": sc.music, "shots": [shot(s) for s in sc.shots]}
                 for sc in board.scenes
@@ -136,6 +143,27 @@ def with_thumbs(value: str, thumbs: dict[str, str]) -> str:
             if not s.get("keyframe"):
                 s["thumb"] = thumbs.get(s["shot_id"], s.get("thumb", ""))
     return json.dumps(data)
+
+
+def scene_starts(board) -> list[tuple]:
+    """(scene, where it starts in seconds) in film order."""
+    out, t = [], 0.0
+    for sc in board.scenes:
+        out.append((sc, t))
+        t += sum(s.duration for s in sc.shots)
+    return out
+
+
+def scene_label(n: int, scene, start: float) -> str:
+    """'3. The storm · s021–s030 · 1:00–1:30': a scene in the picker, with its shots and its times."""
+
+    def clock(t: float) -> str:
+        return f"{int(t) // 60}:{int(t) % 60:02d}"
+
+    ids = [s.shot_id for s in scene.shots]
+    end = start + sum(s.duration for s in scene.shots)
+    shots = ids[0] if len(ids) == 1 else f"{ids[0]}–{ids[-1]}"
+    return f"{n}. {scene.title or 'Scene ' + str(n)} · {shots} · {clock(start)}–{clock(end)}"
 
 
 def film_options(
@@ -221,7 +249,7 @@ def build(ctx: Ctx) -> None:
     def thumbs_of(board) -> dict[str, str]:
         return {sid: media_url(studio.thumbnail(c.sha256)) for sid, c in studio.cached_shots(board).items()}
 
-    def editor_value(pid: str, number: int, open_takes: str | None = None) -> str:
+    def editor_value(pid: str, number: int, open_takes: str | None = None, saved_from: int | None = None) -> str:
         board = studio.version(pid, number).storyboard
         return board_json(
             board,
@@ -230,6 +258,8 @@ def build(ctx: Ctx) -> None:
             media=card_media(studio, pid, number),
             open_takes=open_takes,
             max_upload=MAX_UPLOAD_BYTES,
+            key=f"{pid}:v{number}",
+            saved_from=f"{pid}:v{saved_from}" if saved_from else "",
         )
 
     def stills_line() -> str:
@@ -294,7 +324,7 @@ def build(ctx: Ctx) -> None:
             return
         version = studio.version(pid, ver(v))
         b = version.storyboard
-        scenes = [(f"{i}. {sc.title or sc.scene_id}", sc.scene_id) for i, sc in enumerate(b.scenes, 1)]
+        scenes = [(scene_label(i, sc, start), sc.scene_id) for i, (sc, start) in enumerate(scene_starts(b), 1)]
         f = b.film
         job = next((j for j in map(lambda k: jobs.active(pid, k), BOARD_KINDS) if j is not None), None)
         yield (
@@ -327,9 +357,13 @@ def build(ctx: Ctx) -> None:
         board = studio.with_film_options(board, film_options(tc, ts, cf, bs, loud, music, effects, duck))
         board = type(board).model_validate(board.model_dump())
         if board == base.storyboard:
-            return gr.skip(), gr.skip(), f"Nothing changed since v{base.number}: no new version."
+            return (
+                gr.skip(),
+                editor_value(pid, base.number, saved_from=base.number),
+                (f"Nothing changed since v{base.number}: no new version."),
+            )
         nv, branched = studio.save_storyboard(pid, board, base.number, "storyboard edit")
-        return nv.number, editor_value(pid, nv.number), saved_message(nv, branched)
+        return nv.number, editor_value(pid, nv.number, saved_from=base.number), saved_message(nv, branched)
 
     @guard
     def play(pid, v, value, evt: gr.EventData):

@@ -103,7 +103,7 @@ def test_film_write_fails(home, monkeypatch):
         raise RuntimeError("ffmpeg failed (1): av_interleaved_write_frame(): No space left on device")
 
     monkeypatch.setattr(generation.assembly, "run_ffmpeg", full)
-    with pytest.raises(StudioError, match="could not assemble the film: .*No space left on device"):
+    with pytest.raises(StudioError, match="could not assemble the film: .*No space left on device.*free some space"):
         studio.render(pid)
     assert count(home, "renders") == 0 and count(home, "clips") == 3
     assert len([p for p in media_files(home) if p.suffix == ".mp4"]) == 3  # the clips, no film
@@ -112,6 +112,21 @@ def test_film_write_fails(home, monkeypatch):
     info = studio.render(pid)
     assert (info.rendered, info.reused) == (0, 3)
     assert_sound(home, pid)
+
+
+def test_film_write_fails_for_another_cause_does_not_blame_the_disk(home, monkeypatch):
+    """ffmpeg fails for another reason (a missing file): the error names it and does not ask to free space."""
+    studio = make_studio(home)
+    pid = studio.create_from_storyboard(board(2)).project_id
+
+    def missing(args, cwd=None, **_):
+        raise RuntimeError("ffmpeg failed (1): h/media/ab/x.mp4: No such file or directory")
+
+    monkeypatch.setattr(generation.assembly, "run_ffmpeg", missing)
+    with pytest.raises(StudioError) as exc:
+        studio.render(pid)
+    assert "No such file or directory" in str(exc.value) and "free some space" not in str(exc.value)
+    assert str(exc.value).endswith("Every clip is kept; run render again.")
 
 
 @pytest.fixture

@@ -108,24 +108,43 @@ def test_note_refine_accept_compare(client, board_file, studio):
     assert "data-version='1'" in graph and "node current' data-version='2'" in graph
 
 
-def test_timeline_export_opens_with_otio_and_carries_the_notes(client, board_file, studio):
+def test_handoff_zip_opens_with_otio_finds_its_media_and_carries_the_notes(client, board_file, studio, tmp_path):
+    """One zip an editor opens anywhere: the cut in three formats, the clips in media/, paths relative to the zip's
+    folder; critic markers come from the latest critique of the version each shot's clip comes from."""
+    import zipfile
+
     import opentimelineio as otio
 
     pid, v = create(client, board_file)
     client.predict(pid, v, api_name="/render")
     client.predict(pid, v, "Make the storm scarier", "s3", api_name="/add_note")
     client.predict(pid, v, api_name="/critique")
-    files = client.predict(pid, v, api_name="/export_timeline")
-    assert sorted(f.rsplit(".", 1)[1] for f in files) == ["edl", "fcpxml", "otio"]
     crit = studio.critiques(pid, v)
-    for f in files:
-        timeline = otio.adapters.read_from_file(f)
+    board = studio.version(pid, v).storyboard
+    board.scenes[0].shots[2].prompt = "A calm sea at noon"  # s3 changes: v1's critics never saw its new clip
+    v2 = studio.save_storyboard(pid, board, v, "s3 calmer")[0].number
+    client.predict(pid, v2, api_name="/render")  # v2 is not critiqued
+    files = client.predict(pid, v2, api_name="/export_timeline")
+    assert len(files) == 1 and files[0].endswith("-v2-for-an-editor.zip")
+    unpacked = tmp_path / "editor"
+    with zipfile.ZipFile(files[0]) as zf:
+        names = zf.namelist()
+        zf.extractall(unpacked)
+    assert sorted(n for n in names if not n.startswith("media/")) == ["cut.edl", "cut.fcpxml", "cut.otio"]
+    assert not any(str(studio.config.home) in (unpacked / n).read_text() for n in ("cut.otio", "cut.fcpxml"))
+    first = crit[0].persona_name.lower()
+    for name in ("cut.otio", "cut.edl", "cut.fcpxml"):
+        timeline = otio.adapters.read_from_file(str(unpacked / name))
         clips = list(timeline.find_clips())
         assert [c.name for c in clips] == ["s1", "s2", "s3"]
-        names = [m.name.lower() for c in clips for m in c.markers]
-        s3 = [m.name.lower() for m in clips[2].markers]
-        assert "note: make the storm scarier" in s3, (f, s3)
-        assert sum(n.startswith(crit[0].persona_name.lower()) for n in names) >= 1, (f, names)
+        if name != "cut.edl":  # an EDL names its clips' files, not their paths
+            for c in clips:
+                url = c.media_reference.target_url
+                assert not url.startswith(("file:", "/")) and (unpacked / url).is_file(), (name, url)
+        marks = {c.name: [m.name.lower() for m in c.markers] for c in clips}
+        critic_on = {sid for sid, ms in marks.items() if any(m.startswith(first) for m in ms)}
+        assert critic_on and "s3" not in critic_on, (name, marks)  # from v1's panel, only on clips it watched
+        assert any("(on v1)" in m for sid in critic_on for m in marks[sid]), (name, marks)
 
 
 def test_panel_and_custom_persona(client, board_file, studio):
