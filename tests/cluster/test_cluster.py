@@ -189,12 +189,14 @@ def test_a_critic_on_a_worker_is_stopped_mid_answer_and_its_progress_comes_back(
     from tests.agents.openai_server import FakeOpenAI, ok
     from tests.agents.test_critic import answer
 
-    cancel, events = CancelToken(), []
+    cancel, events, answering = CancelToken(), [], set()
 
     def progress(e):
         events.append(e)
         if isinstance(e, PanelProgress) and e.tokens >= 3:
-            cancel.cancel()  # Stop, while the critics on the worker are in the middle of their answers
+            answering.add(e.persona)
+        if len(answering) == 2:  # Stop, once both critics on the worker are in the middle of their answers (on a
+            cancel.cancel()  # loaded machine the second request can start late: a Stop before it would send none)
 
     # every answer stops after 20 tokens (progress is reported at most every 0.2 s) and holds its connection: only a
     # Stop that reaches the worker ends it
