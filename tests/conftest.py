@@ -139,3 +139,26 @@ def make_studio(tmp_path):
 @pytest.fixture
 def studio(make_studio):
     return make_studio()
+
+
+@pytest.fixture
+def chief(tmp_path):
+    """The CLI through click's CliRunner on a temp home: `chief("--json", "new", ...)` asserts exit 0 unless
+    `ok=False`; `env` adds variables (narration is off); `chief.home` is the data folder."""
+    from click.testing import CliRunner
+
+    from app.cli import main
+
+    home = tmp_path / "home"
+    runner = CliRunner()
+
+    def run(*args, ok=True, env=None):
+        res = runner.invoke(
+            main, ["--home", str(home), *args], env={"CHIEF_NARRATION": "0", **(env or {})}, catch_exceptions=False
+        )
+        if ok:
+            assert res.exit_code == 0, res.output + res.stderr
+        return res
+
+    run.home = home
+    return run

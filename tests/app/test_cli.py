@@ -15,21 +15,6 @@ from tests.conftest import tiny_board
 
 
 @pytest.fixture
-def chief(tmp_path):
-    home = tmp_path / "home"
-    runner = CliRunner()
-
-    def run(*args, ok=True):
-        res = runner.invoke(main, ["--home", str(home), *args], env={"CHIEF_NARRATION": "0"}, catch_exceptions=False)
-        if ok:
-            assert res.exit_code == 0, res.output + res.stderr
-        return res
-
-    run.home = home
-    return run
-
-
-@pytest.fixture
 def story_file(tmp_path):
     p = tmp_path / "story.yaml"
     p.write_text(dump_storyboard(tiny_board(4)))

@@ -15,22 +15,6 @@ from tests.conftest import tiny_board
 
 
 @pytest.fixture
-def chief(tmp_path):
-    home = tmp_path / "home"
-    runner = CliRunner()
-
-    def run(*args, ok=True, env=None):
-        res = runner.invoke(
-            main, ["--home", str(home), *args], env={"CHIEF_NARRATION": "0", **(env or {})}, catch_exceptions=False
-        )
-        if ok:
-            assert res.exit_code == 0, res.output + res.stderr
-        return res
-
-    return run
-
-
-@pytest.fixture
 def project(chief, tmp_path):
     story = tmp_path / "story.yaml"
     story.write_text(dump_storyboard(tiny_board(2)))

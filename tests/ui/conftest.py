@@ -118,3 +118,13 @@ def page(tmp_path):
             yield pg
         finally:
             browser.close()
+
+
+@pytest.fixture
+def errors(page):
+    """The page's script errors, asserted empty (and no traceback shown) when the test ends."""
+    seen: list[str] = []
+    page.on("pageerror", lambda e: seen.append(str(e)))
+    yield seen
+    assert not seen, seen
+    assert "Traceback" not in page.content()

@@ -27,15 +27,6 @@ def st(server):
     return Studio(load_config({"home": server.home, "narration": False, "agents": "offline"}, environ={}))
 
 
-@pytest.fixture
-def errors(page):
-    seen: list[str] = []
-    page.on("pageerror", lambda e: seen.append(str(e)))
-    yield seen
-    assert not seen, seen
-    assert "Traceback" not in page.content()
-
-
 def tiny(st, tmp_path, title: str, text: str = TINY_BOARD) -> str:
     p = tmp_path / f"{title}.yaml"
     p.write_text(text.replace("title: Tiny Lighthouse", f"title: {title}"))
