@@ -143,6 +143,14 @@ class RenderAudio(Strict):
     target: Literal["web", "ebu"]
     label: str = Field(description='what made it: "Piper voices, temp score, temp effects"')
 
+    def describe(self) -> str:
+        """One line for the CLI and the web app: what made the sound, what was made anew, what the mix measured."""
+        return (
+            f"{self.label}; lines voiced {self.lines_voiced}, reused {self.lines_reused}; cues made {self.cues_made}, "
+            f"reused {self.cues_reused}; {self.loudness_lufs:.1f} LUFS, true peak {self.true_peak_dbtp:.1f} dBTP, "
+            f"LRA {self.lra_lu:.1f} LU (target {self.target})"
+        )
+
 
 class RenderRecord(Strict):
     """A finished render of a version: its clips in film order, the assembled film and its sidecars."""

@@ -69,15 +69,7 @@ def render_text(r: Rendered, total: int | None = None) -> str:
         + (f"\nfrom earlier renders (changed since): {', '.join(earlier)}" if earlier else "")
         + (f"\nnot in this film yet (never rendered): {left} shot(s)" if left > 0 else "")
         + f"\nmade by: {r.label}"
-        + (f"\nsound: {_sound(r.audio)}" if r.audio else "\nsound: none (no line, narration, music or sounds)")
-    )
-
-
-def _sound(a) -> str:
-    return (
-        f"{a.label}; lines voiced {a.lines_voiced}, reused {a.lines_reused}; cues made {a.cues_made}, reused "
-        f"{a.cues_reused}; {a.loudness_lufs:.1f} LUFS, true peak {a.true_peak_dbtp:.1f} dBTP, LRA {a.lra_lu:.1f} LU "
-        f"(target {a.target})"
+        + (f"\nsound: {r.audio.describe()}" if r.audio else "\nsound: none (no line, narration, music or sounds)")
     )
 
 

@@ -32,9 +32,10 @@ def summary(info, number: int | None = None) -> str:  # a RenderRecord
     how = "stream copy, no re-encode" if info.stream_copied else "re-encoded once"
     earlier = sum(r.status == "earlier" for r in info.shots)
     older = f" · **{earlier}** from earlier renders (changed since)" if earlier else ""
+    sound = md(info.audio.describe()) if info.audio else "none (no line, narration, music or sounds)"
     return (
         f"**v{info.version}**: rendered **{info.rendered}**, reused **{info.reused}** of {total} shots "
-        f"in {info.seconds:.1f}s ({how}){older} · made by {md(info.label)}{shared}"
+        f"in {info.seconds:.1f}s ({how}){older} · made by {md(info.label)}{shared}  \n**sound**: {sound}"
     )
 
 

@@ -11,9 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import main
+from app.ui.render import summary as render_summary
 from generation.audio.loudness import measure
 from generation.audio.pcm import RATE, decode, rms_db
 from storage.files import dump_storyboard
+from storage.records import RenderRecord
 from storage.schema import Character, Line, Scene, Shot, Storyboard
 from tests.audio.test_voices import f0
 
@@ -69,6 +71,8 @@ def test_the_film_is_loud_enough_and_a_line_is_heard_over_the_ducked_music(chief
     print(f"mix: {a}")
     assert a["lines_voiced"] + a["lines_reused"] == 2 and a["cues_made"] + a["cues_reused"] == 1
     assert "Piper voices" in a["label"] and "temp score" in a["label"]
+    shown = render_summary(RenderRecord.model_validate({k: r[k] for k in RenderRecord.model_fields}))  # the web's
+    assert "**sound**: Piper voices" in shown and "temp score" in shown and f"{a['loudness_lufs']:.1f} LUFS" in shown
     film = measure(r["film"])  # the film's own AAC track, measured again
     print(f"film: {film}")
     assert abs(film.integrated_lufs - (-14.0)) <= 1.0 and film.true_peak_dbtp <= -1.0
