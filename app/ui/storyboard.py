@@ -315,7 +315,7 @@ def build(ctx: Ctx) -> None:
                 None,
                 gr.Dropdown(choices=[ALL_SCENES], value=ALL_SCENES),
                 "",
-                *[gr.skip()] * 9,
+                *[gr.skip()] * (len(opts) + 1),
                 "",
                 "",
                 gr.skip(),
@@ -347,7 +347,7 @@ def build(ctx: Ctx) -> None:
         )
         if job is not None:
             for prog, job_id, number, value, text, shot_clip in followed(pid, version.number, job):
-                yield value, gr.skip(), text, *[gr.skip()] * 5, prog, job_id, number, shot_clip
+                yield value, gr.skip(), text, *[gr.skip()] * (len(opts) + 1), prog, job_id, number, shot_clip
 
     @guard
     def save_board(pid, v, value, tc, ts, cf, bs, loud="web", music=-8.0, effects=-14.0, duck=True):

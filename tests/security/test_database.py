@@ -63,20 +63,28 @@ def test_an_empty_database_file_is_not_silently_started_again(home):
     assert db.stat().st_size == 0  # still the user's file, not a fresh database over it
 
 
+def read_only_user() -> int | None:
+    """Who runs a read-only-home check: this user, or as root user nobody (root writes anywhere). A checkout that
+    nobody cannot read (one inside a private temp folder) cannot run it as nobody: the test is skipped, saying so."""
+    if os.geteuid() != 0:
+        return None
+    user = 65534
+    probe = subprocess.run(
+        ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", sys.executable, "-c", "import app.cli"],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+    )
+    if probe.returncode != 0:
+        pytest.skip(f"as root this check runs as user nobody, who cannot run this checkout: {probe.stderr[-200:]}")
+    return user
+
+
 def test_a_read_only_home_says_so():
-    """The data folder cannot be written (as root, the command runs as user nobody: root writes anywhere).
-    The folder is made outside pytest's private temp folder, which nobody could not even enter."""
-    user = 65534 if os.geteuid() == 0 else None
-    if user is not None:
-        probe = subprocess.run(
-            ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", sys.executable, "-c", "import app.cli"],
-            cwd=ROOT,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-            capture_output=True,
-            text=True,
-        )
-        if probe.returncode != 0:
-            pytest.skip(f"as root this check runs as user nobody, who cannot run this checkout: {probe.stderr[-200:]}")
+    """The data folder cannot be written. The folder is made outside pytest's private temp folder, which user nobody
+    (see read_only_user) could not even enter."""
+    user = read_only_user()
     base = Path(tempfile.mkdtemp(prefix="chief-ro-"))
     try:
         base.chmod(0o755)
@@ -132,7 +140,7 @@ def test_serve_says_a_broken_database_in_one_line(home, kind):
 
 
 def test_serve_says_a_read_only_home_in_one_line():
-    user = 65534 if os.geteuid() == 0 else None
+    user = read_only_user()
     base = Path(tempfile.mkdtemp(prefix="chief-ro-"))
     try:
         base.chmod(0o755)

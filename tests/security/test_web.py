@@ -176,6 +176,8 @@ def test_agent_settings_cannot_be_changed_from_outside_the_page(make_studio, ser
 
 def test_a_new_endpoint_set_in_the_page_never_receives_the_old_key(make_studio, serve, board_file, page):
     """The key held for endpoint A is not sent to endpoint B entered in Settings without a key."""
+    from playwright.sync_api import expect
+
     from storage.files import load_storyboard
     from tests.agents.openai_server import FakeOpenAI, error
 
@@ -187,7 +189,9 @@ def test_a_new_endpoint_set_in_the_page_never_receives_the_old_key(make_studio, 
         page.goto(base + "/")
         page.get_by_role("tab", name="Settings").click()
         page.get_by_text("LLM agents").first.click()
-        page.locator("#llm_base_url textarea, #llm_base_url input").first.fill(b.base_url)
+        field = page.locator("#llm_base_url textarea, #llm_base_url input").first
+        expect(field).to_have_value("http://127.0.0.1:9/v1", timeout=60_000)  # the tab's settings have loaded:
+        field.fill(b.base_url)  # filled before that, a loaded machine's late load wrote the old endpoint back
         page.locator("#apply_llm_btn").click()
         page.wait_for_function("document.querySelector('#settings_message')?.innerText.includes('Applied')")
         assert "API key was dropped" in page.locator("#settings_message").inner_text()
