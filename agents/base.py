@@ -44,8 +44,63 @@ class SampledFrame:
 
 
 @dataclass(frozen=True)
+class HeardLine:
+    """A line as the film says it: who, what, how, and when (seconds on the film's timeline)."""
+
+    character: str  # "" unattributed
+    line: str
+    delivery: str
+    start: float
+    end: float
+    off_screen: bool  # the speaker is not among the shot's characters
+
+
+@dataclass(frozen=True)
+class SoundFacts:
+    """The film's mix measured over one shot's window (generation.audio.listen): measured, never estimated."""
+
+    loudness_lufs: float | None  # integrated loudness of the mix over the window (None: silent)
+    speech_to_music_db: float | None  # dialogue level minus music level while lines are spoken (None: no line/music)
+    longest_silence_s: float  # the longest stretch of the mix under the silence threshold
+    clipped: bool  # samples at full scale
+    words_per_s: float | None  # the lines' words over the time they are spoken (None: no line)
+
+
+@dataclass(frozen=True)
+class ShotSound:
+    """What is heard in one shot: its lines, the music and sounds playing (in words, as the storyboard gives
+    them, with what made them), and the mix's measured facts over the shot's window."""
+
+    shot_id: str
+    start: float  # the shot's window on the film's timeline
+    end: float
+    lines: tuple[HeardLine, ...] = ()
+    music: str = ""  # the scene's cue in words ("" no music)
+    music_label: str = ""  # what made it: "temp score", "uploaded track", a model's name
+    sounds: str = ""  # the shot's effects and ambience in words
+    facts: SoundFacts | None = None  # None: not measured (the render has no sound)
+
+
+@dataclass(frozen=True)
+class Hearing:
+    """What a critic hears of the watched shots: one ShotSound per shot in film order, the whole film's measured
+    loudness, each character's measured voice pitch, and the mix itself (for critics that take audio input)."""
+
+    shots: tuple[ShotSound, ...]
+    loudness_lufs: float | None = None  # the film's mix, integrated (ebur128)
+    true_peak_dbtp: float | None = None
+    target_lufs: float | None = None  # the loudness the mix was normalised to
+    label: str = ""  # what made the sound: "Piper voices, temp score, temp effects"
+    voice_pitch_hz: dict[str, float] = field(default_factory=dict)  # character -> median f0 of their lines
+    audio: str | None = None  # the film's mix as a WAV file, time 0 = the film's start (None: no sound)
+
+    def of(self, shot_id: str) -> ShotSound | None:
+        return next((s for s in self.shots if s.shot_id == shot_id), None)
+
+
+@dataclass(frozen=True)
 class FilmView:
-    """What a critic 'watches': the storyboard text and sampled frames per shot, in film order.
+    """What a critic 'watches' and hears: the storyboard text, sampled frames per shot and the sound, in film order.
 
     A scoped screening (a scene, a range of shots) holds only the watched shots in `storyboard`, `frames` and `clips`;
     `story` is then the whole storyboard, so a critic can know the story so far and the real timecodes."""
@@ -59,6 +114,7 @@ class FilmView:
     story: Storyboard | None = None  # the whole storyboard when this view is a part of it (None: it is the whole)
     frames_per_shot: int = 0  # frames each shot is meant to be seen with (0: as many as `frames` holds)
     join_clips: Callable[[list[str]], str] | None = None  # shot ids -> one clip file of them (video input)
+    hearing: Hearing | None = None  # what is heard in the watched shots (None: the film is silent or not heard)
 
     def frames_of(self, shot_id: str) -> list[SampledFrame]:
         return [f for f in self.frames if f.shot_id == shot_id]
