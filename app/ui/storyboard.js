@@ -6,9 +6,9 @@
 // Text is set with .value/.textContent only: nothing from the board becomes HTML.
 // Nothing lost: unsaved edits are kept in this browser (localStorage, per project and version: `board.key`) and come
 // back after a tab switch or a reload; the head names them ("3 unsaved changes"); ↶ Undo steps back through edits
-// (typing in one field within a second is one step), a deleted shot included. Long boards: find a shot by id or
-// words, scenes fold (with their shot range and times), and typing only touches its card (the board's JSON, the
-// draft and the counts follow when typing pauses).
+// (typing in one field within a second is one step), a deleted shot included, after a reload too (the steps are
+// kept with the draft). Long boards: find a shot by id or words, scenes fold (with their shot range and times), and
+// typing only touches its card (the board's JSON, the draft and the counts follow when typing pauses).
 let board = null;
 let lastJson = null;
 let dragged = null;
@@ -66,11 +66,26 @@ function changes() {
 function keepDraft(n) {
   if (!board?.key) return;
   try {
-    if (n) localStorage.setItem(DRAFT + board.key, JSON.stringify({ scenes: board.scenes, at: Date.now() }));
+    if (n) localStorage.setItem(DRAFT + board.key, JSON.stringify({ scenes: board.scenes, undo: keptUndo(), at: Date.now() }));
     else localStorage.removeItem(DRAFT + board.key);
   } catch (e) {
     note('This browser could not keep your unsaved edits (its storage is full or blocked): save soon.');
   }
+}
+
+// The Undo steps kept with the draft, so a reload can still step back one edit at a time: the newest first, up to
+// UNDO_KEPT steps and UNDO_BYTES characters (a 140-shot board is ~100 KB a step; localStorage holds ~5 MB a site).
+const UNDO_KEPT = 30;
+const UNDO_BYTES = 1500000;
+function keptUndo() {
+  const kept = [];
+  let size = 0;
+  for (let i = undo.length - 1; i >= 0 && kept.length < UNDO_KEPT; i -= 1) {
+    size += undo[i].length;
+    if (size > UNDO_BYTES) break;
+    kept.unshift(undo[i]);
+  }
+  return kept;
 }
 
 // Send the board (what Save and the card buttons send), keep the draft, count the changes.
@@ -658,7 +673,7 @@ function restore() {
   } catch (e) {
     draft = null;
   }
-  if (!Array.isArray(draft?.scenes)) return false;
+  if (!Array.isArray(draft?.scenes)) return null;
   const media = new Map(allShots().map((s) => [s.shot_id, s]));
   for (const sc of draft.scenes) {
     for (const s of sc.shots || []) {
@@ -669,7 +684,7 @@ function restore() {
     }
   }
   board.scenes = draft.scenes.filter((sc) => Array.isArray(sc.shots) && sc.shots.length);
-  return true;
+  return Array.isArray(draft.undo) ? draft.undo.filter((u) => typeof u === 'string') : [];
 }
 
 function load() {
@@ -691,8 +706,10 @@ function load() {
     base = baseOf(board);
     if (!same) undo = [];
   }
-  const back = !board.dirty && board.key && restore();
-  if (back && !same) undo.push(v);  // after a reload, Undo goes back to the saved version
+  const steps = !board.dirty && board.key ? restore() : null;
+  const back = steps !== null;
+  // after a reload, Undo steps back through the edits kept with the draft, the last step to the saved version
+  if (back && !same) undo = steps.length ? steps : [v];
   draw();
   if (back) {
     setTimeout(() => {

@@ -1,5 +1,6 @@
 """The first hour of a creator in a real Chromium against `chief serve`: no stale-version toast when opening another
-project; storyboard edits survive a tab switch and a reload, can be undone, a delete can be undone; a long board
+project; storyboard edits survive a tab switch and a reload, can be undone one at a time (after a reload too),
+leaving with unsaved edits asks first, a delete can be undone; a long board
 can jump to a shot and collapse its scenes (and how long a key takes to type there is printed, not asserted)."""
 
 from __future__ import annotations
@@ -171,14 +172,21 @@ def test_unsaved_edits_survive_a_tab_switch_and_a_reload_and_undo(server, st, pa
     undo.click()  # one edit at a time: the length first
     expect(page.locator("#card_s3 .duration input")).to_have_value("1")
     expect(dirty).to_contain_text("1 unsaved change")
+    card_prompt(page, "s1").fill("A lighthouse in fog")
+    expect(dirty).to_contain_text("2 unsaved changes", timeout=LONG)
     page.reload()
     expect(page.locator("#status_bar")).to_contain_text("Kept edits", timeout=LONG)
     page.get_by_role("tab", name="Storyboard", exact=True).click()
     expect(card_prompt(page, "s2")).to_have_value("A whale tail in silver water", timeout=LONG)
+    expect(card_prompt(page, "s1")).to_have_value("A lighthouse in fog")
     expect(page.locator("#card_s3 .duration input")).to_have_value("1")
-    expect(page.locator("#board .note")).to_contain_text("Your 1 unsaved change came back")
+    expect(page.locator("#board .note")).to_contain_text("Your 2 unsaved changes came back")
     page.screenshot(path=str(tmp_path / "restored.png"))
-    undo.click()  # after a reload: back to the saved version
+    undo.click()  # after a reload, still one edit at a time: the last prompt first
+    expect(card_prompt(page, "s1")).not_to_have_value("A lighthouse in fog")
+    expect(card_prompt(page, "s2")).to_have_value("A whale tail in silver water")
+    expect(dirty).to_contain_text("1 unsaved change")
+    undo.click()  # and then back to the saved version
     expect(card_prompt(page, "s2")).to_have_value("A whale tail in grey water")
     expect(dirty).to_have_text("Saved")
     expect(undo).to_be_disabled()
@@ -194,6 +202,34 @@ def test_unsaved_edits_survive_a_tab_switch_and_a_reload_and_undo(server, st, pa
     expect(card_prompt(page, "s1")).to_have_value("A lighthouse at dusk", timeout=LONG)
     expect(dirty).to_have_text("Saved")
     assert page.evaluate("Object.keys(localStorage).filter((k) => k.startsWith('chief_draft:'))") == []
+
+
+def test_leaving_with_unsaved_edits_asks_first(server, st, page, tmp_path, errors):
+    from playwright.sync_api import expect
+
+    pid = tiny(st, tmp_path, "Leaving")
+    open_project(page, server, pid, "Storyboard")
+    asked: list[str] = []
+
+    def answer(dialog):
+        asked.append(dialog.type)
+        dialog.dismiss()  # stay on the page
+
+    page.on("dialog", answer)
+    card_prompt(page, "s2").fill("A whale tail at dawn")
+    expect(page.locator("#board .dirty")).to_contain_text("1 unsaved change", timeout=LONG)
+    page.close(run_before_unload=True)
+    for _ in range(100):  # the dialog comes asynchronously
+        if asked:
+            break
+        page.wait_for_timeout(100)
+    assert asked == ["beforeunload"] and not page.is_closed()  # asked, and staying kept the page and its edit
+    expect(card_prompt(page, "s2")).to_have_value("A whale tail at dawn")
+    page.locator("#shots_save_btn").click()
+    expect(page.locator("#shots_message")).to_contain_text("Saved as v2", timeout=LONG)
+    page.close(run_before_unload=True)  # saved: nothing to ask about
+    page.wait_for_event("close", timeout=LONG)
+    assert asked == ["beforeunload"]
 
 
 def test_a_deleted_shot_can_be_undone(server, st, page, tmp_path, errors):
