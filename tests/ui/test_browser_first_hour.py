@@ -102,17 +102,21 @@ TYPE_KEYS = """async (sel) => {
   ta.focus();
   const times = [];
   const handler = [];
+  const work = [];
   for (let i = 0; i < 30; i++) {
     const t0 = performance.now();
     ta.value += 'x';
     ta.dispatchEvent(new InputEvent('input', { bubbles: true, data: 'x', inputType: 'insertText' }));
     handler.push(performance.now() - t0);
+    void document.body.offsetHeight;  // style and layout now, so their cost is counted
+    work.push(performance.now() - t0);
     await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
     times.push(performance.now() - t0);
   }
   times.sort((a, b) => a - b);
   handler.sort((a, b) => a - b);
-  return { median: times[15], worst: times[29], handler: handler[15] };
+  work.sort((a, b) => a - b);
+  return { median: times[15], worst: times[29], handler: handler[15], work: work[15], work_worst: work[29] };
 }"""
 
 
@@ -123,9 +127,10 @@ def test_long_board_jump_to_a_shot_collapse_scenes_and_typing_time(server, st, p
     open_project(page, server, pid, "Storyboard")
     expect(page.locator("#card_s140")).to_be_attached(timeout=LONG)
     ms = page.evaluate(TYPE_KEYS, "#card_s070 textarea")
-    print(
-        f"\n140-card board: {ms['median']:.1f} ms per key to the next frame (median of 30; worst {ms['worst']:.1f}"
-        f" ms), {ms['handler']:.2f} ms in the input handler"
+    print(  # the next frame comes with the display's refresh (16.7 ms at 60 Hz): the work is what a key costs
+        f"\n140-card board, per key (median of 30): {ms['work']:.2f} ms of work (handler, style and layout; worst"
+        f" {ms['work_worst']:.2f}), {ms['handler']:.2f} ms in the input handler, {ms['median']:.1f} ms to the next"
+        f" frame (worst {ms['worst']:.1f})"
     )
     expect(page.locator("#board .dirty")).to_contain_text("1 unsaved change", timeout=LONG)  # s070, typed into
     board = page.locator("#board .sb")
