@@ -338,31 +338,24 @@ class Studio:
         critic and creator notes as markers and the sound's stems as audio tracks."""
         from app.film import export_timeline
 
-        v, render = self._film_of(pid, ref)
-        return export_timeline(
-            render,
-            v.storyboard,
-            self.clip_path,
-            self._watched(pid, v, render),
-            self.notes(pid, v.number),
-            out_dir,
-            v.number,
-            stem_path=self._stem_path,
-        )
+        return export_timeline(**self._cut(pid, ref), out_dir=out_dir)
 
     def export_handoff(self, pid: str, ref: int | str | None, out: Path) -> Path:
         """The cut for an editor as one zip `out`: OTIO, EDL and FCPXML with the clips in media/, paths relative."""
         from app.film import handoff_zip
 
+        return handoff_zip(**self._cut(pid, ref), out=out)
+
+    def _cut(self, pid: str, ref: int | str | None) -> dict:
+        """What both hand-offs are made of: the version's latest film, its critics' and creator's notes, the media."""
         v, render = self._film_of(pid, ref)
-        return handoff_zip(
-            render,
-            v.storyboard,
-            self.clip_path,
-            self._watched(pid, v, render),
-            self.notes(pid, v.number),
-            out,
-            v.number,
+        return dict(
+            render=render,
+            board=v.storyboard,
+            clip_path=self.clip_path,
+            watched=self._watched(pid, v, render),
+            notes=self.notes(pid, v.number),
+            number=v.number,
             stem_path=self._stem_path,
         )
 
