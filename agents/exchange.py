@@ -3,7 +3,7 @@
 The request carries the output budget (shrunk to what the context leaves), streams under a Guard (progress,
 stall, cancel, deadline), waits for a slot of the endpoint's adaptive limit, and retries what a retry can fix
 (HTTP 429 as long as Retry-After says, 5xx, dropped connections; timeouts only to remote endpoints). What
-cannot succeed is raised at once as one line: refusals of images or of the request's size, the server's own
+cannot succeed is raised at once as one line: refusals of images, of sound or of the request's size, the server's own
 reason for anything else. A refused response_format is handed back (FormatRefused) for the caller's ladder.
 """
 
