@@ -359,3 +359,38 @@ def test_older_coverage_rows_load_and_say_nothing_of_hearing():
     old = Coverage.model_validate({"input": "frames", "shots": 3, "seen": 3, "frames_per_shot": 2})
     assert (old.hearing, old.heard, old.audio_seconds, old.audio_refused) == ("", 0, 0.0, False)
     assert "heard" not in old.line()
+
+
+def test_a_scoped_screening_hears_only_its_shots(tmp_path, config):
+    b = board(scenes=3, per_scene=4)
+    whole = film(tmp_path, b)
+    scene = Storyboard(**{**b.model_dump(), "scenes": [b.scenes[1].model_dump()]})
+    view = FilmView(
+        scene,
+        [f for f in whole.frames if f.shot_id in {s.shot_id for s in scene.shots()}],
+        story=b,
+        frames_per_shot=1,
+        hearing=whole.hearing,  # the whole film's hearing: the critic takes its watched shots' part
+    )
+    with FakeOpenAI(longform.responder) as server:
+        res = critic_on(server, config, critic_audio=True, max_audio_seconds=20).critique(
+            builtin_personas()["film_critic"], view
+        )
+    (body,) = server.requests
+    text = longform.user_text(body)
+    for shot in b.shots():
+        assert (transcript(whole, shot.shot_id)[0] in text) == (shot in scene.shots())
+    pcm, rate, _ = decode_wav(FakeOpenAI.image_parts_of(body, "input_audio")[0])
+    assert len(pcm) == 20 * rate and abs(float(np.median(pcm[200:1600])) - level(4)) < 0.01  # sh005 starts at 20 s
+    assert (res.coverage.heard, res.coverage.shots, res.coverage.audio_seconds) == (4, 4, 20.0)
+
+
+def test_the_sound_rubric_is_given_when_scores_have_sound():
+    from prompts import render
+
+    persona = builtin_personas()["film_critic"]
+    common = {"persona": persona, "tastes": "", "weights": ""}
+    with_sound = render("critic_system.j2", dimensions=[("pacing", "rhythm"), ("sound", "what you hear")], **common)
+    without = render("critic_system.j2", dimensions=[("pacing", "rhythm")], **common)
+    assert "For sound, judge what you hear" in with_sound and "- sound: what you hear" in with_sound
+    assert "For sound" not in without
