@@ -394,3 +394,18 @@ def test_the_sound_rubric_is_given_when_scores_have_sound():
     without = render("critic_system.j2", dimensions=[("pacing", "rhythm")], **common)
     assert "For sound, judge what you hear" in with_sound and "- sound: what you hear" in with_sound
     assert "For sound" not in without
+
+
+def test_the_cli_and_the_web_say_what_was_heard_and_how():
+    """Both show Coverage.line(): the CLI's critique lines and the web's critic cards (escaped)."""
+    from types import SimpleNamespace
+
+    from app.ui.scenes import coverage_html
+    from storage.schema import Scope
+
+    heard = Coverage(input="frames", shots=3, seen=3, frames_per_shot=2, hearing="audio", heard=3, audio_seconds=15.0)
+    assert "heard 3/3 shots: audio, 15 s + transcript and cue sheet" in coverage_html(
+        SimpleNamespace(coverage=heard, scope=Scope())
+    )
+    refused = heard.model_copy(update={"hearing": "text", "audio_seconds": 0.0, "audio_refused": True})
+    assert "heard 3/3 shots: transcript and cue sheet (the model refused audio)" in refused.line()
