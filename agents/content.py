@@ -1,4 +1,5 @@
-"""Message content parts (images as JPEG data URLs, videos as MP4 data URLs) and what they cost in tokens."""
+"""Message content parts (images as JPEG data URLs, videos as MP4 data URLs, sound as base64 WAV `input_audio`)
+and what they cost in tokens."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import functools
 import io
 import math
 import os
+import struct
+import subprocess
+import wave
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -40,6 +44,75 @@ def video_part(path: str) -> dict[str, Any]:
     return {"type": "video_url", "video_url": {"url": f"data:video/mp4;base64,{data}"}}
 
 
+AUDIO_RATE = 16000  # Hz, mono 16-bit: what speech models take (Whisper-style encoders resample to it anyway)
+AUDIO_TOKENS_PER_SECOND = 25  # Qwen2-Audio/Qwen2.5-Omni: one token per 40 ms; GPT-4o audio counts fewer
+
+
+def audio_part(path: str, start: float, end: float) -> dict[str, Any]:
+    """An `input_audio` content part (OpenAI's format): `path`'s sound from `start` to `end` seconds, cut and
+    resampled to 16 kHz mono by the bundled ffmpeg, as a base64 WAV. Raises OSError when it cannot be cut."""
+    st = os.stat(path)
+    data = _wav_base64(str(path), st.st_mtime_ns, st.st_size, round(start, 3), round(end - start, 3))
+    return {"type": "input_audio", "input_audio": {"data": data, "format": "wav"}}
+
+
+@functools.lru_cache(maxsize=32)
+def _wav_base64(path: str, _mtime_ns: int, _size: int, start: float, seconds: float) -> str:
+    """Cut once per window: every critic of a panel hears the same part (at most 32 windows kept)."""
+    import imageio_ffmpeg
+
+    cmd = [
+        imageio_ffmpeg.get_ffmpeg_exe(),
+        "-hide_banner",
+        "-nostdin",
+        "-loglevel",
+        "error",
+        "-ss",
+        f"{start:.3f}",
+        "-t",
+        f"{seconds:.3f}",
+        "-i",
+        path,
+        "-vn",
+        "-ac",
+        "1",
+        "-ar",
+        str(AUDIO_RATE),
+        "-f",
+        "s16le",
+        "pipe:1",
+    ]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        raise OSError(f"cutting {seconds:g} s of sound from {Path(path).name} took over 120 s") from None
+    if proc.returncode != 0:
+        tail = " | ".join(proc.stderr.decode(errors="replace").strip().splitlines()[-2:])
+        raise OSError(f"could not cut the sound of {Path(path).name}: {tail}")
+    pcm = proc.stdout[: int(round(seconds * AUDIO_RATE)) * 2]  # ffmpeg may round the cut up by a sample
+    buf = io.BytesIO()
+    with wave.open(buf, "wb") as w:  # a real header (ffmpeg writing WAV to a pipe leaves its sizes unknown)
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(AUDIO_RATE)
+        w.writeframes(pcm)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def audio_seconds(part: dict[str, Any]) -> float:
+    """How long an `input_audio` part's sound is: a WAV's data over its byte rate (read from its header); an MP3
+    counted at 32 kbit/s, as long as it could be."""
+    audio = part.get("input_audio") or {}
+    data = str(audio.get("data") or "")
+    size = len(data) * 3 // 4 - data[-2:].count("=")
+    if audio.get("format") == "wav":
+        head = base64.b64decode(data[:64] + "=" * (-len(data[:64]) % 4))
+        if len(head) >= 44 and head[:4] == b"RIFF" and head[8:12] == b"WAVE":
+            byte_rate = struct.unpack("<I", head[28:32])[0]
+            return max(0, size - 44) / byte_rate if byte_rate else 0.0
+    return size / 4000
+
+
 def subsample(items: Sequence[R], k: int) -> list[R]:
     """At most `k` items, evenly spread, first and last kept."""
     n = len(items)
@@ -50,13 +123,18 @@ def subsample(items: Sequence[R], k: int) -> list[R]:
     return [items[round(i * (n - 1) / (k - 1))] for i in range(k)]
 
 
+def parts_of(messages: list[dict], kind: str) -> list[dict]:
+    """The content parts of `kind` ("image_url", "video_url", "input_audio") the messages carry."""
+    return [p for m in messages if isinstance(m.get("content"), list) for p in m["content"] if p.get("type") == kind]
+
+
 def count_parts(messages: list[dict], kind: str) -> int:
-    """How many content parts of `kind` ("image_url", "video_url") the messages carry."""
-    return sum(1 for m in messages if isinstance(m.get("content"), list) for p in m["content"] if p.get("type") == kind)
+    return len(parts_of(messages, kind))
 
 
 def estimate_tokens(messages: list[dict], *, image_tokens: int = 85, video_tokens: int = 2048) -> int:
-    """Prompt tokens, roughly: text characters / 4, 4 per message, and a fixed cost per image and per video."""
+    """Prompt tokens, roughly: text characters / 4, 4 per message, a fixed cost per image and per video, and
+    AUDIO_TOKENS_PER_SECOND for each second of sound."""
     chars = 0
     for m in messages:
         content = m.get("content")
@@ -69,4 +147,5 @@ def estimate_tokens(messages: list[dict], *, image_tokens: int = 85, video_token
         + 4 * len(messages)
         + image_tokens * count_parts(messages, "image_url")
         + video_tokens * count_parts(messages, "video_url")
+        + math.ceil(AUDIO_TOKENS_PER_SECOND * sum(audio_seconds(p) for p in parts_of(messages, "input_audio")))
     )

@@ -7,6 +7,11 @@ shot notes of every part are kept. Limits are met by asking for less: an answer 
 its part; a request the endpoint refuses as too large (images, context) gets one smaller retry, then one line that
 names the setting. A model that takes no images is noticed at its first refusal (the endpoint memory keeps it) and
 the critic then reads the storyboard and a measured description of each shot's frames, labelled text-only.
+
+Every part says what is heard in its shots (the transcript, the cue sheet, the mix measured over each shot). With
+`critic_audio` each part also carries its window of the film's mix as `input_audio`; a model that refuses it is
+noticed at its first refusal (remembered like images), that part is asked again without it, and no later part or
+critic sends audio to that model again. The coverage says what was heard and how.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from collections.abc import Sequence
 from pydantic import Field
 
 from agents.base import AgentError, AnswerTooLong, FilmView, RequestTooLarge, Result
-from agents.content import image_part, video_part
+from agents.content import audio_part, image_part, video_part
 from agents.json_answer import Closed as _Closed
 from agents.llm import LLMClient, Progress
 from agents.llm_config import env_name
@@ -29,7 +34,9 @@ from agents.watch import (
     Input,
     Limits,
     Part,
+    audio_window,
     frames_by_shot,
+    heard_texts,
     part_text,
     plan_parts,
     split,
@@ -130,6 +137,7 @@ class LLMCritic:
         self.client = client
         self.model = model or client.config.critic_model
         self.video, self.video_seconds = video, video_seconds
+        self.audio = client.config.critic_audio
         self._images: int | None = None  # images per request the endpoint refused more than (learned this process)
         self._lock = threading.Lock()
         self._descriptions: dict[tuple, dict[str, str]] = {}
@@ -140,10 +148,25 @@ class LLMCritic:
         return self.client.memory.get(self.model).get("images") is False
 
     @property
+    def audio_refused(self) -> bool:
+        """Audio input is on and the model refused it (now or before: the endpoint memory keeps it)."""
+        return self.audio and self.client.memory.get(self.model).get("audio") is False
+
+    @property
+    def hears_audio(self) -> bool:
+        """Parts carry their sound as `input_audio`."""
+        return self.audio and not self.audio_refused
+
+    @property
     def mode(self) -> str:
+        hearing = " (hears the sound)" if self.hears_audio else ""
+        if self.audio_refused:
+            hearing = " (the model refuses audio: transcript and cue sheet only)"
         if self.text_only:
-            return f"llm:{self.model} (text-only: storyboard and frame descriptions, the model takes no images)"
-        return f"llm:{self.model}" + (" (video)" if self.video else "")
+            return (
+                f"llm:{self.model} (text-only: storyboard and frame descriptions, the model takes no images){hearing}"
+            )
+        return f"llm:{self.model}" + (" (video)" if self.video else "") + hearing
 
     def critique(self, persona: Persona, film: FilmView, ctx: RunContext | None = None) -> Result[Critique]:
         watch = _Watch(self, persona, film, ctx or RunContext())
@@ -218,29 +241,34 @@ class _Watch:
         self.deadline = critic.client.deadline(ctx)  # this critic's whole watch: every part, retry and repair
         self.usage: list[Usage] = []
         self.frames = frames_by_shot(film)
+        self.heard = heard_texts(film)
+        self.audio_seconds = 0.0  # of the mix sent with the parts that were answered
+        self.audio_refused = False  # the model refused audio during this watch
 
     def run(self, mode: Input) -> Result[Critique]:
         c, film = self.c, self.film
         limits = c.limits(mode)
+        if c.hears_audio and film.hearing is not None and film.hearing.audio:
+            limits.audio_seconds = c.client.config.max_audio_seconds
         system = c.system(self.persona)
         descriptions = c.descriptions(film) if mode == "text" else None
-        base = c.client.estimate_tokens(
-            [
-                system,
-                {
-                    "role": "user",
-                    "content": part_text(film, self.persona, Part([0]), 1, 1, Carried(), mode, True, descriptions),
-                },
-            ]
+        first = part_text(
+            film, self.persona, Part([0]), 1, 1, Carried(), mode, True, descriptions, self.heard, c.hears_audio
         )
+        base = c.client.estimate_tokens([system, {"role": "user", "content": first}])
+        self.audio_seconds = 0.0
         parts = plan_parts(film, mode, limits, base, REFERENCES_PER_CHARACTER)
         carried, shrunk, i = Carried(), set(), 0
         final_out: CritiqueOut | None = None
         while i < len(parts):
             part, final = parts[i], i == len(parts) - 1
+            window = audio_window(film, part, limits.audio_seconds) if c.hears_audio else None
             messages = [
                 system,
-                {"role": "user", "content": self.content(part, i + 1, len(parts), carried, mode, final, descriptions)},
+                {
+                    "role": "user",
+                    "content": self.content(part, i + 1, len(parts), carried, mode, final, descriptions, window),
+                },
             ]
             self.emit(chunk=i + 1, chunks=len(parts), status="watching")
             try:
@@ -265,6 +293,21 @@ class _Watch:
                 parts = parts[:i] + plan_parts(film, mode, limits, base, REFERENCES_PER_CHARACTER, start=part.shots[0])
                 self.emit(chunk=i + 1, chunks=len(parts), status="smaller", note=f"refused as too large: {e.limit}")
                 continue
+            except AgentError:
+                if window is None or not c.audio_refused:
+                    raise
+                # the model refused the sound (the endpoint memory now says so): this part again, as words only;
+                # no later part or critic sends audio to this model again
+                log.warning(
+                    "critic %s (%s): the model takes no audio; hearing the transcript and cue sheet from now on",
+                    self.persona.id,
+                    c.model,
+                )
+                self.audio_refused = True
+                self.emit(chunk=i + 1, chunks=len(parts), status="watching", note="the model refuses audio: as text")
+                continue
+            if window is not None:
+                self.audio_seconds += window[1] - window[0]
             if isinstance(out, CritiqueOut):  # the final part's answer (asked as CritiqueOut)
                 final_out = out
             else:
@@ -354,13 +397,31 @@ class _Watch:
         mode: Input,
         final: bool,
         descriptions: dict[str, str] | None,
+        window: tuple[float, float] | None = None,
     ) -> str | list[dict]:
-        """The user message of one part: its text, then each shot's picture (or the part's clip), then references."""
+        """The user message of one part: its text, then its sound (`window` of the film's mix, when the critic hears
+        audio), then each shot's picture (or the part's clip), then references."""
         cfg, film = self.c.client.config, self.film
-        text = part_text(film, self.persona, part, n, parts, carried, mode, final, descriptions)
+        text = part_text(
+            film, self.persona, part, n, parts, carried, mode, final, descriptions, self.heard, window is not None
+        )
         content: list[dict] = [{"type": "text", "text": text}]
         shots = film.storyboard.shots()
         spans = {s.shot_id: (a, b) for s, a, b in film.whole.timeline()}
+        if window is not None and film.hearing is not None and film.hearing.audio:
+            ids = [shots[i].shot_id for i in part.shots]
+            a, b = window
+            try:
+                sound = audio_part(film.hearing.audio, a, b)
+            except OSError as e:
+                raise AgentError(f"{self.role} ({self.c.model}): could not cut the film's sound: {e}") from None
+            content += [
+                {
+                    "type": "text",
+                    "text": f"[sound of shots {ids[0]}-{ids[-1]} · {timecode(a)}-{timecode(b)} · {b - a:.1f} s]",
+                },
+                sound,
+            ]
         try:
             if mode == "frames":
                 for i in part.shots:
@@ -424,7 +485,14 @@ class _Watch:
                 unseen.append(Unseen(shot_id=s.shot_id, why="no clip"))
             if mode == "text" and s.shot_id not in (descriptions or {}):
                 unseen.append(Unseen(shot_id=s.shot_id, why="its frames could not be described"))
+        hearing = self.film.hearing
+        heard = sum(1 for s in shots if hearing is not None and hearing.of(s.shot_id) is not None)
+        how = "none" if hearing is None else "audio" if self.audio_seconds > 0 else "text"
         return Coverage(
+            hearing=how,
+            heard=heard,
+            audio_seconds=round(self.audio_seconds, 3),
+            audio_refused=self.audio_refused or self.c.audio_refused,
             input=mode,
             shots=len(shots),
             seen=len(shots) - len(unseen),

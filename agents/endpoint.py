@@ -2,9 +2,10 @@
 many requests it takes at once, and how large its context is.
 
 - `server_reason` / `classify`: a refusal is recognised by what the server says (llama-cpp-python answers an
-  unsupported `response_format` with HTTP 500; text-only models answer image parts with 400 or 500), not only by
-  its status code.
-- `EndpointMemory`: the accepted response_format rung and whether a model takes images, per endpoint and model,
+  unsupported `response_format` with HTTP 500; text-only models answer image parts with 400 or 500, models without
+  audio input answer `input_audio` parts likewise), not only by its status code.
+- `EndpointMemory`: the accepted response_format rung and whether a model takes images and audio, per endpoint and
+  model,
   in a small JSON file (written atomically; ignored and then replaced when the endpoint URL differs).
 - `AdaptiveLimit`: requests in flight per endpoint, halved on HTTP 429 and raised again one step at a time.
 - `Traffic`: the requests to one endpoint in this process, and the endpoint's one-at-a-time switch (a server that
@@ -33,6 +34,7 @@ log = logging.getLogger(__name__)
 Kind = Literal[
     "rate",
     "images_unsupported",
+    "audio_unsupported",
     "list_content",
     "too_many_images",
     "context",
@@ -116,7 +118,7 @@ def server_reason(err: BaseException, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-_LIST_CONTENT = 'can only concatenate str (not "list") to str'
+LIST_CONTENT = 'can only concatenate str (not "list") to str'
 _IMAGES_UNSUPPORTED = (
     "image input is not supported",
     "does not support image",
@@ -127,8 +129,19 @@ _IMAGES_UNSUPPORTED = (
     "multimodal is not supported",
     "does not support multimodal",
     "image inputs are not supported",
-    _LIST_CONTENT,
+    LIST_CONTENT,
 )  # the last: llama-cpp-python without a vision chat handler (its chat templates add strings)
+_AUDIO_UNSUPPORTED = (
+    "audio input is not supported",  # llama.cpp's llama-server without an audio projector
+    "does not support audio",
+    "audio is not supported",
+    "audio inputs are not supported",
+    "expected to be either text or image_url",  # OpenAI, a model without audio input
+    "input_audio is not supported",
+    "unsupported content type: input_audio",
+    "unknown part type: input_audio",
+)
+_NO_AUDIO = re.compile(r"at most 0 audio\(s\)")  # vLLM: a model with no audio modality
 _TOO_MANY_IMAGES = re.compile(r"at most (\d+) image\(s\)|too many images|only (\d+) images? (?:are|is) allowed")
 _CONTEXT = (
     "maximum context length",
@@ -149,12 +162,18 @@ _CONTEXT = (
 _FORMAT = ("response_format", "json_schema", "json_object", "structured output", "response format")
 
 
-def classify(err: BaseException, *, has_images: bool) -> tuple[Kind, int | None]:
-    """What an error means for the request that caused it, and (for too many images) the server's limit."""
+def classify(err: BaseException, *, has_images: bool, has_audio: bool = False) -> tuple[Kind, int | None]:
+    """What an error means for the request that caused it, and (for too many images) the server's limit.
+
+    A request with sound is refused for its sound when the server says so in words it is known to use, or answers
+    HTTP 400 naming audio (after the image and context refusals, which may name it in passing), or (with no image
+    in the request) refuses content parts at all."""
     status = getattr(err, "status_code", None)
     text = f"{server_reason(err, 2000)} {getattr(err, 'body', '')}".lower()
     if status == 429:
         return "rate", None
+    if has_audio and (any(p in text for p in _AUDIO_UNSUPPORTED) or _NO_AUDIO.search(text)):
+        return "audio_unsupported", 0
     if has_images:
         m = _TOO_MANY_IMAGES.search(text)
         if m:
@@ -162,10 +181,12 @@ def classify(err: BaseException, *, has_images: bool) -> tuple[Kind, int | None]
             return ("images_unsupported", 0) if n == 0 else ("too_many_images", n)
         if any(p in text for p in _IMAGES_UNSUPPORTED):
             return "images_unsupported", 0
-    elif _LIST_CONTENT in text:  # content parts without any image: the server takes only a string
-        return "list_content", None
+    elif LIST_CONTENT in text:  # content parts without any image: the server takes only a string
+        return ("audio_unsupported", 0) if has_audio else ("list_content", None)
     if any(p in text for p in _CONTEXT):
         return "context", None
+    if has_audio and status == 400 and ("audio" in text):
+        return "audio_unsupported", 0
     if status is not None and any(p in text for p in _FORMAT):
         return "format", None
     if status is not None and "stream_options" in text:
@@ -205,7 +226,8 @@ class EndpointMemory:
     """Facts learned from one endpoint, per model, kept in a JSON file when a path is given.
 
     {"version": 1, "endpoint": "<public url>", "models": {"<model>": {"response_format": "json_object",
-    "images": false, "images_reason": "...", "stream_options": true, "updated": 1700000000}}}
+    "images": false, "images_reason": "...", "audio": false, "audio_reason": "...", "stream_options": true,
+    "updated": 1700000000}}}
     """
 
     VERSION = 1

@@ -3,7 +3,7 @@
 The request carries the output budget (shrunk to what the context leaves), streams under a Guard (progress,
 stall, cancel, deadline), waits for a slot of the endpoint's adaptive limit, and retries what a retry can fix
 (HTTP 429 as long as Retry-After says, 5xx, dropped connections; timeouts only to remote endpoints). What
-cannot succeed is raised at once as one line: refusals of images or of the request's size, the server's own
+cannot succeed is raised at once as one line: refusals of images, of sound or of the request's size, the server's own
 reason for anything else. A refused response_format is handed back (FormatRefused) for the caller's ladder.
 """
 
@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 from agents.base import AgentError, Cancelled, RequestTooLarge
 from agents.content import count_parts, estimate_tokens
 from agents.endpoint import (
+    LIST_CONTENT,
     EndpointMemory,
     classify,
     discover_context,
@@ -207,6 +208,15 @@ class Exchange:
         messages = plain_text(messages)
         images = count_parts(messages, "image_url")
         media = images + count_parts(messages, "video_url")
+        audio = count_parts(messages, "input_audio")
+        if audio and facts.get("audio") is False:
+            raise AgentError(
+                self.line(
+                    call,
+                    f"this model does not take audio (the server said: {facts.get('audio_reason', '?')})",
+                    self._audio_hint(call),
+                )
+            )
         if images and facts.get("images") is False:
             raise AgentError(
                 self.line(
@@ -240,7 +250,7 @@ class Exchange:
                 kwargs["stream_options"] = {"include_usage": True}
         attempt = 0
         while True:
-            outcome = self._attempt(call, kwargs, media > 0)
+            outcome = self._attempt(call, kwargs, media > 0, audio > 0)
             if isinstance(outcome, Answer):
                 return outcome
             if outcome is None:  # changed the request (stream_options refused, an empty stream): send it again at once
@@ -310,7 +320,9 @@ class Exchange:
             return room
         return call.max_tokens
 
-    def _attempt(self, call: Call, kwargs: dict, has_images: bool) -> Answer | tuple[str, float | None] | None:
+    def _attempt(
+        self, call: Call, kwargs: dict, has_images: bool, has_audio: bool = False
+    ) -> Answer | tuple[str, float | None] | None:
         """Send once. The answer; or (what failed, Retry-After) when a retry may help; or None to re-send now."""
         import openai
 
@@ -356,7 +368,7 @@ class Exchange:
             ) from None
         except openai.APIError as e:
             call.usage.append(Usage(calls=1, seconds=round(time.monotonic() - t0, 3)))
-            return self._failed(call, e, kwargs, has_images, epoch)
+            return self._failed(call, e, kwargs, has_images, epoch, has_audio)
         finally:
             self.traffic.end()
             if turn:
@@ -431,16 +443,21 @@ class Exchange:
         return what, None
 
     def _failed(
-        self, call: Call, e: Exception, kwargs: dict, has_images: bool, epoch: int | None
+        self, call: Call, e: Exception, kwargs: dict, has_images: bool, epoch: int | None, has_audio: bool = False
     ) -> tuple[str, float | None] | None:
         import openai
 
         if isinstance(e, openai.APITimeoutError):  # httpx's backstop fired before the Guard did
             return self._interrupted(call, "timeout")
-        kind, limit = classify(e, has_images=has_images)
+        kind, limit = classify(e, has_images=has_images, has_audio=has_audio)
         reason = self.scrub(server_reason(e))
         status = getattr(e, "status_code", None)
         http = f"HTTP {status}: " if status else ""
+        if has_audio and LIST_CONTENT in reason:  # a server that takes no content parts takes no sound either
+            self.memory.remember(call.model, audio=False, audio_reason=reason[:200])
+        if kind == "audio_unsupported":  # remembered: never sent again to this model, never retried
+            self.memory.remember(call.model, audio=False, audio_reason=reason[:200])
+            raise AgentError(self.line(call, f"this model does not take audio: {http}{reason}", self._audio_hint(call)))
         if kind == "format" and "response_format" in kwargs:
             raise FormatRefused(reason)
         if kind == "stream_options" and "stream_options" in kwargs:
@@ -502,6 +519,14 @@ class Exchange:
             else ""
         )
         return f"set {where} to a vision model{memo}"
+
+    def _audio_hint(self, call: Call) -> str:
+        memo = (
+            f" (remembered in {self.config.state_path}; delete it if the server now takes audio)"
+            if self.config.state_path
+            else ""
+        )
+        return f"unset {env_name('critic_audio')}, or use a model that takes audio{memo}"
 
     def _status_hint(self, call: Call, status: int | None) -> str:
         if status in (401, 403):

@@ -28,6 +28,8 @@ SETTING_ENV = {
     "stall_seconds": "CHIEF_LLM_STALL_SECONDS",
     "action_timeout": "CHIEF_LLM_ACTION_TIMEOUT",
     "max_answer_chars": "CHIEF_LLM_MAX_ANSWER_CHARS",
+    "critic_audio": "CHIEF_LLM_CRITIC_AUDIO",
+    "max_audio_seconds": "CHIEF_LLM_AUDIO_SECONDS",
     **{f"{r}_model": f"CHIEF_{r.upper()}_MODEL" for r in ROLES},
     **{f"{r}_max_tokens": f"CHIEF_{r.upper()}_MAX_TOKENS" for r in ROLES},
 }
@@ -111,6 +113,14 @@ class LLMConfig(BaseModel):
         default=8, ge=1, description="frames one critic request carries; at most max_images_per_request"
     )
     max_image_side: int = Field(default=512, ge=32)
+    critic_audio: bool = Field(
+        default=False,
+        description="critics also hear each part's sound as `input_audio` (16 kHz mono WAV); a model that refuses "
+        "it hears the transcript and cue sheet only (remembered per endpoint and model)",
+    )
+    max_audio_seconds: float = Field(
+        default=30.0, gt=0, le=300, description="seconds of audio one request carries (32 kB of WAV a second)"
+    )
     max_answer_chars: int = Field(
         default=MAX_ANSWER_CHARS,
         ge=1000,

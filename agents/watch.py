@@ -6,6 +6,10 @@ Parts are sized to the endpoint: images per request (each shot is one picture: i
 in order, so a request carries more shots than frames), context tokens, and the answer budget (a note per shot).
 In video input a part is one clip of its shots (FilmView.join_clips) under a length bound; in text input (a model
 that takes no images) each shot is its storyboard line plus a description of its frames.
+
+Every part also says what is heard in its shots (FilmView.hearing): each shot's transcript, cue sheet and measured
+mix as text (`heard_texts`, counted in the part's tokens), and, for a critic that hears audio, the part's own
+window of the film's mix (`audio_window`), which bounds the part's length like a clip does.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Literal
 
-from agents.base import FilmView, SampledFrame
+from agents.base import FilmView, Hearing, SampledFrame
+from agents.content import AUDIO_TOKENS_PER_SECOND
 from prompts import render
 from storage.schema import Persona, Shot, ShotNote
 
@@ -44,6 +49,7 @@ class Limits:
     answer: int  # answer tokens
     image_tokens: int  # what one picture costs
     video_seconds: float = 30.0
+    audio_seconds: float = 0.0  # the sound one request carries (0: no audio input)
 
 
 def timecode(seconds: float) -> str:
@@ -64,6 +70,7 @@ def plan_parts(
     A part always holds at least one shot: a request that is still too large is the endpoint's to refuse, and the
     caller's to split."""
     shots = film.storyboard.shots()
+    heard = heard_texts(film)
     refs = (
         {name: min(len(paths), refs_per_character) for name, paths in film.references.items()} if mode != "text" else {}
     )
@@ -75,6 +82,9 @@ def plan_parts(
         shown.update(new)
         pics = (1 if mode == "frames" and film.frames_of(shot.shot_id) else 0) + sum(refs[c] for c in new)
         tokens = math.ceil(len(shot_line(shot)) / 4) + 40 + pics * limits.image_tokens + (60 if mode == "text" else 0)
+        tokens += math.ceil(len(heard.get(shot.shot_id, "")) / 4)
+        if limits.audio_seconds:  # its sound, at most the part's bound
+            tokens += math.ceil(min(shot.duration, limits.audio_seconds) * AUDIO_TOKENS_PER_SECOND) + 30
         costs.append(((pics, tokens, shot.duration), new))
 
     def fits(indexes: list[int]) -> bool:
@@ -84,6 +94,7 @@ def plan_parts(
             and tokens <= room
             and len(indexes) <= max_notes
             and (mode != "video" or seconds <= limits.video_seconds)
+            and (not limits.audio_seconds or seconds <= limits.audio_seconds)
         )
 
     parts: list[list[int]] = [[]]
@@ -148,6 +159,51 @@ def _tiled(stamps: tuple, max_side: int) -> tuple[str, str]:
     return base64.b64encode(buf.getvalue()).decode("ascii"), reading_order(cols, rows)
 
 
+# ---------------------------------------------------------------- what is heard
+
+
+def heard_texts(film: FilmView) -> dict[str, str]:
+    """Each watched shot's sound in words (critic_heard.j2): its lines with their times, the cue and what made it,
+    the sounds, the mix measured over the shot. Shots the hearing does not cover are left out."""
+    hearing = film.hearing
+    if hearing is None:
+        return {}
+    ids = {s.shot_id for s in film.storyboard.shots()}
+    return {
+        ss.shot_id: render("critic_heard.j2", ss=ss, f=ss.facts, tc=timecode)
+        for ss in hearing.shots
+        if ss.shot_id in ids
+    }
+
+
+def audio_window(film: FilmView, part: Part, seconds: float) -> tuple[float, float] | None:
+    """The part's window of the film's mix (seconds from the film's start), at most `seconds` long; None when there
+    is no mix to cut or the hearing covers none of the part's shots."""
+    hearing = film.hearing
+    if hearing is None or not hearing.audio or seconds <= 0:
+        return None
+    shots = film.storyboard.shots()
+    spans = [(ss.start, ss.end) for i in part.shots if (ss := hearing.of(shots[i].shot_id)) is not None]
+    if not spans:
+        return None
+    start = min(a for a, _ in spans)
+    end = min(max(b for _, b in spans), start + seconds)
+    return (start, end) if end > start else None
+
+
+def voices(hearing: Hearing) -> tuple[list[tuple[str, float]], list[tuple[str, str, float]]]:
+    """The characters' measured median pitches, and the pairs within 2 semitones of each other (voices a listener
+    may not tell apart by pitch), with the distance in semitones."""
+    pitches = sorted((n, hz) for n, hz in hearing.voice_pitch_hz.items() if hz > 0)
+    close = [
+        (a, b, abs(12 * math.log2(ha / hb)))
+        for i, (a, ha) in enumerate(pitches)
+        for b, hb in pitches[i + 1 :]
+        if abs(12 * math.log2(ha / hb)) < 2
+    ]
+    return pitches, close
+
+
 @dataclass
 class Carried:
     """What a viewer remembers from the parts watched so far."""
@@ -169,8 +225,11 @@ def part_text(
     mode: Input,
     final: bool,
     descriptions: dict[str, str] | None = None,
+    heard: dict[str, str] | None = None,
+    audio: bool = False,
 ) -> str:
-    """The text of one request: the film and the story so far, what the viewer remembers, this part's shots."""
+    """The text of one request: the film and the story so far, what the viewer remembers, this part's shots and what
+    is heard in them (`heard`: heard_texts; `audio`: the part's sound follows as audio)."""
     whole = film.whole
     starts = {s.shot_id: (a, b) for s, a, b in whole.timeline()}
     shots = film.storyboard.shots()
@@ -187,6 +246,8 @@ def part_text(
                 break
             before.append(sc)
     label = film.renderer_label
+    hearing = film.hearing
+    pitches, close = voices(hearing) if hearing is not None else ([], [])
     return render(
         "critic_watch.j2",
         film=film,
@@ -206,6 +267,11 @@ def part_text(
         renderer_label=label,
         is_previz=any(w in label.lower() for w in ("animatic", "previz", "preview")),
         intent=film.intent,
+        hearing=hearing,
+        heard=heard if heard is not None else heard_texts(film),
+        pitches=pitches,
+        alike=close,
+        audio=audio,
     )
 
 

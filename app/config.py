@@ -304,6 +304,24 @@ class Config(BaseSettings):
     llm_video_seconds: float = Field(
         30.0, gt=0, le=600, description=("With `llm_critic_video`: the longest clip one critic request carries.")
     )
+    llm_critic_audio: bool = Field(
+        False,
+        description=(
+            "Critics also hear each part of the film: its sound goes with the request as `input_audio` (16 kHz mono "
+            "WAV, base64; GPT-4o audio, Qwen2.5-Omni/Qwen3-Omni behind vLLM take it). Every critic already gets each "
+            "shot's transcript, cue sheet and measured mix as text; a model that refuses audio falls back to that, "
+            "once, remembered per endpoint and model."
+        ),
+    )
+    llm_audio_seconds: float = Field(
+        30.0,
+        gt=0,
+        le=300,
+        description=(
+            "With `llm_critic_audio`: the longest sound one critic request carries (32 kB of WAV a second, 43 kB in "
+            "base64); parts are sized to it."
+        ),
+    )
     max_shots: int = _limit("max_shots")
     max_film_minutes: float = _limit("max_film_minutes")
     max_shot_seconds: float = _limit("max_shot_seconds")
@@ -455,6 +473,8 @@ LLM_SETTINGS: dict[str, str] = {
     "image_tokens": "llm_image_tokens",
     "image_detail": "image_detail",
     "max_answer_chars": "llm_max_answer_chars",
+    "critic_audio": "llm_critic_audio",
+    "max_audio_seconds": "llm_audio_seconds",
 }
 
 

@@ -709,9 +709,31 @@ class Coverage(Strict):
     completion_tokens: int = Field(default=0, ge=0)
     unseen: list[Unseen] = Field(default_factory=list, description="shots not seen as meant, and why")
     stopped_at: str | None = Field(default=None, description="the shot where they would have stopped watching")
+    hearing: Literal["", "none", "text", "audio"] = Field(
+        default="",
+        description='how the critic heard the film: "text" the transcript, cue sheet and measured mix of each shot; '
+        '"audio" the mix itself as well; "none" the film had no sound; "" not recorded (older critiques)',
+    )
+    heard: int = Field(default=0, ge=0, description="shots in scope whose sound the critic was given")
+    audio_seconds: float = Field(default=0.0, ge=0, description="seconds of the film's mix sent as audio input")
+    audio_refused: bool = Field(default=False, description="audio was to be sent and the model refused it")
+
+    def hearing_line(self) -> str:
+        """'heard 12/12 shots: audio, 60 s + transcript and cue sheet' ("" when not recorded)."""
+        if self.hearing == "none":
+            return "heard nothing: the film has no sound"
+        if not self.hearing:
+            return ""
+        how = "transcript and cue sheet"
+        if self.hearing == "audio":
+            how = f"audio, {self.audio_seconds:.0f} s + {how}"
+        elif self.audio_refused:
+            how += " (the model refused audio)"
+        return f"heard {self.heard}/{self.shots} shots: {how}"
 
     def line(self) -> str:
-        """'watched 120/120 shots · 3 frames each · 15 chunks · 41,200 tokens' (what the UI and CLI show)."""
+        """'watched 120/120 shots · 3 frames each · heard 120/120 shots: transcript and cue sheet · 15 chunks ·
+        41,200 tokens' (what the UI and CLI show)."""
         how = {
             "frames": f"{self.frames_per_shot} frames each",
             "video": "as video clips",
@@ -719,6 +741,8 @@ class Coverage(Strict):
             "offline": "measured offline",
         }[self.input]
         parts = [f"{'read' if self.input == 'text' else 'watched'} {self.seen}/{self.shots} shots", how]
+        if self.hearing_line():
+            parts.append(self.hearing_line())
         if self.input != "offline":
             parts.append(f"{self.chunks} chunk{'s' if self.chunks != 1 else ''}")
             parts.append(f"{self.prompt_tokens + self.completion_tokens:,} tokens")

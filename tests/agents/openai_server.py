@@ -17,7 +17,12 @@ It enforces limits the way real endpoints do, each off unless a test sets it:
   llama-cpp-python's "can only concatenate str (not "list") to str" (its chat templates add strings);
 - `interrupt_requests`: one request at a time, and a running stream ends (`data: [DONE]`, no finish_reason)
   as soon as another request (any path, GET /v1/models too) is waiting, as llama-cpp-python's default does;
-- `stream_as_json`: a streamed request is answered with one `application/json` chat.completion body.
+- `stream_as_json`: a streamed request is answered with one `application/json` chat.completion body;
+- `input_audio` parts are always checked (format "wav" or "mp3", valid base64, a WAV's RIFF header or an MP3's
+  frame sync): a malformed one → HTTP 400; `audio_refused`: audio parts refused with a server's message
+  (`AUDIO_REFUSALS`); `max_audio_seconds` / `max_audio_bytes`: more sound in one request → HTTP 400. Sound counts
+  25 prompt tokens a second (Qwen2-Audio's encoder: one token per 40 ms).
+Every refusal sent is kept in `refusals` (status, message), so a test can assert that none was needed.
 `stream: true` requests get SSE (`data: {chunk}` lines, a usage chunk when asked, `data: [DONE]`); a reply
 can pace its tokens (`token_delay`), stop producing them (`stall_after`) or die mid-answer (`drop_after`). `slots=1` makes it answer one
 request at a time, like a llama.cpp server with one slot; `ignore_disconnect` keeps "generating" an answer
@@ -27,11 +32,15 @@ whose client has gone (as llama-cpp-python does for a non-streamed request). GET
 
 from __future__ import annotations
 
+import base64
+import binascii
 import contextlib
+import io
 import json
 import math
 import threading
 import time
+import wave
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -51,6 +60,48 @@ IMAGE_REFUSALS = {  # what text-only servers answer to an image part: (status, m
     "vllm": (400, "At most 0 image(s) may be provided in one prompt."),
     "lm-studio": (400, "Model does not support images. Please use a model that does."),
 }
+
+AUDIO_REFUSALS = {  # what servers answer to an input_audio part when the model takes no sound: (status, message)
+    "openai": (400, "Invalid 'messages[1]'. Content blocks are expected to be either text or image_url type."),
+    "vllm": (400, "At most 0 audio(s) may be provided in one prompt."),
+    "llama-server": (
+        500,
+        "audio input is not supported - hint: if this is unexpected, you may need to provide the mmproj",
+    ),
+}
+AUDIO_TOKENS_PER_SECOND = 25
+
+
+def audio_facts(part: dict) -> tuple[float, int]:
+    """(seconds, bytes) of an `input_audio` part; ValueError with the reason when it is malformed."""
+    audio = part.get("input_audio")
+    if not isinstance(audio, dict) or set(audio) != {"data", "format"}:
+        raise ValueError("input_audio must be an object with 'data' and 'format'")
+    if audio["format"] not in ("wav", "mp3"):
+        raise ValueError(f"input_audio.format must be 'wav' or 'mp3', not {audio['format']!r}")
+    try:
+        raw = base64.b64decode(str(audio["data"]), validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError("input_audio.data is not valid base64") from None
+    if audio["format"] == "mp3":
+        if not (raw[:3] == b"ID3" or (len(raw) > 1 and raw[0] == 0xFF and raw[1] & 0xE0 == 0xE0)):
+            raise ValueError("input_audio.data is not an MP3 stream")
+        return len(raw) / 4000, len(raw)  # counted at 32 kbit/s
+    try:
+        with wave.open(io.BytesIO(raw)) as w:
+            return w.getnframes() / w.getframerate(), len(raw)
+    except (wave.Error, EOFError, ZeroDivisionError) as e:
+        raise ValueError(f"input_audio.data is not a WAV file ({e})") from None
+
+
+def decode_wav(part: dict):
+    """An `input_audio` WAV part as (samples as float32 in [-1, 1], sample rate, channels)."""
+    import numpy as np
+
+    with wave.open(io.BytesIO(base64.b64decode(part["input_audio"]["data"]))) as w:
+        assert w.getsampwidth() == 2
+        pcm = np.frombuffer(w.readframes(w.getnframes()), "<i2").astype(np.float32) / 32768
+        return pcm, w.getframerate(), w.getnchannels()
 
 
 def tokens(text: str) -> int:
@@ -151,6 +202,10 @@ class FakeOpenAI:
         self.list_content_refused = False
         self.interrupt_requests = False
         self.stream_as_json = False
+        self.audio_refused: str | None = None  # a key of AUDIO_REFUSALS
+        self.max_audio_seconds: float | None = None
+        self.max_audio_bytes: int | None = None
+        self.refusals: list[tuple[int, str]] = []  # every error reply sent: (status, message)
         self.interrupted = 0  # streams cut because another request arrived (interrupt_requests)
         self.waiting = 0  # requests arrived and waiting for the model (interrupt_requests)
         self.slots: int | None = None
@@ -225,7 +280,22 @@ class FakeOpenAI:
         return refusal
 
     def _content_refusal(self, body: dict) -> Reply | None:
-        """Refusals that depend on what the messages carry (images, length)."""
+        """Refusals that depend on what the messages carry (images, sound, length)."""
+        sounds = self.image_parts_of(body, "input_audio")
+        seconds, size = 0.0, 0
+        for part in sounds:
+            try:
+                s, n = audio_facts(part)
+            except ValueError as e:
+                return error(400, f"Invalid audio content: {e}", param="messages")
+            seconds, size = seconds + s, size + n
+        if sounds and self.audio_refused:
+            status, message = AUDIO_REFUSALS[self.audio_refused]
+            return error(status, message, "server_error" if status >= 500 else "invalid_request_error")
+        if sounds and self.max_audio_seconds is not None and seconds > self.max_audio_seconds + 1e-6:
+            return error(400, f"The audio in this request is {seconds:.2f} s; at most {self.max_audio_seconds} s.")
+        if sounds and self.max_audio_bytes is not None and size > self.max_audio_bytes:
+            return error(400, f"The audio in this request is {size} bytes; at most {self.max_audio_bytes} bytes.")
         images = len(self.image_parts_of(body))
         if images and self.images_refused:
             status, message = IMAGE_REFUSALS[self.images_refused]
@@ -329,6 +399,9 @@ class FakeOpenAI:
                         fake.waiting -= 1
                 try:
                     reply = fake._enforce(body) or fake._cap(body, fake._next(body))
+                    if reply.status != 200:
+                        with fake._lock:
+                            fake.refusals.append((reply.status, json.dumps(reply.body)[:300]))
                     if reply.delay:
                         fake._stop.wait(reply.delay)
                     if reply.status == 200 and body.get("stream") and reply.body and fake.stream_as_json:
@@ -487,13 +560,17 @@ class FakeOpenAI:
     def video_parts(self, i: int = -1) -> list[dict]:
         return self.image_parts_of(self.requests[i], "video_url")
 
+    def audio_parts(self, i: int = -1) -> list[dict]:
+        return self.image_parts_of(self.requests[i], "input_audio")
+
     def max_tokens(self, i: int = -1) -> int | None:
         body = self.requests[i]
         return body.get("max_tokens", body.get("max_completion_tokens"))
 
     @staticmethod
     def prompt_tokens(body: dict) -> int:
-        """≈ 4 characters a token, 85 per image, 4 per message (what a tokenizer would say, roughly)."""
+        """≈ 4 characters a token, 85 per image, 25 a second of sound, 4 per message (what a tokenizer would say,
+        roughly)."""
         text = 0
         for m in body.get("messages", []):
             c = m.get("content")
@@ -502,4 +579,10 @@ class FakeOpenAI:
                 if isinstance(c, str)
                 else sum(len(p.get("text", "")) for p in c or [] if p.get("type") == "text")
             )
-        return math.ceil(text / 4) + 4 * len(body.get("messages", [])) + 85 * len(FakeOpenAI.image_parts_of(body))
+        sound = sum(audio_facts(p)[0] for p in FakeOpenAI.image_parts_of(body, "input_audio"))
+        return (
+            math.ceil(text / 4)
+            + 4 * len(body.get("messages", []))
+            + 85 * len(FakeOpenAI.image_parts_of(body))
+            + math.ceil(AUDIO_TOKENS_PER_SECOND * sound)
+        )
