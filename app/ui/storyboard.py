@@ -167,7 +167,16 @@ def scene_label(n: int, scene, start: float) -> str:
 
 
 def film_options(
-    title_card, title_seconds, crossfade, burn, loudness="web", music_level=-8.0, effects_level=-14.0, ducking=True
+    title_card,
+    title_seconds,
+    crossfade,
+    burn,
+    loudness="web",
+    music_level=-8.0,
+    effects_level=-14.0,
+    ducking=True,
+    captions="sdh",
+    described=False,
 ) -> dict:
     """The film options the board's controls set (checked by the Studio)."""
     return {
@@ -179,6 +188,8 @@ def film_options(
         "music_level": float(music_level),
         "effects_level": float(effects_level),
         "ducking": bool(ducking),
+        "captions": captions,
+        "audio_description": bool(described),
     }
 
 
@@ -239,6 +250,16 @@ def build(ctx: Ctx) -> None:
                 gr.Markdown(
                     "Sound: voices, the temp score and temp effects are mixed again; clips are reused.",
                     elem_classes="hint",
+                )
+                captions = gr.Radio(
+                    [("SDH: speakers, [sounds] and [music]", "sdh"), ("plain: the lines", "plain")],
+                    value="sdh",
+                    label="Captions",
+                    elem_id="opt_captions",
+                )
+                described = gr.Checkbox(
+                    label="Audio description: a second audio track with each shot's description voiced between lines",
+                    elem_id="opt_described",
                 )
     board_outs = [progress, job_box, ctx.version, editor, message, clip]
     skips = (gr.skip(),) * 4
@@ -339,6 +360,8 @@ def build(ctx: Ctx) -> None:
             f.music_level,
             f.effects_level,
             f.ducking,
+            f.captions,
+            f.audio_description,
             stills_line(),
             progress_html(job),
             job.id if job else "",
@@ -350,11 +373,15 @@ def build(ctx: Ctx) -> None:
                 yield value, gr.skip(), text, *[gr.skip()] * (len(opts) + 1), prog, job_id, number, shot_clip
 
     @guard
-    def save_board(pid, v, value, tc, ts, cf, bs, loud="web", music=-8.0, effects=-14.0, duck=True):
+    def save_board(
+        pid, v, value, tc, ts, cf, bs, loud="web", music=-8.0, effects=-14.0, duck=True, caps="sdh", described=False
+    ):
         pid = need_project(pid)
         base = studio.version(pid, ver(v))
         board = json_to_board(base.storyboard, value)
-        board = studio.with_film_options(board, film_options(tc, ts, cf, bs, loud, music, effects, duck))
+        board = studio.with_film_options(
+            board, film_options(tc, ts, cf, bs, loud, music, effects, duck, caps, described)
+        )
         board = type(board).model_validate(board.model_dump())
         if board == base.storyboard:
             return (
@@ -494,7 +521,18 @@ def build(ctx: Ctx) -> None:
             jobs.stop(job)
         return progress_html(job)
 
-    opts = [title_card, title_seconds, crossfade, burn, loudness, music_level, effects_level, ducking]
+    opts = [
+        title_card,
+        title_seconds,
+        crossfade,
+        burn,
+        loudness,
+        music_level,
+        effects_level,
+        ducking,
+        captions,
+        described,
+    ]
     ctx.tabs["storyboard"].select(
         load,
         [ctx.pid, ctx.version],
