@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from generation.audio.pcm import RATE, decode, rms_db
-from generation.video_io import ffmpeg_exe
+from generation.video_io import ffmpeg_exe, read_frames
 from storage.files import dump_storyboard, load_storyboard
 from storage.schema import Character, FilmOptions, Line, Scene, Shot, Storyboard
 
@@ -66,8 +66,8 @@ def access_board(long_description: bool = False) -> Storyboard:
             ),
         ],
         fps=8,
-        width=64,
-        height=36,
+        width=160,
+        height=90,
         film=FilmOptions(music_level=-14),
     )
 
@@ -119,7 +119,21 @@ def test_sdh_captions_name_the_off_screen_speaker_and_carry_the_sounds(chief, tm
         assert stop[0] == pytest.approx(16.0, abs=0.01) and stop[1] <= 20.0
     assert [(round(a, 3), round(b, 3)) for a, b, _ in srt] == [(round(a, 3), round(b, 3)) for a, b, _ in vtt]
 
-    chief("film", pid, "--captions", "plain")  # the plain subtitles: the off-screen speaker named, no tags
+    chief("film", pid, "--burn-subtitles")  # burned in when asked: the SDH captions drawn on the picture
+    burned = json.loads(chief("render", pid, "--json").stdout)
+    assert burned["rendered"] == 0 and not burned["stream_copied"]
+    (drawn, fps), (clean, _) = read_frames(burned["film"]), read_frames(r["film"])
+
+    def changed(t: float) -> int:  # pixels the burn-in changed
+        i = round(t * fps)
+        return int((np.abs(drawn[i].astype(int) - clean[i].astype(int)).max(axis=2) > 60).sum())
+
+    print(
+        f"burned-in pixels: {changed(1.0)} at 1 s (tags and a line), {changed(17.0)} at 17 s ([music stops]), "
+        f"{changed(19.5)} at 19.5 s (no caption)"
+    )
+    assert changed(1.0) > 20 and changed(17.0) > 20 and changed(19.5) == 0
+    chief("film", pid, "--no-burn-subtitles", "--captions", "plain")  # plain: the off-screen speaker named, no tags
     plain = json.loads(chief("render", pid, "--json").stdout)
     assert plain["rendered"] == 0
     texts = [t for _, _, t in cues(plain["files"]["srt"], vtt=False)]
