@@ -1,6 +1,6 @@
 """Storyboard screen: scenes of shot cards you can see (the approved keyframe, else the clip's thumbnail; prompt,
 length, camera, characters, narration, lines (speaker, line, delivery; a line too long for its shot flagged),
-sounds, lock and continuity; each scene's music cue on its header), edited in place and dragged to reorder; per-shot
+sounds, description, lock and continuity; each scene's music cue on its header), edited in place and dragged to reorder; per-shot
 actions (play the clip, render just that shot); the image-first workflow on each card (draw, re-roll, upload, pick
 or clear its keyframe; render takes, watch them side by side with the panel's votes, use one); keyframes for the
 whole board or the chosen scene and the panel's keyframe screening; the film options. Saving makes a new version,
@@ -34,6 +34,7 @@ SHOT_FIELDS = (
     "narration",
     "dialogue",
     "sounds",
+    "description",
     "characters",
     "locked",
     "continuity",

@@ -1,6 +1,6 @@
 """The captions and audio-description film options (issue 24 items 5, 6) are the same from `chief film` and from the
 web app's film options (the storyboard screen's save handler, through the Gradio API): the same version, shown
-back by the storyboard's loader."""
+back by the storyboard's loader. A shot's description is edited on its card (Chromium)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from app.cli import main
 from tests.conftest import tiny_board
+from tests.ui.test_browser import server, st  # noqa: F401  (the served app and its studio, shared fixtures)
 from tests.ui.test_use_cases import _studio
 
 
@@ -37,3 +38,25 @@ def test_captions_and_the_described_track_are_the_same_from_the_cli_and_the_web(
     assert (b.film.captions, b.film.audio_description) == ("plain", True)
     assert a == b
     assert client.predict(web_pid, 2, api_name="/load_storyboard")[11:13] == ("plain", True)
+
+
+def test_the_storyboard_card_edits_a_shots_description(server, st, page, tmp_path, errors):
+    """The card's description field: shown, edited, saved in a new version (the web twin of `chief edit
+    description=`); what the card does not show of the shot is kept."""
+    from playwright.sync_api import expect
+
+    from tests.ui.test_browser import LINES_BOARD, LONG, load, open_project
+
+    p = tmp_path / "lines.yaml"
+    p.write_text(LINES_BOARD.replace("sounds: gulls}", "sounds: gulls, description: The keeper at the lamp.}"))
+    pid = st.create_from_storyboard(load(p)).project_id
+    open_project(page, server, pid, "Storyboard")
+    field = page.locator("#card_s1 .description textarea")
+    expect(field).to_have_value("The keeper at the lamp.", timeout=LONG)
+    expect(page.locator("#card_s2 .description textarea")).to_have_value("")
+    field.fill("The keeper <b>lights</b> the lamp.")
+    page.locator("#shots_save_btn").click()
+    expect(page.locator("#shots_message")).to_contain_text("Saved as v2", timeout=LONG)
+    board = st.version(pid, 2).storyboard
+    assert board.shot("s1").description == "The keeper <b>lights</b> the lamp."  # text, never HTML
+    assert board.shot("s1").sounds == "gulls" and board.shot("s2").description == ""
