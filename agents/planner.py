@@ -357,6 +357,7 @@ def to_storyboard(out: PlanOut, seconds: float) -> Storyboard:
                     narration=shot.narration,
                     dialogue=lines_of(shot),
                     sounds=shot.sounds,
+                    description=shot.description,
                     characters=[c for c in dict.fromkeys(shot.characters) if c in names],
                 )
             )

@@ -53,6 +53,11 @@ class ShotOut(Closed):
     narration: str = Field(max_length=2000)
     dialogue: list[LineOut] = Field(max_length=12, description="the lines said in the shot, in order; [] for none")
     sounds: str = Field(max_length=1000, description='effects and ambience heard, in words, or ""')
+    description: str = Field(
+        default="",
+        max_length=500,
+        description="what is seen, in one short sentence, for viewers who cannot see: said between the lines",
+    )
     characters: list[str]
 
 
@@ -265,6 +270,7 @@ def storyboard_from(story: StoryOut, budgets: list[float], scene_shots: list[lis
                     narration=shot.narration,
                     dialogue=lines_of(shot),
                     sounds=shot.sounds,
+                    description=shot.description,
                     characters=[c for c in dict.fromkeys(shot.characters) if c in names],
                 )
             )

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from app.context import Context
 from app.errors import StudioError
+from generation.audio.loudness import Loudness
 from generation.base import CancelToken
 from storage.records import RenderAudio
 from storage.schema import CharacterVoice, Shot, Storyboard
@@ -46,6 +47,36 @@ class FilmSound:
     path: Path  # the mix (48 kHz mono WAV), as long as the film
     summary: RenderAudio
     stems: dict[str, Path]  # dialogue, music, effects: levelled (the music ducked), before normalisation
+
+
+DESCRIPTION_DUCK_DB = -12.0  # the mix under a description (it is said in a gap between lines: music and effects)
+SPEECH_FLOOR_DB = -50.0  # a 20-ms frame of the dialogue stem above this is speech
+
+
+@dataclass(frozen=True)
+class Described:
+    """The described track: the mix with the descriptions said between the lines."""
+
+    path: Path  # 48 kHz mono WAV, as long as the film
+    placed: list[tuple[str, float, float]]  # (shot id, start, end) of each description said, on the film's timeline
+    flagged: list[str]  # the descriptions that fit no gap between their shot's lines (left out), one sentence each
+    voiced: int  # descriptions voiced now
+    reused: int  # descriptions the cache held
+    loudness: Loudness  # the described track as ebur128 measured it
+
+
+def _spoken_spans(samples, rate: int, frame: float = 0.02) -> list[tuple[float, float]]:
+    """(start, end) in seconds of every run of 20-ms frames above SPEECH_FLOOR_DB: where the dialogue stem speaks."""
+    import numpy as np
+
+    size = max(1, round(frame * rate))
+    m = len(samples) // size
+    if m == 0:
+        return []
+    power = np.mean(np.square(samples[: m * size].reshape(m, size), dtype=np.float64), axis=1)
+    loud = np.concatenate([[False], power > 10 ** (SPEECH_FLOOR_DB / 10), [False]])
+    edges = np.flatnonzero(np.diff(loud.astype(np.int8)))
+    return [(a * frame, b * frame) for a, b in zip(edges[::2], edges[1::2])]
 
 
 def _voice(v: CharacterVoice):
@@ -303,3 +334,78 @@ class Audio:
         sound = make()
         write_wav(path, sound.samples, sound.rate)
         return path, True
+
+    # ------------------------------------------------------------------ the described track
+    def described_track(
+        self,
+        board: Storyboard,
+        shots: list[Shot],
+        starts: list[float],
+        ends: list[float],
+        total: float,
+        sound: FilmSound | None,
+        scratch: Path,
+        cancel: CancelToken,
+    ) -> Described:
+        """The film's second audio track for viewers who cannot see (WCAG 2.2 SC 1.2.5): the mix with each shot's
+        description voiced by the narrator (cached like lines) in a gap between the lines of its shot, the mix
+        ducked DESCRIPTION_DUCK_DB under it. Where lines are said is measured on the dialogue stem (narration
+        included); a description that does not fit any gap of its shot (DESCRIPTION_MARGIN from a line, its ramps
+        inside the gap) is left out and flagged, never said over a line. `sound`: the film's mix (None: silence)."""
+        import numpy as np
+
+        from generation.audio.loudness import TARGETS, measure
+        from generation.audio.pcm import RATE, read_wav, resample, rms_db, write_wav
+        from storage.schema import DESCRIPTION_RAMP, fit_gap
+
+        n = round(total * RATE)
+        main = np.zeros(n, np.float32)
+        speech: list[tuple[float, float]] = []
+        if sound is not None:
+            samples, rate = read_wav(sound.path)
+            main[: min(n, len(samples))] = resample(samples, rate, RATE)[:n]
+            dialogue, rate = read_wav(sound.stems["dialogue"])
+            speech = _spoken_spans(resample(dialogue, rate, RATE), RATE)
+        spoken_main = np.concatenate([main[round(a * RATE) : round(b * RATE)] for a, b in speech] or [main[:0]])
+        level = rms_db(spoken_main) if len(spoken_main) else TARGETS[board.film.loudness].lufs - 4.0
+        ceiling = 10 ** ((TARGETS[board.film.loudness].true_peak - AAC_HEADROOM) / 20)
+        voices, gain = np.zeros(n, np.float32), np.ones(n, np.float32)
+        duck, ramp = np.float32(10 ** (DESCRIPTION_DUCK_DB / 20)), round(DESCRIPTION_RAMP * RATE)
+        busy = list(speech)
+        placed: list[tuple[str, float, float]] = []
+        flagged: list[str] = []
+        voiced = reused = 0
+        for shot, start, end in zip(shots, starts, ends, strict=True):
+            if not shot.description:
+                continue
+            cancel.raise_if_cancelled()
+            said = self._speak(shot.description, CharacterVoice(), "", cancel)
+            voiced, reused = voiced + said.made, reused + (not said.made)
+            at, room = fit_gap(start, end, busy, said.seconds)
+            if at is None:
+                flagged.append(
+                    f"shot {shot.shot_id} description: takes {said.seconds:.1f} s to say; the longest gap between its "
+                    f"lines holds {room:.1f} s (left out of the described track)"
+                )
+                continue
+            samples, rate = read_wav(said.path)
+            voice = resample(samples, rate, RATE)
+            words = [voice[round(a * RATE) : round(b * RATE)] for a, b in _spoken_spans(voice, RATE)]
+            if words:  # as loud as the film's own lines, where each speaks
+                voice = voice * np.float32(10 ** ((level - rms_db(np.concatenate(words))) / 20))
+            i = round(at * RATE)
+            voice = voice[: max(0, n - i)]
+            j, k = max(0, i - ramp), min(n, i + len(voice) + ramp)
+            envelope = np.full(k - j, duck, np.float32)
+            envelope[: i - j] = np.linspace(1.0, duck, i - j, endpoint=False)
+            if (tail := k - i - len(voice)) > 0:
+                envelope[-tail:] = np.linspace(duck, 1.0, tail)
+            gain[j:k] = np.minimum(gain[j:k], envelope)
+            under = float(np.max(np.abs(main[i : i + len(voice)] * gain[i : i + len(voice)]), initial=0.0))
+            if (peak := float(np.max(np.abs(voice), initial=0.0))) + under > ceiling:  # turned down, never clipped
+                voice = voice * np.float32(max(0.0, ceiling - under) / peak)
+            voices[i : i + len(voice)] += voice
+            busy.append((at, at + said.seconds))
+            placed.append((shot.shot_id, round(at, 3), round(at + said.seconds, 3)))
+        path = write_wav(scratch / "described.wav", main * gain + voices, RATE)
+        return Described(path, placed, flagged, voiced, reused, measure(path, cancel))

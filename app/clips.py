@@ -97,7 +97,7 @@ class Clips:
     def film_signature(self, board: Storyboard) -> str:
         """A hash of everything that decides a version's film and its sidecars: each shot's request (the
         composed prompt, seed, size, ...), its spoken words (the narration, its lines with their speakers and
-        delivery), its sounds, its scene's music cue, the characters' voices, the film options (levels and the
+        delivery), its sounds, its scene's music cue, its description (with the described track), the characters' voices, the film options (levels and the
         loudness target included), and the title when a title card shows it. Versions with the same signature
         have the same film. None of the sound is in a clip key: a changed line renders no picture."""
         music = {s.shot_id: scene.music for scene in board.scenes for s in scene.shots}
@@ -108,6 +108,7 @@ class Clips:
                 "dialogue": [ln.model_dump() for ln in shot.dialogue],
                 "sounds": shot.sounds,
                 "music": music[shot.shot_id],
+                "description": shot.description if board.film.audio_description else "",  # the described track
             }
             for shot in board.shots()
         ]

@@ -1,6 +1,7 @@
 """Assembling a version's film from its clips, with the version's film options (title card, crossfades,
-burned-in subtitles), and the sidecars a creator and an editor need: SRT/VTT subtitles, the narration
-track, a contact sheet and an OpenTimelineIO cut. Everything lands in the media store."""
+burned-in subtitles, plain or SDH captions, a described second audio track), and the sidecars a creator and an
+editor need: SRT/VTT subtitles, the narration track, a contact sheet and an OpenTimelineIO cut. Everything lands in
+the media store."""
 
 from __future__ import annotations
 
@@ -10,9 +11,12 @@ from pathlib import Path
 from app.context import Context
 from generation.base import CancelToken
 from storage.records import MediaRecord, RenderAudio, RenderRecord, ShotRender
-from storage.schema import Note, Storyboard
+from storage.schema import Note, Shot, Storyboard
 
 SHEET_FRAMES = 3  # frames per shot on the contact sheet
+# The language both audio tracks are labelled with: the voices are the installed Piper voice's, which is English
+# (lines are written in the idea's language; a storyboard does not say which).
+TRACK_LANGUAGE = "eng"
 
 
 @dataclass
@@ -54,13 +58,7 @@ class FilmAssembler:
             stored.append(rec)
             media[kind] = rec.sha256
 
-        cues = subtitles.cues_for(
-            [
-                cue
-                for shot, start, end in zip(board_shots, starts, ends)
-                for cue in subtitles.split_window(start, end, shot.subtitles())
-            ]
-        )
+        cues = subtitles.cues_for(captions(board, board_shots, starts, ends, sdh=opts.captions == "sdh"), breaks=True)
         srt = subtitles.write_srt(cues, scratch / "film.srt") if cues else None
         narration_wav = None
         narrated = [(start, shot.narration) for shot, start in zip(board_shots, starts) if shot.narration]
@@ -74,12 +72,23 @@ class FilmAssembler:
         cancel.raise_if_cancelled()
         sound = self.audio.film_sound(board, board_shots, clips, starts, ends, total, narration_wav, scratch, cancel)
         audio = sound.path if sound is not None else None
+        described = None
+        if opts.audio_description:
+            described = self.audio.described_track(board, board_shots, starts, ends, total, sound, scratch, cancel)
+            if sound is None:  # a film with nothing else to hear: the main track is silence
+                import numpy as np
+
+                from generation.audio.pcm import RATE, write_wav
+
+                audio = write_wav(scratch / "silence.wav", np.zeros(round(total * RATE), np.float32), RATE)
         cancel.raise_if_cancelled()
         film = scratch / "film.mp4"
         result = assembly.assemble(
             clips,
             film,
             audio=audio,
+            described=described.path if described is not None else None,
+            language=TRACK_LANGUAGE,
             subtitles_srt=srt,
             burn_subtitles=opts.burn_subtitles and srt is not None,
             title=board.title if opts.title_card else None,
@@ -116,8 +125,83 @@ class FilmAssembler:
             media=media,
             stored=[*stored, film_rec],
             stream_copied=result.stream_copied,
-            audio=sound.summary if sound is not None else None,
+            audio=_with_described(sound.summary if sound is not None else None, described, opts.loudness),
         )
+
+
+def captions(
+    board: Storyboard, shots: list[Shot], starts: list[float], ends: list[float], *, sdh: bool
+) -> list[tuple[float, float, str]]:
+    """The film's subtitles as (start, end, text) on its timeline: each shot's lines share its window by word count
+    (the windows the voices are placed in: `Shot.subtitles`), an off-screen speaker named. With `sdh` (captions
+    for viewers who cannot hear) a speaker is named, in capitals, also where it is unclear who talks (the shot shows
+    several characters, or its lines change speaker), the narration is the NARRATOR's, and a shot's first cue
+    carries, above its words, what starts to be heard: "[music swells]" where a scene's cue starts (a new cue),
+    "[music stops]" where a scene without one follows music, and the shot's sounds that are new since the shot
+    before (`subtitles.sound_tags`), as many as one caption line holds. Tags with no words under them stay
+    TAG_SECONDS (or to the shot's end)."""
+    from generation import subtitles
+
+    scene_of = {s.shot_id: sc for sc in board.scenes for s in sc.shots}
+    out: list[tuple[float, float, str]] = []
+    music, heard = "", set()
+    for i, (shot, start, end) in enumerate(zip(shots, starts, ends)):
+        windows = subtitles.split_window(start, end, shot.subtitles())
+        if not sdh:
+            out += windows
+            continue
+        cue = scene_of[shot.shot_id].music.strip()
+        tags = []
+        if i == 0 or scene_of[shots[i - 1].shot_id] is not scene_of[shot.shot_id]:
+            tags += ["[music swells]"] if cue and cue != music else ["[music stops]"] if music and not cue else []
+            music = cue
+        sounds = subtitles.sound_tags(shot.sounds)
+        tags += [t for t in sounds if t not in heard]
+        heard = set(sounds)
+        if shot.dialogue:
+            named = len(shot.characters) > 1 or len({ln.character for ln in shot.dialogue}) > 1
+            texts = [
+                subtitles.speaker(ln.character, ln.line) if ln.character and (named or shot.off_screen(ln)) else ln.line
+                for ln in shot.dialogue
+            ]
+        else:
+            texts = [subtitles.speaker("Narrator", shot.narration)] if windows else []
+        windows = [(t0, t1, text) for (t0, t1, _), text in zip(windows, texts, strict=True)]
+        tag = ""
+        for t in tags[: subtitles.MAX_TAGS]:  # as many as one caption line holds, in order
+            tag = f"{tag} {t}".strip() if len(f"{tag} {t}".strip()) <= subtitles.LINE_CHARS else tag
+        if tag and windows:
+            t0, t1, text = windows[0]
+            windows[0] = (t0, t1, f"{tag}\n{text}")
+        elif tag:
+            windows = [(start, min(end, start + subtitles.TAG_SECONDS), tag)]
+        out += windows
+    return out
+
+
+def _with_described(summary: RenderAudio | None, described, loudness: str) -> RenderAudio | None:
+    """The render's sound summary with what the described track holds (`described`: app.audio.Described or None)."""
+    if described is None:
+        return summary
+    base = summary or RenderAudio(
+        lines_voiced=0,
+        lines_reused=0,
+        cues_made=0,
+        cues_reused=0,
+        loudness_lufs=described.loudness.integrated_lufs,
+        true_peak_dbtp=described.loudness.true_peak_dbtp,
+        lra_lu=described.loudness.lra_lu,
+        target=loudness,
+        label="the audio description only",
+    )
+    return base.model_copy(
+        update={
+            "descriptions_said": len(described.placed),
+            "descriptions_voiced": described.voiced,
+            "descriptions_flagged": described.flagged,
+            "described_lufs": described.loudness.integrated_lufs,
+        }
+    )
 
 
 @dataclass(frozen=True)

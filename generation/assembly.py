@@ -4,9 +4,9 @@ The fast path is ffmpeg's concat demuxer with `-c copy`: when every clip (and th
 the same codec, profile, size, frame rate, pixel format, time base and H.264 parameter sets, the film
 is the clips' packets back to back, with no decode and no quality loss. Anything that changes
 pixels (crossfades, burned-in subtitles) or clips that disagree force one re-encode of the whole
-film to the first clip's size and rate, and `AssemblyResult.reencoded` says why. Audio (narration)
-is always muxed as AAC next to the video, never forcing a video re-encode; the clips' own audio
-streams, if any, are dropped.
+film to the first clip's size and rate, and `AssemblyResult.reencoded` says why. Audio (the mix, and the
+described track when asked) is always muxed as AAC next to the video, never forcing a video re-encode; the
+clips' own audio streams, if any, are dropped.
 
 Timing: audio and subtitles are timed against the final film. With a title card or crossfades the
 clips do not start where their storyboard durations say; `timeline()` gives each clip's start.
@@ -57,6 +57,8 @@ def assemble(
     out: Path,
     *,
     audio: Path | None = None,
+    described: Path | None = None,
+    language: str = "und",
     subtitles_srt: Path | None = None,
     burn_subtitles: bool = False,
     title: str | None = None,
@@ -67,7 +69,9 @@ def assemble(
     """Concatenate `clips` into `out` (H.264/yuv420p mp4, +faststart), by stream copy when possible.
 
     `audio` (any format ffmpeg reads, e.g. the narration WAV) is padded/trimmed to the film and muxed
-    as AAC. `subtitles_srt` is burned into the picture when `burn_subtitles` (else it is not used:
+    as AAC. `described` (with `audio`) is a second AAC track, the audio description: both are labelled with
+    `language` (ISO 639-2) and their role (title and handler name "Main" / "Audio description"; the first is the
+    default track, the second has the `descriptions` disposition, which players list as described). `subtitles_srt` is burned into the picture when `burn_subtitles` (else it is not used:
     ship the SRT/VTT beside the film). `title` prepends a `title_seconds` card. `cancel` (a CancelToken)
     stops the ffmpeg run and raises Cancelled.
     """
@@ -79,8 +83,11 @@ def assemble(
         raise ValueError(f"crossfade must be >= 0, got {crossfade}")
     if burn_subtitles and subtitles_srt is None:
         raise ValueError("burn_subtitles needs subtitles_srt")
-    if audio is not None and not Path(audio).is_file():
-        raise FileNotFoundError(f"no such audio file: {audio}")
+    if described is not None and audio is None:
+        raise ValueError("a described track needs the main audio track")
+    for track in (audio, described):
+        if track is not None and not Path(track).is_file():
+            raise FileNotFoundError(f"no such audio file: {track}")
     base = inspect(clips[0])
     w, h, fps = base["width"], base["height"], base["fps"]
     reasons, frames = _compare(clips, base)
@@ -113,11 +120,16 @@ def assemble(
             )
         else:
             ins, outs = _concat_args(inputs, tmp)
-        if audio is not None:
-            ins += ["-i", str(Path(audio).resolve())]
+        tracks = [(t, role) for t, role in ((audio, "Main"), (described, "Audio description")) if t is not None]
+        for k, (track, role) in enumerate(tracks):
+            ins += ["-i", str(Path(track).resolve())]
+            outs += ["-map", f"{(len(inputs) if reasons else 1) + k}:a:0"]
+            if described is not None:
+                outs += [f"-metadata:s:a:{k}", f"language={language}", f"-metadata:s:a:{k}", f"title={role}"]
+                outs += [f"-metadata:s:a:{k}", f"handler_name={role}"]
+                outs += [f"-disposition:a:{k}", "descriptions" if k else "default"]
+        if tracks:
             outs += [
-                "-map",
-                f"{len(inputs) if reasons else 1}:a:0",
                 "-c:a",
                 "aac",
                 "-b:a",

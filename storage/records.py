@@ -142,13 +142,30 @@ class RenderAudio(Strict):
     lra_lu: float
     target: Literal["web", "ebu"]
     label: str = Field(description='what made it: "Piper voices, temp score, temp effects"')
+    descriptions_said: int | None = Field(
+        default=None, ge=0, description="descriptions said on the described track (None: the film has no such track)"
+    )
+    descriptions_voiced: int = Field(default=0, ge=0, description="of those, voiced now (the rest from the cache)")
+    descriptions_flagged: list[str] = Field(
+        default_factory=list, description="descriptions that fit no gap between their shot's lines: left out"
+    )
+    described_lufs: float | None = Field(default=None, description="the described track's integrated loudness")
 
     def describe(self) -> str:
-        """One line for the CLI and the web app: what made the sound, what was made anew, what the mix measured."""
+        """One line for the CLI and the web app: what made the sound, what was made anew, what the mix measured,
+        and the described track's descriptions (those left out named)."""
+        described = (
+            ""
+            if self.descriptions_said is None
+            else f"; described track: {self.descriptions_said} description(s) said (voiced {self.descriptions_voiced}"
+            f"), {self.described_lufs:.1f} LUFS"
+            + (f"; {len(self.descriptions_flagged)} left out: " + "; ".join(self.descriptions_flagged))
+            * bool(self.descriptions_flagged)
+        )
         return (
             f"{self.label}; lines voiced {self.lines_voiced}, reused {self.lines_reused}; cues made {self.cues_made}, "
             f"reused {self.cues_reused}; {self.loudness_lufs:.1f} LUFS, true peak {self.true_peak_dbtp:.1f} dBTP, "
-            f"LRA {self.lra_lu:.1f} LU (target {self.target})"
+            f"LRA {self.lra_lu:.1f} LU (target {self.target})" + described
         )
 
 

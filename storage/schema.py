@@ -20,7 +20,17 @@ CAMERA_MOVES: tuple[str, ...] = get_args(Camera)
 # Fields of a shot that an edit may change (the refiner and the creator's hand edits).
 # `dialogue` is set as a script (see `lines_from_script`); `music` is the cue of the shot's scene.
 ShotField = Literal[
-    "prompt", "negative_prompt", "duration", "seed", "camera", "narration", "dialogue", "sounds", "music", "continuity"
+    "prompt",
+    "negative_prompt",
+    "duration",
+    "seed",
+    "camera",
+    "narration",
+    "dialogue",
+    "sounds",
+    "music",
+    "continuity",
+    "description",
 ]
 EDITABLE_SHOT_FIELDS: tuple[str, ...] = get_args(ShotField)
 
@@ -132,6 +142,29 @@ WORDS_PER_SECOND = 2.5  # how fast a line is said: a line of more words than 2.5
 _SPEAKER = re.compile(r"^\s*([^\s:()][^:()\n]{0,78}?)\s*(?:\(([^()\n]{0,200})\))?\s*:\s*(.*)$")
 
 
+# The audio description (a described track, WCAG 2.2 SC 1.2.5) is voiced in the gaps between lines: this far from
+# any line, the mix ducked under it with ramps this long (the ramps lie in the gap too).
+DESCRIPTION_MARGIN = 0.25
+DESCRIPTION_RAMP = 0.15
+
+
+def fit_gap(start: float, end: float, busy: list[tuple[float, float]], seconds: float) -> tuple[float | None, float]:
+    """Where a description `seconds` long is said within [start, end] without coming within DESCRIPTION_MARGIN of a
+    `busy` span (a line, another description), its ramps included: (its start, or None when it fits no gap; the
+    longest gap's room for words, in seconds). The earliest gap that holds it wins."""
+    spans = sorted((a - DESCRIPTION_MARGIN, b + DESCRIPTION_MARGIN) for a, b in busy if b > start and a < end)
+    gaps, t = [], start
+    for a, b in spans:
+        if a > t:
+            gaps.append((t, min(a, end)))
+        t = max(t, b)
+    if t < end:
+        gaps.append((t, end))
+    room = [b - a - 2 * DESCRIPTION_RAMP for a, b in gaps]
+    at = next((a + DESCRIPTION_RAMP for (a, _), r in zip(gaps, room) if r >= seconds), None)
+    return at, max([0.0, *room])
+
+
 class Line(Strict):
     """One spoken line of a shot. The speaker is off screen when `character` is not among the shot's characters."""
 
@@ -202,6 +235,11 @@ class Shot(Strict):
         description="the lines said in the shot, in order (the speaker may be off screen); subtitled",
     )
     sounds: str = Field(default="", max_length=1000, description="effects and ambience, in words")
+    description: str = Field(
+        default="",
+        max_length=500,
+        description="what is seen, in a short sentence, for the audio description (voiced between the lines)",
+    )
     characters: list[str] = Field(default_factory=list, description="names from the character bible seen in this shot")
     locked: bool = Field(default=False, description="the refiner never touches a locked shot")
     continuity: bool = Field(default=False, description="condition on the previous shot's last frame")
@@ -222,6 +260,11 @@ class Shot(Strict):
             return {**data, "dialogue": lines_from_script(data["dialogue"], names)}
         return data
 
+    @field_validator("description", mode="before")
+    @classmethod
+    def _one_line_description(cls, v):
+        return " ".join(v.split()) if isinstance(v, str) else v
+
     def off_screen(self, line: Line) -> bool:
         """True when the line's speaker is named and not seen in the shot."""
         return bool(line.character) and line.character not in self.characters
@@ -236,6 +279,19 @@ class Shot(Strict):
         if not self.dialogue:
             return [self.narration] if self.narration.strip() else []
         return [f"{ln.character}: {ln.line}" if self.off_screen(ln) else ln.line for ln in self.dialogue]
+
+    def speech(self) -> list[tuple[float, float]]:
+        """Where the shot is expected to speak, in seconds from its start, at WORDS_PER_SECOND: each line from the
+        start of its subtitle window (the window shared by word count, as the voices are placed), else the
+        narration from the start."""
+        if not self.dialogue:
+            return [(0.0, len(self.narration.split()) / WORDS_PER_SECOND)] if self.narration.strip() else []
+        words = [max(1, len(t.split())) for t in self.subtitles()]
+        out, t = [], 0.0
+        for ln, n in zip(self.dialogue, words):
+            out.append((t, t + ln.seconds()))
+            t += self.duration * n / sum(words)
+        return out
 
     def long_lines(self) -> list[int]:
         """1-based numbers of the lines that cannot be said within the shot (words / 2.5 > duration)."""
@@ -265,6 +321,14 @@ class FilmOptions(Strict):
     music_level: float = Field(default=-8.0, ge=-60, le=12, description="music stem level in dB before the mix")
     effects_level: float = Field(default=-14.0, ge=-60, le=12, description="effects stem level in dB before the mix")
     ducking: bool = Field(default=True, description="duck the music under speech")
+    captions: Literal["plain", "sdh"] = Field(
+        default="sdh",
+        description="subtitles: plain (the lines, an off-screen speaker named) or sdh (for viewers who cannot hear: "
+        "speakers named where it is unclear who talks, and the sounds and music that matter)",
+    )
+    audio_description: bool = Field(
+        default=False, description="add a second audio track: the mix with each shot's description voiced between lines"
+    )
 
 
 class Storyboard(Strict):
@@ -322,6 +386,27 @@ class Storyboard(Strict):
             for s in self.shots()
             for n in s.long_lines()
         ]
+
+    def description_warnings(self) -> list[str]:
+        """With the described track on: one warning per description that does not fit a gap between its shot's
+        lines, estimated at WORDS_PER_SECOND for lines and descriptions alike (a line said from the start of its
+        subtitle window, the narration from the shot's start). The render measures the voices and flags again; a
+        description that does not fit is left out, never said over a line."""
+        if not self.film.audio_description:
+            return []
+        out = []
+        for shot, start, end in self.timeline():
+            if not shot.description:
+                continue
+            need = len(shot.description.split()) / WORDS_PER_SECOND
+            at, room = fit_gap(start, end, [(start + a, start + b) for a, b in shot.speech()], need)
+            if at is None:
+                out.append(
+                    f"shot {shot.shot_id} description: {len(shot.description.split())} words take about {need:.1f} s "
+                    f"to say; the longest gap between its lines holds {room:.1f} s (shorten the description or the "
+                    "lines, or lengthen the shot)"
+                )
+        return out
 
     def images(self) -> set[str]:
         """Every still the storyboard refers to: reference images and approved keyframes (media sha256)."""

@@ -7,6 +7,8 @@ idea, never from a language model.
 
 from __future__ import annotations
 
+import re
+
 from agents.base import Result
 from agents.offline.idea import Cast, Idea, read_idea, verb_lemma, verbish
 from agents.offline.lexicon import PLACE_OF_ROLE, SEASONS, THREAT_LOOK
@@ -29,7 +31,7 @@ from agents.offline.story import (
 )
 from agents.offline.words import READ_WPS, SHOT_TYPES, capitalise, clip_words, content_words, stable_hash
 from storage.run import RunContext
-from storage.schema import Character, Line, Location, Scene, Shot, Storyboard
+from storage.schema import WORDS_PER_SECOND, Character, Line, Location, Scene, Shot, Storyboard, fit_gap
 
 MEAN_SHOT = 4.5  # seconds: the film's average shot before pacing by beat and shot type
 SCENE_SECONDS = 35.0  # a beat longer than this gets several scenes
@@ -264,6 +266,8 @@ class Draft:
         self.cast_in(scenes)
         self.timing(scenes, raw)
         self.lines(scenes)
+        for shot in (s for sc in scenes for s in sc.shots):
+            shot.description = _description(shot)
         return Storyboard(
             title=self.title(),
             logline=_logline(idea),
@@ -508,6 +512,42 @@ def _shorter(line: str, words: float) -> str:
     options = [capitalise(rest)] if sep and len(head.split()) <= 3 else []
     options += [line.rsplit(", ", 1)[0].rstrip(".") + "."] if ", " in line else []
     return next((o for o in options if len(o.split()) <= words and len(o.split()) >= 3), "")
+
+
+DESCRIPTION_WORDS = 12  # the most words of a shot's description (about 5 s said)
+_SHOT_LEAD = re.compile(
+    r"^\s*(?:" + "|".join(re.escape(label) for label, _ in SHOT_TYPES.values()) + r")\s*(?:of\b|:|,)?\s*", re.I
+)
+_BOUNDARY = frozenset("in on at with and while as beyond under over near from into through behind across".split())
+_DANGLING = frozenset("a an the of in on at to with and by from into over under its his her their".split())
+
+
+def _description(shot: Shot) -> str:
+    """What the shot shows, for the audio description: its prompt without the shot type ("Medium shot: ..."), as
+    many of its clauses as fit DESCRIPTION_WORDS and a gap between the shot's lines (at WORDS_PER_SECOND, as
+    `Storyboard.description_warnings` estimates); fewer words where the lines leave less room, "" where they
+    leave room for fewer than three."""
+    clauses = [c.strip() for c in _SHOT_LEAD.sub("", shot.prompt).split(",") if c.strip()]
+    if not clauses:
+        return ""
+    for limit in range(DESCRIPTION_WORDS, 2, -1):
+        text = clauses[0]
+        for c in clauses[1:]:
+            if len(f"{text}, {c}".split()) > limit:
+                break
+            text = f"{text}, {c}"
+        words = text.split()
+        if len(words) > limit:  # cut before a phrase ("in storm winds and driving rain"), never inside one
+            cuts = [i for i, w in enumerate(words[: limit + 1]) if i >= 3 and w.lower() in _BOUNDARY]
+            words = words[: cuts[-1]] if cuts else words[:limit]
+        while words and words[-1].lower() in _DANGLING:
+            words.pop()
+        if len(words) < 3:
+            return ""
+        said = len(words) / WORDS_PER_SECOND
+        if fit_gap(0.0, shot.duration, shot.speech(), said)[0] is not None:
+            return capitalise(" ".join(words).rstrip(".;:")) + "."
+    return ""
 
 
 def _first_mention(name: str) -> str:

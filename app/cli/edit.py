@@ -27,15 +27,16 @@ def edit(c: Ctx, project, version, shot, assignments):
 
         chief edit P sh03 duration=4 "line.1=Not tonight." "line.1.delivery=whispered" "music=low cello, 60 bpm"
 
-    Keys: prompt, negative_prompt, duration, seed, camera, narration, sounds, continuity, music (the cue of the
-    shot's scene), dialogue (all its lines as a script, one "NAME (delivery): text" a line) and one line:
+    Keys: prompt, negative_prompt, duration, seed, camera, narration, sounds, continuity, description (what is
+    seen, voiced between the lines on the described track), music (the cue of the shot's scene), dialogue (all its lines as a script, one "NAME (delivery): text" a line) and one line:
     line.N=TEXT, line.N.character=NAME, line.N.delivery=WORDS (1-based; N one past the last adds a line, an empty
     line.N= removes it). An unknown key or a bad value is refused and nothing is saved. A changed line, sound or
-    cue renders no picture again: the shot's clip is reused."""
+    cue or description renders no picture again: the shot's clip is reused."""
     pid = c.studio.resolve_project(project)
     c.header()
     v, _ = c.studio.edit_shot(pid, shot, _pairs(assignments), version)
-    warnings = [w for w in v.storyboard.line_warnings() if w.startswith(f"shot {shot} ")]
+    board = v.storyboard
+    warnings = [w for w in board.line_warnings() + board.description_warnings() if w.startswith(f"shot {shot} ")]
     for w in warnings:
         click.secho(f"warning: {w}", fg="yellow", err=True)
     c.out(v, f"v{v.number}: {v.message}{branch_note(c.studio, v)}")

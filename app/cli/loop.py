@@ -140,12 +140,15 @@ def render(c: Ctx, project, version, scene, shots):
     pid = c.studio.resolve_project(project)
     scope = scope_of(c, pid, version, scene, shots)
     c.header()
-    warnings = c.studio.version(pid, version).storyboard.line_warnings()
-    for w in warnings:  # before the render: a line is flagged, never cut
+    board = c.studio.version(pid, version).storyboard
+    warnings = board.line_warnings() + board.description_warnings()
+    for w in warnings:  # before the render: a line is flagged, never cut; a description too long, never said over one
         click.secho(f"warning: {w}", fg="yellow", err=True)
     with RenderProgress(enabled=not c.json) as prog:
         info = c.studio.render(pid, version, progress=prog.update, scope=scope)
     out = rendered(c, pid, info, warnings)
+    for w in info.audio.descriptions_flagged if info.audio else []:  # measured on the voices: left out
+        click.secho(f"warning: {w}", fg="yellow", err=True)
     c.out(out, render_text(out, len(c.studio.version(pid, version).storyboard.shots())))
 
 
@@ -299,6 +302,16 @@ def accept(c: Ctx, project, proposal_id, only, edits, version):
 @click.option("--music-level", type=click.FloatRange(-60, 12), help="Music stem level in dB before the mix.")
 @click.option("--effects-level", type=click.FloatRange(-60, 12), help="Effects stem level in dB before the mix.")
 @click.option("--ducking/--no-ducking", default=None, help="Duck the music under speech.")
+@click.option(
+    "--captions",
+    type=click.Choice(["plain", "sdh"]),
+    help="Subtitles: sdh (for viewers who cannot hear: unclear speakers named, [sounds] and [music]) or plain lines.",
+)
+@click.option(
+    "--audio-description/--no-audio-description",
+    default=None,
+    help="Add a second audio track: the mix with each shot's description voiced between the lines.",
+)
 @version_option
 def film(
     c: Ctx,
@@ -311,6 +324,8 @@ def film(
     music_level,
     effects_level,
     ducking,
+    captions,
+    audio_description,
     version,
 ):
     """How the shots are cut together (a new version; clips are reused, the film is assembled again).
@@ -329,6 +344,8 @@ def film(
             ("music_level", music_level),
             ("effects_level", effects_level),
             ("ducking", ducking),
+            ("captions", captions),
+            ("audio_description", audio_description),
         )
         if val is not None
     }
@@ -336,6 +353,8 @@ def film(
     if changes:
         v, made = c.studio.set_film_options(pid, changes, v.number)
     opts = v.storyboard.film
+    for w in v.storyboard.description_warnings() if made else []:
+        click.secho(f"warning: {w}", fg="yellow", err=True)
     c.out(
         {"project": pid, "version": v.number, "film": opts, "changed": made},
         f"v{v.number}: "

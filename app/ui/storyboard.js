@@ -35,7 +35,7 @@ const newSeed = () => (board.seed_policy === 'fixed' ? 0 : Math.floor(Math.rando
 const freshId = () => `new${Date.now().toString(36)}${nextNew++}`;
 
 const EDITED = ['prompt', 'negative_prompt', 'duration', 'seed', 'camera', 'narration', 'dialogue', 'sounds', 'characters',
-  'locked', 'continuity'];
+  'locked', 'continuity', 'description'];
 const shotText = (s) => JSON.stringify(EDITED.map((k) => s[k] ?? null));
 const sceneText = (sc) => JSON.stringify([sc.title || '', sc.music || '']);
 
@@ -486,6 +486,9 @@ function card(shot, scene) {
   refreshLines = linesEditor(c, shot);
   length.addEventListener('input', () => refreshLines());
   field(c, shot, 'sounds', 'textarea', '', { rows: 1, placeholder: 'Sounds (effects, ambience)' });
+  field(c, shot, 'description', 'textarea', '', {
+    rows: 1, placeholder: 'Description (what is seen, said between the lines on the described track)',
+  });
   const flags = el('div', 'row flags');
   c.appendChild(flags);
   field(flags, shot, 'locked', 'checkbox', 'Locked');
@@ -563,7 +566,8 @@ function card(shot, scene) {
 
 function blank() {
   return { shot_id: freshId(), isNew: true, prompt: '', negative_prompt: '', duration: 3, seed: newSeed(),
-    camera: 'static', narration: '', dialogue: [], sounds: '', characters: [], locked: false, continuity: false, thumb: '',
+    camera: 'static', narration: '', dialogue: [], sounds: '', description: '', characters: [], locked: false,
+    continuity: false, thumb: '',
     keyframe: '', candidates: [], takes: null };
 }
 

@@ -1,6 +1,6 @@
 """Storyboard screen: scenes of shot cards you can see (the approved keyframe, else the clip's thumbnail; prompt,
 length, camera, characters, narration, lines (speaker, line, delivery; a line too long for its shot flagged),
-sounds, lock and continuity; each scene's music cue on its header), edited in place and dragged to reorder; per-shot
+sounds, description, lock and continuity; each scene's music cue on its header), edited in place and dragged to reorder; per-shot
 actions (play the clip, render just that shot); the image-first workflow on each card (draw, re-roll, upload, pick
 or clear its keyframe; render takes, watch them side by side with the panel's votes, use one); keyframes for the
 whole board or the chosen scene and the panel's keyframe screening; the film options. Saving makes a new version,
@@ -34,6 +34,7 @@ SHOT_FIELDS = (
     "narration",
     "dialogue",
     "sounds",
+    "description",
     "characters",
     "locked",
     "continuity",
@@ -167,7 +168,16 @@ def scene_label(n: int, scene, start: float) -> str:
 
 
 def film_options(
-    title_card, title_seconds, crossfade, burn, loudness="web", music_level=-8.0, effects_level=-14.0, ducking=True
+    title_card,
+    title_seconds,
+    crossfade,
+    burn,
+    loudness="web",
+    music_level=-8.0,
+    effects_level=-14.0,
+    ducking=True,
+    captions="sdh",
+    described=False,
 ) -> dict:
     """The film options the board's controls set (checked by the Studio)."""
     return {
@@ -179,6 +189,8 @@ def film_options(
         "music_level": float(music_level),
         "effects_level": float(effects_level),
         "ducking": bool(ducking),
+        "captions": captions,
+        "audio_description": bool(described),
     }
 
 
@@ -239,6 +251,16 @@ def build(ctx: Ctx) -> None:
                 gr.Markdown(
                     "Sound: voices, the temp score and temp effects are mixed again; clips are reused.",
                     elem_classes="hint",
+                )
+                captions = gr.Radio(
+                    [("SDH: speakers, [sounds] and [music]", "sdh"), ("plain: the lines", "plain")],
+                    value="sdh",
+                    label="Captions",
+                    elem_id="opt_captions",
+                )
+                described = gr.Checkbox(
+                    label="Audio description: a second audio track with each shot's description voiced between lines",
+                    elem_id="opt_described",
                 )
     board_outs = [progress, job_box, ctx.version, editor, message, clip]
     skips = (gr.skip(),) * 4
@@ -339,6 +361,8 @@ def build(ctx: Ctx) -> None:
             f.music_level,
             f.effects_level,
             f.ducking,
+            f.captions,
+            f.audio_description,
             stills_line(),
             progress_html(job),
             job.id if job else "",
@@ -350,11 +374,15 @@ def build(ctx: Ctx) -> None:
                 yield value, gr.skip(), text, *[gr.skip()] * (len(opts) + 1), prog, job_id, number, shot_clip
 
     @guard
-    def save_board(pid, v, value, tc, ts, cf, bs, loud="web", music=-8.0, effects=-14.0, duck=True):
+    def save_board(
+        pid, v, value, tc, ts, cf, bs, loud="web", music=-8.0, effects=-14.0, duck=True, caps="sdh", described=False
+    ):
         pid = need_project(pid)
         base = studio.version(pid, ver(v))
         board = json_to_board(base.storyboard, value)
-        board = studio.with_film_options(board, film_options(tc, ts, cf, bs, loud, music, effects, duck))
+        board = studio.with_film_options(
+            board, film_options(tc, ts, cf, bs, loud, music, effects, duck, caps, described)
+        )
         board = type(board).model_validate(board.model_dump())
         if board == base.storyboard:
             return (
@@ -494,7 +522,18 @@ def build(ctx: Ctx) -> None:
             jobs.stop(job)
         return progress_html(job)
 
-    opts = [title_card, title_seconds, crossfade, burn, loudness, music_level, effects_level, ducking]
+    opts = [
+        title_card,
+        title_seconds,
+        crossfade,
+        burn,
+        loudness,
+        music_level,
+        effects_level,
+        ducking,
+        captions,
+        described,
+    ]
     ctx.tabs["storyboard"].select(
         load,
         [ctx.pid, ctx.version],

@@ -48,7 +48,7 @@ def test_a_line_edit_makes_a_child_that_renders_no_picture(chief, project):
     assert [s["key"] for s in again["shots"]] == [s["key"] for s in first["shots"]]
     assert all(s["status"] == "reused" for s in again["shots"])
     srt = open(again["files"]["srt"], encoding="utf-8").read()
-    assert "Only the wind." in srt and "Whale: Go back to sleep." in srt  # the off-screen speaker is named
+    assert "Only the wind." in srt and "WHALE: Go back to sleep." in srt  # the off-screen speaker is named (SDH)
 
 
 def test_a_one_line_edit_voices_that_line_only_and_renders_no_picture(chief, project):
