@@ -468,8 +468,9 @@ def edit_shot(board: Storyboard, shot_id: str, changes: list[tuple[str, str]]) -
 # ---------------------------------------------------------------------------------------- in words
 
 
-def _db(x: float) -> str:
+def db_words(x: float) -> str:
     """A level in dB with a true minus sign: '−6 dB', '+3 dB', '0 dB'."""
+    x = round(x, 1)
     return f"{'−' if x < 0 else '+' if x > 0 else ''}{abs(x):g} dB"
 
 
@@ -493,9 +494,9 @@ def describe(e: Edit, board: Storyboard | None = None) -> str:
     if isinstance(e, SetLevel):
         stem = "music" if e.field == "music_level" else "effects"
         if e.scene_id is None:
-            was = f"{_db(e.old)} → " if e.old is not None else ""
-            return f"Film: {stem} level {was}{_db(e.new)}"
-        change = _db(e.new - e.old) if e.old is not None else f"{_db(e.new)} over the film's"
+            was = f"{db_words(e.old)} → " if e.old is not None else ""
+            return f"Film: {stem} level {was}{db_words(e.new)}"
+        change = db_words(e.new - e.old) if e.old is not None else f"{db_words(e.new)} over the film's"
         return f"{_scene_words(board, e.scene_id)}: {stem} {change}"
     if isinstance(e, SetMusic):
         what = "no music" if not e.new.strip() else ("music cue: " if e.old else "music: ") + e.new
@@ -505,7 +506,7 @@ def describe(e: Edit, board: Storyboard | None = None) -> str:
         words = []
         if after.pitch != before.pitch:
             shift = after.pitch - before.pitch
-            words.append(f"{'lower' if shift < 0 else 'higher'} ({_db(shift).replace('dB', 'semitones')})")
+            words.append(f"{'lower' if shift < 0 else 'higher'} ({db_words(shift).replace('dB', 'semitones')})")
         if after.pace != before.pace:
             words.append(
                 f"{'slower' if after.pace < before.pace else 'faster'} (pace {before.pace:g} → {after.pace:g})"

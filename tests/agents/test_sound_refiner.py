@@ -1,0 +1,166 @@
+"""The refiner edits sound. Offline: a note about the music, the effects, a line's delivery or a character's voice
+becomes the matching edit on the scene, shot or character it is about, and what it cannot do is said; critics'
+notes about the music's level are evidence, cited. LLM: the answer schema names the sound edits and the scenes, and
+a proposal the tests' server answers with them is read, checked and kept."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.offline.refiner import OfflineRefiner
+from agents.refiner import LLMRefiner
+from storage.edits import describe, sanitize
+from storage.schema import (
+    DIMENSIONS,
+    Character,
+    Critique,
+    CritiqueIssue,
+    Line,
+    Note,
+    Scene,
+    Shot,
+    Storyboard,
+)
+from tests.agents.openai_server import ok
+from tests.agents.test_refiner import edit
+
+
+def harbour() -> Storyboard:
+    def shot(i, **kw):
+        return Shot(shot_id=f"s00{i}", prompt=f"view {i} of the harbour", duration=4, **kw)
+
+    return Storyboard(
+        title="Harbour",
+        characters=[
+            Character(name="Mara", description="a young girl in a red scarf"),
+            Character(name="Tom", description="the old lighthouse keeper with a grey beard"),
+        ],
+        scenes=[
+            Scene(scene_id="sc1", title="Arrival", music="gentle strings", shots=[shot(1, characters=["Mara"])]),
+            Scene(
+                scene_id="sc2",
+                title="The storm",
+                music="tense drums",
+                shots=[shot(2), shot(3, characters=["Tom"], dialogue=[Line(character="Tom", line="Hold on.")])],
+            ),
+            Scene(
+                scene_id="sc3",
+                title="Morning",
+                music="calm piano",
+                shots=[shot(4, characters=["Mara"], dialogue=[Line(character="Mara", line="It is over.")])],
+            ),
+        ],
+    )
+
+
+def offline(board, notes, critiques=()):
+    p = OfflineRefiner().refine(board, notes, list(critiques)).value
+    known = {n.id for n in notes} | {c.persona_id for c in critiques}
+    edits, dropped = sanitize(p.edits, board, known)
+    assert dropped == []
+    return edits, p.not_changed
+
+
+@pytest.mark.parametrize(
+    ("text", "shot_id", "expected"),
+    [
+        ("the music is too loud in the storm scene", None, [("set_level", "Scene 2 “The storm”: music −6 dB")]),
+        ("The music drowns the lines in scene 3, turn it down by 10 dB", None, [("set_level", "Scene 3 “Morning”: music −10 dB")]),
+        ("no music in the last scene", None, [("set_music", "Scene 3 “Morning”: no music")]),
+        ("add thunder to s004", None, [("set", "Shot s004 sounds: thunder")]),
+        ("she should whisper that line", "s004", [("set_line", "Shot s004 line 1: whispered")]),
+        ("make the keeper sound older", None, [("set_voice", "Tom's voice: lower (−2 semitones), slower (pace 1 → 0.85)")]),
+        ("the music is too loud", None, [("set_level", "Film: music level −8 dB → −14 dB")]),
+        ("the music should be a slow lonely cello in the storm scene", None, [("set_music", "Scene 2 “The storm”: music cue: a slow lonely cello")]),
+    ],
+)  # fmt: skip
+def test_a_sound_note_becomes_the_matching_edit_on_what_it_is_about(text, shot_id, expected):
+    b = harbour()
+    note = Note(id="n_1", text=text, shot_id=shot_id)
+    edits, _ = offline(b, [note])
+    assert [(e.op, describe(e, b)) for e in edits] == expected
+    assert all(e.sources == ["n_1"] for e in edits)
+    assert not any(e.op == "set" and e.field in ("prompt", "duration", "negative_prompt") for e in edits)  # no picture
+
+
+@pytest.mark.parametrize(
+    ("text", "shot_id", "why"),
+    [
+        ("the sound is off somehow", None, "a sound note no rule reads"),
+        ("she should whisper that line", None, "which line"),
+        ("the effects are too loud in the storm scene", None, "scene sc2 has no sounds to make louder or quieter"),
+        ("add thunder", None, "sounds need a shot or a scene"),
+    ],
+)
+def test_what_a_sound_note_cannot_do_is_said(text, shot_id, why):
+    edits, left = offline(harbour(), [Note(id="n_1", text=text, shot_id=shot_id)])
+    assert edits == [] and any(why in u.why for u in left), left
+
+
+def critique(pid, summary, shots, urgency=3):
+    return Critique(
+        persona_id=pid,
+        overall=5,
+        scores={d: 5 for d in DIMENSIONS},
+        keep_watching=True,
+        keep_watching_reason="ok",
+        summary="s",
+        top_issues=[CritiqueIssue(summary=summary, urgency=urgency, dimension="emotional_impact", shot_ids=shots)],
+    )
+
+
+def test_critics_notes_about_the_music_are_evidence_cited_and_a_note_outranks_them():
+    b = harbour()
+    drowned = [critique(p, "the music drowns the lines", ["s003"]) for p in ("teen_scroller", "film_critic")]
+    edits, _ = offline(b, [], drowned)
+    assert [(describe(e, b), e.sources) for e in edits] == [
+        ("Scene 2 “The storm”: music −6 dB", ["teen_scroller", "film_critic"])
+    ]
+    edits, left = offline(b, [], [critique("teen_scroller", "the music is too loud", ["s004"])])
+    assert edits == [] and any("only teen_scroller raised it" in u.why for u in left)
+    note = Note(id="n_1", text="the music is too quiet in the storm scene")
+    edits, left = offline(b, [note], drowned)
+    assert [(describe(e, b), e.sources) for e in edits] == [("Scene 2 “The storm”: music +6 dB", ["n_1"])]
+    assert any("your note already decides its level" in u.why for u in left)
+
+
+def test_the_llm_refiners_schema_names_the_sound_edits_and_its_proposal_is_kept(server, client):
+    import jsonschema
+
+    b = harbour()
+    sound = [
+        edit(op="set_level", scene_id="sc2", field="music_level", new="-6", sources=["n_1"]),
+        edit(op="set_music", scene_id="sc3", new="", sources=["n_1"]),
+        edit(op="set_line", shot_id="s003", line=1, delivery="shouted", sources=["n_1"]),
+        edit(op="add_line", shot_id="s004", character="Mara", new="Look, the sun.", sources=["n_1"]),
+        edit(op="remove_line", shot_id="s003", line=1, sources=["n_1"]),
+        edit(op="set_voice", character="Tom", old="whatever the model wrote", pitch=-3, pace=0.85, sources=["n_1"]),
+        edit(op="set_level", scene_id="sc9", field="music_level", new="-6"),  # no such scene
+        edit(op="set_level", field="music_level", new="loud"),  # not a number: dropped when read
+    ]
+    answer = {"summary": "quieter storm", "edits": sound, "not_changed": []}
+    server.script(ok(answer))
+    notes = [Note(id="n_1", text="the music is too loud in the storm scene")]
+    p = LLMRefiner(client).refine(b, notes, []).value
+    body = server.requests[0]
+    schema = body["response_format"]["json_schema"]["schema"]
+    props = schema["$defs"]["EditOut"]["properties"]
+    assert {"set_level", "set_voice", "set_music", "set_line", "add_line", "remove_line"} <= set(props["op"]["enum"])
+    assert props["scene_id"]["anyOf"][0]["enum"] == ["sc1", "sc2", "sc3"]
+    assert schema["$defs"]["EditOut"]["required"] == list(props)  # strict: every property required
+    jsonschema.validate({**answer, "edits": sound[:6]}, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**answer, "edits": [sound[6]]}, schema)
+    user = body["messages"][1]["content"]
+    assert 'music: "tense drums", music level +0 dB' in user and "THE FILM'S SOUND: music level -8 dB" in user
+    assert [u.what for u in p.not_changed] == ["set_level music_level"]
+    edits, dropped = sanitize(p.edits, b, {"n_1"})
+    assert [describe(e, b) for e in edits] == [
+        "Scene 2 “The storm”: music −6 dB",
+        "Scene 3 “Morning”: no music",
+        "Shot s003 line 1: shouted",
+        "Shot s004: new line at the end, Mara: “Look, the sun.”",
+        "Shot s003: line 1 removed (Tom: Hold on.)",
+        "Tom's voice: lower (−3 semitones), slower (pace 1 → 0.85)",
+    ]
+    assert [d.what for d in dropped] == ["set_level sc9"] and all(e.sources == ["n_1"] for e in edits)
