@@ -5,6 +5,8 @@ a proposal the tests' server answers with them is read, checked and kept."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from agents.offline.refiner import OfflineRefiner
@@ -164,3 +166,57 @@ def test_the_llm_refiners_schema_names_the_sound_edits_and_its_proposal_is_kept(
         "Tom's voice: lower (−3 semitones), slower (pace 1 → 0.85)",
     ]
     assert [d.what for d in dropped] == ["set_level sc9"] and all(e.sources == ["n_1"] for e in edits)
+
+
+def test_through_the_studio_the_llm_sees_the_cast_voices_and_its_sound_edits_are_accepted(make_studio):
+    """The whole service: the refiner's request carries each scene's cue and levels and each character's voice as
+    cast (none is stored), its sound edits are checked, kept within the scope, cited, and accepting stores them."""
+    import re
+
+    from storage.schema import Scope
+    from tests.agents.openai_server import FakeOpenAI
+
+    def responder(body: dict):
+        text = body["messages"][1]["content"]
+        note_id = re.findall(r"\bn_[0-9a-f]{8}\b", text)[0]
+        tom = next(
+            c
+            for c in json.loads(text.split("THE STORY (current version): ")[1].split("\n")[0])["characters"]
+            if c["name"] == "Tom"
+        )
+        return ok(
+            {
+                "summary": "quieter storm, an older keeper",
+                "not_changed": [],
+                "edits": [
+                    edit(op="set_level", scene_id="sc2", field="music_level", new="-6", sources=[note_id]),
+                    edit(op="set_voice", character="Tom", pitch=tom["voice"]["pitch"] - 2, sources=[note_id]),
+                ],
+            }
+        )
+
+    with FakeOpenAI(responder) as server:
+        st = make_studio(llm_base_url=server.base_url, api_key="sk-test", refiner_model="refiner-model")
+        pid = st.create_from_storyboard(harbour(), ["film_critic"]).project_id
+        cast = st.voices(pid)["Tom"]
+        assert not cast.stored
+        note = st.add_note(pid, "the music is too loud in the storm scene, and make the keeper sound older")
+        record = st.refine(pid)
+        sent = server.requests[-1]["messages"][1]["content"]
+        assert 'scene sc2 "The storm"' in sent and 'music: "tense drums", music level +0 dB' in sent
+        assert [(e.op, e.sources) for e in record.proposal.edits] == [
+            ("set_level", [note.id]),
+            ("set_voice", [note.id]),
+        ]
+        assert record.proposal.edits[1].old == cast.voice  # the voice it has now, as cast
+        v = st.accept(pid).version
+        assert v.storyboard.scenes[1].music_level == -6.0
+        assert v.storyboard.characters[1].voice == cast.voice.model_copy(update={"pitch": cast.voice.pitch - 2})
+        assert [(n.note.id, n.addressed) for n in st.earlier_notes(pid)] == [(note.id, True)]
+
+        scoped = st.refine(pid, 1, Scope(scenes=["sc1"]))  # the same answer, for another scene
+        assert [e.op for e in scoped.proposal.edits] == ["set_voice"]  # a character's voice is the whole film's
+        assert any(
+            u.what == "set_level sc2 music_level" and "outside this proposal's scope" in u.why
+            for u in scoped.proposal.not_changed
+        )
