@@ -403,7 +403,11 @@ def diff_storyboards(a: Storyboard, b: Storyboard) -> StoryboardDiff:
     va, vb = {c.name: c.voice for c in a.characters}, {c.name: c.voice for c in b.characters}
     for n in [c.name for c in b.characters]:
         if n in va and va[n] != vb[n]:
-            story[f"voice {n}"] = tuple(describe_voice(v) if v else "cast from the name" for v in (va[n], vb[n]))
+            was, now = va[n], vb[n]
+            story[f"voice {n}"] = (
+                describe_voice(was) if was else "cast from the name",
+                describe_voice(now) if now else "cast from the name",
+            )
     return StoryboardDiff(shots=changes, story=story, characters=chars)
 
 
