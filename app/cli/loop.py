@@ -287,7 +287,8 @@ def _parse_edits(values: tuple[str, ...]) -> dict[int, str]:
 @click.option("--edit", "edits", multiple=True, help='N="new text": accept edit N with your own value.')
 @version_option
 def accept(c: Ctx, project, proposal_id, only, edits, version):
-    """Accepted edits become a child version (a branch if the base version already moved on)."""
+    """Accepted edits become a child version (a branch if the base version already moved on); each is listed, a
+    sound edit in words ("Scene 2 “The storm”: music −6 dB"). A level's --edit is in dB: --edit 1=-4."""
     pid = c.studio.resolve_project(project)
     record = c.studio.proposal(pid, proposal_id, version)
     by_hand = _parse_edits(edits)
