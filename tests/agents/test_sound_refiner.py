@@ -220,3 +220,36 @@ def test_through_the_studio_the_llm_sees_the_cast_voices_and_its_sound_edits_are
             u.what == "set_level sc2 music_level" and "outside this proposal's scope" in u.why
             for u in scoped.proposal.not_changed
         )
+
+
+def _sound_cases(board: Storyboard) -> list[tuple[Note, set[tuple[str, str]]]]:
+    """(a note, the (op, target) edits it must make, and only those) on a planned storyboard."""
+    k = min(5, len(board.scenes))
+    scene, last = board.scenes[k - 1], board.scenes[-1]
+    who = board.characters[0]
+    talky = next((s for s in board.shots() if s.dialogue), None)
+    cases = [
+        (Note(text=f"the music is too loud in scene {k}"), {("set_level", f"{scene.scene_id} music_level")}),
+        (Note(text="no music in the last scene"), {("set_music", f"{last.scene_id} music")}),
+        (Note(text=f"make the {who.name.split()[-1]} sound older"), {("set_voice", f"{who.name} voice")}),
+        (Note(text="add thunder", shot_id=board.shots()[2].shot_id), {("set", f"{board.shots()[2].shot_id} sounds")}),
+    ]
+    if talky:
+        lines = {("set_line", f"{talky.shot_id} line {n}") for n in range(1, len(talky.dialogue) + 1)}
+        cases.append((Note(text="they should whisper that line", shot_id=talky.shot_id), lines))
+    return cases
+
+
+@pytest.mark.parametrize("idea", range(4))
+def test_sound_notes_on_planned_storyboards_edit_what_they_are_about_and_nothing_else(idea):
+    """Held-out ideas planned offline at 3 minutes: each sound note makes exactly its sound edits (the right scene,
+    shot or character), no picture edit, and nothing left unsaid."""
+    from agents.offline import OfflinePlanner
+    from tests.agents.fidelity import HELD_OUT
+
+    board = OfflinePlanner().plan(HELD_OUT[idea].idea, 3).value
+    for note, expected in _sound_cases(board):
+        p = OfflineRefiner().refine(board, [note], []).value
+        got = {(e.op, e.target) for e in p.edits}
+        assert got == expected, (note.text, got, p.not_changed)
+        assert p.not_changed == [], (note.text, p.not_changed)
