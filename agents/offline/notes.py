@@ -296,8 +296,10 @@ def read_hearing(text: str, board: Storyboard) -> Hearing:
     """What `text` (a note, or a critic's issue) asks of the sound."""
     h = Hearing()
     low = " ".join(text.split()).lower()
-    music, effects = MUSIC.search(low), EFFECTS.search(low)
+    music, effects = MUSIC.search(low), bool(EFFECTS.search(low))
     sign = -1 if QUIETER.search(low) else 1 if LOUDER.search(low) else 0
+    if sign and not music and not effects:  # "the rain is too loud": a word of some shot's sounds is the effects
+        effects = bool(content_words(low) & set().union(*(content_words(s.sounds) for s in board.shots())))
     if NO_MUSIC.search(low):
         h.cue = ""
     elif music:

@@ -43,7 +43,10 @@ def harbour() -> Storyboard:
                 scene_id="sc2",
                 title="The storm",
                 music="tense drums",
-                shots=[shot(2), shot(3, characters=["Tom"], dialogue=[Line(character="Tom", line="Hold on.")])],
+                shots=[
+                    shot(2, sounds="heavy rain, wind"),
+                    shot(3, characters=["Tom"], dialogue=[Line(character="Tom", line="Hold on.")]),
+                ],
             ),
             Scene(
                 scene_id="sc3",
@@ -70,6 +73,7 @@ def offline(board, notes, critiques=()):
         ("The music drowns the lines in scene 3, turn it down by 10 dB", None, [("set_level", "Scene 3 “Morning”: music −10 dB")]),
         ("no music in the last scene", None, [("set_music", "Scene 3 “Morning”: no music")]),
         ("add thunder to s004", None, [("set", "Shot s004 sounds: thunder")]),
+        ("the rain is too loud in the storm scene", None, [("set_level", "Scene 2 “The storm”: effects −6 dB")]),
         ("she should whisper that line", "s004", [("set_line", "Shot s004 line 1: whispered")]),
         ("make the keeper sound older", None, [("set_voice", "Tom's voice: lower (−2 semitones), slower (pace 1 → 0.85)")]),
         ("the music is too loud", None, [("set_level", "Film: music level −8 dB → −14 dB")]),
@@ -90,7 +94,7 @@ def test_a_sound_note_becomes_the_matching_edit_on_what_it_is_about(text, shot_i
     [
         ("the sound is off somehow", None, "a sound note no rule reads"),
         ("she should whisper that line", None, "which line"),
-        ("the effects are too loud in the storm scene", None, "scene sc2 has no sounds to make louder or quieter"),
+        ("the effects are too loud in the first scene", None, "scene sc1 has no sounds to make louder or quieter"),
         ("add thunder", None, "sounds need a shot or a scene"),
     ],
 )
