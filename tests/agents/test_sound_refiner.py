@@ -257,3 +257,44 @@ def test_sound_notes_on_planned_storyboards_edit_what_they_are_about_and_nothing
         got = {(e.op, e.target) for e in p.edits}
         assert got == expected, (note.text, got, p.not_changed)
         assert p.not_changed == [], (note.text, p.not_changed)
+
+
+def test_the_schema_stays_within_strict_modes_limits_at_the_largest_storyboard():
+    """OpenAI's strict mode refuses a schema past 100 object properties in all, 5 levels of nesting or 500 enum values
+    in all (the limits first documented; later models allow more): the refiner's schema for a storyboard at the
+    shot cap (300 shots in 30 scenes) stays within them, and no keyword strict mode refuses is left in it."""
+    from agents.refiner import proposal_schema
+    from storage.schema import Limits
+
+    cap = Limits().max_shots
+    scenes = [
+        Scene(scene_id=f"sc{k:02d}", shots=[Shot(shot_id=f"s{k:02d}{i:02d}", prompt="x") for i in range(cap // 30)])
+        for k in range(30)
+    ]
+    schema = proposal_schema(Storyboard(title="Big", scenes=scenes))
+    text = json.dumps(schema)
+    assert not any(f'"{k}"' in text for k in ("default", "minimum", "maximum", "pattern", "minLength", "maxLength"))
+    defs = schema["$defs"]
+    properties = len(schema["properties"]) + sum(len(d.get("properties", {})) for d in defs.values())
+    enums = sum(len(v["enum"]) for v in _nodes(schema) if isinstance(v, dict) and "enum" in v)
+
+    def depth(node) -> int:  # objects nested in objects, through arrays and $refs
+        if isinstance(node, dict):
+            if "$ref" in node:
+                return depth(defs[node["$ref"].rsplit("/", 1)[1]])
+            inner = max([depth(v) for k, v in node.items() if k != "$defs"] or [0])
+            return inner + (1 if "properties" in node else 0)
+        if isinstance(node, list):
+            return max([depth(v) for v in node] or [0])
+        return 0
+
+    levels = depth(schema)
+    print(f"schema: {properties} properties, {enums} enum values, {levels} levels")
+    assert properties <= 100 and enums <= 500 and levels <= 5
+    assert enums >= cap + 30  # every shot and every scene is named
+
+
+def _nodes(node):
+    yield node
+    for v in node.values() if isinstance(node, dict) else node if isinstance(node, list) else []:
+        yield from _nodes(v)
