@@ -384,16 +384,18 @@ class Editor:
             "note": by_note or bool(entry and entry["note"]),
         }
 
-    def heard(self, critiques: list[Critique]) -> None:
+    def heard(self, critiques: list[Critique]) -> set[int]:
         """The critics' notes about the music or the effects' level: a scene's level when two of them, or one
         urgently, ask it, and no note of yours decided that scene's level."""
         groups: dict[tuple[str, str, float], dict] = {}
+        read: set[int] = set()  # the issues read here (id), which are no question for the creator
         for c in critiques:
             for issue in c.top_issues:
                 h = read_hearing(f"{issue.summary}. {issue.suggestion}", self.board)
                 for field, db in (("music_level", h.music_db), ("effects_level", h.effects_db)):
                     if not db or not issue.shot_ids:
                         continue
+                    read.add(id(issue))
                     for sc in self.board.scenes:
                         if any(s.shot_id in issue.shot_ids for s in sc.shots):
                             g = groups.setdefault((sc.scene_id, field, db), {"who": [], "urgency": 0, "summary": ""})
@@ -411,16 +413,17 @@ class Editor:
                     self.level(
                         scene_id, field, db, f"{len(g['who'])} viewer(s) ({who}): {g['summary'][:160]}", src, False
                     )
+        return read
 
     # ------------------------------------------------------------------ critics
     def critics(self, critiques: list[Critique], limit: int) -> None:
-        self.heard(critiques)
+        heard = self.heard(critiques)
         durations = {sid: s.duration for sid, s in self.shots.items()}
         groups: dict[Direction, dict] = {}
         for c in critiques:
             for issue in c.top_issues:
                 found = read(issue.suggestion, issue.shot_ids, durations)
-                if not found:
+                if not found and id(issue) not in heard:
                     self.left(issue.summary[:160], "a question for you, not a change a rule can make")
                 for d in found:
                     g = groups.setdefault(d, {"who": [], "urgency": 0, "summary": issue.summary})

@@ -469,7 +469,7 @@ def demo(c: Ctx, minutes):
             f"threatening”\nproposal ({prop.mode}): {prop.proposal.summary}"
         )
         for e in prop.proposal.edits[:4]:
-            say(f"  {e.op} {e.target}: {getattr(e, 'new', '')[:110]}")
+            say(f"  {in_words(e) or f'{e.op} {e.target}: ' + str(getattr(e, 'new', ''))[:110]}")
         st.accept(pid)
     d = st.diff(pid, 1, films[-1].version)
     servers = discover(timeout=0.3)
