@@ -177,8 +177,10 @@ def _noun_phrase(phrase: str) -> bool:
     return last.endswith(("ing", "ed", "en")) and verb_lemma(last) != last
 
 
-MUSIC = re.compile(r"\b(music|score|soundtrack|cue|strings|drums|piano)\b", re.I)
-EFFECTS = re.compile(r"\b(sound effects|effects|ambience|ambient sound|background noise|sfx)\b", re.I)
+MUSIC = re.compile(r"\b(music|score|soundtrack)\b", re.I)
+INSTRUMENTS = re.compile(r"\b(strings|violins?|cellos?|drums|piano|brass|choir|synths?)\b", re.I)  # heard when loud
+EFFECTS = re.compile(r"\b(sound effects|ambience|ambient sound|background noise|sfx)\b", re.I)
+BARE_EFFECTS = re.compile(r"\beffects\b", re.I)  # also the picture's (VFX): a sound only when too loud or quiet
 LOUDER = re.compile(
     r"\b(too (?:quiet|soft|low|faint)|louder|(?:turn|bring|crank) (?:it |them |the \w+ )?up|(?:can ?not|can't|"
     r"cannot|barely|hardly) hear|stronger|more present)\b",
@@ -296,8 +298,9 @@ def read_hearing(text: str, board: Storyboard) -> Hearing:
     """What `text` (a note, or a critic's issue) asks of the sound."""
     h = Hearing()
     low = " ".join(text.split()).lower()
-    music, effects = MUSIC.search(low), bool(EFFECTS.search(low))
     sign = -1 if QUIETER.search(low) else 1 if LOUDER.search(low) else 0
+    music = bool(MUSIC.search(low) or (sign and INSTRUMENTS.search(low)))
+    effects = bool(EFFECTS.search(low) or (sign and BARE_EFFECTS.search(low)))
     if sign and not music and not effects:  # "the rain is too loud": a word of some shot's sounds is the effects
         effects = bool(content_words(low) & set().union(*(content_words(s.sounds) for s in board.shots())))
     if NO_MUSIC.search(low):
@@ -330,7 +333,7 @@ def read_hearing(text: str, board: Storyboard) -> Hearing:
             h.voice, h.character = (max(-6.0, min(6.0, pitch)), round(max(0.7, min(1.4, pace)), 3)), who
     if h.delivery and who:
         h.character = who
-    if h.empty and (music or effects or re.search(r"\b(voice|sound|mix|audio)\b", low)):
+    if h.empty and (music or effects or re.search(r"\b(voice|sound|mix|audio)\b", low)):  # named, not read
         h.unread = "a sound note no rule reads: say louder or quieter, no music, the cue in words, or a sound to add"
     return h
 

@@ -14,6 +14,7 @@ from agents.refiner import LLMRefiner
 from storage.edits import describe, sanitize
 from storage.schema import (
     DIMENSIONS,
+    SOUND_OPS,
     Character,
     Critique,
     CritiqueIssue,
@@ -87,6 +88,25 @@ def test_a_sound_note_becomes_the_matching_edit_on_what_it_is_about(text, shot_i
     assert [(e.op, describe(e, b)) for e in edits] == expected
     assert all(e.sources == ["n_1"] for e in edits)
     assert not any(e.op == "set" and e.field in ("prompt", "duration", "negative_prompt") for e in edits)  # no picture
+
+
+@pytest.mark.parametrize(
+    ("text", "shot_id", "picture"),
+    [
+        ("add a piano in the corner", "s001", ("set", "s001 prompt")),
+        ("the effects look cheap, show more waves", "s002", ("set", "s002 prompt")),
+        ("make the storm scene darker", None, ("set", "s002 prompt")),
+    ],
+)
+def test_a_picture_note_that_names_an_instrument_or_effects_stays_a_picture_note(text, shot_id, picture):
+    edits, left = offline(harbour(), [Note(id="n_1", text=text, shot_id=shot_id)])
+    assert picture in [(e.op, e.target) for e in edits] and not any(e.op in SOUND_OPS for e in edits)
+    assert not any("sound" in u.why for u in left)
+
+
+def test_loud_drums_are_the_music():
+    edits, _ = offline(harbour(), [Note(id="n_1", text="the drums are too loud in the storm scene")])
+    assert [describe(e, harbour()) for e in edits] == ["Scene 2 “The storm”: music −6 dB"]
 
 
 @pytest.mark.parametrize(
