@@ -150,8 +150,9 @@ def test_an_archive_carries_every_sound_edit_and_what_accepting_made(tmp_path):
     try:
         pid = st.create_from_storyboard(board(), ["film_critic"]).project_id
         v = st.version(pid)
-        edits, _ = sanitize(every_kind(), v.storyboard)
-        assert {e.op for e in edits} == set(SOUND_OPS)
+        note = st.add_note(pid, "the music is too loud in the storm scene")
+        edits, _ = sanitize([{**e, "sources": [note.id]} for e in every_kind()], v.storyboard, {note.id})
+        assert {e.op for e in edits} == set(SOUND_OPS) and all(e.sources == [note.id] for e in edits)
         record = ProposalRecord(
             id=new_id("pr"), version=v.number, created_at=utcnow(), mode="offline", proposal=Proposal(edits=edits)
         )
@@ -162,7 +163,11 @@ def test_an_archive_carries_every_sound_edit_and_what_accepting_made(tmp_path):
         other = st.import_project(out)
         new_pid = other.project_id
         back = st.proposal(new_pid, ref=1)
-        assert back.proposal.edits == edits and back.accepted_as == accepted.number
+        (new_note,) = st.notes(new_pid, 1)
+        assert new_note.id != note.id and new_note.text == note.text  # ids are renamed on import, with the sources
+        assert back.proposal.edits == [e.model_copy(update={"sources": [new_note.id]}) for e in edits]
+        assert back.accepted_as == accepted.number
+        assert [(n.note.id, n.addressed) for n in st.earlier_notes(new_pid)] == [(new_note.id, True)]
         assert st.version(new_pid, accepted.number).storyboard == accepted.storyboard
         assert accepted.storyboard.scenes[1].music_level == -6.0
     finally:
