@@ -147,7 +147,9 @@ def _sound(e: Edit, board: Storyboard, shots: dict[str, Shot]) -> tuple[Edit | N
         who = next((c for c in board.characters if c.name == e.character), None)
         if who is None:
             return None, f"no character {e.character!r} in the character bible"
-        before = who.voice or e.old or CharacterVoice()
+        before = who.voice or CharacterVoice()  # the refiner's own `old` is not trusted: the board's (as cast)
+        if e.speaker and before.engine == "piper" and not e.speaker.isdigit():
+            return None, f"a Piper voice's speaker is a speaker id (a number), not {e.speaker!r}"
         e = e.model_copy(update={"old": before})
         return (e, None) if voice_after(e, None) != before else (None, None)
     if isinstance(e, SetMusic):

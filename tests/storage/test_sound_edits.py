@@ -106,6 +106,7 @@ def test_every_kind_is_checked_applied_diffed_and_said_in_words():
         ({"op": "set_voice", "character": "Mara", "pitch": 13}, "less than or equal to 12"),
         ({"op": "set_voice", "character": "Mara", "pace": 0.2}, "greater than or equal to 0.5"),
         ({"op": "set_voice", "character": "Mara", "speaker": "a b"}, "should match pattern"),
+        ({"op": "set_voice", "character": "Mara", "speaker": "alloy"}, "a Piper voice's speaker is a speaker id"),
         ({"op": "set_music", "scene_id": "zz", "new": "x"}, "there is no scene 'zz'"),
         ({"op": "set_music", "scene_id": "a", "new": "x" * 1001}, "at most 1000 characters"),
         ({"op": "set_level", "scene_id": "a", "field": "music_level", "new": -50}, "within -40..12 dB"),
