@@ -44,21 +44,53 @@ def test_a_music_note_lowers_its_scenes_measured_music_and_renders_no_picture(ch
     assert after["audio"]["cues_made"] == 1 and after["film_sha256"] != before["film_sha256"]
 
 
-def test_a_voice_note_lowers_the_measured_pitch_of_the_characters_line(chief, project):
-    chief("film", project, "--music-level", "-60")  # the music far under: the pitch is the voice's
-    before = render(chief, project)
-    proposal, accepted = refine_and_accept(chief, project, "make the keeper sound older")
-    (e,) = proposal["proposal"]["edits"]
-    assert (e["op"], e["character"], e["pitch"], e["pace"]) == (
-        "set_voice",
-        "Keeper",
-        e["old"]["pitch"] - 2,
-        0.85 * e["old"]["pace"],
+KEEPER_LINES = (
+    "The lamp is lit tonight and the sea is calm.",
+    "I have kept this light for forty long years.",
+    "Bring the oil up the stairs before the dark.",
+    "Listen to the bell out there beyond the rocks.",
+)
+
+
+@pytest.fixture
+def keeper(chief, tmp_path):
+    """The keeper's four lines, one a shot, no music: each line is voiced alone (Piper samples noise, so one line's
+    pitch varies by about a semitone run to run; the median of four is steadier)."""
+    from storage.schema import Character, Line, Scene, Shot, Storyboard
+
+    shots = [
+        Shot(shot_id=f"k{i}", prompt=f"The keeper, view {i}", duration=4.0, seed=i, characters=["Keeper"],
+             dialogue=[Line(character="Keeper", line=text)])
+        for i, text in enumerate(KEEPER_LINES, 1)
+    ]  # fmt: skip
+    board = Storyboard(
+        title="Keeper",
+        characters=[Character(name="Keeper", description="old man in a yellow coat")],
+        scenes=[Scene(scene_id="a", shots=shots)],
+        fps=8,
+        width=64,
+        height=36,
     )
-    assert "Keeper's voice: lower (−2 semitones), slower" in accepted
-    after = render(chief, project)
-    assert after["rendered"] == 0 and after["audio"]["lines_voiced"] == 1  # the keeper's line only
-    was, now = (f0(window(decode(r["film"], RATE), 0.0, 4.0), RATE) for r in (before, after))
+    p = tmp_path / "keeper.yaml"
+    p.write_text(dump_storyboard(board))
+    return json.loads(chief("--json", "new", "--storyboard", str(p)).stdout)["project"]
+
+
+def test_a_voice_note_lowers_the_measured_pitch_of_the_characters_lines(chief, keeper):
+    before = render(chief, keeper)
+    proposal, accepted = refine_and_accept(chief, keeper, "make the keeper sound older and deeper")
+    (e,) = proposal["proposal"]["edits"]
+    assert (e["op"], e["character"], e["pitch"]) == ("set_voice", "Keeper", e["old"]["pitch"] - 5)
+    assert e["pace"] == pytest.approx(0.85 * e["old"]["pace"], abs=0.001)
+    assert "Keeper's voice: lower (−5 semitones), slower" in accepted
+    after = render(chief, keeper)
+    assert after["rendered"] == 0 and after["audio"]["lines_voiced"] == 4  # no picture; every keeper line again
+
+    def pitch(r) -> float:
+        film = decode(r["film"], RATE)
+        return float(np.median([f0(window(film, 4.0 * k, 4.0 * k + 4.0), RATE) for k in range(4)]))
+
+    was, now = pitch(before), pitch(after)
     shift = 12 * np.log2(now / was)
-    print(f"Keeper's line: {was:.1f} Hz before, {now:.1f} Hz after ({shift:+.2f} semitones)")
-    assert shift == pytest.approx(-2.0, abs=1.0)
+    print(f"Keeper's lines (median of 4): {was:.1f} Hz before, {now:.1f} Hz after ({shift:+.2f} semitones, -5 asked)")
+    assert -7.5 <= shift <= -2.5  # the voice moved down by about what was asked (run-to-run noise: ~1 semitone)
