@@ -2,7 +2,9 @@
 
 Its input is bounded: the story bible, the scenes in scope in full (the scenes the notes and critiques are about,
 chosen by app/refining.py), every other scene as a one-line summary, and the critiques' evidence about the scenes
-in scope. A malformed edit is dropped here and recorded in `not_changed`; whether an edit can apply (unknown or
+in scope, with each scene's music cue and levels, the film's levels and each character's voice (as the render casts it:
+the service fills it in), so sound edits (a line, a voice, a cue, a level) are made over what the film sounds like.
+A malformed edit is dropped here and recorded in `not_changed`; whether an edit can apply (unknown or
 locked shots, bad values) is checked for every refiner in one place, storage.edits.sanitize, and whether it stays
 inside the scope in app/refining.py.
 """
@@ -12,7 +14,7 @@ from __future__ import annotations
 import copy
 import json
 from collections import defaultdict
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import Field, ValidationError
 
@@ -27,8 +29,10 @@ from storage.schema import (
     EDIT,
     EDIT_OPS,
     EDITABLE_SHOT_FIELDS,
+    LEVEL_FIELDS,
     STORY_FIELDS,
     Critique,
+    Edit,
     Note,
     Proposal,
     Scope,
@@ -38,7 +42,9 @@ from storage.schema import (
 
 
 class EditOut(_Closed):
-    """An Edit as the model writes it (no shape validator: bad edits are dropped one by one, not the proposal)."""
+    """An Edit as the model writes it (no shape validator: bad edits are dropped one by one, not the proposal).
+    One flat object for every kind, unused fields null; the sound edits' fields default to null, so an answer
+    written before them still reads."""
 
     op: Literal[EDIT_OPS]  # type: ignore[valid-type]
     shot_id: str | None
@@ -48,6 +54,16 @@ class EditOut(_Closed):
     new: str | None
     rationale: str
     sources: list[str] = Field(description="note ids and persona ids")
+    scene_id: str | None = Field(default=None, description="set_music, set_level (null: the film's level)")
+    line: int | None = Field(default=None, description="set_line, remove_line, add_line: the line's number, from 1")
+    delivery: str | None = Field(default=None, description="set_line, add_line: how it is said")
+    pitch: float | None = Field(default=None, description="set_voice: semitones, -12..12 (null keeps it)")
+    pace: float | None = Field(default=None, description="set_voice: 0.5..2, > 1 faster (null keeps it)")
+    speaker: str | None = Field(default=None, description="set_voice: a speaker id (null keeps it)")
+
+
+# The fields each kind of edit takes from the model's flat answer (`old` is the storyboard's, filled by sanitize).
+_KINDS = {cls.model_fields["op"].default: cls for cls in get_args(get_args(Edit)[0])}
 
 
 class UnchangedOut(_Closed):
@@ -67,7 +83,11 @@ def proposal_schema(storyboard: Storyboard) -> dict:
     read as ProposalOut, so an answer from a server that does not (text mode) loses only its bad edits."""
     schema = copy.deepcopy(_PROPOSAL_SCHEMA)
     props = schema["$defs"]["EditOut"]["properties"]
-    enums = {"shot_id": [s.shot_id for s in storyboard.shots()], "field": [*EDITABLE_SHOT_FIELDS, *STORY_FIELDS]}
+    enums = {
+        "shot_id": [s.shot_id for s in storyboard.shots()],
+        "field": [*EDITABLE_SHOT_FIELDS, *STORY_FIELDS, *LEVEL_FIELDS],
+        "scene_id": [sc.scene_id for sc in storyboard.scenes],
+    }
     for name, values in enums.items():
         if values:
             props[name] = {"anyOf": [{"type": "string", "enum": values}, {"type": "null"}]}
@@ -82,10 +102,12 @@ def to_proposal(out: ProposalOut) -> Proposal:
     (whether an edit can apply to the storyboard is checked once for every refiner, in storage.edits.sanitize)."""
     edits, not_changed = [], [Unchanged(what=u.what, why=u.why) for u in out.not_changed]
     for e in out.edits:
+        kind = _KINDS[e.op]
+        data = {k: v for k, v in e.model_dump().items() if k in kind.model_fields and k != "old"}
         try:
-            edits.append(EDIT.validate_python(e.model_dump()))
+            edits.append(EDIT.validate_python(data))
         except ValidationError as err:
-            target = e.shot_id or e.character or e.field or "the film"
+            target = e.shot_id or e.scene_id or e.character or e.field or "the film"
             not_changed.append(
                 Unchanged(what=f"{e.op} {target}", why=f"proposed but dropped: {err.errors()[0]['msg']}")
             )
@@ -165,6 +187,7 @@ class LLMRefiner:
             ],
             scoped=not scope.whole,
             scope=scope.label(),
+            film=storyboard.film,
             notes=notes,
             critiques=critiques,
             shot_notes=shot_notes,

@@ -3,7 +3,8 @@
 A voice per character (`voices`: the one stored with the character, else cast from the bible's names in order by
 `generation.audio.voices.cast`, shown as "cast"), each shot's lines voiced into its subtitle windows (the same
 times the subtitles use), the narration on the dialogue stem, each scene's music cue (the temp score), each shot's
-sounds (the temp effects) and a clip's own sound (LTX-2) on the effects stem; mixed by `generation.audio.mix` with
+sounds (the temp effects; both at their scene's level, dB over the film's) and a clip's own sound (LTX-2) on the
+effects stem; mixed by `generation.audio.mix` with
 the version's film options (loudness target, levels, ducking). Every voiced line, cue and effect is cached in
 `Config.sound_dir` by its content, so a changed line voices that line only. It uses no other service: the render
 hands it the clips' files and the film's timeline.
@@ -97,6 +98,14 @@ def _choice(v) -> CharacterVoice:
 
 def _seed(*parts: str) -> int:
     return int.from_bytes(hashlib.sha256("|".join(parts).encode()).digest()[:4], "big")
+
+
+def _gain(sound, db: float):
+    """A cue or effect `db` louder (a scene's level over the film's; the file is 16-bit, so a raise past its
+    headroom clips)."""
+    from dataclasses import replace
+
+    return replace(sound, samples=sound.samples * 10 ** (db / 20)) if db else sound
 
 
 _MP4_SOUND = re.compile(rb"hdlr.{8}soun", re.S)
@@ -224,10 +233,11 @@ class Audio:
                     labels.append("Piper voices" if "Piper" in spoken.label else "speech endpoint voices")
             if shot.sounds.strip():
                 seconds = round(end - start, 3)
+                db = board.scene_of(shot.shot_id).effects_level
                 path, new = self._cached(
                     "effects",
-                    dict(words=shot.sounds, seconds=seconds, seed=shot.seed),
-                    lambda s=shot, n=seconds: ambience.ambience(s.sounds, n, s.seed).sound,
+                    dict(words=shot.sounds, seconds=seconds, seed=shot.seed, **({"db": db} if db else {})),
+                    lambda s=shot, n=seconds, g=db: _gain(ambience.ambience(s.sounds, n, s.seed).sound, g),
                 )
                 made, kept = made + new, kept + (not new)
                 effects.append(Placed(start, path, seconds))
@@ -243,10 +253,11 @@ class Audio:
             t0, t1 = starts[present[0]], ends[present[-1]]
             seconds = round(t1 - t0, 3)
             seed = _seed(scene.scene_id)
+            db = scene.music_level
             path, new = self._cached(
                 "music",
-                dict(words=scene.music, seconds=seconds, seed=seed),
-                lambda w=scene.music, n=seconds, sd=seed: score.compose(w, n, sd),
+                dict(words=scene.music, seconds=seconds, seed=seed, **({"db": db} if db else {})),
+                lambda w=scene.music, n=seconds, sd=seed, g=db: _gain(score.compose(w, n, sd), g),
             )
             made, kept = made + new, kept + (not new)
             music.append(Placed(t0, path, seconds))

@@ -97,8 +97,8 @@ class Clips:
     def film_signature(self, board: Storyboard) -> str:
         """A hash of everything that decides a version's film and its sidecars: each shot's request (the
         composed prompt, seed, size, ...), its spoken words (the narration, its lines with their speakers and
-        delivery), its sounds, its scene's music cue, its description (with the described track), the characters' voices, the film options (levels and the
-        loudness target included), and the title when a title card shows it. Versions with the same signature
+        delivery), its sounds, its scene's music cue and levels, its description (with the described track), the
+        characters' voices, the film options (levels and the loudness target included), and the title when a title card shows it. Versions with the same signature
         have the same film. None of the sound is in a clip key: a changed line renders no picture."""
         music = {s.shot_id: scene.music for scene in board.scenes for s in scene.shots}
         shots = [
@@ -112,8 +112,10 @@ class Clips:
             }
             for shot in board.shots()
         ]
+        levels = [[sc.music_level, sc.effects_level] for sc in board.scenes]
         payload = {
             "shots": shots,
+            **({"levels": levels} if any(x for pair in levels for x in pair) else {}),  # unset: keys as before
             "voices": [(c.name, c.voice.model_dump() if c.voice else None) for c in board.characters],
             "film": board.film.model_dump(mode="json"),
             "title": board.title if board.film.title_card else None,

@@ -16,8 +16,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
+from app.audio import Audio
 from app.context import Context, ProgressFn, no_progress, record_failed_usage
 from app.errors import StudioError
 from app.projects import Projects
@@ -36,6 +37,7 @@ from storage.schema import (
     Storyboard,
     Unchanged,
     Usage,
+    first_error,
     new_id,
     utcnow,
 )
@@ -67,8 +69,8 @@ class UsageSummary(BaseModel):
 
 
 class Refining:
-    def __init__(self, ctx: Context, projects: Projects, watching: Watching) -> None:
-        self.ctx, self.projects, self.watching = ctx, projects, watching
+    def __init__(self, ctx: Context, projects: Projects, watching: Watching, audio: Audio) -> None:
+        self.ctx, self.projects, self.watching, self.audio = ctx, projects, watching, audio
 
     # ------------------------------------------------------------------ notes
     def add_note(
@@ -151,7 +153,7 @@ class Refining:
         """The refiner's proposal for the version, from its notes (instructions) and latest critiques (evidence),
         for `scope` (None: the scenes the notes and critiques are about, see the module's docstring)."""
         v = self.projects.version(pid, ref)
-        board = v.storyboard
+        board = self.voiced(v.storyboard)
         notes = self.notes(pid, v.number)
         crits = [c.critique for c in self.watching.critiques(pid, v.number)]
         if not notes and not crits:
@@ -201,6 +203,14 @@ class Refining:
             u.add_usage(v, UsageRecord(role="refiner", mode=refiner.mode, **res.usage.model_dump()))
         return record
 
+    def voiced(self, board: Storyboard) -> Storyboard:
+        """`board` with every character's voice as the render would cast it, so a refiner sees (and a voice edit
+        is made over) the voice a character has now, cast from the names or stored. Only the refiner's copy:
+        accepting applies the edits to the version as stored."""
+        cast = self.audio.cast(board)
+        chars = [c if c.voice else c.model_copy(update={"voice": cast[c.name].voice}) for c in board.characters]
+        return board.model_copy(update={"characters": chars})
+
     def proposal(self, pid: str, proposal_id: str | None = None, ref: int | str | None = None) -> ProposalRecord:
         """A proposal by id, or the latest proposal on the version."""
         with self.ctx.repo.read() as u:
@@ -236,7 +246,13 @@ class Refining:
                 if edits and i in edits:
                     if not hasattr(e, "new") or e.op == "move_shot":
                         raise StudioError(f"edit {i} ({e.op}) has no text to replace")
-                    e = type(e).model_validate({**e.model_dump(), "new": edits[i]})
+                    text = edits[i]
+                    if e.op == "set_level":  # "−4 dB" as the review shows levels
+                        text = text.replace("\u2212", "-").removesuffix("dB").strip()
+                    try:
+                        e = type(e).model_validate({**e.model_dump(), "new": text})
+                    except ValidationError as err:
+                        raise StudioError(f"edit {i} ({e.op}): {first_error(err)}") from None
                 picked.append(e)
             parent = u.version(pid, record.version)
             try:
@@ -336,10 +352,14 @@ def within(board: Storyboard, edits: list[Edit], scope: Scope) -> tuple[list[Edi
         return edits, []
     ids = set(scope.shot_ids(board))
     first = board.shots()[0].shot_id
+    scenes = {sc.scene_id for sc in board.scenes if any(s.shot_id in ids for s in sc.shots)}
     keep, out = [], []
     for e in edits:
         shot = getattr(e, "shot_id", None)
-        if isinstance(e, AddShot):
+        scene = getattr(e, "scene_id", None)
+        if scene is not None:  # a scene's music or levels: a scene with a shot in scope
+            ok = scene in scenes
+        elif isinstance(e, AddShot):
             ok = shot in ids if shot else first in ids
         elif isinstance(e, MoveShot):
             ok = shot in ids and (e.new in ids if e.new else first in ids)
@@ -368,6 +388,16 @@ def _landed(edit, before, after) -> bool:
     if op == "set_character":
         desc = lambda b: next((c.description for c in b.characters if c.name == edit.character), None)  # noqa: E731
         return desc(before) != desc(after)
+    if op in ("set_line", "add_line", "remove_line"):
+        said = lambda b: next((s.dialogue for s in b.shots() if s.shot_id == edit.shot_id), None)  # noqa: E731
+        return said(before) != said(after)
+    if op == "set_voice":
+        voice = lambda b: next((c.voice for c in b.characters if c.name == edit.character), None)  # noqa: E731
+        return voice(before) != voice(after)
+    if op in ("set_music", "set_level"):
+        field = "music" if op == "set_music" else edit.field
+        where = lambda b: next((sc for sc in b.scenes if sc.scene_id == edit.scene_id), b.film)  # noqa: E731
+        return getattr(where(before), field, None) != getattr(where(after), field, None)
     if op == "remove_shot":
         return edit.shot_id not in {s.shot_id for s in after.shots()}
     if op == "add_shot":

@@ -100,7 +100,7 @@ class Studio:
         self._audio = Audio(self.ctx)
         self._rendering = Rendering(self.ctx, self._projects, self._clips, self._audio)
         self._watching = Watching(self.ctx, self._projects, self._clips)
-        self._refining = Refining(self.ctx, self._projects, self._watching)
+        self._refining = Refining(self.ctx, self._projects, self._watching, self._audio)
         self._keyframes = Keyframes(self.ctx, self._projects, self._clips, self._watching)
         self._takes = Takes(self.ctx, self._projects, self._clips, self._watching)
         self._consistency = Consistency(self.ctx, self._projects, self._clips)

@@ -13,16 +13,24 @@ from storage.schema import (
     CAMERA_MOVES,
     EDIT,
     EDITABLE_SHOT_FIELDS,
+    AddLine,
     AddShot,
     Character,
+    CharacterVoice,
     Edit,
     Limits,
     Line,
     MoveShot,
+    RemoveLine,
     RemoveShot,
+    Scene,
     SetCharacter,
+    SetLevel,
+    SetLine,
+    SetMusic,
     SetShot,
     SetStory,
+    SetVoice,
     Shot,
     Storyboard,
     Strict,
@@ -79,8 +87,78 @@ def current_value(board: Storyboard, shot: Shot, field: str) -> str:
 
 def _describe(raw: Any) -> str:
     get = raw.get if isinstance(raw, dict) else lambda k, d=None: getattr(raw, k, d)
-    target = get("shot_id") or get("character") or get("field") or "the film"
+    target = get("shot_id") or get("scene_id") or get("character") or get("field") or "the film"
     return f"{get('op', 'edit')} {target}"
+
+
+LINE_OPS = (SetLine, AddLine, RemoveLine)
+
+
+def voice_after(e: SetVoice, current: CharacterVoice | None) -> CharacterVoice:
+    """The voice `e` makes: its changes over `current` (the character's stored voice), else over the voice the
+    refiner saw (`e.old`: stored or cast from the names), else over the default voice."""
+    base = current or e.old or CharacterVoice()
+    changes = {k: v for k, v in (("pitch", e.pitch), ("pace", e.pace), ("speaker", e.speaker)) if v is not None}
+    return CharacterVoice.model_validate({**base.model_dump(), **changes})
+
+
+def level_of(board: Storyboard, scene_id: str | None, field: str) -> float:
+    """A scene's level offset (dB over the film's), or the film's level when `scene_id` is None."""
+    if scene_id is None:
+        return getattr(board.film, field)
+    return getattr(_scene(board, scene_id), field)
+
+
+def _scene(board: Storyboard, scene_id: str) -> Scene:
+    for sc in board.scenes:
+        if sc.scene_id == scene_id:
+            return sc
+    raise KeyError(f"no scene {scene_id!r}")
+
+
+def _sound(e: Edit, board: Storyboard, shots: dict[str, Shot]) -> tuple[Edit | None, str | None]:
+    """A sound edit checked against `board`: (the edit with `old` from the board, None) to keep, (None, why) to
+    drop, (None, None) when it changes nothing."""
+    if isinstance(e, (SetMusic, SetLevel)) and e.scene_id is not None:
+        if e.scene_id not in {sc.scene_id for sc in board.scenes}:
+            return None, f"there is no scene {e.scene_id!r}"
+    if isinstance(e, LINE_OPS):
+        lines = shots[e.shot_id].dialogue
+        count = f"shot {e.shot_id} has {len(lines)} line(s)"
+        if isinstance(e, AddLine):
+            if e.line is not None and e.line > len(lines) + 1:
+                return None, f"{count}: a new line is at most line {len(lines) + 1}"
+            if e.character and e.character not in {c.name for c in board.characters}:
+                return None, f"no character {e.character!r} in the character bible to say it"
+            return e, None
+        if e.line > len(lines):
+            return None, count
+        was = lines[e.line - 1]
+        old = script([was])
+        if isinstance(e, SetLine):
+            if e.new is None and e.delivery is None:
+                return None, "a line edit needs new words or a delivery"
+            if (e.new or was.line) == was.line and (e.delivery if e.delivery is not None else was.delivery) == (
+                was.delivery
+            ):
+                return None, None
+        return e.model_copy(update={"old": old}), None
+    if isinstance(e, SetVoice):
+        who = next((c for c in board.characters if c.name == e.character), None)
+        if who is None:
+            return None, f"no character {e.character!r} in the character bible"
+        before = who.voice or CharacterVoice()  # the refiner's own `old` is not trusted: the board's (as cast)
+        if e.speaker and before.engine == "piper" and not e.speaker.isdigit():
+            return None, f"a Piper voice's speaker is a speaker id (a number), not {e.speaker!r}"
+        e = e.model_copy(update={"old": before})
+        return (e, None) if voice_after(e, None) != before else (None, None)
+    if isinstance(e, SetMusic):
+        old = _scene(board, e.scene_id).music
+        return (e.model_copy(update={"old": old}), None) if old != e.new else (None, None)
+    if isinstance(e, SetLevel):
+        old = level_of(board, e.scene_id, e.field)
+        return (e.model_copy(update={"old": old}), None) if old != e.new else (None, None)
+    return e, None
 
 
 def sanitize(
@@ -108,9 +186,16 @@ def sanitize(
         if shot_id is not None and shot_id not in shots:
             drop(e, f"there is no shot {shot_id!r}")
             continue
-        if isinstance(e, (SetShot, RemoveShot, MoveShot)) and shots[e.shot_id].locked:
+        if isinstance(e, (SetShot, RemoveShot, MoveShot, *LINE_OPS)) and shots[e.shot_id].locked:
             drop(e, f"shot {shot_id} is locked")
             continue
+        if isinstance(e, (*LINE_OPS, SetVoice, SetMusic, SetLevel)):
+            checked, why = _sound(e, board, shots)
+            if why:
+                drop(e, why)
+            if checked is None:
+                continue
+            e = checked
         if isinstance(e, SetShot):
             if problem := check_value(e.field, e.new):
                 drop(e, problem)
@@ -183,6 +268,15 @@ def _apply(board: Storyboard, e: Edit) -> None:
                 c.description = e.new
                 return
         board.characters.append(Character(name=e.character, description=e.new))
+    elif isinstance(e, SetVoice):
+        who = next((c for c in board.characters if c.name == e.character), None)
+        if who is None:
+            raise KeyError(f"no character {e.character!r}")
+        who.voice = voice_after(e, who.voice)
+    elif isinstance(e, SetMusic):
+        _scene(board, e.scene_id).music = e.new
+    elif isinstance(e, SetLevel):
+        setattr(_scene(board, e.scene_id) if e.scene_id else board.film, e.field, e.new)
     elif isinstance(e, AddShot):
         shots, i = _locate(board, e.shot_id) if e.shot_id else (board.scenes[0].shots, -1)
         anchor = shots[i] if i >= 0 else shots[0]
@@ -200,7 +294,9 @@ def _apply(board: Storyboard, e: Edit) -> None:
         shots, i = _locate(board, e.shot_id)
         if shots[i].locked:
             raise ValueError("the shot is locked")
-        if isinstance(e, SetShot) and e.field == "music":
+        if isinstance(e, (SetLine, AddLine, RemoveLine)):
+            _apply_line(shots, i, e)
+        elif isinstance(e, SetShot) and e.field == "music":
             board.scene_of(e.shot_id).music = e.new
         elif isinstance(e, SetShot):
             value: object = e.new
@@ -226,6 +322,27 @@ def _apply(board: Storyboard, e: Edit) -> None:
                 dest, j = _locate(board, e.new)
                 dest.insert(j + 1, shot)
             board.scenes = [s for s in board.scenes if s.shots]
+
+
+def _apply_line(shots: list[Shot], i: int, e: SetLine | AddLine | RemoveLine) -> None:
+    lines = list(shots[i].dialogue)
+    if isinstance(e, AddLine):
+        at = (e.line or len(lines) + 1) - 1
+        if at > len(lines):
+            raise ValueError(f"the shot has {len(lines)} line(s)")
+        lines.insert(at, Line(character=e.character, line=e.new, delivery=e.delivery))
+    elif e.line > len(lines):
+        raise ValueError(f"the shot has {len(lines)} line(s)")
+    elif isinstance(e, RemoveLine):
+        lines.pop(e.line - 1)
+    else:
+        was = lines[e.line - 1]
+        lines[e.line - 1] = Line(
+            character=was.character,
+            line=e.new if e.new is not None else was.line,
+            delivery=e.delivery if e.delivery is not None else was.delivery,
+        )
+    shots[i] = Shot.model_validate({**shots[i].model_dump(), "dialogue": [ln.model_dump() for ln in lines]})
 
 
 # ---------------------------------------------------------------------------------------- diffing
@@ -278,10 +395,21 @@ def diff_storyboards(a: Storyboard, b: Storyboard) -> StoryboardDiff:
         before = next((x for x in a.scenes if x.scene_id == sc.scene_id), None)
         if before is not None and before.music != sc.music:
             story[f"music {sc.scene_id}"] = (before.music, sc.music)
+        for level in ("music_level", "effects_level"):
+            if before is not None and getattr(before, level) != getattr(sc, level):
+                story[f"{level.replace('_', ' ')} {sc.scene_id}"] = (getattr(before, level), getattr(sc, level))
     if a.film != b.film:
         story["film"] = (a.film.model_dump(), b.film.model_dump())
     ca, cb = {c.name: c.description for c in a.characters}, {c.name: c.description for c in b.characters}
     chars = {n: (ca.get(n), cb.get(n)) for n in sorted(set(ca) | set(cb)) if ca.get(n) != cb.get(n)}
+    va, vb = {c.name: c.voice for c in a.characters}, {c.name: c.voice for c in b.characters}
+    for n in [c.name for c in b.characters]:
+        if n in va and va[n] != vb[n]:
+            was, now = va[n], vb[n]
+            story[f"voice {n}"] = (
+                describe_voice(was) if was else "cast from the name",
+                describe_voice(now) if now else "cast from the name",
+            )
     return StoryboardDiff(shots=changes, story=story, characters=chars)
 
 
@@ -341,3 +469,68 @@ def edit_shot(board: Storyboard, shot_id: str, changes: list[tuple[str, str]]) -
         return Storyboard.model_validate(data.model_dump())
     except ValidationError as err:
         raise EditError(f"the edited shot is invalid: {first_error(err)}") from None
+
+
+# ---------------------------------------------------------------------------------------- in words
+
+
+def db_words(x: float) -> str:
+    """A level in dB with a true minus sign: '−6 dB', '+3 dB', '0 dB'."""
+    x = round(x, 1)
+    return f"{'−' if x < 0 else '+' if x > 0 else ''}{abs(x):g} dB"
+
+
+def describe_voice(v: CharacterVoice) -> str:
+    speaker = f", speaker {v.speaker}" if v.speaker else ""
+    return f"{v.engine}{speaker}, pitch {v.pitch:+g} semitones, pace {v.pace:g}"
+
+
+def _scene_words(board: Storyboard | None, scene_id: str) -> str:
+    if board is not None:
+        for k, sc in enumerate(board.scenes, 1):
+            if sc.scene_id == scene_id:
+                return f"Scene {k} “{sc.title}”" if sc.title else f"Scene {k}"
+    return f"Scene {scene_id}"
+
+
+def describe(e: Edit, board: Storyboard | None = None) -> str:
+    """A sound edit in words, as the review and `chief refine`/`chief accept` show it ("Scene 3 “The storm”: music
+    −6 dB", "Keeper's voice: lower, slower"); other edits as their op and target. `board`: the version the
+    proposal was made on (for scene numbers and titles)."""
+    if isinstance(e, SetLevel):
+        stem = "music" if e.field == "music_level" else "effects"
+        if e.scene_id is None:
+            was = f"{db_words(e.old)} → " if e.old is not None else ""
+            return f"Film: {stem} level {was}{db_words(e.new)}"
+        change = db_words(e.new - e.old) if e.old is not None else f"{db_words(e.new)} over the film's"
+        return f"{_scene_words(board, e.scene_id)}: {stem} {change}"
+    if isinstance(e, SetMusic):
+        what = "no music" if not e.new.strip() else ("music cue: " if e.old else "music: ") + e.new
+        return f"{_scene_words(board, e.scene_id)}: {what}"
+    if isinstance(e, SetVoice):
+        before, after = e.old or CharacterVoice(), voice_after(e, None)
+        words = []
+        if after.pitch != before.pitch:
+            shift = after.pitch - before.pitch
+            words.append(f"{'lower' if shift < 0 else 'higher'} ({db_words(shift).replace('dB', 'semitones')})")
+        if after.pace != before.pace:
+            words.append(
+                f"{'slower' if after.pace < before.pace else 'faster'} (pace {before.pace:g} → {after.pace:g})"
+            )
+        if after.speaker != before.speaker:
+            words.append(f"speaker {after.speaker or 'default'}")
+        return f"{e.character}'s voice: {', '.join(words) or 'unchanged'}"
+    if isinstance(e, SetLine):
+        parts = ([f"“{e.new}”"] if e.new is not None else []) + (
+            [e.delivery or "no delivery"] if e.delivery is not None else []
+        )
+        return f"Shot {e.shot_id} line {e.line}: {', '.join(parts)}"
+    if isinstance(e, AddLine):
+        who = e.character or "(unattributed)"
+        how = f" ({e.delivery})" if e.delivery else ""
+        return f"Shot {e.shot_id}: new line {e.line or 'at the end'}, {who}{how}: “{e.new}”"
+    if isinstance(e, RemoveLine):
+        return f"Shot {e.shot_id}: line {e.line} removed" + (f" ({e.old})" if e.old else "")
+    if isinstance(e, SetShot) and e.field == "sounds":
+        return f"Shot {e.shot_id} sounds: {e.new or 'none'}"
+    return f"{e.op} {e.target}"

@@ -307,6 +307,15 @@ class Scene(Strict):
     music: str = Field(
         default="", max_length=1000, description="the scene's music cue in words (mood, tempo, instruments); '' none"
     )
+    music_level: float = Field(
+        default=0.0,
+        ge=-40,
+        le=12,
+        description="dB added to the film's music level for this scene's cue (0: as the film)",
+    )
+    effects_level: float = Field(
+        default=0.0, ge=-40, le=12, description="dB added to the film's effects level for this scene's shots' sounds"
+    )
     shots: list[Shot] = Field(min_length=1)
 
 
@@ -754,9 +763,155 @@ class SetStory(_EditBase):
         return self.field
 
 
-Edit = Annotated[SetShot | AddShot | RemoveShot | MoveShot | SetCharacter | SetStory, Field(discriminator="op")]
+def _text(v):
+    """Text an edit carries into the sound (a line, a delivery, a cue, a speaker): one line, no control characters."""
+    return " ".join("".join(ch if ch.isprintable() else " " for ch in v).split()) if isinstance(v, str) else v
+
+
+class SetLine(_EditBase):
+    """Line `line` (1-based) of shot `shot_id`: its words `new` and/or its `delivery` (None keeps each); `old` is
+    the line as it was, as script ("NAME (delivery): words")."""
+
+    op: Literal["set_line"] = "set_line"
+    shot_id: str
+    line: int = Field(ge=1, le=50)
+    old: str | None = None
+    new: str | None = Field(default=None, min_length=1, max_length=2000)
+    delivery: str | None = Field(default=None, max_length=200)
+
+    @field_validator("new", "delivery", mode="before")
+    @classmethod
+    def _one_line(cls, v):
+        return _text(v)
+
+    @property
+    def target(self) -> str:
+        return f"{self.shot_id} line {self.line}"
+
+
+class AddLine(_EditBase):
+    """A new line said by `character` ('' unattributed) in shot `shot_id`, as its line number `line` (None: last)."""
+
+    op: Literal["add_line"] = "add_line"
+    shot_id: str
+    line: int | None = Field(default=None, ge=1, le=50)
+    character: str = Field(default="", max_length=80)
+    new: str = Field(min_length=1, max_length=2000)
+    delivery: str = Field(default="", max_length=200)
+
+    @field_validator("character", "new", "delivery", mode="before")
+    @classmethod
+    def _one_line(cls, v):
+        return _text(v)
+
+    @property
+    def target(self) -> str:
+        return f"{self.shot_id} new line" + (f" {self.line}" if self.line else "")
+
+
+class RemoveLine(_EditBase):
+    """Line `line` (1-based) of shot `shot_id` taken out (`old`: the line, as script)."""
+
+    op: Literal["remove_line"] = "remove_line"
+    shot_id: str
+    line: int = Field(ge=1, le=50)
+    old: str | None = None
+
+    @property
+    def target(self) -> str:
+        return f"{self.shot_id} line {self.line}"
+
+
+class SetVoice(_EditBase):
+    """Character `character`'s voice: `pitch` (semitones), `pace` (> 1 faster) and `speaker`, each None to keep;
+    `old` is the voice they had (stored, or cast from the names), which the change is made over."""
+
+    op: Literal["set_voice"] = "set_voice"
+    character: str = Field(min_length=1, max_length=80)
+    old: CharacterVoice | None = None
+    pitch: float | None = Field(default=None, ge=-12, le=12)
+    pace: float | None = Field(default=None, ge=0.5, le=2.0)
+    speaker: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_\-]{0,80}$")
+
+    @property
+    def target(self) -> str:
+        return f"{self.character} voice"
+
+
+class SetMusic(_EditBase):
+    """Scene `scene_id`'s music cue from `old` to `new` ('' : no music)."""
+
+    op: Literal["set_music"] = "set_music"
+    scene_id: str
+    old: str | None = None
+    new: str = Field(max_length=1000)
+
+    @field_validator("new", mode="before")
+    @classmethod
+    def _one_line(cls, v):
+        return _text(v)
+
+    @property
+    def target(self) -> str:
+        return f"{self.scene_id} music"
+
+
+LevelField = Literal["music_level", "effects_level"]
+
+
+class SetLevel(_EditBase):
+    """A level in dB from `old` to `new`: of scene `scene_id` (added to the film's, -40..12), or of the film
+    (`scene_id` None: the film option, -60..12)."""
+
+    op: Literal["set_level"] = "set_level"
+    scene_id: str | None = None
+    field: LevelField
+    old: float | None = None
+    new: float = Field(ge=-60, le=12)
+
+    @model_validator(mode="after")
+    def _scene_range(self) -> SetLevel:
+        if self.scene_id is not None and self.new < -40:
+            raise ValueError("a scene's level is within -40..12 dB of the film's")
+        return self
+
+    @property
+    def target(self) -> str:
+        return f"{self.scene_id or 'film'} {self.field}"
+
+
+Edit = Annotated[
+    SetShot
+    | AddShot
+    | RemoveShot
+    | MoveShot
+    | SetCharacter
+    | SetStory
+    | SetLine
+    | AddLine
+    | RemoveLine
+    | SetVoice
+    | SetMusic
+    | SetLevel,
+    Field(discriminator="op"),
+]
 EDIT = TypeAdapter(Edit)
-EDIT_OPS: tuple[str, ...] = ("set", "add_shot", "remove_shot", "move_shot", "set_character", "set_story")
+EDIT_OPS: tuple[str, ...] = (
+    "set",
+    "add_shot",
+    "remove_shot",
+    "move_shot",
+    "set_character",
+    "set_story",
+    "set_line",
+    "add_line",
+    "remove_line",
+    "set_voice",
+    "set_music",
+    "set_level",
+)
+SOUND_OPS: tuple[str, ...] = ("set_line", "add_line", "remove_line", "set_voice", "set_music", "set_level")
+LEVEL_FIELDS: tuple[str, ...] = get_args(LevelField)
 
 
 class Unchanged(Strict):

@@ -1,6 +1,8 @@
 """Reading a creator's note: which shots it is about (by shot id, scene, character, keyword, or the whole film) and
 what it asks for (cut, pace, framing, camera, a spoken line, a look, things to avoid, things to add, a character's
-traits). Rules over the note's words; a note they cannot read is reported, never guessed.
+traits), or for the sound (`Hearing`: the music's or the effects' level, the cue, effects to add or take out, how a
+line is said, a character's voice). Rules over the note's words; a note they cannot read is reported, never
+guessed. A note about the sound is read for the sound only: "quieter music" asks for no calmer picture.
 """
 
 from __future__ import annotations
@@ -175,6 +177,177 @@ def _noun_phrase(phrase: str) -> bool:
     return last.endswith(("ing", "ed", "en")) and verb_lemma(last) != last
 
 
+MUSIC = re.compile(r"\b(music|score|soundtrack)\b", re.I)
+INSTRUMENTS = re.compile(r"\b(strings|violins?|cellos?|drums|piano|brass|choir|synths?)\b", re.I)  # heard when loud
+EFFECTS = re.compile(r"\b(sound effects|ambience|ambient sound|background noise|sfx)\b", re.I)
+BARE_EFFECTS = re.compile(r"\beffects\b", re.I)  # also the picture's (VFX): a sound only when too loud or quiet
+LOUDER = re.compile(
+    r"\b(too (?:quiet|soft|low|faint)|louder|(?:turn|bring|crank) (?:it |them |the \w+ )?up|(?:can ?not|can't|"
+    r"cannot|barely|hardly) hear|stronger|more present)\b",
+    re.I,
+)
+QUIETER = re.compile(
+    r"\b(too (?:loud|much|strong|busy|intrusive|present|heavy)|quieter|softer|(?:turn|bring|take) (?:it |them |the \w+ )?"
+    r"down|lower|drown\w*|overpower\w*|mask\w*|covers? the (?:lines?|dialogue|voices?)|fights? the (?:lines?|voices?)|"
+    r"(?:can ?not|can't|cannot|barely|hardly) hear (?:the )?(?:lines?|dialogue|words|voices?|what))\b",
+    re.I,
+)
+DB = re.compile(r"\b(?:by\s+)?(\d{1,2}(?:\.\d)?)\s*db\b", re.I)
+NO_MUSIC = re.compile(
+    r"\b(?:no|without|remove|drop|cut|lose|kill|get rid of|take out|stop)\s+(?:the\s+|any\s+)?(?:music|score|soundtrack)\b"
+    r"|\b(?:music|score)\s+(?:should|must)\s+(?:stop|go)\b|\bin silence\b",
+    re.I,
+)
+NO_EFFECTS = re.compile(
+    r"\b(?:no|without|remove|drop|cut|lose|get rid of|take out)\s+(?:the\s+|any\s+)?(?:sound effects|effects|ambience|"
+    r"sounds|background noise)\b",
+    re.I,
+)
+CUE = (
+    re.compile(r"\b(?:music|score)\s+(?:should|must|could|needs? to|ought to)\s+be\s+(.{2,200}?)\s*(?:[.;!]|$)", re.I),
+    re.compile(
+        r"\b(?:add|use|play|want|try|give (?:it|the scene)|put in)\s+(?:an?\s+|some\s+|the\s+)?([a-z][a-z,\- ]{1,120}?)"
+        r"\s+(?:music|score)\b",
+        re.I,
+    ),
+)
+# What makes a sound and nothing to see (thunder is heard; rain, wind and the sea are seen as well: those need
+# "the sound of" or "hear" to be read as sounds).
+HEARD = set(
+    """thunder thunderclap thunderclaps footsteps birdsong ticking tick creaking creak creaks applause laughter siren
+sirens foghorn howling howl rumble rumbling crackle crackling hum humming buzz buzzing whistle whistling echo echoes
+heartbeat heartbeats splash splashing dripping drip thud thuds bang bangs knock knocking knocks chime chimes clatter
+hiss roar roaring gunshot gunshots explosion whisper whispers murmur murmuring chatter""".split()
+)
+SOUND_OF = re.compile(
+    rf"\b(?:sound|sounds|noise|noises)\s+of\s+{_NP}{_END}|\bhear\s+{_NP}{_END}|\b([a-z][a-z\-]{{2,30}})\s+sounds?\b"
+    rf"(?=\s*(?:[,.;!]|$|\bto\b|\bin\b|\bon\b))",
+    re.I,
+)
+ADD_HEARD = re.compile(rf"\b(?:add(?:ing)?|more|put in|include)\s+{_NP}(?=\s*(?:[,.;!]|$|\bto\b|\bin\b|\bon\b))", re.I)
+DELIVERIES = (  # the note's words for how a line is said -> the delivery written on the line
+    (re.compile(r"\bwhisper\w*\b", re.I), "whispered"),
+    (re.compile(r"\b(shout\w*|yell\w*|scream\w*)\b", re.I), "shouted"),
+    (re.compile(r"\b(mutter\w*|mumbl\w*)\b", re.I), "muttered"),
+    (re.compile(r"\b(sob\w*|in tears|tearful\w*|crying)\b", re.I), "tearful"),
+    (re.compile(r"\blaugh\w*\b", re.I), "laughing"),
+    (re.compile(r"\bsing\b|\bsung\b|\bsinging\b", re.I), "sung"),
+)
+SPOKEN = re.compile(r"\b(line|lines|say|says|said|saying|speak|speaks|spoken|dialogue|deliver\w*|read it)\b", re.I)
+MANNER = re.compile(
+    r"\b(?:say|says|speak|speaks|deliver|delivers|read|reads|said)\b(?:\s+(?:it|that|this|the|her|his|their|line|"
+    r"lines|more|a bit|much))*\s+(\w+ly)\b",
+    re.I,
+)
+VOICE_TALK = re.compile(r"\b(?:sounds?|voice|voiced|speaks?|talks?)\b", re.I)
+VOICES = (  # the note's word for a voice -> (semitones, pace factor)
+    (re.compile(r"\b(older|elderly|aged|ancient|old)\b", re.I), (-2.0, 0.85)),
+    (re.compile(r"\b(younger|young|childlike|child-like)\b", re.I), (2.0, 1.1)),
+    (re.compile(r"\b(deeper|lower|darker|gruff\w*|gravelly|heavier)\b", re.I), (-3.0, 1.0)),
+    (re.compile(r"\b(higher|lighter|brighter|thinner)\b", re.I), (3.0, 1.0)),
+    (re.compile(r"\b(slower|calmer|more measured|tired|weary)\b", re.I), (0.0, 0.85)),
+    (re.compile(r"\b(faster|quicker|brisker|livelier|more urgent|excited)\b", re.I), (0.0, 1.15)),
+)
+# Words about the sound, which say nothing about which shots a note is about.
+SOUND_TALK = set(
+    """music score soundtrack cue sound sounds noise loud louder quiet quieter soft softer voice voices line lines
+level levels mix volume hear heard whisper whispered shout shouted effects ambience db older younger deeper higher
+lower slower faster""".split()
+)
+
+
+_WHERE = re.compile(  # where a cue goes, not what it is: "... in the storm scene", "... for s004"
+    r"\s+(?:in|on|for|during|over|throughout)\s+(?:the\s+|this\s+|that\s+|every\s+|all\s+)?(?:\S+\s+){0,3}?"
+    r"(?:scenes?|shots?|film|movie)\b.*$|\s+(?:in|on|for|to|at)\s+\S*\d\S*.*$",
+    re.I,
+)
+_PLACE = re.compile(r"\s+(?:in|on|to|at|during|for|over|throughout)\s+.*$", re.I)  # a sound's place: the note's shots
+
+
+@dataclass
+class Hearing:
+    """What a note asks of the sound: level changes in dB (music, effects), a new cue ('' no music), effects to add
+    or take out, a delivery for lines, a voice change (semitones, pace factor), or the sound words it used that no
+    rule reads (`unread`)."""
+
+    music_db: float = 0.0
+    effects_db: float = 0.0
+    cue: str | None = None
+    sounds: list[str] = field(default_factory=list)
+    no_sounds: bool = False
+    delivery: str = ""
+    voice: tuple[float, float] | None = None
+    character: str = ""  # whose voice (or whose lines)
+    unread: str = ""
+
+    @property
+    def empty(self) -> bool:
+        return not (self.music_db or self.effects_db or self.cue is not None or self.sounds or self.no_sounds) and not (
+            self.delivery or self.voice
+        )
+
+
+def _amount(text: str, sign: int) -> float:
+    """A level change in dB: the note's own figure ("by 3 dB"), 10 for "much/far/way", else 6."""
+    m = DB.search(text)
+    step = float(m.group(1)) if m else 10.0 if re.search(r"\b(much|far|way|a lot)\b", text, re.I) else 6.0
+    return sign * min(step, 24.0)
+
+
+def read_hearing(text: str, board: Storyboard) -> Hearing:
+    """What `text` (a note, or a critic's issue) asks of the sound."""
+    h = Hearing()
+    low = " ".join(text.split()).lower()
+    sign = -1 if QUIETER.search(low) else 1 if LOUDER.search(low) else 0
+    music = bool(MUSIC.search(low) or (sign and INSTRUMENTS.search(low)))
+    effects = bool(EFFECTS.search(low) or (sign and BARE_EFFECTS.search(low)))
+    if sign and not music and not effects:  # "the rain is too loud": a word of some shot's sounds is the effects
+        effects = bool(content_words(low) & set().union(*(content_words(s.sounds) for s in board.shots())))
+    if NO_MUSIC.search(low):
+        h.cue = ""
+    elif music:
+        for rx in CUE:
+            if m := rx.search(text):
+                h.cue = _WHERE.sub("", m.group(1)).strip(" ,")
+                break
+    if sign and h.cue is None and (music or effects):
+        h.music_db = _amount(low, sign) if music else 0.0
+        h.effects_db = _amount(low, sign) if effects and not music else 0.0
+    if NO_EFFECTS.search(low):
+        h.no_sounds = True
+    heard = [_bare(x) for group in SOUND_OF.findall(text) for x in group if x.strip()]
+    heard += [_bare(x) for x in ADD_HEARD.findall(text) if set(_bare(x).lower().split()) & HEARD]
+    heard = [_PLACE.sub("", x).strip() for x in heard]
+    h.sounds = list(dict.fromkeys(x for x in heard if x and x.lower() not in SOUND_TALK and not MUSIC.search(x)))
+    h.delivery = next((d for rx, d in DELIVERIES if rx.search(low)), "")
+    if not h.delivery and SPOKEN.search(low) and (m := MANNER.search(low)):
+        h.delivery = m.group(1)
+    who = _character(low, board)
+    if who and VOICE_TALK.search(low) and not h.delivery:
+        pitch = sum(v[0] for rx, v in VOICES if rx.search(low))
+        pace = 1.0
+        for rx, v in VOICES:
+            if rx.search(low):
+                pace *= v[1]
+        if pitch or pace != 1.0:
+            h.voice, h.character = (max(-6.0, min(6.0, pitch)), round(max(0.7, min(1.4, pace)), 3)), who
+    if h.delivery and who:
+        h.character = who
+    if h.empty and (music or effects or re.search(r"\b(voice|sound|mix|audio)\b", low)):  # named, not read
+        h.unread = "a sound note no rule reads: say louder or quieter, no music, the cue in words, or a sound to add"
+    return h
+
+
+def _character(low: str, board: Storyboard) -> str:
+    """The character a note names: by name, else by a word only their description has ("the keeper")."""
+    for c in board.characters:
+        if re.search(rf"\b{re.escape(c.name.lower())}\b", low):
+            return c.name
+    words = content_words(low) - SOUND_TALK - INSTRUCTION
+    found = [c.name for c in board.characters if words & content_words(c.description)]
+    return found[0] if len(found) == 1 else ""
+
+
 @dataclass
 class Reading:
     scope: str  # "shot", "scene", "character", "keyword", "film"
@@ -193,6 +366,7 @@ class Reading:
     replace: list[tuple[str, str]] = field(default_factory=list)  # (what is there, what goes in its place)
     remove: list[str] = field(default_factory=list)  # things to take out of the picture (and tell the model to avoid)
     less: list[str] = field(default_factory=list)  # things to tone down: their clauses go, a lighter mention stays
+    hearing: Hearing = field(default_factory=Hearing)  # what it asks of the sound
 
     @property
     def empty(self) -> bool:
@@ -210,6 +384,7 @@ class Reading:
             or self.replace
             or self.remove
             or self.less
+            or not self.hearing.empty
         )
 
 
@@ -268,6 +443,11 @@ def read_note(note: Note, board: Storyboard) -> Reading:
     if r.replace:
         r.add = [a for a in r.add if all(a.lower() not in b.lower() for _, b in r.replace)]
     r.style = [w for w in WORD.findall(low) if w in STYLES]
+    r.hearing = read_hearing(bare, board)
+    if not r.hearing.empty or r.hearing.unread:  # a note about the sound: its words are not picture changes
+        r.cut, r.pace, r.frame, r.camera, r.line = False, 0, "", "", None
+        r.looks, r.avoid, r.add, r.traits, r.style, r.less = [], [], [], [], [], []
+        r.remove = [x for x in r.remove if not MUSIC.search(x) and not EFFECTS.search(x)]
     _scope(r, note, board, named, bare)
     return r
 
@@ -317,10 +497,13 @@ def _scope(r: Reading, note: Note, board: Storyboard, named: list[str], bare: st
     if r.shots:
         r.shots = list(dict.fromkeys(r.shots))
         return
-    words = {w for w in content_words(low) - INSTRUCTION if not any(re.fullmatch(f, w) for f, _ in LOOKS.values())}
+    talk = SOUND_TALK if not r.hearing.empty else set()
+    words = {
+        w for w in content_words(low) - INSTRUCTION - talk if not any(re.fullmatch(f, w) for f, _ in LOOKS.values())
+    }
     words = {w for w in words if not any(re.search(rf"\b{re.escape(w)}", a) for a in r.avoid + r.add)}
     who = next((c.name for c in board.characters if c.name.lower() in low or stem(c.name.split()[-1]) in words), "")
-    if who:
+    if who and r.hearing.empty and not r.hearing.unread:
         r.traits = _traits(low, who)
         words -= content_words(who) | content_words(" ".join(r.traits))
     shots = [s for s in board.shots() if words & content_words(f"{s.prompt} {s.narration}")]

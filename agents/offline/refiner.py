@@ -11,18 +11,23 @@ from collections import defaultdict
 
 from agents.base import Result
 from agents.offline.directions import Direction, read
-from agents.offline.notes import Look, Reading, read_note
+from agents.offline.notes import Hearing, Look, Reading, read_hearing, read_note
 from agents.offline.words import READ_WPS, SHOT_TYPES, capitalise, stem, without_shot_type
 from storage.run import RunContext
 from storage.schema import (
+    CharacterVoice,
     Critique,
     Edit,
     Note,
     Proposal,
     RemoveShot,
     SetCharacter,
+    SetLevel,
+    SetLine,
+    SetMusic,
     SetShot,
     SetStory,
+    SetVoice,
     ShotField,
     Storyboard,
     Unchanged,
@@ -120,6 +125,7 @@ class Editor:
         )  # shot or "*" -> axis -> (sign, note text)
         self.extra: list[Edit] = []
         self.not_changed: list[Unchanged] = []
+        self.levels: dict[tuple[str | None, str], dict] = {}  # (scene or None: the film, field) -> new, why, sources
 
     def left(self, what: str, why: str) -> None:
         if all((u.what, u.why) != (what, why) for u in self.not_changed):
@@ -149,10 +155,13 @@ class Editor:
         r = read_note(note, self.board)
         why = f"your note {note.text[:120]!r}"  # ids stay in `sources` (an archive import renumbers them)
         if r.empty:
-            self.left(f"note {note.text[:60]!r}", "no change a rule can read in it; edit the shot by hand")
+            why_not = r.hearing.unread or "no change a rule can read in it; edit the shot by hand"
+            self.left(f"note {note.text[:60]!r}", why_not)
             return
         self.remember(r, note)
-        if r.scope == "character":
+        if not r.hearing.empty:
+            self.sound(r, note, why)
+        elif r.scope == "character":
             self.character(r, note, why)
         elif not r.shots:
             self.film(r, note, why)
@@ -278,14 +287,143 @@ class Editor:
         if r.frame or r.camera or r.add or r.line is not None:
             self.left(f"note {note.text[:60]!r}", "framing, camera, additions and lines need a shot: give the note one")
 
+    # ------------------------------------------------------------------ sound
+    def sound(self, r: Reading, note: Note, why: str) -> None:
+        """A note about the sound: levels and cues on the scenes it is about (the film's when none), effects and
+        deliveries on its shots, a voice on its character."""
+        h, what = r.hearing, f"note {note.text[:60]!r}"
+        scenes = [sc for sc in self.board.scenes if any(s.shot_id in r.shots for s in sc.shots)]
+        if h.music_db or h.effects_db:
+            for field, db in (("music_level", h.music_db), ("effects_level", h.effects_db)):
+                if not db:
+                    continue
+                if not scenes:
+                    self.level(None, field, db, why, note.id, True)
+                for sc in scenes:
+                    has = sc.music.strip() if field == "music_level" else any(s.sounds.strip() for s in sc.shots)
+                    if has:
+                        self.level(sc.scene_id, field, db, why, note.id, True)
+                    else:
+                        stem = "music" if field == "music_level" else "sounds"
+                        self.left(what, f"scene {sc.scene_id} has no {stem} to make louder or quieter")
+        if h.cue is not None:
+            for sc in scenes or (self.board.scenes if h.cue == "" else []):
+                if sc.music != h.cue:
+                    self.extra.append(SetMusic(scene_id=sc.scene_id, new=h.cue, rationale=why, sources=[note.id]))
+            if not scenes and h.cue:
+                self.left(what, "a new cue needs its scene: name the scene or give the note one")
+        if h.sounds or h.no_sounds:
+            if not r.shots:
+                self.left(what, "sounds need a shot or a scene: give the note one")
+            for sid in r.shots:
+                old = self.current(sid, "sounds")
+                kept = [] if h.no_sounds else [p.strip() for p in old.split(",") if p.strip()]
+                new = ", ".join(kept + [x for x in h.sounds if not _has(old, x)])
+                if new != old and len(new) <= 1000:
+                    self.set(sid, "sounds", new, why, note.id, True)
+        if h.delivery:
+            self.delivery(r, h, note, why)
+        if h.voice:
+            self.voice(h, note, why)
+
+    def delivery(self, r: Reading, h: Hearing, note: Note, why: str) -> None:
+        """The delivery on the lines the note is about: its character's in its shots (every shot when it names no
+        shot), else every line of the one shot it is about."""
+        what = f"note {note.text[:60]!r}"
+        about = [self.shots[sid] for sid in (r.shots or self.order)]
+        lines = [
+            (s, n)
+            for s in about
+            for n, ln in enumerate(s.dialogue, 1)
+            if (ln.character == h.character if h.character else len(r.shots) == 1)
+        ]
+        if not lines:
+            why_not = "no line of theirs" if h.character else "which line: put the note on its shot or name the speaker"
+            self.left(what, f"{why_not} in the shots it is about" if h.character else why_not)
+            return
+        if len(lines) > 6:
+            self.left(what, f"{len(lines)} lines would change: put the note on one shot or scene")
+            return
+        for s, n in lines:
+            if s.locked:
+                self.left(f"{s.shot_id} line {n}", "the shot is locked")
+            elif s.dialogue[n - 1].delivery != h.delivery:
+                self.extra.append(
+                    SetLine(shot_id=s.shot_id, line=n, delivery=h.delivery, rationale=why, sources=[note.id])
+                )
+
+    def voice(self, h: Hearing, note: Note, why: str) -> None:
+        c = next(c for c in self.board.characters if c.name == h.character)
+        old = c.voice or CharacterVoice()
+        pitch, pace = h.voice or (0.0, 1.0)
+        self.extra.append(
+            SetVoice(
+                character=c.name,
+                old=old,
+                pitch=round(max(-12.0, min(12.0, old.pitch + pitch)), 2) if pitch else None,
+                pace=round(max(0.5, min(2.0, old.pace * pace)), 3) if pace != 1.0 else None,
+                rationale=why,
+                sources=[note.id],
+            )
+        )
+
+    def level(self, scene_id: str | None, field: str, db: float, why: str, source: str, by_note: bool) -> None:
+        """A scene's (or the film's) level moved by `db`, within its range; a note's level is not undone by a critic."""
+        key = (scene_id, field)
+        entry = self.levels.get(key)
+        if entry and entry["note"] and not by_note:
+            return
+        if scene_id is None:
+            now, low = getattr(self.board.film, field), -60.0
+        else:
+            now, low = getattr(next(sc for sc in self.board.scenes if sc.scene_id == scene_id), field), -40.0
+        self.levels[key] = {
+            "new": round(max(low, min(12.0, now + db)), 1),
+            "why": [*(entry["why"] if entry else []), why],
+            "src": list(dict.fromkeys([*(entry["src"] if entry else []), source])),
+            "note": by_note or bool(entry and entry["note"]),
+        }
+
+    def heard(self, critiques: list[Critique]) -> set[int]:
+        """The critics' notes about the music or the effects' level: a scene's level when two of them, or one
+        urgently, ask it, and no note of yours decided that scene's level."""
+        groups: dict[tuple[str, str, float], dict] = {}
+        read: set[int] = set()  # the issues read here (id), which are no question for the creator
+        for c in critiques:
+            for issue in c.top_issues:
+                h = read_hearing(f"{issue.summary}. {issue.suggestion}", self.board)
+                for field, db in (("music_level", h.music_db), ("effects_level", h.effects_db)):
+                    if not db or not issue.shot_ids:
+                        continue
+                    read.add(id(issue))
+                    for sc in self.board.scenes:
+                        if any(s.shot_id in issue.shot_ids for s in sc.shots):
+                            g = groups.setdefault((sc.scene_id, field, db), {"who": [], "urgency": 0, "summary": ""})
+                            g["who"] = list(dict.fromkeys([*g["who"], c.persona_id]))
+                            g["urgency"] = max(g["urgency"], issue.urgency)
+                            g["summary"] = g["summary"] or issue.summary
+        for (scene_id, field, db), g in groups.items():
+            who, what = ", ".join(g["who"]), f"{scene_id} {field.replace('_', ' ')}: {g['summary'][:120]}"
+            if len(g["who"]) < 2 and g["urgency"] < 4:
+                self.left(what, f"only {who} raised it")
+            elif self.levels.get((scene_id, field), {}).get("note"):
+                self.left(what, "your note already decides its level")
+            else:
+                for src in g["who"]:
+                    self.level(
+                        scene_id, field, db, f"{len(g['who'])} viewer(s) ({who}): {g['summary'][:160]}", src, False
+                    )
+        return read
+
     # ------------------------------------------------------------------ critics
     def critics(self, critiques: list[Critique], limit: int) -> None:
+        heard = self.heard(critiques)
         durations = {sid: s.duration for sid, s in self.shots.items()}
         groups: dict[Direction, dict] = {}
         for c in critiques:
             for issue in c.top_issues:
                 found = read(issue.suggestion, issue.shot_ids, durations)
-                if not found:
+                if not found and id(issue) not in heard:
                     self.left(issue.summary[:160], "a question for you, not a change a rule can make")
                 for d in found:
                     g = groups.setdefault(d, {"who": [], "urgency": 0, "summary": issue.summary})
@@ -398,6 +536,16 @@ class Editor:
                     )
                 )
         edits += self.extra
+        for (scene_id, field), p in self.levels.items():
+            edits.append(
+                SetLevel(
+                    scene_id=scene_id,
+                    field=field,  # type: ignore[arg-type]
+                    new=p["new"],
+                    rationale="; ".join(dict.fromkeys(p["why"]))[:4000],
+                    sources=p["src"],
+                )
+            )
         summary = (
             f"{len(edits)} edit(s) from {n_notes} note(s) and {n_crits} critique(s); "
             f"{len(self.not_changed)} thing(s) left as they are"

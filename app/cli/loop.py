@@ -233,17 +233,27 @@ def refine(c: Ctx, project, version, scene, shots):
     c.header()
     with StageProgress("refiner", enabled=not c.json) as prog:
         info = c.studio.refine(pid, version, scope=scope, progress=prog.update)
-    c.out(Proposed(**info.model_dump(), project=pid, active=c.studio.status()), format_proposal(info))
+    board = c.studio.version(pid, info.version).storyboard
+    c.out(Proposed(**info.model_dump(), project=pid, active=c.studio.status()), format_proposal(info, board))
 
 
-def format_proposal(info: ProposalRecord) -> str:
+def in_words(e, board=None) -> str | None:
+    """A sound edit in words ("Scene 3 “The storm”: music −6 dB"); None for a picture edit."""
+    from storage.edits import describe
+    from storage.schema import SOUND_OPS
+
+    return describe(e, board) if e.op in SOUND_OPS or (e.op == "set" and e.field == "sounds") else None
+
+
+def format_proposal(info: ProposalRecord, board=None) -> str:
     p = info.proposal
     lines = [f"proposal {info.id} on v{info.version} ({info.mode}), scope {info.scope.label()}: {p.summary}"]
     for i, e in enumerate(p.edits, 1):
-        lines.append(f"{i:>3}. {e.op} {e.target}")
-        if getattr(e, "old", None) is not None:
+        words = in_words(e, board)
+        lines.append(f"{i:>3}. {words or f'{e.op} {e.target}'}")
+        if not words and getattr(e, "old", None) is not None:
             lines.append(f"       - {e.old}")
-        if getattr(e, "new", None):
+        if not words and getattr(e, "new", None):
             lines.append(f"       + {e.new}")
         lines.append(f"       why: {e.rationale}  [sources: {', '.join(e.sources) or '—'}]")
     for u in p.not_changed:
@@ -280,14 +290,23 @@ def _parse_edits(values: tuple[str, ...]) -> dict[int, str]:
 @click.option("--edit", "edits", multiple=True, help='N="new text": accept edit N with your own value.')
 @version_option
 def accept(c: Ctx, project, proposal_id, only, edits, version):
-    """Accepted edits become a child version (a branch if the base version already moved on)."""
+    """Accepted edits become a child version (a branch if the base version already moved on); each is listed, a
+    sound edit in words ("Scene 2 “The storm”: music −6 dB"). A level's --edit is in dB: --edit 1=-4."""
     pid = c.studio.resolve_project(project)
-    res = c.studio.accept(pid, proposal_id, _parse_only(only), _parse_edits(edits), version)
+    record = c.studio.proposal(pid, proposal_id, version)
+    by_hand = _parse_edits(edits)
+    res = c.studio.accept(pid, record.id, _parse_only(only), by_hand, version)
     v = res.version
+    board = c.studio.version(pid, record.version).storyboard
+    accepted = [(n, record.proposal.edits[n - 1]) for n in res.applied]
     c.out(
         Accepted(**res.model_dump(), project=pid),
         f"v{v.number} created from v{v.parent_number} with edit(s) {', '.join(map(str, res.applied))}"
-        + branch_note(c.studio, v),
+        + branch_note(c.studio, v)
+        + "".join(
+            f"\n{n:>3}. {in_words(e, board) or f'{e.op} {e.target}'}" + (" (your value)" if n in by_hand else "")
+            for n, e in accepted
+        ),
     )
 
 
@@ -469,7 +488,7 @@ def demo(c: Ctx, minutes):
             f"threatening”\nproposal ({prop.mode}): {prop.proposal.summary}"
         )
         for e in prop.proposal.edits[:4]:
-            say(f"  {e.op} {e.target}: {getattr(e, 'new', '')[:110]}")
+            say(f"  {in_words(e) or f'{e.op} {e.target}: ' + str(getattr(e, 'new', ''))[:110]}")
         st.accept(pid)
     d = st.diff(pid, 1, films[-1].version)
     servers = discover(timeout=0.3)

@@ -1,5 +1,6 @@
 """Revise screen: the refiner's proposal as a review. One compact row per edit (the shot's thumbnail, a word diff,
-why, and its sources by name: your notes' words, the personas' names), accept or reject each or all, edit a new
+why, and its sources by name: your notes' words, the personas' names; a sound edit in words, "Scene 3 “The storm”:
+music −6 dB", "Keeper's voice: lower, slower"), accept or reject each or all, edit a new
 value in place, and commit once: Commit is disabled while nothing is accepted and after committing, and the
 server refuses a proposal already committed, so a second click never makes a second version. The refiner runs as
 a job (its answer streams in: tokens so far), on the scenes the notes and critiques are about or on one scene.
@@ -66,8 +67,13 @@ def diff_segments(old: str | None, new: str | None) -> list[tuple[str, str]]:
     return out
 
 
-def target(e) -> str:
-    """What an edit touches, in words."""
+def target(e, board=None) -> str:
+    """What an edit touches, in words (a sound edit as `storage.edits.describe` says it)."""
+    from storage.edits import describe
+    from storage.schema import SOUND_OPS
+
+    if e.op in SOUND_OPS or (e.op == "set" and e.field == "sounds"):
+        return describe(e, board)
     return {
         "set": lambda: f"shot {e.shot_id} · {e.field.replace('_', ' ')}",
         "add_shot": lambda: f"new shot after {e.shot_id}" if e.shot_id else "new first shot",
@@ -96,13 +102,43 @@ def source_names(sources: list[str], notes: dict[str, str], personas: dict[str, 
     return list(dict.fromkeys(out))
 
 
-def review_json(record, notes: dict[str, str], personas: dict[str, str], shot_thumbs: dict[str, str]) -> str:
-    """A ProposalRecord as the review's JSON: each edit with its diff, sources by name and the decision."""
+def sound_diff(e) -> list[tuple[str, str]]:
+    """A sound edit's old vs new as word runs: the line as script, the voice or the level in words."""
+    from storage.edits import db_words, describe_voice, voice_after
+    from storage.schema import Line, lines_from_script, script
+
+    if e.op == "set_line":
+        was = (lines_from_script(e.old) or [Line(line="-")])[0] if e.old else Line(line="-")
+        now = was.model_copy(
+            update={"line": e.new or was.line, "delivery": e.delivery if e.delivery is not None else was.delivery}
+        )
+        return diff_segments(e.old, script([now]))
+    if e.op == "add_line":
+        return [("+", script([Line(character=e.character, line=e.new, delivery=e.delivery)]))]
+    if e.op == "remove_line":
+        return [("-", e.old or f"line {e.line}")]
+    if e.op == "set_voice":
+        return diff_segments(describe_voice(e.old) if e.old else "", describe_voice(voice_after(e, None)))
+    if e.op == "set_level":
+        return ([("-", db_words(e.old))] if e.old is not None else []) + [("+", db_words(e.new))]
+    return diff_segments(e.old, e.new or "(no music)")  # set_music
+
+
+def review_json(
+    record, notes: dict[str, str], personas: dict[str, str], shot_thumbs: dict[str, str], board=None
+) -> str:
+    """A ProposalRecord as the review's JSON: each edit with its diff, sources by name and the decision. `board`:
+    the version it was made on (scene numbers and titles for sound edits)."""
+    from storage.schema import SOUND_OPS
+
     edits = []
     for n, e in enumerate(record.proposal.edits, 1):
         old, new = getattr(e, "old", None), getattr(e, "new", None)
+        new = f"{new:g}" if isinstance(new, float) else new  # a level, edited as text
         diff = (
-            diff_segments(old, new)
+            sound_diff(e)
+            if e.op in SOUND_OPS
+            else diff_segments(old, new)
             if e.op in ("set", "set_character", "set_story")
             else [("+" if e.op == "add_shot" else "=", new or "")]
             if e.op != "remove_shot"
@@ -112,7 +148,7 @@ def review_json(record, notes: dict[str, str], personas: dict[str, str], shot_th
             {
                 "n": n,
                 "op": e.op,
-                "target": target(e),
+                "target": target(e, board),
                 "thumb": shot_thumbs.get(getattr(e, "shot_id", None) or "", ""),
                 "diff": diff,
                 "new": new,
@@ -173,7 +209,9 @@ def build(ctx: Ctx) -> None:
         v = studio.version(pid, record.version)
         notes = {n.id: n.text for n in studio.notes(pid, record.version)}
         personas = {pid_: p.name for pid_, p in studio.personas_of(v).items()}
-        return review_json(record, notes, personas, thumbs(studio, studio.render_info(pid, record.version)))
+        return review_json(
+            record, notes, personas, thumbs(studio, studio.render_info(pid, record.version)), v.storyboard
+        )
 
     def outcome(record) -> str:
         if record.accepted_as:

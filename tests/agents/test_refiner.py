@@ -23,6 +23,12 @@ def edit(**kw):
         "new": None,
         "rationale": "r",
         "sources": [],
+        "scene_id": None,
+        "line": None,
+        "delivery": None,
+        "pitch": None,
+        "pace": None,
+        "speaker": None,
     }
     e.update(kw)
     return e
@@ -130,7 +136,7 @@ def test_the_schema_sent_names_the_storyboards_shots_and_the_editable_fields(ser
     storyboard's ids and the editable fields, so it cannot write an edit on a shot or field that does not exist."""
     import jsonschema
 
-    from storage.schema import EDITABLE_SHOT_FIELDS, STORY_FIELDS
+    from storage.schema import EDITABLE_SHOT_FIELDS, LEVEL_FIELDS, STORY_FIELDS
 
     good = {"summary": "s", "edits": [edit(shot_id="sh03", field="duration", new="4.5")], "not_changed": []}
     server.script(ok(good))
@@ -138,7 +144,8 @@ def test_the_schema_sent_names_the_storyboards_shots_and_the_editable_fields(ser
     schema = server.requests[0]["response_format"]["json_schema"]["schema"]
     props = schema["$defs"]["EditOut"]["properties"]
     assert props["shot_id"]["anyOf"][0]["enum"] == ["sh01", "sh02", "sh03"]
-    assert props["field"]["anyOf"][0]["enum"] == [*EDITABLE_SHOT_FIELDS, *STORY_FIELDS]
+    assert props["field"]["anyOf"][0]["enum"] == [*EDITABLE_SHOT_FIELDS, *STORY_FIELDS, *LEVEL_FIELDS]
+    assert props["scene_id"]["anyOf"][0]["enum"] == ["sc01", "sc02"]
     jsonschema.validate(good, schema)
     for bad in (edit(shot_id="sh77", field="prompt", new="x"), edit(shot_id="sh01", field="colour", new="x")):
         with pytest.raises(jsonschema.ValidationError):
