@@ -1,9 +1,12 @@
-"""The Story screen's image half: each character's and location's reference images (thumbnails; upload a PNG,
-JPEG or WebP, generate one from the description, clear them), and how alike each character looks across the
-shots (the per-character consistency table, worst shots first; "not measured" without an image-embedding model).
+"""The Story screen's bible as cards: a card per character (what they are, the description, reference images,
+the voice in words with pitch, pace and speaker to change and a ▶ preview of a line in it) and per location
+(reference images); how alike each character looks across the shots (the per-character consistency table, worst
+shots first; "not measured" without an image-embedding model).
 
-The references are one client-side component (`references.js`) over JSON (`refs_json`); a generated reference
-is a job (progress, Stop, a reloaded page follows it). Each change makes a new version, which the page follows.
+The cards are one client-side component (`references.js`) over JSON (`refs_json`); references are uploaded as a
+PNG, JPEG or WebP, generated from the description (a job: progress, Stop, a reloaded page follows it) or cleared;
+a voice is tried with ▶ (the component's `preview_voice` server function: nothing is stored) and kept with "Use
+this voice". Each change makes a new version, which the page follows.
 """
 
 from __future__ import annotations
@@ -21,13 +24,26 @@ from app.ui.common import Ctx, branch_note, esc, follow, guard, media_url, need_
 HERE = Path(__file__).parent
 
 
+class VoiceChange(BaseModel):
+    """A voice as a card's controls set it (storage.schema.CharacterVoice checks the values)."""
+
+    engine: Literal["piper", "speech"] | None = None
+    speaker: str | None = Field(None, max_length=80)
+    pitch: float | None = None
+    pace: float | None = None
+
+    def changes(self) -> dict:
+        return self.model_dump(exclude_none=True)
+
+
 class RefAction(BaseModel):
-    """One button of a character's or location's references."""
+    """One button of a character's or location's card."""
 
     name: str = Field(min_length=1, max_length=80)
     location: bool = False
-    action: Literal["upload", "generate", "clear"]
+    action: Literal["upload", "generate", "clear", "voice"]
     path: str = Field("", max_length=4096)
+    voice: VoiceChange = VoiceChange()
 
     @classmethod
     def of(cls, data) -> RefAction:
@@ -37,19 +53,52 @@ class RefAction(BaseModel):
             raise ValueError("the references panel sent an action it cannot ask for: reload the page") from None
 
 
-def refs_json(studio, board, note: str = "") -> str:
-    """The characters and locations with their reference thumbnails, for the references panel, and what draws
-    generated references."""
+KINDS = {"person": "a person", "animal": "an animal", "creature": "a creature", "machine": "a machine"}
+
+
+def what_they_are(description: str) -> str:
+    """ "a machine", "an animal", … as the offline planner reads the description ("" when it cannot tell)."""
+    from agents.offline.idea import phrase_kind
+
+    return KINDS.get(phrase_kind(description), "")
+
+
+def voice_words(cast) -> str:
+    """A character's voice in words: "Piper, pitch +3, pace 1.1 — cast from the name" (`cast`: app.audio.Cast)."""
+    v = cast.voice
+    if v.engine == "piper":
+        who = (
+            "Piper" + (f" ({Path(v.model).stem})" if v.model else "") + (f", speaker {v.speaker}" if v.speaker else "")
+        )
+    else:
+        who = f"speech endpoint, voice {v.speaker or '(its default)'}"
+    pitch = f", pitch {v.pitch:+g}" if v.pitch else ", natural pitch" if v.engine == "piper" else ""
+    return f"{who}{pitch}, pace {v.pace:g} — {'chosen' if cast.stored else 'cast from the name'}"
+
+
+def refs_json(studio, board, note: str = "", project: str = "", version: int | None = None) -> str:
+    """The bible's cards: characters (what they are, voice) and locations with their reference thumbnails, what
+    draws generated references, and the version the cards show (`project`, `version`: a preview speaks in it)."""
     from app.keyframes import MAX_UPLOAD_BYTES
     from storage.schema import MAX_REFERENCES
 
+    voices = studio.voice_cast(board) if board.characters else {}
+
     def subject(item, location: bool) -> dict:
-        return {
+        out = {
             "name": item.name,
             "location": location,
             "description": item.description,
             "refs": [media_url(studio.image_path(sha)) for sha in item.references],
         }
+        if not location:
+            cast = voices[item.name]
+            out["what"] = what_they_are(item.description)
+            out["voice"] = {
+                "words": voice_words(cast),
+                **cast.voice.model_dump(include={"engine", "speaker", "pitch", "pace"}),
+            }
+        return out
 
     return json.dumps(
         {
@@ -58,6 +107,9 @@ def refs_json(studio, board, note: str = "") -> str:
             "max_refs": MAX_REFERENCES,
             "note": note,
             "images": studio.images_label(),
+            "speech": bool(studio.config.speech_base_url),
+            "project": project,
+            "version": version,
         }
     )
 
@@ -124,13 +176,40 @@ CSS = """
 """
 
 
+def previewing(studio):
+    """The cards' server function: `{"project", "version", "name", "voice"}` (a card's ▶) -> `{"url", "words"}` of
+    a line in that voice (the controls' values tried, not stored), or `{"error": one line}`."""
+    from app.errors import user_errors
+    from app.ui.common import one_line
+    from storage.repository import NotFound
+
+    def preview_voice(data):
+        data = data[0] if isinstance(data, list) and len(data) == 1 else data
+        try:
+            if not isinstance(data, dict) or not data.get("project"):
+                raise ValueError("the card sent a request it cannot make: reload the page")
+            try:
+                change = VoiceChange.model_validate(data.get("voice") or {})
+            except ValidationError:
+                raise ValueError("pitch and pace must be numbers") from None
+            path = studio.voice_sample(str(data["project"]), str(data.get("name") or ""), change.changes(),
+                                       int(data.get("version") or 0) or None)  # fmt: skip
+            return {"url": media_url(path)}
+        except (TypeError, RuntimeError, NotFound, *user_errors()) as e:
+            return {"error": one_line(e)}
+
+    return preview_voice
+
+
 def build(ctx: Ctx, story_message, after=()) -> None:
     """The panel under the Story screen's form; `story_message` says which version the form now edits. The panel
     loads when the screen opens and after each event of `after` (the story saved)."""
     studio, jobs = ctx.studio, ctx.jobs
     gr.Markdown(
-        "### Reference images\nShots and keyframes with a character (or at a location) are drawn from its "
-        "first reference; critics see them beside the frames. Adding or clearing one makes a new version."
+        "### The characters and places\nEach character: what they are, how they look, their reference pictures "
+        "and their voice (▶ plays a line in it). Shots and keyframes with a character (or at a location) are drawn "
+        "from its first reference; critics see them beside the frames. A reference added or cleared, or a voice "
+        "kept, makes a new version."
     )
     refs = gr.HTML(
         value=None,
@@ -138,6 +217,7 @@ def build(ctx: Ctx, story_message, after=()) -> None:
         elem_id="references",
         js_on_load=(HERE / "kit.js").read_text() + (HERE / "references.js").read_text(),
         css_template=(HERE / "references.css").read_text(),
+        server_functions=[previewing(studio)],
     )
     with gr.Row():
         progress = gr.HTML(value="", elem_id="ref_progress", js_on_load=None)
@@ -149,7 +229,7 @@ def build(ctx: Ctx, story_message, after=()) -> None:
     outs = [progress, job_box, ctx.version, refs, table, story_message]
 
     def value(pid: str, number: int, note: str = "") -> str:
-        return refs_json(studio, studio.version(pid, number).storyboard, note)
+        return refs_json(studio, studio.version(pid, number).storyboard, note, pid, number)
 
     def table_html(pid: str, number: int) -> str:
         """Without a model the table costs nothing and says "not measured"; with one, measuring waits for a click."""
@@ -207,6 +287,15 @@ def build(ctx: Ctx, story_message, after=()) -> None:
             if not started:
                 notice(f"{job.label} is being made: wait for it or press Stop")
             yield from followed(pid, n, job)
+            return
+        if a.action == "voice":
+            nv, changed = studio.set_voice(pid, a.name, a.voice.changes(), n)
+            words = voice_words(studio.voices(pid, nv.number)[a.name])
+            if not changed:
+                notice(f"{a.name} already sounds like that: no new version")
+                yield gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip()
+                return
+            yield made(pid, nv.number, f"v{nv.number}: {a.name}'s voice is {words}.")
             return
         if a.action == "upload":
             nv = studio.add_reference(pid, a.name, uploaded_file(a.path), a.location, n)

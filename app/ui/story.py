@@ -1,5 +1,6 @@
-"""Story screen: title, logline, style guide and the character bible; saving makes a new version. Below them,
-each character's and location's reference images and the consistency table (`app/ui/references.py`)."""
+"""Story screen: title, logline, style guide and the character bible's names and descriptions (a table, folded);
+saving makes a new version. Below them, the bible as cards — each character's and location's reference images, a
+character's voice with its controls and a preview — and the consistency table (`app/ui/references.py`)."""
 
 from __future__ import annotations
 
@@ -46,15 +47,16 @@ def build(ctx: Ctx) -> None:
     title = gr.Textbox(label="Title", elem_id="story_title")
     logline = gr.Textbox(label="Logline", lines=2, elem_id="story_logline")
     style = gr.Textbox(label="Style guide", lines=3, elem_id="story_style")
-    chars = gr.Dataframe(
-        headers=["name", "description"],
-        datatype=["str", "str"],
-        value=[],
-        interactive=True,
-        label="Character bible",
-        elem_id="story_characters",
-        wrap=True,
-    )
+    with gr.Accordion("Add, rename or describe characters", open=False, elem_id="story_characters_box"):
+        chars = gr.Dataframe(
+            headers=["name", "description (how they look, every time)"],
+            datatype=["str", "str"],
+            value=[],
+            interactive=True,
+            label="Character bible",
+            elem_id="story_characters",
+            wrap=True,
+        )
     save = gr.Button("Save story (new version)", variant="primary", elem_id="story_save_btn")
     message = gr.Markdown(elem_id="story_message")
 
