@@ -119,7 +119,7 @@ function subjectCard(s, i) {
   const head = el('header');
   head.appendChild(el('b', 'name', s.name));
   head.appendChild(el('span', 'kind', s.location ? kind : s.what || kind));
-  head.appendChild(el('span', 'count', `${s.refs.length}/${data.max_refs}`));
+  head.appendChild(el('span', 'count', `${s.refs.length}/${data.max_refs} pictures`)).title = `${s.refs.length} reference pictures of ${data.max_refs} at most`;
   c.appendChild(head);
   c.appendChild(el('p', 'desc', s.description));
   const pics = el('div', 'pics');

@@ -72,8 +72,8 @@ def voice_words(cast) -> str:
         )
     else:
         who = f"speech endpoint, voice {v.speaker or '(its default)'}"
-    pitch = f", pitch {v.pitch:+g}" if v.pitch else ", natural pitch" if v.engine == "piper" else ""
-    return f"{who}{pitch}, pace {v.pace:g} — {'chosen' if cast.stored else 'cast from the name'}"
+    pitch = f", pitch {round(v.pitch, 1):+g}" if v.pitch else ", natural pitch" if v.engine == "piper" else ""
+    return f"{who}{pitch}, pace {round(v.pace, 2):g} — {'chosen' if cast.stored else 'cast from the name'}"
 
 
 def refs_json(studio, board, note: str = "", project: str = "", version: int | None = None) -> str:
@@ -96,7 +96,10 @@ def refs_json(studio, board, note: str = "", project: str = "", version: int | N
             out["what"] = what_they_are(item.description)
             out["voice"] = {
                 "words": voice_words(cast),
-                **cast.voice.model_dump(include={"engine", "speaker", "pitch", "pace"}),
+                "engine": cast.voice.engine,
+                "speaker": cast.voice.speaker,
+                "pitch": round(cast.voice.pitch, 1),
+                "pace": round(cast.voice.pace, 2),  # a cast pace is 1 / a length scale: 1.0526 reads as 1.05
             }
         return out
 

@@ -80,7 +80,8 @@ def test_change_a_voice_and_preview_it(server, st, page, tmp_path, errors, snap)
     words = brass.locator(".voice-words")
     cast = st.voices(pid)["Brass"].voice
     pitch = f"pitch {cast.pitch:+g}" if cast.pitch else "natural pitch"
-    expect(words).to_have_text(f"Voice: Piper, {pitch}, pace {cast.pace:g} — cast from the name")
+    expect(words).to_have_text(f"Voice: Piper, {pitch}, pace {round(cast.pace, 2):g} — cast from the name")
+    assert (cast.pitch, round(cast.pace, 2)) == (5.0, 1.05)  # the second name's cast voice: shown rounded
 
     def preview() -> Path:
         audio = brass.locator("audio.voice-preview")
@@ -107,6 +108,8 @@ def test_change_a_voice_and_preview_it(server, st, page, tmp_path, errors, snap)
     short, long = (len(decode(p, RATE)) / RATE for p in (tried, plain))
     print(f"preview at pace 1: {long:.2f} s, at pace 1.2: {short:.2f} s")
     assert short < 0.9 * long  # faster, as asked
+    assert brass.locator("select.voice-engine").count() == 0  # no speech endpoint set: Piper only
+    snap("story_voice_preview")
     assert len(st.versions(pid)) == 1  # a preview keeps nothing
 
     brass.locator("button.voice-use").click()
@@ -206,3 +209,42 @@ def test_solo_the_music_in_the_screening_room(server, st, page, tmp_path, errors
     expect(page.locator("#screening_strip .hearing")).to_have_text("Hearing the film's mix.", timeout=LONG)
     page.wait_for_function("v => v.readyState >= 1", arg=video.element_handle(), timeout=LONG)
     assert video.evaluate("v => v.src") == film_src  # the film itself, as first played
+
+
+def test_a_speech_endpoint_voice_is_chosen_on_the_card(tmp_path, page, errors):
+    """With a speech endpoint set, the card offers the engine: ▶ asks the endpoint for the line in the voice named,
+    and "Use this voice" stores it."""
+    from playwright.sync_api import expect
+
+    from app.config import load_config
+    from app.studio import Studio
+    from tests.audio.test_voices import SpeechServer
+    from tests.ui.conftest import Server
+
+    with SpeechServer() as speech:
+        env = {"CHIEF_SPEECH_BASE_URL": speech.base_url, "CHIEF_SPEECH_MODEL": "kokoro"}
+        with Server(tmp_path / "home", tmp_path / "serve.log", env) as srv:
+            st = Studio(load_config({"home": srv.home, "narration": False, "agents": "offline"}, environ={}))
+            pid = st.create_from_storyboard(sound_board()).project_id
+            open_project(page, srv, pid, "Story")
+            keeper = page.locator("#ref_character_0")
+            keeper.locator("select.voice-engine").select_option("speech")
+            keeper.locator("input.voice-speaker").fill("af_bella")
+            keeper.locator("button.voice-play").click()
+            page.wait_for_function(
+                "a => a.src && a.readyState >= 1", arg=keeper.locator("audio").element_handle(), timeout=LONG
+            )
+            (asked,) = speech.requests
+            assert asked["path"] == "/v1/audio/speech"
+            assert (asked["body"]["voice"], asked["body"]["input"], asked["body"]["model"]) == (
+                "af_bella",
+                PREVIEW_LINE,
+                "kokoro",
+            )
+            assert len(st.versions(pid)) == 1
+            keeper.locator("button.voice-use").click()
+            expect(page.locator("#ref_character_0 .voice-words")).to_have_text(
+                "Voice: speech endpoint, voice af_bella, pace 1 — chosen", timeout=LONG
+            )
+            voice = st.version(pid).storyboard.characters[0].voice
+            assert (voice.engine, voice.speaker, len(st.versions(pid))) == ("speech", "af_bella", 2)
