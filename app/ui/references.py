@@ -41,9 +41,11 @@ class RefAction(BaseModel):
 
     name: str = Field(min_length=1, max_length=80)
     location: bool = False
-    action: Literal["upload", "generate", "clear", "voice"]
+    action: Literal["upload", "generate", "clear", "voice", "describe", "add", "remove"]
     path: str = Field("", max_length=4096)
     voice: VoiceChange = VoiceChange()
+    new_name: str = Field("", max_length=80)  # describe (a rename when it differs) and add
+    description: str = Field("", max_length=1000)
 
     @classmethod
     def of(cls, data) -> RefAction:
@@ -115,6 +117,47 @@ def refs_json(studio, board, note: str = "", project: str = "", version: int | N
             "version": version,
         }
     )
+
+
+def edited_bible(board, a: RefAction):
+    """`board` with the card's change to the character bible: a description (and a rename, carried into the shots
+    that show them and the lines they say, with their references and voice), a new character, or one removed (only
+    when no shot shows them). Raises ValueError in one line."""
+    from storage.schema import Character, Storyboard
+
+    chars = list(board.characters)
+    names = [c.name for c in chars]
+    new, desc = a.new_name.strip(), a.description.strip()
+    if a.action == "add":
+        if not new or not desc:
+            raise ValueError("a new character needs a name and a description")
+        if new in names:
+            raise ValueError(f"{new} is in the bible already")
+        return board.model_copy(update={"characters": [*chars, Character(name=new, description=desc)]})
+    if a.name not in names:
+        raise ValueError(f"no character {a.name!r} in this version (characters: {', '.join(names) or 'none'})")
+    if a.action == "remove":
+        shown = [s.shot_id for s in board.shots() if a.name in s.characters]
+        if shown:
+            raise ValueError(
+                f"{a.name} is in {len(shown)} shot(s) ({', '.join(shown[:5])}): take them out of those shots first"
+            )
+        return board.model_copy(update={"characters": [c for c in chars if c.name != a.name]})
+    if not new or not desc:
+        raise ValueError("a character needs a name and a description")
+    if new != a.name and new in names:
+        raise ValueError(f"{new} is in the bible already")
+    data = board.model_dump()
+    for c in data["characters"]:
+        if c["name"] == a.name:
+            c.update(name=new, description=desc)
+    if new != a.name:
+        for scene in data["scenes"]:
+            for shot in scene["shots"]:
+                shot["characters"] = [new if n == a.name else n for n in shot["characters"]]
+                for line in shot["dialogue"]:
+                    line["character"] = new if line["character"] == a.name else line["character"]
+    return Storyboard.model_validate(data)
 
 
 SEEN_IN = {"clip": "its clip", "keyframe": "its keyframe", "none": "no picture yet"}
@@ -209,10 +252,10 @@ def build(ctx: Ctx, story_message, after=()) -> None:
     loads when the screen opens and after each event of `after` (the story saved)."""
     studio, jobs = ctx.studio, ctx.jobs
     gr.Markdown(
-        "### The characters and places\nEach character: what they are, how they look, their reference pictures "
-        "and their voice (▶ plays a line in it). Shots and keyframes with a character (or at a location) are drawn "
-        "from its first reference; critics see them beside the frames. A reference added or cleared, or a voice "
-        "kept, makes a new version."
+        "### The characters and places\nEach character: their name and how they look (edit them here), what they "
+        "are, their reference pictures and their voice (▶ plays a line in it). Shots and keyframes with a character "
+        "(or at a location) are drawn from its first reference; critics see them beside the frames. Each change "
+        "saved on a card makes a new version."
     )
     refs = gr.HTML(
         value=None,
@@ -299,6 +342,20 @@ def build(ctx: Ctx, story_message, after=()) -> None:
                 yield gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip()
                 return
             yield made(pid, nv.number, f"v{nv.number}: {a.name}'s voice is {words}.")
+            return
+        if a.action in ("describe", "add", "remove"):
+            base = studio.version(pid, n)
+            board = edited_bible(base.storyboard, a)
+            if board == base.storyboard:
+                notice("nothing changed: no new version")
+                yield gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip()
+                return
+            what = {"add": f"{a.new_name.strip()} added", "remove": f"{a.name} removed"}.get(a.action, "")
+            if not what:
+                renamed = a.new_name.strip() != a.name
+                what = f"{a.name} is {a.new_name.strip()} now" if renamed else f"{a.name}'s description changed"
+            nv, _ = studio.save_storyboard(pid, board, n, f"character bible: {what}")
+            yield made(pid, nv.number, f"v{nv.number}: {what}.")
             return
         if a.action == "upload":
             nv = studio.add_reference(pid, a.name, uploaded_file(a.path), a.location, n)

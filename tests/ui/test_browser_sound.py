@@ -248,3 +248,37 @@ def test_a_speech_endpoint_voice_is_chosen_on_the_card(tmp_path, page, errors):
             )
             voice = st.version(pid).storyboard.characters[0].voice
             assert (voice.engine, voice.speaker, len(st.versions(pid))) == ("speech", "af_bella", 2)
+
+
+def test_the_bible_is_edited_on_its_cards(server, st, page, tmp_path, errors, snap):  # noqa: F811
+    """A card renames a character (their shot and line follow), another card adds one; each is one version."""
+    from playwright.sync_api import expect
+
+    pid = st.create_from_storyboard(sound_board()).project_id
+    open_project(page, server, pid, "Story")
+    keeper = page.locator("#ref_character_0")
+    expect(keeper.locator("input.char-name")).to_have_value("Keeper", timeout=LONG)
+    expect(keeper.locator("button.char-save")).to_be_hidden()  # nothing to save yet
+    keeper.locator("input.char-name").fill("Tom")
+    keeper.locator("textarea.char-desc").fill("an old sailor in a yellow coat")
+    keeper.locator("button.char-save").click()
+    expect(page.locator("#references .refs-head .note")).to_have_text("v2: Keeper is Tom now.", timeout=LONG)
+    board = st.version(pid, 2).storyboard
+    assert (board.characters[0].name, board.characters[0].description) == ("Tom", "an old sailor in a yellow coat")
+    s1 = board.shots()[0]
+    assert s1.characters == ["Tom"] and s1.dialogue[0].character == "Tom"
+
+    add = page.locator("#ref_add_character")
+    add.locator("input.char-name").fill("Mara")
+    add.locator("textarea.char-desc").fill("a girl of ten with a red scarf")
+    add.locator("button.char-add").click()
+    expect(page.locator("#ref_character_2 input.char-name")).to_have_value("Mara", timeout=LONG)
+    expect(page.locator("#ref_character_2 .kind")).to_have_text("a person")
+    expect(page.locator("#status_bar")).to_contain_text("Sound · v3")
+    assert [c.name for c in st.version(pid, 3).storyboard.characters] == ["Tom", "Brass", "Mara"]
+
+    page.once("dialog", lambda d: d.accept())
+    page.locator("#ref_character_0 button.char-remove").click()  # Tom is in s1: refused, nothing written
+    expect(page.locator(".toast-body.error")).to_contain_text("Tom is in 1 shot(s) (s1)", timeout=LONG)
+    assert len(st.versions(pid)) == 3
+    snap("story_cards")
