@@ -19,7 +19,8 @@ LANE_COLUMNS = 600  # columns per lane whatever the film's length: a 10-minute f
 FLOOR_DB = -60.0  # the lanes' scale: peaks in dBFS from here (the bottom) to 0 (the full height)
 NO_SOUND = "No sound in this film: no line, narration, music or sounds to hear."
 
-# Event delegation on the strip; the player is found by the strip's data-video selector each time (Gradio
+# The cells have no gap between them (a transparent border draws one), so a shot's cell spans exactly its time on
+# the lanes below. Event delegation on the strip; the player is found by the strip's data-video selector each time (Gradio
 # replaces the <video> element when the film changes). A lane's checkbox or its "solo" asks the server (the
 # component's `hear` function) for the film with only the chosen stems, and swaps it into the player at the same
 # time, playing if it played.
@@ -98,10 +99,11 @@ document.addEventListener('timeupdate', (ev) => {
 """
 
 STRIP_CSS = """
-.strip { display: flex; gap: 2px; width: 100%; height: 64px; margin-top: 4px; }
-.strip::before { content: 'shots'; flex: 0 0 118px; font-size: 11px; align-self: center; }
-.strip .cell { position: relative; min-width: 18px; height: 100%; cursor: pointer; overflow: hidden; border-radius: 3px;
-  background: #222 center / cover no-repeat; border: 2px solid transparent; box-sizing: border-box; }
+.strip { display: flex; width: 100%; height: 64px; margin-top: 4px; }
+.strip::before { content: 'shots'; flex: 0 0 120px; font-size: 11px; align-self: center; }
+.strip .cell { position: relative; min-width: 0; height: 100%; cursor: pointer; overflow: hidden; border-radius: 4px;
+  background: #222 center / cover no-repeat; background-clip: padding-box; border: 2px solid transparent;
+  box-sizing: border-box; }
 .strip .cell.playing { border-color: var(--color-accent); }
 .strip .cell span { position: absolute; left: 2px; bottom: 1px; font-size: 10px; color: #fff;
   text-shadow: 0 0 3px #000; white-space: nowrap; }

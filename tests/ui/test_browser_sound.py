@@ -137,6 +137,8 @@ def test_the_lanes_appear_after_a_render_with_lines(server, st, page, tmp_path, 
 
     silent = tiny(st, tmp_path, TINY_BOARD, title="Silent")
     st.render(silent)
+    pid = st.create_from_storyboard(sound_board()).project_id
+    st.render(pid)
     open_project(page, server, silent, "Render")
     expect(page.locator("#render_strip .cell")).to_have_count(3, timeout=LONG)
     expect(page.locator("#render_strip .no-sound")).to_have_text(
@@ -144,8 +146,6 @@ def test_the_lanes_appear_after_a_render_with_lines(server, st, page, tmp_path, 
     )
     expect(page.locator("#render_strip .lane")).to_have_count(0)
 
-    pid = st.create_from_storyboard(sound_board()).project_id
-    st.render(pid)
     open_project(page, server, pid, "Render")
     lanes = page.locator("#render_strip .lane")
     expect(lanes).to_have_count(3, timeout=LONG)
@@ -156,6 +156,11 @@ def test_the_lanes_appear_after_a_render_with_lines(server, st, page, tmp_path, 
     expect(page.locator("#render_strip .lane.effects .silent-lane")).to_have_text("silent: nothing on this stem")
     assert float(peak["dialogue"].get_attribute("data-seconds")) == pytest.approx(12.0, abs=0.1)
     assert page.locator("#render_strip .lane input.hear").count() == 0  # solo and mute are the Screening room's
+    cells = [c.bounding_box() for c in page.locator("#render_strip .cell").all()]
+    wave = peak["music"].bounding_box()
+    assert cells[0]["x"] == pytest.approx(wave["x"], abs=1)  # each shot above its own seconds of sound
+    assert cells[1]["x"] == pytest.approx(wave["x"] + wave["width"] * 4 / 12, abs=1)
+    assert cells[2]["x"] + cells[2]["width"] == pytest.approx(wave["x"] + wave["width"], abs=1)
     snap("render_lanes")
 
 
