@@ -96,6 +96,43 @@ def _choice(v) -> CharacterVoice:
     )
 
 
+def _seed_key(*parts: str) -> str:
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:32]
+
+
+def mix_stems(film: Path, stems: dict[str, Path], chosen: list[str], mix_lufs: float, out: Path) -> Path:
+    """`film` with its sound replaced by the sum of the `chosen` stems (WAVs as long as the film), written to `out`
+    (the picture stream-copied, the sound AAC). The sum gets the gain the mix's normalisation gave the sum of all
+    three stems (measured now: `mix_lufs`, the mix's loudness, minus the all-stems sum's), so a soloed stem plays at
+    the level it has in the film; the mix's last limiter keeps its peaks under the film's."""
+    from generation.audio.loudness import measure
+    from generation.audio.mix import STEMS
+    from generation.video_io import run_ffmpeg
+
+    present = [n for n in STEMS if n in stems]
+    total = out.with_name("all-stems.wav")
+    inputs = [a for n in present for a in ("-i", str(stems[n]))]
+    run_ffmpeg(
+        ["-nostats", *inputs, "-filter_complex", f"amix=inputs={len(present)}:normalize=0:duration=first[a]",
+         "-map", "[a]", "-c:a", "pcm_s16le", "-y", str(total)]
+    )  # fmt: skip
+    whole = measure(total).integrated_lufs
+    total.unlink()
+    gain = 0.0 if whole == float("-inf") else mix_lufs - whole
+    limit = 10 ** ((-1.0 - AAC_HEADROOM) / 20)
+    ins = "".join(f"[{i + 1}:a]" for i in range(len(chosen)))
+    graph = (
+        f"{ins}amix=inputs={len(chosen)}:normalize=0:duration=first,volume={gain:.2f}dB,"
+        f"alimiter=limit={limit:.4f}:attack=1:release=50:level=false[a]"
+    )
+    run_ffmpeg(
+        ["-nostats", "-i", str(film), *[a for n in chosen for a in ("-i", str(stems[n]))], "-filter_complex", graph,
+         "-map", "0:v:0", "-map", "[a]", "-c:v", "copy", "-c:a", "aac", "-b:a", "160k", "-ar", "48000",
+         "-movflags", "+faststart", "-y", str(out)]
+    )  # fmt: skip
+    return out
+
+
 def _seed(*parts: str) -> int:
     return int.from_bytes(hashlib.sha256("|".join(parts).encode()).digest()[:4], "big")
 
@@ -188,6 +225,36 @@ class Audio:
             return self._voices().speak(text, _voice(voice), delivery, cancel)
         except VoiceError as e:
             raise StudioError(f"voice: {e}") from None
+
+    # ------------------------------------------------------------------ hearing some stems only
+    def stems_film(self, film: Path, stems: dict[str, Path], chosen: list[str], mix_lufs: float) -> Path:
+        """The film with only the `chosen` stems in its sound (the screening room's solo and mute), kept in the
+        media store (the page plays it) and found again by (film, stems, choice)."""
+        import json
+
+        from generation.audio.mix import STEMS
+        from storage.fileio import atomic_write
+
+        chosen = [name for name in STEMS if name in chosen]
+        if not chosen or any(name not in stems for name in chosen):
+            raise StudioError(f"choose stems this film has: {', '.join(stems) or 'none (the film is silent)'}")
+        k = _seed_key(film.name, *(stems[n].name for n in STEMS if n in stems), *chosen)
+        index = self.ctx.config.sound_dir / "heard" / f"{k}.json"
+        if index.is_file():
+            known = self.ctx.media.path(json.loads(index.read_text())["sha256"], "mp4")
+            if known.is_file():
+                return known
+        work = self.ctx.media.scratch()
+        try:
+            made = mix_stems(film, stems, chosen, mix_lufs, work / "film.mp4")
+            sha, path = self.ctx.media.put_file(made, "mp4", move=True)
+        finally:
+            import shutil
+
+            shutil.rmtree(work, ignore_errors=True)
+        index.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(index, json.dumps({"sha256": sha, "stems": chosen}).encode())
+        return path
 
     # ------------------------------------------------------------------ the film's sound
     def film_sound(

@@ -18,6 +18,7 @@ transaction: it completes or leaves the project as it was.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -229,6 +230,10 @@ class Studio:
         """Every character's voice in version `ref`: stored with the character, or cast from the names."""
         return self._audio.cast(self.version(pid, ref).storyboard)
 
+    def voice_cast(self, board: Storyboard) -> dict[str, Cast]:
+        """Every character's voice in `board` (a draft too): stored with the character, or cast from the names."""
+        return self._audio.cast(board)
+
     def set_voice(self, pid: str, character: str, changes: dict, base: int | str | None = None) -> tuple[Version, bool]:
         """A child of `base` with `character`'s voice stored (`changes`: storage.schema.CharacterVoice fields over
         the voice they have now); (`base`, False) when nothing changes."""
@@ -242,6 +247,24 @@ class Studio:
     def preview_voice(self, pid: str, character: str, out: Path, ref: int | str | None = None) -> Path:
         """A line in `character`'s voice (as version `ref` has it) written to `out` (WAV)."""
         return self._audio.preview(self.version(pid, ref).storyboard, character, out)
+
+    def voice_sample(self, pid: str, character: str, changes: dict | None = None, ref: int | str | None = None) -> Path:
+        """A line in `character`'s voice, with `changes` tried (not stored), kept in the media store (the web page
+        plays it; nothing names it, so the store's collection removes it later)."""
+        board = self.version(pid, ref).storyboard
+        board = self._audio.with_voice(board, character, changes) if changes else board
+        work = self.media.scratch()
+        try:
+            return self.media.put_file(self._audio.preview(board, character, work / "line.wav"), move=True)[1]
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+    def stems_film(self, render: RenderRecord, chosen: list[str]) -> Path:
+        """`render`'s film with only the `chosen` stems (dialogue, music, effects) in its sound (app/audio.py)."""
+        if render.audio is None:
+            raise StudioError("this film has no sound: nothing to solo or mute")
+        stems = {k: p for k, p in self.media_paths(render).items() if k in ("dialogue", "music", "effects")}
+        return self._audio.stems_film(self.film_path(render), stems, chosen, render.audio.loudness_lufs)
 
     def set_picture(
         self, pid: str, width: int | None, height: int | None, fps: int | None, base: int | str | None = None

@@ -1,9 +1,12 @@
-"""The Story screen's image half: each character's and location's reference images (thumbnails; upload a PNG,
-JPEG or WebP, generate one from the description, clear them), and how alike each character looks across the
-shots (the per-character consistency table, worst shots first; "not measured" without an image-embedding model).
+"""The Story screen's bible as cards: a card per character (what they are, the description, reference images,
+the voice in words with pitch, pace and speaker to change and a ▶ preview of a line in it) and per location
+(reference images); how alike each character looks across the shots (the per-character consistency table, worst
+shots first; "not measured" without an image-embedding model).
 
-The references are one client-side component (`references.js`) over JSON (`refs_json`); a generated reference
-is a job (progress, Stop, a reloaded page follows it). Each change makes a new version, which the page follows.
+The cards are one client-side component (`references.js`) over JSON (`refs_json`); references are uploaded as a
+PNG, JPEG or WebP, generated from the description (a job: progress, Stop, a reloaded page follows it) or cleared;
+a voice is tried with ▶ (the component's `preview_voice` server function: nothing is stored) and kept with "Use
+this voice". Each change makes a new version, which the page follows.
 """
 
 from __future__ import annotations
@@ -21,13 +24,28 @@ from app.ui.common import Ctx, branch_note, esc, follow, guard, media_url, need_
 HERE = Path(__file__).parent
 
 
+class VoiceChange(BaseModel):
+    """A voice as a card's controls set it (storage.schema.CharacterVoice checks the values)."""
+
+    engine: Literal["piper", "speech"] | None = None
+    speaker: str | None = Field(None, max_length=80)
+    pitch: float | None = None
+    pace: float | None = None
+
+    def changes(self) -> dict:
+        return self.model_dump(exclude_none=True)
+
+
 class RefAction(BaseModel):
-    """One button of a character's or location's references."""
+    """One button of a character's or location's card."""
 
     name: str = Field(min_length=1, max_length=80)
     location: bool = False
-    action: Literal["upload", "generate", "clear"]
+    action: Literal["upload", "generate", "clear", "voice", "describe", "add", "remove"]
     path: str = Field("", max_length=4096)
+    voice: VoiceChange = VoiceChange()
+    new_name: str = Field("", max_length=80)  # describe (a rename when it differs) and add
+    description: str = Field("", max_length=1000)
 
     @classmethod
     def of(cls, data) -> RefAction:
@@ -37,19 +55,55 @@ class RefAction(BaseModel):
             raise ValueError("the references panel sent an action it cannot ask for: reload the page") from None
 
 
-def refs_json(studio, board, note: str = "") -> str:
-    """The characters and locations with their reference thumbnails, for the references panel, and what draws
-    generated references."""
+KINDS = {"person": "a person", "animal": "an animal", "creature": "a creature", "machine": "a machine"}
+
+
+def what_they_are(description: str) -> str:
+    """ "a machine", "an animal", … as the offline planner reads the description ("" when it cannot tell)."""
+    from agents.offline.idea import phrase_kind
+
+    return KINDS.get(phrase_kind(description), "")
+
+
+def voice_words(cast) -> str:
+    """A character's voice in words: "Piper, pitch +3, pace 1.1 — cast from the name" (`cast`: app.audio.Cast)."""
+    v = cast.voice
+    if v.engine == "piper":
+        who = (
+            "Piper" + (f" ({Path(v.model).stem})" if v.model else "") + (f", speaker {v.speaker}" if v.speaker else "")
+        )
+    else:
+        who = f"speech endpoint, voice {v.speaker or '(its default)'}"
+    pitch = f", pitch {round(v.pitch, 1):+g}" if v.pitch else ", natural pitch" if v.engine == "piper" else ""
+    return f"{who}{pitch}, pace {round(v.pace, 2):g} — {'chosen' if cast.stored else 'cast from the name'}"
+
+
+def refs_json(studio, board, note: str = "", project: str = "", version: int | None = None) -> str:
+    """The bible's cards: characters (what they are, voice) and locations with their reference thumbnails, what
+    draws generated references, and the version the cards show (`project`, `version`: a preview speaks in it)."""
     from app.keyframes import MAX_UPLOAD_BYTES
     from storage.schema import MAX_REFERENCES
 
+    voices = studio.voice_cast(board) if board.characters else {}
+
     def subject(item, location: bool) -> dict:
-        return {
+        out = {
             "name": item.name,
             "location": location,
             "description": item.description,
             "refs": [media_url(studio.image_path(sha)) for sha in item.references],
         }
+        if not location:
+            cast = voices[item.name]
+            out["what"] = what_they_are(item.description)
+            out["voice"] = {
+                "words": voice_words(cast),
+                "engine": cast.voice.engine,
+                "speaker": cast.voice.speaker,
+                "pitch": round(cast.voice.pitch, 1),
+                "pace": round(cast.voice.pace, 2),  # a cast pace is 1 / a length scale: 1.0526 reads as 1.05
+            }
+        return out
 
     return json.dumps(
         {
@@ -58,8 +112,52 @@ def refs_json(studio, board, note: str = "") -> str:
             "max_refs": MAX_REFERENCES,
             "note": note,
             "images": studio.images_label(),
+            "speech": bool(studio.config.speech_base_url),
+            "project": project,
+            "version": version,
         }
     )
+
+
+def edited_bible(board, a: RefAction):
+    """`board` with the card's change to the character bible: a description (and a rename, carried into the shots
+    that show them and the lines they say, with their references and voice), a new character, or one removed (only
+    when no shot shows them). Raises ValueError in one line."""
+    from storage.schema import Character, Storyboard
+
+    chars = list(board.characters)
+    names = [c.name for c in chars]
+    new, desc = a.new_name.strip(), a.description.strip()
+    if a.action == "add":
+        if not new or not desc:
+            raise ValueError("a new character needs a name and a description")
+        if new in names:
+            raise ValueError(f"{new} is in the bible already")
+        return board.model_copy(update={"characters": [*chars, Character(name=new, description=desc)]})
+    if a.name not in names:
+        raise ValueError(f"no character {a.name!r} in this version (characters: {', '.join(names) or 'none'})")
+    if a.action == "remove":
+        shown = [s.shot_id for s in board.shots() if a.name in s.characters]
+        if shown:
+            raise ValueError(
+                f"{a.name} is in {len(shown)} shot(s) ({', '.join(shown[:5])}): take them out of those shots first"
+            )
+        return board.model_copy(update={"characters": [c for c in chars if c.name != a.name]})
+    if not new or not desc:
+        raise ValueError("a character needs a name and a description")
+    if new != a.name and new in names:
+        raise ValueError(f"{new} is in the bible already")
+    data = board.model_dump()
+    for c in data["characters"]:
+        if c["name"] == a.name:
+            c.update(name=new, description=desc)
+    if new != a.name:
+        for scene in data["scenes"]:
+            for shot in scene["shots"]:
+                shot["characters"] = [new if n == a.name else n for n in shot["characters"]]
+                for line in shot["dialogue"]:
+                    line["character"] = new if line["character"] == a.name else line["character"]
+    return Storyboard.model_validate(data)
 
 
 SEEN_IN = {"clip": "its clip", "keyframe": "its keyframe", "none": "no picture yet"}
@@ -124,13 +222,40 @@ CSS = """
 """
 
 
+def previewing(studio):
+    """The cards' server function: `{"project", "version", "name", "voice"}` (a card's ▶) -> `{"url", "words"}` of
+    a line in that voice (the controls' values tried, not stored), or `{"error": one line}`."""
+    from app.errors import user_errors
+    from app.ui.common import one_line
+    from storage.repository import NotFound
+
+    def preview_voice(data):
+        data = data[0] if isinstance(data, list) and len(data) == 1 else data
+        try:
+            if not isinstance(data, dict) or not data.get("project"):
+                raise ValueError("the card sent a request it cannot make: reload the page")
+            try:
+                change = VoiceChange.model_validate(data.get("voice") or {})
+            except ValidationError:
+                raise ValueError("pitch and pace must be numbers") from None
+            path = studio.voice_sample(str(data["project"]), str(data.get("name") or ""), change.changes(),
+                                       int(data.get("version") or 0) or None)  # fmt: skip
+            return {"url": media_url(path)}
+        except (TypeError, RuntimeError, NotFound, *user_errors()) as e:
+            return {"error": one_line(e)}
+
+    return preview_voice
+
+
 def build(ctx: Ctx, story_message, after=()) -> None:
     """The panel under the Story screen's form; `story_message` says which version the form now edits. The panel
     loads when the screen opens and after each event of `after` (the story saved)."""
     studio, jobs = ctx.studio, ctx.jobs
     gr.Markdown(
-        "### Reference images\nShots and keyframes with a character (or at a location) are drawn from its "
-        "first reference; critics see them beside the frames. Adding or clearing one makes a new version."
+        "### The characters and places\nEach character: their name and how they look (edit them here), what they "
+        "are, their reference pictures and their voice (▶ plays a line in it). Shots and keyframes with a character "
+        "(or at a location) are drawn from its first reference; critics see them beside the frames. Each change "
+        "saved on a card makes a new version."
     )
     refs = gr.HTML(
         value=None,
@@ -138,6 +263,7 @@ def build(ctx: Ctx, story_message, after=()) -> None:
         elem_id="references",
         js_on_load=(HERE / "kit.js").read_text() + (HERE / "references.js").read_text(),
         css_template=(HERE / "references.css").read_text(),
+        server_functions=[previewing(studio)],
     )
     with gr.Row():
         progress = gr.HTML(value="", elem_id="ref_progress", js_on_load=None)
@@ -149,7 +275,7 @@ def build(ctx: Ctx, story_message, after=()) -> None:
     outs = [progress, job_box, ctx.version, refs, table, story_message]
 
     def value(pid: str, number: int, note: str = "") -> str:
-        return refs_json(studio, studio.version(pid, number).storyboard, note)
+        return refs_json(studio, studio.version(pid, number).storyboard, note, pid, number)
 
     def table_html(pid: str, number: int) -> str:
         """Without a model the table costs nothing and says "not measured"; with one, measuring waits for a click."""
@@ -207,6 +333,29 @@ def build(ctx: Ctx, story_message, after=()) -> None:
             if not started:
                 notice(f"{job.label} is being made: wait for it or press Stop")
             yield from followed(pid, n, job)
+            return
+        if a.action == "voice":
+            nv, changed = studio.set_voice(pid, a.name, a.voice.changes(), n)
+            words = voice_words(studio.voices(pid, nv.number)[a.name])
+            if not changed:
+                notice(f"{a.name} already sounds like that: no new version")
+                yield gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip()
+                return
+            yield made(pid, nv.number, f"v{nv.number}: {a.name}'s voice is {words}.")
+            return
+        if a.action in ("describe", "add", "remove"):
+            base = studio.version(pid, n)
+            board = edited_bible(base.storyboard, a)
+            if board == base.storyboard:
+                notice("nothing changed: no new version")
+                yield gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip()
+                return
+            what = {"add": f"{a.new_name.strip()} added", "remove": f"{a.name} removed"}.get(a.action, "")
+            if not what:
+                renamed = a.new_name.strip() != a.name
+                what = f"{a.name} is {a.new_name.strip()} now" if renamed else f"{a.name}'s description changed"
+            nv, _ = studio.save_storyboard(pid, board, n, f"character bible: {what}")
+            yield made(pid, nv.number, f"v{nv.number}: {what}.")
             return
         if a.action == "upload":
             nv = studio.add_reference(pid, a.name, uploaded_file(a.path), a.location, n)

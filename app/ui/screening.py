@@ -9,8 +9,8 @@ import gradio as gr
 
 from app.ui import scenes
 from app.ui.board_media import screening_label
-from app.ui.common import Ctx, esc, follow, guard, need_project, progress_html, ver
-from app.ui.timeline import shot_starts, strip, strip_html
+from app.ui.common import Ctx, esc, follow, guard, media_url, need_project, one_line, progress_html, ver
+from app.ui.timeline import STEMS, shot_starts, strip, strip_html
 
 WHOLE_FILM = "(whole film)"
 SCENE = "scene:"  # the note picker's value for a scene: "scene:sc03"
@@ -137,6 +137,36 @@ def earlier_html(items) -> str:
     return f"<b>Notes on earlier versions</b><ul class='earlier'>{rows}</ul>"
 
 
+def hearing(studio):
+    """The strip's server function: `{"project", "version", "render", "stems"}` (a lane's checkbox or solo) -> the
+    URL of the film with only those stems heard (the film itself for all three) and a line saying what plays, or
+    `{"error": one line}`."""
+    from app.errors import user_errors
+    from storage.repository import NotFound
+
+    def hear(data):
+        data = data[0] if isinstance(data, list) and len(data) == 1 else data
+        try:
+            if not isinstance(data, dict):
+                raise ValueError("the strip sent a request it cannot make: reload the page")
+            stems = data.get("stems")
+            if not isinstance(stems, list) or not stems or not set(stems) <= set(STEMS):
+                raise ValueError(f"choose stems among {', '.join(STEMS)}")
+            info = studio.render_info(str(data.get("project") or ""), int(data.get("version") or 0))
+            if info is None or info.id != data.get("render"):
+                raise ValueError("this film is not the version's latest render any more: reload the page")
+            chosen = [n for n in STEMS if n in stems]
+            if len(chosen) == len(STEMS):
+                return {"url": media_url(studio.film_path(info)), "note": "Hearing the film's mix."}
+            path = studio.stems_film(info, chosen)
+            muted = [n for n in STEMS if n not in chosen]
+            return {"url": media_url(path), "note": f"Hearing {' + '.join(chosen)} only ({', '.join(muted)} muted)."}
+        except (ValueError, TypeError, RuntimeError, NotFound, *user_errors()) as e:
+            return {"error": one_line(e)}
+
+    return hear
+
+
 def build(ctx: Ctx) -> None:
     studio, jobs = ctx.studio, ctx.jobs
     diversity_cache: dict[tuple, str] = {}
@@ -144,7 +174,7 @@ def build(ctx: Ctx) -> None:
     with gr.Row():
         with gr.Column(scale=3):
             film = gr.Video(label="Film", elem_id="screening_film", interactive=False)
-            film_strip = strip("screening_strip")
+            film_strip = strip("screening_strip", hearing(studio))
             gr.Markdown("### Your notes (the refiner follows them)")
             note_text = gr.Textbox(label="Note", lines=2, elem_id="note_text", placeholder="Make the storm scarier…")
             with gr.Row():
@@ -254,7 +284,7 @@ def build(ctx: Ctx) -> None:
         yield (
             progress_html(job),
             str(studio.film_path(info)) if info else None,
-            strip_html(studio, board, info, "#screening_film video"),
+            strip_html(studio, board, info, "#screening_film video", controls=True, project=pid),
             html,
             gr.skip(),
             earlier_html(studio.earlier_notes(pid, version.number)),

@@ -1,5 +1,7 @@
-"""Story screen: title, logline, style guide and the character bible; saving makes a new version. Below them,
-each character's and location's reference images and the consistency table (`app/ui/references.py`)."""
+"""Story screen: title, logline and style guide (saving makes a new version); below them the character bible as
+cards — each character's name and description edited in place, what they are, their reference images, their voice
+with its controls and a preview; a card to add a character; each location's references — and the consistency
+table (`app/ui/references.py`). The API's `save_story` still takes the bible as a table (name, description)."""
 
 from __future__ import annotations
 
@@ -11,13 +13,21 @@ from app.ui.common import Ctx, guard, need_project, ver
 
 def rows_to_characters(rows, known=()) -> list[dict]:
     """Dataframe rows [name, description] -> character dicts (blank rows dropped); a character of `known` (the
-    version's) keeps its reference images by name, which the table does not show."""
-    refs = {c.name: c.references for c in known}
+    version's) keeps its reference images and voice by name, which the table does not show."""
+    by_name = {c.name: c for c in known}
     out = []
     for row in _rows(rows):
         name, desc = (str(x).strip() if x is not None else "" for x in (list(row) + ["", ""])[:2])
         if name or desc:
-            out.append({"name": name, "description": desc, "references": list(refs.get(name, []))})
+            had = by_name.get(name)
+            out.append(
+                {
+                    "name": name,
+                    "description": desc,
+                    "references": list(had.references) if had else [],
+                    "voice": had.voice.model_dump() if had and had.voice else None,
+                }
+            )
     return out
 
 
@@ -46,16 +56,10 @@ def build(ctx: Ctx) -> None:
     title = gr.Textbox(label="Title", elem_id="story_title")
     logline = gr.Textbox(label="Logline", lines=2, elem_id="story_logline")
     style = gr.Textbox(label="Style guide", lines=3, elem_id="story_style")
-    chars = gr.Dataframe(
-        headers=["name", "description"],
-        datatype=["str", "str"],
-        value=[],
-        interactive=True,
-        label="Character bible",
-        elem_id="story_characters",
-        wrap=True,
-    )
-    save = gr.Button("Save story (new version)", variant="primary", elem_id="story_save_btn")
+    save = gr.Button("Save title, logline and style (new version)", variant="primary", elem_id="story_save_btn")
+    with gr.Row(visible=False):  # the API's form of the bible (the page edits it on the cards)
+        chars = gr.Dataframe(headers=["name", "description"], datatype=["str", "str"], value=[], interactive=True)
+        save_api = gr.Button("save")
     message = gr.Markdown(elem_id="story_message")
 
     @guard
@@ -90,7 +94,18 @@ def build(ctx: Ctx) -> None:
     ctx.tabs["story"].select(
         load, [ctx.pid, ctx.version], [title, logline, style, chars, message], api_name="load_story"
     )
-    saved = save.click(
+
+    @guard
+    def save_page(pid, v, title_text, logline_text, style_text):
+        """The page's Save: the bible stays as the version has it (its cards save their own changes)."""
+        base = studio.version(need_project(pid), ver(v)).storyboard
+        rows = [[c.name, c.description] for c in base.characters]
+        return save_story(pid, v, title_text, logline_text, style_text, rows)
+
+    save_api.click(
         save_story, [ctx.pid, ctx.version, title, logline, style, chars], [ctx.version, message], api_name="save_story"
+    )
+    saved = save.click(
+        save_page, [ctx.pid, ctx.version, title, logline, style], [ctx.version, message], api_visibility="private"
     )
     references.build(ctx, message, after=[saved])  # a new character gets its references card at once
