@@ -63,6 +63,11 @@ class Version(Strict):
     storyboard: Storyboard
     panel: list[str]
     personas: list[Persona] = Field(default_factory=list)
+    draft: bool = Field(
+        default=False,
+        description="the creator's open working draft: small actions amend it in place until it is rendered, "
+        "critiqued, saved over or branched from",
+    )
 
 
 class VersionNode(Strict):
@@ -75,6 +80,7 @@ class VersionNode(Strict):
     message: str
     created_at: datetime
     current: bool
+    draft: bool = False
     renders: int = 0
     critiques: int = 0
     notes: int = 0

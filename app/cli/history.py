@@ -39,7 +39,7 @@ def restore(c: Ctx, project):
 
 @command
 def log(c: Ctx, project):
-    """The version tree, oldest first (* = current)."""
+    """The version tree, oldest first (* = current; "draft": the working draft small actions fold into)."""
     pid = c.studio.resolve_project(project)
     rows = c.studio.versions(pid)
     lines = []
@@ -48,7 +48,7 @@ def log(c: Ctx, project):
         scores = c.studio.panel_scores(pid, r.number) if r.critiques else {}
         score = f" · panel {scores['overall']:.1f}" if scores else ""
         lines.append(
-            f"{'*' if r.current else ' '} v{r.number:<3} {parent:<7} {r.kind:<7} {r.message}"
+            f"{'*' if r.current else ' '} v{r.number:<3} {parent:<7} {'draft' if r.draft else r.kind:<9} {r.message}"
             f"  [{r.renders} render(s), {r.notes} note(s){score}]"
         )
     c.out({"project": pid, "versions": rows}, "\n".join(lines))

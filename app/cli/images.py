@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from app.cli.common import Ctx, branch_note, command, version_option
+from app.cli.common import Ctx, branch_note, command, named, version_option
 from app.keyframes import KeyframesResult
 from app.takes import NO_PREFERENCE_SPREAD
 
@@ -33,8 +33,9 @@ def _subject_options(fn):
 def ref_add(c: Ctx, project, name, location, version, image):
     """Add IMAGE (PNG, JPEG or WebP) as a reference of NAME: a new version."""
     pid = c.studio.resolve_project(project)
+    affected = c.studio.clips_affected(pid, "reference", version, name=name, location=location)
     v = c.studio.add_reference(pid, name, Path(image), location, version)
-    _reference_out(c, pid, v, name, location)
+    _reference_out(c, pid, v, name, location, affected)
 
 
 @command(name="gen")
@@ -46,9 +47,10 @@ def ref_gen(c: Ctx, project, name, location, version, seed):
 
     pid = c.studio.resolve_project(project)
     c.header()
+    affected = c.studio.clips_affected(pid, "reference", version, name=name, location=location)
     with RenderProgress(enabled=not c.json) as prog:
         v = c.studio.generate_reference(pid, name, location, seed, version, progress=prog.update)
-    _reference_out(c, pid, v, name, location)
+    _reference_out(c, pid, v, name, location, affected)
 
 
 @command(name="clear")
@@ -56,10 +58,11 @@ def ref_gen(c: Ctx, project, name, location, version, seed):
 def ref_clear(c: Ctx, project, name, location, version):
     """Remove every reference image of NAME: a new version."""
     pid = c.studio.resolve_project(project)
-    _reference_out(c, pid, c.studio.clear_references(pid, name, location, version), name, location)
+    affected = c.studio.clips_affected(pid, "clear-references", version, name=name, location=location)
+    _reference_out(c, pid, c.studio.clear_references(pid, name, location, version), name, location, affected)
 
 
-def _reference_out(c: Ctx, pid: str, v, name: str, location: bool) -> None:
+def _reference_out(c: Ctx, pid: str, v, name: str, location: bool, affected) -> None:
     items = v.storyboard.locations if location else v.storyboard.characters
     refs = next(item.references for item in items if item.name == name)
     files = [str(c.studio.image_path(sha)) for sha in refs]
@@ -72,8 +75,9 @@ def _reference_out(c: Ctx, pid: str, v, name: str, location: bool) -> None:
             "files": files,
             "images": c.studio.images_label(),
             "branched": c.studio.branched(v),
+            "clips_affected": affected,
         },
-        f"v{v.number}: {name} has {len(refs)} reference image(s)"
+        f"{named(v)}: {name} has {len(refs)} reference image(s) · {affected.describe()}"
         + "".join(f"\n  {f}" for f in files)
         + branch_note(c.studio, v),
     )
@@ -108,11 +112,14 @@ def keyframes(c: Ctx, project, shots, reroll, screen, version):
             "\n".join(lines),
         )
         return
+    ids = [reroll] if reroll else [s.strip() for s in shots.split(",") if s.strip()] if shots else None
+    affected = c.studio.clips_affected(pid, "reroll" if reroll else "keyframes", version, shots=ids)
+    if not c.json:  # said before the drawing starts
+        click.echo(affected.describe())
     with RenderProgress(enabled=not c.json) as prog:
         if reroll:
             res = c.studio.reroll_keyframe(pid, reroll, version, prog.update, None)
         else:
-            ids = [s.strip() for s in shots.split(",") if s.strip()] if shots else None
             res = c.studio.render_keyframes(pid, ids, version, prog.update, None)
     c.out(
         {
@@ -121,6 +128,7 @@ def keyframes(c: Ctx, project, shots, reroll, screen, version):
             "files": {k.id: str(c.studio.image_path(k.sha256)) for k in res.keyframes},
             "active": c.studio.status(),
             "branched": c.studio.branched(res.version),
+            "clips_affected": affected,
         },
         _keyframes_text(c, res) + branch_note(c.studio, res.version),
     )
@@ -128,7 +136,7 @@ def keyframes(c: Ctx, project, shots, reroll, screen, version):
 
 def _keyframes_text(c: Ctx, res: KeyframesResult) -> str:
     lines = [
-        f"v{res.version.number}: {len(res.keyframes)} keyframe(s), rendered {res.rendered}, reused {res.reused} "
+        f"{named(res.version)}: {len(res.keyframes)} keyframe(s), rendered {res.rendered}, reused {res.reused} "
         f"· {res.label}"
     ]
     lines += [f"  {k.shot_id:<8} {k.id}  seed {k.seed}  {c.studio.image_path(k.sha256)}" for k in res.keyframes]
@@ -199,7 +207,7 @@ def _approved_out(c: Ctx, pid: str, v, shot: str) -> None:
             "file": str(c.studio.image_path(sha)) if sha else None,
             "branched": c.studio.branched(v),
         },
-        f"v{v.number}: {shot} keyframe {c.studio.image_path(sha) if sha else '(none)'}" + branch_note(c.studio, v),
+        f"{named(v)}: {shot} keyframe {c.studio.image_path(sha) if sha else '(none)'}" + branch_note(c.studio, v),
     )
 
 
@@ -275,7 +283,7 @@ def pick(c: Ctx, project, shot, take, version):
     res = c.studio.pick_take(pid, shot, take, version)
     c.out(
         {"project": pid, **res.model_dump(), "branched": c.studio.branched(res.version)},
-        f"v{res.version.number}: {shot} uses take {res.take.number} (seed {res.take.seed}); "
+        f"{named(res.version)}: {shot} uses take {res.take.number} (seed {res.take.seed}); "
         + ("its clip must be rendered again" if res.rerenders else "its clip is cached: nothing re-renders")
         + (f"; continuity shots after it re-render: {', '.join(res.downstream)}" if res.downstream else "")
         + branch_note(c.studio, res.version),

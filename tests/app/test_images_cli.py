@@ -54,16 +54,17 @@ def test_the_image_first_workflow_from_the_command_line(chief, tmp_path):
     assert added["images"].startswith("animatic keyframes")
 
     made = js(chief("keyframes", pid, "--json"))
-    assert made["version"]["kind"] == "keyframe" and made["rendered"] == 3 and made["active"]["backend"] == "animatic"
+    assert made["version"]["number"] == 2 and made["version"]["draft"] is True  # into the reference's draft
+    assert made["rendered"] == 3 and made["active"]["backend"] == "animatic"
     rolled = js(chief("keyframes", pid, "--reroll", "s2", "--json"))
-    assert rolled["version"]["number"] == 4 and rolled["keyframes"][0]["shot_id"] == "s2"
+    assert rolled["version"]["number"] == 2 and rolled["keyframes"][0]["shot_id"] == "s2"
     cards = js(chief("keyframe", "list", pid, "--json"))["shots"]
     assert [len(c["candidates"]) for c in cards] == [1, 2, 1]
     older = cards[1]["candidates"][1]["id"]
     picked = js(chief("keyframe", "pick", pid, "s2", older, "--json"))
     assert picked["keyframe"] == made["keyframes"][1]["sha256"]
     uploaded = js(chief("keyframe", "set", pid, "s1", str(ref), "--json"))
-    assert uploaded["file"].endswith(".png") and uploaded["version"]["kind"] == "keyframe"
+    assert uploaded["file"].endswith(".png") and uploaded["version"]["number"] == 2
     screened = js(chief("keyframes", pid, "--screen", "--json"))
     assert screened["screening"] == "keyframes" and screened["critiques"][0]["screening"] == "keyframes"
 
