@@ -18,48 +18,13 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from pydantic import BaseModel
-
 from app.context import Context
 from app.errors import NotRendered
 from app.film import SHEET_FRAMES
 from app.thumbnails import ClipMedia
 from generation.base import Backend, Cancelled, CancelToken, RenderError, ShotRequest, clip_key, compose_prompt
-from storage.records import ClipRecord, RenderRecord
+from storage.records import ClipRecord, ClipsAffected, LastFilm, RenderRecord
 from storage.schema import Shot, Storyboard
-
-# A keyframe or reference not made yet, in a storyboard that asks what an action would change (`Clips.affected`).
-PENDING_IMAGE = hashlib.sha256(b"chief: an image not made yet").hexdigest()
-
-
-class ClipsAffected(BaseModel):
-    """What an action would do to a version's clips, said before it runs: the shots whose clip key changes (so
-    they render again), of how many, and which of them have a clip now (work that will be redone)."""
-
-    action: str  # "Drawing keyframes for 13 shots"
-    shots: list[str]
-    rendered: list[str]
-    total: int
-
-    def describe(self) -> str:
-        now = f"{len(self.rendered)} of them rendered now" if self.rendered else "none of them rendered yet"
-        return f"{self.action} will re-render {len(self.shots)} of {self.total} clips ({now})"
-
-
-class LastFilm(BaseModel):
-    """The film of the nearest ancestor that has one, shown while a version is not rendered: `changed` are the
-    version's shots whose clip is not that film's."""
-
-    render: RenderRecord
-    version: int  # the version that is not rendered
-    changed: list[str]
-
-    def describe(self) -> str:
-        n = len(self.changed)
-        return (
-            f"film of v{self.render.version} — v{self.version} is not rendered yet "
-            f"({n} shot{'' if n == 1 else 's'} changed)"
-        )
 
 
 def continuity_chains(shots: list[Shot], continuity: bool) -> list[list[int]]:
@@ -181,10 +146,13 @@ class Clips:
                     out.append(s.shot_id)
         return out
 
-    def clips_affected(self, board: Storyboard, after: Storyboard, action: str) -> ClipsAffected:
-        """`affected`, with which of those shots have a clip now, for a confirmation before an action runs."""
+    def clips_affected(
+        self, board: Storyboard, after: Storyboard, action: str, cached: dict[str, ClipRecord] | None = None
+    ) -> ClipsAffected:
+        """`affected`, with which of those shots have a clip now (`cached`: `cached_shots(board)` when the caller
+        has it), for a confirmation before an action runs."""
         shots = self.affected(board, after)
-        cached = self.cached_shots(board)
+        cached = self.cached_shots(board) if cached is None else cached
         return ClipsAffected(
             action=action, shots=shots, rendered=[s for s in shots if s in cached], total=len(after.shots())
         )

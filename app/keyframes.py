@@ -13,20 +13,21 @@ Stills are stored as PNG in the media store, re-encoded from what was uploaded (
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from agents.base import FilmView, SampledFrame
-from app.clips import PENDING_IMAGE, Clips, ClipsAffected
+from app.clips import Clips
 from app.context import Context, ProgressFn, derived_seed, no_progress
 from app.errors import StudioError
 from app.projects import Projects
 from app.watching import Watching
 from generation.base import CancelToken, RenderError, compose_prompt
 from generation.images import ImageRequest, image_key
-from storage.records import CritiqueRecord, KeyframeRecord, MediaRecord, Version
+from storage.records import ClipsAffected, CritiqueRecord, KeyframeRecord, MediaRecord, Version
 from storage.run import DoneProgress, ShotProgress
 from storage.schema import MAX_REFERENCES, Shot, Storyboard, new_id, utcnow
 
@@ -34,6 +35,8 @@ MAX_UPLOAD_BYTES = 32 * 2**20
 MAX_UPLOAD_PIXELS = 40_000_000
 MAX_SIDE = 4096  # larger uploads are scaled down to this side
 UPLOAD_FORMATS = {"PNG", "JPEG", "WEBP"}
+# A keyframe or reference not made yet, in a storyboard that asks what an action would change (`clips_affected`).
+PENDING_IMAGE = hashlib.sha256(b"chief: an image not made yet").hexdigest()
 
 
 class ShotKeyframes(BaseModel):
@@ -407,7 +410,11 @@ class Keyframes:
         """How many clips an action would re-render, asked before it runs: "keyframes" (draw for `shots`, default
         every shot without one, as `render_keyframes` chooses), "reroll" (a new keyframe for `shots[0]`),
         "reference" (one more reference image of `name`) or "clear-references"."""
-        v = self.projects.version(pid, ref)
+        return self._affected(self.projects.version(pid, ref), action, shots, name, location)
+
+    def _affected(
+        self, v: Version, action: str, shots: list[str] | None, name: str | None, location: bool, cached=None
+    ) -> ClipsAffected:
         board = v.storyboard.model_copy(deep=True)
         if action in ("keyframes", "reroll"):
             chosen = [board.shot(s.shot_id) for s in _chosen(v, shots)]
@@ -426,7 +433,7 @@ class Keyframes:
             what = f"{'A new reference for' if action == 'reference' else 'Clearing the references of'} {name}"
         else:
             raise StudioError(f"unknown action {action!r}: keyframes, reroll, reference or clear-references")
-        return self.clips.clips_affected(v.storyboard, board, what)
+        return self.clips.clips_affected(v.storyboard, board, what, cached)
 
     def keyframe_effects(
         self, pid: str, ref: int | str | None = None, cached: dict | None = None
@@ -448,6 +455,20 @@ class Keyframes:
                     rendered=[s for s in shots if s in cached],
                     total=len(ids),
                 )
+        return out
+
+    def reference_effects(self, pid: str, ref: int | str | None = None) -> dict[tuple[str, bool], dict]:
+        """(name, is a location) -> {"add": …, "clear": …}: what one more reference, or none, would re-render, for
+        every character and location (`clips_affected` for each, with one read of the cache)."""
+        v = self.projects.version(pid, ref)
+        cached = self.clips.cached_shots(v.storyboard)
+        out = {}
+        for location, items in ((False, v.storyboard.characters), (True, v.storyboard.locations)):
+            for item in items:
+                out[(item.name, location)] = {
+                    key: self._affected(v, action, None, item.name, location, cached)
+                    for key, action in (("add", "reference"), ("clear", "clear-references"))
+                }
         return out
 
     # ------------------------------------------------------------------ keyframe screening

@@ -25,7 +25,7 @@ from pydantic import BaseModel
 from app import agent_settings
 from app.agent_settings import AgentSettings
 from app.audio import Audio, Cast
-from app.clips import Clips, ClipsAffected, LastFilm
+from app.clips import Clips
 from app.config import Config
 from app.consistency import Consistency, ConsistencyReport, Source
 from app.context import Context, ProgressFn
@@ -45,7 +45,9 @@ from storage.media import MediaStore, remove_stale_temp_files
 from storage.records import (
     RENDER_MEDIA_EXT,
     ClipRecord,
+    ClipsAffected,
     CritiqueRecord,
+    LastFilm,
     Project,
     ProposalRecord,
     RenderRecord,
@@ -342,6 +344,10 @@ class Studio:
         """Per shot, what a new keyframe would re-render (the storyboard cards confirm with it); `cached`: the
         board's `cached_shots` when the caller has them."""
         return self._keyframes.keyframe_effects(pid, ref, cached)
+
+    def reference_effects(self, pid: str, ref: int | str | None = None) -> dict[tuple[str, bool], dict]:
+        """Per character and location, what adding or clearing a reference would re-render (the panel asks first)."""
+        return self._keyframes.reference_effects(pid, ref)
 
     def render_shot(
         self, board: Storyboard, shot_id: str, progress: ProgressFn | None = None, cancel: CancelToken | None = None

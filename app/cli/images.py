@@ -31,7 +31,7 @@ def _subject_options(fn):
 @_subject_options
 @click.argument("image", type=click.Path(dir_okay=False))
 def ref_add(c: Ctx, project, name, location, version, image):
-    """Add IMAGE (PNG, JPEG or WebP) as a reference of NAME: a new version."""
+    """Add IMAGE (PNG, JPEG or WebP) as a reference of NAME, into the working draft (says what it re-renders)."""
     pid = c.studio.resolve_project(project)
     affected = c.studio.clips_affected(pid, "reference", version, name=name, location=location)
     v = c.studio.add_reference(pid, name, Path(image), location, version)
@@ -42,7 +42,7 @@ def ref_add(c: Ctx, project, name, location, version, image):
 @_subject_options
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), help="Seed (default: derived from the name).")
 def ref_gen(c: Ctx, project, name, location, version, seed):
-    """Generate a reference of NAME from its description with the image model: a new version."""
+    """Generate a reference of NAME from its description with the image model, into the working draft."""
     from app.progress import RenderProgress
 
     pid = c.studio.resolve_project(project)
@@ -56,7 +56,7 @@ def ref_gen(c: Ctx, project, name, location, version, seed):
 @command(name="clear")
 @_subject_options
 def ref_clear(c: Ctx, project, name, location, version):
-    """Remove every reference image of NAME: a new version."""
+    """Remove every reference image of NAME, in the working draft."""
     pid = c.studio.resolve_project(project)
     affected = c.studio.clips_affected(pid, "clear-references", version, name=name, location=location)
     _reference_out(c, pid, c.studio.clear_references(pid, name, location, version), name, location, affected)
@@ -96,7 +96,10 @@ for _command in (ref_add, ref_gen, ref_clear):
 @click.option("--screen", is_flag=True, help="The panel screens the keyframe storyboard (no video needed).")
 @version_option
 def keyframes(c: Ctx, project, shots, reroll, screen, version):
-    """Render one keyframe per shot (approved in a new version), re-roll one, or screen them with the panel."""
+    """Render one keyframe per shot (approved in the working draft), re-roll one, or screen them with the panel.
+
+    Says first how many clips the change re-renders. Small actions (keyframes, re-rolls, picks, references) fold
+    into one draft version until it is rendered, critiqued or saved over (`chief log` labels it "draft")."""
     from app.progress import RenderProgress, StageProgress
 
     pid = c.studio.resolve_project(project)
@@ -171,7 +174,7 @@ def keyframe_list(c: Ctx, project, version):
 @click.argument("image", type=click.Path(dir_okay=False))
 @version_option
 def keyframe_set(c: Ctx, project, shot, image, version):
-    """Replace SHOT's keyframe by IMAGE (PNG, JPEG or WebP): a new version."""
+    """Replace SHOT's keyframe by IMAGE (PNG, JPEG or WebP), in the working draft."""
     pid = c.studio.resolve_project(project)
     v = c.studio.set_keyframe(pid, shot, Path(image), version)
     _approved_out(c, pid, v, shot)
@@ -182,7 +185,7 @@ def keyframe_set(c: Ctx, project, shot, image, version):
 @click.argument("candidate")
 @version_option
 def keyframe_pick(c: Ctx, project, shot, candidate, version):
-    """Approve an earlier CANDIDATE (a keyframe id from `keyframe list`) for SHOT: a new version."""
+    """Approve an earlier CANDIDATE (a keyframe id from `keyframe list`) for SHOT, in the working draft."""
     pid = c.studio.resolve_project(project)
     _approved_out(c, pid, c.studio.pick_keyframe(pid, shot, candidate, version), shot)
 
@@ -191,7 +194,7 @@ def keyframe_pick(c: Ctx, project, shot, candidate, version):
 @click.argument("shot")
 @version_option
 def keyframe_clear(c: Ctx, project, shot, version):
-    """SHOT renders without a keyframe again: a new version."""
+    """SHOT renders without a keyframe again (in the working draft)."""
     pid = c.studio.resolve_project(project)
     _approved_out(c, pid, c.studio.clear_keyframe(pid, shot, version), shot)
 
@@ -231,7 +234,7 @@ for _command in (keyframe_list, keyframe_set, keyframe_pick, keyframe_clear):
 @click.option(
     "--replace",
     is_flag=True,
-    help="Render one more take and pick it (a new version); refused when its clip comes out as an earlier take's.",
+    help="Render one more take and pick it (into the draft); refused when its clip comes out as an earlier take's.",
 )
 @click.option("--vote", is_flag=True, help="The panel watches the takes and votes for one.")
 @version_option
@@ -278,7 +281,7 @@ def takes(c: Ctx, project, shot, count, replace, vote, version):
 @click.argument("take")
 @version_option
 def pick(c: Ctx, project, shot, take, version):
-    """Make TAKE (its number or id) SHOT's take: a new version whose render reuses the take's clip."""
+    """Make TAKE (its number or id) SHOT's take, in the working draft, whose render reuses the take's clip."""
     pid = c.studio.resolve_project(project)
     res = c.studio.pick_take(pid, shot, take, version)
     c.out(

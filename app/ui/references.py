@@ -15,7 +15,7 @@ from typing import Literal
 import gradio as gr
 from pydantic import BaseModel, Field, ValidationError
 
-from app.ui.board_media import uploaded_file
+from app.ui.board_media import named, uploaded_file
 from app.ui.common import Ctx, branch_note, esc, follow, guard, media_url, need_project, notice, progress_html, ver
 
 HERE = Path(__file__).parent
@@ -37,9 +37,10 @@ class RefAction(BaseModel):
             raise ValueError("the references panel sent an action it cannot ask for: reload the page") from None
 
 
-def refs_json(studio, board, note: str = "") -> str:
+def refs_json(studio, board, note: str = "", effects: dict | None = None) -> str:
     """The characters and locations with their reference thumbnails, for the references panel, and what draws
-    generated references."""
+    generated references; `effects` (`Studio.reference_effects`): what adding or clearing one would re-render,
+    asked before it runs."""
     from app.keyframes import MAX_UPLOAD_BYTES
     from storage.schema import MAX_REFERENCES
 
@@ -49,6 +50,10 @@ def refs_json(studio, board, note: str = "") -> str:
             "location": location,
             "description": item.description,
             "refs": [media_url(studio.image_path(sha)) for sha in item.references],
+            "affects": {
+                k: {"text": a.describe(), "shots": a.shots}
+                for k, a in (effects or {}).get((item.name, location), {}).items()
+            },
         }
 
     return json.dumps(
@@ -149,7 +154,7 @@ def build(ctx: Ctx, story_message, after=()) -> None:
     outs = [progress, job_box, ctx.version, refs, table, story_message]
 
     def value(pid: str, number: int, note: str = "") -> str:
-        return refs_json(studio, studio.version(pid, number).storyboard, note)
+        return refs_json(studio, studio.version(pid, number).storyboard, note, studio.reference_effects(pid, number))
 
     def table_html(pid: str, number: int) -> str:
         """Without a model the table costs nothing and says "not measured"; with one, measuring waits for a click."""
@@ -210,10 +215,10 @@ def build(ctx: Ctx, story_message, after=()) -> None:
             return
         if a.action == "upload":
             nv = studio.add_reference(pid, a.name, uploaded_file(a.path), a.location, n)
-            yield made(pid, nv.number, f"v{nv.number}: the picture is a reference of {a.name} now.")
+            yield made(pid, nv.number, f"{named(nv)}: the picture is a reference of {a.name} now.")
         else:
             nv = studio.clear_references(pid, a.name, a.location, n)
-            yield made(pid, nv.number, f"v{nv.number}: {a.name} has no reference images.")
+            yield made(pid, nv.number, f"{named(nv)}: {a.name} has no reference images.")
 
     @guard
     def stop_job(pid, job_id):

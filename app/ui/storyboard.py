@@ -25,12 +25,12 @@ from app.ui.story import saved_message
 HERE = Path(__file__).parent
 ALL_SCENES = "(all scenes)"
 # ✦ Draw keyframes says what it will re-render and asks first (the board's `confirm_draw`); "no" sends NOT_CONFIRMED
-# as the scene, which draws nothing. An unsaved board is not asked: the server refuses it with its own line.
+# instead of the board, which draws nothing. An unsaved board is not asked: the server refuses it with its own line.
 NOT_CONFIRMED = "(not confirmed)"
 CONFIRM_DRAW = """(pid, v, value, scene) => {
   let ask = '';
   try { const b = JSON.parse(value); ask = b.dirty ? '' : (b.confirm_draw || {})[scene] || ''; } catch (e) { ask = ''; }
-  if (ask && !window.confirm(ask + '. Draw them?')) return [pid, v, value, '(not confirmed)'];
+  if (ask && !window.confirm(ask + '. Draw them?')) return [pid, v, '(not confirmed)', scene];
   return [pid, v, value, scene];
 }"""
 SHOT_FIELDS = (
@@ -458,7 +458,7 @@ def build(ctx: Ctx) -> None:
     @guard
     def draw_keyframes(pid, v, value, scene):
         """Keyframes for every shot without one (of the chosen scene, or the whole board), as one job."""
-        if scene == NOT_CONFIRMED:  # the creator said no when asked what it re-renders: nothing changes
+        if value == NOT_CONFIRMED:  # the creator said no when asked what it re-renders: nothing changes
             yield *(gr.skip(),) * 4, "Not drawn: nothing changed.", gr.skip()
             return
         pid = need_project(pid)

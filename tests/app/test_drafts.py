@@ -167,11 +167,16 @@ def test_the_cli_folds_small_actions_and_says_what_they_re_render(chief, tmp_pat
     chief("keyframe", "set", pid, "s1", str(ref))
     log = chief("log", pid).stdout.splitlines()
     assert len(log) == 2 and " draft " in log[1] and "keyframes for 4 shots (s1–s4); re-roll keyframe of s2" in log[1]
+    shown = chief("show", pid).stdout
+    assert "v2 (draft: reference for Keeper" in shown and "film:" not in shown  # nothing rendered anywhere yet
     chief("render", pid)
     assert " draft " not in chief("log", pid).stdout
     again = chief("keyframes", pid, "--reroll", "s2").stdout
     assert "A new keyframe for s2 will re-render 1 of 4 clips (1 of them rendered now)" in again
     assert "v3 (draft)" in again
+    shown = json.loads(chief("--json", "show", pid).stdout)
+    assert shown["render"] is None and shown["last_film"]["render"]["version"] == 2
+    assert "(film of v2 — v3 is not rendered yet (1 shot changed))" in chief("show", pid).stdout
 
 
 def test_migration_0009_adds_the_flag_and_takes_it_away(tmp_path):
