@@ -106,6 +106,6 @@ def test_an_image_change_made_from_a_version_that_moved_on_says_it_branched(chie
     first = chief("ref", "add", pid, "Keeper", str(ref), "--version", "1")
     assert "new branch" not in first.stdout
     again = chief("keyframe", "set", pid, "s1", str(ref), "--version", "1")  # v1 already has v2: a branch
-    assert "v3: s1 keyframe" in again.stdout
+    assert "v3 (draft): s1 keyframe" in again.stdout  # a new draft, branched from v1
     assert "note: v1 already had a newer version, so this is a new branch (nothing was lost)" in again.stdout
     assert js(chief("keyframe", "set", pid, "s2", str(ref), "--version", "1", "--json"))["branched"] is True
