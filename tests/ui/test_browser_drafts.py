@@ -94,3 +94,41 @@ def test_draw_keyframes_asks_with_the_count_and_the_history_labels_the_draft(ser
     node = page.locator("#vnode_2")
     expect(node).to_have_class("node current draft", timeout=LONG)
     expect(node.locator("text.kind")).to_have_text("draft")
+
+
+def test_a_reference_that_re_renders_clips_asks_first(page, tmp_path, errors):
+    """On a backend that takes references (tiny random-weight Wan with Wan VACE: the first reference of each
+    character is in its shots' clip keys), an upload says how many clips it re-renders; no: nothing changes."""
+    from playwright.sync_api import expect
+
+    from app.config import load_config
+    from app.studio import Studio
+    from generation.tiny import BUILDERS
+    from tests.ui.conftest import Server
+    from tests.ui.test_browser_images import KEEPER_BOARD, picture
+
+    wan, vace = (str(BUILDERS[name](tmp_path / name)) for name in ("wan", "wan_vace"))
+    env = {"CHIEF_VIDEO_BACKEND": "diffusers", "CHIEF_VIDEO_MODEL": wan, "CHIEF_VACE_MODEL": vace}
+    with Server(tmp_path / "home", tmp_path / "serve.log", env) as srv:
+        studio = Studio(
+            load_config(
+                {"home": srv.home, "narration": False, "agents": "offline"},
+                environ=env,  # the server's own settings
+            )
+        )
+        pid = tiny(studio, tmp_path, KEEPER_BOARD, title="Asked")
+        expected = studio.clips_affected(pid, "reference", name="Keeper").describe()
+        assert expected == "A new reference for Keeper will re-render 1 of 3 clips (none of them rendered yet)"
+        dialogs = Dialogs(page)
+        dialogs.answers = [False, True]
+        open_project(page, srv, pid, "Story")
+        keeper = page.locator("#ref_character_0")
+        expect(keeper).to_contain_text("no reference yet", timeout=LONG)
+        keeper.locator("input.ref-file").set_input_files(str(picture(tmp_path / "a.png", 3)))
+        expect(page.locator(".refs .refs-head .note")).to_have_text("Nothing changed.", timeout=LONG)
+        assert dialogs.messages == [f"{expected}. Go on?"] and len(studio.versions(pid)) == 1
+        keeper.locator("input.ref-file").set_input_files(str(picture(tmp_path / "b.png", 4)))
+        expect(keeper.locator(".pics img")).to_have_count(1, timeout=LONG)
+        v = studio.version(pid)
+        assert len(dialogs.messages) == 2 and (v.number, v.draft) == (2, True)
+        studio.db.close()
