@@ -23,7 +23,7 @@ from app.errors import NotRendered
 from app.film import SHEET_FRAMES
 from app.thumbnails import ClipMedia
 from generation.base import Backend, Cancelled, CancelToken, RenderError, ShotRequest, clip_key, compose_prompt
-from storage.records import ClipRecord, RenderRecord
+from storage.records import ClipRecord, ClipsAffected, LastFilm, RenderRecord
 from storage.schema import Shot, Storyboard
 
 
@@ -121,6 +121,68 @@ class Clips:
             "title": board.title if board.film.title_card else None,
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+    def affected(self, board: Storyboard, after: Storyboard) -> list[str]:
+        """The shots of `after` whose clip is not `board`'s clip of the same shot: a new shot, one whose clip key
+        changed (its prompt, seed, keyframe, references, size, ... — keys are computed only where the requests
+        differ), one that now continues from another shot or no longer does, and every continuity shot after one of
+        those in its chain (it starts from that shot's last frame)."""
+        old = board.shots()
+        at = {s.shot_id: j for j, s in enumerate(old)}
+        same_context = _request_context(board) == _request_context(after)
+        shots, out = after.shots(), []
+        for chain in self.chains(after):
+            dirty = False
+            for i in chain:
+                s, j = shots[i], at.get(shots[i].shot_id)
+                if j is None:
+                    dirty = True
+                elif not dirty:
+                    before = old[j - 1].shot_id if self._continues(old[j], j) else None
+                    now = shots[i - 1].shot_id if self._continues(s, i) else None
+                    dirty = (
+                        before != now
+                        or not (same_context and old[j] == s)
+                        and self._key_changed(board, old[j], after, s)
+                    )
+                if dirty:
+                    out.append(s.shot_id)
+        return out
+
+    def clips_affected(
+        self, board: Storyboard, after: Storyboard, action: str, cached: dict[str, ClipRecord] | None = None
+    ) -> ClipsAffected:
+        """`affected`, with which of those shots have a clip now (`cached`: `cached_shots(board)` when the caller
+        has it), for a confirmation before an action runs."""
+        shots = self.affected(board, after)
+        cached = self.cached_shots(board) if cached is None else cached
+        return ClipsAffected(
+            action=action, shots=shots, rendered=[s for s in shots if s in cached], total=len(after.shots())
+        )
+
+    def last_film(self, pid: str, ref: int | str | None = None) -> LastFilm | None:
+        """For a version without a film of its own (nor one it shares, see `latest_render`): the latest film of its
+        nearest rendered ancestor and what changed since; None when it has a film or no ancestor was rendered."""
+        if self.latest_render(pid, ref) is not None:
+            return None
+        with self.ctx.repo.read() as u:
+            v = u.version(pid, ref)
+            a = v
+            while a.parent_number is not None:
+                a = u.version(pid, a.parent_number)
+                render = u.latest_render(a)
+                if render is not None:
+                    return LastFilm(render=render, version=v.number, changed=self.affected(a.storyboard, v.storyboard))
+        return None
+
+    def _key_changed(self, board: Storyboard, shot: Shot, after: Storyboard, now: Shot) -> bool:
+        a, b = self._own_request(board, shot), self._own_request(after, now)
+        if a == b:
+            return False
+        try:
+            return self.key(a) != self.key(b)
+        except RenderError:  # the backend cannot render one of them: it is not the clip there was
+            return True
 
     # ------------------------------------------------------------------ the clip cache
     def clip(self, key: str) -> ClipRecord | None:
@@ -279,3 +341,8 @@ class Clips:
         # cut its thumbnail and the frames critics and the contact sheet use now, in one decode
         self._media.prepare(clip.sha256, ks=tuple(sorted({SHEET_FRAMES, self.ctx.config.frames_per_shot})))
         return clip
+
+
+def _request_context(board: Storyboard) -> tuple:
+    """What a shot's own request takes from its storyboard besides the shot (`Clips._own_request`)."""
+    return (board.style_guide, board.characters, board.width, board.height, board.fps)

@@ -4,7 +4,8 @@ Characters and locations carry reference images (uploaded, or generated from the
 can carry an approved keyframe, rendered with the still-image backend and conditioned on the references of
 the characters in it (and of its scene's location), re-rolled with a new seed, picked from earlier candidates,
 or replaced by an upload. Every candidate is kept (the `keyframes` table); approving one is a change to the
-storyboard, so it makes a child version like any edit. The panel can screen the keyframe storyboard before any
+storyboard, a small action: it goes into the working draft (a draft child of a finished version, or the open draft
+itself amended; storage.repository.Unit.fold). The panel can screen the keyframe storyboard before any
 video is rendered: the same critique loop, recorded as a keyframe screening.
 
 Stills are stored as PNG in the media store, re-encoded from what was uploaded (so no metadata rides along).
@@ -12,6 +13,7 @@ Stills are stored as PNG in the media store, re-encoded from what was uploaded (
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from pathlib import Path
 
@@ -25,7 +27,7 @@ from app.projects import Projects
 from app.watching import Watching
 from generation.base import CancelToken, RenderError, compose_prompt
 from generation.images import ImageRequest, image_key
-from storage.records import CritiqueRecord, KeyframeRecord, MediaRecord, Version
+from storage.records import ClipsAffected, CritiqueRecord, KeyframeRecord, MediaRecord, Version
 from storage.run import DoneProgress, ShotProgress
 from storage.schema import MAX_REFERENCES, Shot, Storyboard, new_id, utcnow
 
@@ -33,6 +35,8 @@ MAX_UPLOAD_BYTES = 32 * 2**20
 MAX_UPLOAD_PIXELS = 40_000_000
 MAX_SIDE = 4096  # larger uploads are scaled down to this side
 UPLOAD_FORMATS = {"PNG", "JPEG", "WEBP"}
+# A keyframe or reference not made yet, in a storyboard that asks what an action would change (`clips_affected`).
+PENDING_IMAGE = hashlib.sha256(b"chief: an image not made yet").hexdigest()
 
 
 class ShotKeyframes(BaseModel):
@@ -93,7 +97,7 @@ class Keyframes:
     def add_reference(
         self, pid: str, name: str, image: Path, *, location: bool = False, base: int | str | None = None
     ) -> Version:
-        """An uploaded reference image for a character (or location): a child version."""
+        """An uploaded reference image for a character (or location): the working draft."""
         _room_for_one(_subject(self.projects.version(pid, base).storyboard, name, location))  # before storing
         scratch = self.ctx.media.scratch()
         try:
@@ -115,7 +119,7 @@ class Keyframes:
         progress: ProgressFn | None = None,
         cancel: CancelToken | None = None,
     ) -> Version:
-        """A reference image generated from the character's (or location's) description: a child version."""
+        """A reference image generated from the character's (or location's) description: the working draft."""
         v = self.projects.version(pid, base)
         item = _subject(v.storyboard, name, location)
         _room_for_one(item)
@@ -157,7 +161,7 @@ class Keyframes:
             item.references = change(item.references)
             _room_for_one(item, 0)
             u.add_media(media)
-            return u.add_child(v, board, "reference", message)[0]
+            return u.fold(v, board, "reference", message)[0]
 
     # ------------------------------------------------------------------ keyframes
     def render_keyframes(
@@ -168,21 +172,13 @@ class Keyframes:
         progress: ProgressFn | None = None,
         cancel: CancelToken | None = None,
     ) -> KeyframesResult:
-        """A keyframe for each chosen shot (default: every shot without one), approved in one child version.
+        """A keyframe for each chosen shot (default: every shot without one), approved in the working draft.
         Each shot's first keyframe uses the shot's seed; a still rendered before for the same request is reused."""
         v = self.projects.version(pid, ref)
-        board = v.storyboard
-        chosen = [s for s in board.shots() if (s.shot_id in shots if shots else not s.keyframe)]
-        unknown = sorted(set(shots or ()) - {s.shot_id for s in board.shots()})
-        if unknown:
-            raise StudioError(f"v{v.number} has no shot {unknown[0]!r}")
-        if not chosen:
-            raise StudioError(
-                f"every shot of v{v.number} has a keyframe: re-roll one (--reroll SHOT) or name shots (--shots)"
-            )
-        return self._render(
-            v, [(s, s.seed) for s in chosen], progress, cancel, f"keyframes for {', '.join(s.shot_id for s in chosen)}"
-        )
+        chosen = _chosen(v, shots)
+        ids = [s.shot_id for s in chosen]
+        named = ", ".join(ids) if len(ids) <= 3 else f"{len(ids)} shots ({ids[0]}–{ids[-1]})"
+        return self._render(v, [(s, s.seed) for s in chosen], progress, cancel, f"keyframes for {named}")
 
     def reroll(
         self,
@@ -192,7 +188,7 @@ class Keyframes:
         progress: ProgressFn | None = None,
         cancel: CancelToken | None = None,
     ) -> KeyframesResult:
-        """A new keyframe for one shot with a new seed, approved in a child version; the old one stays a candidate."""
+        """A new keyframe for one shot with a new seed, approved in the working draft; the old one stays a candidate."""
         v = self.projects.version(pid, ref)
         shot = self.projects.shot(v, shot_id)
         with self.ctx.repo.read() as u:
@@ -330,7 +326,7 @@ class Keyframes:
         return media, record, status
 
     def set_keyframe(self, pid: str, shot_id: str, image: Path, ref: int | str | None = None) -> Version:
-        """Replace a shot's keyframe by an uploaded image: kept as a candidate, approved in a child version."""
+        """Replace a shot's keyframe by an uploaded image: kept as a candidate, approved in the working draft."""
         v = self.projects.version(pid, ref)
         self.projects.shot(v, shot_id)
         scratch = self.ctx.media.scratch()
@@ -360,7 +356,7 @@ class Keyframes:
         return self._approve(pid, v.number, {shot_id: media.sha256}, f"keyframe of {shot_id} uploaded")
 
     def pick_keyframe(self, pid: str, shot_id: str, keyframe_id: str, ref: int | str | None = None) -> Version:
-        """Approve an earlier candidate of the shot: a child version."""
+        """Approve an earlier candidate of the shot: the working draft."""
         with self.ctx.repo.read() as u:
             k = u.keyframe(pid, keyframe_id)
         if k.shot_id != shot_id:
@@ -383,7 +379,7 @@ class Keyframes:
                 raise StudioError(f"v{v.number} has no shot {sorted(missing)[0]!r}")
             if board == v.storyboard:
                 raise StudioError("that keyframe is already the approved one: nothing changes")
-            return u.add_child(v, board, "keyframe", message)[0]
+            return u.fold(v, board, "keyframe", message)[0]
 
     def shot_keyframes(self, pid: str, ref: int | str | None = None) -> list[ShotKeyframes]:
         """Every shot's approved keyframe and candidates, in film order (a storyboard card each)."""
@@ -399,6 +395,81 @@ class Keyframes:
             )
             for s in v.storyboard.shots()
         ]
+
+    # ------------------------------------------------------------------ before an action: what it re-renders
+    def clips_affected(
+        self,
+        pid: str,
+        action: str,
+        ref: int | str | None = None,
+        *,
+        shots: list[str] | None = None,
+        name: str | None = None,
+        location: bool = False,
+    ) -> ClipsAffected:
+        """How many clips an action would re-render, asked before it runs: "keyframes" (draw for `shots`, default
+        every shot without one, as `render_keyframes` chooses), "reroll" (a new keyframe for `shots[0]`),
+        "reference" (one more reference image of `name`) or "clear-references"."""
+        return self._affected(self.projects.version(pid, ref), action, shots, name, location)
+
+    def _affected(
+        self, v: Version, action: str, shots: list[str] | None, name: str | None, location: bool, cached=None
+    ) -> ClipsAffected:
+        board = v.storyboard.model_copy(deep=True)
+        if action in ("keyframes", "reroll"):
+            chosen = [board.shot(s.shot_id) for s in _chosen(v, shots)]
+            if action == "reroll" and len(chosen) != 1:
+                raise StudioError("a re-roll is for one shot: name it")
+            for s in chosen:
+                s.keyframe = PENDING_IMAGE  # a still not drawn yet: differs from every keyframe there is
+            what = (
+                f"A new keyframe for {chosen[0].shot_id}"
+                if action == "reroll"
+                else f"Drawing keyframes for {len(chosen)} shot{'' if len(chosen) == 1 else 's'}"
+            )
+        elif action in ("reference", "clear-references") and name:
+            item = _subject(board, name, location)
+            item.references = [*item.references, PENDING_IMAGE] if action == "reference" else []
+            what = f"{'A new reference for' if action == 'reference' else 'Clearing the references of'} {name}"
+        else:
+            raise StudioError(f"unknown action {action!r}: keyframes, reroll, reference or clear-references")
+        return self.clips.clips_affected(v.storyboard, board, what, cached)
+
+    def keyframe_effects(
+        self, pid: str, ref: int | str | None = None, cached: dict | None = None
+    ) -> dict[str, ClipsAffected]:
+        """For every shot, what a new keyframe (drawn, re-rolled) would re-render, as `clips_affected` says for one
+        shot (a test holds them equal): the shot, and the continuity shots after it in its chain. The storyboard
+        cards ask with it before either runs; one read of the version, the cache and the chains for the board."""
+        v = self.projects.version(pid, ref)
+        board = v.storyboard
+        cached = self.clips.cached_shots(board) if cached is None else cached  # the caller's, read for this board
+        ids = [s.shot_id for s in board.shots()]
+        out = {}
+        for chain in self.clips.chains(board):
+            for k, i in enumerate(chain):
+                shots = [ids[j] for j in chain[k:]]
+                out[ids[i]] = ClipsAffected(
+                    action=f"{'A new' if board.shots()[i].keyframe else 'Drawing a'} keyframe for {ids[i]}",
+                    shots=shots,
+                    rendered=[s for s in shots if s in cached],
+                    total=len(ids),
+                )
+        return out
+
+    def reference_effects(self, pid: str, ref: int | str | None = None) -> dict[tuple[str, bool], dict]:
+        """(name, is a location) -> {"add": …, "clear": …}: what one more reference, or none, would re-render, for
+        every character and location (`clips_affected` for each, with one read of the cache)."""
+        v = self.projects.version(pid, ref)
+        cached = self.clips.cached_shots(v.storyboard)
+        out = {}
+        for location, items in ((False, v.storyboard.characters), (True, v.storyboard.locations)):
+            for item in items:
+                out[(item.name, location)] = {
+                    key: self._affected(v, action, None, item.name, location, cached)
+                    for key, action in (("add", "reference"), ("clear", "clear-references"))
+                }
+        return out
 
     # ------------------------------------------------------------------ keyframe screening
     def screen(
@@ -433,6 +504,21 @@ class Keyframes:
             renderer_label=f"keyframe screening: one still per shot, no motion yet ({'; '.join(made_by)})",
         )
         return self.watching.screen(v, film, progress, screening="keyframes", cancel=cancel)
+
+
+def _chosen(v: Version, shots: list[str] | None) -> list[Shot]:
+    """The shots a keyframe drawing is for: `shots`, else every shot without a keyframe; a one-line error when
+    one is unknown or there is none."""
+    board = v.storyboard
+    unknown = sorted(set(shots or ()) - {s.shot_id for s in board.shots()})
+    if unknown:
+        raise StudioError(f"v{v.number} has no shot {unknown[0]!r}")
+    chosen = [s for s in board.shots() if (s.shot_id in shots if shots else not s.keyframe)]
+    if not chosen:
+        raise StudioError(
+            f"every shot of v{v.number} has a keyframe: re-roll one (--reroll SHOT) or name shots (--shots)"
+        )
+    return chosen
 
 
 def _subject(board: Storyboard, name: str, location: bool):

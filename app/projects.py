@@ -100,10 +100,22 @@ class Projects:
         self, pid: str, board: Storyboard, base: int | str | None, message: str = "hand edit", kind: str = "edit"
     ) -> tuple[Version, bool]:
         """A child of `base` with this storyboard. Returns (version, branched): branched when `base`
-        was no longer the newest version on its line (someone saved in between)."""
+        was no longer the newest version on its line (someone saved in between). Saving ends a working draft:
+        `base`, when it is one, stays as it is (an ordinary version) and the save is its child."""
         self.check_board(board)
         with self.repo.write() as u:
             return u.add_child(u.version(pid, base), board, kind, message)
+
+    def fold(self, v: Version, board: Storyboard, kind: str, message: str) -> Version:
+        """A small action's change to `v` (made from `v.storyboard` as read): into `v` itself when it is the open
+        working draft, else a new draft child of it (see `storage.repository.Unit.fold`). Refused when the draft
+        changed since it was read (another tab amended it): nothing is lost, the action is asked again."""
+        self.check_board(board)
+        with self.repo.write() as u:
+            now = u.version(v.project_id, v.number)
+            if now.storyboard != v.storyboard:
+                raise StudioError(f"v{v.number} changed while this was prepared (another tab?): do it again")
+            return u.fold(now, board, kind, message)[0]
 
     def set_film_options(self, pid: str, changes: dict, base: int | str | None = None) -> tuple[Version, bool]:
         """A child of `base` whose film options (storage.schema.FilmOptions) take `changes`; (version, made):

@@ -46,7 +46,9 @@ from storage.media import MediaStore, remove_stale_temp_files
 from storage.records import (
     RENDER_MEDIA_EXT,
     ClipRecord,
+    ClipsAffected,
     CritiqueRecord,
+    LastFilm,
     Project,
     ProposalRecord,
     RenderRecord,
@@ -235,14 +237,14 @@ class Studio:
         return self._audio.cast(board)
 
     def set_voice(self, pid: str, character: str, changes: dict, base: int | str | None = None) -> tuple[Version, bool]:
-        """A child of `base` with `character`'s voice stored (`changes`: storage.schema.CharacterVoice fields over
-        the voice they have now); (`base`, False) when nothing changes."""
+        """`character`'s voice stored (`changes`: storage.schema.CharacterVoice fields over the voice they have now),
+        a small action: into the working draft (see `Projects.fold`); (`base`, False) when nothing changes."""
         v = self.version(pid, base)
         board = self._audio.with_voice(v.storyboard, character, changes)
         if board == v.storyboard:
             return v, False
         what = ", ".join(f"{k}={val}" for k, val in changes.items()) or "kept"
-        return self.save_storyboard(pid, board, v.number, f"voice {character}: {what}")[0], True
+        return self._projects.fold(v, board, "edit", f"voice {character}: {what}"), True
 
     def preview_voice(self, pid: str, character: str, out: Path, ref: int | str | None = None) -> Path:
         """A line in `character`'s voice (as version `ref` has it) written to `out` (WAV)."""
@@ -341,6 +343,34 @@ class Studio:
     def render_info(self, pid: str, ref: int | str | None = None) -> RenderRecord | None:
         """The latest render of a version (or of the ancestor whose film it shares), or None."""
         return self._clips.latest_render(pid, ref)
+
+    def last_film(self, pid: str, ref: int | str | None = None) -> LastFilm | None:
+        """For a version not rendered yet: the film of its nearest rendered ancestor, and which shots changed."""
+        return self._clips.last_film(pid, ref)
+
+    def clips_affected(
+        self,
+        pid: str,
+        action: str,
+        ref: int | str | None = None,
+        *,
+        shots: list[str] | None = None,
+        name: str | None = None,
+        location: bool = False,
+    ) -> ClipsAffected:
+        """How many clips a keyframe or reference action would re-render (asked before it runs)."""
+        return self._keyframes.clips_affected(pid, action, ref, shots=shots, name=name, location=location)
+
+    def keyframe_effects(
+        self, pid: str, ref: int | str | None = None, cached: dict[str, ClipRecord] | None = None
+    ) -> dict[str, ClipsAffected]:
+        """Per shot, what a new keyframe would re-render (the storyboard cards confirm with it); `cached`: the
+        board's `cached_shots` when the caller has them."""
+        return self._keyframes.keyframe_effects(pid, ref, cached)
+
+    def reference_effects(self, pid: str, ref: int | str | None = None) -> dict[tuple[str, bool], dict]:
+        """Per character and location, what adding or clearing a reference would re-render (the panel asks first)."""
+        return self._keyframes.reference_effects(pid, ref)
 
     def render_shot(
         self, board: Storyboard, shot_id: str, progress: ProgressFn | None = None, cancel: CancelToken | None = None

@@ -1,7 +1,7 @@
 """Takes: a shot rendered with several seeds, every take kept, one picked.
 
 A take is the shot's clip for one seed (from the keyframe the shot had then), stored in the clip cache like any
-clip. Picking a take sets the shot's seed (and keyframe) in a child version, like any edit; that version's
+clip. Picking a take sets the shot's seed (and keyframe) in the working draft (storage.repository.Unit.fold); its
 render finds the take's clip in the cache, so the picked shot renders nothing (continuity shots that follow it
 start from its new last frame, so they do). The panel can vote on a shot's takes in a short per-shot
 screening: each persona watches every take alone and votes for the one they score highest, or records no
@@ -153,7 +153,7 @@ class Takes:
         progress: ProgressFn | None = None,
         cancel: CancelToken | None = None,
     ) -> PickResult:
-        """One more take of the shot, picked at once (a child version). A new seed whose clip comes out as an
+        """One more take of the shot, picked at once (into the working draft). A new seed whose clip comes out as an
         earlier take's (same key) is refused: there is nothing new to replace the shot's clip with."""
         v = self.projects.version(pid, ref)
         shot = self.projects.shot(v, shot_id)
@@ -201,7 +201,7 @@ class Takes:
             return None
 
     def pick(self, pid: str, shot_id: str, take: str, ref: int | str | None = None) -> PickResult:
-        """Make a take the shot's: its seed and keyframe in a child version (a change like any edit)."""
+        """Make a take the shot's: its seed and keyframe in the working draft (a small action)."""
         v = self.projects.version(pid, ref)
         shot = self.projects.shot(v, shot_id)
         with self.ctx.repo.read() as u:
@@ -217,9 +217,7 @@ class Takes:
             if (target.seed, target.keyframe) == (chosen.seed, chosen.keyframe_sha256):
                 raise StudioError(f"take {chosen.number} is already the one {shot_id} uses: nothing changes")
             target.seed, target.keyframe = chosen.seed, chosen.keyframe_sha256
-            version = u.add_child(base, board, "pick", f"pick take {chosen.number} of {shot_id} (seed {chosen.seed})")[
-                0
-            ]
+            version = u.fold(base, board, "pick", f"pick take {chosen.number} of {shot_id} (seed {chosen.seed})")[0]
         ids = [s.shot_id for s in board.shots()]
         at = ids.index(shot_id)
         chain = next(c for c in self.clips.chains(board) if at in c)

@@ -100,6 +100,9 @@ class VersionRow(Base):
     storyboard: Mapped[dict[str, Any]] = mapped_column(JSON)
     panel: Mapped[list[Any]] = mapped_column(JSON, default=list)  # persona ids on the critics' panel
     personas: Mapped[list[Any]] = mapped_column(JSON, default=list)  # the project's own personas (Persona JSON)
+    # The creator's open working draft: small actions amend it in place until it is rendered, critiqued, saved over
+    # or branched from (storage.repository.Unit.fold); then it is an ordinary, immutable version.
+    draft: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class MediaRow(Base):

@@ -63,6 +63,11 @@ class Version(Strict):
     storyboard: Storyboard
     panel: list[str]
     personas: list[Persona] = Field(default_factory=list)
+    draft: bool = Field(
+        default=False,
+        description="the creator's open working draft: small actions amend it in place until it is rendered, "
+        "critiqued, saved over or branched from",
+    )
 
 
 class VersionNode(Strict):
@@ -75,10 +80,25 @@ class VersionNode(Strict):
     message: str
     created_at: datetime
     current: bool
+    draft: bool = False
     renders: int = 0
     critiques: int = 0
     notes: int = 0
     proposals: int = 0
+
+
+class ClipsAffected(Strict):
+    """What an action would do to a version's clips, said before it runs: the shots whose clip key changes (so
+    they render again), of how many, and which of them have a clip now (work that will be redone)."""
+
+    action: str  # "Drawing keyframes for 13 shots"
+    shots: list[str]
+    rendered: list[str]
+    total: int
+
+    def describe(self) -> str:
+        now = f"{len(self.rendered)} of them rendered now" if self.rendered else "none of them rendered yet"
+        return f"{self.action} will re-render {len(self.shots)} of {self.total} clips ({now})"
 
 
 class MediaRecord(Strict):
@@ -304,7 +324,25 @@ class VersionBundle(Strict):
     take_screenings: list[TakeScreeningRecord] = Field(default_factory=list)
 
 
+class LastFilm(Strict):
+    """The film of the nearest ancestor that has one, shown while a version is not rendered: `changed` are the
+    version's shots whose clip is not that film's."""
+
+    render: RenderRecord
+    version: int  # the version that is not rendered
+    changed: list[str]
+
+    def describe(self) -> str:
+        n = len(self.changed)
+        return (
+            f"film of v{self.render.version} — v{self.version} is not rendered yet "
+            f"({n} shot{'' if n == 1 else 's'} changed)"
+        )
+
+
 __all__ = [
+    "ClipsAffected",
+    "LastFilm",
     "RENDER_MEDIA_EXT",
     "MEDIA_EXTS",
     "ClipMediaRecord",

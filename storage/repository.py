@@ -147,6 +147,7 @@ class Unit:
                 VersionRow.kind,
                 VersionRow.message,
                 VersionRow.created_at,
+                VersionRow.draft,
             )
             .where(VersionRow.project_id == pid)
             .order_by(VersionRow.number)
@@ -172,6 +173,7 @@ class Unit:
                 message=r.message,
                 created_at=r.created_at,
                 current=r.id == proj.current_version_id,
+                draft=r.draft,
                 renders=renders.get(r.id, 0),
                 critiques=crits.get(r.id, 0),
                 notes=notes.get(r.id, 0),
@@ -189,8 +191,10 @@ class Unit:
         *,
         panel: list[str] | None = None,
         personas: list[Persona] | None = None,
+        draft: bool = False,
     ) -> tuple[Version, bool]:
-        """A child of `parent`, made current. branched: `parent` already had a child (someone moved on from it)."""
+        """A child of `parent`, made current. branched: `parent` already had a child (someone moved on from it).
+        `parent` is no longer a draft (a version with a child is immutable); the child is one when `draft`."""
         has_child = self.s.scalars(select(VersionRow.id).where(VersionRow.parent_id == parent.id).limit(1)).first()
         number = (
             self.s.scalar(select(func.max(VersionRow.number)).where(VersionRow.project_id == parent.project_id)) or 0
@@ -208,11 +212,47 @@ class Unit:
             board,
             panel if panel is not None else parent.panel,
             personas if personas is not None else parent.personas,
+            draft=draft,
         )
+        self.close_draft(parent)
         self.s.add(row)
         self.s.flush()
         self._project_row(parent.project_id).current_version_id = row.id
         return self._version(row), branched
+
+    def fold(self, parent: Version, board: Storyboard, kind: str, message: str) -> tuple[Version, bool]:
+        """A small action's change (a keyframe, a re-roll, a picked take, a reference): `parent` amended in place
+        when it is an open draft (its storyboard replaced, `message` added to its summary), else a new draft child
+        of `parent` (branched as `add_child` says). Returns (version, branched); the version is made current."""
+        row = self.s.get(VersionRow, parent.id)
+        if row is None or not self._draft_open(row):
+            return self.add_child(parent, board, kind, message, draft=True)
+        row.storyboard = board.model_dump(mode="json")
+        row.message = draft_summary(row.message, message)
+        self.s.flush()
+        self._project_row(row.project_id).current_version_id = row.id
+        return self._version(row), False
+
+    def close_draft(self, version: Version) -> None:
+        """`version` is an ordinary version from now on (rendered, critiqued, proposed from, saved over, branched)."""
+        row = self.s.get(VersionRow, version.id)
+        if row is not None and row.draft:
+            row.draft = False
+
+    def _draft_open(self, row: VersionRow) -> bool:
+        """A draft may be amended while nothing was made from its storyboard: no child, render, critique or
+        proposal (each of those closes it too; checked here as well, so an imported row cannot say otherwise)."""
+        if not row.draft:
+            return False
+        return all(
+            self.s.scalars(select(model.id).where(getattr(model, col) == row.id).limit(1)).first() is None
+            for model, col in (
+                (VersionRow, "parent_id"),
+                (RenderRow, "version_id"),
+                (CritiqueRow, "version_id"),
+                (ProposalRow, "version_id"),
+            )
+        )
 
     def children(self, version: Version) -> list[Version]:
         """The versions made from `version`, oldest first."""
@@ -266,6 +306,7 @@ class Unit:
 
     # ------------------------------------------------------------------ renders
     def add_render(self, version: Version, render: RenderRecord) -> None:
+        self.close_draft(version)
         self.s.add(_row(RenderRow, render, version_id=version.id))
 
     def renders(self, version: Version) -> list[RenderRecord]:
@@ -282,6 +323,8 @@ class Unit:
 
     # ------------------------------------------------------------------ critiques
     def add_critiques(self, version: Version, critiques: list[CritiqueRecord]) -> None:
+        if critiques:
+            self.close_draft(version)
         for c in critiques:
             self.s.add(_row(CritiqueRow, c, version_id=version.id, data=c.critique.model_dump(mode="json")))
 
@@ -333,6 +376,7 @@ class Unit:
 
     # ------------------------------------------------------------------ proposals
     def add_proposal(self, version: Version, record: ProposalRecord) -> None:
+        self.close_draft(version)
         self.s.add(_row(ProposalRow, record, version_id=version.id, data=record.proposal.model_dump(mode="json")))
 
     def proposals(self, version: Version) -> list[ProposalRecord]:
@@ -453,6 +497,7 @@ class Unit:
                     v.panel,
                     v.personas,
                     v.created_at,
+                    draft=v.draft,
                 )
             )
             self.s.flush()
@@ -585,6 +630,8 @@ def _version_row(
     panel: list[str],
     personas: list[Persona],
     created_at: datetime | None = None,
+    *,
+    draft: bool = False,
 ) -> VersionRow:
     """The one builder of a version row (a new project's v1, a child, an imported version)."""
     return VersionRow(
@@ -597,5 +644,19 @@ def _version_row(
         storyboard=board.model_dump(mode="json"),
         panel=list(panel),
         personas=[p.model_dump(mode="json") for p in personas],
+        draft=draft,
         **({"created_at": created_at} if created_at else {}),
     )
+
+
+DRAFT_SUMMARY_CHARS = 2000  # a long session's summary keeps its first changes and says how many more followed
+
+
+def draft_summary(summary: str, change: str) -> str:
+    """A draft's message with one more change: "keyframes for 13 shots; re-roll keyframe of s004; pick take 2 of
+    s007". Past DRAFT_SUMMARY_CHARS the later changes are counted, not listed ("… and 12 more changes")."""
+    head, sep, more = summary.partition(" … and ")
+    count = int(more.split(" ", 1)[0]) if sep and more.split(" ", 1)[0].isdigit() else 0
+    if count or len(head) + len(change) + 2 > DRAFT_SUMMARY_CHARS:
+        return f"{head} … and {count + 1} more change{'s' if count else ''}"
+    return f"{head}; {change}" if head else change

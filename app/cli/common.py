@@ -102,6 +102,11 @@ def json_option(fn):
     )(fn)
 
 
+def named(v) -> str:
+    """A version as the CLI names it: "v6", or "v6 (draft)" while small actions still fold into it."""
+    return f"v{v.number}" + (" (draft)" if v.draft else "")
+
+
 def branch_note(studio, v) -> str:
     """A line for a version made from one that had already moved on (another process or tab went first)."""
     return (

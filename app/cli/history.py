@@ -39,7 +39,7 @@ def restore(c: Ctx, project):
 
 @command
 def log(c: Ctx, project):
-    """The version tree, oldest first (* = current)."""
+    """The version tree, oldest first (* = current; "draft": the working draft small actions fold into)."""
     pid = c.studio.resolve_project(project)
     rows = c.studio.versions(pid)
     lines = []
@@ -48,7 +48,7 @@ def log(c: Ctx, project):
         scores = c.studio.panel_scores(pid, r.number) if r.critiques else {}
         score = f" · panel {scores['overall']:.1f}" if scores else ""
         lines.append(
-            f"{'*' if r.current else ' '} v{r.number:<3} {parent:<7} {r.kind:<7} {r.message}"
+            f"{'*' if r.current else ' '} v{r.number:<3} {parent:<7} {'draft' if r.draft else r.kind:<9} {r.message}"
             f"  [{r.renders} render(s), {r.notes} note(s){score}]"
         )
     c.out({"project": pid, "versions": rows}, "\n".join(lines))
@@ -79,7 +79,9 @@ def show(c: Ctx, project, version, as_yaml):
     scores = c.studio.panel_scores(pid, v.number)
     usage = c.studio.usage(pid, v.number)
     film = rendered(c, pid, render) if render else None
-    lines = [f"“{b.title}” v{v.number} ({v.kind}: {v.message})", f"logline: {b.logline}", f"style: {b.style_guide}"]
+    last = c.studio.last_film(pid, v.number) if render is None else None
+    kind = "draft" if v.draft else v.kind
+    lines = [f"“{b.title}” v{v.number} ({kind}: {v.message})", f"logline: {b.logline}", f"style: {b.style_guide}"]
     lines += [f"  {ch.name}: {ch.description}" for ch in b.characters]
     for scene in b.scenes:
         lines.append(f"[{scene.scene_id}] {scene.title}")
@@ -91,12 +93,22 @@ def show(c: Ctx, project, version, as_yaml):
     lines.append(f"panel: {', '.join(v.panel)}")
     if film:
         lines.append(f"film: {film.film} ({film.label})")
+    elif last is not None:  # the film there is until this version's own exists
+        lines.append(f"film: {c.studio.film_path(last.render)} ({last.describe()})")
     lines += [f"note {n.id}{' on ' + n.shot_id if n.shot_id else ''}: {n.text}" for n in notes]
     if scores:
         lines.append("scores: " + ", ".join(f"{k} {val:.1f}" for k, val in scores.items()))
     lines.append(usage_line(usage))
     c.out(
-        {"project": pid, "version": v, "notes": notes, "scores": scores, "usage": usage, "render": film},
+        {
+            "project": pid,
+            "version": v,
+            "notes": notes,
+            "scores": scores,
+            "usage": usage,
+            "render": film,
+            "last_film": last,
+        },
         "\n".join(lines),
     )
 

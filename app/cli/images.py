@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from app.cli.common import Ctx, branch_note, command, version_option
+from app.cli.common import Ctx, branch_note, command, named, version_option
 from app.keyframes import KeyframesResult
 from app.takes import NO_PREFERENCE_SPREAD
 
@@ -31,35 +31,38 @@ def _subject_options(fn):
 @_subject_options
 @click.argument("image", type=click.Path(dir_okay=False))
 def ref_add(c: Ctx, project, name, location, version, image):
-    """Add IMAGE (PNG, JPEG or WebP) as a reference of NAME: a new version."""
+    """Add IMAGE (PNG, JPEG or WebP) as a reference of NAME, into the working draft (says what it re-renders)."""
     pid = c.studio.resolve_project(project)
+    affected = c.studio.clips_affected(pid, "reference", version, name=name, location=location)
     v = c.studio.add_reference(pid, name, Path(image), location, version)
-    _reference_out(c, pid, v, name, location)
+    _reference_out(c, pid, v, name, location, affected)
 
 
 @command(name="gen")
 @_subject_options
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), help="Seed (default: derived from the name).")
 def ref_gen(c: Ctx, project, name, location, version, seed):
-    """Generate a reference of NAME from its description with the image model: a new version."""
+    """Generate a reference of NAME from its description with the image model, into the working draft."""
     from app.progress import RenderProgress
 
     pid = c.studio.resolve_project(project)
     c.header()
+    affected = c.studio.clips_affected(pid, "reference", version, name=name, location=location)
     with RenderProgress(enabled=not c.json) as prog:
         v = c.studio.generate_reference(pid, name, location, seed, version, progress=prog.update)
-    _reference_out(c, pid, v, name, location)
+    _reference_out(c, pid, v, name, location, affected)
 
 
 @command(name="clear")
 @_subject_options
 def ref_clear(c: Ctx, project, name, location, version):
-    """Remove every reference image of NAME: a new version."""
+    """Remove every reference image of NAME, in the working draft."""
     pid = c.studio.resolve_project(project)
-    _reference_out(c, pid, c.studio.clear_references(pid, name, location, version), name, location)
+    affected = c.studio.clips_affected(pid, "clear-references", version, name=name, location=location)
+    _reference_out(c, pid, c.studio.clear_references(pid, name, location, version), name, location, affected)
 
 
-def _reference_out(c: Ctx, pid: str, v, name: str, location: bool) -> None:
+def _reference_out(c: Ctx, pid: str, v, name: str, location: bool, affected) -> None:
     items = v.storyboard.locations if location else v.storyboard.characters
     refs = next(item.references for item in items if item.name == name)
     files = [str(c.studio.image_path(sha)) for sha in refs]
@@ -72,8 +75,9 @@ def _reference_out(c: Ctx, pid: str, v, name: str, location: bool) -> None:
             "files": files,
             "images": c.studio.images_label(),
             "branched": c.studio.branched(v),
+            "clips_affected": affected,
         },
-        f"v{v.number}: {name} has {len(refs)} reference image(s)"
+        f"{named(v)}: {name} has {len(refs)} reference image(s) · {affected.describe()}"
         + "".join(f"\n  {f}" for f in files)
         + branch_note(c.studio, v),
     )
@@ -92,7 +96,10 @@ for _command in (ref_add, ref_gen, ref_clear):
 @click.option("--screen", is_flag=True, help="The panel screens the keyframe storyboard (no video needed).")
 @version_option
 def keyframes(c: Ctx, project, shots, reroll, screen, version):
-    """Render one keyframe per shot (approved in a new version), re-roll one, or screen them with the panel."""
+    """Render one keyframe per shot (approved in the working draft), re-roll one, or screen them with the panel.
+
+    Says first how many clips the change re-renders. Small actions (keyframes, re-rolls, picks, references) fold
+    into one draft version until it is rendered, critiqued or saved over (`chief log` labels it "draft")."""
     from app.progress import RenderProgress, StageProgress
 
     pid = c.studio.resolve_project(project)
@@ -108,11 +115,14 @@ def keyframes(c: Ctx, project, shots, reroll, screen, version):
             "\n".join(lines),
         )
         return
+    ids = [reroll] if reroll else [s.strip() for s in shots.split(",") if s.strip()] if shots else None
+    affected = c.studio.clips_affected(pid, "reroll" if reroll else "keyframes", version, shots=ids)
+    if not c.json:  # said before the drawing starts
+        click.echo(affected.describe())
     with RenderProgress(enabled=not c.json) as prog:
         if reroll:
             res = c.studio.reroll_keyframe(pid, reroll, version, prog.update, None)
         else:
-            ids = [s.strip() for s in shots.split(",") if s.strip()] if shots else None
             res = c.studio.render_keyframes(pid, ids, version, prog.update, None)
     c.out(
         {
@@ -121,6 +131,7 @@ def keyframes(c: Ctx, project, shots, reroll, screen, version):
             "files": {k.id: str(c.studio.image_path(k.sha256)) for k in res.keyframes},
             "active": c.studio.status(),
             "branched": c.studio.branched(res.version),
+            "clips_affected": affected,
         },
         _keyframes_text(c, res) + branch_note(c.studio, res.version),
     )
@@ -128,7 +139,7 @@ def keyframes(c: Ctx, project, shots, reroll, screen, version):
 
 def _keyframes_text(c: Ctx, res: KeyframesResult) -> str:
     lines = [
-        f"v{res.version.number}: {len(res.keyframes)} keyframe(s), rendered {res.rendered}, reused {res.reused} "
+        f"{named(res.version)}: {len(res.keyframes)} keyframe(s), rendered {res.rendered}, reused {res.reused} "
         f"· {res.label}"
     ]
     lines += [f"  {k.shot_id:<8} {k.id}  seed {k.seed}  {c.studio.image_path(k.sha256)}" for k in res.keyframes]
@@ -163,7 +174,7 @@ def keyframe_list(c: Ctx, project, version):
 @click.argument("image", type=click.Path(dir_okay=False))
 @version_option
 def keyframe_set(c: Ctx, project, shot, image, version):
-    """Replace SHOT's keyframe by IMAGE (PNG, JPEG or WebP): a new version."""
+    """Replace SHOT's keyframe by IMAGE (PNG, JPEG or WebP), in the working draft."""
     pid = c.studio.resolve_project(project)
     v = c.studio.set_keyframe(pid, shot, Path(image), version)
     _approved_out(c, pid, v, shot)
@@ -174,7 +185,7 @@ def keyframe_set(c: Ctx, project, shot, image, version):
 @click.argument("candidate")
 @version_option
 def keyframe_pick(c: Ctx, project, shot, candidate, version):
-    """Approve an earlier CANDIDATE (a keyframe id from `keyframe list`) for SHOT: a new version."""
+    """Approve an earlier CANDIDATE (a keyframe id from `keyframe list`) for SHOT, in the working draft."""
     pid = c.studio.resolve_project(project)
     _approved_out(c, pid, c.studio.pick_keyframe(pid, shot, candidate, version), shot)
 
@@ -183,7 +194,7 @@ def keyframe_pick(c: Ctx, project, shot, candidate, version):
 @click.argument("shot")
 @version_option
 def keyframe_clear(c: Ctx, project, shot, version):
-    """SHOT renders without a keyframe again: a new version."""
+    """SHOT renders without a keyframe again (in the working draft)."""
     pid = c.studio.resolve_project(project)
     _approved_out(c, pid, c.studio.clear_keyframe(pid, shot, version), shot)
 
@@ -199,7 +210,7 @@ def _approved_out(c: Ctx, pid: str, v, shot: str) -> None:
             "file": str(c.studio.image_path(sha)) if sha else None,
             "branched": c.studio.branched(v),
         },
-        f"v{v.number}: {shot} keyframe {c.studio.image_path(sha) if sha else '(none)'}" + branch_note(c.studio, v),
+        f"{named(v)}: {shot} keyframe {c.studio.image_path(sha) if sha else '(none)'}" + branch_note(c.studio, v),
     )
 
 
@@ -223,7 +234,7 @@ for _command in (keyframe_list, keyframe_set, keyframe_pick, keyframe_clear):
 @click.option(
     "--replace",
     is_flag=True,
-    help="Render one more take and pick it (a new version); refused when its clip comes out as an earlier take's.",
+    help="Render one more take and pick it (into the draft); refused when its clip comes out as an earlier take's.",
 )
 @click.option("--vote", is_flag=True, help="The panel watches the takes and votes for one.")
 @version_option
@@ -270,12 +281,12 @@ def takes(c: Ctx, project, shot, count, replace, vote, version):
 @click.argument("take")
 @version_option
 def pick(c: Ctx, project, shot, take, version):
-    """Make TAKE (its number or id) SHOT's take: a new version whose render reuses the take's clip."""
+    """Make TAKE (its number or id) SHOT's take, in the working draft, whose render reuses the take's clip."""
     pid = c.studio.resolve_project(project)
     res = c.studio.pick_take(pid, shot, take, version)
     c.out(
         {"project": pid, **res.model_dump(), "branched": c.studio.branched(res.version)},
-        f"v{res.version.number}: {shot} uses take {res.take.number} (seed {res.take.seed}); "
+        f"{named(res.version)}: {shot} uses take {res.take.number} (seed {res.take.seed}); "
         + ("its clip must be rendered again" if res.rerenders else "its clip is cached: nothing re-renders")
         + (f"; continuity shots after it re-render: {', '.join(res.downstream)}" if res.downstream else "")
         + branch_note(c.studio, res.version),

@@ -106,17 +106,58 @@ def takes_json(studio, state) -> dict:
     }
 
 
-def card_media(studio, pid: str, number: int) -> dict[str, dict]:
-    """shot_id -> what its card shows besides its fields: keyframe URL, candidate strip, takes."""
+def card_media(studio, pid: str, number: int, cached=None) -> dict[str, dict]:
+    """shot_id -> what its card shows besides its fields: keyframe URL, candidate strip, takes, and what a new
+    keyframe would re-render (`affects`, asked before ✦ Draw / ⟳ New keyframe runs). `cached`: the board's cached
+    clips when the caller has them already (`Studio.cached_shots`)."""
     takes = studio.board_takes(pid, number)
+    effects = studio.keyframe_effects(pid, number, cached)
     return {
         card.shot_id: {
             "keyframe": media_url(studio.image_path(card.approved)) if card.approved else "",
             "candidates": candidates_json(studio, card),
             "takes": takes_json(studio, takes[card.shot_id]) if card.shot_id in takes else None,
+            "affects": affects_json(effects[card.shot_id]),
         }
         for card in studio.shot_keyframes(pid, number)
     }
+
+
+def affects_json(a) -> dict:
+    """A ClipsAffected for the page: the sentence it confirms with (plain text: the browser's confirm shows text),
+    and the shots, so a board-wide drawing can join its cards' (`draw_confirmations`)."""
+    return {"text": a.describe(), "shots": a.shots, "rendered": a.rendered}
+
+
+def draw_confirmations(board, media: dict[str, dict], all_scenes: str) -> dict[str, str]:
+    """What ✦ Draw keyframes asks before it runs, per scene picked (and `all_scenes`): the cards' `affects` of the
+    shots it would draw (those without a keyframe) joined — a shot given a keyframe starts its own chain, so a
+    drawing of several shots re-renders the union of what each would (the Studio's `clips_affected` over the whole
+    board says the same; tests/ui/test_draft_versions.py holds them equal)."""
+    from app.clips import ClipsAffected
+
+    def text(shots) -> str | None:
+        chosen = [s.shot_id for s in shots if not s.keyframe]
+        if not chosen:
+            return None
+        hit = {sid for c in chosen for sid in media[c]["affects"]["shots"]}
+        ren = {sid for c in chosen for sid in media[c]["affects"]["rendered"]}
+        order = [s.shot_id for s in board.shots()]
+        return ClipsAffected(
+            action=f"Drawing keyframes for {len(chosen)} shot{'' if len(chosen) == 1 else 's'}",
+            shots=[s for s in order if s in hit],
+            rendered=[s for s in order if s in ren],
+            total=len(order),
+        ).describe()
+
+    out = {sc.scene_id: text(sc.shots) for sc in board.scenes}
+    out[all_scenes] = text(board.shots())
+    return {k: v for k, v in out.items() if v}
+
+
+def named(v) -> str:
+    """A version as the page names it: "v6", or "v6 (draft)" while small actions still fold into it."""
+    return f"v{v.number}" + (" (draft)" if v.draft else "")
 
 
 def outcome(result) -> tuple[int | None, str, str | None]:
@@ -130,7 +171,7 @@ def outcome(result) -> tuple[int | None, str, str | None]:
         shots = ", ".join(k.shot_id for k in result.keyframes)
         return (
             result.version.number,
-            f"v{result.version.number}: keyframes approved for {md(shots)} (drew "
+            f"{named(result.version)}: keyframes approved for {md(shots)} (drew "
             f"{result.rendered}, reused {result.reused}) · {md(result.label)}",
             None,
         )
@@ -176,14 +217,14 @@ def outcome(result) -> tuple[int | None, str, str | None]:
     if isinstance(result, RenderRecord):
         return None, f"v{result.version} rendered.", None
     if isinstance(result, Version):  # its message may carry a name someone typed: not shown in Markdown
-        return result.number, f"v{result.number} made.", None
+        return result.number, f"{named(result)} made.", None
     return None, "Done.", None
 
 
 def pick_message(res) -> str:
     t = res.take
     return (
-        f"v{res.version.number}: shot {t.shot_id} uses take #{t.number} (seed {t.seed}); "
+        f"{named(res.version)}: shot {t.shot_id} uses take #{t.number} (seed {t.seed}); "
         + ("its clip must be rendered again." if res.rerenders else "its clip is cached: nothing re-renders.")
         + (f" Continuity shots after it re-render: {', '.join(res.downstream)}." if res.downstream else "")
     )

@@ -43,6 +43,7 @@ GRAPH_CSS = """
 .vgraph .node circle { fill: var(--block-background-fill); stroke: var(--body-text-color-subdued); stroke-width: 2; }
 .vgraph .node.current circle { stroke: var(--color-accent); stroke-width: 4; }
 .vgraph .node.picked circle { fill: var(--color-accent-soft); }
+.vgraph .node.draft circle { stroke-dasharray: 4 3; }
 .vgraph .node text { font-size: 12px; fill: var(--body-text-color); }
 .vgraph .node text.kind { font-size: 10px; fill: var(--body-text-color-subdued); }
 .vgraph path { stroke: var(--border-color-primary); stroke-width: 2; fill: none; }
@@ -77,7 +78,8 @@ def layout(rows) -> dict[int, tuple[int, int]]:
 
 
 def graph_svg(rows) -> str:
-    """The version tree as SVG: a node per version (current ringed), an edge per parent; hover for the message."""
+    """The version tree as SVG: a node per version (current ringed, the working draft dashed and labelled "draft"),
+    an edge per parent; hover for the message (a draft's: every small action folded into it)."""
     if not rows:
         return ""
     pos = layout(rows)
@@ -104,10 +106,12 @@ def graph_svg(rows) -> str:
             if k
         )
         nodes.append(
-            f"<g class='node{' current' if r.current else ''}' data-version='{r.number}' id='vnode_{r.number}'>"
-            f"<title>v{r.number} {esc(r.kind)}: {esc(r.message)}{(' (' + marks + ')') if marks else ''}</title>"
+            f"<g class='node{' current' if r.current else ''}{' draft' if r.draft else ''}' data-version='{r.number}' "
+            f"id='vnode_{r.number}'>"
+            f"<title>v{r.number} {'draft' if r.draft else esc(r.kind)}: {esc(r.message)}"
+            f"{(' (' + marks + ')') if marks else ''}</title>"
             f"<circle cx='{x}' cy='{y}' r='15'/><text x='{x}' y='{y + 4}' text-anchor='middle'>v{r.number}</text>"
-            f"<text class='kind' x='{x}' y='{y + 28}' text-anchor='middle'>{esc(r.kind)}"
+            f"<text class='kind' x='{x}' y='{y + 28}' text-anchor='middle'>{'draft' if r.draft else esc(r.kind)}"
             f"{' ▶' if r.renders else ''}</text></g>"
         )
     return (

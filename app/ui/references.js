@@ -24,7 +24,14 @@ function button(parent, label, cls, title, fn) {
   return b;
 }
 
+// A reference change that re-renders clips (a backend that takes references: the first one of each character is
+// part of its shots' clip keys) says how many and asks first (the server's count, `affects`); no: nothing is sent.
 function ask(s, action, extra) {
+  const a = s.affects?.[action === 'clear' ? 'clear' : 'add'];
+  if (a && a.shots.length && !window.confirm(`${a.text}. Go on?`)) {
+    say('Nothing changed.');
+    return;
+  }
   say('');
   trigger('reference', { name: s.name, location: s.location, action, ...extra });
 }

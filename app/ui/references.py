@@ -18,7 +18,7 @@ from typing import Literal
 import gradio as gr
 from pydantic import BaseModel, Field, ValidationError
 
-from app.ui.board_media import uploaded_file
+from app.ui.board_media import named, uploaded_file
 from app.ui.common import Ctx, branch_note, esc, follow, guard, media_url, need_project, notice, progress_html, ver
 
 HERE = Path(__file__).parent
@@ -78,9 +78,13 @@ def voice_words(cast) -> str:
     return f"{who}{pitch}, pace {round(v.pace, 2):g} — {'chosen' if cast.stored else 'cast from the name'}"
 
 
-def refs_json(studio, board, note: str = "", project: str = "", version: int | None = None) -> str:
+def refs_json(
+    studio, board, note: str = "", project: str = "", version: int | None = None, effects: dict | None = None
+) -> str:
     """The bible's cards: characters (what they are, voice) and locations with their reference thumbnails, what
-    draws generated references, and the version the cards show (`project`, `version`: a preview speaks in it)."""
+    draws generated references, and the version the cards show (`project`, `version`: a preview speaks in it);
+    `effects` (`Studio.reference_effects`): what adding or clearing a reference would re-render, asked before it
+    runs."""
     from app.keyframes import MAX_UPLOAD_BYTES
     from storage.schema import MAX_REFERENCES
 
@@ -92,6 +96,10 @@ def refs_json(studio, board, note: str = "", project: str = "", version: int | N
             "location": location,
             "description": item.description,
             "refs": [media_url(studio.image_path(sha)) for sha in item.references],
+            "affects": {
+                k: {"text": a.describe(), "shots": a.shots}
+                for k, a in (effects or {}).get((item.name, location), {}).items()
+            },
         }
         if not location:
             cast = voices[item.name]
@@ -275,7 +283,8 @@ def build(ctx: Ctx, story_message, after=()) -> None:
     outs = [progress, job_box, ctx.version, refs, table, story_message]
 
     def value(pid: str, number: int, note: str = "") -> str:
-        return refs_json(studio, studio.version(pid, number).storyboard, note, pid, number)
+        board = studio.version(pid, number).storyboard
+        return refs_json(studio, board, note, pid, number, studio.reference_effects(pid, number))
 
     def table_html(pid: str, number: int) -> str:
         """Without a model the table costs nothing and says "not measured"; with one, measuring waits for a click."""
@@ -359,10 +368,10 @@ def build(ctx: Ctx, story_message, after=()) -> None:
             return
         if a.action == "upload":
             nv = studio.add_reference(pid, a.name, uploaded_file(a.path), a.location, n)
-            yield made(pid, nv.number, f"v{nv.number}: the picture is a reference of {a.name} now.")
+            yield made(pid, nv.number, f"{named(nv)}: the picture is a reference of {a.name} now.")
         else:
             nv = studio.clear_references(pid, a.name, a.location, n)
-            yield made(pid, nv.number, f"v{nv.number}: {a.name} has no reference images.")
+            yield made(pid, nv.number, f"{named(nv)}: {a.name} has no reference images.")
 
     @guard
     def stop_job(pid, job_id):

@@ -49,15 +49,22 @@ def shot_rows(studio, info) -> list[list]:
 
 
 def outputs_for(studio, pid, number, info):
-    """(film, summary, strip, shot rows, clip choices) for a RenderRecord (or None: nothing rendered yet)."""
-    if info is None:
+    """(film, summary, strip, shot rows, clip choices) for a RenderRecord (or None: nothing rendered yet). A version
+    not rendered yet shows the film of its nearest rendered ancestor, labelled as such, until its own exists."""
+    last = studio.last_film(pid, number) if info is None and pid else None
+    if info is None and last is None:
         return None, "Not rendered yet: press **Render**.", "", [], gr.Dropdown(choices=[], value=None)
-    board = studio.version(pid, number).storyboard
+    if last is not None:
+        info = last.render
+        board = studio.version(pid, info.version).storyboard
+        text = f"**{md(last.describe())}**: press **Render** to make v{number}'s.  \n" + summary(info)
+    else:
+        board = studio.version(pid, number).storyboard
+        missing = len(board.shots()) - len(info.shots)
+        text = summary(info, number) + (
+            f" · **{missing}** shot(s) not in this film yet: render their scenes" if missing > 0 else ""
+        )
     choices = [(f"{i + 1}. {r.shot_id} ({r.status})", r.shot_id) for i, r in enumerate(info.shots)]
-    missing = len(board.shots()) - len(info.shots)
-    text = summary(info, number) + (
-        f" · **{missing}** shot(s) not in this film yet: render their scenes" if missing > 0 else ""
-    )
     return (
         str(studio.film_path(info)),
         text,
@@ -154,6 +161,8 @@ def build(ctx: Ctx) -> None:
         if not (pid and shot_id):
             return None
         info = studio.render_info(pid, ver(v))
+        last = studio.last_film(pid, ver(v)) if info is None else None
+        info = last.render if last is not None else info
         rec = info.shot(shot_id) if info else None
         if rec is None:
             raise gr.Error(f"no clip for shot {shot_id} in this version's render")

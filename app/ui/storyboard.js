@@ -138,6 +138,13 @@ function note(text) {
   if (n) n.textContent = text;
 }
 
+// A new keyframe re-renders the shot's clip and the continuity shots after it: say how many and ask first (the
+// server's count, `affects`). An unsaved board is not asked: cardAction refuses it.
+function askFirst(shot, question) {
+  if (board.dirty || shot.isNew || !shot.affects) return true;
+  return window.confirm(`${shot.affects.text}. ${question}`);
+}
+
 // Keyframes and takes are made from the saved version: ask only when the board has no unsaved edits.
 function cardAction(shot, data) {
   if (board.dirty || shot.isNew) {
@@ -180,10 +187,10 @@ function keyframeBar(shot) {
   const row = el('div', 'kf-actions');
   if (shot.keyframe) {
     button(row, '⟳ New keyframe', 'mini kf-reroll', 'Draw another keyframe with a new seed (the old one stays a candidate)',
-      () => cardAction(shot, { action: 'reroll' }));
+      () => askFirst(shot, 'Draw it?') && cardAction(shot, { action: 'reroll' }));
   } else {
     button(row, '✦ Draw keyframe', 'mini kf-draw', 'Draw a keyframe for this shot: the clip will start from it',
-      () => cardAction(shot, { action: 'draw' }));
+      () => askFirst(shot, 'Draw it?') && cardAction(shot, { action: 'draw' }));
   }
   const file = pictureInput('kf-file', board.max_upload, note, (path) => cardAction(shot, { action: 'upload', path }));
   row.appendChild(file);

@@ -18,12 +18,21 @@ from pathlib import Path
 
 import gradio as gr
 
-from app.ui.board_media import CardAction, card_media, outcome, pick_message, uploaded_file
+from app.ui.board_media import CardAction, card_media, draw_confirmations, outcome, pick_message, uploaded_file
 from app.ui.common import Ctx, branch_note, follow, guard, md, media_url, need_project, notice, progress_html, ver
 from app.ui.story import saved_message
 
 HERE = Path(__file__).parent
 ALL_SCENES = "(all scenes)"
+# ✦ Draw keyframes says what it will re-render and asks first (the board's `confirm_draw`); "no" sends NOT_CONFIRMED
+# instead of the board, which draws nothing. An unsaved board is not asked: the server refuses it with its own line.
+NOT_CONFIRMED = "(not confirmed)"
+CONFIRM_DRAW = """(pid, v, value, scene) => {
+  let ask = '';
+  try { const b = JSON.parse(value); ask = b.dirty ? '' : (b.confirm_draw || {})[scene] || ''; } catch (e) { ask = ''; }
+  if (ask && !window.confirm(ask + '. Draw them?')) return [pid, v, '(not confirmed)', scene];
+  return [pid, v, value, scene];
+}"""
 SHOT_FIELDS = (
     "shot_id",
     "prompt",
@@ -52,11 +61,12 @@ def board_json(
     max_upload: int = 0,
     key: str = "",
     saved_from: str = "",
+    confirm_draw: dict[str, str] | None = None,
 ) -> str:
     """The board as the editor's JSON value: scenes of shots (with their pictures: the approved keyframe or the
     clip's thumbnail, keyframe candidates, takes), the camera moves and the character names to choose from. `key`
     names the version ("pid:vN") the browser keeps unsaved edits under; `saved_from`, the one a save came from (its
-    kept edits are done with)."""
+    kept edits are done with); `confirm_draw`, what ✦ Draw keyframes asks before it runs, per scene picked."""
     from storage.schema import CAMERA_MOVES
 
     media = media or {}
@@ -70,6 +80,7 @@ def board_json(
             "keyframe": kf,
             "candidates": extra.get("candidates", []),
             "takes": extra.get("takes"),
+            "affects": extra.get("affects"),
         }
 
     return json.dumps(
@@ -82,6 +93,7 @@ def board_json(
             "max_upload": max_upload,
             "key": key,
             "saved_from": saved_from,
+            "confirm_draw": confirm_draw or {},
             "scenes": [
                 {"scene_id": sc.scene_id, "title": sc.title, "music": sc.music, "shots": [shot(s) for s in sc.shots]}
                 for sc in board.scenes
@@ -273,11 +285,14 @@ def build(ctx: Ctx) -> None:
 
     def editor_value(pid: str, number: int, open_takes: str | None = None, saved_from: int | None = None) -> str:
         board = studio.version(pid, number).storyboard
+        cached = studio.cached_shots(board)
+        media = card_media(studio, pid, number, cached)
         return board_json(
             board,
-            thumbs_of(board),
+            {sid: media_url(studio.thumbnail(c.sha256)) for sid, c in cached.items()},
             policy(),
-            media=card_media(studio, pid, number),
+            media=media,
+            confirm_draw=draw_confirmations(board, media, ALL_SCENES),
             open_takes=open_takes,
             max_upload=MAX_UPLOAD_BYTES,
             key=f"{pid}:v{number}",
@@ -471,6 +486,9 @@ def build(ctx: Ctx) -> None:
     @guard
     def draw_keyframes(pid, v, value, scene):
         """Keyframes for every shot without one (of the chosen scene, or the whole board), as one job."""
+        if value == NOT_CONFIRMED:  # the creator said no when asked what it re-renders: nothing changes
+            yield *(gr.skip(),) * 4, "Not drawn: nothing changed.", gr.skip()
+            return
         pid = need_project(pid)
         version = studio.version(pid, ver(v))
         saved_only(version, value)
@@ -553,6 +571,7 @@ def build(ctx: Ctx) -> None:
         board_outs,
         api_name="draw_keyframes",
         show_progress="hidden",
+        js=CONFIRM_DRAW,
     )
     screen_btn.click(
         screen_keyframes, [ctx.pid, ctx.version], board_outs, api_name="screen_keyframes", show_progress="hidden"

@@ -54,16 +54,17 @@ def test_the_image_first_workflow_from_the_command_line(chief, tmp_path):
     assert added["images"].startswith("animatic keyframes")
 
     made = js(chief("keyframes", pid, "--json"))
-    assert made["version"]["kind"] == "keyframe" and made["rendered"] == 3 and made["active"]["backend"] == "animatic"
+    assert made["version"]["number"] == 2 and made["version"]["draft"] is True  # into the reference's draft
+    assert made["rendered"] == 3 and made["active"]["backend"] == "animatic"
     rolled = js(chief("keyframes", pid, "--reroll", "s2", "--json"))
-    assert rolled["version"]["number"] == 4 and rolled["keyframes"][0]["shot_id"] == "s2"
+    assert rolled["version"]["number"] == 2 and rolled["keyframes"][0]["shot_id"] == "s2"
     cards = js(chief("keyframe", "list", pid, "--json"))["shots"]
     assert [len(c["candidates"]) for c in cards] == [1, 2, 1]
     older = cards[1]["candidates"][1]["id"]
     picked = js(chief("keyframe", "pick", pid, "s2", older, "--json"))
     assert picked["keyframe"] == made["keyframes"][1]["sha256"]
     uploaded = js(chief("keyframe", "set", pid, "s1", str(ref), "--json"))
-    assert uploaded["file"].endswith(".png") and uploaded["version"]["kind"] == "keyframe"
+    assert uploaded["file"].endswith(".png") and uploaded["version"]["number"] == 2
     screened = js(chief("keyframes", pid, "--screen", "--json"))
     assert screened["screening"] == "keyframes" and screened["critiques"][0]["screening"] == "keyframes"
 
@@ -105,6 +106,6 @@ def test_an_image_change_made_from_a_version_that_moved_on_says_it_branched(chie
     first = chief("ref", "add", pid, "Keeper", str(ref), "--version", "1")
     assert "new branch" not in first.stdout
     again = chief("keyframe", "set", pid, "s1", str(ref), "--version", "1")  # v1 already has v2: a branch
-    assert "v3: s1 keyframe" in again.stdout
+    assert "v3 (draft): s1 keyframe" in again.stdout  # a new draft, branched from v1
     assert "note: v1 already had a newer version, so this is a new branch (nothing was lost)" in again.stdout
     assert js(chief("keyframe", "set", pid, "s2", str(ref), "--version", "1", "--json"))["branched"] is True

@@ -1,5 +1,5 @@
 """References and keyframes through the Studio, with the embedded defaults (drawn keyframes, animatic, offline
-critics): every change is a child version, every candidate is kept, and a keyframe change re-renders one shot."""
+critics): every change goes into the working draft (tests/app/test_drafts.py), every candidate is kept, and a keyframe change re-renders one shot."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def test_keyframes_for_every_shot_in_one_version_conditioned_on_references(studi
     studio.add_reference(project, "Keeper", image(tmp_path / "magenta.png", (255, 0, 255)))
     res = studio.render_keyframes(project)
     v = res.version
-    assert (v.number, v.kind, res.rendered, res.reused) == (3, "keyframe", 4, 0)
+    assert (v.number, v.kind, v.draft, res.rendered, res.reused) == (2, "reference", True, 4, 0)  # one draft
     assert "animatic keyframes" in res.label
     shots = v.storyboard.shots()
     assert [s.keyframe for s in shots] == [k.sha256 for k in res.keyframes]
@@ -75,9 +75,11 @@ def test_keyframes_for_every_shot_in_one_version_conditioned_on_references(studi
         pixels = np.asarray(Image.open(studio.image_path(shot.keyframe)).convert("RGB"), dtype=np.int16)
         magenta = ((pixels[..., 0] > 240) & (pixels[..., 1] < 15) & (pixels[..., 2] > 240)).sum()
         assert (magenta > 50) == ("Keeper" in shot.characters), shot.shot_id
-    with pytest.raises(StudioError, match="every shot of v3 has a keyframe"):
+    with pytest.raises(StudioError, match="every shot of v2 has a keyframe"):
         studio.render_keyframes(project)
-    again = studio.render_keyframes(project, shots=["s1", "s2"], ref=2)  # from v2 again: same requests, reused
+    studio.clear_keyframe(project, "s1")
+    studio.clear_keyframe(project, "s2")
+    again = studio.render_keyframes(project, shots=["s1", "s2"])  # the same requests again: reused
     assert (again.rendered, again.reused) == (0, 2)
 
 
@@ -117,7 +119,13 @@ def test_upload_pick_and_clear_keep_every_candidate(studio, project, tmp_path):
         studio.pick_keyframe(project, "s2", original.id)
     cleared = studio.clear_keyframe(project, "s1")
     assert cleared.storyboard.shot("s1").keyframe is None
-    assert [v.kind for v in studio.versions(project)] == ["import", "keyframe", "keyframe", "keyframe", "keyframe"]
+    # keyframes (rendered: finished) · upload + pick (a draft, rendered: finished) · clear (a new draft)
+    assert [(v.kind, v.draft) for v in studio.versions(project)] == [
+        ("import", False),
+        ("keyframe", False),
+        ("keyframe", False),
+        ("keyframe", True),
+    ]
 
 
 def test_a_keyframe_takes_the_place_of_the_continuity_frame(studio):

@@ -51,7 +51,7 @@ def test_references_keyframes_and_takes_survive_export_and_import(source, tmp_pa
     assert [[(k.source, k.seed, k.sha256) for k in c.candidates] for c in st2.shot_keyframes(new)] == [
         [(k.source, k.seed, k.sha256) for k in c.candidates] for c in st.shot_keyframes(pid)
     ]
-    screening = st2.critiques(new, 4)  # v4 (after the re-roll) was screened as keyframes
+    screening = st2.critiques(new, 2)  # v2 (reference, keyframes, re-roll: one draft) was screened as keyframes
     assert screening and {c.screening for c in screening} == {"keyframes"} and screening[0].render_id is None
     takes, old = st2.shot_takes(new, "s3"), st.shot_takes(pid, "s3")
     assert [(t.number, t.seed, t.key) for t in takes.takes] == [(t.number, t.seed, t.key) for t in old.takes]

@@ -40,6 +40,7 @@ def test_draw_keyframes_for_the_board(server, st, page, tmp_path, errors, snap):
     from playwright.sync_api import expect
 
     pid = tiny(st, tmp_path, title="Keyframes")
+    page.on("dialog", lambda d: d.accept())  # what it re-renders, asked first (tests/ui/test_browser_drafts.py)
     open_project(page, server, pid, "Storyboard")
     expect(page.locator("#card_s1 .thumb .none")).to_be_visible(timeout=LONG)
     expect(page.locator("#stills_label")).to_contain_text("animatic keyframes")  # what draws them, said
@@ -57,17 +58,18 @@ def test_reroll_one_keyframe_then_pick_the_earlier_one(server, st, page, tmp_pat
 
     pid = tiny(st, tmp_path, title="Re-roll")
     first = st.render_keyframes(pid).version.storyboard.shot("s2").keyframe
+    page.on("dialog", lambda d: d.accept())  # what it re-renders, asked first (tests/ui/test_browser_drafts.py)
     open_project(page, server, pid, "Storyboard")
     card = page.locator("#card_s2")
     card.locator(".kf-reroll").click()
     expect(card.locator(".cand")).to_have_count(2, timeout=LONG)
     rerolled = st.version(pid).storyboard.shot("s2").keyframe
-    assert rerolled != first and st.version(pid).number == 3
+    assert rerolled != first and st.version(pid).number == 2  # into the working draft
     expect(card.locator(".thumb img")).to_have_attribute("src", re.compile(rerolled))
     expect(page.locator("#card_s1 .cand")).to_have_count(0)  # the other shots keep theirs
     card.locator(".cand:not(.on)").click()
     expect(card.locator(".thumb img")).to_have_attribute("src", re.compile(first), timeout=LONG)
-    assert st.version(pid).number == 4 and st.version(pid).storyboard.shot("s2").keyframe == first
+    assert st.version(pid).number == 2 and st.version(pid).storyboard.shot("s2").keyframe == first
 
 
 def test_replace_a_keyframe_by_an_upload(server, st, page, tmp_path, errors):
@@ -140,6 +142,7 @@ def test_a_keyframe_change_on_a_version_another_tab_moved_on_from_says_branched(
 
     pid = tiny(st, tmp_path, title="Two tabs")
     v2 = st.render_keyframes(pid).version
+    st.render(pid)  # v2 is rendered: no longer a draft that small actions amend in place
     open_project(page, server, pid, "Storyboard")
     expect(page.locator("#card_s2 .kf-clear")).to_be_visible(timeout=LONG)
     st.clear_keyframe(pid, "s1", v2.number)  # another tab moves on from v2: v3
