@@ -21,7 +21,7 @@ SMALL = {"width": 32, "height": 18, "fps": 2}  # the animatic at a size that ren
 def refiner_answer(body: dict) -> dict:
     """Edits a refiner proposes: one per scene it was shown in full, and one on a shot it was not shown."""
     text = longform.user_text(body)
-    full = re.findall(r"- scene (sc\d+) .*\n  shots: (\[.*\])", text)
+    full = re.findall(r"- scene (sc\d+) .*\n  music: .*\n+  shots: (\[.*\])", text)
     notes = re.findall(r"\[(n_[0-9a-f]{8})\]", text)
     edits = [
         {
@@ -121,7 +121,7 @@ def test_ten_minutes_planned_watched_and_refined_within_the_limits(llm_studio):
     text = longform.user_text(body)
     urgent = board.scenes[-1].scene_id  # every critic's most urgent issue is about the last shot
     in_scope = [*noted, urgent]
-    assert re.findall(r"- scene (sc\d+) .*\n  shots:", text) == in_scope  # in full: these scenes only
+    assert re.findall(r"- scene (sc\d+) .*\n  music: .*\n+  shots:", text) == in_scope  # in full: these scenes only
     assert text.count("summary only, not in scope") == len(board.scenes) - 4
     assert prop.scope == Scope(scenes=in_scope)
     assert sorted(e.shot_id for e in prop.proposal.edits) == sorted(
