@@ -312,13 +312,15 @@ class Watching:
         ]
 
     def panel_scores(self, pid: str, ref: int | str | None = None) -> dict[str, float]:
-        """Mean scores of the latest panel run: 'overall' and each dimension."""
+        """Mean scores of the latest panel run: 'overall' and each dimension scored (over the critics who scored it)."""
         crits = [c.critique for c in self.critiques(pid, ref)]
         if not crits:
             return {}
         out = {"overall": round(sum(c.overall for c in crits) / len(crits), 2)}
-        for d in DIMENSIONS:
-            out[d] = round(sum(c.scores.get(d) for c in crits) / len(crits), 2)
+        for d in DIMENSIONS:  # a dimension no critic scored (`sound` of a silent film, older critiques) is left out
+            given = [x for x in (c.scores.get(d) for c in crits) if x is not None]
+            if given:
+                out[d] = round(sum(given) / len(given), 2)
         return out
 
     def diversity(self, pid: str, ref: int | str | None = None):
