@@ -18,6 +18,7 @@ from agents.base import FilmView, HeardLine, Hearing, SampledFrame, ShotSound, S
 from agents.offline.checks import ALIKE_SEMITONES, FAST_WPS, LOUDNESS_TOLERANCE, MASKED_DB, sound
 from agents.offline.critic import OfflineCritic
 from agents.personas import builtin_personas
+from app.ui.history import plot_svg, score_series
 from app.ui.screening import cards_html
 from storage.schema import Critique, Scores
 from tests.agents.test_hearing import Listener, sound_board
@@ -188,6 +189,9 @@ def test_critiques_without_sound_still_load(studio, tmp_path):
     assert "sound" not in studio.panel_scores(pid) and studio.panel_scores(pid)["pacing"] >= 0
     shown = cards_html(loaded, {})
     assert "<span>pacing: <b>" in shown and "<span>sound:" not in shown  # not scored: not shown as a number
+    versions, series = score_series(studio, pid, studio.versions(pid), "sound")  # the History plot of `sound`
+    assert versions == [1] and series == {}
+    assert "<polyline class='mean' points=''" in plot_svg(versions, series, "sound")  # no mean of nothing (not 0)
 
     # an archive written before `sound`: no such key anywhere in its critiques
     archive = studio.export_project(pid, tmp_path / "p.chief.zip", include_media=False)
