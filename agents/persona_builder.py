@@ -216,6 +216,20 @@ DIMENSION_WORDS: dict[str, tuple[str, ...]] = {
         "supposed to",
         "advertised",
     ),
+    "sound": (
+        "sound",
+        "audio",
+        "music",
+        "soundtrack",
+        "mix",
+        "voice",
+        "voices",
+        "hear",
+        "loud",
+        "volume",
+        "mumbling",
+        "mumbled",
+    ),
 }
 
 NOTICES: dict[str, str] = {
@@ -225,6 +239,7 @@ NOTICES: dict[str, str] = {
     "pacing": "the pace: whether the film drags or rushes",
     "emotional_impact": "whether the film makes them feel something",
     "intent_faithfulness": "whether the film delivers what it promised",
+    "sound": "the sound: whether they can hear the lines over the music",
 }
 
 # Taste cues: taste -> (phrases that push it up, phrases that push it down). Matched in any comment.

@@ -4,6 +4,8 @@ Frames are sampled per shot from the clips (what a critic "sees", with shot ids 
 persona on the panel critiques concurrently (an LLM critic watches in parts, in order: agents/critic.py); the
 run is all or nothing (one failed critic saves nothing). Each critique records its scope and how it was
 watched (its coverage). A scoped screening shows only its shots, and the whole storyboard as the story so far.
+Critics also hear the watched shots (`hearing`): the lines with their times, the music and sounds, and what the
+film's own sound measures in each shot (generation.audio.listen).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from agents.base import FilmView, Result, SampledFrame
+from agents.base import FilmView, HeardLine, Hearing, Result, SampledFrame, ShotSound, SoundFacts
 from app.clips import Clips
 from app.context import Context, ProgressFn, no_progress, record_failed_usage
 from app.errors import StudioError
@@ -45,7 +47,9 @@ class Watching:
         self.panel(v)
         scratch = self.ctx.media.scratch()
         try:
-            film = self.film_view(v, render, scope, scratch if self.ctx.config.llm_critic_video else None)
+            film = self.film_view(
+                v, render, scope, scratch if self.ctx.config.llm_critic_video else None, audio_dir=scratch
+            )
             return self.screen(v, film, progress, render_id=render.id, cancel=cancel, scope=scope)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -147,11 +151,17 @@ class Watching:
         return panel, [f.result() for f in futures], critic.mode
 
     def film_view(
-        self, v: Version, render: RenderRecord, scope: Scope | None = None, clips_dir: Path | None = None
+        self,
+        v: Version,
+        render: RenderRecord,
+        scope: Scope | None = None,
+        clips_dir: Path | None = None,
+        audio_dir: Path | None = None,
     ) -> FilmView:
         """What a critic watches: `frames_per_shot` frames of every shot in scope, in film order, with timecodes
-        (a scope's view holds only its shots, with the whole storyboard as the story so far). With `clips_dir`,
-        critics that take video can have consecutive shots joined into one clip there."""
+        (a scope's view holds only its shots, with the whole storyboard as the story so far), and what it hears
+        (`hearing`; with `audio_dir`, the film's mix is written there as a WAV for critics that take audio). With
+        `clips_dir`, critics that take video can have consecutive shots joined into one clip there."""
         scope = scope or Scope()
         wanted = set(scope.shot_ids(v.storyboard))
         if not wanted:
@@ -185,7 +195,100 @@ class Watching:
             story=None if scope.whole else v.storyboard,
             frames_per_shot=k,
             join_clips=joiner(clips, clips_dir) if clips_dir else None,
+            hearing=self.hearing(v, render, wanted, audio_dir),
         )
+
+    def hearing(self, v: Version, render: RenderRecord, wanted: set[str], audio_dir: Path | None) -> Hearing | None:
+        """What is heard in the `wanted` shots of the render's film: each shot's lines in their subtitle windows (the
+        times the voices were placed at: app.audio), its scene's cue and its sounds in words, and the facts the
+        film's decoded sound and stems measure over the shot (generation.audio.listen). A render without sound
+        gives the lines and cues with no facts (`label` says so); None when nothing in those shots makes a sound."""
+        from generation import assembly, subtitles
+        from generation.audio import score
+        from generation.audio.loudness import TARGETS
+
+        board, opts = v.storyboard, v.storyboard.film
+        by_id = {s.shot_id: s for s in board.shots()}
+        scene_of = {s.shot_id: sc for sc in board.scenes for s in sc.shots}
+        film = [r for r in render.shots if r.shot_id in by_id]  # the film's shots, in order (a shared film's too)
+        # the film's timeline, as app/film.py cut it: clip lengths, the title card, crossfades
+        starts = assembly.timeline(
+            [r.num_frames / r.fps for r in film],
+            title_seconds=opts.title_seconds if opts.title_card else 0.0,
+            crossfade=opts.crossfade,
+        )
+        ends = [*starts[1:], starts[-1] + film[-1].num_frames / film[-1].fps] if film else []
+        made = render.audio.label if render.audio is not None else ""
+        shots: list[ShotSound] = []
+        for r, start, end in zip(film, starts, ends, strict=True):
+            shot = by_id[r.shot_id]
+            windows = subtitles.split_window(start, end, shot.subtitles()) if shot.dialogue else []
+            music = scene_of[shot.shot_id].music.strip()
+            shots.append(
+                ShotSound(
+                    shot_id=shot.shot_id,
+                    start=round(start, 3),
+                    end=round(end, 3),
+                    lines=tuple(
+                        HeardLine(ln.character, ln.line, ln.delivery, round(t0, 3), round(t1, 3), shot.off_screen(ln))
+                        for ln, (t0, t1, _) in zip(shot.dialogue, windows, strict=True)
+                    ),
+                    music=music,
+                    music_label=score.LABEL if music and score.LABEL in made else "",
+                    sounds=shot.sounds.strip(),
+                )
+            )
+        watched = [s for s in shots if s.shot_id in wanted]
+        if render.audio is None:
+            if not any(s.lines or s.music or s.sounds for s in watched):
+                return None
+            return Hearing(
+                shots=tuple(watched),
+                label="no sound in this render: the lines, music and sounds are the storyboard's, not heard or measured",
+            )
+        heard, wav = self._listen(render, shots, audio_dir)
+        a = render.audio
+        return Hearing(
+            shots=tuple(_measured(s, heard.windows[s.shot_id]) for s in watched),
+            loudness_lufs=a.loudness_lufs,
+            true_peak_dbtp=a.true_peak_dbtp,
+            target_lufs=TARGETS[a.target].lufs,
+            label=a.label,
+            voice_pitch_hz=dict(heard.pitch_hz),
+            audio=str(wav) if wav is not None else None,
+        )
+
+    def _listen(self, render: RenderRecord, shots: list[ShotSound], audio_dir: Path | None):
+        """(what listening measured over each shot's window, the mix's WAV in `audio_dir` or None): the film's AAC
+        decoded (mono 48 kHz), and its dialogue and music stems from the media store."""
+        from generation.audio.listen import Spoken, Window, listen
+        from generation.audio.pcm import RATE, decode, read_wav, write_wav
+
+        try:
+            mix = decode(self.ctx.media.path(render.film_sha256, "mp4"), RATE)
+        except ValueError as e:
+            raise StudioError(f"the film's sound could not be heard: {e}") from None
+
+        def stem(kind: str):
+            if kind not in render.media:  # a render without stems: speech facts are not measured
+                return None
+            samples, rate = read_wav(self.ctx.media.path(render.media[kind], "wav"))
+            if rate != RATE:
+                raise StudioError(f"the film's {kind} stem is at {rate} Hz, not {RATE}: render the film again")
+            return samples
+
+        windows = [
+            Window(
+                s.shot_id,
+                s.start,
+                s.end,
+                tuple(Spoken(ln.character, len(ln.line.split()), ln.start, ln.end) for ln in s.lines),
+            )
+            for s in shots
+        ]
+        heard = listen(mix, windows, stem("dialogue"), stem("music"))
+        wav = write_wav(audio_dir / "film-mix.wav", mix, RATE) if audio_dir is not None else None
+        return heard, wav
 
     def references(self, v: Version) -> dict[str, list[str]]:
         """Character name -> their reference images, which critics see beside the frames."""
@@ -209,13 +312,15 @@ class Watching:
         ]
 
     def panel_scores(self, pid: str, ref: int | str | None = None) -> dict[str, float]:
-        """Mean scores of the latest panel run: 'overall' and each dimension."""
+        """Mean scores of the latest panel run: 'overall' and each dimension scored (over the critics who scored it)."""
         crits = [c.critique for c in self.critiques(pid, ref)]
         if not crits:
             return {}
         out = {"overall": round(sum(c.overall for c in crits) / len(crits), 2)}
-        for d in DIMENSIONS:
-            out[d] = round(sum(c.scores.get(d) for c in crits) / len(crits), 2)
+        for d in DIMENSIONS:  # a dimension no critic scored (`sound` of a silent film, older critiques) is left out
+            given = [x for x in (c.scores.get(d) for c in crits) if x is not None]
+            if given:
+                out[d] = round(sum(given) / len(given), 2)
         return out
 
     def diversity(self, pid: str, ref: int | str | None = None):
@@ -224,6 +329,22 @@ class Watching:
 
         crits = [c.critique for c in self.critiques(pid, ref)]
         return panel_similarity(crits) if len(crits) >= 2 else None
+
+
+def _measured(shot: ShotSound, facts) -> ShotSound:
+    """`shot` with the facts generation.audio.listen measured over its window."""
+    from dataclasses import replace
+
+    return replace(
+        shot,
+        facts=SoundFacts(
+            loudness_lufs=facts.loudness_lufs,
+            speech_to_music_db=facts.speech_to_music_db,
+            longest_silence_s=facts.longest_silence_s,
+            clipped=facts.clipped,
+            words_per_s=facts.words_per_s,
+        ),
+    )
 
 
 def joiner(clips: dict[str, str], folder: Path):

@@ -65,13 +65,27 @@ class Scores(Strict):
     intent_faithfulness: float = Field(
         ge=0, le=10, description="does it deliver what the creator says they meant to make"
     )
+    # None: not scored — a critique from before films had sound, or a film with nothing to hear
+    sound: float | None = Field(
+        default=None,
+        ge=0,
+        le=10,
+        description="lines clear, mix balanced, music fits, ambience carries (null: no sound)",
+    )
 
-    def get(self, dimension: str) -> float:
-        return float(getattr(self, dimension))
+    def get(self, dimension: str) -> float | None:
+        """The score on `dimension` (None: `sound` not scored)."""
+        v = getattr(self, dimension)
+        return None if v is None else float(v)
+
+    def scored(self) -> dict[str, float]:
+        """Dimension -> score, for the dimensions that were scored, in order."""
+        return {d: v for d, v in self.model_dump().items() if v is not None}
 
 
 Dimension = Literal[
-    "story_clarity", "visual_quality", "character_consistency", "pacing", "emotional_impact", "intent_faithfulness"
+    "story_clarity", "visual_quality", "character_consistency", "pacing", "emotional_impact", "intent_faithfulness",
+    "sound",
 ]  # fmt: skip
 DIMENSIONS: tuple[str, ...] = get_args(Dimension)
 assert DIMENSIONS == tuple(Scores.model_fields), "Dimension names the fields of Scores, in order"

@@ -1,8 +1,10 @@
 """What a previz can show, checked: the storyboard's story and cut (pacing, repeats, spoken lines, camera, who is on
-screen, what the logline promises) and the measured frames (light, movement, flashes, look-alike shots).
+screen, what the logline promises), the measured frames (light, movement, flashes, look-alike shots) and the
+measured sound (lines masked by music, scenes without sound, clipping, loudness, lines too fast, voices alike).
 
 Story findings read only the storyboard, so they are the same whatever a renderer draws; picture findings read
-the measured frames. Thresholds follow one viewer's tastes (`Tastes`); `critic.py` decides who raises what.
+the measured frames; sound findings read what generation.audio.listen measured on the film's own sound
+(`FilmView.hearing`). Thresholds follow one viewer's tastes (`Tastes`); `critic.py` decides who raises what.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from itertools import combinations, groupby
 
 import numpy as np
 
+from agents.base import Hearing
 from agents.offline.directions import Direction
 from agents.offline.idea import MAX_IDEA, read_idea
 from agents.offline.measure import ShotStats, flashes_per_second
@@ -19,12 +22,17 @@ from agents.offline.words import LISTEN_WPS, READ_WPS, WORD, content_words, shot
 from storage.schema import Dimension, Storyboard, Tastes
 
 REPEAT = 0.8  # prompts sharing this much of their content words are the same shot
+# Sound, as measured (generation.audio.listen):
+MASKED_DB = 10.0  # a line whose dialogue is less than this over the music under it is masked (speech-to-music, dB)
+LOUDNESS_TOLERANCE = 1.0  # LU off the mix's target (EBU R128's tolerance for live programmes)
+FAST_WPS = 5.0  # words a second spoken: over 300 a minute is too fast to follow (conversation runs 2.5-3)
+ALIKE_SEMITONES = 2.0  # two characters whose median voice pitches are closer than this sound alike
 
 
 @dataclass(frozen=True)
 class Finding:
     kind: str
-    level: str  # "story" (from the storyboard) or "picture" (from the measured frames)
+    level: str  # "story" (from the storyboard), "picture" (from the measured frames) or "sound" (the measured mix)
     dimension: Dimension
     severity: float  # 0..1, how strong, as measured
     shot_ids: tuple[str, ...]
@@ -483,4 +491,116 @@ def picture(board: Storyboard, stats: list[ShotStats], t: Tastes) -> list[Findin
                     f"the cut from {prev.shot_id} to {s.shot_id} should flow, but the picture jumps",
                 )
             )
+    return out
+
+
+def sound(board: Storyboard, hearing: Hearing | None) -> list[Finding]:
+    """Findings from the film's measured sound (none when it was not heard or not measured)."""
+    if hearing is None:
+        return []
+    shots = [s for s in hearing.shots if s.facts is not None]
+    if not shots:
+        return []
+    out: list[Finding] = []
+    masked = [
+        (s, s.facts.speech_to_music_db)
+        for s in shots
+        if s.facts and s.facts.speech_to_music_db is not None and s.facts.speech_to_music_db < MASKED_DB
+    ]
+    if masked:
+        worst, db = min(masked, key=lambda m: m[1])
+        who = next((ln.character for ln in worst.lines if ln.character), "")
+        line = f"{who}'s line" if who else "the line"
+        level = f"{abs(db):.0f} dB over" if db < 0 else f"only {db:.0f} dB under"
+        out.append(
+            Finding(
+                "masked",
+                "sound",
+                "sound",
+                _clip((MASKED_DB - db) / 20 + 0.3),
+                tuple(s.shot_id for s, _ in sorted(masked, key=lambda m: m[1])[:4]),
+                f"the music is {level} {line} in {worst.shot_id}"
+                + (f" ({len(masked)} shots with lines under {MASKED_DB:.0f} dB)" if len(masked) > 1 else ""),
+            )
+        )
+    by_shot = {s.shot_id: s for s in shots}
+    for sc in board.scenes:
+        heard = [by_shot[s.shot_id] for s in sc.shots if s.shot_id in by_shot]
+        if heard and all(s.facts and s.facts.loudness_lufs is None for s in heard):
+            seconds = heard[-1].end - heard[0].start
+            out.append(
+                Finding(
+                    "no_sound",
+                    "sound",
+                    "sound",
+                    _clip(0.3 + seconds / 20),
+                    tuple(s.shot_id for s in heard[:4]),
+                    f"the scene from {heard[0].shot_id} has no sound at all for {seconds:.0f} s",
+                )
+            )
+            break
+    clipped = [s for s in shots if s.facts and s.facts.clipped]
+    if clipped:
+        out.append(
+            Finding(
+                "clipping",
+                "sound",
+                "sound",
+                _clip(0.4 + 0.1 * len(clipped)),
+                tuple(s.shot_id for s in clipped[:4]),
+                f"the sound clips (samples at full scale) in {len(clipped)} shot(s), first in {clipped[0].shot_id}",
+            )
+        )
+    if hearing.loudness_lufs is not None and hearing.target_lufs is not None:
+        off = hearing.loudness_lufs - hearing.target_lufs
+        if abs(off) > LOUDNESS_TOLERANCE:
+            out.append(
+                Finding(
+                    "loudness_off",
+                    "sound",
+                    "sound",
+                    _clip(abs(off) / 6),
+                    (),
+                    f"the film plays at {hearing.loudness_lufs:.1f} LUFS, {abs(off):.1f} LU "
+                    f"{'over' if off > 0 else 'under'} its {hearing.target_lufs:.0f} LUFS target",
+                )
+            )
+    fast = [
+        (s, s.facts.words_per_s)
+        for s in shots
+        if s.facts and s.facts.words_per_s is not None and s.facts.words_per_s > FAST_WPS
+    ]
+    if fast:
+        worst, wps = max(fast, key=lambda f: f[1])
+        who = next((ln.character for ln in worst.lines if ln.character), "")
+        out.append(
+            Finding(
+                "fast_lines",
+                "sound",
+                "sound",
+                _clip(wps / FAST_WPS - 0.8),
+                tuple(s.shot_id for s, _ in sorted(fast, key=lambda f: -f[1])[:4]),
+                f"{who or 'the line'} speaks at {wps:.1f} words a second in {worst.shot_id}, too fast to follow",
+            )
+        )
+    pitches = sorted(hearing.voice_pitch_hz.items())
+    alike = [
+        (a, b, abs(12 * np.log2(fb / fa)))
+        for (a, fa), (b, fb) in combinations(pitches, 2)
+        if abs(12 * np.log2(fb / fa)) < ALIKE_SEMITONES
+    ]
+    if alike:
+        a, b, st = min(alike, key=lambda x: x[2])
+        said = [s.shot_id for s in shots for ln in s.lines if ln.character in (a, b)]
+        out.append(
+            Finding(
+                "voices_alike",
+                "sound",
+                "sound",
+                _clip(0.8 - st / (2 * ALIKE_SEMITONES)),
+                tuple(dict.fromkeys(said))[:4],
+                f"{a} and {b} sound alike: their voices are {st:.1f} semitones apart "
+                f"({hearing.voice_pitch_hz[a]:.0f} and {hearing.voice_pitch_hz[b]:.0f} Hz)",
+            )
+        )
     return out

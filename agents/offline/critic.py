@@ -1,6 +1,7 @@
-"""The offline critic: one persona watches a film as far as rules can — what `checks.py` finds in the storyboard
-and the measured frames — and raises what this viewer would notice, weighted by their weights, tastes, loves and
-hates, in their own voice. Heuristic: rules over measurements, not a viewer's judgment.
+"""The offline critic: one persona watches a film as far as rules can — what `checks.py` finds in the storyboard,
+the measured frames and the measured sound — and raises what this viewer would notice, weighted by their weights,
+tastes, loves and hates, in their own voice. Heuristic: rules over measurements, not a viewer's judgment. Its
+`sound` score is given only when it heard the film (its hearing has measured facts); otherwise it is None.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from agents.base import FilmView, Result
-from agents.offline.checks import Finding, picture, story
+from agents.offline.checks import Finding, picture, sound, story
 from agents.offline.directions import write
 from agents.offline.measure import Measurer
 from agents.offline.voice import TERMS, Voice, sentence
@@ -60,6 +61,16 @@ TOPICS = {
     ),
     "flash": Topic(r"flash|strob|bright-dark|photosensitiv|migraine"),
     "colour_jump": Topic(r"inconsistent lighting|colour between|drift|consistent|continuity"),
+    "masked": Topic(
+        r"drown|loud music|music (over|too loud|louder)|hear (the|every) (line|word)|mumbl|by ear|intelligib|said clearly"
+    ),
+    "no_sound": Topic(
+        r"silence|dead air|nothing (to hear|is heard)|sound drops", r"\bsilence\b|\bquiet\b|\bma\b|stillness"
+    ),
+    "clipping": Topic(r"distort|crackl|clipp|harsh sound"),
+    "loudness_off": Topic(r"volume|too (quiet|loud)|loudness|sudden(ly)? loud"),
+    "fast_lines": Topic(r"too fast|gabbl|rushed (lines|dialogue)|can't follow|mumbl|said clearly"),
+    "voices_alike": Topic(r"voices?|who is speaking|who's talking|tell .{0,20}apart|sound alike"),
 }
 QUESTIONS = {  # picture findings a rule cannot fix: what to ask the creator, about the shots
     "dark": "if the darkness is not meant, let the audience see who is in {ids}",
@@ -68,6 +79,12 @@ QUESTIONS = {  # picture findings a rule cannot fix: what to ask the creator, ab
     "colour_jump": "make {ids} continue from the shot before",
     "burned_captions": "burn the subtitles into the picture (a film option)",
     "missing": "give the story what its logline promises",
+    "masked": "bring the music down under the lines in {ids} (its level, or ducking on)",
+    "no_sound": "give {ids} a sound: room tone, an effect or the score",
+    "clipping": "lower the level in {ids} so it stops clipping",
+    "loudness_off": "mix the film to its loudness target",
+    "fast_lines": "give the lines in {ids} a slower delivery",
+    "voices_alike": "make the voices in {ids} further apart (pitch or pace)",
 }
 BEST = {
     "story_clarity": "story",
@@ -76,6 +93,7 @@ BEST = {
     "pacing": "pacing",
     "emotional_impact": "feeling",
     "intent_faithfulness": "premise",
+    "sound": "sound",
 }
 
 
@@ -98,6 +116,9 @@ def taste_scale(kind: str, t: Tastes) -> float:
         "washed_out": (1.3 - t.brightness) * (0.5 + t.contrast),
         "flat": 0.3 + t.contrast,
         "flash": 0.2 + 1.5 * t.flash_sensitivity,
+        "masked": 0.4 + t.captions,  # who follows the lines minds most when they are drowned
+        "fast_lines": 0.4 + t.captions,
+        "no_sound": 1.3 - t.patience,  # silence tries the impatient
     }
     return scales.get(kind, 1.0)
 
@@ -110,9 +131,11 @@ class Judged:
     love: str  # the persona's love this finding denies ("" if none)
 
 
-def judge(persona: Persona, findings: list[Finding]) -> list[Judged]:
-    """Each finding weighed for this persona, most salient first; findings a love of theirs enjoys are dropped."""
-    mean_w = sum(persona.weights.values()) / len(persona.weights)
+def judge(persona: Persona, findings: list[Finding], heard: bool = False) -> list[Judged]:
+    """Each finding weighed for this persona, most salient first; findings a love of theirs enjoys are dropped.
+    A finding's weight is its dimension's against the mean of the dimensions scored (`sound` only when `heard`)."""
+    dims = [d for d in DIMENSIONS if heard or d != "sound"]
+    mean_w = sum(persona.weights[d] for d in dims) / len(dims)
     out = []
     for f in findings:
         topic = TOPICS[f.kind]
@@ -137,7 +160,11 @@ class OfflineCritic:
     def findings(self, persona: Persona, film: FilmView) -> list[Finding]:
         """Every finding this viewer's tastes make of the film, story first, then picture."""
         board = film.storyboard
-        return story(board, film.intent, persona.tastes) + picture(board, self.measurer.film(film), persona.tastes)
+        return (
+            story(board, film.intent, persona.tastes)
+            + picture(board, self.measurer.film(film), persona.tastes)
+            + sound(board, film.hearing)
+        )
 
     def critique(self, persona: Persona, film: FilmView, ctx: RunContext | None = None) -> Result[Critique]:
         """One persona's critique; `ctx.cancel` is checked before and after measuring the frames (the slow part)."""
@@ -147,15 +174,16 @@ class OfflineCritic:
         board = film.storyboard
         findings = self.findings(persona, film)
         ctx.cancel.raise_if_cancelled(f"critic {persona.id} (offline): cancelled")
-        judged = judge(persona, findings)
+        heard = heard_film(film)
+        judged = judge(persona, findings, heard)
         raised = [j for j in judged if j.salience >= RAISE][:6]
-        scores = _scores(board, judged)
+        scores = _scores(board, judged, heard)
         w = persona.weights
-        overall = round(sum(scores[d] * w[d] for d in DIMENSIONS) / sum(w.values()), 2)
+        overall = round(sum(v * w[d] for d, v in scores.items()) / sum(w[d] for d in scores), 2)
         keep = overall >= 3.5 + 3.5 * (1 - persona.tastes.patience)
         voice = Voice.of(persona)
         starts = {s.shot_id: a for s, a, _ in board.timeline()}
-        best = max(DIMENSIONS, key=lambda d: (scores[d], d))
+        best = max(scores, key=lambda d: (scores[d], d))
         lost = next((j.finding.shot_ids[0] for j in raised if j.finding.shot_ids), None)  # where they lose interest
         second = (
             starts[lost] + min(board.shot(lost).duration, 1.5 * persona.tastes.shot_seconds)
@@ -207,9 +235,15 @@ class OfflineCritic:
         return Result(critique, model="offline")
 
 
-def _scores(board: Storyboard, judged: list[Judged]) -> dict[str, float]:
-    """7.5 on every dimension, less what this viewer weighed against it, plus what the structure earns."""
-    scores = {d: 7.5 for d in DIMENSIONS}
+def heard_film(film: FilmView) -> bool:
+    """Whether the film's sound was heard and measured (else the critic gives no `sound` score)."""
+    return film.hearing is not None and any(s.facts is not None for s in film.hearing.shots)
+
+
+def _scores(board: Storyboard, judged: list[Judged], heard: bool = False) -> dict[str, float]:
+    """7.5 on every dimension (`sound` only when the film was heard), less what this viewer weighed against it, plus
+    what the structure earns."""
+    scores = {d: 7.5 for d in DIMENSIONS if heard or d != "sound"}
     for j in judged:
         scores[j.finding.dimension] -= min(3.0, 3.5 * j.salience)
     shots = board.shots()

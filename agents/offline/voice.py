@@ -19,6 +19,7 @@ REGISTERS = (
     ("professorial", r"\b(professorial|measured|film vocabulary|precise)"),
     ("enthusiastic", r"\b(enthusiastic|nerdy|excited)"),
     ("warm", r"\b(warm|protective)"),
+    ("listening", r"\b(producer's ear|by ear|radio)"),
     ("direct", r"\b(direct|specific)"),
 )
 TEMPLATES = {  # opener (keep / stop watching), an issue, a hate, a love, a suggestion, the verdict
@@ -85,6 +86,15 @@ TEMPLATES = {  # opener (keep / stop watching), an issue, a hate, a love, a sugg
         "Fix: {do}",
         "Done well: the {best}",
     ),
+    "listening": (
+        "By ear it held me: {score}/10",
+        "By ear I lost the thread at {second}s: {score}/10",
+        "What I heard: {what}",
+        "{hate} is what I dread",
+        "I listen for {love}",
+        "Please {do}",
+        "The {best} carried me",
+    ),
     "neutral": (
         "{score}/10, I'd keep watching",
         "{score}/10, I stopped at {second}s",
@@ -120,6 +130,12 @@ TERMS = {
     "slow_start": "opening",
     "silent_stretch": "sound",
     "burned_captions": "subtitling",
+    "masked": "mix",
+    "no_sound": "sound",
+    "clipping": "mix",
+    "loudness_off": "loudness",
+    "fast_lines": "delivery",
+    "voices_alike": "casting of the voices",
 }
 
 

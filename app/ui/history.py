@@ -129,9 +129,9 @@ def score_series(studio, pid: str, rows, dimension: str = OVERALL) -> tuple[list
         versions.append(r.number)
         for item in studio.critiques(pid, r.number):
             c = item.critique
-            series.setdefault(item.persona_name, {})[r.number] = float(
-                c.overall if dimension == OVERALL else c.scores.get(dimension)
-            )
+            score = c.overall if dimension == OVERALL else c.scores.get(dimension)
+            if score is not None:  # `sound` is not scored on a silent film or by critiques older than it
+                series.setdefault(item.persona_name, {})[r.number] = float(score)
     return versions, series
 
 
@@ -152,8 +152,10 @@ def plot_svg(versions: list[int], series: dict[str, dict[int, float]], dimension
         for s in range(0, 11, 2)
     ]
     parts += [f"<text x='{x[v]}' y='{top + plot_h + 16}' text-anchor='middle'>v{v}</text>" for v in versions]
-    mean = {
-        v: sum(s[v] for s in series.values() if v in s) / max(1, sum(v in s for s in series.values())) for v in versions
+    mean = {  # over the personas who scored that version (a version nobody scored on this dimension has no point)
+        v: sum(s[v] for s in series.values() if v in s) / sum(v in s for s in series.values())
+        for v in versions
+        if any(v in s for s in series.values())
     }
     legend = []
     lines = list(series.items()) + [("panel mean", mean)]

@@ -93,9 +93,7 @@ def cards_html(critiques: list, starts: dict[str, float]) -> str:
     for item in critiques:
         c = item.critique
         keep = "keeps watching" if c.keep_watching else "stops watching"
-        dims = "".join(
-            f"<span>{esc(d.replace('_', ' '))}: <b>{s:.1f}</b></span>" for d, s in c.scores.model_dump().items()
-        )
+        dims = "".join(f"<span>{esc(d.replace('_', ' '))}: <b>{s:.1f}</b></span>" for d, s in c.scores.scored().items())
         notes = "".join(
             f"<li><a class='seek' data-t='{starts.get(n.shot_id, 0.0):.2f}' data-shot='{esc(n.shot_id)}' "
             f"title='play from this shot'>{esc(n.shot_id)} @ {_tc(starts.get(n.shot_id, 0.0))}</a> {esc(n.note)}</li>"

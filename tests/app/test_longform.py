@@ -92,7 +92,7 @@ def test_ten_minutes_planned_watched_and_refined_within_the_limits(llm_studio):
     st.render(pid)
     server.requests.clear()
     crits = st.critique(pid)
-    assert len(crits) == len(v.panel) == 7
+    assert len(crits) == len(v.panel) == len(st.builtin_personas()) == 8
     for c in crits:  # asserted from what the server received, critic by critic
         persona = st.personas_of(v)[c.persona_id]
         mine = [b for b in server.requests if f"You are {persona.name}" in b["messages"][0]["content"]]
