@@ -243,6 +243,13 @@ class Studio:
         """A line in `character`'s voice (as version `ref` has it) written to `out` (WAV)."""
         return self._audio.preview(self.version(pid, ref).storyboard, character, out)
 
+    def set_music_track(
+        self, pid: str, scene_id: str | None, upload: Path | None, base: int | str | None = None
+    ) -> tuple[Version, bool]:
+        """A creator's track (any common audio file, checked) over scene `scene_id` or, None, under the whole film;
+        `upload` None takes it away. (the new version, True), or (`base`, False) when nothing changes."""
+        return self._audio.set_track(pid, scene_id, upload, base)
+
     def set_picture(
         self, pid: str, width: int | None, height: int | None, fps: int | None, base: int | str | None = None
     ) -> tuple[Version, bool]:

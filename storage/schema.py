@@ -251,6 +251,11 @@ class Scene(Strict):
     music: str = Field(
         default="", max_length=1000, description="the scene's music cue in words (mood, tempo, instruments); '' none"
     )
+    music_track: str = Field(
+        default="",
+        pattern=r"^([0-9a-f]{64})?$",
+        description="a creator's uploaded track played over the scene instead of its cue (media sha256 of a 48 kHz FLAC)",
+    )
     shots: list[Shot] = Field(min_length=1)
 
 
@@ -265,6 +270,11 @@ class FilmOptions(Strict):
     music_level: float = Field(default=-8.0, ge=-60, le=12, description="music stem level in dB before the mix")
     effects_level: float = Field(default=-14.0, ge=-60, le=12, description="effects stem level in dB before the mix")
     ducking: bool = Field(default=True, description="duck the music under speech")
+    music_track: str = Field(
+        default="",
+        pattern=r"^([0-9a-f]{64})?$",
+        description="a creator's uploaded track under the whole film, from its start: no scene's cue or track plays",
+    )
 
 
 class Storyboard(Strict):
@@ -329,6 +339,10 @@ class Storyboard(Strict):
             *(sha for item in [*self.characters, *self.locations] for sha in item.references),
             *(s.keyframe for s in self.shots() if s.keyframe),
         }
+
+    def tracks(self) -> set[str]:
+        """Every uploaded music track the storyboard plays (media sha256 of FLAC files)."""
+        return {t for t in [self.film.music_track, *(sc.music_track for sc in self.scenes)] if t}
 
     def timeline(self) -> list[tuple[Shot, float, float]]:
         """(shot, start, end) in seconds, in film order."""
