@@ -2,9 +2,10 @@
 
 A voice per character (`voices`: the one stored with the character, else cast from the bible's names in order by
 `generation.audio.voices.cast`, shown as "cast"), each shot's lines voiced into its subtitle windows (the same
-times the subtitles use), the narration on the dialogue stem, each scene's music cue (the temp score), each shot's
-sounds (the temp effects; both at their scene's level, dB over the film's) and a clip's own sound (LTX-2) on the
-effects stem; mixed by `generation.audio.mix` with
+times the subtitles use), the narration on the dialogue stem, each scene's music cue (the temp score, or the
+`music_model`'s, or the creator's uploaded track), each shot's sounds (the temp effects, or the `effects_model`'s;
+cues and sounds at their scene's level, dB over the film's) and a clip's own sound (LTX-2) on the effects stem;
+mixed by `generation.audio.mix` with
 the version's film options (loudness target, levels, ducking). Every voiced line, cue and effect is cached in
 `Config.sound_dir` by its content, so a changed line voices that line only. It uses no other service: the render
 hands it the clips' files and the film's timeline.
@@ -22,13 +23,14 @@ from app.context import Context
 from app.errors import StudioError
 from generation.audio.loudness import Loudness
 from generation.base import CancelToken
-from storage.records import RenderAudio
+from storage.records import RenderAudio, Version
 from storage.schema import CharacterVoice, Shot, Storyboard
 
 # The film's sound is AAC: its encoder overshot a -2.0 dBTP mix to -0.4 dBTP (measured on a 12-s film), so the
 # mix's last limiter stays this far under the -1 dBTP ceiling (with it, 5 runs: the film -3.0 to -3.7 dBTP).
 AAC_HEADROOM = 3.0
 PREVIEW_LINE = "This is how I sound in the film."
+TRACK_LABEL = "uploaded track"
 
 
 @dataclass(frozen=True)
@@ -277,12 +279,7 @@ class Audio:
         from generation.audio.loudness import TARGETS
         from generation.audio.mix import MixSettings, Placed
 
-        cfg = self.ctx.config
-        if cfg.music_model or cfg.effects_model:
-            raise StudioError(
-                "music and effects models are not wired into the render yet: unset music_model and effects_model "
-                "to use the temp score and temp effects"
-            )
+        music_model, effects_model = self._model("music"), self._model("effects")
         voices = {n: c.voice for n, c in self.cast(board).items()}
         narrator = CharacterVoice()
         dialogue: list[Placed] = [Placed(0.0, narration)] if narration is not None else []
@@ -301,34 +298,52 @@ class Audio:
             if shot.sounds.strip():
                 seconds = round(end - start, 3)
                 db = board.scene_of(shot.shot_id).effects_level
-                path, new = self._cached(
-                    "effects",
-                    dict(words=shot.sounds, seconds=seconds, seed=shot.seed, **({"db": db} if db else {})),
-                    lambda s=shot, n=seconds, g=db: _gain(ambience.ambience(s.sounds, n, s.seed).sound, g),
-                )
+                if effects_model is None:
+                    path, new = self._cached(
+                        "effects",
+                        dict(words=shot.sounds, seconds=seconds, seed=shot.seed, **({"db": db} if db else {})),
+                        lambda s=shot, n=seconds, g=db: _gain(ambience.ambience(s.sounds, n, s.seed).sound, g),
+                    )
+                    labels.append(ambience.LABEL)
+                else:
+                    path, new = self._generated(
+                        "effects", effects_model, shot.sounds, seconds, shot.seed, cancel, db
+                    )
+                    labels.append(f"{self._label(effects_model)} effects")
                 made, kept = made + new, kept + (not new)
                 effects.append(Placed(start, path, seconds))
-                labels.append(ambience.LABEL)
             if has_sound(clip):
                 effects.append(Placed(start, clip, end - start))
                 labels.append("the clips' own sound")
         film_ids = {s.shot_id: i for i, s in enumerate(shots)}
+        if board.film.music_track:  # the creator's track under the whole film: no scene's cue or track plays
+            seconds = round(total, 3)
+            music.append(Placed(0.0, self._track(board.film.music_track, seconds), seconds))
+            labels.append(TRACK_LABEL)
         for scene in board.scenes:
             present = [film_ids[s.shot_id] for s in scene.shots if s.shot_id in film_ids]
-            if not scene.music.strip() or not present:
+            if board.film.music_track or not present or not (scene.music.strip() or scene.music_track):
                 continue
             t0, t1 = starts[present[0]], ends[present[-1]]
             seconds = round(t1 - t0, 3)
-            seed = _seed(scene.scene_id)
             db = scene.music_level
-            path, new = self._cached(
-                "music",
-                dict(words=scene.music, seconds=seconds, seed=seed, **({"db": db} if db else {})),
-                lambda w=scene.music, n=seconds, sd=seed, g=db: _gain(score.compose(w, n, sd), g),
-            )
+            if scene.music_track:  # the creator's track for this scene, instead of its cue
+                music.append(Placed(t0, self._track(scene.music_track, seconds, db), seconds))
+                labels.append(TRACK_LABEL)
+                continue
+            seed = _seed(scene.scene_id)
+            if music_model is None:
+                path, new = self._cached(
+                    "music",
+                    dict(words=scene.music, seconds=seconds, seed=seed, **({"db": db} if db else {})),
+                    lambda w=scene.music, n=seconds, sd=seed, g=db: _gain(score.compose(w, n, sd), g),
+                )
+                labels.append(score.LABEL)
+            else:
+                path, new = self._generated("music", music_model, scene.music, seconds, seed, cancel, db)
+                labels.append(f"{self._label(music_model)} music")
             made, kept = made + new, kept + (not new)
             music.append(Placed(t0, path, seconds))
-            labels.append(score.LABEL)
         if not (dialogue or music or effects):
             return None
         opts = board.film
@@ -401,6 +416,128 @@ class Audio:
         except OSError:  # another render stored the same mix first
             shutil.rmtree(work, ignore_errors=True)
         return result.path, stems, result.loudness
+
+    # ------------------------------------------------------------------ uploaded tracks
+    def with_track(self, board: Storyboard, scene_id: str | None, upload: Path | None) -> tuple[Storyboard, list]:
+        """`board` with a creator's track placed over scene `scene_id` (None: under the whole film), or taken away
+        (`upload` None: the scene's cue plays again), and the media to store with the version (the checked track
+        as 48 kHz FLAC in the media store). The file is checked (`generation.audio.upload`) before anything is
+        written; a refusal is one line."""
+        import shutil
+        import tempfile
+
+        from generation.audio.upload import UploadRefused, store_track
+
+        if scene_id is not None and scene_id not in {sc.scene_id for sc in board.scenes}:
+            known = ", ".join(sc.scene_id for sc in board.scenes)
+            raise StudioError(f"no scene {scene_id!r} in this storyboard (scenes: {known})")
+        media = []
+        sha = ""
+        if upload is not None:
+            with tempfile.TemporaryDirectory(prefix="chief-track-") as tmp:
+                try:
+                    track = store_track(Path(upload), Path(tmp))
+                except UploadRefused as e:
+                    raise StudioError(f"track refused: {e}") from None
+                except OSError as e:
+                    raise StudioError(f"track refused: {Path(upload).name}: {e.strerror or e}") from None
+                rec = self.ctx.media.put(track.path, "flac", move=True)
+                shutil.rmtree(tmp, ignore_errors=True)
+            media, sha = [rec], rec.sha256
+        if scene_id is None:
+            board = board.model_copy(update={"film": board.film.model_copy(update={"music_track": sha})})
+        else:
+            scenes = [
+                sc.model_copy(update={"music_track": sha}) if sc.scene_id == scene_id else sc for sc in board.scenes
+            ]
+            board = board.model_copy(update={"scenes": scenes})
+        return board, media
+
+    def set_track(
+        self, pid: str, scene_id: str | None, upload: Path | None, base: int | str | None = None
+    ) -> tuple[Version, bool]:
+        """A child of `base` with a creator's track over scene `scene_id` (None: under the whole film), or with it
+        taken away (`upload` None); the track and the version are stored in one transaction. (`base`, False) when
+        nothing changes (the same track again, or none to clear)."""
+        with self.ctx.repo.read() as r:
+            v = r.version(pid, base)
+        board, media = self.with_track(v.storyboard, scene_id, upload)
+        if board == v.storyboard:
+            return v, False
+        where = f"scene {scene_id}" if scene_id is not None else "the film"
+        message = f"music track for {where}: {Path(upload).name}" if upload is not None else f"{where}: track removed"
+        with self.ctx.repo.write() as u:
+            u.add_media(media)
+            return u.add_child(u.version(pid, v.number), board, "edit", message)[0], True
+
+    def _track(self, sha: str, seconds: float, db: float = 0.0) -> Path:
+        """An uploaded track cut to `seconds` (silence after a shorter one) as a 48 kHz WAV in the sound cache, `db`
+        louder (its scene's music level). Decoding stops at `seconds`: a track from an archive is decoded no further
+        than it plays."""
+        import numpy as np
+
+        from generation.audio.pcm import RATE, Sound, decode
+
+        path = self.ctx.media.find(sha)
+        if path is None:
+            raise StudioError(f"the uploaded track {sha[:12]}… is not in the media store: upload it again")
+
+        def cut() -> Sound:
+            try:
+                samples = decode(path, RATE, seconds)
+            except ValueError as e:
+                raise StudioError(f"uploaded track: {e}") from None
+            n = round(seconds * RATE)
+            return _gain(Sound(np.pad(samples[:n], (0, max(0, n - len(samples)))), RATE, TRACK_LABEL), db)
+
+        return self._cached("tracks", dict(track=sha, seconds=seconds, **({"db": db} if db else {})), cut)[0]
+
+    # ------------------------------------------------------------------ music and effects models
+    def _model(self, role: str):
+        """The configured music or effects model (`music_model`/`effects_model`: a local diffusers folder or a
+        cached hub id), checked to make `role`; None when none is set (the temp score/effects). Its pipeline loads
+        on the first cue that is not cached and stays warm for the process (`generation.pipelines.warm`)."""
+        from generation.audio.families import check_role
+        from generation.base import RenderError
+        from generation.pipelines import PipelineModel
+
+        name = getattr(self.ctx.config, f"{role}_model")
+        if not name:
+            return None
+        cfg = self.ctx.config
+        try:
+            model = PipelineModel(name, device=cfg.device or None, dtype=cfg.dtype or None)
+            check_role(model, role)
+        except RenderError as e:
+            raise StudioError(f"{role}_model: {e}") from None
+        return model
+
+    @staticmethod
+    def _label(model) -> str:
+        from generation.audio.families import label
+
+        return label(model)
+
+    def _generated(
+        self, role: str, model, words: str, seconds: float, seed: int, cancel: CancelToken, db: float = 0.0
+    ) -> tuple[Path, bool]:
+        """A cue (music) or a shot's sounds (effects) made by `model` at 48 kHz, `db` louder (its scene's level),
+        cached by the words, the length, the seed, the level and the model (its folder, resolved); a failure is one
+        line, never the temp sound instead."""
+        from generation.audio.families import make
+        from generation.base import RenderError
+
+        where = Path(model.model).expanduser()
+        model_id = str(where.resolve()) if where.exists() else model.model
+
+        def generate():
+            try:
+                return _gain(make(model, words, seconds, seed, cancel=cancel), db)
+            except RenderError as e:
+                raise StudioError(f"{role}_model: {e}") from None
+
+        parts = dict(words=words, seconds=seconds, seed=seed, model=model_id, **({"db": db} if db else {}))
+        return self._cached(role, parts, generate)
 
     def _cached(self, kind: str, parts: dict, make) -> tuple[Path, bool]:
         """(the WAV for `parts`, whether it was made now): made once by `make()` (a Sound) and kept by content."""

@@ -97,10 +97,15 @@ class Clips:
     def film_signature(self, board: Storyboard) -> str:
         """A hash of everything that decides a version's film and its sidecars: each shot's request (the
         composed prompt, seed, size, ...), its spoken words (the narration, its lines with their speakers and
-        delivery), its sounds, its scene's music cue and levels, its description (with the described track), the
-        characters' voices, the film options (levels and the loudness target included), and the title when a title card shows it. Versions with the same signature
+        delivery), its sounds, its scene's music cue, uploaded track and levels, its description (with the described
+        track), the characters' voices, the film options (levels and the loudness target included), and the title
+        when a title card shows it. Versions with the same signature
         have the same film. None of the sound is in a clip key: a changed line renders no picture."""
-        music = {s.shot_id: scene.music for scene in board.scenes for s in scene.shots}
+        music = {  # a scene's uploaded track with its cue (a board without one keeps its old signature)
+            s.shot_id: [scene.music, scene.music_track] if scene.music_track else scene.music
+            for scene in board.scenes
+            for s in scene.shots
+        }
         shots = [
             {
                 **asdict(self._own_request(board, shot)),

@@ -268,6 +268,13 @@ class Studio:
         stems = {k: p for k, p in self.media_paths(render).items() if k in ("dialogue", "music", "effects")}
         return self._audio.stems_film(self.film_path(render), stems, chosen, render.audio.loudness_lufs)
 
+    def set_music_track(
+        self, pid: str, scene_id: str | None, upload: Path | None, base: int | str | None = None
+    ) -> tuple[Version, bool]:
+        """A creator's track (any common audio file, checked) over scene `scene_id` or, None, under the whole film;
+        `upload` None takes it away. (the new version, True), or (`base`, False) when nothing changes."""
+        return self._audio.set_track(pid, scene_id, upload, base)
+
     def set_picture(
         self, pid: str, width: int | None, height: int | None, fps: int | None, base: int | str | None = None
     ) -> tuple[Version, bool]:

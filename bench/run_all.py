@@ -1,6 +1,6 @@
 """`make bench`: every benchmark in one run. --quick for a smoke run (minutes), --json for tracking.
 
-python -m bench.run_all [--quick] [--json] [--only incremental,clip_media,critic_panel,longform,overhead,assembly,scale,audio_mix,gpu]
+python -m bench.run_all [--quick] [--json] [--only incremental,clip_media,critic_panel,longform,overhead,assembly,scale,audio_mix,audio_edit,gpu]
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ SUITE = {
     "assembly": _assembly,
     "scale": _module("scale"),
     "audio_mix": _module("audio_mix"),
+    "audio_edit": _module("audio_edit"),
     "gpu": _gpu,
 }
 

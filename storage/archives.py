@@ -9,10 +9,11 @@ Layout of an archive:
   project re-renders nothing; they serve that project only, since nothing proves a clip's pixels match its
   key), the media it lists, and those it lists as `absent` (a store that never had them: the project came
   from an archive without media). Format 4 made a shot's dialogue a list of lines (and added sounds and a
-  scene's music); format 3 added the stills (reference images, keyframes) and takes; formats 2 and 3 are
+  scene's music), format 5 a creator's uploaded music tracks (a scene's or the film's `music_track`, FLAC media;
+  format 4 reads as it is); format 3 added the stills (reference images, keyframes) and takes; formats 2 and 3 are
   upgraded to lines (`_upgrade_lines`), format 1 (before the records) is upgraded to format 3 first.
 - `media/<sha[:2]>/<sha>.<ext>`: clips, last frames, films, subtitles, narration, contact sheets, OTIO cuts,
-  reference images and keyframes, each stored once, named by content exactly as in the media store.
+  reference images and keyframes, uploaded music tracks, each stored once, named by content exactly as in the media store.
 
 Import is all or nothing: the whole archive (structure, manifest, sizes, hashes, project.json) is checked
 before anything is written; then media go to the (content-addressed) store and the records to the database in one
@@ -55,7 +56,7 @@ from storage.records import (
 from storage.repository import Repository
 from storage.schema import MAX_PERSONA_BYTES, Strict, first_error, lines_from_script, new_id, slug
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 MANIFEST, PROJECT = "manifest.json", "project.json"
 # Limits against hostile archives (zip bombs); module constants so a deployment can change them.
 MAX_MEMBERS = 100_000
@@ -203,6 +204,7 @@ def _project_file(
                 if clip.last_frame_sha256:
                     needed[clip.last_frame_sha256] = "png"
         needed.update({sha: "png" for sha in [*v.storyboard.images(), *(k.sha256 for k in b.keyframes)]})
+        needed.update({sha: "flac" for sha in v.storyboard.tracks()})
         proposals = [
             p.model_copy(update={"accepted_as": p.accepted_as if p.accepted_as in exported else None})
             for p in b.proposals
@@ -571,6 +573,7 @@ def _check_consistency(pf: ProjectFile, extracted: dict[str, tuple[str, Path]]) 
         for r in b.renders:
             refs += [r.film_sha256, *[s.sha256 for s in r.shots], *r.media.values()]
         refs += [*b.version.storyboard.images(), *(k.sha256 for k in b.keyframes), *(t.sha256 for t in b.takes)]
+        refs += b.version.storyboard.tracks()
     for sha in refs:
         if sha not in media:
             raise ArchiveError(f"invalid project.json: media {sha[:12]}… is used but not listed")

@@ -330,6 +330,11 @@ class Scene(Strict):
     effects_level: float = Field(
         default=0.0, ge=-40, le=12, description="dB added to the film's effects level for this scene's shots' sounds"
     )
+    music_track: str = Field(
+        default="",
+        pattern=r"^([0-9a-f]{64})?$",
+        description="a creator's uploaded track played over the scene instead of its cue (media sha256 of a 48 kHz FLAC)",
+    )
     shots: list[Shot] = Field(min_length=1)
 
 
@@ -351,6 +356,11 @@ class FilmOptions(Strict):
     )
     audio_description: bool = Field(
         default=False, description="add a second audio track: the mix with each shot's description voiced between lines"
+    )
+    music_track: str = Field(
+        default="",
+        pattern=r"^([0-9a-f]{64})?$",
+        description="a creator's uploaded track under the whole film, from its start: no scene's cue or track plays",
     )
 
 
@@ -437,6 +447,10 @@ class Storyboard(Strict):
             *(sha for item in [*self.characters, *self.locations] for sha in item.references),
             *(s.keyframe for s in self.shots() if s.keyframe),
         }
+
+    def tracks(self) -> set[str]:
+        """Every uploaded music track the storyboard plays (media sha256 of FLAC files)."""
+        return {t for t in [self.film.music_track, *(sc.music_track for sc in self.scenes)] if t}
 
     def timeline(self) -> list[tuple[Shot, float, float]]:
         """(shot, start, end) in seconds, in film order."""

@@ -164,6 +164,45 @@ function button(parent, label, cls, title, fn) {
   return b;
 }
 
+// A creator's own track over the scene (the twin of `chief music P --scene S FILE`): any audio file, checked on the
+// server (a refusal is one line and saves nothing); the header says when the scene plays one instead of its cue.
+function trackControl(sc) {
+  const box = el('span', 'scene-track');
+  if (sc.track) box.appendChild(el('span', 'track-label', '♫ uploaded track'));
+  const file = el('input', 'track-file');
+  file.type = 'file';
+  file.accept = 'audio/*,.wav,.flac,.mp3,.ogg,.oga,.opus,.m4a,.aac';
+  file.hidden = true;
+  file.addEventListener('change', async () => {
+    const f = file.files[0];
+    file.value = '';
+    if (!f) return;
+    if (f.size > board.max_track) { note(`${f.name}: larger than ${Math.round(board.max_track / 2 ** 20)} MB.`); return; }
+    note(`Uploading ${f.name}…`);
+    let path;
+    try {
+      ({ path } = await upload(f));
+    } catch (e) {
+      note(`${f.name}: the upload failed.`);
+      return;
+    }
+    send('scene_track', { scene_id: sc.scene_id, action: 'upload', path });
+  });
+  box.appendChild(file);
+  const ready = () => {
+    if (!board.dirty && !sc.isNew) return true;
+    note('Save the storyboard first: a track is placed on the saved version.');
+    return false;
+  };
+  button(box, sc.track ? '♫ Replace track' : '♫ Track', 'mini track-upload',
+    'Play your own track over this scene instead of its cue (WAV, FLAC, MP3, Ogg, M4A)', () => { if (ready()) file.click(); });
+  if (sc.track) {
+    button(box, '✕', 'mini track-clear', 'Take the track away: the scene\'s cue plays again',
+      () => { if (ready()) send('scene_track', { scene_id: sc.scene_id, action: 'clear' }); });
+  }
+  return box;
+}
+
 function keyframeBar(shot) {
   const bar = el('div', 'kf');
   if (shot.candidates?.length) {
@@ -658,6 +697,7 @@ function draw() {
     music.title = 'The scene\'s music, in words';
     music.addEventListener('input', () => { sc.music = music.value; commit(false); });
     h.appendChild(music);
+    h.appendChild(trackControl(sc));
     h.appendChild(el('span', 'scene-meta'));
     sec.appendChild(h);
     sec.appendChild(el('div', 'cards'));

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any, Literal
 
 import gradio as gr
+from pydantic import BaseModel, Field, ValidationError
 
 from app.ui.board_media import CardAction, card_media, draw_confirmations, outcome, pick_message, uploaded_file
 from app.ui.common import Ctx, branch_note, follow, guard, md, media_url, need_project, notice, progress_html, ver
@@ -51,6 +53,21 @@ SHOT_FIELDS = (
 BOARD_KINDS = ("keyframes", "takes", "render", "critique")  # the jobs this screen starts (and follows on reload)
 
 
+class TrackAction(BaseModel):
+    """A scene header's track button: place the uploaded file over the scene, or take the track away."""
+
+    scene_id: str = Field(pattern=r"^[A-Za-z0-9_\-]{1,40}$")
+    action: Literal["upload", "clear"]
+    path: str = Field("", max_length=4096)  # the uploaded file, as Gradio's upload answered
+
+    @classmethod
+    def of(cls, data: Any) -> TrackAction:
+        try:
+            return cls.model_validate(data if isinstance(data, dict) else {})
+        except ValidationError:
+            raise ValueError("the storyboard sent a track action it cannot ask for: reload the page") from None
+
+
 def board_json(
     board,
     thumbs: dict[str, str],
@@ -62,6 +79,7 @@ def board_json(
     key: str = "",
     saved_from: str = "",
     confirm_draw: dict[str, str] | None = None,
+    max_track: int = 0,
 ) -> str:
     """The board as the editor's JSON value: scenes of shots (with their pictures: the approved keyframe or the
     clip's thumbnail, keyframe candidates, takes), the camera moves and the character names to choose from. `key`
@@ -91,11 +109,18 @@ def board_json(
             "dirty": dirty,
             "open_takes": open_takes,
             "max_upload": max_upload,
+            "max_track": max_track,
             "key": key,
             "saved_from": saved_from,
             "confirm_draw": confirm_draw or {},
             "scenes": [
-                {"scene_id": sc.scene_id, "title": sc.title, "music": sc.music, "shots": [shot(s) for s in sc.shots]}
+                {
+                    "scene_id": sc.scene_id,
+                    "title": sc.title,
+                    "music": sc.music,
+                    "track": bool(sc.music_track),  # a creator's uploaded track plays instead of the cue
+                    "shots": [shot(s) for s in sc.shots],
+                }
                 for sc in board.scenes
             ],
         }
@@ -209,6 +234,7 @@ def film_options(
 def build(ctx: Ctx) -> None:
     from app.jobs import DONE
     from app.keyframes import MAX_UPLOAD_BYTES
+    from generation.audio.upload import UploadLimits
     from storage.records import ShotRender
 
     studio, jobs = ctx.studio, ctx.jobs
@@ -295,6 +321,7 @@ def build(ctx: Ctx) -> None:
             confirm_draw=draw_confirmations(board, media, ALL_SCENES),
             open_takes=open_takes,
             max_upload=MAX_UPLOAD_BYTES,
+            max_track=UploadLimits().max_bytes,
             key=f"{pid}:v{number}",
             saved_from=f"{pid}:v{saved_from}" if saved_from else "",
         )
@@ -484,6 +511,25 @@ def build(ctx: Ctx) -> None:
             )
 
     @guard
+    def scene_track(pid, v, value, evt: gr.EventData):
+        """A scene header's track button: the uploaded file placed over the scene (checked on the server: a
+        refusal is one line and saves nothing), or taken away."""
+        a = TrackAction.of(getattr(evt, "_data", None))
+        pid = need_project(pid)
+        version = studio.version(pid, ver(v))
+        saved_only(version, value)
+        upload = uploaded_file(a.path) if a.action == "upload" else None
+        nv, made = studio.set_music_track(pid, a.scene_id, upload, version.number)
+        if not made:
+            text = f"v{nv.number}: nothing changed (scene {a.scene_id} already {'plays that track' if upload else 'has no track'})."
+        elif upload is not None:
+            text = f"v{nv.number}: scene {a.scene_id} plays the uploaded track instead of its cue."
+        else:
+            text = f"v{nv.number}: scene {a.scene_id} has no track: its cue plays again."
+        text += branch_note(studio, pid, nv.number)
+        return "", "", nv.number, editor_value(pid, nv.number), text, gr.skip()
+
+    @guard
     def draw_keyframes(pid, v, value, scene):
         """Keyframes for every shot without one (of the chosen scene, or the whole board), as one job."""
         if value == NOT_CONFIRMED:  # the creator said no when asked what it re-renders: nothing changes
@@ -563,6 +609,9 @@ def build(ctx: Ctx) -> None:
         save_board, [ctx.pid, ctx.version, editor, *opts], [ctx.version, editor, message], api_name="save_storyboard"
     )
     editor.play(play, [ctx.pid, ctx.version, editor], clip, api_visibility="private")
+    editor.scene_track(
+        scene_track, [ctx.pid, ctx.version, editor], board_outs, api_visibility="private", show_progress="hidden"
+    )
     for event, fn in ((editor.render_shot, render_shot), (editor.card, card_action)):
         event(fn, [ctx.pid, ctx.version, editor], board_outs, api_visibility="private", show_progress="hidden")
     keyframes_btn.click(

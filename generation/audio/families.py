@@ -82,6 +82,19 @@ def generate(
 
     A pipeline rounds the length to its latent frames; one that makes less than 90% of what was asked is an
     error, never padded with silence."""
+    samples, rate = _call(model, prompt, seconds, seed, steps, cancel)
+    made = len(samples) / rate
+    n = round(seconds * rate)
+    if len(samples) < 0.9 * n:
+        raise RenderError(f"{family_of(model).name} made {made:g} s of the {seconds:g} s asked")
+    samples = np.pad(samples[:n], (0, max(0, n - len(samples))))
+    return Made(Sound(samples.astype(np.float32), rate, label(model)), made)
+
+
+def _call(
+    model: PipelineModel, prompt: str, seconds: float, seed: int, steps: int | None, cancel: CancelToken | None
+) -> tuple[np.ndarray, int]:
+    """One pipeline call for `seconds` (at most what the model makes at once): (mono samples as made, rate)."""
     family = family_of(model)
     import torch
 
@@ -89,9 +102,7 @@ def generate(
     pipe = entry.pipe
     most = model_max_seconds(pipe, family)
     if not 0 < seconds <= most:
-        raise RenderError(
-            f"{family.name} ({Path(model.model).name}) makes at most {most:g} s at a time; {seconds:g} s asked"
-        )
+        raise RenderError(f"{label(model)} makes at most {most:g} s at a time; {seconds:g} s asked")
     kwargs = {
         "prompt": prompt,
         family.length_kwarg: seconds,
@@ -117,13 +128,59 @@ def generate(
     rate = int(_attr(pipe, family.rate_from))
     samples = np.asarray(audio[0].float().cpu() if hasattr(audio[0], "cpu") else audio[0], dtype=np.float32)
     samples = samples.mean(axis=0) if samples.ndim == 2 else samples  # (channels, n) → mono
-    made = len(samples) / rate
-    n = round(seconds * rate)
-    if len(samples) < 0.9 * n:
-        raise RenderError(f"{family.name} made {len(samples) / rate:g} s of the {seconds:g} s asked")
-    samples = np.pad(np.nan_to_num(samples[:n]), (0, max(0, n - len(samples))))
-    sound = Sound(samples.astype(np.float32), rate, f"{family.name} ({Path(model.model).name})")
-    return Made(sound, made)
+    return np.nan_to_num(samples).astype(np.float32), rate
+
+
+def label(model: PipelineModel) -> str:
+    """What the model's sound is shown as: the family and the model folder's name ("Stable Audio (sao-1.0)")."""
+    return f"{family_of(model).name} ({Path(model.model.rstrip('/')).name})"
+
+
+def check_role(model: PipelineModel, role: str) -> AudioFamily:
+    """The model's family, when it makes `role` ("music", "effects"); else a one-line error naming the families
+    that do."""
+    family = family_of(model)
+    if role not in family.roles:
+        able = " or ".join(f.name for f in AUDIO_FAMILIES.values() if role in f.roles)
+        raise RenderError(f"{label(model)} makes {' and '.join(family.roles)}, not {role} (use {able})")
+    return family
+
+
+CROSSFADE = 1.0  # seconds two pieces of a long sound overlap (at most a quarter of what one call makes)
+
+
+def make(
+    model: PipelineModel,
+    prompt: str,
+    seconds: float,
+    seed: int,
+    steps: int | None = None,
+    cancel: CancelToken | None = None,
+) -> Sound:
+    """`seconds` of sound at the mix's rate (48 kHz), labelled with the model (`label`): calls of the whole length
+    or, when that is more than the model makes at once, of the most it makes (each its own seed: `seed`,
+    `seed + 1`, ...), joined by equal-power crossfades until the length is reached. A pipeline rounds each call to
+    its latent frames, so a piece is laid by the length it has, not the length asked; the end is cut to `seconds`."""
+    from .pcm import RATE, resample
+
+    ask = min(seconds, model_max_seconds(warm(model.model, model.options).pipe, family_of(model)))
+    fade = round(min(CROSSFADE, ask / 4) * RATE)
+    n = round(seconds * RATE)
+    out = np.zeros(0, np.float32)
+    k = 0
+    while len(out) < n:
+        samples, rate = _call(model, prompt, ask, seed + k, steps, cancel)
+        piece = resample(samples, rate, RATE)
+        if len(piece) <= 2 * fade:
+            raise RenderError(f"{label(model)} made {len(samples) / rate:g} s of the {ask:g} s asked")
+        if k:
+            t = np.linspace(0.0, np.pi / 2, fade, dtype=np.float32)
+            joined = out[-fade:] * np.cos(t) + piece[:fade] * np.sin(t)
+            out = np.concatenate([out[:-fade], joined, piece[fade:]])
+        else:
+            out = piece
+        k += 1
+    return Sound(out[:n].astype(np.float32), RATE, label(model))
 
 
 def model_max_seconds(pipe, family: AudioFamily) -> float:

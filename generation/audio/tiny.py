@@ -14,7 +14,7 @@ from generation.tiny import tiny_t5, tiny_tokenizer
 def build_stable_audio(folder: Path) -> Path:
     from diffusers import (
         AutoencoderOobleck,
-        EDMDPMSolverMultistepScheduler,
+        CosineDPMSolverMultistepScheduler,
         StableAudioDiTModel,
         StableAudioPipeline,
         StableAudioProjectionModel,
@@ -33,9 +33,8 @@ def build_stable_audio(folder: Path) -> Path:
         global_states_input_dim=8,
         cross_attention_input_dim=4,
     )
-    # Stable Audio Open ships CosineDPMSolverMultistepScheduler, which needs torchsde (not installed here); the
-    # EDM DPM-Solver takes the same v-prediction, sigma_data and exponential schedule without it.
-    scheduler = EDMDPMSolverMultistepScheduler(
+    # the scheduler Stable Audio Open ships (its Brownian-tree noise comes from torchsde)
+    scheduler = CosineDPMSolverMultistepScheduler(
         solver_order=2, prediction_type="v_prediction", sigma_data=1.0, sigma_schedule="exponential"
     )
     torch.manual_seed(0)

@@ -1,0 +1,57 @@
+"""A creator's track uploaded on a scene header in a real Chromium against `chief serve`: the scene then says
+"uploaded track" and the version holds it; a file that is not audio is refused in one line, nothing saved or
+stored; the ✕ takes it away."""
+
+from __future__ import annotations
+
+import pytest
+
+from generation.video_io import run_ffmpeg
+from tests.ui.test_browser import LONG, open_project, server, st, tiny  # noqa: F401 - fixtures
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def media_files(home) -> set[str]:
+    return {p.name for p in (home / "media").rglob("*.*")}
+
+
+def test_a_track_uploaded_on_the_scene_header_is_labelled_and_kept(server, st, page, tmp_path, errors):  # noqa: F811
+    from playwright.sync_api import expect
+
+    pid = tiny(st, tmp_path, title="Scene track")
+    wav = tmp_path / "theme.wav"
+    run_ffmpeg(["-y", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=2", str(wav)])
+    open_project(page, server, pid, "Storyboard")
+    header = page.locator("#board section.scene[data-scene=a] header")
+    expect(header.locator(".track-upload")).to_be_visible(timeout=LONG)
+    expect(header.locator(".track-label")).to_have_count(0)
+    header.locator("input.track-file").set_input_files(str(wav))
+    expect(page.locator("#shots_message")).to_contain_text("scene a plays the uploaded track", timeout=LONG)
+    expect(header.locator(".track-label")).to_have_text("♫ uploaded track")
+    v = st.version(pid)
+    assert v.number == 2 and len(v.storyboard.scenes[0].music_track) == 64
+    expect(page.locator("#status_bar")).to_contain_text("v2")
+
+    header.locator(".track-clear").click()
+    expect(page.locator("#shots_message")).to_contain_text("its cue plays again", timeout=LONG)
+    expect(header.locator(".track-label")).to_have_count(0)
+    assert st.version(pid).number == 3 and st.version(pid).storyboard.scenes[0].music_track == ""
+
+
+def test_a_file_that_is_not_audio_is_refused_in_one_line(server, st, page, tmp_path, errors):  # noqa: F811
+    from playwright.sync_api import expect
+
+    pid = tiny(st, tmp_path, title="Not a track")
+    fake = tmp_path / "theme.wav"
+    fake.write_text("this is not a sound\n" * 100)
+    open_project(page, server, pid, "Storyboard")
+    header = page.locator("#board section.scene[data-scene=a] header")
+    expect(header.locator(".track-upload")).to_be_visible(timeout=LONG)
+    before = media_files(server.home)
+    header.locator("input.track-file").set_input_files(str(fake))
+    toast = page.locator(".toast-body.error")
+    expect(toast).to_contain_text("track refused: theme.wav: not an audio file", timeout=LONG)
+    assert "\n" not in toast.first.inner_text().split("track refused:")[1].strip()
+    assert len(st.versions(pid)) == 1 and media_files(server.home) == before  # nothing written
+    expect(header.locator(".track-label")).to_have_count(0)
