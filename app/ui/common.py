@@ -223,17 +223,24 @@ class Ctx:
     pid: gr.Textbox = None
     version: gr.Number = None
     status: gr.Markdown = None
+    steps: gr.HTML = None  # the creator's path (app/ui/flow.py)
+    screen: gr.Textbox = None  # the open screen's id, kept in the browser with the project
+    screens: gr.Tabs = None
     tabs: dict = field(default_factory=dict)
 
     def status_update(self, pid, v):
-        return status_line(self.studio, pid or None, ver(v))
+        """The status bar and the path under it."""
+        from app.ui import flow
+
+        pid, number = pid or None, ver(v)
+        return status_line(self.studio, pid, number), flow.steps_html(flow.next_step(self.studio, pid, number))
 
     def refresh_status(self, event):
         """Chain a status bar refresh after an event (cost and render time change)."""
         return event.then(
             guard(self.status_update),
             [self.pid, self.version],
-            self.status,
+            [self.status, self.steps],
             api_visibility="private",
             show_progress="hidden",
         )
