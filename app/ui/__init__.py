@@ -112,15 +112,19 @@ def create_app(studio):
             comp.change(None, [ctx.pid, ctx.version, ctx.screen], saved, js=SAVE_JS, api_visibility="private")
         ctx.steps.go(guard(flow.go), None, ctx.screens, api_visibility="private")
         # the project, version and screen in one step (a change of the project writes the saved state again, with
-        # the screen it then holds), then the screen is opened
+        # the screen it then holds), then the status bar, the path and the screen together
         demo.load(
             guard(lambda s: _restore(studio, s)),
             saved,
             [ctx.pid, ctx.version, ctx.screen],
             api_visibility="private",
             show_progress="hidden",
-        ).then(status, [ctx.pid, ctx.version], bar, api_visibility="private", show_progress="hidden").then(
-            lambda screen: gr.Tabs(selected=screen), ctx.screen, ctx.screens, api_visibility="private"
+        ).then(
+            lambda p, v, screen: (*status(p, v), gr.Tabs(selected=screen)),
+            [ctx.pid, ctx.version, ctx.screen],
+            [*bar, ctx.screens],
+            api_visibility="private",
+            show_progress="hidden",
         )
     demo.queue(default_concurrency_limit=None)  # long work runs as jobs (app/jobs.py); renders take turns there
     return demo

@@ -96,6 +96,15 @@ def source_names(sources: list[str], notes: dict[str, str], personas: dict[str, 
     return list(dict.fromkeys(out))
 
 
+def in_words(text: str, personas: dict[str, str]) -> str:
+    """An agent's sentence with persona ids as the personas' names ("only teen_scroller raised it" -> "only Maya,
+    …"), and any other internal id as what it is."""
+    if personas:
+        known = re.compile(r"\b(" + "|".join(map(re.escape, sorted(personas, key=len, reverse=True))) + r")\b")
+        text = known.sub(lambda m: personas[m.group(1)], text)
+    return re.sub(rf"\b{NOTE_ID.pattern}\b", "a note", text)
+
+
 def review_json(record, notes: dict[str, str], personas: dict[str, str], shot_thumbs: dict[str, str]) -> str:
     """A ProposalRecord as the review's JSON: each edit with its diff, sources by name and the decision."""
     edits = []
@@ -119,7 +128,7 @@ def review_json(record, notes: dict[str, str], personas: dict[str, str], shot_th
                 "text": None,
                 "accept": True,
                 "editable": new is not None and e.op not in ("move_shot",),
-                "rationale": e.rationale,
+                "rationale": in_words(e.rationale, personas),
                 "sources": source_names(e.sources, notes, personas),
             }
         )
@@ -127,10 +136,13 @@ def review_json(record, notes: dict[str, str], personas: dict[str, str], shot_th
         {
             "id": record.id,
             "version": record.version,
-            "summary": record.proposal.summary,
+            "summary": in_words(record.proposal.summary, personas),
             "accepted_as": record.accepted_as,
             "edits": edits,
-            "not_changed": [u.model_dump() for u in record.proposal.not_changed],
+            "not_changed": [
+                {"what": in_words(u.what, personas), "why": in_words(u.why, personas)}
+                for u in record.proposal.not_changed
+            ],
         }
     )
 

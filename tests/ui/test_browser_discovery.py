@@ -28,7 +28,7 @@ def settings_page(make_studio, page):
     try:
         page.goto(demo.local_url)
         page.get_by_role("tab", name="Settings", exact=True).click()
-        page.get_by_text("LLM agents").click()
+        page.get_by_text("The AI model behind the critics").click()
         expect(page.locator("#settings_status")).to_contain_text("Making the pictures")
         yield page, studio, port
     finally:
