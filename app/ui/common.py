@@ -187,6 +187,14 @@ def follow(jobs, job, frame: Callable[[Any], tuple], final: Callable[[Any], tupl
     yield final(job)
 
 
+def stills_label(studio, label: str) -> str:
+    """What draws stills, in a creator's words: without an image model, what they can still do (the setting's name
+    is for whoever runs the server: Settings shows it in a tooltip)."""
+    if label.startswith("none") and not studio.config.image_model:
+        return "none (no image model on this server: upload keyframes and references)"
+    return label
+
+
 def status_line(studio, pid: str | None, v: int | None) -> str:
     """Active backend / model / still-image backend / agents, and the current version's agent cost and render
     time."""
@@ -194,7 +202,7 @@ def status_line(studio, pid: str | None, v: int | None) -> str:
     parts = [
         f"**backend** {md(st.backend_label)}",
         f"**model** {md(st.model)}",
-        f"**stills** {md(st.images_label)}",
+        f"**stills** {md(stills_label(studio, st.images_label))}",
         f"**agents** {md(st.agents)}",
     ]
     if pid:

@@ -14,7 +14,7 @@ import gradio as gr
 from app.agent_settings import SCOPE_NOTE, AgentSettings
 from app.config import redact_url
 from app.ui import discovered
-from app.ui.common import Ctx, esc, guard, md, need_project, ver
+from app.ui.common import Ctx, esc, guard, md, need_project, stills_label, ver
 from app.ui.security import same_origin
 
 AGENT_MODES = [
@@ -123,6 +123,7 @@ def tips_html() -> str:
 def status_md(studio) -> str:
     """What is active, labelled for people (never a raw setting name, never the key)."""
     st = studio.status().model_dump()
+    st["images_label"] = stills_label(studio, st["images_label"])
     rows = [(LABELS[k], st[k]) for k in LABELS if st.get(k)]
     key = "set for this server session (hidden)" if studio.config.api_key else "not set"
     return "\n".join([f"- **{md(k)}**: {md(v)}" for k, v in rows] + [f"- **Key for the AI model**: {key}"])
