@@ -112,7 +112,8 @@ def create_app(studio):
             comp.change(None, [ctx.pid, ctx.version, ctx.screen], saved, js=SAVE_JS, api_visibility="private")
         ctx.steps.go(guard(flow.go), None, ctx.screens, api_visibility="private")
         # the project, version and screen in one step (a change of the project writes the saved state again, with
-        # the screen it then holds), then the status bar, the path and the screen together
+        # the screen it then holds), then the status bar, the path and the screen together (the page opens on
+        # Projects; when that is where it was, a tab chosen meanwhile stays chosen)
         demo.load(
             guard(lambda s: _restore(studio, s)),
             saved,
@@ -120,7 +121,7 @@ def create_app(studio):
             api_visibility="private",
             show_progress="hidden",
         ).then(
-            lambda p, v, screen: (*status(p, v), gr.Tabs(selected=screen)),
+            lambda p, v, screen: (*status(p, v), gr.skip() if screen == "projects" else gr.Tabs(selected=screen)),
             [ctx.pid, ctx.version, ctx.screen],
             [*bar, ctx.screens],
             api_visibility="private",
