@@ -18,6 +18,7 @@ OFFLINE_ENV = {
     "HF_HUB_DISABLE_TELEMETRY": "1",
     "GRADIO_SSR_MODE": "False",
 }
+SAVE_JS = "(pid, version, tab) => ({ pid: pid || '', version: version, tab: tab || 'projects' })"
 SCREENS = ("projects", "story", "storyboard", "render", "screening", "revise", "history", "settings")
 TITLES = {
     "projects": "Projects",
@@ -36,6 +37,7 @@ CSS = """
 .job.failed { color: var(--error-text-color, #b91c1c); }
 .job.stopped { color: var(--body-text-color-subdued); }
 footer { display: none !important; }
+#steps { padding: 0 8px; }
 """
 
 
@@ -71,19 +73,27 @@ def create_app(studio):
     import gradio as gr
 
     from app.jobs import Jobs
+    from app.ui import flow
     from app.ui.common import Ctx, guard, page_session
 
     ctx = Ctx(studio=studio, jobs=Jobs(owner=page_session))  # each browser session sees its own jobs
     with gr.Blocks(title="CHIEF", analytics_enabled=False) as demo:
         ctx.demo = demo
         ctx.status = gr.Markdown(elem_id="status_bar")
+        ctx.steps = gr.HTML(elem_id="steps", js_on_load=flow.STEPS_JS, css_template=flow.CSS)
         with gr.Row(visible=False):
             ctx.pid = gr.Textbox(label="project", elem_id="current_project")
             ctx.version = gr.Number(label="version", precision=0, elem_id="current_version")
-        # The open project and version live in the browser too, so a reload (or a second tab) comes back to
-        # them and finds their running jobs.
-        saved = gr.BrowserState({"pid": "", "version": None}, storage_key="chief_session")
-        with gr.Tabs(elem_id="screens"):
+            ctx.screen = gr.Textbox(value="projects", label="screen", elem_id="current_screen")
+        # The open project, version and screen live in the browser too, so a reload (or a second tab) comes back
+        # to them and finds their running jobs. The secret is the data folder's own, so a restarted server still
+        # reads what the browser kept (it only scrambles the value: the page is sent it anyway).
+        saved = gr.BrowserState(
+            {"pid": "", "version": None, "tab": "projects"},
+            storage_key="chief_session",
+            secret=browser_state_secret(studio.config.home),
+        )
+        with gr.Tabs(elem_id="screens") as ctx.screens:
             modules = {}
             for name in SCREENS:
                 with gr.Tab(TITLES[name], id=name, elem_id=f"tab_{name}") as tab:
@@ -91,28 +101,38 @@ def create_app(studio):
                     modules[name] = importlib.import_module(f"app.ui.{name}")
                     modules[name].build(ctx)
         status = guard(lambda p, v: _status(ctx, p, v))
+        bar = [ctx.status, ctx.steps]
+        for name, tab in ctx.tabs.items():
+            tab.select(None, None, ctx.screen, js=f"() => {name!r}", api_visibility="private", show_progress="hidden")
+            tab.select(status, [ctx.pid, ctx.version], bar, api_visibility="private", show_progress="hidden")
         for comp in (ctx.pid, ctx.version):
-            comp.change(status, [ctx.pid, ctx.version], ctx.status, api_visibility="private", show_progress="hidden")
-            comp.change(
-                lambda p, v: {"pid": p or "", "version": v},
-                [ctx.pid, ctx.version],
-                saved,
-                api_visibility="private",
-                show_progress="hidden",
-            )
+            comp.change(status, [ctx.pid, ctx.version], bar, api_visibility="private", show_progress="hidden")
+        for comp in (ctx.pid, ctx.version, ctx.screen):
+            # written in the browser as the value changes: a reload right after a save finds the new version
+            comp.change(None, [ctx.pid, ctx.version, ctx.screen], saved, js=SAVE_JS, api_visibility="private")
+        ctx.steps.go(guard(flow.go), None, ctx.screens, api_visibility="private")
+        # the project, version and screen in one step (a change of the project writes the saved state again, with
+        # the screen it then holds), then the status bar, the path and the screen together (the page opens on
+        # Projects; when that is where it was, a tab chosen meanwhile stays chosen)
         demo.load(
             guard(lambda s: _restore(studio, s)),
             saved,
-            [ctx.pid, ctx.version],
+            [ctx.pid, ctx.version, ctx.screen],
             api_visibility="private",
             show_progress="hidden",
-        ).then(status, [ctx.pid, ctx.version], ctx.status, api_visibility="private", show_progress="hidden")
+        ).then(
+            lambda p, v, screen: (*status(p, v), gr.skip() if screen == "projects" else gr.Tabs(selected=screen)),
+            [ctx.pid, ctx.version, ctx.screen],
+            [*bar, ctx.screens],
+            api_visibility="private",
+            show_progress="hidden",
+        )
     demo.queue(default_concurrency_limit=None)  # long work runs as jobs (app/jobs.py); renders take turns there
     return demo
 
 
 def _status(ctx, pid, v):
-    """The status bar; skipped while the project and version are out of step (opening or planning changes both:
+    """The status bar and the path; skipped while the project and version are out of step (opening or planning changes both:
     each fires its own change, the first with the other's old value), so no "has no version" flashes up."""
     import gradio as gr
 
@@ -125,20 +145,34 @@ def _status(ctx, pid, v):
         if not pid or ver(v) is None:
             raise
         ctx.studio.project(pid)  # an unknown project is still an error; a version it lacks is a step behind
-        return gr.skip()
+        return gr.skip(), gr.skip()
 
 
-def _restore(studio, saved) -> tuple[str, int | None]:
-    """The project and version this browser had open, if they still exist."""
+def _screen(saved) -> str:
+    """The screen this browser had open (Projects if it names none we have)."""
+    tab = (saved or {}).get("tab")
+    return tab if tab in SCREENS else "projects"
+
+
+def browser_state_secret(home) -> str:
+    """A key for the page's saved session that outlives a restart of the server (Gradio draws a new one per start
+    otherwise, and the browser's saved project then reads as nothing). Derived from the data folder."""
+    import hashlib
+
+    return hashlib.sha256(f"chief browser state {Path(home).resolve()}".encode()).hexdigest()[:32]
+
+
+def _restore(studio, saved) -> tuple[str, int | None, str]:
+    """The project, version and screen this browser had open, if they still exist."""
     from storage.repository import NotFound
 
     pid, number = (saved or {}).get("pid") or "", (saved or {}).get("version")
     if not pid:
-        return "", None
+        return "", None, _screen(saved)
     try:
-        return pid, studio.version(pid, int(number) if number else None).number
+        return pid, studio.version(pid, int(number) if number else None).number, _screen(saved)
     except (NotFound, ValueError, TypeError):
-        return "", None
+        return "", None, "projects"
 
 
 def parse_auth(auth: str | None) -> tuple[str, str] | None:

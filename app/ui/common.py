@@ -187,6 +187,14 @@ def follow(jobs, job, frame: Callable[[Any], tuple], final: Callable[[Any], tupl
     yield final(job)
 
 
+def stills_label(studio, label: str) -> str:
+    """What draws stills, in a creator's words: without an image model, what they can still do (the setting's name
+    is for whoever runs the server: Settings shows it in a tooltip)."""
+    if label.startswith("none") and not studio.config.image_model:
+        return "none (no image model on this server: upload keyframes and references)"
+    return label
+
+
 def status_line(studio, pid: str | None, v: int | None) -> str:
     """Active backend / model / still-image backend / agents, and the current version's agent cost and render
     time."""
@@ -194,7 +202,7 @@ def status_line(studio, pid: str | None, v: int | None) -> str:
     parts = [
         f"**backend** {md(st.backend_label)}",
         f"**model** {md(st.model)}",
-        f"**stills** {md(st.images_label)}",
+        f"**stills** {md(stills_label(studio, st.images_label))}",
         f"**agents** {md(st.agents)}",
     ]
     if pid:
@@ -223,17 +231,24 @@ class Ctx:
     pid: gr.Textbox = None
     version: gr.Number = None
     status: gr.Markdown = None
+    steps: gr.HTML = None  # the creator's path (app/ui/flow.py)
+    screen: gr.Textbox = None  # the open screen's id, kept in the browser with the project
+    screens: gr.Tabs = None
     tabs: dict = field(default_factory=dict)
 
     def status_update(self, pid, v):
-        return status_line(self.studio, pid or None, ver(v))
+        """The status bar and the path under it."""
+        from app.ui import flow
+
+        pid, number = pid or None, ver(v)
+        return status_line(self.studio, pid, number), flow.steps_html(flow.next_step(self.studio, pid, number))
 
     def refresh_status(self, event):
         """Chain a status bar refresh after an event (cost and render time change)."""
         return event.then(
             guard(self.status_update),
             [self.pid, self.version],
-            self.status,
+            [self.status, self.steps],
             api_visibility="private",
             show_progress="hidden",
         )

@@ -192,7 +192,11 @@ def consistency_html(report) -> str:
             f"v{report.version}: {esc(report.method)}.</p>"
         )
     else:
-        head = f"<p class='not-measured' id='consistency_not_measured'>{esc(report.note)}</p>"
+        # in a creator's words; the setting that changes it, for whoever runs the server, in the tooltip
+        head = (
+            f"<p class='not-measured' id='consistency_not_measured' title='{esc(report.note)}'>Not measured yet: "
+            "no model that compares how characters look is set up on this server.</p>"
+        )
     if not report.characters:
         return head + "<p>No characters in the bible yet.</p>"
     tables = []

@@ -124,6 +124,15 @@ def sound_diff(e) -> list[tuple[str, str]]:
     return diff_segments(e.old, e.new or "(no music)")  # set_music
 
 
+def in_words(text: str, personas: dict[str, str]) -> str:
+    """An agent's sentence with persona ids as the personas' names ("only teen_scroller raised it" -> "only Maya,
+    …"), and any other internal id as what it is."""
+    if personas:
+        known = re.compile(r"\b(" + "|".join(map(re.escape, sorted(personas, key=len, reverse=True))) + r")\b")
+        text = known.sub(lambda m: personas[m.group(1)], text)
+    return re.sub(rf"\b{NOTE_ID.pattern}\b", "a note", text)
+
+
 def review_json(
     record, notes: dict[str, str], personas: dict[str, str], shot_thumbs: dict[str, str], board=None
 ) -> str:
@@ -155,7 +164,7 @@ def review_json(
                 "text": None,
                 "accept": True,
                 "editable": new is not None and e.op not in ("move_shot",),
-                "rationale": e.rationale,
+                "rationale": in_words(e.rationale, personas),
                 "sources": source_names(e.sources, notes, personas),
             }
         )
@@ -163,10 +172,13 @@ def review_json(
         {
             "id": record.id,
             "version": record.version,
-            "summary": record.proposal.summary,
+            "summary": in_words(record.proposal.summary, personas),
             "accepted_as": record.accepted_as,
             "edits": edits,
-            "not_changed": [u.model_dump() for u in record.proposal.not_changed],
+            "not_changed": [
+                {"what": in_words(u.what, personas), "why": in_words(u.why, personas)}
+                for u in record.proposal.not_changed
+            ],
         }
     )
 

@@ -14,20 +14,24 @@ import gradio as gr
 from app.agent_settings import SCOPE_NOTE, AgentSettings
 from app.config import redact_url
 from app.ui import discovered
-from app.ui.common import Ctx, guard, md, need_project, ver
+from app.ui.common import Ctx, esc, guard, md, need_project, stills_label, ver
 from app.ui.security import same_origin
 
-AGENT_MODES = ["auto", "llm", "offline"]
+AGENT_MODES = [
+    ("The AI model when it answers, else the built-in ones", "auto"),
+    ("Always the AI model", "llm"),
+    ("The built-in ones (no AI model)", "offline"),
+]
 LABELS = {
     "backend_label": "Making the pictures",
     "model": "Video model",
     "images_label": "Making the stills (keyframes, references)",
     "agents": "Critics, refiner and planner",
-    "llm_endpoint": "LLM endpoint",
+    "llm_endpoint": "Where the AI model runs",
     "critic_model": "Critic model",
     "refiner_model": "Refiner model",
     "planner_model": "Planner model",
-    "embed_model": "Consistency (image embeddings)",
+    "embed_model": "Checking that characters look the same",
 }
 MODEL_DEFAULT = "the model's own size"
 SIZES = {
@@ -39,21 +43,96 @@ SIZES = {
     "4:3 · 640×480": (640, 480),
     "2.39:1 · 1216×512 (scope)": (1216, 512),
 }
-SEEDS = {"random": "new shots get a fresh random seed", "fixed": "new shots start from seed 0"}
+SEEDS = {"random": "each new shot gets a fresh variation", "fixed": "every new shot starts from the same variation"}
+# The setting behind each field, named in its tooltip for whoever runs the server (the page's words stay a
+# creator's): elem_id -> Config field.
+SETTING_OF = {
+    "picture_fps": None,
+    "render_steps": "steps",
+    "render_guidance": "guidance",
+    "seed_policy": "seed_policy",
+    "llm_base_url": "llm_base_url",
+    "llm_api_key": "api_key",
+    "agent_mode": "agents",
+    "critic_model": "critic_model",
+    "refiner_model": "refiner_model",
+    "planner_model": "planner_model",
+    "llm_timeout": "llm_timeout",
+    "llm_retries": "llm_max_retries",
+    "llm_concurrency": "llm_concurrency",
+    "frames_per_shot": "frames_per_shot",
+    "image_detail": "image_detail",
+    "llm_max_images": "llm_max_images",
+    "llm_max_output_tokens": "llm_max_output_tokens",
+    "llm_context_tokens": "llm_context_tokens",
+    "llm_critic_video": "llm_critic_video",
+}
+TIPS_JS = """
+const tips = JSON.parse(element.querySelector('[data-tips]')?.dataset.tips || '{}');
+const left = new Set(Object.keys(tips));
+const apply = () => {
+  for (const id of [...left]) {
+    const el = document.getElementById(id);
+    if (el) { el.title = tips[id]; left.delete(id); }
+  }
+  if (!left.size) seen.disconnect();
+};
+const seen = new MutationObserver(apply);  // until every field is in the page, then no more
+seen.observe(document.body, { childList: true, subtree: true });
+apply();
+"""
+PERSONA_FORM = {  # field -> (label, lines): the persona as a creator describes a viewer
+    "name": ("Name", 1),
+    "who": ("Who they are", 3),
+    "viewing_history": ("What they watch (one per line)", 3),
+    "loves": ("What they love (one per line)", 3),
+    "hates": ("What they can't stand (one per line)", 3),
+    "notices_first": ("What they notice first", 1),
+    "voice": ("How they talk", 2),
+}
+TASTES = {  # Tastes field -> words
+    "shot_seconds": "Shot length they like (seconds)",
+    "motion": "Wants things to move",
+    "brightness": "Likes bright pictures",
+    "contrast": "Likes strong contrast",
+    "captions": "Relies on words and captions",
+    "flash_sensitivity": "Bothered by flashing light",
+    "continuity": "Notices continuity breaks",
+    "patience": "Gives a slow film time",
+}
+MAX_FIELD_CHARS = 2_000
+MAX_LIST_ITEMS = 40
+NEW_PERSONA = "__new__"
+
+
+def tips_html() -> str:
+    """The tooltips' text, carried in the page as JSON (applied by TIPS_JS)."""
+    import json
+
+    from app.config import env_names
+
+    tips = {}
+    for elem_id, name in SETTING_OF.items():
+        if name:
+            tips[elem_id] = (
+                f"For whoever runs the server: the {' or '.join(env_names(name))} setting (chief.toml: {name})"
+            )
+    return f"<span id='setting_tips' data-tips='{esc(json.dumps(tips))}' hidden></span>"
 
 
 def status_md(studio) -> str:
     """What is active, labelled for people (never a raw setting name, never the key)."""
     st = studio.status().model_dump()
+    st["images_label"] = stills_label(studio, st["images_label"])
     rows = [(LABELS[k], st[k]) for k in LABELS if st.get(k)]
     key = "set for this server session (hidden)" if studio.config.api_key else "not set"
-    return "\n".join([f"- **{md(k)}**: {md(v)}" for k, v in rows] + [f"- **API key**: {key}"])
+    return "\n".join([f"- **{md(k)}**: {md(v)}" for k, v in rows] + [f"- **Key for the AI model**: {key}"])
 
 
 def models_text(c) -> str:
     """The model folders the studio started with, each stated (none, honestly, when unset)."""
     rows = [
-        ("Backend", c.backend),
+        ("How pictures are made", c.backend),
         ("Video model", c.model or "none (the animatic needs no weights)"),
         ("Image-to-video model (continuity)", c.i2v_model or "none"),
         ("VACE model (references and keyframes into the video)", c.vace_model or "none"),
@@ -66,11 +145,14 @@ def models_text(c) -> str:
                 else "none (keyframes and references can only be uploaded)"
             ),
         ),
-        ("Embedding model (character consistency)", c.embed_model or "none (consistency is not measured)"),
+        (
+            "Model that checks characters look the same from shot to shot",
+            c.embed_model or "none (whether characters stay the same is not measured)",
+        ),
     ]
     return (
         "\n".join(f"- **{k}**: {md(v)}" for k, v in rows)
-        + "\n\nModel folders are chosen when the studio starts (`chief serve --help`, docs/settings.md)."
+        + "\n\nWhoever runs the server chooses these models when starting it (`chief serve --help`)."
     )
 
 
@@ -81,15 +163,60 @@ def size_label(board) -> str:
     return f"custom · {board.width}×{board.height}"
 
 
+WHOSE = {"builtin": "", "custom": " · made for this film", "built": " · built from comments"}
+
+
 def persona_choices(studio, v) -> list[tuple[str, str]]:
-    return [
-        (p.name + ("" if p.source == "builtin" else f" ({p.source})"), pid) for pid, p in studio.personas_of(v).items()
-    ]
+    """(the persona's name, its id): people are listed by name."""
+    return [(p.name + WHOSE[p.source], pid) for pid, p in studio.personas_of(v).items()]
+
+
+def persona_id(name: str, taken: set[str]) -> str:
+    """An id for a new persona from its name ("Ana, a night-shift nurse" -> "ana_a_night_shift_nurse"), free in
+    this project."""
+    import re
+
+    base = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")[:36] or "viewer"
+    pid, n = base, 2
+    while pid in taken:
+        pid, n = f"{base}_{n}", n + 1
+    return pid
+
+
+def form_of(persona) -> tuple:
+    """The form's values for a persona: its words, its lists one per line, its tastes."""
+    words = ["\n".join(v) if isinstance(v := getattr(persona, k), list) else v for k in PERSONA_FORM]
+    return (*words, *(getattr(persona.tastes, k) for k in TASTES))
+
+
+def persona_from_form(base, values: list) -> dict:
+    """The persona's fields from the form, over `base` (weights, calibration and evidence kept); bounded."""
+    fields = dict(zip(PERSONA_FORM, values[: len(PERSONA_FORM)], strict=True))
+    tastes = dict(zip(TASTES, values[len(PERSONA_FORM) :], strict=True))
+    data = base.model_dump() if base is not None else {}
+    for k, v in fields.items():
+        text = (v or "").strip()
+        if len(text) > MAX_FIELD_CHARS:
+            raise ValueError(f"{PERSONA_FORM[k][0]}: at most {MAX_FIELD_CHARS:,} characters")
+        if k in ("viewing_history", "loves", "hates"):
+            items = [line.strip(" -•\t") for line in text.splitlines() if line.strip(" -•\t")]
+            if len(items) > MAX_LIST_ITEMS:
+                raise ValueError(f"{PERSONA_FORM[k][0]}: at most {MAX_LIST_ITEMS} lines")
+            data[k] = items
+        else:
+            data[k] = " ".join(text.split()) if k == "name" else text
+    if not data.get("name"):
+        raise ValueError("give the persona a name")
+    if not data.get("who"):
+        raise ValueError("say who the persona is")
+    data["tastes"] = {**data.get("tastes", {}), **{k: v for k, v in tastes.items() if v is not None}}
+    return data
 
 
 def build(ctx: Ctx) -> None:
     studio = ctx.studio
     status = gr.Markdown(elem_id="settings_status")
+    gr.HTML(tips_html(), elem_id="settings_tips", js_on_load=TIPS_JS, padding=False)
     message = gr.Markdown(elem_id="settings_message")
     with gr.Accordion("The picture (this project: saving makes a new version)", open=True):
         with gr.Row():
@@ -108,22 +235,27 @@ def build(ctx: Ctx) -> None:
                 elem_id="picture_fps",
             )
             picture_btn = gr.Button("Save picture settings", elem_id="picture_save_btn")
-    with gr.Accordion("Rendering (for everyone on this server, until it restarts)", open=True):
+    with gr.Accordion("How shots are made (for everyone on this server, until it restarts)", open=True):
         with gr.Row():
             steps = gr.Number(
-                label="Denoising steps (empty: the model's default)",
+                label="Quality steps (more: finer and slower; empty: the model's own)",
                 precision=0,
                 minimum=1,
                 maximum=1000,
                 elem_id="render_steps",
             )
             guidance = gr.Number(
-                label="Guidance (empty: the model's default)", minimum=0, maximum=100, elem_id="render_guidance"
+                label="How closely the picture follows the words (empty: the model's own)",
+                minimum=0,
+                maximum=100,
+                elem_id="render_guidance",
             )
-            seeds = gr.Radio([(t, k) for k, t in SEEDS.items()], value="random", label="Seeds", elem_id="seed_policy")
+            seeds = gr.Radio(
+                [(t, k) for k, t in SEEDS.items()], value="random", label="New shots", elem_id="seed_policy"
+            )
             render_btn = gr.Button("Apply", elem_id="render_settings_btn")
         models = gr.Markdown(elem_id="model_folders")
-    with gr.Accordion("LLM agents (for everyone on this server)", open=False):
+    with gr.Accordion("The AI model behind the critics, refiner and planner (for everyone on this server)", open=False):
         gr.Markdown(SCOPE_NOTE, elem_id="llm_scope_note")
         with gr.Row():
             servers = gr.HTML(
@@ -131,50 +263,85 @@ def build(ctx: Ctx) -> None:
             )
             look_btn = gr.Button("Look again", elem_id="discover_btn", scale=0, min_width=110, size="sm")
         with gr.Row():
-            base_url = gr.Textbox(label="Endpoint (OpenAI-compatible base URL)", elem_id="llm_base_url")
-            api_key = gr.Textbox(label="API key (never shown or stored)", type="password", elem_id="llm_api_key")
-            mode = gr.Dropdown(AGENT_MODES, value="auto", label="Agents", elem_id="agent_mode")
+            base_url = gr.Textbox(
+                label="Where it runs (an address like http://127.0.0.1:11434/v1)", elem_id="llm_base_url"
+            )
+            api_key = gr.Textbox(
+                label="Its key, if it asks for one (never shown or stored)", type="password", elem_id="llm_api_key"
+            )
+            mode = gr.Dropdown(
+                AGENT_MODES, value="auto", label="Who critiques, revises and plans", elem_id="agent_mode"
+            )
         with gr.Row():
-            critic = gr.Textbox(label="Critic model", elem_id="critic_model")
-            refiner = gr.Textbox(label="Refiner model", elem_id="refiner_model")
-            planner = gr.Textbox(label="Planner model", elem_id="planner_model")
+            critic = gr.Textbox(label="Model for the critics", elem_id="critic_model")
+            refiner = gr.Textbox(label="Model for the refiner", elem_id="refiner_model")
+            planner = gr.Textbox(label="Model for the planner", elem_id="planner_model")
         with gr.Row():
-            timeout = gr.Number(label="Seconds per request", minimum=1, maximum=3600, elem_id="llm_timeout")
-            retries = gr.Number(label="Retries", precision=0, minimum=0, maximum=10, elem_id="llm_retries")
+            timeout = gr.Number(label="Seconds to wait for an answer", minimum=1, maximum=3600, elem_id="llm_timeout")
+            retries = gr.Number(
+                label="Tries again after a failure", precision=0, minimum=0, maximum=10, elem_id="llm_retries"
+            )
             concurrency = gr.Number(
                 label="Requests at once", precision=0, minimum=1, maximum=64, elem_id="llm_concurrency"
             )
             frames = gr.Number(
-                label="Frames a critic sees per shot", precision=0, minimum=1, maximum=24, elem_id="frames_per_shot"
+                label="Pictures a critic sees per shot", precision=0, minimum=1, maximum=24, elem_id="frames_per_shot"
             )
-            detail = gr.Dropdown(["low", "high", "auto"], label="Image detail", elem_id="image_detail")
+            detail = gr.Dropdown(
+                [("low (cheaper)", "low"), ("high", "high"), ("the model decides", "auto")],
+                label="Picture detail sent",
+                elem_id="image_detail",
+            )
         with gr.Row():  # what the endpoint allows: requests are sized to these (a long film is watched in parts)
             images = gr.Number(
-                label="Images per request", precision=0, minimum=1, maximum=256, elem_id="llm_max_images"
+                label="Pictures per request", precision=0, minimum=1, maximum=256, elem_id="llm_max_images"
             )
             output = gr.Number(
-                label="Output tokens per answer",
+                label="Longest answer (tokens)",
                 precision=0,
                 minimum=64,
                 maximum=200_000,
                 elem_id="llm_max_output_tokens",
             )
             context = gr.Number(
-                label="Context tokens", precision=0, minimum=256, maximum=10_000_000, elem_id="llm_context_tokens"
+                label="How much it reads at once (tokens)",
+                precision=0,
+                minimum=256,
+                maximum=10_000_000,
+                elem_id="llm_context_tokens",
             )
             video = gr.Checkbox(
-                label="Critics watch clips (video input, e.g. vLLM with Qwen2.5-VL)", elem_id="llm_critic_video"
+                label="Critics watch the clips as video (a model that takes video, e.g. Qwen2.5-VL)",
+                elem_id="llm_critic_video",
             )
         apply_btn = gr.Button("Apply", elem_id="apply_llm_btn")
     gr.Markdown("### Critics' panel")
     panel = gr.CheckboxGroup(
-        choices=list(studio.builtin_personas()), label="Personas watching this version", elem_id="panel_pick"
+        choices=[(p.name, k) for k, p in studio.builtin_personas().items()],
+        label="Who watches this version",
+        elem_id="panel_pick",
     )
     panel_btn = gr.Button("Save panel (new version)", elem_id="panel_save_btn")
-    gr.Markdown("### Custom persona")
-    persona_pick = gr.Dropdown(choices=[], label="Start from", elem_id="persona_pick", allow_custom_value=True)
-    persona_yaml = gr.Code(language="yaml", label="Persona (YAML)", interactive=True, elem_id="persona_yaml")
-    persona_btn = gr.Button("Save persona to this project (new version)", elem_id="persona_save_btn")
+    gr.Markdown("### A viewer of your own")
+    persona_pick = gr.Dropdown(
+        choices=[], label="Start from a viewer (or a new one)", elem_id="persona_pick", allow_custom_value=True
+    )
+    editing = gr.State(NEW_PERSONA)  # the persona the form edits: saving keeps its id (it replaces it here)
+    form = []
+    with gr.Group(elem_id="persona_form"):
+        for key, (label, lines) in PERSONA_FORM.items():
+            form.append(gr.Textbox(label=label, lines=lines, max_lines=8, elem_id=f"persona_{key}"))
+        with gr.Accordion("Their tastes (0: not at all, 1: very much)", open=False):
+            with gr.Row():
+                for key, label in TASTES.items():
+                    if key == "shot_seconds":
+                        form.append(gr.Slider(1, 20, value=5, step=0.5, label=label, elem_id=f"taste_{key}"))
+                    else:
+                        form.append(gr.Slider(0, 1, value=0.5, step=0.1, label=label, elem_id=f"taste_{key}"))
+    persona_form_btn = gr.Button("Save this viewer to the film (new version)", elem_id="persona_form_save_btn")
+    with gr.Accordion("Advanced: the viewer as YAML", open=False, elem_id="persona_advanced"):
+        persona_yaml = gr.Code(language="yaml", label="Persona (YAML)", interactive=True, elem_id="persona_yaml")
+        persona_btn = gr.Button("Save persona to this project (new version)", elem_id="persona_save_btn")
     builder = _builder(ctx, persona_yaml)
 
     def servers_md() -> str:
@@ -229,7 +396,7 @@ def build(ctx: Ctx) -> None:
             status_md(studio),
             *fields,
             gr.CheckboxGroup(choices=choices, value=version.panel),
-            gr.Dropdown(choices=choices, value=None),
+            gr.Dropdown(choices=[("A new viewer", NEW_PERSONA), *choices], value=None),
             size_label(b),
             b.fps,
         )
@@ -295,15 +462,44 @@ def build(ctx: Ctx) -> None:
 
     @guard
     def pick_persona(pid, v, persona_id):
+        """The chosen viewer in the form (and as YAML under Advanced); "a new viewer": an empty form."""
         from agents.personas import persona_to_yaml
+        from storage.schema import Persona
 
-        if not (pid and persona_id):
-            return ""
+        if not (pid and persona_id) or persona_id == NEW_PERSONA:
+            blank = Persona(id="viewer", name="", who="")
+            return "", NEW_PERSONA, *form_of(blank)
         version = studio.version(pid, ver(v))
         known = studio.personas_of(version)
         if persona_id not in known:
-            raise ValueError(f"v{version.number} has no persona {persona_id!r}: choose one from the list")
-        return persona_to_yaml(known[persona_id])
+            raise ValueError(f"v{version.number} has no such viewer: choose one from the list")
+        return persona_to_yaml(known[persona_id]), persona_id, *form_of(known[persona_id])
+
+    @guard
+    def save_persona_form(pid, v, editing_id, *values):
+        """The form's viewer saved to the project (a new version): a new one gets an id from its name; one picked
+        from the list keeps its id, so it replaces that viewer in this film."""
+        from agents.personas import persona_to_yaml
+        from storage.schema import MAX_PERSONA_BYTES, Persona
+
+        pid = need_project(pid)
+        version = studio.version(pid, ver(v))
+        known = studio.personas_of(version)
+        base = known.get(editing_id) if editing_id != NEW_PERSONA else None
+        data = persona_from_form(base, list(values))
+        if base is None:
+            data.update(id=persona_id(data["name"], set(known)), source="custom")
+        persona = Persona.model_validate(data)
+        if len(persona_to_yaml(persona).encode()) > MAX_PERSONA_BYTES:
+            raise ValueError(f"this viewer is over {MAX_PERSONA_BYTES:,} bytes: say it in fewer words")
+        nv = studio.save_persona(pid, persona, version.number)
+        choices = [("A new viewer", NEW_PERSONA), *persona_choices(studio, nv)]
+        return (
+            nv.number,
+            f"v{nv.number}: {md(persona.name)} saved and on the panel.",
+            gr.Dropdown(choices=choices, value=persona.id),
+            persona.id,
+        )
 
     @guard
     def save_persona(pid, v, text):
@@ -354,7 +550,15 @@ def build(ctx: Ctx) -> None:
     render_btn.click(apply_render, [steps, guidance, seeds], message, api_visibility="private")
     picture_btn.click(save_picture, [ctx.pid, ctx.version, size, fps], [ctx.version, message], api_name="set_picture")
     panel_btn.click(save_panel, [ctx.pid, ctx.version, panel], [ctx.version, message], api_name="set_panel")
-    persona_pick.change(pick_persona, [ctx.pid, ctx.version, persona_pick], persona_yaml, api_visibility="private")
+    persona_pick.change(
+        pick_persona, [ctx.pid, ctx.version, persona_pick], [persona_yaml, editing, *form], api_visibility="private"
+    )
+    persona_form_btn.click(
+        save_persona_form,
+        [ctx.pid, ctx.version, editing, *form],
+        [ctx.version, message, persona_pick, editing],
+        api_name="save_persona_form",
+    )
     persona_btn.click(
         save_persona, [ctx.pid, ctx.version, persona_yaml], [ctx.version, message], api_name="save_persona"
     )

@@ -188,7 +188,7 @@ def test_a_new_endpoint_set_in_the_page_never_receives_the_old_key(make_studio, 
         base = serve(studio)
         page.goto(base + "/")
         page.get_by_role("tab", name="Settings").click()
-        page.get_by_text("LLM agents").first.click()
+        page.get_by_text("The AI model behind the critics").first.click()
         field = page.locator("#llm_base_url textarea, #llm_base_url input").first
         expect(field).to_have_value("http://127.0.0.1:9/v1", timeout=60_000)  # the tab's settings have loaded:
         field.fill(b.base_url)  # filled before that, a loaded machine's late load wrote the old endpoint back
@@ -310,7 +310,7 @@ def test_the_settings_page_says_the_agents_are_the_servers(make_studio, serve, p
 
     page.goto(serve(make_studio()) + "/")
     page.get_by_role("tab", name="Settings").click()
-    page.get_by_text("LLM agents").first.click()
+    page.get_by_text("The AI model behind the critics").first.click()
     expect(page.locator("body")).to_contain_text(SCOPE_NOTE, timeout=60_000)  # the tab renders after the click
 
 
@@ -418,6 +418,7 @@ def test_refusals_show_their_line_in_the_page_not_error(make_studio, serve, page
         (dup, f'dup.yaml: cannot read storyboard: key "{key}" appears twice in one mapping'),
     ):
         page.goto(base + "/")
+        page.locator("#projects_more").click()  # storyboard files and archives are under "More"
         page.get_by_role("tab", name="From a storyboard file").click()
         page.locator("#storyboard_file input[type=file]").set_input_files(str(path))
         page.locator("#create_file_btn").click()

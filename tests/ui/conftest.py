@@ -70,8 +70,8 @@ def client(app_url):
 class Server(ServerProcess):
     """`chief --home HOME serve --port PORT` as a real subprocess."""
 
-    def __init__(self, home: Path, log: Path, extra_env: dict | None = None) -> None:
-        self.home, self.port = home, free_port()
+    def __init__(self, home: Path, log: Path, extra_env: dict | None = None, port: int | None = None) -> None:
+        self.home, self.port = home, port or free_port()  # a port given again: the same origin for the browser
         env = {**os.environ, "CHIEF_NARRATION": "false", "CHIEF_AGENTS": "offline", **(extra_env or {})}
         env.pop("CHIEF_AUTH", None)
         self.url = f"http://127.0.0.1:{self.port}/"

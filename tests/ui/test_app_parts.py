@@ -147,7 +147,7 @@ def test_settings_show_words_not_setting_names(studio):
     text = status_md(studio).replace("\\", "")  # read as shown (Markdown escapes gone)
     assert "Making the pictures" in text and "backend_label" not in text and "llm_endpoint" not in text
     assert "**Making the stills (keyframes, references)**: animatic keyframes" in text and "images_label" not in text
-    assert "**Consistency (image embeddings)**: (not set: consistency is not measured)" in text
+    assert "**Checking that characters look the same**: (not set: consistency is not measured)" in text
 
 
 def test_settings_and_the_status_bar_name_every_model_or_say_none(tmp_path):
@@ -161,7 +161,8 @@ def test_settings_and_the_status_bar_name_every_model_or_say_none(tmp_path):
     for line in (
         "**VACE model (references and keyframes into the video)**: none",
         "**Image model (keyframes, references)**: none (the animatic draws keyframes)",
-        "**Embedding model (character consistency)**: none (consistency is not measured)",
+        "**Model that checks characters look the same from shot to shot**: none (whether characters stay the same is "
+        "not measured)",
     ):
         assert line in text
     wan = load_config(
@@ -176,13 +177,12 @@ def test_settings_and_the_status_bar_name_every_model_or_say_none(tmp_path):
     text = models_text(wan).replace("\\", "")
     assert f"VACE model (references and keyframes into the video)**: {tmp_path / 'vace'}" in text
     assert "**Image model (keyframes, references)**: none (keyframes and references can only be uploaded)" in text
-    assert f"**Embedding model (character consistency)**: {tmp_path / 'clip'}" in text
+    assert f"**Model that checks characters look the same from shot to shot**: {tmp_path / 'clip'}" in text
     st = Studio(wan)
     try:  # no image model with the diffusers backend: the status bar and Settings say so
-        assert "**stills** none (set CHIEF_IMAGE_MODEL)" in status_line(st, None, None).replace("\\", "")
-        assert "**Making the stills (keyframes, references)**: none (set CHIEF_IMAGE_MODEL)" in status_md(st).replace(
-            "\\", ""
-        )
+        said = "none (no image model on this server: upload keyframes and references)"  # words, not a variable
+        assert f"**stills** {said}" in status_line(st, None, None).replace("\\", "")
+        assert f"**Making the stills (keyframes, references)**: {said}" in status_md(st).replace("\\", "")
     finally:
         st.db.close()
 

@@ -49,12 +49,15 @@ def open_project(page, server, pid: str, tab: str | None = None) -> None:
     from playwright.sync_api import expect
 
     page.goto(server.url)
-    page.locator("#project_pick input").click()
-    page.locator("ul[role=listbox] li", has_text=pid).click()
+    expect(page.locator("#steps_path")).to_be_attached(timeout=LONG)  # the page restored its screen, if any
+    page.get_by_role("tab", name="Projects", exact=True).click()
+    pick = page.locator("#project_pick input")  # the finder lists titles; a typed id opens that project
+    pick.click()
+    pick.fill(pid)
+    page.keyboard.press("Enter")
     page.locator("#open_project_btn").click()
     expect(page.locator("#projects_message")).to_contain_text("Opened", timeout=LONG)
-    if tab:
-        page.get_by_role("tab", name=tab, exact=True).click()
+    page.get_by_role("tab", name=tab or "Projects", exact=True).click()
 
 
 def test_storyboard_reorder_by_drag(server, st, page, tmp_path, errors):

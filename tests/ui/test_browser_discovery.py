@@ -28,7 +28,7 @@ def settings_page(make_studio, page):
     try:
         page.goto(demo.local_url)
         page.get_by_role("tab", name="Settings", exact=True).click()
-        page.get_by_text("LLM agents").click()
+        page.get_by_text("The AI model behind the critics").click()
         expect(page.locator("#settings_status")).to_contain_text("Making the pictures")
         yield page, studio, port
     finally:
@@ -76,7 +76,7 @@ def test_a_discovered_server_never_gets_the_old_endpoints_key(settings_page, err
 
     page, studio, port = settings_page
     use_a_discovered_model(page, port)
-    expect(page.locator("#settings_status")).to_contain_text("API key: not set")
+    expect(page.locator("#settings_status")).to_contain_text("Key for the AI model: not set")
     assert studio.config.api_key == ""
 
 
