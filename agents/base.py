@@ -25,14 +25,16 @@ class AnswerTooLong(AgentError):
 class RequestTooLarge(AgentError):
     """The request does not fit the endpoint: too many images, or too long for its context.
 
-    `limit` is "images" or "context"; `setting` names the LLMConfig setting that bounds it. The client never
-    retries these: the caller sends a smaller request (once), or shows the line.
+    `limit` is "images" or "context"; `setting` names the LLMConfig setting that bounds it; `tokens`, the context
+    the server stated in its refusal (None when it said none). The client never retries these: the caller sends a
+    smaller request (once), or shows the line.
     """
 
-    def __init__(self, message: str, *, limit: str, setting: str):
+    def __init__(self, message: str, *, limit: str, setting: str, tokens: int | None = None):
         super().__init__(message)
         self.limit = limit
         self.setting = setting
+        self.tokens = tokens
 
 
 @dataclass(frozen=True)

@@ -288,8 +288,10 @@ class _Watch:
                 if e.limit == "images":
                     limits.images = max(1, self.pictures(part, mode) // 2)
                     c.learned(limits.images)
-                else:  # plan the part that was refused at half its size
+                else:  # plan the part that was refused at half its size, or to the context the server stated
                     limits.tokens = base + CARRY_RESERVE + (c.client.estimate_tokens(messages) - base) // 2
+                    if e.tokens:
+                        limits.tokens = min(limits.tokens, e.tokens - limits.answer)
                 parts = parts[:i] + plan_parts(film, mode, limits, base, REFERENCES_PER_CHARACTER, start=part.shots[0])
                 self.emit(chunk=i + 1, chunks=len(parts), status="smaller", note=f"refused as too large: {e.limit}")
                 continue

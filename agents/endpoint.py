@@ -159,11 +159,17 @@ _CONTEXT = (
     "context size has been exceeded",
     "tokens exceed context",
 )
+# The context a refusal states: OpenAI and vLLM ("maximum context length is 8192 tokens"), llama.cpp's server
+# (`"n_ctx": 4096` in the error body), vLLM's "maximum model length of 4096"
+_STATED_CONTEXT = re.compile(
+    r"maximum context length is (\d+)|\"n_ctx\":\s*(\d+)|maximum model length (?:of |is )?(\d+)|context window of (\d+)"
+)
 _FORMAT = ("response_format", "json_schema", "json_object", "structured output", "response format")
 
 
 def classify(err: BaseException, *, has_images: bool, has_audio: bool = False) -> tuple[Kind, int | None]:
-    """What an error means for the request that caused it, and (for too many images) the server's limit.
+    """What an error means for the request that caused it, and the server's limit where it states one (too many
+    images: how many it takes; context: its context in tokens).
 
     A request with sound is refused for its sound when the server says so in words it is known to use, or answers
     HTTP 400 naming audio (after the image and context refusals, which may name it in passing), or (with no image
@@ -184,7 +190,8 @@ def classify(err: BaseException, *, has_images: bool, has_audio: bool = False) -
     elif LIST_CONTENT in text:  # content parts without any image: the server takes only a string
         return ("audio_unsupported", 0) if has_audio else ("list_content", None)
     if any(p in text for p in _CONTEXT):
-        return "context", None
+        m = _STATED_CONTEXT.search(text)
+        return "context", next((int(g) for g in m.groups() if g is not None), None) if m else None
     if has_audio and status == 400 and ("audio" in text):
         return "audio_unsupported", 0
     if status is not None and any(p in text for p in _FORMAT):

@@ -306,6 +306,7 @@ class Exchange:
                 ),
                 limit="context",
                 setting="context_tokens",
+                tokens=ctx,
             )
         if room < call.max_tokens:
             log.warning(
@@ -489,6 +490,11 @@ class Exchange:
                 setting="max_images_per_request",
             )
         if kind == "context":
+            if limit:  # the server stated its context: later requests to this model are planned to it
+                with self._lock:
+                    known = self._contexts.get(call.model)
+                    if known is None or limit < known[0]:
+                        self._contexts[call.model] = (limit, "stated by the server when it refused a request")
             raise RequestTooLarge(
                 self.line(
                     call,
@@ -497,6 +503,7 @@ class Exchange:
                 ),
                 limit="context",
                 setting="context_tokens",
+                tokens=limit,
             )
         if kind == "fatal":
             raise AgentError(self.line(call, f"{http}{reason}", self._status_hint(call, status)))

@@ -219,6 +219,22 @@ def test_too_long_a_context_gets_one_smaller_retry(tmp_path, config):
     assert res.coverage.seen == 8
 
 
+def test_the_context_a_refusal_states_plans_every_later_request(tmp_path, config):
+    """The server's refusal names its context (3400 tokens, where the setting says 32k): the retry and the next
+    critic's requests are planned to it, so no later request is refused."""
+    board = long_board(scenes=1, per_scene=8)
+    with FakeOpenAI(longform.responder, context_tokens=3400) as server:
+        client = client_on(server, config, critic_max_tokens=2000)
+        critic = LLMCritic(client)
+        critic.critique(builtin_personas()["film_critic"], view(tmp_path, board))
+        assert client.context_tokens(critic.model) == (3400, "stated by the server when it refused a request")
+        first = len(server.requests)
+        res = critic.critique(builtin_personas()["teen_scroller"], view(tmp_path, board))
+    later = server.requests[1:]
+    assert all(FakeOpenAI.prompt_tokens(b) + b["max_tokens"] <= 3400 for b in later)
+    assert sum(len(longform.watched(b)) for b in server.requests[first:]) == 8 and res.coverage.seen == 8
+
+
 def test_video_input_sends_each_part_as_one_clip(tmp_path, config):
     board = long_board(scenes=3, per_scene=4)
     clip = tmp_path / "part.mp4"

@@ -157,7 +157,7 @@ def test_context_overflow_at_the_server_is_request_too_large_not_retried(server,
     long = [{"role": "user", "content": "word " * 1000}]  # ~1250 tokens
     with pytest.raises(RequestTooLarge) as e:
         ask(LLMClient(config), long)
-    assert (e.value.limit, e.value.setting) == ("context", "context_tokens")
+    assert (e.value.limit, e.value.setting, e.value.tokens) == ("context", "context_tokens", 1000)  # as stated
     assert "maximum context length is 1000 tokens" in str(e.value) and len(server.requests) == 1
 
 
