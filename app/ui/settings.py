@@ -66,6 +66,7 @@ SETTING_OF = {
     "llm_max_output_tokens": "llm_max_output_tokens",
     "llm_context_tokens": "llm_context_tokens",
     "llm_critic_video": "llm_critic_video",
+    "llm_critic_audio": "llm_critic_audio",
 }
 TIPS_JS = """
 const tips = JSON.parse(element.querySelector('[data-tips]')?.dataset.tips || '{}');
@@ -314,6 +315,11 @@ def build(ctx: Ctx) -> None:
                 label="Critics watch the clips as video (a model that takes video, e.g. Qwen2.5-VL)",
                 elem_id="llm_critic_video",
             )
+            audio = gr.Checkbox(
+                label="Critics hear the film's sound itself (a model that takes audio, e.g. GPT-4o audio, Qwen2.5-Omni);"
+                " without it they read what is said, played and measured",
+                elem_id="llm_critic_audio",
+            )
         apply_btn = gr.Button("Apply", elem_id="apply_llm_btn")
     gr.Markdown("### Critics' panel")
     panel = gr.CheckboxGroup(
@@ -374,6 +380,7 @@ def build(ctx: Ctx) -> None:
             c.llm_max_output_tokens,
             c.llm_context_tokens,
             c.llm_critic_video,
+            c.llm_critic_audio,
             c.steps,
             c.guidance,
             c.seed_policy,
@@ -402,7 +409,7 @@ def build(ctx: Ctx) -> None:
         )
 
     @guard
-    def apply(url, key, c, r, p, m, t, rt, cc, fr, dt, im, out, ctxt, vid, request: gr.Request):
+    def apply(url, key, c, r, p, m, t, rt, cc, fr, dt, im, out, ctxt, vid, aud, request: gr.Request):
         other = {
             "llm_timeout": t,
             "llm_max_retries": rt,
@@ -413,6 +420,7 @@ def build(ctx: Ctx) -> None:
             "llm_max_output_tokens": out,
             "llm_context_tokens": ctxt,
             "llm_critic_video": bool(vid),
+            "llm_critic_audio": bool(aud),
         }
         settings = AgentSettings(
             base_url=url or "",
@@ -531,6 +539,7 @@ def build(ctx: Ctx) -> None:
         output,
         context,
         video,
+        audio,
     ]
     ctx.tabs["settings"].select(
         load,

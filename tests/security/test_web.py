@@ -192,10 +192,12 @@ def test_a_new_endpoint_set_in_the_page_never_receives_the_old_key(make_studio, 
         field = page.locator("#llm_base_url textarea, #llm_base_url input").first
         expect(field).to_have_value("http://127.0.0.1:9/v1", timeout=60_000)  # the tab's settings have loaded:
         field.fill(b.base_url)  # filled before that, a loaded machine's late load wrote the old endpoint back
+        page.locator("#llm_critic_audio input").check()  # applied with the endpoint, like every other field
         page.locator("#apply_llm_btn").click()
         page.wait_for_function("document.querySelector('#settings_message')?.innerText.includes('Applied')")
         assert "API key was dropped" in page.locator("#settings_message").inner_text()
         assert studio.config.llm_base_url == b.base_url and studio.config.api_key == ""
+        assert studio.config.llm_critic_audio and not studio.config.llm_critic_video
         with pytest.raises(Exception):  # noqa: B017 - any failure will do
             studio.refine(pid)  # B answers 500: what matters is what B was sent
         assert b.headers, "the agents never called the new endpoint"
