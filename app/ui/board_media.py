@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from app.takes import MAX_TAKES_PER_ACTION
-from app.ui.common import md, media_url
+from app.ui.common import md, media_url, named
 
 MAX_CANDIDATES = 6  # keyframe candidates shown under a card's picture (the approved one always among them)
 ID = r"^[A-Za-z0-9_\-]{1,64}$"
@@ -153,11 +153,6 @@ def draw_confirmations(board, media: dict[str, dict], all_scenes: str) -> dict[s
     out = {sc.scene_id: text(sc.shots) for sc in board.scenes}
     out[all_scenes] = text(board.shots())
     return {k: v for k, v in out.items() if v}
-
-
-def named(v) -> str:
-    """A version as the page names it: "v6", or "v6 (draft)" while small actions still fold into it."""
-    return f"v{v.number}" + (" (draft)" if v.draft else "")
 
 
 def outcome(result) -> tuple[int | None, str, str | None]:

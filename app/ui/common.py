@@ -195,6 +195,11 @@ def stills_label(studio, label: str) -> str:
     return label
 
 
+def named(v) -> str:
+    """A version as the page names it: "v6", or "v6 (draft)" while small actions still fold into it."""
+    return f"v{v.number}" + (" (draft)" if v.draft else "")
+
+
 def status_line(studio, pid: str | None, v: int | None) -> str:
     """Active backend / model / still-image backend / agents, and the current version's agent cost and render
     time."""
@@ -209,7 +214,7 @@ def status_line(studio, pid: str | None, v: int | None) -> str:
         version = studio.version(pid, v)
         u = studio.usage(pid, version.number).total
         info = studio.render_info(pid, version.number)
-        parts.append(f"**project** {md(version.storyboard.title)} · v{version.number}")
+        parts.append(f"**project** {md(version.storyboard.title)} · {named(version)}")
         parts.append(
             f"**agent cost** {u.calls} call(s), {u.prompt_tokens + u.completion_tokens} tokens, {u.seconds:.1f}s"
         )

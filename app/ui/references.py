@@ -18,8 +18,20 @@ from typing import Literal
 import gradio as gr
 from pydantic import BaseModel, Field, ValidationError
 
-from app.ui.board_media import named, uploaded_file
-from app.ui.common import Ctx, branch_note, esc, follow, guard, media_url, need_project, notice, progress_html, ver
+from app.ui.board_media import uploaded_file
+from app.ui.common import (
+    Ctx,
+    branch_note,
+    esc,
+    follow,
+    guard,
+    media_url,
+    named,
+    need_project,
+    notice,
+    progress_html,
+    ver,
+)
 
 HERE = Path(__file__).parent
 

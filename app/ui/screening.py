@@ -279,10 +279,18 @@ def build(ctx: Ctx) -> None:
         starts = shot_starts(board, info)  # the film's times, as the strip's: a title card shifts every shot
         html = cards_html(studio.critiques(pid, version.number), starts)
         job = jobs.active(pid, "critique")
+        # not rendered yet: the last rendered ancestor's film stays on screen, labelled, until this version's exists
+        last = studio.last_film(pid, version.number) if info is None else None
+        shown, shown_board = (
+            (last.render, studio.version(pid, last.render.version).storyboard) if last else (info, board)
+        )
         yield (
             progress_html(job),
-            str(studio.film_path(info)) if info else None,
-            strip_html(studio, board, info, "#screening_film video", controls=True, project=pid),
+            gr.Video(
+                value=str(studio.film_path(shown)) if shown else None,
+                label=f"Film — {last.describe()}: render to watch v{version.number}" if last else "Film",
+            ),
+            strip_html(studio, shown_board, shown, "#screening_film video", controls=True, project=pid),
             html,
             gr.skip(),
             earlier_html(studio.earlier_notes(pid, version.number)),

@@ -1,5 +1,5 @@
 """Versions a creator can follow, in a real Chromium against `chief serve` (issue 25, item 3): the Render tab keeps
-the last film on screen, labelled, while the working draft is not rendered; a keyframe drawing says how many clips
+the last film on screen (and the Screening room, and the status bar names the draft), labelled, while the working draft is not rendered; a keyframe drawing says how many clips
 it re-renders and asks first (no: nothing changes); the History graph labels the draft."""
 
 from __future__ import annotations
@@ -40,6 +40,12 @@ def test_the_render_tab_keeps_the_last_film_while_the_draft_is_not_rendered(serv
     expect(page.locator("#film video")).to_be_attached(timeout=LONG)
     src = page.locator("#film video").get_attribute("src", timeout=LONG) or ""
     assert first.film_sha256 in src  # v1's film itself
+    expect(page.locator("#status_bar")).to_contain_text("Last film · v2 (draft)")
+    page.get_by_role("tab", name="Screening room").click()  # the screening room shows it too, labelled
+    expect(page.locator("#screening_film")).to_contain_text("film of v1 — v2 is not rendered yet", timeout=LONG)
+    src = page.locator("#screening_film video").get_attribute("src", timeout=LONG) or ""
+    assert first.film_sha256 in src
+    page.get_by_role("tab", name="Render").click()
     page.locator("#render_btn").click()
     expect(summary).to_contain_text("v2", timeout=LONG)
     expect(summary).not_to_contain_text("film of v1", timeout=LONG)
