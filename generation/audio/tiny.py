@@ -57,7 +57,7 @@ def build_stable_audio(folder: Path) -> Path:
     )
     pipe = StableAudioPipeline(
         transformer=transformer,
-        scheduler=scheduler,
+        scheduler=scheduler,  # pyright: ignore[reportArgumentType] -- the released model ships this scheduler; diffusers annotates the EDM one
         vae=vae,
         text_encoder=text_encoder,
         tokenizer=tokenizer,
