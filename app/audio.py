@@ -306,9 +306,7 @@ class Audio:
                     )
                     labels.append(ambience.LABEL)
                 else:
-                    path, new = self._generated(
-                        "effects", effects_model, shot.sounds, seconds, shot.seed, cancel, db
-                    )
+                    path, new = self._generated("effects", effects_model, shot.sounds, seconds, shot.seed, cancel, db)
                     labels.append(f"{self._label(effects_model)} effects")
                 made, kept = made + new, kept + (not new)
                 effects.append(Placed(start, path, seconds))
