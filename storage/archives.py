@@ -9,8 +9,9 @@ Layout of an archive:
   project re-renders nothing; they serve that project only, since nothing proves a clip's pixels match its
   key), the media it lists, and those it lists as `absent` (a store that never had them: the project came
   from an archive without media). Format 4 made a shot's dialogue a list of lines (and added sounds and a
-  scene's music), format 5 a creator's uploaded music tracks (a scene's or the film's `music_track`, FLAC media;
-  format 4 reads as it is); format 3 added the stills (reference images, keyframes) and takes; formats 2 and 3 are
+  scene's music), format 5 a creator's uploaded music tracks (a scene's or the film's `music_track`, FLAC media),
+  with scenes' music and effects levels, shots' descriptions, the captions and described-track film options,
+  critiques' `sound` score and a version's draft flag (each with a default, so format 4 reads as it is); format 3 added the stills (reference images, keyframes) and takes; formats 2 and 3 are
   upgraded to lines (`_upgrade_lines`), format 1 (before the records) is upgraded to format 3 first.
 - `media/<sha[:2]>/<sha>.<ext>`: clips, last frames, films, subtitles, narration, contact sheets, OTIO cuts,
   reference images and keyframes, uploaded music tracks, each stored once, named by content exactly as in the media store.
