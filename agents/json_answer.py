@@ -44,11 +44,30 @@ _DROP_KEYS = {
 }
 
 
+SMALL_RANGE = 10  # a bounded number spanning at most this is sent as an enum
+
+
+def _small_range(node: dict) -> list | None:
+    """A number or integer node bounded on both sides by at most SMALL_RANGE: its values, whole (integers) or by
+    halves (numbers); None otherwise."""
+    lo, hi, kind = node.get("minimum"), node.get("maximum"), node.get("type")
+    if kind not in ("integer", "number") or not isinstance(lo, int | float) or not isinstance(hi, int | float):
+        return None
+    if not 0 <= hi - lo <= SMALL_RANGE or lo != int(lo):
+        return None
+    if kind == "integer":
+        return list(range(int(lo), int(hi) + 1))
+    return [int(lo + k / 2) if k % 2 == 0 else lo + k / 2 for k in range(int((hi - lo) * 2) + 1)]
+
+
 def strict_json_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The model's JSON schema in OpenAI strict form: every object closed and every property required.
 
     Validation keywords (lengths, ranges, patterns) are dropped — pydantic checks them afterwards and the
-    repair request quotes what failed. Open dicts cannot be strict: send a DTO with named fields instead.
+    repair request quotes what failed — except a small numeric range (a score 0..10, an urgency 1..5): it becomes an
+    `enum` of its whole numbers (half points for a float), which a server's constrained decoding enforces where it
+    ignores ranges (llama.cpp's grammar: a weak model answered scores of -1 twice and its critique failed). Open
+    dicts cannot be strict: send a DTO with named fields instead.
     """
     schema = copy.deepcopy(model.model_json_schema())
 
@@ -56,6 +75,8 @@ def strict_json_schema(model: type[BaseModel]) -> dict[str, Any]:
         if isinstance(node, dict) and names:  # a map of property / definition names: keep every key
             return {k: fix(v, f"{path}.{k}") for k, v in node.items()}
         if isinstance(node, dict):
+            if (steps := _small_range(node)) is not None:
+                node = {**node, "enum": steps}
             node = {k: v for k, v in node.items() if k not in _DROP_KEYS}
             if node.get("type") == "object" or "properties" in node:
                 extra = node.get("additionalProperties")

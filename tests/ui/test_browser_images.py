@@ -207,7 +207,7 @@ def test_upload_a_reference_on_the_story_screen(server, st, page, tmp_path, erro
     expect(page.locator("#status_bar")).to_contain_text("References · v2")
     (sha,) = st.version(pid).storyboard.characters[0].references
     expect(keeper.locator(".pics img")).to_have_attribute("src", re.compile(sha))
-    expect(page.locator("#consistency_not_measured")).to_contain_text("not measured")
+    expect(page.locator("#consistency_not_measured")).to_contain_text("Not measured yet")
     snap("story_references")
 
 
