@@ -451,6 +451,7 @@ async function playLine(ln, audio, heard) {
   tell(got.made ? 'voiced now' : 'from the sound cache');
   audio.hidden = false;
   audio.src = got.url;
+  audio.dataset.plays = String((parseInt(audio.dataset.plays || '0', 10) || 0) + 1);  // the same line again: same URL
   audio.play().catch(() => {});
 }
 
