@@ -2,7 +2,8 @@
 // re-roll, upload, pick an earlier one, clear) and takes (render, watch side by side, the panel's votes, use one).
 // `props.value` is the board as JSON (see app/ui/storyboard.py `board_json`); every edit writes it back, and
 // the Save button sends it. Card buttons send a 'card' event (app/ui/board_media.py `CardAction`); uploads go
-// through `pictureInput` (kit.js, prepended with `el`).
+// through `pictureInput` (kit.js, prepended with `el`). A line's ▶ asks `server.play_line` (app/ui/storyboard.py
+// `playing`) for the line as the card has it, voiced as the render voices it.
 // Text is set with .value/.textContent only: nothing from the board becomes HTML.
 // Nothing lost: unsaved edits are kept in this browser (localStorage, per project and version: `board.key`) and come
 // back after a tab switch or a reload; the head names them ("3 unsaved changes"); ↶ Undo steps back through edits
