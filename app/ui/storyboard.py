@@ -54,6 +54,7 @@ SHOT_FIELDS = (
 )
 TRACK_TYPES = [".wav", ".flac", ".mp3", ".ogg", ".oga", ".opus", ".m4a", ".aac"]  # as a scene header's track button
 FILM_TRACK = "♫ uploaded track under the whole film"
+NO_FILM_TRACK = "No track of yours under the whole film: each scene's cue or track plays."
 BOARD_KINDS = ("keyframes", "takes", "render", "critique")  # the jobs this screen starts (and follows on reload)
 
 
@@ -340,15 +341,14 @@ def build(ctx: Ctx) -> None:
                     "Sound: voices, the temp score and temp effects are mixed again; clips are reused.",
                     elem_classes="hint",
                 )
-                with gr.Row(equal_height=True):  # the twin of `chief music P --film FILE`
-                    film_track_label = gr.Markdown(elem_id="film_track_label")
+                film_track_label = gr.Markdown(elem_id="film_track_label")  # the twin of `chief music P --film FILE`
+                with gr.Row(equal_height=True):
                     film_track_btn = gr.UploadButton(
                         "♫ Track for the whole film",
                         file_types=["audio", *TRACK_TYPES],
                         elem_id="film_track_btn",
                         size="sm",
-                        scale=0,
-                        min_width=80,
+                        scale=1,
                     )
                     film_track_clear = gr.Button(
                         "✕", elem_id="film_track_clear", size="sm", scale=0, min_width=40, visible=False
@@ -438,7 +438,7 @@ def build(ctx: Ctx) -> None:
     def film_track_shown(board):
         """The film options' track line and its ✕: shown while a track of the creator's plays under the film."""
         on = bool(board.film.music_track)
-        return FILM_TRACK if on else "", gr.Button(visible=on)
+        return FILM_TRACK if on else NO_FILM_TRACK, gr.Button(visible=on)
 
     @guard
     def load(pid, v):

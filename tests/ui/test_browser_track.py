@@ -69,6 +69,7 @@ def test_a_track_under_the_whole_film_from_the_film_options(server, st, page, tm
     label, clear = page.locator("#film_track_label"), page.locator("#film_track_clear")
     expect(page.locator("#film_track_btn")).to_be_visible(timeout=LONG)
     expect(clear).to_be_hidden()
+    expect(label).to_have_text("No track of yours under the whole film: each scene's cue or track plays.")
 
     def upload(path) -> None:
         with page.expect_file_chooser() as chooser:
@@ -96,6 +97,6 @@ def test_a_track_under_the_whole_film_from_the_film_options(server, st, page, tm
 
     clear.click()
     expect(page.locator("#shots_message")).to_contain_text("no track under the whole film", timeout=LONG)
-    expect(label).not_to_contain_text("uploaded track")
+    expect(label).to_contain_text("No track of yours under the whole film")
     expect(clear).to_be_hidden()
     assert st.version(pid).number == 3 and st.version(pid).storyboard.film.music_track == ""
