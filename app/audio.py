@@ -88,6 +88,12 @@ def _voice(v: CharacterVoice):
     return Voice("piper" if v.engine == "piper" else "openai", v.model, v.speaker, 1 / v.pace, v.pitch)
 
 
+def _line_voice(voices: dict[str, CharacterVoice], character: str) -> CharacterVoice:
+    """The voice a line is spoken in: its character's, else (nobody named, or a name not in the bible) the
+    narrator's."""
+    return voices.get(character) or CharacterVoice()
+
+
 def _choice(v) -> CharacterVoice:
     return CharacterVoice(
         engine="piper" if v.engine == "piper" else "speech",
@@ -211,6 +217,19 @@ class Audio:
         shutil.copyfile(spoken.path, out)
         return out
 
+    def say(self, board: Storyboard, character: str, text: str, delivery: str = ""):
+        """A shot's line as the render voices it (`film_sound`): `character`'s voice (the narrator's when nobody is
+        named), the same cache, so a line the render voiced is found again, not spoken anew. A name that is not one
+        of the story's characters is refused."""
+        voices = self.cast(board)
+        if character and character not in voices:
+            known = ", ".join(voices) or "none"
+            raise StudioError(
+                f"no character {character!r} in this storyboard (characters: {known}): the film speaks that line "
+                "in the narrator's voice"
+            )
+        return self._speak(text, _line_voice({n: c.voice for n, c in voices.items()}, character), delivery)
+
     def _voices(self):
         from generation.audio.voices import SpeechEndpoint, Voices
 
@@ -281,7 +300,6 @@ class Audio:
 
         music_model, effects_model = self._model("music"), self._model("effects")
         voices = {n: c.voice for n, c in self.cast(board).items()}
-        narrator = CharacterVoice()
         dialogue: list[Placed] = [Placed(0.0, narration)] if narration is not None else []
         music: list[Placed] = []
         effects: list[Placed] = []
@@ -291,7 +309,7 @@ class Audio:
             if shot.dialogue:
                 windows = subtitles.split_window(start, end, shot.subtitles())
                 for line, (t0, _, _) in zip(shot.dialogue, windows, strict=True):
-                    spoken = self._speak(line.line, voices.get(line.character, narrator), line.delivery, cancel)
+                    spoken = self._speak(line.line, _line_voice(voices, line.character), line.delivery, cancel)
                     voiced, reused = voiced + spoken.made, reused + (not spoken.made)
                     dialogue.append(Placed(t0, spoken.path))
                     labels.append("Piper voices" if "Piper" in spoken.label else "speech endpoint voices")

@@ -58,7 +58,7 @@ from storage.records import (
     VersionNode,
 )
 from storage.repository import Repository
-from storage.schema import Note, Persona, Scope, Storyboard, parse_scope
+from storage.schema import Line, Note, Persona, Scope, Storyboard, parse_scope
 
 __all__ = ["AcceptResult", "Active", "RenderFailed", "Studio", "StudioError", "UsageSummary"]
 
@@ -260,6 +260,13 @@ class Studio:
             return self.media.put_file(self._audio.preview(board, character, work / "line.wav"), move=True)[1]
         finally:
             shutil.rmtree(work, ignore_errors=True)
+
+    def line_sample(self, pid: str, line: Line, ref: int | str | None = None) -> tuple[Path, bool]:
+        """A shot's line (as a card has it, saved or not) voiced as the render voices it, in version `ref`'s voices,
+        kept in the media store for the page to play: (the WAV, whether it was spoken now rather than found in the
+        sound cache, where the render's lines are)."""
+        spoken = self._audio.say(self.version(pid, ref).storyboard, line.character, line.line, line.delivery)
+        return self.media.put_file(spoken.path)[1], spoken.made
 
     def stems_film(self, render: RenderRecord, chosen: list[str]) -> Path:
         """`render`'s film with only the `chosen` stems (dialogue, music, effects) in its sound (app/audio.py)."""

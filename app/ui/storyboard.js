@@ -2,7 +2,8 @@
 // re-roll, upload, pick an earlier one, clear) and takes (render, watch side by side, the panel's votes, use one).
 // `props.value` is the board as JSON (see app/ui/storyboard.py `board_json`); every edit writes it back, and
 // the Save button sends it. Card buttons send a 'card' event (app/ui/board_media.py `CardAction`); uploads go
-// through `pictureInput` (kit.js, prepended with `el`).
+// through `pictureInput` (kit.js, prepended with `el`). A line's ▶ asks `server.play_line` (app/ui/storyboard.py
+// `playing`) for the line as the card has it, voiced as the render voices it.
 // Text is set with .value/.textContent only: nothing from the board becomes HTML.
 // Nothing lost: unsaved edits are kept in this browser (localStorage, per project and version: `board.key`) and come
 // back after a tab switch or a reload; the head names them ("3 unsaved changes"); ↶ Undo steps back through edits
@@ -434,6 +435,27 @@ function lineWarning(shot, ln) {
     ? `too long for the shot: ${n} words take ${need.toFixed(1)} s to say, the shot lasts ${shot.duration} s` : '';
 }
 
+// ▶ on a line: the server voices the line as the card has it now (saved or not) through the render's own voicing
+// and cache (a line the render spoke is played from the cache; app/ui/storyboard.py `playing`) and answers a URL.
+async function playLine(ln, audio, heard) {
+  const tell = (text, err) => { heard.textContent = text; heard.classList.toggle('err', !!err); };
+  if (!(ln.line || '').trim()) { tell('Type the line first.', true); return; }
+  tell(`Speaking as ${ln.character || 'the narrator'}…`);
+  let got;
+  try {
+    got = await server.play_line({ project: board.project, version: board.version, character: ln.character || '',
+      line: ln.line, delivery: ln.delivery || '' });
+  } catch (e) {
+    got = { error: 'the server did not answer: try again' };
+  }
+  if (!got || got.error) { tell((got && got.error) || 'no answer', true); return; }
+  tell(got.made ? 'voiced now' : 'from the sound cache');
+  audio.hidden = false;
+  audio.src = got.url;
+  audio.dataset.plays = String((parseInt(audio.dataset.plays || '0', 10) || 0) + 1);  // the same line again: same URL
+  audio.play().catch(() => {});
+}
+
 function linesEditor(c, shot) {
   const shows = [];
   const box = el('div', 'lines');
@@ -465,11 +487,19 @@ function linesEditor(c, shot) {
     who.addEventListener('change', () => { ln.character = who.value; show(); commit(false); });
     said.addEventListener('input', () => { ln.line = said.value; show(); commit(false); });
     how.addEventListener('input', () => { ln.delivery = how.value; commit(false); });
+    const heard = el('span', 'heard', '');
+    const audio = el('audio', 'line-audio');
+    audio.controls = true;
+    audio.hidden = true;
+    const play = el('button', 'mini play-line', '▶');
+    play.type = 'button';
+    play.title = 'Hear this line as the film speaks it: the speaker\'s voice, this delivery (unsaved words too)';
+    play.addEventListener('click', () => playLine(ln, audio, heard));
     const drop = el('button', 'mini drop-line', '✕');
     drop.type = 'button';
     drop.title = 'Remove this line';
     drop.addEventListener('click', () => { shot.dialogue.splice(i, 1); commit(true); });
-    row.append(who, off, said, how, drop, warn);
+    row.append(who, off, said, how, play, drop, heard, warn, audio);
     show();
     shows.push(show);
     box.appendChild(row);

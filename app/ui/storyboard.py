@@ -1,9 +1,11 @@
 """Storyboard screen: scenes of shot cards you can see (the approved keyframe, else the clip's thumbnail; prompt,
-length, camera, characters, narration, lines (speaker, line, delivery; a line too long for its shot flagged),
-sounds, description, lock and continuity; each scene's music cue on its header), edited in place and dragged to reorder; per-shot
+length, camera, characters, narration, lines (speaker, line, delivery, ▶ to hear it as the render voices it; a
+line too long for its shot flagged), sounds, description, lock and continuity; each scene's music cue and track
+button on its header), edited in place and dragged to reorder; per-shot
 actions (play the clip, render just that shot); the image-first workflow on each card (draw, re-roll, upload, pick
 or clear its keyframe; render takes, watch them side by side with the panel's votes, use one); keyframes for the
-whole board or the chosen scene and the panel's keyframe screening; the film options. Saving makes a new version,
+whole board or the chosen scene and the panel's keyframe screening; the film options (with a track for the whole
+film). Saving makes a new version,
 and so does approving a keyframe or using a take: the page follows it. Unsaved edits are kept in the browser per
 project and version (the JSON's `key`) and come back after a tab switch or a reload; Undo; find a shot; fold scenes.
 
@@ -50,6 +52,9 @@ SHOT_FIELDS = (
     "locked",
     "continuity",
 )
+TRACK_TYPES = [".wav", ".flac", ".mp3", ".ogg", ".oga", ".opus", ".m4a", ".aac"]  # as a scene header's track button
+FILM_TRACK = "♫ uploaded track under the whole film"
+NO_FILM_TRACK = "No track of yours under the whole film: each scene's cue or track plays."
 BOARD_KINDS = ("keyframes", "takes", "render", "critique")  # the jobs this screen starts (and follows on reload)
 
 
@@ -68,6 +73,47 @@ class TrackAction(BaseModel):
             raise ValueError("the storyboard sent a track action it cannot ask for: reload the page") from None
 
 
+class LinePlay(BaseModel):
+    """A card's ▶ on a line: the line as the card has it now (saved or not), voiced in the version's voices."""
+
+    project: str = Field(min_length=1, max_length=80)
+    version: int = Field(0, ge=0, le=10**9)
+    character: str = Field("", max_length=80)
+    line: str = Field("", max_length=2000)
+    delivery: str = Field("", max_length=200)
+
+    @classmethod
+    def of(cls, data: Any) -> LinePlay:
+        data = data[0] if isinstance(data, list) and len(data) == 1 else data
+        try:
+            return cls.model_validate(data if isinstance(data, dict) else {})
+        except ValidationError:
+            raise ValueError("the storyboard sent a line it cannot play: reload the page") from None
+
+
+def playing(studio):
+    """The cards' server function: `{"project", "version", "character", "line", "delivery"}` (a line's ▶) ->
+    `{"url", "made"}` of the line voiced as the render voices it (from the sound cache when the render or an earlier
+    ▶ spoke it: `made` False), or `{"error": one line}`."""
+    from app.errors import user_errors
+    from app.ui.common import one_line
+    from storage.repository import NotFound
+    from storage.schema import Line
+
+    def play_line(data):
+        try:
+            a = LinePlay.of(data)
+            if not a.line.strip():
+                raise ValueError("the line is empty: type what they say first")
+            line = Line(character=a.character, line=a.line, delivery=a.delivery)
+            path, made = studio.line_sample(a.project, line, a.version or None)
+            return {"url": media_url(path), "made": made}
+        except (TypeError, RuntimeError, NotFound, *user_errors()) as e:
+            return {"error": one_line(e)}
+
+    return play_line
+
+
 def board_json(
     board,
     thumbs: dict[str, str],
@@ -80,6 +126,8 @@ def board_json(
     saved_from: str = "",
     confirm_draw: dict[str, str] | None = None,
     max_track: int = 0,
+    project: str = "",
+    version: int = 0,
 ) -> str:
     """The board as the editor's JSON value: scenes of shots (with their pictures: the approved keyframe or the
     clip's thumbnail, keyframe candidates, takes), the camera moves and the character names to choose from. `key`
@@ -111,6 +159,8 @@ def board_json(
             "max_upload": max_upload,
             "max_track": max_track,
             "key": key,
+            "project": project,  # a line's ▶ speaks in this version's voices
+            "version": version,
             "saved_from": saved_from,
             "confirm_draw": confirm_draw or {},
             "scenes": [
@@ -256,6 +306,7 @@ def build(ctx: Ctx) -> None:
                 elem_id="board",
                 js_on_load=(HERE / "kit.js").read_text() + (HERE / "storyboard.js").read_text(),
                 css_template=(HERE / "storyboard.css").read_text(),
+                server_functions=[playing(studio)],
             )
         with gr.Column(scale=1, min_width=260):
             clip = gr.Video(label="Shot", elem_id="board_clip", interactive=False, autoplay=True)
@@ -290,6 +341,18 @@ def build(ctx: Ctx) -> None:
                     "Sound: voices, the temp score and temp effects are mixed again; clips are reused.",
                     elem_classes="hint",
                 )
+                film_track_label = gr.Markdown(elem_id="film_track_label")  # the twin of `chief music P --film FILE`
+                with gr.Row(equal_height=True):
+                    film_track_btn = gr.UploadButton(
+                        "♫ Track for the whole film",
+                        file_types=["audio", *TRACK_TYPES],
+                        elem_id="film_track_btn",
+                        size="sm",
+                        scale=1,
+                    )
+                    film_track_clear = gr.Button(
+                        "✕", elem_id="film_track_clear", size="sm", scale=0, min_width=40, visible=False
+                    )
                 captions = gr.Radio(
                     [("SDH: speakers, [sounds] and [music]", "sdh"), ("plain: the lines", "plain")],
                     value="sdh",
@@ -301,6 +364,7 @@ def build(ctx: Ctx) -> None:
                     elem_id="opt_described",
                 )
     board_outs = [progress, job_box, ctx.version, editor, message, clip]
+    film_track_outs = [film_track_label, film_track_clear]
     skips = (gr.skip(),) * 4
 
     def policy() -> str:
@@ -323,6 +387,8 @@ def build(ctx: Ctx) -> None:
             max_upload=MAX_UPLOAD_BYTES,
             max_track=UploadLimits().max_bytes,
             key=f"{pid}:v{number}",
+            project=pid,
+            version=number,
             saved_from=f"{pid}:v{saved_from}" if saved_from else "",
         )
 
@@ -364,12 +430,15 @@ def build(ctx: Ctx) -> None:
             notice(f"{job.label} is running: wait for it or press Stop")
         yield from followed(pid, number, job, draft if started else None)
 
-    def saved_only(version, value) -> None:
-        """Keyframes and takes are made from the saved version: a board with unsaved edits is refused."""
+    def saved_only(version, value, what: str = "keyframes and takes are made from") -> None:
+        """Keyframes, takes and tracks are made from the saved version: a board with unsaved edits is refused."""
         if value and json_to_board(version.storyboard, value) != version.storyboard:
-            raise ValueError(
-                f"save the storyboard first: keyframes and takes are made from the saved version (v{version.number})"
-            )
+            raise ValueError(f"save the storyboard first: {what} the saved version (v{version.number})")
+
+    def film_track_shown(board):
+        """The film options' track line and its ✕: shown while a track of the creator's plays under the film."""
+        on = bool(board.film.music_track)
+        return FILM_TRACK if on else NO_FILM_TRACK, gr.Button(visible=on)
 
     @guard
     def load(pid, v):
@@ -384,6 +453,8 @@ def build(ctx: Ctx) -> None:
                 "",
                 gr.skip(),
                 gr.skip(),
+                "",
+                gr.Button(visible=False),
             )
             return
         version = studio.version(pid, ver(v))
@@ -410,10 +481,21 @@ def build(ctx: Ctx) -> None:
             job.id if job else "",
             gr.skip(),
             gr.skip(),
+            *film_track_shown(b),
         )
         if job is not None:
             for prog, job_id, number, value, text, shot_clip in followed(pid, version.number, job):
-                yield value, gr.skip(), text, *[gr.skip()] * (len(opts) + 1), prog, job_id, number, shot_clip
+                yield (
+                    value,
+                    gr.skip(),
+                    text,
+                    *[gr.skip()] * (len(opts) + 1),
+                    prog,
+                    job_id,
+                    number,
+                    shot_clip,
+                    *skips[:2],
+                )
 
     @guard
     def save_board(
@@ -517,7 +599,7 @@ def build(ctx: Ctx) -> None:
         a = TrackAction.of(getattr(evt, "_data", None))
         pid = need_project(pid)
         version = studio.version(pid, ver(v))
-        saved_only(version, value)
+        saved_only(version, value, "a track is placed on")
         upload = uploaded_file(a.path) if a.action == "upload" else None
         nv, made = studio.set_music_track(pid, a.scene_id, upload, version.number)
         if not made:
@@ -528,6 +610,29 @@ def build(ctx: Ctx) -> None:
             text = f"v{nv.number}: scene {a.scene_id} has no track: its cue plays again."
         text += branch_note(studio, pid, nv.number)
         return "", "", nv.number, editor_value(pid, nv.number), text, gr.skip()
+
+    @guard
+    def film_track(pid, v, value, path=None):
+        """The film options' track: the uploaded file under the whole film (`path` None: taken away), through the
+        scene button's path (`studio.set_music_track`, the same checks: a refusal is one line, nothing saved)."""
+        pid = need_project(pid)
+        version = studio.version(pid, ver(v))
+        saved_only(version, value, "a track is placed on")
+        upload = uploaded_file(str(path)) if path is not None else None
+        nv, made = studio.set_music_track(pid, None, upload, version.number)
+        if not made:
+            text = (
+                f"v{nv.number}: nothing changed (the film already {'plays that track' if upload else 'has no track'})."
+            )
+        elif upload is not None:
+            text = (
+                f"v{nv.number}: the uploaded track plays under the whole film (instead of every scene's cue or track)."
+            )
+        else:
+            text = f"v{nv.number}: no track under the whole film: each scene's cue or track plays again."
+        text += branch_note(studio, pid, nv.number)
+        board = nv.storyboard
+        return "", "", nv.number, editor_value(pid, nv.number), text, gr.skip(), *film_track_shown(board)
 
     @guard
     def draw_keyframes(pid, v, value, scene):
@@ -601,12 +706,26 @@ def build(ctx: Ctx) -> None:
     ctx.tabs["storyboard"].select(
         load,
         [ctx.pid, ctx.version],
-        [editor, scene_pick, message, *opts, stills, progress, job_box, ctx.version, clip],
+        [editor, scene_pick, message, *opts, stills, progress, job_box, ctx.version, clip, *film_track_outs],
         api_name="load_storyboard",
         show_progress="hidden",
     )
     save.click(
         save_board, [ctx.pid, ctx.version, editor, *opts], [ctx.version, editor, message], api_name="save_storyboard"
+    )
+    film_track_btn.upload(
+        film_track,
+        [ctx.pid, ctx.version, editor, film_track_btn],
+        board_outs + film_track_outs,
+        api_visibility="private",
+        show_progress="hidden",
+    )
+    film_track_clear.click(
+        film_track,
+        [ctx.pid, ctx.version, editor],
+        board_outs + film_track_outs,
+        api_visibility="private",
+        show_progress="hidden",
     )
     editor.play(play, [ctx.pid, ctx.version, editor], clip, api_visibility="private")
     editor.scene_track(

@@ -8,6 +8,7 @@ window). Screenshots go to a temporary folder (or $CHIEF_TEST_SCREENSHOTS)."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -287,3 +288,49 @@ def test_the_bible_is_edited_on_its_cards(server, st, page, tmp_path, errors, sn
     expect(page.locator(".toast-body.error")).to_contain_text("Tom is in 1 shot(s) (s1)", timeout=LONG)
     assert len(st.versions(pid)) == 3
     snap("story_cards")
+
+
+def test_a_line_is_played_on_its_card_as_the_film_speaks_it(server, st, page, tmp_path, errors, snap):  # noqa: F811
+    from playwright.sync_api import expect
+
+    pid = st.create_from_storyboard(sound_board()).project_id
+    open_project(page, server, pid, "Storyboard")
+    row = page.locator("#card_s1 .lines .line").first
+    expect(row.locator("input.said")).to_have_value(KEEPER, timeout=LONG)
+    cache = Path(os.environ["CHIEF_SOUND_CACHE"]) / "lines"
+
+    def play(said) -> Path:
+        audio = row.locator("audio.line-audio")
+        n = int(audio.get_attribute("data-plays") or 0)
+        row.locator("button.play-line").click()
+        page.wait_for_function(
+            "([a, n]) => +(a.dataset.plays || 0) > n && a.readyState >= 1 && a.duration > 0.5",
+            arg=[audio.element_handle(), n],
+            timeout=LONG,
+        )
+        expect(row.locator(".heard")).to_have_text(said)
+        return served_path(audio.get_attribute("src"))
+
+    first = play(re.compile("voiced now|from the sound cache"))
+    # The line as the render voices it: Keeper's cast voice, from the session's sound cache, exactly.
+    cast = st.voices(pid)["Keeper"].voice
+    line = Voices(cache, None).speak(KEEPER, Voice("piper", cast.model, cast.speaker, 1 / cast.pace, cast.pitch), "")
+    assert not line.made and line.path.read_bytes() == first.read_bytes()
+    heard = decode(first, RATE)
+    seconds, level = len(heard) / RATE, rms_db(heard)
+    print(f"Keeper's line played on the card: {seconds:.2f} s at {level:.1f} dBFS RMS")
+    assert 1.0 < seconds < 4.0 and level > -35.0  # 5 words, said and heard
+    kept = sorted(cache.rglob("*.wav"))
+    assert play("from the sound cache") == first and sorted(cache.rglob("*.wav")) == kept  # nothing voiced again
+
+    row.locator("input.said").fill(KEEPER + " Bring the whale home before the storm.")  # unsaved
+    row.locator("input.how").fill("whispered")
+    edited = decode(play("voiced now"), RATE)
+    print(f"edited and whispered: {len(edited) / RATE:.2f} s at {rms_db(edited):.1f} dBFS RMS")
+    assert len(edited) > 1.6 * len(heard) and rms_db(edited) < level - 3  # the new words, said quietly
+    assert len(sorted(cache.rglob("*.wav"))) == len(kept) + 1
+    snap("card_line_play")
+    assert len(st.versions(pid)) == 1  # playing keeps nothing
+    row.locator("input.said").fill("")
+    row.locator("button.play-line").click()
+    expect(row.locator(".heard.err")).to_have_text("Type the line first.")

@@ -1,6 +1,6 @@
 """A creator's track uploaded on a scene header in a real Chromium against `chief serve`: the scene then says
 "uploaded track" and the version holds it; a file that is not audio is refused in one line, nothing saved or
-stored; the ✕ takes it away."""
+stored; the ✕ takes it away. The same from the film options for a track under the whole film."""
 
 from __future__ import annotations
 
@@ -55,3 +55,48 @@ def test_a_file_that_is_not_audio_is_refused_in_one_line(server, st, page, tmp_p
     assert "\n" not in toast.first.inner_text().split("track refused:")[1].strip()
     assert len(st.versions(pid)) == 1 and media_files(server.home) == before  # nothing written
     expect(header.locator(".track-label")).to_have_count(0)
+
+
+def test_a_track_under_the_whole_film_from_the_film_options(server, st, page, tmp_path, errors):  # noqa: F811
+    from playwright.sync_api import expect
+
+    pid = tiny(st, tmp_path, title="Film track")
+    fake = tmp_path / "score.wav"
+    fake.write_text("this is not a sound\n" * 100)
+    wav = tmp_path / "score.flac"
+    run_ffmpeg(["-y", "-f", "lavfi", "-i", "sine=frequency=330:sample_rate=44100:duration=3", str(wav)])
+    open_project(page, server, pid, "Storyboard")
+    label, clear = page.locator("#film_track_label"), page.locator("#film_track_clear")
+    expect(page.locator("#film_track_btn")).to_be_visible(timeout=LONG)
+    expect(clear).to_be_hidden()
+    expect(label).to_have_text("No track of yours under the whole film: each scene's cue or track plays.")
+
+    def upload(path) -> None:
+        with page.expect_file_chooser() as chooser:
+            page.locator("#film_track_btn").click()
+        chooser.value.set_files(str(path))
+
+    before = media_files(server.home)
+    upload(fake)
+    toast = page.locator(".toast-body.error")
+    expect(toast).to_contain_text("track refused: score.wav: not an audio file", timeout=LONG)
+    assert "\n" not in toast.first.inner_text().split("track refused:")[1].strip()
+    assert len(st.versions(pid)) == 1 and media_files(server.home) == before  # nothing written
+    expect(clear).to_be_hidden()
+
+    upload(wav)
+    expect(page.locator("#shots_message")).to_contain_text(
+        "the uploaded track plays under the whole film", timeout=LONG
+    )
+    expect(label).to_have_text("♫ uploaded track under the whole film")
+    expect(clear).to_be_visible()
+    v = st.version(pid)
+    assert v.number == 2 and len(v.storyboard.film.music_track) == 64
+    assert not any(sc.music_track for sc in v.storyboard.scenes)  # the film's, not a scene's
+    expect(page.locator("#status_bar")).to_contain_text("v2")
+
+    clear.click()
+    expect(page.locator("#shots_message")).to_contain_text("no track under the whole film", timeout=LONG)
+    expect(label).to_contain_text("No track of yours under the whole film")
+    expect(clear).to_be_hidden()
+    assert st.version(pid).number == 3 and st.version(pid).storyboard.film.music_track == ""
