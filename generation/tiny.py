@@ -446,8 +446,9 @@ def build_ltx2(folder: Path) -> Path:
         in_channels=2 * 8,  # the audio VAE's output channels x mel bins
         hidden_channels=32,
         out_channels=2,
-        upsample_kernel_sizes=[4, 4],
-        upsample_factors=[2, 2],
+        # x160 as the audio VAE's mel hop (the released vocoder's too), so the sound lasts as long as the clip
+        upsample_kernel_sizes=[20, 8, 8],
+        upsample_factors=[10, 4, 4],
         resnet_kernel_sizes=[3],
         resnet_dilations=[[1, 3, 5]],
         leaky_relu_negative_slope=0.1,

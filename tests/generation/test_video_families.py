@@ -204,3 +204,34 @@ def test_an_int8_render_through_the_studio_makes_a_clip_and_records_int8(folders
     assert render.rendered == 1 and "· int8 ·" in render.label
     assert len(read_frames(st.film_path(render))[0]) == 9
     st.db.close()
+
+
+def test_an_ltx2_shot_s_own_sound_is_on_the_films_effects_stem(folders, tmp_path):
+    """Through a Studio render (the product's loader, a tiny random-weight LTX-2 on the CPU): the shots have no line,
+    cue or sounds, yet the film has sound, the clips' own, each under its shot on the effects stem, and the render
+    reports the loudness the film has."""
+    from app.config import load_config
+    from app.studio import Studio
+    from generation.audio.loudness import measure
+    from generation.audio.pcm import RATE, decode, rms_db
+    from tests.conftest import tiny_board
+
+    board = tiny_board(2).model_copy(update={"width": 32, "height": 32, "fps": 8})
+    settings = {"narration": False, "agents": "offline", "backend": "diffusers", "model": folders("ltx2"), "steps": 2}
+    settings["sound_cache"] = str(tmp_path / "sound")
+    st = Studio(load_config({"home": tmp_path / "home", **settings}, environ={}))
+    try:
+        r = st.render(st.create_from_storyboard(board).project_id)
+        assert r.audio is not None and r.audio.label == "the clips' own sound", r.audio
+        effects = decode(st.ctx.media.path(r.media["effects"], "wav"), RATE)
+        dialogue = decode(st.ctx.media.path(r.media["dialogue"], "wav"), RATE)
+        ends = [0.0]
+        for shot in r.shots:
+            ends.append(ends[-1] + shot.num_frames / shot.fps)
+        level = [rms_db(effects[round((a + 0.1) * RATE) : round((b - 0.1) * RATE)]) for a, b in zip(ends, ends[1:])]
+        film = measure(st.film_path(r))
+        print(f"effects stem under s1, s2: {level[0]:.1f}, {level[1]:.1f} dBFS; {r.audio.describe()}; film {film}")
+        assert min(level) > -60 and rms_db(dialogue) < -80  # each shot's own sound all along it; nothing said
+        assert r.audio.true_peak_dbtp <= -1.0 and abs(film.integrated_lufs - r.audio.loudness_lufs) <= 1.0
+    finally:
+        st.db.close()
