@@ -5,6 +5,7 @@ the media store."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +13,8 @@ from app.context import Context
 from generation.base import CancelToken
 from storage.records import MediaRecord, RenderAudio, RenderRecord, ShotRender
 from storage.schema import Note, Shot, Storyboard
+
+log = logging.getLogger(__name__)
 
 SHEET_FRAMES = 3  # frames per shot on the contact sheet
 # The language both audio tracks are labelled with: the voices are the installed Piper voice's, which is English
@@ -83,20 +86,27 @@ class FilmAssembler:
                 audio = write_wav(scratch / "silence.wav", np.zeros(round(total * RATE), np.float32), RATE)
         cancel.raise_if_cancelled()
         film = scratch / "film.mp4"
-        result = assembly.assemble(
-            clips,
-            film,
-            audio=audio,
-            described=described.path if described is not None else None,
-            language=TRACK_LANGUAGE,
-            subtitles_srt=srt,
-            burn_subtitles=opts.burn_subtitles and srt is not None,
-            title=board.title if opts.title_card else None,
-            title_seconds=opts.title_seconds,
-            crossfade=opts.crossfade,
-            cancel=cancel,
-        )
+
+        def cut(main: Path | None, second: Path | None):
+            return assembly.assemble(
+                clips,
+                film,
+                audio=main,
+                described=second,
+                language=TRACK_LANGUAGE,
+                subtitles_srt=srt,
+                burn_subtitles=opts.burn_subtitles and srt is not None,
+                title=board.title if opts.title_card else None,
+                title_seconds=opts.title_seconds,
+                crossfade=opts.crossfade,
+                cancel=cancel,
+            )
+
+        result = cut(audio, described.path if described is not None else None)
         cancel.raise_if_cancelled()
+        if sound is not None:  # the encoder can overshoot the mix's ceiling: measured on the film, cut again lower
+            sound = self._under_ceiling(sound, described, film, scratch, cut, cancel)
+            cancel.raise_if_cancelled()
         if srt is not None:
             keep("vtt", subtitles.write_vtt(cues, scratch / "film.vtt"), "vtt")
             keep("srt", srt, "srt")
@@ -127,6 +137,32 @@ class FilmAssembler:
             stream_copied=result.stream_copied,
             audio=_with_described(sound.summary if sound is not None else None, described, opts.loudness),
         )
+
+    def _under_ceiling(self, sound, described, film: Path, scratch: Path, cut, cancel: CancelToken):
+        """`sound` with the loudness the cut `film` has: the film's AAC is measured (ebur128) and, where the encoder
+        took its true peak over the target's ceiling (AAC_HEADROOM keeps real mixes 2-3 dB under it; peaky noise,
+        such as a random-weight model's sound, went 5 dB over), the film is cut again with its sound tracks lowered
+        by the overshoot and half a dB, and measured again."""
+        from dataclasses import replace
+
+        from generation.audio.loudness import TARGETS, measure
+        from generation.audio.pcm import RATE, decode, write_wav
+
+        ceiling = TARGETS[sound.summary.target].true_peak
+        heard = measure(film, cancel=cancel)
+        over = heard.true_peak_dbtp - ceiling
+        if over <= 0:
+            return sound
+        gain = 10 ** (-(over + 0.5) / 20)
+        lowered = {}
+        for name, track in (("main", sound.path), ("described", described.path if described is not None else None)):
+            if track is not None:
+                lowered[name] = write_wav(scratch / f"{name}.lowered.wav", decode(track, RATE) * gain, RATE)
+        cut(lowered["main"], lowered.get("described"))
+        heard = measure(film, cancel=cancel)
+        log.info("the film's sound went %.1f dB over %.1f dBTP in AAC: lowered %.1f dB", over, ceiling, over + 0.5)
+        measured = {"loudness_lufs": heard.integrated_lufs, "true_peak_dbtp": heard.true_peak_dbtp}
+        return replace(sound, summary=sound.summary.model_copy(update={**measured, "lra_lu": heard.lra_lu}))
 
 
 def captions(

@@ -232,6 +232,9 @@ def test_an_ltx2_shot_s_own_sound_is_on_the_films_effects_stem(folders, tmp_path
         film = measure(st.film_path(r))
         print(f"effects stem under s1, s2: {level[0]:.1f}, {level[1]:.1f} dBFS; {r.audio.describe()}; film {film}")
         assert min(level) > -60 and rms_db(dialogue) < -80  # each shot's own sound all along it; nothing said
-        assert r.audio.true_peak_dbtp <= -1.0 and abs(film.integrated_lufs - r.audio.loudness_lufs) <= 1.0
+        # the random weights' sound is peaky noise: AAC took it 5 dB over the mix's peak, so the film was cut again
+        # lower; what the render reports is what the film measures
+        assert film.true_peak_dbtp <= -1.0 and r.audio.true_peak_dbtp == film.true_peak_dbtp
+        assert r.audio.loudness_lufs == film.integrated_lufs
     finally:
         st.db.close()
