@@ -105,10 +105,11 @@ def test_two_characters_sound_different_in_the_film(chief, project):
     semitones = 12 * np.log2(whale / keeper)
     shown = {n: json.loads(chief("voice", project, n, "--json").stdout)["voice"] for n in ("Keeper", "Whale")}
     print(f"Keeper {keeper:.1f} Hz, Whale {whale:.1f} Hz: {semitones:+.2f} st; cast {shown}")
-    # Piper samples noise (not seedable through onnxruntime): one line's measured shift for the +5 st asked ran
-    # +4.23, +4.84, +4.94 and +7.01 st over four runs, so a single line is held within 2.5 st of the cast
-    assert semitones == pytest.approx(shown["Whale"]["pitch"] - shown["Keeper"]["pitch"], abs=2.5)
-    assert abs(semitones) >= 3
+    # Piper samples noise (not seedable through onnxruntime), so one line's intonation varies: for the +5 st cast,
+    # one line each measured +2.5 to +7.0 st over ten runs here (the same preview words in both voices: +4.7 to
+    # +8.0). The voices differ, in the direction cast, by about what was cast.
+    assert semitones >= 1.5
+    assert semitones == pytest.approx(shown["Whale"]["pitch"] - shown["Keeper"]["pitch"], abs=3.0)
 
 
 def test_a_voice_chosen_is_kept_and_revoices_that_character_only(chief, project, tmp_path):
