@@ -380,11 +380,19 @@ class Traffic:
             return switched
 
     def take_turn(self, stop: Callable[[], bool]) -> bool:
-        """Wait for the endpoint's turn (one request at a time); False when `stop()` said to give up."""
+        """Wait for the endpoint's turn (one request at a time), and for the requests begun before it took turns to
+        end (one of them reaching the server now would cut this one); False when `stop()` said to give up."""
         while not self.turn.acquire(timeout=0.05):
             if stop():
                 return False
-        return True
+        while True:
+            with self._lock:
+                if self.in_flight == 0:
+                    return True
+            if stop():
+                self.turn.release()
+                return False
+            time.sleep(0.01)
 
 
 _traffic: dict[str, Traffic] = {}
