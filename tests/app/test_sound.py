@@ -106,7 +106,8 @@ def test_two_characters_sound_different_in_the_film(chief, project, tmp_path):
     shown = {n: json.loads(chief("voice", project, n, "--json").stdout)["voice"] for n in ("Keeper", "Whale")}
     # The pitch is measured on the same words in both voices (the preview, voiced as the film's lines are): Piper
     # samples noise (not seedable through onnxruntime), and one short line each in the film measured +2.5 to +7.0 st
-    # for the +5 st cast over ten runs, once with too few voiced frames to measure; the same words: +4.7 to +8.0
+    # for the +5 st cast over ten runs; the same words: +4.8 to +5.6 st over three runs (30-ms YIN frames; 50-ms
+    # frames once found too few voiced frames in the short preview, on a fresh clone)
     said = {}
     for name in ("Keeper", "Whale"):
         chief("voice", project, name, "--preview", "-o", str(tmp_path / f"{name}.wav"))
