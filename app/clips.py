@@ -16,6 +16,7 @@ import json
 import threading
 import time
 from dataclasses import asdict
+from itertools import islice
 from pathlib import Path
 
 from app.context import Context
@@ -172,9 +173,7 @@ class Clips:
             return None
         with self.ctx.repo.read() as u:
             v = u.version(pid, ref)
-            a = v
-            while a.parent_number is not None:
-                a = u.version(pid, a.parent_number)
+            for a in islice(u.lineage(v), 1, None):
                 render = u.latest_render(a)
                 if render is not None:
                     return LastFilm(render=render, version=v.number, changed=self.affected(a.storyboard, v.storyboard))
@@ -261,16 +260,15 @@ class Clips:
         without a title card, notes) shares the film of the nearest ancestor it matches: the record's
         `version` then names that ancestor."""
         with self.ctx.repo.read() as u:
-            v = u.version(pid, ref)
             signature = None
-            while True:
+            for v in u.lineage(u.version(pid, ref)):
+                if signature is not None and self.film_signature(v.storyboard) != signature:
+                    return None
                 render = u.latest_render(v)
-                if render is not None or v.parent_number is None:
+                if render is not None:
                     return render
                 signature = signature or self.film_signature(v.storyboard)
-                v = u.version(pid, v.parent_number)
-                if self.film_signature(v.storyboard) != signature:
-                    return None
+            return None
 
     # ------------------------------------------------------------------ inside
     def _continues(self, shot: Shot, i: int) -> bool:

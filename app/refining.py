@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from itertools import islice
 
 from pydantic import BaseModel, ValidationError
 
@@ -112,9 +113,7 @@ class Refining:
         out: list[EarlierNote] = []
         with self.ctx.repo.read() as u:
             current = u.version(pid, ref)
-            v = current
-            while v.parent_number is not None:
-                v = u.version(pid, v.parent_number)
+            for v in islice(u.lineage(current), 1, None):
                 notes = u.notes(v)
                 if not notes:
                     continue

@@ -162,15 +162,13 @@ class Rendering:
         missing = {s.shot_id for s, r in zip(shots, out) if r is None and s.shot_id not in cached}
         earlier: dict[str, ShotRender] = {}
         with self.ctx.repo.read() as u:
-            line = u.version(v.project_id, v.number)
-            while missing - set(earlier):
+            for line in u.lineage(u.version(v.project_id, v.number)):
+                if not missing - set(earlier):
+                    break
                 for render in reversed(u.renders(line)):
                     for r in render.shots:
                         if r.shot_id in missing and r.shot_id not in earlier and self.ctx.media.find(r.sha256):
                             earlier[r.shot_id] = r.model_copy(update={"status": "earlier"})
-                if line.parent_number is None:
-                    break
-                line = u.version(v.project_id, line.parent_number)
         for i, shot in enumerate(shots):
             if out[i] is None and shot.shot_id in cached:
                 clip = cached[shot.shot_id]

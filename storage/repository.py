@@ -136,6 +136,15 @@ class Unit:
         """A version by number (3, "3", "v3"), by id, or the project's current one (None)."""
         return self._version(self._version_row(pid, ref))
 
+    def lineage(self, version: Version) -> Iterator[Version]:
+        """`version`, then its parent, its parent's parent, … back to v1 (read lazily: stop when found)."""
+        v = version
+        while True:
+            yield v
+            if v.parent_number is None:
+                return
+            v = self.version(v.project_id, v.parent_number)
+
     def version_nodes(self, pid: str) -> list[VersionNode]:
         """The version tree, oldest first, with what is attached to each version."""
         proj = self._project_row(pid)
