@@ -13,7 +13,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from app.ui.common import Ctx, esc, follow, guard, md, media_url, need_project, notice, progress_html, ver
+from app.ui.common import Ctx, esc, follow, guard, md, media_url, named, need_project, notice, progress_html, ver
 
 # A short name on the button, the idea it fills in.
 EXAMPLES = (
@@ -76,16 +76,18 @@ def length(seconds: float) -> str:
 
 def poster(studio, project) -> dict:
     """One film on the start screen: its title, length, current version, when it was last rendered (or changed),
-    and a picture: a frame of its latest render, else its first keyframe, else none (a titled card)."""
+    and a picture: a frame of its latest render, else its first keyframe, else none (a titled card). A film that
+    is another version's than the current one says whose ("v3 (draft) · v2's film, rendered 5 min ago")."""
     v = studio.version(project.id)
     nodes = studio.versions(project.id)
     rendered = [n for n in nodes if n.renders]
-    image, meta, info = "", f"v{v.number}", None
+    image, meta, info = "", named(v), None
     if rendered:
         info = studio.render_info(project.id, max(rendered, key=lambda n: n.created_at).number)
         if info is not None and info.shots:
             image = media_url(studio.thumbnail(info.shots[len(info.shots) // 3].sha256))
-            meta += f" · rendered {ago(info.created_at)}"
+            whose = "" if info.version == v.number else f"v{info.version}'s film, "
+            meta += f" · {whose}rendered {ago(info.created_at)}"
     if not image:
         frames = [s.keyframe for s in v.storyboard.shots() if s.keyframe]
         image = media_url(studio.image_path(frames[0])) if frames else ""

@@ -305,3 +305,19 @@ def test_notes_to_the_page_are_text_and_every_one_goes_through_notice(capsys):
     assert len(screens) > 10
     raw = [f.name for f in screens if re.search(r"gr\.(Info|Warning|Success)\(", f.read_text())]
     assert raw == []  # a toast renders HTML: no screen calls it with an unescaped message
+
+
+def test_a_poster_says_whose_film_it_shows(studio, board):
+    """The start screen's poster shows the latest film: the current version's own, else it says which version's
+    it is (a draft saved after a render shows the earlier film, not one of its own)."""
+    from app.ui.projects import poster
+
+    pid = studio.create_from_storyboard(board).project_id
+    project = next(p for p in studio.projects() if p.id == pid)
+    assert poster(studio, project)["meta"].startswith("v1 · not rendered yet")
+    studio.render(pid)
+    assert poster(studio, project)["meta"] == "v1 · rendered just now"
+    v2, _ = studio.edit_shot(pid, "s2", [("prompt", "A whale breaches in grey water")])
+    draft = studio._projects.fold(v2, v2.storyboard.model_copy(update={"title": "Tiny Whale"}), "edit", "title")
+    assert (draft.number, draft.draft) == (3, True)
+    assert poster(studio, project)["meta"] == "v3 (draft) · v1's film, rendered just now"
