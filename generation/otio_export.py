@@ -113,8 +113,9 @@ def export_timeline(
     `out_dir`, for a hand-off that travels with its clips; the stems are then named relative too). Returns
     suffix -> path. The title and the markers' text go through `plain` (what XML cannot hold is dropped: a U+0001 in
     a note used to stop the FCPXML). `stems` (name -> WAV, on the film's timeline from `stems_offset` seconds) are
-    copied beside the cut as `<name>.wav` and become audio tracks of the OTIO and FCPXML (the EDL stays the picture
-    cut: CMX 3600 holds at most two audio tracks)."""
+    copied beside the cut as `<name>.wav` and become audio tracks of the OTIO and FCPXML; CMX 3600 holds at most two
+    audio channels (and the OTIO adapter writes none), so `cut.edl` is the picture cut and each stem has an audio EDL
+    of its own, `cut.<name>.edl` (one event on channel A, reel <NAME>, clip name `<name>.wav`)."""
     import opentimelineio as otio
 
     if not items:
@@ -179,9 +180,32 @@ def export_timeline(
         ref = otio.schema.ExternalReference(target_url=url, available_range=whole)
         track.append(otio.schema.Clip(name=name, media_reference=ref, source_range=span))
         timeline.tracks.append(track)
+        edl = out_dir / f"cut.{name}.edl"
+        with atomic_path(edl) as tmp:
+            tmp.write_text(audio_edl(f"{title} ({name})", name, copy.name, span), encoding="utf-8")
+        written[f"{name}.edl"] = edl
     for suffix, adapter in HANDOFF.items():
         path = out_dir / f"cut.{suffix}"
         with atomic_path(path) as tmp:
             otio.adapters.write_to_file(picture if suffix == "edl" else timeline, str(tmp), adapter_name=adapter)
         written[suffix] = path
     return written
+
+
+def audio_edl(title: str, name: str, wav: str, span) -> str:
+    """A CMX 3600 EDL of one sound file on channel A: source `span` (an OTIO TimeRange in the file) cut at the
+    record's start, non-drop-frame timecode at the span's rate (the picture cut's)."""
+    import opentimelineio as otio
+
+    rate = span.duration.rate
+
+    def tc(t) -> str:
+        return otio.opentime.to_timecode(t, rate, drop_frame=False)
+
+    zero = otio.opentime.RationalTime(0, rate)
+    reel = "".join(ch for ch in name.upper() if ch.isalnum())[:8] or "AX"
+    event = (
+        f"001  {reel:8} A     C        {tc(span.start_time)} {tc(span.end_time_exclusive())} "
+        f"{tc(zero)} {tc(span.duration)}"
+    )
+    return f"TITLE: {plain(title)}\nFCM: NON-DROP FRAME\n\n{event}\n* FROM CLIP NAME: {plain(wav)}\n"

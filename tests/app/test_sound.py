@@ -178,8 +178,11 @@ def test_the_timeline_export_carries_the_stems_as_audio_tracks(chief, project, t
     out = tmp_path / "cut"
     chief("export", project, "--timeline", "-o", str(out))
     assert sorted(p.name for p in out.iterdir()) == [
+        "cut.dialogue.edl",
         "cut.edl",
+        "cut.effects.edl",
         "cut.fcpxml",
+        "cut.music.edl",
         "cut.otio",
         "dialogue.wav",
         "effects.wav",
@@ -196,6 +199,12 @@ def test_the_timeline_export_carries_the_stems_as_audio_tracks(chief, project, t
     fcpxml = (out / "cut.fcpxml").read_text()
     assert all(f"{name}.wav" in fcpxml for name in ("dialogue", "music", "effects"))  # the editor's app gets them too
     assert len(otio.adapters.read_from_file(str(out / "cut.edl")).video_tracks()[0]) == 3  # the EDL: the picture
+    for name in ("dialogue", "music", "effects"):  # and an audio EDL per stem, the film's length from its start
+        edl = otio.adapters.read_from_file(str(out / f"cut.{name}.edl"))  # timed at 24 (8 is no SMPTE rate)
+        assert (edl.video_tracks(), len(edl.audio_tracks())) == ([], 1)
+        (clip,) = edl.audio_tracks()[0].find_clips()
+        assert clip.name == f"{name}.wav"
+        assert (clip.source_range.start_time.value, clip.source_range.duration.to_seconds()) == (0, 12.0)
     spoken = rms_db(window(decode(out / "dialogue.wav", RATE), 0.2, 2.5))
     assert spoken > -40 and rms_db(window(decode(out / "dialogue.wav", RATE), 8.5, 11.5)) < -80
 
