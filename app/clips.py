@@ -16,7 +16,6 @@ import json
 import threading
 import time
 from dataclasses import asdict
-from itertools import islice
 from pathlib import Path
 
 from app.context import Context
@@ -168,15 +167,19 @@ class Clips:
 
     def last_film(self, pid: str, ref: int | str | None = None) -> LastFilm | None:
         """For a version without a film of its own (nor one it shares, see `latest_render`): the latest film of its
-        nearest rendered ancestor and what changed since; None when it has a film or no ancestor was rendered."""
-        if self.latest_render(pid, ref) is not None:
-            return None
+        nearest rendered ancestor and what changed since; None when it has a film or no ancestor was rendered. One
+        walk up the line: the versions that share the film (the same `film_signature`) come first."""
         with self.ctx.repo.read() as u:
             v = u.version(pid, ref)
-            for a in islice(u.lineage(v), 1, None):
+            signature, shared = self.film_signature(v.storyboard), True  # shared: `v` shows this film as it is
+            for a in u.lineage(v):
+                shared = shared and self.film_signature(a.storyboard) == signature
                 render = u.latest_render(a)
-                if render is not None:
-                    return LastFilm(render=render, version=v.number, changed=self.affected(a.storyboard, v.storyboard))
+                if render is None:
+                    continue
+                if shared:
+                    return None
+                return LastFilm(render=render, version=v.number, changed=self.affected(a.storyboard, v.storyboard))
         return None
 
     def _key_changed(self, board: Storyboard, shot: Shot, after: Storyboard, now: Shot) -> bool:

@@ -148,6 +148,9 @@ def test_a_version_not_rendered_yet_shows_the_last_film_and_what_changed(studio)
     assert last.describe() == "film of v1 — v2 is not rendered yet (2 shots changed)"
     studio.render(pid)
     assert studio.last_film(pid) is None
+    board = studio.version(pid).storyboard
+    studio.save_storyboard(pid, board.model_copy(update={"logline": "A keeper and a whale, at last."}), None)
+    assert studio.last_film(pid) is None  # a version that changes nothing the film shows shares v2's film
 
 
 def test_the_cli_folds_small_actions_and_says_what_they_re_render(chief, tmp_path):
