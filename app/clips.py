@@ -15,16 +15,21 @@ import hashlib
 import json
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.context import Context
 from app.errors import NotRendered
 from app.film import SHEET_FRAMES
 from app.thumbnails import ClipMedia
 from generation.base import Backend, Cancelled, CancelToken, RenderError, ShotRequest, clip_key, compose_prompt
-from storage.records import ClipRecord, ClipsAffected, LastFilm, RenderRecord
+from storage.records import ClipRecord, ClipsAffected, LastFilm, RenderRecord, Version
 from storage.schema import Shot, Storyboard
+
+if TYPE_CHECKING:
+    from storage.repository import Unit
 
 
 def continuity_chains(shots: list[Shot], continuity: bool) -> list[list[int]]:
@@ -171,9 +176,7 @@ class Clips:
         walk up the line: the versions that share the film (the same `film_signature`) come first."""
         with self.ctx.repo.read() as u:
             v = u.version(pid, ref)
-            signature, shared = self.film_signature(v.storyboard), True  # shared: `v` shows this film as it is
-            for a in u.lineage(v):
-                shared = shared and self.film_signature(a.storyboard) == signature
+            for a, shared in self._line(u, v):
                 render = u.latest_render(a)
                 if render is None:
                     continue
@@ -263,15 +266,23 @@ class Clips:
         without a title card, notes) shares the film of the nearest ancestor it matches: the record's
         `version` then names that ancestor."""
         with self.ctx.repo.read() as u:
-            signature = None
-            for v in u.lineage(u.version(pid, ref)):
-                if signature is not None and self.film_signature(v.storyboard) != signature:
+            for a, shared in self._line(u, u.version(pid, ref)):
+                if not shared:
                     return None
-                render = u.latest_render(v)
+                render = u.latest_render(a)
                 if render is not None:
                     return render
-                signature = signature or self.film_signature(v.storyboard)
             return None
+
+    def _line(self, u: Unit, v: Version) -> Iterator[tuple[Version, bool]]:
+        """`v`'s line (`Unit.lineage`), each version with whether it shows `v`'s film: the same `film_signature` as
+        `v`'s all the way from `v` (each signature computed once, and only as far as the walk goes)."""
+        signature, shared = None, True
+        for a in u.lineage(v):
+            if a is not v and shared:
+                signature = signature or self.film_signature(v.storyboard)
+                shared = self.film_signature(a.storyboard) == signature
+            yield a, shared
 
     # ------------------------------------------------------------------ inside
     def _continues(self, shot: Shot, i: int) -> bool:
