@@ -142,7 +142,7 @@ class FilmAssembler:
         """`sound` with the loudness the cut `film` has: the film's AAC is measured (ebur128) and, where the encoder
         took its true peak over the target's ceiling (AAC_HEADROOM keeps real mixes 2-3 dB under it; peaky noise,
         such as a random-weight model's sound, went 5 dB over), the film is cut again with its sound tracks lowered
-        by the overshoot and half a dB, and measured again."""
+        by the overshoot and half a dB, and measured again. Either way the summary carries the film's figures."""
         from dataclasses import replace
 
         from generation.audio.loudness import TARGETS, measure
@@ -151,16 +151,16 @@ class FilmAssembler:
         ceiling = TARGETS[sound.summary.target].true_peak
         heard = measure(film, cancel=cancel)
         over = heard.true_peak_dbtp - ceiling
-        if over <= 0:
-            return sound
-        gain = 10 ** (-(over + 0.5) / 20)
-        lowered = {}
-        for name, track in (("main", sound.path), ("described", described.path if described is not None else None)):
-            if track is not None:
-                lowered[name] = write_wav(scratch / f"{name}.lowered.wav", decode(track, RATE) * gain, RATE)
-        cut(lowered["main"], lowered.get("described"))
-        heard = measure(film, cancel=cancel)
-        log.info("the film's sound went %.1f dB over %.1f dBTP in AAC: lowered %.1f dB", over, ceiling, over + 0.5)
+        if over > 0:
+            gain = 10 ** (-(over + 0.5) / 20)
+            lowered = {}
+            tracks = (("main", sound.path), ("described", described.path if described is not None else None))
+            for name, track in tracks:
+                if track is not None:
+                    lowered[name] = write_wav(scratch / f"{name}.lowered.wav", decode(track, RATE) * gain, RATE)
+            cut(lowered["main"], lowered.get("described"))
+            heard = measure(film, cancel=cancel)
+            log.info("the film's sound went %.1f dB over %.1f dBTP in AAC: lowered %.1f dB", over, ceiling, over + 0.5)
         measured = {"loudness_lufs": heard.integrated_lufs, "true_peak_dbtp": heard.true_peak_dbtp}
         return replace(sound, summary=sound.summary.model_copy(update={**measured, "lra_lu": heard.lra_lu}))
 
