@@ -334,17 +334,19 @@ def build(ctx: Ctx) -> None:
     )
     editing = gr.State(NEW_PERSONA)  # the persona the form edits: saving keeps its id (it replaces it here)
     form = []
-    with gr.Group(elem_id="persona_form"):
-        for key, (label, lines) in PERSONA_FORM.items():
-            form.append(gr.Textbox(label=label, lines=lines, max_lines=8, elem_id=f"persona_{key}"))
-        with gr.Accordion("Their tastes (0: not at all, 1: very much)", open=False):
-            with gr.Row():
-                for key, label in TASTES.items():
-                    if key == "shot_seconds":
-                        form.append(gr.Slider(1, 20, value=5, step=0.5, label=label, elem_id=f"taste_{key}"))
-                    else:
-                        form.append(gr.Slider(0, 1, value=0.5, step=0.1, label=label, elem_id=f"taste_{key}"))
-    persona_form_btn = gr.Button("Save this viewer to the film (new version)", elem_id="persona_form_save_btn")
+    # shown once a viewer is picked, with that viewer in it: nothing typed before the pick's answer is overwritten
+    with gr.Column(visible=False, elem_id="persona_editor") as persona_editor:
+        with gr.Group(elem_id="persona_form"):
+            for key, (label, lines) in PERSONA_FORM.items():
+                form.append(gr.Textbox(label=label, lines=lines, max_lines=8, elem_id=f"persona_{key}"))
+            with gr.Accordion("Their tastes (0: not at all, 1: very much)", open=False):
+                with gr.Row():
+                    for key, label in TASTES.items():
+                        if key == "shot_seconds":
+                            form.append(gr.Slider(1, 20, value=5, step=0.5, label=label, elem_id=f"taste_{key}"))
+                        else:
+                            form.append(gr.Slider(0, 1, value=0.5, step=0.1, label=label, elem_id=f"taste_{key}"))
+        persona_form_btn = gr.Button("Save this viewer to the film (new version)", elem_id="persona_form_save_btn")
     with gr.Accordion("Advanced: the viewer as YAML", open=False, elem_id="persona_advanced"):
         persona_yaml = gr.Code(language="yaml", label="Persona (YAML)", interactive=True, elem_id="persona_yaml")
         persona_btn = gr.Button("Save persona to this project (new version)", elem_id="persona_save_btn")
@@ -470,18 +472,19 @@ def build(ctx: Ctx) -> None:
 
     @guard
     def pick_persona(pid, v, persona_id):
-        """The chosen viewer in the form (and as YAML under Advanced); "a new viewer": an empty form."""
+        """The chosen viewer in the form (and as YAML under Advanced); "a new viewer": an empty form; none chosen:
+        no form."""
         from agents.personas import persona_to_yaml
         from storage.schema import Persona
 
         if not (pid and persona_id) or persona_id == NEW_PERSONA:
             blank = Persona(id="viewer", name="", who="")
-            return "", NEW_PERSONA, *form_of(blank)
+            return "", NEW_PERSONA, *form_of(blank), gr.Column(visible=bool(pid and persona_id))
         version = studio.version(pid, ver(v))
         known = studio.personas_of(version)
         if persona_id not in known:
             raise ValueError(f"v{version.number} has no such viewer: choose one from the list")
-        return persona_to_yaml(known[persona_id]), persona_id, *form_of(known[persona_id])
+        return persona_to_yaml(known[persona_id]), persona_id, *form_of(known[persona_id]), gr.Column(visible=True)
 
     @guard
     def save_persona_form(pid, v, editing_id, *values):
@@ -560,7 +563,10 @@ def build(ctx: Ctx) -> None:
     picture_btn.click(save_picture, [ctx.pid, ctx.version, size, fps], [ctx.version, message], api_name="set_picture")
     panel_btn.click(save_panel, [ctx.pid, ctx.version, panel], [ctx.version, message], api_name="set_panel")
     persona_pick.change(
-        pick_persona, [ctx.pid, ctx.version, persona_pick], [persona_yaml, editing, *form], api_visibility="private"
+        pick_persona,
+        [ctx.pid, ctx.version, persona_pick],
+        [persona_yaml, editing, *form, persona_editor],
+        api_visibility="private",
     )
     persona_form_btn.click(
         save_persona_form,
