@@ -38,7 +38,11 @@ CSS = """
 .job.stopped { color: var(--body-text-color-subdued); }
 footer { display: none !important; }
 #steps { padding: 0 8px; }
+body:not([data-chief-ready]) #screens, body:not([data-chief-ready]) #steps { pointer-events: none; opacity: 0.6; }
 """
+# The screens take clicks once the page has restored its project and screen: a click or a keystroke before that
+# would be overwritten by what the restore writes (on a busy server that is seconds after the page shows).
+READY_JS = "() => { document.body.dataset.chiefReady = 'yes'; }"
 
 
 def _quiet_env() -> None:
@@ -126,7 +130,7 @@ def create_app(studio):
             [*bar, ctx.screens],
             api_visibility="private",
             show_progress="hidden",
-        )
+        ).then(None, None, None, js=READY_JS, api_visibility="private", show_progress="hidden")
     demo.queue(default_concurrency_limit=None)  # long work runs as jobs (app/jobs.py); renders take turns there
     return demo
 
