@@ -395,6 +395,7 @@ def build(ctx: Ctx) -> None:
                 *fields,
                 gr.CheckboxGroup(choices=[], value=[]),
                 gr.Dropdown(choices=[]),
+                gr.Column(visible=False),
                 MODEL_DEFAULT,
                 None,
             )
@@ -406,6 +407,7 @@ def build(ctx: Ctx) -> None:
             *fields,
             gr.CheckboxGroup(choices=choices, value=version.panel),
             gr.Dropdown(choices=[("A new viewer", NEW_PERSONA), *choices], value=None),
+            gr.Column(visible=False),
             size_label(b),
             b.fps,
         )
@@ -510,6 +512,7 @@ def build(ctx: Ctx) -> None:
             f"v{nv.number}: {md(persona.name)} saved and on the panel.",
             gr.Dropdown(choices=choices, value=persona.id),
             persona.id,
+            *form_of(persona),  # as saved (list marks and blank lines gone)
         )
 
     @guard
@@ -547,7 +550,7 @@ def build(ctx: Ctx) -> None:
     ctx.tabs["settings"].select(
         load,
         [ctx.pid, ctx.version],
-        [status, *llm, steps, guidance, seeds, models, servers, panel, persona_pick, size, fps],
+        [status, *llm, steps, guidance, seeds, models, servers, panel, persona_pick, persona_editor, size, fps],
         api_name="settings",
     )
     ev = apply_btn.click(apply, llm, [api_key, status, message], api_visibility="private")
@@ -562,7 +565,7 @@ def build(ctx: Ctx) -> None:
     render_btn.click(apply_render, [steps, guidance, seeds], message, api_visibility="private")
     picture_btn.click(save_picture, [ctx.pid, ctx.version, size, fps], [ctx.version, message], api_name="set_picture")
     panel_btn.click(save_panel, [ctx.pid, ctx.version, panel], [ctx.version, message], api_name="set_panel")
-    persona_pick.change(
+    persona_pick.input(  # a viewer the creator picks; the page setting the list (load, save) fetches nothing
         pick_persona,
         [ctx.pid, ctx.version, persona_pick],
         [persona_yaml, editing, *form, persona_editor],
@@ -571,7 +574,7 @@ def build(ctx: Ctx) -> None:
     persona_form_btn.click(
         save_persona_form,
         [ctx.pid, ctx.version, editing, *form],
-        [ctx.version, message, persona_pick, editing],
+        [ctx.version, message, persona_pick, editing, *form],
         api_name="save_persona_form",
     )
     persona_btn.click(

@@ -220,10 +220,17 @@ def test_the_persona_form_saves_a_viewer(server, st, page, tmp_path, errors):
     assert ana.id in v.panel and ana.source == "custom"
     assert ana.loves == ["quiet humour", "faces in close-up"] and ana.hates == ["loud music"]
     assert ana.who.startswith("A nurse who watches") and ana.voice == "Dry and brief."
-    # picked again from the list, edited and saved: the same viewer, replaced
+    expect(page.locator("#persona_loves textarea")).to_have_value("quiet humour\nfaces in close-up")  # as saved
+    # another viewer, then Ana picked again from the list, edited and saved: the same viewer, replaced (each pick
+    # is seen arrive: the form shows that viewer)
+    name = page.locator("#persona_name textarea, #persona_name input").first
+    pick.click()
+    page.locator("ul[role=listbox] li", has_text="Maya").click()
+    expect(name).to_have_value(re.compile("^Maya"), timeout=LONG)
     pick.click()
     page.locator("ul[role=listbox] li", has_text="Ana, a night-shift nurse").click()
-    expect(page.locator("#persona_voice textarea")).to_have_value("Dry and brief.", timeout=LONG)
+    expect(name).to_have_value("Ana, a night-shift nurse", timeout=LONG)
+    expect(page.locator("#persona_voice textarea")).to_have_value("Dry and brief.")
     page.locator("#persona_voice textarea").fill("Dry, brief, kind.")
     page.locator("#persona_form_save_btn").click()
     expect(page.locator("#settings_message")).to_contain_text("v3", timeout=LONG)
