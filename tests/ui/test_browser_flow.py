@@ -30,8 +30,11 @@ def st(server):
     return Studio(load_config({"home": server.home, "narration": False, "agents": "offline"}, environ={}))
 
 
-def selected_tab(page) -> str:
-    return page.locator("#screens button[role=tab][aria-selected=true]").inner_text().strip()
+def expect_tab(page, name: str) -> None:
+    """The screen `name` is (or becomes: a step of the path or a plan switches it on the server's answer) chosen."""
+    from playwright.sync_api import expect
+
+    expect(page.locator("#screens button[role=tab][aria-selected=true]")).to_have_text(name, timeout=LONG)
 
 
 def test_the_start_screen_plans_and_lands_on_the_storyboard(server, st, page, tmp_path, errors):
@@ -50,7 +53,7 @@ def test_the_start_screen_plans_and_lands_on_the_storyboard(server, st, page, tm
     before = {p.id for p in st.projects()}
     page.locator("#create_idea_btn").click()
     expect(page.locator("#board .card").first).to_be_visible(timeout=LONG)  # the new film's storyboard, opened
-    assert selected_tab(page) == "Storyboard"
+    expect_tab(page, "Storyboard")
     (new,) = [p for p in st.projects() if p.id not in before]
     assert new.idea == text
     expect(page.locator("#status_bar")).to_contain_text(f"{new.title} · v1", timeout=LONG)
@@ -59,7 +62,7 @@ def test_the_start_screen_plans_and_lands_on_the_storyboard(server, st, page, tm
     page.locator("#steps_path [data-step=plan]").click()  # the path's first step: the start screen again
     expect(page.locator(f"#posters button.poster[data-pid='{new.id}']")).to_contain_text(new.title, timeout=LONG)
     expect(page.locator(f"#posters button.poster[data-pid='{new.id}'] .meta")).to_contain_text("v1 · not rendered")
-    assert selected_tab(page) == "Projects"
+    expect_tab(page, "Projects")
 
 
 def test_the_path_suggests_the_next_step_and_opens_its_screen(server, st, page, tmp_path, errors):
@@ -70,7 +73,7 @@ def test_the_path_suggests_the_next_step_and_opens_its_screen(server, st, page, 
     expect(page.locator("#next_step")).to_contain_text("Next: render v1", timeout=LONG)
     page.locator("#next_step").click()
     expect(page.locator("#render_btn")).to_be_visible(timeout=LONG)
-    assert selected_tab(page) == "Render"
+    expect_tab(page, "Render")
     st.render(pid)
     page.get_by_role("tab", name="Projects", exact=True).click()
     expect(page.locator("#next_step")).to_contain_text("Next: screen v1", timeout=LONG)
@@ -80,10 +83,10 @@ def test_the_path_suggests_the_next_step_and_opens_its_screen(server, st, page, 
     st.add_note(pid, "The whale should be bigger", "s2")
     page.locator("#next_step").click()
     expect(page.locator("#next_step")).to_contain_text("Next: revise v1", timeout=LONG)
-    assert selected_tab(page) == "Screening room"
+    expect_tab(page, "Screening room")
     page.locator("#next_step").click()
     expect(page.locator("#refine_btn")).to_be_visible(timeout=LONG)
-    assert selected_tab(page) == "Revise"
+    expect_tab(page, "Revise")
 
 
 def test_a_reload_and_a_restart_return_to_the_project_screen_and_version(st, page, tmp_path, errors):
@@ -109,7 +112,7 @@ def test_a_reload_and_a_restart_return_to_the_project_screen_and_version(st, pag
         page.reload()
         expect(page.locator("#status_bar")).to_contain_text("Come back · v2", timeout=LONG)
         expect(card_prompt(page, "s1")).to_have_value("A lighthouse at dusk", timeout=LONG)
-        assert selected_tab(page) == "Storyboard"
+        expect_tab(page, "Storyboard")
         page.get_by_role("tab", name="History", exact=True).click()
         expect(page.locator("#screens button[role=tab][aria-selected=true]")).to_have_text("History")
         page.wait_for_timeout(300)  # the screen is written in the page, not by the server: a moment is plenty
