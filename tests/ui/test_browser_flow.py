@@ -114,12 +114,12 @@ def test_a_reload_and_a_restart_return_to_the_project_screen_and_version(st, pag
         expect(card_prompt(page, "s1")).to_have_value("A lighthouse at dusk", timeout=LONG)
         expect_tab(page, "Storyboard")
         page.get_by_role("tab", name="History", exact=True).click()
-        expect(page.locator("#screens button[role=tab][aria-selected=true]")).to_have_text("History")
+        expect_tab(page, "History")
         page.wait_for_timeout(300)  # the screen is written in the page, not by the server: a moment is plenty
     with Server(home, tmp_path / "serve2.log", port=port) as srv:
         page.goto(srv.url)
         expect(page.locator("#status_bar")).to_contain_text("Come back · v2", timeout=LONG)
-        expect(page.locator("#screens button[role=tab][aria-selected=true]")).to_have_text("History", timeout=LONG)
+        expect_tab(page, "History")
 
 
 def _studio(home):
@@ -208,7 +208,8 @@ def test_the_persona_form_saves_a_viewer(server, st, page, tmp_path, errors):
     pick = page.locator("#persona_pick input")
     pick.click()
     page.locator("ul[role=listbox] li", has_text="A new viewer").click()
-    page.locator("#persona_name textarea, #persona_name input").first.fill("Ana, a night-shift nurse")
+    name = page.locator("#persona_name textarea, #persona_name input").first
+    name.fill("Ana, a night-shift nurse")
     page.locator("#persona_who textarea").fill("A nurse who watches short films on her break, tired, on a phone.")
     page.locator("#persona_loves textarea").fill("quiet humour\n- faces in close-up")
     page.locator("#persona_hates textarea").fill("loud music")
@@ -226,7 +227,6 @@ def test_the_persona_form_saves_a_viewer(server, st, page, tmp_path, errors):
     expect(page.locator("#persona_loves textarea")).to_have_value("quiet humour\nfaces in close-up")  # as saved
     # another viewer, then Ana picked again from the list, edited and saved: the same viewer, replaced (each pick
     # is seen arrive: the form shows that viewer)
-    name = page.locator("#persona_name textarea, #persona_name input").first
     pick.click()
     page.locator("ul[role=listbox] li", has_text="Maya").click()
     expect(name).to_have_value(re.compile("^Maya"), timeout=LONG)
