@@ -54,8 +54,9 @@ lint: install
 typecheck: install
 	$(BIN)/basedpyright
 
+# --durations: the 25 slowest tests close the run, so a CI log shows where the suite's time goes.
 test: lint typecheck install system-deps real-server
-	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=900
+	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=900 --durations=25
 
 # Refresh README's screenshot from the browser test (tests themselves never write into the checkout).
 screenshots: install system-deps

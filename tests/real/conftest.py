@@ -4,7 +4,9 @@ and llama.cpp's own `llama-server` when LLAMA_SERVER names a binary.
 
 The tests skip, saying why, only when those packages are absent (`make test-real` installs them). The server
 runs on a free port with one thread (`--n_threads 1`, OMP_WAIT_POLICY=passive: spin-waiting on 2 shared cores
-makes it 20x slower), its output goes to a log the tests read, and it is always stopped.
+makes it 20x slower), its output goes to a log the tests read, and it is always stopped, once this folder's tests
+are done (package scope): a server that a test left generating for a client it cut off (llama-cpp-python goes on
+after a disconnect) took a core from every test after it when it lived as long as the session.
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ class LlamaServer(ServerProcess):
         )
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def llama_server(tmp_path_factory):
     missing = _missing()
     if missing:
@@ -78,7 +80,7 @@ def llama_server(tmp_path_factory):
         yield server
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def llama_server_8k(tmp_path_factory):
     """llama-cpp-python with an 8k context (a critic's text-only part, a plan's scene), its defaults otherwise:
     `interrupt_requests` on, so a request that arrives cuts the running stream."""
@@ -89,7 +91,7 @@ def llama_server_8k(tmp_path_factory):
         yield server
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def llama_cpp_server(tmp_path_factory):
     """llama.cpp's own llama-server, when LLAMA_SERVER names a built binary (make test-real does not build it:
     ~28 minutes on 2 cores, `cmake --build build --target llama-server` with -DGGML_NATIVE=OFF)."""
