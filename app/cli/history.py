@@ -7,6 +7,11 @@ import click
 from app.cli.common import Ctx, command, usage_line, version_option
 
 
+def words(score: str) -> str:
+    """A score's name as a creator reads it ("story_clarity" -> "story clarity"); --json keeps the names."""
+    return score.replace("_", " ")
+
+
 @command(project=False)
 @click.option("--all", "show_all", is_flag=True, help="Include trashed projects.")
 def projects(c: Ctx, show_all):
@@ -97,7 +102,7 @@ def show(c: Ctx, project, version, as_yaml):
         lines.append(f"film: {c.studio.film_path(last.render)} ({last.describe()})")
     lines += [f"note {n.id}{' on ' + n.shot_id if n.shot_id else ''}: {n.text}" for n in notes]
     if scores:
-        lines.append("scores: " + ", ".join(f"{k} {val:.1f}" for k, val in scores.items()))
+        lines.append("scores: " + ", ".join(f"{words(k)} {val:.1f}" for k, val in scores.items()))
     lines.append(usage_line(usage))
     c.out(
         {
@@ -130,7 +135,7 @@ def diff(c: Ctx, project, v1, v2):
         for f, (a, b) in ch.fields.items():
             lines.append(f"           {f}: {a!r}\n           {'':>{len(f)}}→ {b!r}")
     for k, (a, b) in d.scores.items():
-        lines.append(f"  score {k}: {a if a is not None else '—'} → {b if b is not None else '—'}")
+        lines.append(f"  score {words(k)}: {a if a is not None else '—'} → {b if b is not None else '—'}")
     if len(lines) == 1:
         lines.append("  no differences")
     c.out({"project": pid, **d.model_dump()}, "\n".join(lines))

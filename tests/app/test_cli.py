@@ -45,6 +45,8 @@ def test_loop_through_the_cli_with_json(chief, story_file):
     assert any(c["status"] == "changed" for c in diff["shots"])
     shown = json.loads(chief("--json", "show", pid, "--version", "1").stdout)
     assert shown["version"]["storyboard"]["title"] == "Tiny" and shown["render"]["rendered"] == 4
+    said = chief("show", pid, "--version", "1").stdout + chief("diff", pid, "1", "2").stdout
+    assert "scores: overall" in said and "score story clarity:" in said and "story_clarity" not in said  # in words
     fork = json.loads(chief("--json", "fork", pid, "--from", "1").stdout)
     assert (fork["version"]["number"], fork["version"]["parent_number"]) == (3, 1)
     listed = json.loads(chief("--json", "projects").stdout)
