@@ -6,7 +6,7 @@ The tests skip, saying why, only when those packages are absent (`make test-real
 runs on a free port with one thread (`--n_threads 1`, OMP_WAIT_POLICY=passive: spin-waiting on 2 shared cores
 makes it 20x slower), its output goes to a log the tests read, and it is always stopped, once this folder's tests
 are done (package scope): a server that a test left generating for a client it cut off (llama-cpp-python goes on
-after a disconnect) took a core from every test after it when it lived as long as the session.
+after a disconnect) took about half a core from every later test when it lived as long as the session.
 """
 
 from __future__ import annotations
