@@ -6,7 +6,7 @@ export HF_HUB_OFFLINE := 1
 export HF_HUB_DISABLE_TELEMETRY := 1
 export GRADIO_ANALYTICS_ENABLED := False
 
-.PHONY: install system-deps real-server demo serve lint typecheck test test-real bench screenshots clean
+.PHONY: install system-deps real-server demo serve lint typecheck test check test-real bench screenshots clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -44,19 +44,29 @@ PORT ?= 7860
 serve: install
 	$(BIN)/chief serve --port $(PORT)
 
-# ruff: lint and format (the code is kept formatted: `.venv/bin/ruff format .`)
+# ruff: lint and format (the code is kept formatted: `.venv/bin/ruff format .`); import-linter: the layers
+# (storage <- generation <- agents <- app, contracts in pyproject.toml)
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 # basedpyright, basic mode, on storage/, generation/ and agents/ (config in pyproject.toml), with no
 # baseline: any error fails.
 typecheck: install
 	$(BIN)/basedpyright
 
-# --durations: the 25 slowest tests close the run, so a CI log shows where the suite's time goes.
+# pytest-xdist: WORKERS processes (3 on 2 cores: much of a test's time is spent waiting on a server, a browser or
+# a subprocess); `--dist loadgroup` keeps the tests that share a module- or package-scoped fixture on one worker
+# (tests/conftest.py). The run closes with the time per folder and the 25 slowest tests.
+WORKERS ?= 3
+PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider --timeout=900 -n $(WORKERS) --dist loadgroup
 test: lint typecheck install system-deps real-server
-	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=900 --durations=25
+	$(PYTEST) --durations=25
+
+# The inner loop: everything but the browser tests and the real LLM server's.
+check: lint typecheck install
+	$(PYTEST) -m "not browser" --ignore=tests/real --durations=10
 
 # Refresh README's screenshot from the browser test (tests themselves never write into the checkout).
 screenshots: install system-deps
@@ -64,7 +74,7 @@ screenshots: install system-deps
 
 # Only the slow tests against a real llama-cpp-python server (they also run in `make test`).
 test-real: install real-server
-	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=900 tests/real
+	$(PYTEST) tests/real
 
 bench: install
 	$(BIN)/python -m bench.run_all

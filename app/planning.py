@@ -13,6 +13,17 @@ from storage.schema import Storyboard
 IDEA_LIMIT = 20_000  # characters; storage.records.Project.idea holds this many
 
 
+KINDS = {"person": "a person", "animal": "an animal", "creature": "a creature", "machine": "a machine"}
+
+
+def what_they_are(description: str) -> str:
+    """ "a machine", "an animal", … as the embedded planner reads a character's description ("" when it cannot tell):
+    the bible's cards say it, so a creator sees how the description will be drawn."""
+    from agents.offline.idea import phrase_kind
+
+    return KINDS.get(phrase_kind(description), "")
+
+
 class Planning:
     def __init__(self, ctx: Context, projects: Projects) -> None:
         self.ctx, self.projects = ctx, projects

@@ -31,6 +31,7 @@ atexit.register(shutil.rmtree, os.environ["CHIEF_SOUND_CACHE"], True)
 
 import ipaddress  # noqa: E402
 import socket  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
@@ -162,3 +163,127 @@ def chief(tmp_path):
 
     run.home = home
     return run
+
+
+def _built_once(tmp_path_factory, kind: str, builders: dict):
+    """get(name) -> the folder of builders[name], built once per test run: the xdist workers share one folder
+    (the run's temp root) under a lock per model, so a tiny pipeline is built by whichever worker needs it first."""
+    import fcntl
+
+    base = tmp_path_factory.getbasetemp()
+    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / kind
+    root.mkdir(exist_ok=True)
+
+    def get(name: str) -> str:
+        done = root / f"{name}.built"
+        with open(root / f"{name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not done.exists():
+                folder = root / name
+                shutil.rmtree(folder, ignore_errors=True)
+                done.write_text(str(builders[name](folder)))
+        return done.read_text()
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def tiny_models(tmp_path_factory):
+    """tiny_models(name) -> the saved folder of `generation.tiny.BUILDERS[name]` (tiny random-weight pipelines from
+    the real diffusers classes), built once per test run. Tests read these folders and never change them."""
+    from generation.tiny import BUILDERS
+
+    return _built_once(tmp_path_factory, "tiny-models", BUILDERS)
+
+
+@pytest.fixture(scope="session")
+def tiny_audio_models(tmp_path_factory):
+    """tiny_audio_models(name) -> the saved folder of `generation.audio.tiny.BUILDERS[name]`, built once per run."""
+    from generation.audio.tiny import BUILDERS
+
+    return _built_once(tmp_path_factory, "tiny-audio-models", BUILDERS)
+
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """One Chromium per test process (per xdist worker), started when a browser test first asks for it: Debian's
+    /usr/bin/chromium, driven by the playwright pip package. Tests never share a context (see `page`)."""
+    from playwright.sync_api import sync_playwright
+
+    if not Path("/usr/bin/chromium").exists():
+        pytest.fail("/usr/bin/chromium is missing: run `make system-deps` (apt-get install chromium)")
+    pw = sync_playwright().start()
+    try:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+    finally:
+        pw.stop()
+
+
+@pytest.fixture
+def browser(chromium):
+    """The shared Chromium, for a test that opens its own contexts: they are closed when the test ends."""
+    before = set(chromium.contexts)
+    yield chromium
+    for context in chromium.contexts:
+        if context not in before:
+            context.close()
+
+
+@pytest.fixture
+def page(chromium):
+    """A page in a fresh browser context (its own cookies and storage), closed with its context after the test."""
+    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        pg = context.new_page()
+        pg.set_default_timeout(60_000)
+        yield pg
+    finally:
+        context.close()
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The time the tests of each folder took (setup, call and teardown summed; with xdist, summed over the
+    workers, so the figures add up to more than the wall time), slowest first: where the suite's time goes."""
+    per_folder: dict[str, float] = {}
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if getattr(report, "when", None) and getattr(report, "duration", None) is not None:
+                parts = report.nodeid.split("::")[0].split("/")
+                folder = "/".join(parts[:2]) if len(parts) > 2 else parts[0]
+                per_folder[folder] = per_folder.get(folder, 0.0) + report.duration
+    if per_folder:
+        terminalreporter.write_sep("-", "time per folder (s, summed over workers)")
+        for folder, seconds in sorted(per_folder.items(), key=lambda kv: -kv[1]):
+            terminalreporter.write_line(f"{seconds:8.1f}  {folder}")
+        terminalreporter.write_line(f"{sum(per_folder.values()):8.1f}  in all")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (`--dist loadgroup`), the tests that share a module- or package-scoped fixture (a served
+    app, a real LLM server, a Ray cluster, a rendered project) run on one worker, so the fixture is made once. A test
+    that drives Chromium is marked `browser`, whichever folder it is in (`make check` leaves them out)."""
+    for item in items:
+        if "chromium" in item.fixturenames:
+            item.add_marker(pytest.mark.browser)
+        group = None
+        for defs in item._fixtureinfo.name2fixturedefs.values():
+            scope = defs[-1].scope
+            if scope == "package":
+                group = str(item.path.parent.relative_to(config.rootpath))
+                break
+            if scope == "module":
+                group = str(item.path.relative_to(config.rootpath))
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))

@@ -18,6 +18,7 @@ from typing import Literal
 import gradio as gr
 from pydantic import BaseModel, Field, ValidationError
 
+from app.planning import what_they_are
 from app.ui.board_media import uploaded_file
 from app.ui.common import (
     Ctx,
@@ -65,16 +66,6 @@ class RefAction(BaseModel):
             return cls.model_validate(data if isinstance(data, dict) else {})
         except ValidationError:
             raise ValueError("the references panel sent an action it cannot ask for: reload the page") from None
-
-
-KINDS = {"person": "a person", "animal": "an animal", "creature": "a creature", "machine": "a machine"}
-
-
-def what_they_are(description: str) -> str:
-    """ "a machine", "an animal", … as the offline planner reads the description ("" when it cannot tell)."""
-    from agents.offline.idea import phrase_kind
-
-    return KINDS.get(phrase_kind(description), "")
 
 
 def voice_words(cast) -> str:

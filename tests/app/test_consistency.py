@@ -10,7 +10,6 @@ import pytest
 from PIL import Image
 
 from app.errors import StudioError
-from generation.tiny import BUILDERS
 from tests.agents.openai_server import FakeOpenAI, ok
 from tests.conftest import tiny_board
 
@@ -26,8 +25,8 @@ BOARD = _board()
 
 
 @pytest.fixture(scope="module")
-def clip(tmp_path_factory):
-    return str(BUILDERS["clip_vision"](tmp_path_factory.mktemp("clip") / "clip"))
+def clip(tiny_models):
+    return tiny_models("clip_vision")
 
 
 def noise(path, seed: int):

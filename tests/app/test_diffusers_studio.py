@@ -6,7 +6,6 @@ import pytest
 
 from app.config import load_config
 from app.studio import Studio
-from generation.tiny import build_ltx
 from generation.video_io import read_frames
 from storage.schema import Scene, Shot, Storyboard
 
@@ -14,8 +13,8 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def ltx_folder(tmp_path_factory):
-    return build_ltx(tmp_path_factory.mktemp("ltx") / "tiny-ltx")
+def ltx_folder(tiny_models):
+    return tiny_models("ltx")
 
 
 def board() -> Storyboard:

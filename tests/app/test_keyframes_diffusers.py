@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from generation.tiny import BUILDERS
 from tests.conftest import tiny_board
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def models(tmp_path_factory):
-    root = tmp_path_factory.mktemp("models")
-    return {name: str(BUILDERS[name](root / name)) for name in ("flux", "ltx")}
+def models(tiny_models):
+    return {name: tiny_models(name) for name in ("flux", "ltx")}
 
 
 @pytest.fixture

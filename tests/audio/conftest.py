@@ -1,18 +1,8 @@
-"""Tiny random-weight audio pipelines, each built and saved once per test session, on first use."""
+"""Tiny random-weight audio pipelines: the root conftest's `tiny_audio_models`, built once per test run."""
 
 import pytest
 
-from generation.audio.tiny import BUILDERS
-
 
 @pytest.fixture(scope="session")
-def audio_folders(tmp_path_factory):
-    root = tmp_path_factory.mktemp("audio_pipelines")
-    built = {}
-
-    def get(name):
-        if name not in built:
-            built[name] = str(BUILDERS[name](root / name))
-        return built[name]
-
-    return get
+def audio_folders(tiny_audio_models):
+    return tiny_audio_models

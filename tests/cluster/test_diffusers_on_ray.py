@@ -6,16 +6,15 @@ import pytest
 
 from app.config import load_config
 from app.studio import Studio
-from generation.tiny import build_ltx
 from tests.conftest import tiny_board
 
 pytestmark = pytest.mark.slow
 
 
-def test_tiny_ltx_on_ray_matches_one_process(ray_cluster, tmp_path):
+def test_tiny_ltx_on_ray_matches_one_process(ray_cluster, tmp_path, tiny_models):
     from app.cluster import RayBackend
 
-    model = build_ltx(tmp_path / "ltx")
+    model = tiny_models("ltx")
     # 3 shots of 1 s at 32x32, 8 fps, 2 steps; shot 2 continues from shot 1 (image-to-video on the worker)
     board = tiny_board(3, shot_overrides={1: {"continuity": True}}).model_copy(update={"width": 32, "height": 32})
     settings = {"narration": False, "agents": "offline", "backend": "diffusers", "model": str(model), "steps": 2}

@@ -74,12 +74,13 @@ def popen_chief(home: Path, *args: str, **env: str) -> subprocess.Popen:
     )
 
 
-def popen_python(home: Path, code: str) -> subprocess.Popen:
-    """A Python process (line-buffered stdout) running `code` against `home`."""
+def popen_python(home: Path, code: str, stdin: bool = False) -> subprocess.Popen:
+    """A Python process (line-buffered stdout) running `code` against `home`; `stdin`: a pipe the test writes to."""
     return subprocess.Popen(
         [sys.executable, "-u", "-c", code],
         cwd=ROOT,
         env=chief_env(home),
+        stdin=subprocess.PIPE if stdin else None,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -4,18 +4,17 @@ later ones as branches), version numbers stay unique, and the database stays con
 from __future__ import annotations
 
 import json
-import time
 
 from tests.fault.conftest import assert_sound, board, make_studio, popen_python
 
 ACCEPT = """
-import json, sys, time
+import json, sys
 from app.config import load_config
 from app.studio import Studio
 st = Studio(load_config({{"home": {home!r}, "narration": False, "agents": "offline"}}, environ={{}}))
-st.version({pid!r})  # connect and migrate before the start line
-while time.time() < {start!r}:
-    time.sleep(0.001)
+st.version({pid!r})  # connect and migrate before the barrier
+print("ready", flush=True)
+sys.stdin.readline()  # the barrier: the test writes "go" once every process is ready
 r = st.accept({pid!r}, {prop!r}, only=[{edit}])
 print(json.dumps({{"version": r.version.number, "parent": r.version.parent_number, "branched": r.branched,
                   "edit": {edit}}}))
@@ -31,10 +30,14 @@ def test_concurrent_accepts_all_survive(home):
     edits = prop.proposal.edits
     assert len(edits) >= 3
 
-    start = time.time() + 4.0  # every process is up and connected by then, then all accept at once
     procs = [
-        popen_python(home, ACCEPT.format(home=str(home), pid=pid, prop=prop.id, start=start, edit=k)) for k in (1, 2, 3)
+        popen_python(home, ACCEPT.format(home=str(home), pid=pid, prop=prop.id, edit=k), stdin=True) for k in (1, 2, 3)
     ]
+    for p in procs:  # every process is up and connected ...
+        assert p.stdout.readline().strip() == "ready", p.stderr.read()
+    for p in procs:  # ... then all accept at once
+        p.stdin.write("go\n")
+        p.stdin.flush()
     results = []
     for p in procs:
         out, err = p.communicate(timeout=120)

@@ -1,6 +1,6 @@
 """Fixtures for the hardening tests: hostile data files, the CLI as a subprocess, the web app on a free port,
-Chromium, and a local "other site" server that records what it is asked for. Studios come from the root
-conftest's `make_studio` (`make_studio(home=..., **settings)`)."""
+and a local "other site" server that records what it is asked for. Studios come from the root conftest's
+`make_studio` (`make_studio(home=..., **settings)`), Chromium pages from its `page` and `browser`."""
 
 from __future__ import annotations
 
@@ -18,14 +18,6 @@ from tests.security.hostile_archives import BOARD
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).parent / "data"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
 
 
 def chief(
@@ -106,25 +98,3 @@ def other_site():
     site = OtherSite()
     yield site
     site.close()
-
-
-@pytest.fixture
-def browser():
-    """A Chromium browser (Debian's /usr/bin/chromium, driven by the playwright pip package)."""
-    from playwright.sync_api import sync_playwright
-
-    if not Path("/usr/bin/chromium").exists():
-        pytest.fail("/usr/bin/chromium is missing: run `make system-deps` (apt-get install chromium)")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
-
-
-@pytest.fixture
-def page(browser):
-    pg = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-    pg.set_default_timeout(60_000)
-    return pg

@@ -92,34 +92,6 @@ def served(tmp_path):
         yield server
 
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
-
-
-@pytest.fixture
-def page(tmp_path):
-    """A Chromium page (Debian's /usr/bin/chromium, driven by the playwright pip package)."""
-    from playwright.sync_api import sync_playwright
-
-    if not Path("/usr/bin/chromium").exists():
-        pytest.fail("/usr/bin/chromium is missing: run `make system-deps` (apt-get install chromium)")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
-        try:
-            context = browser.new_context(viewport={"width": 1400, "height": 1000})
-            pg = context.new_page()
-            pg.set_default_timeout(60_000)
-            yield pg
-        finally:
-            browser.close()
-
-
 @pytest.fixture
 def errors(page):
     """The page's script errors, asserted empty (and no traceback shown) when the test ends."""

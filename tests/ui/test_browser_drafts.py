@@ -102,18 +102,17 @@ def test_draw_keyframes_asks_with_the_count_and_the_history_labels_the_draft(ser
     expect(node.locator("text.kind")).to_have_text("draft")
 
 
-def test_a_reference_that_re_renders_clips_asks_first(page, tmp_path, errors):
+def test_a_reference_that_re_renders_clips_asks_first(page, tmp_path, errors, tiny_models):
     """On a backend that takes references (tiny random-weight Wan with Wan VACE: the first reference of each
     character is in its shots' clip keys), an upload says how many clips it re-renders; no: nothing changes."""
     from playwright.sync_api import expect
 
     from app.config import load_config
     from app.studio import Studio
-    from generation.tiny import BUILDERS
     from tests.ui.conftest import Server
     from tests.ui.test_browser_images import KEEPER_BOARD, picture
 
-    wan, vace = (str(BUILDERS[name](tmp_path / name)) for name in ("wan", "wan_vace"))
+    wan, vace = (tiny_models(name) for name in ("wan", "wan_vace"))
     env = {"CHIEF_VIDEO_BACKEND": "diffusers", "CHIEF_VIDEO_MODEL": wan, "CHIEF_VACE_MODEL": vace}
     with Server(tmp_path / "home", tmp_path / "serve.log", env) as srv:
         studio = Studio(

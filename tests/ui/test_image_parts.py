@@ -144,12 +144,11 @@ def test_references_panel_and_the_table_without_a_model(client, studio, tmp_path
     assert "data-value" not in table  # no number where nothing was measured
 
 
-def test_the_table_measures_with_a_model_worst_shot_first_and_escapes(make_studio, tmp_path):
+def test_the_table_measures_with_a_model_worst_shot_first_and_escapes(make_studio, tmp_path, tiny_models):
     """A tiny CLIP image encoder: the shot drawn from another picture comes first; names are escaped."""
     from app.ui.references import consistency_html
-    from generation.tiny import BUILDERS
 
-    st = make_studio(embed_model=str(BUILDERS["clip_vision"](tmp_path / "clip")))
+    st = make_studio(embed_model=tiny_models("clip_vision"))
     board = tiny_board(4)
     board.characters[0].name = "<img src=x>"
     for s in board.shots():
