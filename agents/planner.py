@@ -28,11 +28,11 @@ from agents.story import (
     SceneShotsOut,
     ShotOut,
     StoryOut,
+    assemble,
     check_shots,
     check_story,
     fit_durations,
     fits_one_answer,
-    lines_of,
     parts_of,
     refinable_shots,
     scene_budgets,
@@ -46,7 +46,7 @@ from agents.story import (
 )
 from prompts import render
 from storage.run import CancelToken, PlanProgress, RunContext
-from storage.schema import Character, Location, Scene, Shot, Storyboard, Usage
+from storage.schema import Storyboard, Usage
 
 __all__ = ["LLMPlanner", "PlanOut", "fit_durations", "to_storyboard"]
 
@@ -340,44 +340,15 @@ def to_storyboard(out: PlanOut, seconds: float) -> Storyboard:
         if abs(total - seconds) <= TOLERANCE * seconds and all(MIN_SHOT / 2 <= d <= 60 for d in raw)
         else fit_durations(raw, seconds)
     )
-    characters = list({c.name: Character(name=c.name, description=c.description) for c in out.characters}.values())
-    locations = list({loc.name: Location(name=loc.name, description=loc.description) for loc in out.locations}.values())
-    names, places = {c.name for c in characters}, {loc.name for loc in locations}
     scenes, n = [], 0
-    for i, scene in enumerate(out.scenes, 1):
-        shots = []
-        for shot in scene.shots:
-            shots.append(
-                Shot(
-                    shot_id=f"sh{n + 1:02d}",
-                    prompt=shot.prompt,
-                    duration=durations[n],
-                    seed=1000 + n,
-                    camera=shot.camera,
-                    narration=shot.narration,
-                    dialogue=lines_of(shot),
-                    sounds=shot.sounds,
-                    description=shot.description,
-                    characters=[c for c in dict.fromkeys(shot.characters) if c in names],
-                )
-            )
-            n += 1
-        scenes.append(
-            Scene(
-                scene_id=f"sc{i:02d}",
-                title=scene.title,
-                description=scene.description,
-                purpose=scene.purpose,
-                location=scene.location if scene.location in places else "",
-                music=scene.music,
-                shots=shots,
-            )
+    for scene in out.scenes:
+        fields = dict(
+            title=scene.title,
+            description=scene.description,
+            purpose=scene.purpose,
+            location=scene.location,
+            music=scene.music,
         )
-    return Storyboard(
-        title=out.title,
-        logline=out.logline,
-        style_guide=out.style_guide,
-        characters=characters,
-        locations=locations,
-        scenes=scenes,
-    )
+        scenes.append((fields, scene.shots, durations[n : n + len(scene.shots)]))
+        n += len(scene.shots)
+    return assemble(out, scenes)

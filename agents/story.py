@@ -11,6 +11,7 @@ split into parts, and a story that would not fit is asked for in fewer scenes.
 from __future__ import annotations
 
 import math
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -248,19 +249,49 @@ def lines_of(shot: ShotOut) -> list[Line]:
 
 
 def storyboard_from(story: StoryOut, budgets: list[float], scene_shots: list[list[ShotOut]]) -> Storyboard:
-    """Stable readable ids (sc01, sh01, ...), distinct seeds, each scene's shots fitted to its budget, and only
-    the names the bible knows (a character or location the model made up in passing is dropped)."""
-    characters = list({c.name: Character(name=c.name, description=c.description) for c in story.characters}.values())
+    """The story and its scenes' shots, each scene's shots fitted to its budget (see `assemble`)."""
+    scenes = [
+        (
+            dict(
+                title=brief.title,
+                description=brief.summary,
+                purpose=brief.purpose,
+                location=brief.location,
+                music=brief.music,
+            ),
+            outs,
+            fit_durations([s.duration for s in outs], seconds),
+        )
+        for brief, seconds, outs in zip(story.scenes, budgets, scene_shots)
+    ]
+    return assemble(story, scenes)
+
+
+class Bible(Protocol):
+    """What a plan's answer says of the whole film (a one-answer plan's, or the story's when scenes are apart)."""
+
+    title: str
+    logline: str
+    style_guide: str
+    characters: list[CharacterOut]
+    locations: list[LocationOut]
+
+
+def assemble(head: Bible, scenes: list[tuple[dict[str, str], list[ShotOut], list[float]]]) -> Storyboard:
+    """A planner's answer as a storyboard: stable readable ids (sc01, sh01, ...), distinct seeds, the durations
+    given, and only the names the bible knows (a character or location the model made up in passing is dropped).
+    `scenes`: each scene's own fields (title, description, purpose, location, music), its shots as written, and
+    their durations."""
+    characters = list({c.name: Character(name=c.name, description=c.description) for c in head.characters}.values())
     locations = list(
-        {loc.name: Location(name=loc.name, description=loc.description) for loc in story.locations}.values()
+        {loc.name: Location(name=loc.name, description=loc.description) for loc in head.locations}.values()
     )
     names, places = {c.name for c in characters}, {loc.name for loc in locations}
-    scenes, n = [], 0
-    for i, (brief, seconds, outs) in enumerate(zip(story.scenes, budgets, scene_shots), 1):
-        durations = fit_durations([s.duration for s in outs], seconds)
-        shots = []
-        for shot, d in zip(outs, durations):
-            shots.append(
+    out, n = [], 0
+    for i, (scene, shots, durations) in enumerate(scenes, 1):
+        made = []
+        for shot, d in zip(shots, durations):
+            made.append(
                 Shot(
                     shot_id=f"sh{n + 1:02d}",
                     prompt=shot.prompt,
@@ -275,22 +306,22 @@ def storyboard_from(story: StoryOut, budgets: list[float], scene_shots: list[lis
                 )
             )
             n += 1
-        scenes.append(
+        out.append(
             Scene(
                 scene_id=f"sc{i:02d}",
-                title=brief.title,
-                description=brief.summary,
-                purpose=brief.purpose,
-                location=brief.location if brief.location in places else "",
-                music=brief.music,
-                shots=shots,
+                title=scene["title"],
+                description=scene["description"],
+                purpose=scene["purpose"],
+                location=scene["location"] if scene["location"] in places else "",
+                music=scene["music"],
+                shots=made,
             )
         )
     return Storyboard(
-        title=story.title,
-        logline=story.logline,
-        style_guide=story.style_guide,
+        title=head.title,
+        logline=head.logline,
+        style_guide=head.style_guide,
         characters=characters,
         locations=locations,
-        scenes=scenes,
+        scenes=out,
     )
