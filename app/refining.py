@@ -20,6 +20,7 @@ from itertools import islice
 from pydantic import BaseModel, ValidationError
 
 from agents.offline.notes import split_requests
+from agents.refiner import trim
 from app.audio import Audio
 from app.context import Context, ProgressFn, no_progress, record_failed_usage
 from app.errors import StudioError
@@ -31,9 +32,9 @@ from storage.run import Cancelled, CancelToken, RunContext
 from storage.schema import (
     AddShot,
     Answer,
-    EditFlag,
     Critique,
     Edit,
+    EditFlag,
     MoveShot,
     Note,
     Proposal,
@@ -348,9 +349,7 @@ def flags(board: Storyboard, edits: list[Edit]) -> list[EditFlag]:
     return out
 
 
-def settle(
-    proposal: Proposal, edits: list[Edit], board: Storyboard, notes: list[Note], into: Proposal
-) -> Proposal:
+def settle(proposal: Proposal, edits: list[Edit], board: Storyboard, notes: list[Note], into: Proposal) -> Proposal:
     """The checked `edits` (a subsequence of the refiner's) as the review shows them: the edits that answer a note
     first, ticked, then the critics' (ticked only where they also cite a note); each request of every note answered
     (a request the refiner did not answer says so; one whose edits were all dropped, that they were); flagged, each
@@ -365,16 +364,16 @@ def settle(
     for a in proposal.answers:
         now = sorted({renumber[n] for n in a.edits if n in renumber})
         if a.status == "changed" and not now:
-            a = a.model_copy(update={"status": "not changed", "answer": f"{a.answer} — proposed but dropped: see not changed"})
+            a = a.model_copy(
+                update={"status": "not changed", "answer": f"{a.answer} — proposed but dropped: see not changed"}
+            )
         answers.append(a.model_copy(update={"edits": now}))
     seen = {(a.note_id, " ".join(a.request.split()).lower()) for a in answers}
     for n in notes:
         for request in split_requests(n.text):
             if (n.id, " ".join(request.split()).lower()) not in seen:
                 answers.append(Answer(note_id=n.id, request=request, status="not answered", answer="not answered"))
-    return into.model_copy(
-        update={"edits": final, "answers": answers, "ticked": ticked, "flags": flags(board, final)}
-    )
+    return into.model_copy(update={"edits": final, "answers": answers, "ticked": ticked, "flags": flags(board, final)})
 
 
 def note_scenes(board: Storyboard, note: Note) -> list[str] | None:
@@ -426,18 +425,6 @@ def notes_within(board: Storyboard, notes: list[Note], scope: Scope) -> tuple[li
                 )
             )
     return keep, aside
-
-
-def trim(critique: Critique, shot_ids: set[str]) -> Critique:
-    """A critique's evidence about these shots: their notes, and the issues about them or about no shot."""
-    issues = [
-        i.model_copy(update={"shot_ids": [s for s in i.shot_ids if s in shot_ids]})
-        for i in critique.top_issues
-        if not i.shot_ids or any(s in shot_ids for s in i.shot_ids)
-    ]
-    return critique.model_copy(
-        update={"shot_notes": [n for n in critique.shot_notes if n.shot_id in shot_ids], "top_issues": issues}
-    )
 
 
 def within(board: Storyboard, edits: list[Edit], scope: Scope) -> tuple[list[Edit], list[Unchanged]]:

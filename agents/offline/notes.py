@@ -358,7 +358,7 @@ def _adjective_base(word: str) -> str:
         from lemminflect import getAllLemmas
 
         forms = getAllLemmas(word)
-        return (forms.get("ADJ") or forms.get("ADV"))[0]
+        return (forms.get("ADJ") or forms.get("ADV") or (word,))[0]
     if not classes:
         if word.endswith("ier") and len(word) > 5:
             return word[:-3] + "y"

@@ -269,7 +269,9 @@ def format_proposal(info: ProposalRecord, board=None) -> str:
     for u in p.not_changed:
         lines.append(f"  not changed: {u.what} — {u.why}")
     if p.edits:
-        lines.append('accept the ticked [x] edits with: chief accept PROJECT; or pick: [--only 1,3] [--edit 2="new text"]')
+        lines.append(
+            'accept the ticked [x] edits with: chief accept PROJECT; or pick: [--only 1,3] [--edit 2="new text"]'
+        )
     else:
         lines.append("no edits to accept: add a note (chief note) or screen it again (chief critique), then refine")
     return "\n".join(lines)
