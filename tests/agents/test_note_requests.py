@@ -239,3 +239,31 @@ def test_a_ten_minute_film_is_refined_in_parts_at_32k(config):
     assert f"part {len(asked)} of {len(asked)}" in " ".join(notes_seen)
     ids = [e.shot_id for e in p.edits if e.op == "set"]
     assert len(set(ids)) == len(ids)
+
+
+def test_the_review_lists_the_answers_first_and_leaves_the_critics_edits_unticked():
+    from datetime import UTC, datetime
+
+    from app.ui.revise import review_json
+    from storage.records import ProposalRecord
+    from storage.schema import Answer, EditFlag
+
+    board = mine_board()
+    mine = SetShot(shot_id="m4", field="camera", new="pan_left", rationale="r", sources=["n_7"])
+    theirs = RemoveLine(shot_id="m3", line=1, rationale="cut", sources=["critic_a"])
+    said = "<img src=x onerror=alert(1)> shouted"  # an LLM's words: the client sets them as text only
+    proposal = Proposal(
+        summary="s",
+        edits=[mine, theirs],
+        ticked=[1],
+        flags=[EditFlag(edit=2, why="takes 'lantern' out of the film")],
+        answers=[Answer(note_id="n_7", request="pan across m4", edits=[1], answer=said, status="changed")],
+    )
+    record = ProposalRecord(id="pr_1", version=1, created_at=datetime.now(UTC), mode="offline", proposal=proposal)
+    data = json.loads(review_json(record, {"n_7": "pan across m4"}, {"critic_a": "Ana"}, {}, board))
+    assert [e["accept"] for e in data["edits"]] == [True, False]
+    assert data["edits"][1]["flag"] == "takes 'lantern' out of the film"
+    assert data["answers"] == [{"request": "pan across m4", "status": "changed", "answer": said, "edits": [1]}]
+    from app.ui.revise import HERE
+
+    assert "innerHTML" not in (HERE / "revise.js").read_text()
