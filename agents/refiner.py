@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import json
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Literal, get_args
 
 from pydantic import Field, ValidationError
@@ -22,6 +23,7 @@ from agents.base import AgentError, Result
 from agents.json_answer import Closed as _Closed
 from agents.llm import LLMClient, Progress, strict_json_schema
 from agents.llm_config import env_name
+from agents.offline.notes import split_requests
 from prompts import render
 from storage.run import RefineProgress, RunContext
 from storage.schema import (
@@ -31,6 +33,7 @@ from storage.schema import (
     EDITABLE_SHOT_FIELDS,
     LEVEL_FIELDS,
     STORY_FIELDS,
+    Answer,
     Critique,
     Edit,
     Note,
@@ -38,6 +41,7 @@ from storage.schema import (
     Scope,
     Storyboard,
     Unchanged,
+    Usage,
 )
 
 
@@ -71,10 +75,38 @@ class UnchangedOut(_Closed):
     why: str
 
 
+class AnswerOut(_Closed):
+    request: str = Field(description="the request's id, e.g. r1")
+    edits: list[int] = Field(description="the numbers (from 1) of your edits that answer it; [] when none")
+    reason: str = Field(description="with no edit: why not; else the change in a few words")
+
+
 class ProposalOut(_Closed):
+    """The proposal as the model writes it; `answers` defaults to none, so an answer without it still reads (every
+    request is then reported 'not answered')."""
+
     summary: str
     edits: list[EditOut]
     not_changed: list[UnchangedOut]
+    answers: list[AnswerOut] = Field(default_factory=list, description="one per request of the notes")
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request of a creator's note, as the refiner is asked to answer it (`id`: r1, r2, ...)."""
+
+    id: str
+    note_id: str
+    text: str
+
+
+def requests_of(notes: list[Note]) -> list[Request]:
+    """Every note's requests (a note asking two things is two), numbered r1, r2, ... across the notes."""
+    out = []
+    for n in notes:
+        for text in split_requests(n.text):
+            out.append(Request(id=f"r{len(out) + 1}", note_id=n.id, text=text))
+    return out
 
 
 def proposal_schema(storyboard: Storyboard) -> dict:
@@ -97,21 +129,91 @@ def proposal_schema(storyboard: Storyboard) -> dict:
 _PROPOSAL_SCHEMA = strict_json_schema(ProposalOut)
 
 
-def to_proposal(out: ProposalOut) -> Proposal:
+def to_proposal(out: ProposalOut, requests: list[Request] | None = None) -> Proposal:
     """The model's answer as a Proposal: each edit parsed into its kind; a malformed one is dropped and explained
-    (whether an edit can apply to the storyboard is checked once for every refiner, in storage.edits.sanitize)."""
+    (whether an edit can apply to the storyboard is checked once for every refiner, in storage.edits.sanitize).
+    Each of `requests` gets its answer: the edits the model named for it (numbers that exist), else its reason; a
+    request it did not answer is 'not answered', never dropped."""
     edits, not_changed = [], [Unchanged(what=u.what, why=u.why) for u in out.not_changed]
-    for e in out.edits:
+    number: dict[int, int] = {}  # the model's edit number -> the proposal's
+    for k, e in enumerate(out.edits, 1):
         kind = _KINDS[e.op]
         data = {k: v for k, v in e.model_dump().items() if k in kind.model_fields and k != "old"}
         try:
             edits.append(EDIT.validate_python(data))
+            number[k] = len(edits)
         except ValidationError as err:
             target = e.shot_id or e.scene_id or e.character or e.field or "the film"
             not_changed.append(
                 Unchanged(what=f"{e.op} {target}", why=f"proposed but dropped: {err.errors()[0]['msg']}")
             )
-    return Proposal(summary=out.summary, edits=edits, not_changed=not_changed)
+    given = {a.request.strip().strip("[]"): a for a in out.answers}
+    answers = []
+    for r in requests or []:
+        a = given.get(r.id)
+        if a is None:
+            answers.append(Answer(note_id=r.note_id, request=r.text, status="not answered", answer="not answered"))
+            continue
+        made = sorted({number[n] for n in a.edits if n in number})
+        reason = " ".join(a.reason.split())[:1000]
+        if made:
+            answers.append(Answer(note_id=r.note_id, request=r.text, edits=made, answer=reason, status="changed"))
+        else:
+            why = reason or ("its edits were dropped: see not changed" if a.edits else "no reason given")
+            answers.append(Answer(note_id=r.note_id, request=r.text, answer=why, status="not changed"))
+    return Proposal(summary=out.summary, edits=edits, not_changed=not_changed, answers=answers)
+
+
+def trim(critique: Critique, shot_ids: set[str]) -> Critique:
+    """A critique's evidence about these shots: their notes, and the issues about them or about no shot."""
+    issues = [
+        i.model_copy(update={"shot_ids": [s for s in i.shot_ids if s in shot_ids]})
+        for i in critique.top_issues
+        if not i.shot_ids or any(s in shot_ids for s in i.shot_ids)
+    ]
+    return critique.model_copy(
+        update={"shot_notes": [n for n in critique.shot_notes if n.shot_id in shot_ids], "top_issues": issues}
+    )
+
+
+def merge(parts: list[Proposal], requests: list[Request]) -> Proposal:
+    """The parts' proposals as one: edits in part order, an edit two parts proposed alike kept once (its sources
+    joined), each request's answer the union of its parts' (the first part's reason when none changed it)."""
+    edits: list[Edit] = []
+    seen: dict[str, int] = {}
+    not_changed: list[Unchanged] = []
+    by_request: dict[tuple[str, str], list] = {}
+    for p in parts:
+        number = {}
+        for k, e in enumerate(p.edits, 1):
+            key = json.dumps(e.model_dump(mode="json", exclude={"rationale", "sources"}), sort_keys=True)
+            if key in seen:
+                first = edits[seen[key] - 1]
+                edits[seen[key] - 1] = first.model_copy(
+                    update={"sources": list(dict.fromkeys([*first.sources, *e.sources]))}
+                )
+            else:
+                edits.append(e)
+                seen[key] = len(edits)
+            number[k] = seen[key]
+        not_changed += [u for u in p.not_changed if u not in not_changed]
+        for a in p.answers:
+            by_request.setdefault((a.note_id, a.request), []).append(
+                a.model_copy(update={"edits": [number[n] for n in a.edits]})
+            )
+    answers = []
+    for r in requests:
+        got = by_request.get((r.note_id, r.text), [])
+        made = sorted({n for a in got for n in a.edits})
+        if made:
+            words = "; ".join(dict.fromkeys(a.answer for a in got if a.edits and a.answer))
+            answers.append(Answer(note_id=r.note_id, request=r.text, edits=made, answer=words, status="changed"))
+        elif any(a.status == "not changed" for a in got):
+            why = next(a.answer for a in got if a.status == "not changed")
+            answers.append(Answer(note_id=r.note_id, request=r.text, answer=why, status="not changed"))
+        else:
+            answers.append(Answer(note_id=r.note_id, request=r.text, status="not answered", answer="not answered"))
+    return Proposal(summary="", edits=edits, not_changed=not_changed, answers=answers)
 
 
 def agreement(critiques: list[Critique]) -> str:
@@ -189,6 +291,7 @@ class LLMRefiner:
             scope=scope.label(),
             film=storyboard.film,
             notes=notes,
+            requests=requests_of(notes),
             critiques=critiques,
             shot_notes=shot_notes,
             issues_by_agreement=agreement(critiques),
@@ -203,16 +306,29 @@ class LLMRefiner:
         critiques: list[Critique],
         ctx: RunContext | None = None,
     ) -> Result[Proposal]:
-        """A proposal for `ctx.scope` (None: the whole film): those scenes in full, the others in one line."""
+        """A proposal for `ctx.scope` (None: the whole film): those scenes in full, the others in one line. When that
+        does not fit the context, the scope is refined in parts, scene group by scene group (each with the story and
+        all the notes), and the parts merged into one proposal that says so."""
         ctx = ctx or RunContext()
         deadline = self.client.deadline(ctx)
-        messages = self.fitting(storyboard, notes, critiques, ctx.scope)
+        requests = requests_of(notes)
+        try:
+            messages = self.fitting(storyboard, notes, critiques, ctx.scope)
+        except TooLong as too_long:
+            groups = self.groups(storyboard, notes, critiques, ctx.scope or Scope(), too_long)
+            return self._in_parts(storyboard, notes, critiques, ctx, deadline, requests, groups, too_long)
+        out, usage = self._ask(storyboard, messages, ctx, deadline, "")
+        return Result(value=to_proposal(out, requests), usage=usage, model=self.model)
 
+    def _ask(self, storyboard, messages, ctx: RunContext, deadline, part: str) -> tuple[ProposalOut, Usage]:
         def on_tokens(p: Progress) -> None:
-            ctx.progress(RefineProgress(tokens=p.tokens, tokens_per_s=round(p.tokens_per_s, 1), note=p.note))
+            note = "; ".join(x for x in (part, p.note) if x)
+            ctx.progress(RefineProgress(tokens=p.tokens, tokens_per_s=round(p.tokens_per_s, 1), note=note))
 
+        if part:
+            ctx.progress(RefineProgress(note=part))
         # a cut-off proposal is not repaired (the repair would be cut off too): the line says how to ask for less
-        out, usage = self.client.structured(
+        return self.client.structured(
             "refiner",
             self.model,
             messages,
@@ -224,13 +340,75 @@ class LLMRefiner:
             on_length="raise",
             length_hint=(f"refine fewer scenes at a time (--scene) or raise {env_name('refiner_max_tokens')}"),
         )
-        return Result(value=to_proposal(out), usage=usage, model=self.model)
+
+    def _in_parts(self, storyboard, notes, critiques, ctx, deadline, requests, groups, too_long) -> Result[Proposal]:
+        parts, usage, summaries = [], Usage(), []
+        for k, (group, messages) in enumerate(groups, 1):
+            ctx.cancel.raise_if_cancelled("refiner: cancelled")
+            what = f"part {k} of {len(groups)} (scene{'s' if len(group) > 1 else ''} {_span(group)})"
+            out, used = self._ask(storyboard, messages, ctx, deadline, what)
+            usage = usage + used
+            parts.append(to_proposal(out, requests))
+            if out.summary.strip():
+                summaries.append(f"{_span(group)}: {out.summary.strip()}")
+        merged = merge(parts, requests)
+        head = (
+            f"Refined in {len(groups)} parts, scene group by scene group ({too_long.what} with its notes and critiques "
+            f"is about {too_long.size:,} tokens; the context leaves {too_long.room:,} beside the answer)"
+        )
+        summary = f"{head}. " + " · ".join(summaries)
+        return Result(value=merged.model_copy(update={"summary": summary[:4000]}), usage=usage, model=self.model)
+
+    def groups(
+        self, storyboard: Storyboard, notes: list[Note], critiques: list[Critique], scope: Scope, too_long: TooLong
+    ) -> list[tuple[list[str], list[dict]]]:
+        """The scope's scenes in film order, grouped so that each group's request (its scenes in full, the rest in a
+        line, the critiques trimmed to its shots, all the notes) fits; a scene that alone does not fit raises the
+        size error naming it."""
+        if scope.shots:
+            raise AgentError(str(too_long))  # a range of shots is refined whole: name fewer shots
+        _, room = self._room()
+        out: list[tuple[list[str], list[dict]]] = []
+        group: list[str] = []
+        best: list[dict] | None = None
+        for sc in scope.scene_ids(storyboard):
+            trial = self._part(storyboard, notes, critiques, [*group, sc], room)
+            if trial is not None:
+                group, best = [*group, sc], trial
+                continue
+            if group and best is not None:
+                out.append((group, best))
+            alone = self._part(storyboard, notes, critiques, [sc], room)
+            if alone is None:
+                size = self.client.estimate_tokens(self.messages(storyboard, notes, [], Scope(scenes=[sc])))
+                raise AgentError(
+                    f"refiner ({self.model}): scene {sc} alone, with the notes and the story, is about {size:,} "
+                    f"tokens; the context leaves {room:,} beside the answer: raise {env_name('context_tokens')}"
+                )
+            group, best = [sc], alone
+        if group and best is not None:
+            out.append((group, best))
+        return out
+
+    def _part(self, storyboard, notes, critiques, scenes: list[str], room: int) -> list[dict] | None:
+        part = Scope(scenes=scenes)
+        shots = set(part.shot_ids(storyboard))
+        trimmed = [trim(c, shots) for c in critiques]
+        for shot_notes in (True, False):
+            messages = self.messages(storyboard, notes, trimmed, part, shot_notes=shot_notes)
+            if self.client.estimate_tokens(messages) <= room:
+                return messages
+        return None
+
+    def _room(self) -> tuple[int, int]:
+        ctx, _ = self.client.context_tokens(self.model)
+        return ctx, ctx - self.client.max_tokens_for("refiner", self.model)
 
     def fitting(
         self, storyboard: Storyboard, notes: list[Note], critiques: list[Critique], scope: Scope | None
     ) -> list[dict]:
-        """The request, made to fit the context: without the critics' per-shot notes if need be (their issues stay),
-        else one line naming what to change."""
+        """The request, made to fit the context: without the critics' per-shot notes if need be (their issues stay);
+        else TooLong, whose line names what to change."""
         ctx, source = self.client.context_tokens(self.model)
         room = ctx - self.client.max_tokens_for("refiner", self.model)
         for shot_notes in (True, False):
@@ -239,8 +417,23 @@ class LLMRefiner:
             if size <= room:
                 return messages
         what = (scope or Scope()).label()
-        raise AgentError(
+        raise TooLong(
             f"refiner ({self.model}): the {what} with its notes and critiques is about {size:,} tokens; "
             f"the context ({ctx:,}, {source}) leaves {room:,} beside the answer: refine fewer scenes at a "
-            f"time (chief refine --scene), or raise {env_name('context_tokens')}"
+            f"time (chief refine --scene), or raise {env_name('context_tokens')}",
+            what=f"the {what}",
+            size=size,
+            room=room,
         )
+
+
+class TooLong(AgentError):
+    """The request does not fit the context (its size and the room the context leaves beside the answer)."""
+
+    def __init__(self, message: str, *, what: str, size: int, room: int) -> None:
+        super().__init__(message)
+        self.what, self.size, self.room = what, size, room
+
+
+def _span(scenes: list[str]) -> str:
+    return scenes[0] if len(scenes) == 1 else f"{scenes[0]}–{scenes[-1]}"

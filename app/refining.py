@@ -19,6 +19,8 @@ from itertools import islice
 
 from pydantic import BaseModel, ValidationError
 
+from agents.offline.notes import split_requests
+from agents.refiner import trim
 from app.audio import Audio
 from app.context import Context, ProgressFn, no_progress, record_failed_usage
 from app.errors import StudioError
@@ -29,8 +31,10 @@ from storage.records import ProposalRecord, UsageRecord, Version
 from storage.run import Cancelled, CancelToken, RunContext
 from storage.schema import (
     AddShot,
+    Answer,
     Critique,
     Edit,
+    EditFlag,
     MoveShot,
     Note,
     Proposal,
@@ -185,8 +189,12 @@ class Refining:
                 f"{summary} — {len(edits)} of the {len(proposal.edits)} edit(s) proposed are kept "
                 f"({len(dropped) + len(outside)} dropped: see not changed)"
             )
-        proposal = Proposal(
-            summary=summary, edits=edits, not_changed=[*proposal.not_changed, *dropped, *outside, *aside]
+        proposal = settle(
+            proposal,
+            edits,
+            board,
+            notes,
+            Proposal(summary=summary, not_changed=[*proposal.not_changed, *dropped, *outside, *aside]),
         )
         record = ProposalRecord(
             id=new_id("pr"),
@@ -224,7 +232,7 @@ class Refining:
         ref: int | str | None = None,
         once: bool = False,
     ) -> AcceptResult:
-        """Accepted edits (1-based numbers; `edits` replaces an edit's new value) become a child version
+        """Accepted edits (1-based numbers, default the ticked ones; `edits` replaces an edit's new value) become a child version
         of the version the proposal was made on. If that version already has children, this is a branch.
         `once`: refuse a proposal that was already accepted (a second click never makes a second version)."""
         with self.ctx.repo.write() as u:
@@ -233,12 +241,17 @@ class Refining:
                 raise StudioError(f"this proposal was already committed as v{record.accepted_as}")
             prop = record.proposal
             n = len(prop.edits)
-            chosen = sorted(set(only or range(1, n + 1)) | set((edits or {}).keys()))
+            default = [i for i in range(1, n + 1) if prop.is_ticked(i)]  # the notes' edits, not the critics' alone
+            chosen = sorted(set(only or default) | set((edits or {}).keys()))
             bad = [i for i in chosen if not 1 <= i <= n]
             if bad:
                 raise StudioError(f"no edit number(s) {bad}: the proposal has edits 1..{n}")
             if not chosen:
-                raise StudioError("nothing to accept: the proposal has no edits")
+                raise StudioError(
+                    "nothing to accept: the proposal has no edits"
+                    if not n
+                    else "no edit is ticked (the critics' edits are yours to pick): name them, e.g. --only 1,2"
+                )
             picked = []
             for i in chosen:
                 e = prop.edits[i - 1]
@@ -280,6 +293,87 @@ class Refining:
         for r in rows:
             roles[r.role] = roles.get(r.role, Usage()) + Usage(**r.model_dump(include=set(Usage.model_fields)))
         return UsageSummary(total=sum(roles.values(), Usage()), roles=roles)
+
+
+def _kept(before: list[Edit], after: list[Edit]) -> dict[int, int]:
+    """Old edit number -> new, for `after` a subsequence of `before` (sanitize and the scope keep the order and each
+    edit's op and target; they fill in `old` and trim `sources`)."""
+    out, k = {}, 0
+    for j, e in enumerate(after, 1):
+        while k < len(before) and (before[k].op, before[k].target) != (e.op, e.target):
+            k += 1
+        if k < len(before):
+            out[k + 1] = j
+            k += 1
+    return out
+
+
+def key_words(board: Storyboard) -> dict[str, str]:
+    """The idea's key things as stems -> words: the nouns of the logline (its objects, places, beings and events)."""
+    from agents.offline.idea import word_classes
+    from agents.offline.words import WORD, content_words
+
+    out: dict[str, str] = {}
+    for w in WORD.findall(board.logline.lower()):
+        if "NOUN" in word_classes(w):
+            for st in content_words(w):
+                out.setdefault(st, w)
+    return out
+
+
+def _said_and_shown(board: Storyboard) -> frozenset[str]:
+    from agents.offline.words import content_words
+
+    return frozenset().union(*(content_words(f"{s.prompt} {s.narration} {s.spoken()}") for s in board.shots()))
+
+
+def flags(board: Storyboard, edits: list[Edit]) -> list[EditFlag]:
+    """Each edit that alone takes one of the idea's key things (`key_words`) out of every shot's picture and words:
+    said, never silently done."""
+    keys = key_words(board)
+    before = _said_and_shown(board) & set(keys)
+    out = []
+    for n, e in enumerate(edits, 1):
+        try:
+            after = _said_and_shown(apply_edits(board, [e]))
+        except EditError:
+            continue
+        if lost := sorted(keys[k] for k in before - after):
+            out.append(
+                EditFlag(
+                    edit=n,
+                    why=f"takes {', '.join(repr(w) for w in lost)} out of the film: the idea's key "
+                    f"{'thing' if len(lost) == 1 else 'things'} (its logline), shown or said in no other shot",
+                )
+            )
+    return out
+
+
+def settle(proposal: Proposal, edits: list[Edit], board: Storyboard, notes: list[Note], into: Proposal) -> Proposal:
+    """The checked `edits` (a subsequence of the refiner's) as the review shows them: the edits that answer a note
+    first, ticked, then the critics' (ticked only where they also cite a note); each request of every note answered
+    (a request the refiner did not answer says so; one whose edits were all dropped, that they were); flagged, each
+    edit that takes the idea's key thing out of the film."""
+    kept = _kept(list(proposal.edits), edits)
+    note_ids = {n.id for n in notes}
+    order = sorted(range(len(edits)), key=lambda i: not (set(edits[i].sources) & note_ids))  # stable
+    renumber = {old: order.index(new - 1) + 1 for old, new in kept.items()}
+    final = [edits[i] for i in order]
+    ticked = [n for n, e in enumerate(final, 1) if set(e.sources) & note_ids]
+    answers = []
+    for a in proposal.answers:
+        now = sorted({renumber[n] for n in a.edits if n in renumber})
+        if a.status == "changed" and not now:
+            a = a.model_copy(
+                update={"status": "not changed", "answer": f"{a.answer} — proposed but dropped: see not changed"}
+            )
+        answers.append(a.model_copy(update={"edits": now}))
+    seen = {(a.note_id, " ".join(a.request.split()).lower()) for a in answers}
+    for n in notes:
+        for request in split_requests(n.text):
+            if (n.id, " ".join(request.split()).lower()) not in seen:
+                answers.append(Answer(note_id=n.id, request=request, status="not answered", answer="not answered"))
+    return into.model_copy(update={"edits": final, "answers": answers, "ticked": ticked, "flags": flags(board, final)})
 
 
 def note_scenes(board: Storyboard, note: Note) -> list[str] | None:
@@ -331,18 +425,6 @@ def notes_within(board: Storyboard, notes: list[Note], scope: Scope) -> tuple[li
                 )
             )
     return keep, aside
-
-
-def trim(critique: Critique, shot_ids: set[str]) -> Critique:
-    """A critique's evidence about these shots: their notes, and the issues about them or about no shot."""
-    issues = [
-        i.model_copy(update={"shot_ids": [s for s in i.shot_ids if s in shot_ids]})
-        for i in critique.top_issues
-        if not i.shot_ids or any(s in shot_ids for s in i.shot_ids)
-    ]
-    return critique.model_copy(
-        update={"shot_notes": [n for n in critique.shot_notes if n.shot_id in shot_ids], "top_issues": issues}
-    )
 
 
 def within(board: Storyboard, edits: list[Edit], scope: Scope) -> tuple[list[Edit], list[Unchanged]]:

@@ -534,3 +534,18 @@ def describe(e: Edit, board: Storyboard | None = None) -> str:
     if isinstance(e, SetShot) and e.field == "sounds":
         return f"Shot {e.shot_id} sounds: {e.new or 'none'}"
     return f"{e.op} {e.target}"
+
+
+def brief(e: Edit, board: Storyboard | None = None) -> str:
+    """Any edit in a few words, for a request's answer ("Pip's voice: higher (+2 semitones)", "Shot s3 prompt:
+    …"): a sound edit as `describe` says it, a picture edit by what it changes."""
+    if isinstance(e, SetShot) and e.field != "sounds":
+        new = e.new if len(e.new) <= 60 else e.new[:57] + "…"
+        return f"Shot {e.shot_id} {e.field.replace('_', ' ')}: {new or '(none)'}"
+    if isinstance(e, RemoveShot):
+        return f"Shot {e.shot_id} removed"
+    if isinstance(e, SetCharacter):
+        return f"{e.character}'s description"
+    if isinstance(e, SetStory):
+        return f"the film's {e.field.replace('_', ' ')}"
+    return describe(e, board)

@@ -947,12 +947,38 @@ class Unchanged(Strict):
     why: str
 
 
+class Answer(Strict):
+    """One request of a creator's note (a note asking two things is two requests) and what the refiner did about it:
+    the edits that answer it (1-based numbers into the proposal's edits) and the answer in words, or why none."""
+
+    note_id: str = ""
+    request: str = Field(max_length=4000)
+    edits: list[int] = Field(default_factory=list)
+    answer: str = Field(default="", max_length=4000)
+    status: Literal["changed", "not changed", "not answered"] = "not answered"
+
+
+class EditFlag(Strict):
+    """A warning on one edit (1-based), e.g. it takes the idea's key object out of the film."""
+
+    edit: int = Field(ge=1)
+    why: str = Field(max_length=1000)
+
+
 class Proposal(Strict):
-    """The refiner's proposal for the next version. The creator decides each edit."""
+    """The refiner's proposal for the next version. The creator decides each edit: the ones in `ticked` (1-based)
+    are accepted by default (the creator's requests, and critics' edits that agree with a note); None, as proposals
+    stored before it read, ticks all. `answers`: each request of the notes, answered; `flags`: warnings on edits."""
 
     summary: str = ""
     edits: list[Edit] = Field(default_factory=list)
     not_changed: list[Unchanged] = Field(default_factory=list)
+    answers: list[Answer] = Field(default_factory=list)
+    ticked: list[int] | None = None
+    flags: list[EditFlag] = Field(default_factory=list)
+
+    def is_ticked(self, n: int) -> bool:
+        return self.ticked is None or n in self.ticked
 
 
 class Unseen(Strict):

@@ -240,14 +240,20 @@ MANNER = re.compile(
     re.I,
 )
 VOICE_TALK = re.compile(r"\b(?:sounds?|voice|voiced|speaks?|talks?)\b", re.I)
-VOICES = (  # the note's word for a voice -> (semitones, pace factor)
-    (re.compile(r"\b(older|elderly|aged|ancient|old)\b", re.I), (-2.0, 0.85)),
-    (re.compile(r"\b(younger|young|childlike|child-like)\b", re.I), (2.0, 1.1)),
-    (re.compile(r"\b(deeper|lower|darker|gruff\w*|gravelly|heavier)\b", re.I), (-3.0, 1.0)),
-    (re.compile(r"\b(higher|lighter|brighter|thinner)\b", re.I), (3.0, 1.0)),
-    (re.compile(r"\b(slower|calmer|more measured|tired|weary)\b", re.I), (0.0, 0.85)),
-    (re.compile(r"\b(faster|quicker|brisker|livelier|more urgent|excited)\b", re.I), (0.0, 1.15)),
+# The dimensions a voice moves along: the words at each pole, and the step (semitones, pace factor) toward it. A
+# note's adjective is read onto one pole: by its base form when it is one of these words, else by the packaged
+# sentence embedder (all-MiniLM-L6-v2), nearest pole by its words, when that is clearly nearer than the other pole.
+VOICE_DIMENSIONS = (
+    ("age", ("old elderly aged ancient frail", (-2.0, 0.85)), ("young youthful childlike juvenile", (2.0, 1.1))),
+    ("pitch", ("deep low gruff bass husky heavy", (-3.0, 1.0)), ("high squeaky shrill thin piping light", (3.0, 1.0))),
+    (
+        "pace",
+        ("slow measured drawling sluggish unhurried", (0.0, 0.85)),
+        ("fast quick rapid hurried brisk", (0.0, 1.15)),
+    ),
+    ("energy", ("lively playful excited perky bouncy", (1.0, 1.1)), ("calm tired weary subdued listless", (-1.0, 0.9))),
 )
+VOICE_NEAR, VOICE_MARGIN = 0.68, 0.04  # cosine of "a X voice" to a pole's word, and its lead over the other pole
 # Words about the sound, which say nothing about which shots a note is about.
 SOUND_TALK = set(
     """music score soundtrack cue sound sounds noise loud louder quiet quieter soft softer voice voices line lines
@@ -307,8 +313,8 @@ def read_hearing(text: str, board: Storyboard) -> Hearing:
         h.cue = ""
     elif music:
         for rx in CUE:
-            if m := rx.search(text):
-                h.cue = _WHERE.sub("", m.group(1)).strip(" ,")
+            if (m := rx.search(text)) and not (LOUDER.search(m.group(1)) or QUIETER.search(m.group(1))):
+                h.cue = _WHERE.sub("", m.group(1)).strip(" ,")  # "louder" is a level, never the cue's words
                 break
     if sign and h.cue is None and (music or effects):
         h.music_db = _amount(low, sign) if music else 0.0
@@ -322,20 +328,86 @@ def read_hearing(text: str, board: Storyboard) -> Hearing:
     h.delivery = next((d for rx, d in DELIVERIES if rx.search(low)), "")
     if not h.delivery and SPOKEN.search(low) and (m := MANNER.search(low)):
         h.delivery = m.group(1)
+    if sign and not music and not effects and not h.delivery and SPOKEN.search(low):  # a line said louder or softer
+        h.delivery = "loud" if sign > 0 else "quiet"
     who = _character(low, board)
-    if who and VOICE_TALK.search(low) and not h.delivery:
-        pitch = sum(v[0] for rx, v in VOICES if rx.search(low))
-        pace = 1.0
-        for rx, v in VOICES:
-            if rx.search(low):
-                pace *= v[1]
-        if pitch or pace != 1.0:
+    if who and (m := VOICE_TALK.search(low)) and not h.delivery:
+        shift, unclear = voice_shift(low, m, who)
+        if shift:
+            pitch, pace = shift
             h.voice, h.character = (max(-6.0, min(6.0, pitch)), round(max(0.7, min(1.4, pace)), 3)), who
+        elif unclear:
+            h.unread = (
+                f"no voice dimension reads {unclear!r} clearly: say higher or deeper, older or younger, faster or "
+                "slower, livelier or calmer"
+            )
     if h.delivery and who:
         h.character = who
     if h.empty and (music or effects or re.search(r"\b(voice|sound|mix|audio)\b", low)):  # named, not read
         h.unread = "a sound note no rule reads: say louder or quieter, no music, the cue in words, or a sound to add"
     return h
+
+
+def _adjective_base(word: str) -> str:
+    """'older' -> 'old', 'gruffer' -> 'gruff', 'cheekier' -> 'cheeky' (a comparative lemminflect does not know is
+    read by its ending); '' for a word that cannot be an adjective or adverb."""
+    from agents.offline.idea import word_classes
+
+    classes = word_classes(word)
+    if classes & {"ADJ", "ADV"}:
+        from lemminflect import getAllLemmas
+
+        forms = getAllLemmas(word)
+        return (forms.get("ADJ") or forms.get("ADV") or (word,))[0]
+    if not classes:
+        if word.endswith("ier") and len(word) > 5:
+            return word[:-3] + "y"
+        if word.endswith(("y", "ish", "ful", "ous", "ive", "ic", "al")) and len(word) > 4:
+            return word
+    return ""
+
+
+def voice_shift(low: str, talk: re.Match, who: str) -> tuple[tuple[float, float] | None, str]:
+    """(semitones, pace factor) for the adjectives a voice note uses ("sound more mischievous", "a raspier voice"),
+    each read onto a pole of `VOICE_DIMENSIONS`; 'less'/'not so' before one goes the other way. Also the first
+    adjective no pole reads clearly ('' when none), so the answer can say why nothing changed."""
+    head = _PLACE.sub("", low[talk.end() :]) or low[: talk.start()]
+    skip = STOP | INSTRUCTION | {w.lower() for w in who.split()} | {"voice", "sound", "sounds", "like", "bit"}
+    words = [w for w in re.findall(r"[a-z][a-z\-]+", head) if w not in skip]
+    picked = [(w, base) for w in words if (base := _adjective_base(w))]
+    if not picked:
+        return None, ""
+    pitch, pace, unclear, read = 0.0, 1.0, "", False
+    for word, base in picked:
+        pole = _pole(base)
+        if pole is None:
+            unclear = unclear or word
+            continue
+        (_, step), (_, back) = pole
+        if re.search(rf"\b(less|not so|not as)\s+{re.escape(word)}\b", low):
+            step = back
+        pitch, pace, read = pitch + step[0], pace * step[1], True
+    return ((pitch, pace) if read else None), ("" if read else unclear)
+
+
+def _pole(base: str):
+    """The (pole, other pole) of `VOICE_DIMENSIONS` that `base` (an adjective's base form) names or is nearest to."""
+    for _, a, b in VOICE_DIMENSIONS:
+        for pole, other in ((a, b), (b, a)):
+            if base in pole[0].split():
+                return pole, other
+    from agents.diversity import embed
+
+    poles = [(pole, other) for _, a, b in VOICE_DIMENSIONS for pole, other in ((a, b), (b, a))]
+    anchors = [(k, w) for k, (pole, _) in enumerate(poles) for w in pole[0].split()]
+    vectors = embed([f"a {base} voice"] + [f"a {w} voice" for _, w in anchors])
+    sims = vectors[1:] @ vectors[0]
+    near = [max(float(s) for (k, _), s in zip(anchors, sims) if k == i) for i in range(len(poles))]
+    best = max(range(len(poles)), key=near.__getitem__)
+    opposite = best ^ 1  # the other pole of the same dimension
+    if near[best] >= VOICE_NEAR and near[best] - near[opposite] >= VOICE_MARGIN:
+        return poles[best]
+    return None
 
 
 def _character(low: str, board: Storyboard) -> str:
@@ -346,6 +418,84 @@ def _character(low: str, board: Storyboard) -> str:
     words = content_words(low) - SOUND_TALK - INSTRUCTION
     found = [c.name for c in board.characters if words & content_words(c.description)]
     return found[0] if len(found) == 1 else ""
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|\s*;\s*|\s*\n+\s*")
+_JOIN = re.compile(r"\s*,?\s+\b(?:and|but|and also|while)\b\s+|\s*,\s*(?=but\b)", re.I)
+_PRONOUNS = frozenset("it they he she this these those them".split())
+
+
+def _clause(part: str) -> bool:
+    """Whether `part` asks something on its own: at least two words, something to change (a noun, a name or a
+    pronoun) and a different word that says what (a verb, an auxiliary, an adjective or an adverb)."""
+    from agents.offline.idea import word_classes
+
+    words = re.findall(r"[A-Za-z][A-Za-z'\-]*", part)
+    if len(words) < 2:
+        return False
+    targets = {
+        i
+        for i, w in enumerate(words)
+        if w.lower() in _PRONOUNS
+        or (w[0].isupper() and i)
+        or "NOUN" in word_classes(w.removesuffix("'s"))
+        or (w[0].isupper() and not word_classes(w))
+    }
+    said = {i for i, w in enumerate(words) if word_classes(w) & {"AUX", "VERB", "ADJ", "ADV"}}
+    return bool(targets) and bool(said) and any(i != j for i in targets for j in said)
+
+
+def split_requests(text: str) -> list[str]:
+    """A note's requests: its sentences, and within one the clauses joined by 'and', 'but' or ';' when each side
+    has its own subject or target and what it asks ("Tom should sound gruffer and the rain should be quieter" is
+    two; "Ada and Tom should run" is one). A clause that leaves out its verb ("make the sky darker and the sea
+    rougher") borrows the first one's. Punctuation at the ends is dropped."""
+    out: list[str] = []
+    for sentence in _SENTENCE.split(" ".join(text.split()) if "\n" not in text else text):
+        sentence = sentence.strip(" .!?,")
+        if not sentence:
+            continue
+        parts = [p.strip(" ,") for p in _JOIN.split(sentence) if p.strip(" ,")]
+        merged: list[str] = []
+        for p in parts:  # join back a side that is no clause of its own ("Ada and Tom ...", "bread and butter")
+            if merged and (not _clause(p) or not _clause(merged[-1]) or _listed(merged[-1], p)):
+                merged[-1] = f"{merged[-1]} and {p}"
+            else:
+                merged.append(p)
+        verb = _lead_verb(merged[0]) if len(merged) > 1 else ""
+        out += [
+            m if not verb or k == 0 or _lead_verb(m) or _has_verb(m) else f"{verb} {m}" for k, m in enumerate(merged)
+        ]
+    return out or [text.strip()]
+
+
+def _listed(left: str, right: str) -> bool:
+    """Two nouns in a list ('add bread and butter to the table'): the left ends on a noun and the right opens with
+    a bare one (no article, name or pronoun)."""
+    from agents.offline.idea import word_classes
+
+    last, first = left.split()[-1], right.split()[0]
+    return (
+        first.islower()
+        and first not in _PRONOUNS
+        and "NOUN" in word_classes(last)
+        and "NOUN" in word_classes(first)
+        and not word_classes(last) & {"ADJ", "ADV"}
+    )
+
+
+def _lead_verb(part: str) -> str:
+    """The verb an imperative opens with ('make', 'turn'), or ''."""
+    from agents.offline.idea import word_classes
+
+    first = part.split()[0] if part.split() else ""
+    return first if first.islower() and "VERB" in word_classes(first) and first not in STOP - {"make", "let"} else ""
+
+
+def _has_verb(part: str) -> bool:
+    from agents.offline.idea import word_classes
+
+    return any("AUX" in word_classes(w) for w in part.lower().split())
 
 
 @dataclass

@@ -11,10 +11,12 @@ from collections import defaultdict
 
 from agents.base import Result
 from agents.offline.directions import Direction, read
-from agents.offline.notes import Hearing, Look, Reading, read_hearing, read_note
+from agents.offline.notes import Hearing, Look, Reading, read_hearing, read_note, split_requests
 from agents.offline.words import READ_WPS, SHOT_TYPES, capitalise, stem, without_shot_type
+from storage.edits import brief
 from storage.run import RunContext
 from storage.schema import (
+    Answer,
     CharacterVoice,
     Critique,
     Edit,
@@ -126,6 +128,21 @@ class Editor:
         self.extra: list[Edit] = []
         self.not_changed: list[Unchanged] = []
         self.levels: dict[tuple[str | None, str], dict] = {}  # (scene or None: the film, field) -> new, why, sources
+        self.notes_end: int | None = None
+        self.requests: list[dict] = []  # each request of the notes: its note, words, the edits it made, its reasons
+
+    def add(self, edit: Edit) -> None:
+        self.extra.append(edit)
+        self.made(("x", len(self.extra) - 1))
+
+    def made(self, ref: tuple) -> None:
+        """Record that the request being read made (or joined) this edit."""
+        if self.requests:
+            self.requests[-1]["refs"].append(ref)
+
+    def begin(self, note: Note, request: str) -> None:
+        """Read one request of a note: what it makes, and what it leaves (why), are its answer."""
+        self.requests.append({"note": note.id, "request": request, "refs": [], "left": len(self.not_changed)})
 
     def left(self, what: str, why: str) -> None:
         if all((u.what, u.why) != (what, why) for u in self.not_changed):
@@ -145,6 +162,8 @@ class Editor:
         entry["why"].append(why)
         entry["src"] = list(dict.fromkeys([*entry["src"], source]))
         entry["note"] = entry["note"] or by_note
+        if by_note:
+            self.made(("p", sid, field))
         return True
 
     # ------------------------------------------------------------------ notes
@@ -202,7 +221,7 @@ class Editor:
             if shot.locked:
                 self.left(f"remove {sid}", "the shot is locked")
             else:
-                self.extra.append(RemoveShot(shot_id=sid, rationale=why, sources=[note.id]))
+                self.add(RemoveShot(shot_id=sid, rationale=why, sources=[note.id]))
             return
         if r.pace:
             self.set(sid, "duration", f"{shot.duration * (0.75 if r.pace > 0 else 1.3):.2f}", why, note.id, True)
@@ -239,7 +258,7 @@ class Editor:
         traits = list(dict.fromkeys(r.traits or [lk.phrase for lk in r.looks]))
         new = "; ".join([*parts, ", ".join(t for t in traits if t.lower() not in c.description.lower())]).strip("; ")
         if new != c.description and len(new) <= 1000:
-            self.extra.append(SetCharacter(character=c.name, new=new, rationale=why, sources=[note.id]))
+            self.add(SetCharacter(character=c.name, new=new, rationale=why, sources=[note.id]))
         for s in self.board.shots():
             if r.avoid and (c.name in s.characters or c.name.lower() in s.prompt.lower()):
                 self.avoid(s.shot_id, r.avoid, why, note.id)
@@ -263,7 +282,7 @@ class Editor:
             clauses = [c for c in clauses if not set(re.findall(r"[a-z\-]+", c.lower())) & against]
             new = [capitalise(" ".join(r.style)) + " look"] if r.style else []
             new += clauses + [lk.phrase for lk in r.looks if lk.phrase.lower() not in guide.lower()]
-            self.extra.append(
+            self.add(
                 SetStory(
                     field="style_guide",
                     new=", ".join(new)[:4000],
@@ -309,7 +328,7 @@ class Editor:
         if h.cue is not None:
             for sc in scenes or (self.board.scenes if h.cue == "" else []):
                 if sc.music != h.cue:
-                    self.extra.append(SetMusic(scene_id=sc.scene_id, new=h.cue, rationale=why, sources=[note.id]))
+                    self.add(SetMusic(scene_id=sc.scene_id, new=h.cue, rationale=why, sources=[note.id]))
             if not scenes and h.cue:
                 self.left(what, "a new cue needs its scene: name the scene or give the note one")
         if h.sounds or h.no_sounds:
@@ -348,15 +367,13 @@ class Editor:
             if s.locked:
                 self.left(f"{s.shot_id} line {n}", "the shot is locked")
             elif s.dialogue[n - 1].delivery != h.delivery:
-                self.extra.append(
-                    SetLine(shot_id=s.shot_id, line=n, delivery=h.delivery, rationale=why, sources=[note.id])
-                )
+                self.add(SetLine(shot_id=s.shot_id, line=n, delivery=h.delivery, rationale=why, sources=[note.id]))
 
     def voice(self, h: Hearing, note: Note, why: str) -> None:
         c = next(c for c in self.board.characters if c.name == h.character)
         old = c.voice or CharacterVoice()
         pitch, pace = h.voice or (0.0, 1.0)
-        self.extra.append(
+        self.add(
             SetVoice(
                 character=c.name,
                 old=old,
@@ -377,6 +394,8 @@ class Editor:
             now, low = getattr(self.board.film, field), -60.0
         else:
             now, low = getattr(next(sc for sc in self.board.scenes if sc.scene_id == scene_id), field), -40.0
+        if by_note:
+            self.made(("l", scene_id, field))
         self.levels[key] = {
             "new": round(max(low, min(12.0, now + db)), 1),
             "why": [*(entry["why"] if entry else []), why],
@@ -522,9 +541,11 @@ class Editor:
 
     def proposal(self, n_notes: int, n_crits: int) -> Proposal:
         edits: list[Edit] = []
+        number: dict[tuple, int] = {}  # a request's ref -> the edit's number
         for (sid, field), p in sorted(self.pending.items(), key=lambda kv: self.order.index(kv[0][0])):
             old = str(getattr(self.shots[sid], field))
             if p["new"] != old:
+                number[("p", sid, field)] = len(edits) + 1
                 edits.append(
                     SetShot(
                         shot_id=sid,
@@ -535,8 +556,11 @@ class Editor:
                         sources=p["src"],
                     )
                 )
-        edits += self.extra
+        for k, e in enumerate(self.extra):
+            number[("x", k)] = len(edits) + 1
+            edits.append(e)
         for (scene_id, field), p in self.levels.items():
+            number[("l", scene_id, field)] = len(edits) + 1
             edits.append(
                 SetLevel(
                     scene_id=scene_id,
@@ -546,11 +570,24 @@ class Editor:
                     sources=p["src"],
                 )
             )
+        answers = []
+        for k, r in enumerate(self.requests):
+            made = sorted({number[ref] for ref in r["refs"] if ref in number})
+            end = self.requests[k + 1]["left"] if k + 1 < len(self.requests) else self.notes_end
+            reasons = [u.why for u in self.not_changed[r["left"] : end]]
+            if made:
+                words = "; ".join(dict.fromkeys(brief(edits[n - 1], self.board) for n in made))
+                answers.append(
+                    Answer(note_id=r["note"], request=r["request"], edits=made, answer=words, status="changed")
+                )
+            else:
+                why = "; ".join(dict.fromkeys(reasons)) or "no rule reads it as a change; edit it by hand"
+                answers.append(Answer(note_id=r["note"], request=r["request"], answer=why, status="not changed"))
         summary = (
             f"{len(edits)} edit(s) from {n_notes} note(s) and {n_crits} critique(s); "
             f"{len(self.not_changed)} thing(s) left as they are"
         )
-        return Proposal(summary=summary, edits=edits, not_changed=self.not_changed)
+        return Proposal(summary=summary, edits=edits, not_changed=self.not_changed, answers=answers)
 
 
 class OfflineRefiner:
@@ -568,6 +605,11 @@ class OfflineRefiner:
         (ctx or RunContext()).cancel.raise_if_cancelled("refiner (offline): cancelled")
         editor = Editor(storyboard)
         for note in notes:
-            editor.note(note)
+            for request in split_requests(note.text):  # each request of a note is read, and answered, on its own
+                editor.begin(note, request)
+                editor.note(note.model_copy(update={"text": request}))
+        editor.notes_end = len(editor.not_changed)  # what the critics leave is no request's answer
+        editor.requests.append({"note": "", "request": "", "refs": [], "left": editor.notes_end})
         editor.critics(critiques, self.max_critic_edits)
+        editor.requests.pop()
         return Result(editor.proposal(len(notes), len(critiques)), model="offline")

@@ -248,9 +248,19 @@ def in_words(e, board=None) -> str | None:
 def format_proposal(info: ProposalRecord, board=None) -> str:
     p = info.proposal
     lines = [f"proposal {info.id} on v{info.version} ({info.mode}), scope {info.scope.label()}: {p.summary}"]
+    if p.answers:
+        lines.append("your notes, request by request:")
+    for a in p.answers:
+        edits = f" (edit {', '.join(map(str, a.edits))})" if a.edits else ""
+        said = a.answer if a.status == "changed" else f"{a.status}: {a.answer}" if a.answer != a.status else a.status
+        lines.append(f"  - “{a.request}” → {said}{edits}")
+    flagged = {f.edit: f.why for f in p.flags}
     for i, e in enumerate(p.edits, 1):
         words = in_words(e, board)
-        lines.append(f"{i:>3}. {words or f'{e.op} {e.target}'}")
+        tick = "[x]" if p.is_ticked(i) else "[ ]"
+        lines.append(f"{i:>3}. {tick} {words or f'{e.op} {e.target}'}")
+        if i in flagged:
+            lines.append(f"       ! {flagged[i]}")
         if not words and getattr(e, "old", None) is not None:
             lines.append(f"       - {e.old}")
         if not words and getattr(e, "new", None):
@@ -259,7 +269,9 @@ def format_proposal(info: ProposalRecord, board=None) -> str:
     for u in p.not_changed:
         lines.append(f"  not changed: {u.what} — {u.why}")
     if p.edits:
-        lines.append('accept with: chief accept PROJECT [--only 1,3] [--edit 2="new text"]')
+        lines.append(
+            'accept the ticked [x] edits with: chief accept PROJECT; or pick: [--only 1,3] [--edit 2="new text"]'
+        )
     else:
         lines.append("no edits to accept: add a note (chief note) or screen it again (chief critique), then refine")
     return "\n".join(lines)
@@ -286,7 +298,7 @@ def _parse_edits(values: tuple[str, ...]) -> dict[int, str]:
 
 @command
 @click.option("--proposal", "proposal_id", help="Proposal id (default: the latest on the version).")
-@click.option("--only", help="Accept only these edit numbers, e.g. 1,3.")
+@click.option("--only", help="Accept only these edit numbers, e.g. 1,3 (default: the ticked ones, [x]).")
 @click.option("--edit", "edits", multiple=True, help='N="new text": accept edit N with your own value.')
 @version_option
 def accept(c: Ctx, project, proposal_id, only, edits, version):

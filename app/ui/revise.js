@@ -96,6 +96,7 @@ function row(e) {
   why.appendChild(el('i', '', e.rationale));
   if (e.sources.length) why.appendChild(el('span', 'sources', ` · from ${e.sources.join('; ')}`));
   body.appendChild(why);
+  if (e.flag) body.appendChild(el('div', 'flag', `⚠ ${e.flag}`));
   r.appendChild(body);
   return r;
 }
@@ -121,6 +122,20 @@ function draw() {
     bar.appendChild(b);
   }
   root.appendChild(bar);
+  if ((review.answers || []).length) {
+    root.appendChild(el('div', 'answers-head', 'Your notes, request by request:'));
+    const list = el('ul', 'answers');
+    list.id = 'answers';
+    for (const a of review.answers) {
+      const li = el('li', a.status.replace(' ', '-'));
+      li.appendChild(el('span', 'request', `“${a.request}”`));
+      const said = a.status === 'changed' ? a.answer : (a.answer && a.answer !== a.status ? `${a.status}: ${a.answer}` : a.status);
+      const edits = a.edits.length ? ` (edit ${a.edits.join(', ')})` : '';
+      li.appendChild(document.createTextNode(` → ${said}${edits}`));
+      list.appendChild(li);
+    }
+    root.appendChild(list);
+  }
   review.edits.forEach((e) => root.appendChild(row(e)));
   for (const u of review.not_changed) root.appendChild(el('div', 'unchanged', `Not changed: ${u.what} (${u.why})`));
   const commit = el('button', 'commit');

@@ -1,4 +1,6 @@
-"""Revise screen: the refiner's proposal as a review. One compact row per edit (the shot's thumbnail, a word diff,
+"""Revise screen: the refiner's proposal as a review. First each request of your notes and its answer (the edits
+made, or why none); then one compact row per edit, your notes' edits first and ticked, the critics' after and
+unticked unless they agree with a note, a warning on one that takes the idea's key thing out. One row per edit (the shot's thumbnail, a word diff,
 why, and its sources by name: your notes' words, the personas' names; a sound edit in words, "Scene 3 “The storm”:
 music −6 dB", "Keeper's voice: lower, slower"), accept or reject each or all, edit a new
 value in place, and commit once: Commit is disabled while nothing is accepted and after committing, and the
@@ -41,6 +43,10 @@ CSS = """
 .edit-row ins { background: #dfd; color: #060; text-decoration: none; }
 .edit-row textarea { width: 100%; box-sizing: border-box; font: inherit; margin: 2px 0; }
 .edit-row .why { font-size: 0.85em; color: var(--body-text-color-subdued); }
+.review .answers { margin: 0 0 8px; padding-left: 18px; }
+.review .answers li.not-changed, .review .answers li.not-answered { color: var(--body-text-color-subdued); }
+.review .answers .request { font-style: italic; }
+.edit-row .flag { font-size: 0.85em; color: #a33; }
 .review .unchanged { font-size: 0.85em; color: var(--body-text-color-subdued); margin-top: 4px; }
 """
 
@@ -162,7 +168,8 @@ def review_json(
                 "diff": diff,
                 "new": new,
                 "text": None,
-                "accept": True,
+                "accept": record.proposal.is_ticked(n),  # the creator's requests; critics' edits are unticked
+                "flag": next((in_words(f.why, personas) for f in record.proposal.flags if f.edit == n), ""),
                 "editable": new is not None and e.op not in ("move_shot",),
                 "rationale": in_words(e.rationale, personas),
                 "sources": source_names(e.sources, notes, personas),
@@ -175,6 +182,10 @@ def review_json(
             "summary": in_words(record.proposal.summary, personas),
             "accepted_as": record.accepted_as,
             "edits": edits,
+            "answers": [
+                {"request": a.request, "status": a.status, "answer": in_words(a.answer, personas), "edits": a.edits}
+                for a in record.proposal.answers
+            ],
             "not_changed": [
                 {"what": in_words(u.what, personas), "why": in_words(u.why, personas)}
                 for u in record.proposal.not_changed

@@ -138,7 +138,12 @@ def test_the_schema_sent_names_the_storyboards_shots_and_the_editable_fields(ser
 
     from storage.schema import EDITABLE_SHOT_FIELDS, LEVEL_FIELDS, STORY_FIELDS
 
-    good = {"summary": "s", "edits": [edit(shot_id="sh03", field="duration", new="4.5")], "not_changed": []}
+    good = {
+        "summary": "s",
+        "edits": [edit(shot_id="sh03", field="duration", new="4.5")],
+        "not_changed": [],
+        "answers": [{"request": "r1", "edits": [1], "reason": "shorter"}],
+    }
     server.script(ok(good))
     LLMRefiner(client).refine(storyboard, [Note(id="n_1", text="shorter", shot_id="sh03")], [])
     schema = server.requests[0]["response_format"]["json_schema"]["schema"]

@@ -164,7 +164,7 @@ def test_the_llm_refiners_schema_names_the_sound_edits_and_its_proposal_is_kept(
         edit(op="set_level", scene_id="sc9", field="music_level", new="-6"),  # no such scene
         edit(op="set_level", field="music_level", new="loud"),  # not a number: dropped when read
     ]
-    answer = {"summary": "quieter storm", "edits": sound, "not_changed": []}
+    answer = {"summary": "quieter storm", "edits": sound, "not_changed": [], "answers": []}
     server.script(ok(answer))
     notes = [Note(id="n_1", text="the music is too loud in the storm scene")]
     p = LLMRefiner(client).refine(b, notes, []).value
