@@ -279,3 +279,26 @@ def test_a_manifest_already_stored_as_a_track_is_not_followed_by_the_render(make
         st.render(pid)
     line = str(e.value)
     assert f"{rec.sha256}.flac: not an audio file (a DASH manifest" in line and "\n" not in line, line
+
+
+def test_the_name_in_a_refusal_is_one_line_on_the_command_line_and_escaped_on_the_page(make_studio, tmp_path):
+    """A name with a newline and markup: the CLI's line replaces the control character, the page's toast escapes
+    the markup (the web's track buttons raise through `guard`)."""
+    import gradio as gr
+
+    from app.ui.common import guard
+    from storage.files import load_storyboard
+    from tests.security.hostile_archives import BOARD
+
+    board = tmp_path / "b.yaml"
+    board.write_text(BOARD)
+    st = make_studio()
+    pid = st.create_from_storyboard(load_storyboard(board)).project_id
+    seg = tone(tmp_path / "outside.flac", HIDDEN_HZ, "-c:a", "flac")
+    upload = hls(tmp_path, "<img src=x onerror=alert(1)>\nsong.mp3", seg)
+    with pytest.raises(StudioError, match=r"^track refused: <img src=x onerror=alert\(1\)>\?song.mp3: not an audio"):
+        st.set_music_track(pid, "a", upload)
+    with pytest.raises(gr.Error) as e:
+        guard(lambda: st.set_music_track(pid, "a", upload))()
+    assert "&lt;img src=x onerror=alert(1)&gt;?song.mp3: not an audio file (an HLS playlist" in e.value.message
+    assert "<img" not in e.value.message and "\n" not in e.value.message
