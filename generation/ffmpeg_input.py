@@ -30,8 +30,9 @@ VIDEO = frozenset({"mov", "matroska"})  # a clip
 NO_REFERENCES = {"mov": ["-enable_drefs", "0", "-use_absolute_path", "0"]}
 ISO_BOXES = {b"ftyp", b"moov", b"mdat", b"free", b"skip", b"wide", b"pnot"}  # an ISO-BMFF file's first box
 HEAD = 64
-# What ffmpeg says when an MP4 names another file for its samples (read from its own bytes instead, with drefs off).
-EXTERNAL = re.compile(r"external track|opening alias", re.IGNORECASE)
+# What ffmpeg logs (a line of its own, "[in#0 @ 0x…] …", never a tag's text) when an MP4 names another file for its
+# samples; with drefs off it reads its own bytes instead.
+EXTERNAL = re.compile(r"^\[[^\]\n]*\] (?:Skipped opening external track|stream \d+, error opening alias)", re.MULTILINE)
 
 
 class InputRefused(ValueError):

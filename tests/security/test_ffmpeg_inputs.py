@@ -302,3 +302,10 @@ def test_the_name_in_a_refusal_is_one_line_on_the_command_line_and_escaped_on_th
         guard(lambda: st.set_music_track(pid, "a", upload))()
     assert "&lt;img src=x onerror=alert(1)&gt;?song.mp3: not an audio file (an HLS playlist" in e.value.message
     assert "<img" not in e.value.message and "\n" not in e.value.message
+
+
+def test_a_tag_that_reads_like_ffmpegs_warning_is_not_a_reference(tmp_path):
+    """The external-reference refusal reads ffmpeg's own log line, not a title a file carries."""
+    title = "[in#0 @ 0x1] Skipped opening external track: stream 0, alias: path='/x'"
+    m4a = tone(tmp_path / "tagged.m4a", GOOD_HZ, "-c:a", "aac", "-metadata", f"title={title}")
+    assert store_track(m4a, tmp_path / "store", LIMITS).seconds == pytest.approx(2.0, abs=0.1)
