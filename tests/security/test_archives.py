@@ -264,10 +264,13 @@ def scored(tmp_path_factory):
     pid = st.create_from_storyboard(load_storyboard(board)).project_id
     v, _ = st.set_music_track(pid, "a", song)
     render = st.render(pid)
+    still = root / "still.png"
+    run_ffmpeg(["-v", "error", "-f", "lavfi", "-i", "color=c=blue:s=96x64", "-frames:v", "1", "-y", str(still)])
+    keyframe = st.set_keyframe(pid, "s1", still).storyboard.shots()[0].keyframe
     archive = st.export_project(pid, root / "scored.chief.zip")
     track = v.storyboard.scenes[0].music_track
     st.db.close()
-    return {"archive": archive, "track": track, "render": render, "tone": tone}
+    return {"archive": archive, "track": track, "render": render, "tone": tone, "keyframe": keyframe}
 
 
 def _imports_nothing(make_studio, home, archive, says: str) -> str:
@@ -335,13 +338,15 @@ def test_the_bomb_is_ten_hours_of_sound():
         assert len(subprocess.run(cmd, capture_output=True).stdout) == 1300 * 8000
 
 
-@pytest.mark.parametrize("kind", ["clip", "stem"])
-def test_an_archive_whose_clip_or_stem_is_a_manifest_or_text_is_refused(scored, make_studio, tmp_path, kind):
+@pytest.mark.parametrize("kind", ["clip", "stem", "still"])
+def test_an_archive_whose_clip_stem_or_still_is_a_manifest_or_text_is_refused(scored, make_studio, tmp_path, kind):
     render = scored["render"]
     if kind == "clip":
         old, blob, says = render.shots[0].sha256, _dash(scored["tone"]), "(a clip or film): not an MP4 video (a DASH"
-    else:
+    elif kind == "stem":
         old, blob, says = render.media["music"], b"RIFF? no, words\n" * 20, "(narration or a sound stem): not a WAV"
+    else:
+        old, blob, says = scored["keyframe"], b"#EXTM3U\n#EXTINF:1,\nx.png\n", "(a still): not a readable PNG image"
     bad = swap_media(scored["archive"], tmp_path / f"{kind}.chief.zip", old, blob)
     _imports_nothing(make_studio, tmp_path / "home", bad, says)
 
