@@ -61,6 +61,12 @@ def _wav_base64(path: str, _mtime_ns: int, _size: int, start: float, seconds: fl
     """Cut once per window: every critic of a panel hears the same part (at most 32 windows kept)."""
     import imageio_ffmpeg
 
+    from generation.ffmpeg_input import InputRefused, input_args  # standard library only: how a file is opened
+
+    try:
+        opened = input_args(Path(path))
+    except InputRefused as e:
+        raise OSError(str(e)) from None
     cmd = [
         imageio_ffmpeg.get_ffmpeg_exe(),
         "-hide_banner",
@@ -71,8 +77,7 @@ def _wav_base64(path: str, _mtime_ns: int, _size: int, start: float, seconds: fl
         f"{start:.3f}",
         "-t",
         f"{seconds:.3f}",
-        "-i",
-        path,
+        *opened,
         "-vn",
         "-ac",
         "1",

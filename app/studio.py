@@ -662,11 +662,13 @@ class Studio:
 
     def import_project(self, path: Path, title: str | None = None):
         """A new project from an archive: checked fully, then written all or nothing."""
+        from app import archive_media
         from storage.archives import import_project
 
-        def check(archive) -> None:  # the rules every version made here passes
+        def check(archive) -> None:  # the rules every version made here passes, and its media checked as uploads are
             for bundle in archive.file.versions:
                 self._projects.check_bundle(bundle)
+            archive_media.check(archive, self.config.limits)
 
         pid = import_project(self.ctx.repo, self.media, Path(path), title=title, check=check)
         return self.version(pid)

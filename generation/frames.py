@@ -14,6 +14,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from storage.fileio import atomic_path
 
+from .ffmpeg_input import VIDEO, input_args
 from .video_io import ffmpeg_exe, inspect, stream_stats
 
 
@@ -72,8 +73,7 @@ def _decode(clip: Path, indices: list[int], w: int, h: int) -> list[Image.Image]
             "-nostdin",
             "-loglevel",
             "error",
-            "-i",
-            str(clip),
+            *input_args(clip, VIDEO, "a video file"),
             "-map",
             "0:v:0",
             "-vf",

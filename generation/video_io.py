@@ -1,6 +1,7 @@
 """Reading and writing video files through the ffmpeg binary that imageio-ffmpeg ships.
 
-Everything written is H.264 / yuv420p mp4 with the moov atom up front, so browsers play it.
+Everything written is H.264 / yuv420p mp4 with the moov atom up front, so browsers play it. Every file read here is
+opened through `generation.ffmpeg_input` (the container from its bytes, an allow-listed demuxer, local files only).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from pathlib import Path
 import numpy as np
 
 from storage.fileio import atomic_path
+
+from .ffmpeg_input import AUDIO, VIDEO, input_args, refuse_references
 
 H264_ARGS = ["-preset", "veryfast", "-crf", "20", "-movflags", "+faststart"]
 
@@ -82,7 +85,8 @@ def read_frames(path: Path) -> tuple[list[np.ndarray], float]:
     """Decode every frame (RGB uint8) and return (frames, fps)."""
     import imageio_ffmpeg
 
-    reader = imageio_ffmpeg.read_frames(str(path), pix_fmt="rgb24")
+    file, options = _imageio_input(path)
+    reader = imageio_ffmpeg.read_frames(file, pix_fmt="rgb24", input_params=options)
     meta = next(reader)
     w, h = meta["size"]
     frames = [np.frombuffer(buf, np.uint8).reshape(h, w, 3) for buf in reader]
@@ -93,7 +97,8 @@ def probe(path: Path) -> dict:
     """Basic stream facts without decoding: size, fps, duration (from ffmpeg's header parse)."""
     import imageio_ffmpeg
 
-    reader = imageio_ffmpeg.read_frames(str(path))
+    file, options = _imageio_input(path)
+    reader = imageio_ffmpeg.read_frames(file, input_params=options)
     meta = next(reader)
     reader.close()
     return {
@@ -103,6 +108,12 @@ def probe(path: Path) -> dict:
         "duration": float(meta["duration"]),
         "codec": meta.get("codec", ""),
     }
+
+
+def _imageio_input(path: Path) -> tuple[str, list[str]]:
+    """(the file, its input options) for imageio-ffmpeg, which puts the options before its own `-i`."""
+    args = input_args(path, VIDEO, "a video file")
+    return args[-1], args[:-2]
 
 
 def run_ffmpeg(args: list[str], cwd: Path | None = None, cancel=None) -> str:
@@ -151,8 +162,12 @@ def inspect(path: Path) -> dict:
     if not path.is_file():
         raise FileNotFoundError(f"no such video: {path}")
     err = subprocess.run(
-        [ffmpeg_exe(), "-hide_banner", "-nostdin", "-i", str(path)], capture_output=True, text=True, errors="replace"
+        [ffmpeg_exe(), "-hide_banner", "-nostdin", *input_args(path, VIDEO, "a video file")],
+        capture_output=True,
+        text=True,
+        errors="replace",
     ).stderr
+    refuse_references(path, err)
     video = re.search(
         r"Stream #\d+:\d+.*?: Video: (\w+)(?: \(([^)]*)\))?.*?, (\w+)(?:\([^)]*\))?, "
         r"(\d+)x(\d+).*?, ([\d.]+k?) fps, .*?([\d.]+k?) tbn",
@@ -235,7 +250,8 @@ def stream_stats(path: Path, stream: str = "v") -> tuple[int, float]:
     """(packets, seconds) of the first video ("v") or audio ("a") stream, counted without decoding."""
     import re
 
-    err = run_ffmpeg(["-i", str(path), "-map", f"0:{stream}:0", "-c", "copy", "-f", "null", "-"])
+    opened = input_args(path, VIDEO if stream == "v" else AUDIO, "a video file" if stream == "v" else "an audio file")
+    err = run_ffmpeg([*opened, "-map", f"0:{stream}:0", "-c", "copy", "-f", "null", "-"])
     frames = re.findall(r"frame=\s*(\d+)", err)
     times = re.findall(r"time=\s*(-?\d+):(\d+):([\d.]+)", err)
     secs = (int(times[-1][0]) * 3600 + int(times[-1][1]) * 60 + float(times[-1][2])) if times else 0.0

@@ -94,6 +94,7 @@ def _renamed(stats: ShotStats, shot_id: str) -> ShotStats:
 
 def decode(clip: Path) -> tuple[np.ndarray, float]:
     """Every frame of the clip at W x H (uint8 RGB, frames first) and its frame rate."""
+    from generation.ffmpeg_input import VIDEO, input_args
     from generation.video_io import ffmpeg_exe, inspect
 
     fps = float(inspect(clip)["fps"])
@@ -104,8 +105,7 @@ def decode(clip: Path) -> tuple[np.ndarray, float]:
             "-nostdin",
             "-loglevel",
             "error",
-            "-i",
-            str(clip),
+            *input_args(clip, VIDEO, "a video file"),
             "-map",
             "0:v:0",
             "-vf",

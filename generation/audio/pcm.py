@@ -73,12 +73,14 @@ def resample(samples: np.ndarray, rate: int, to: int = RATE) -> np.ndarray:
 
 
 def decode(path: Path, rate: int = RATE, seconds: float | None = None, timeout: float = 60.0) -> np.ndarray:
-    """Any audio file ffmpeg reads → float32 mono at `rate` (at most `seconds` of it)."""
+    """An audio file (or a video's sound) → float32 mono at `rate` (at most `seconds` of it). Opened as a file CHIEF
+    may not have written (`generation.ffmpeg_input`): a manifest or list is refused (InputRefused, a ValueError)."""
     import subprocess
 
+    from generation.ffmpeg_input import input_args
     from generation.video_io import ffmpeg_exe
 
-    cmd = [ffmpeg_exe(), "-hide_banner", "-nostdin", "-v", "error", "-i", str(path)]
+    cmd = [ffmpeg_exe(), "-hide_banner", "-nostdin", "-v", "error", *input_args(path)]
     if seconds is not None:
         cmd += ["-t", f"{seconds:.3f}"]
     cmd += ["-map", "0:a:0", "-ac", "1", "-ar", str(rate), "-f", "f32le", "-"]

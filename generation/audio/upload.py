@@ -3,10 +3,13 @@
 Every check runs before anything is written, each refusal is one line (`UploadRefused`), and a track is stored as
 48 kHz FLAC named by the sha256 of the uploaded bytes (the same file uploaded twice is stored once). Checked, in
 order: the file's size; its header's size (ID3v2 tags, RIFF chunks before the samples, FLAC metadata blocks, MP4
-boxes before the media: a huge header is refused before ffmpeg parses it); that ffmpeg finds an audio stream, with
-at most 8 channels and 192 kHz; the length its header declares; then the decode itself, capped at the longest
-length allowed plus a second, so a file whose header hides its length (a decompression bomb: a tiny file that
-decodes to hours) is stopped at the cap and refused.
+boxes before the media: a huge header is refused before ffmpeg parses it); its container, from its bytes
+(`generation.ffmpeg_input`: WAV, FLAC, Ogg, MP3, AAC, MP4/M4A, Matroska/WebM, opened with that demuxer forced and
+local files only, so a playlist, manifest or list is refused before ffmpeg runs and no other file is ever read); that
+ffmpeg finds an audio stream, with at most 8 channels (counted in the decoded samples) and 192 kHz; the length its
+header declares; then the decode itself, capped at the longest length allowed plus a second, so a file whose header
+hides its length (a decompression bomb: a tiny file that decodes to hours) is stopped at the cap and refused.
+`check_audio` makes the same checks for a sound kept as it is (an archive's tracks and stems).
 """
 
 from __future__ import annotations
@@ -19,12 +22,13 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from generation.ffmpeg_input import InputRefused, input_args, refuse_references, shown
 from generation.video_io import ffmpeg_exe
 
 from .pcm import RATE
 
 
-class UploadRefused(ValueError):
+class UploadRefused(InputRefused):
     """The file is not used (one line saying why)."""
 
 
@@ -51,25 +55,7 @@ class Track:
 def store_track(path: Path, store_dir: Path, limits: UploadLimits = UploadLimits()) -> Track:
     """Check `path` and store it under `store_dir` as `<sha256>.flac`; refuses with `UploadRefused`."""
     path = Path(path)
-    size = path.stat().st_size
-    if size > limits.max_bytes:
-        raise UploadRefused(f"{path.name}: {size / 2**20:.0f} MiB is over the {limits.max_bytes >> 20} MiB limit")
-    if size == 0:
-        raise UploadRefused(f"{path.name}: the file is empty")
-    header = header_bytes(path)
-    if header > limits.max_header_bytes:
-        raise UploadRefused(
-            f"{path.name}: a {header / 2**20:.1f} MiB header (tags or metadata) is over the "
-            f"{limits.max_header_bytes >> 20} MiB limit"
-        )
-    info = probe(path, limits.timeout)
-    if info["channels"] > limits.max_channels or info["rate"] > limits.max_rate:
-        raise UploadRefused(
-            f"{path.name}: {info['channels']} channels at {info['rate']} Hz is over the limit "
-            f"({limits.max_channels} channels, {limits.max_rate} Hz)"
-        )
-    if info["seconds"] is not None and info["seconds"] > limits.max_seconds:
-        raise UploadRefused(f"{path.name}: {info['seconds']:.0f} s is longer than {limits.max_seconds:.0f} s")
+    info = check_header(path, limits)
     sha = _sha256(path)
     store_dir = Path(store_dir)
     final = store_dir / f"{sha}.flac"
@@ -77,71 +63,130 @@ def store_track(path: Path, store_dir: Path, limits: UploadLimits = UploadLimits
         return Track(sha, final, _decoded_seconds(final, limits), info["channels"], info["codec"])
     with tempfile.TemporaryDirectory(prefix="chief-upload-") as tmp:
         out = Path(tmp) / "track.flac"
-        seconds = _decode(path, out, info["channels"], limits)
-        if seconds > limits.max_seconds:
-            declared = f"its header says {info['seconds']:.0f} s" if info["seconds"] is not None else "no length"
-            raise UploadRefused(
-                f"{path.name}: decodes to more than {limits.max_seconds:.0f} s ({declared}): a decompression bomb"
-            )
-        if seconds <= 0:
-            raise UploadRefused(f"{path.name}: no audio could be decoded")
+        _decode(path, ["-ac", str(min(info["channels"], 2)), "-ar", str(RATE), "-c:a", "flac", "-y", str(out)], limits)
+        if not out.is_file():
+            raise UploadRefused(f"{shown(path)}: no audio could be decoded")
+        _check_decoded(path, _decoded_seconds(out, limits), info, limits)
         store_dir.mkdir(parents=True, exist_ok=True)
         part = store_dir / f".{sha}.part"
         shutil.copyfile(out, part)
         part.replace(final)
-    return Track(sha, final, seconds, info["channels"], info["codec"])
+    return Track(sha, final, _decoded_seconds(final, limits), info["channels"], info["codec"])
+
+
+def check_audio(path: Path, limits: UploadLimits = UploadLimits()) -> float:
+    """Every check `store_track` makes, the decode included (to nowhere), for a sound that arrives to be kept as it
+    is (an archive's track or stem); returns the seconds it decodes to. Refuses with `UploadRefused`."""
+    path = Path(path)
+    info = check_header(path, limits)
+    pcm = _decode(path, ["-ac", "1", "-ar", str(COUNT_RATE), "-f", "u8", "pipe:1"], limits)  # one byte a sample
+    seconds = len(pcm) / COUNT_RATE
+    _check_decoded(path, seconds, info, limits)
+    return seconds
+
+
+COUNT_RATE = 8000  # Hz: the rate a sound is decoded at only to count its length
+
+
+def check_header(path: Path, limits: UploadLimits) -> dict:
+    """The checks before any decoding: size, the header's size, the container (from its bytes), an audio stream,
+    its channels (counted in the decoded stream) and rate, and the length its header declares; returns `probe`'s
+    figures."""
+    size = path.stat().st_size
+    if size > limits.max_bytes:
+        raise UploadRefused(f"{shown(path)}: {size / 2**20:.0f} MiB is over the {limits.max_bytes >> 20} MiB limit")
+    if size == 0:
+        raise UploadRefused(f"{shown(path)}: the file is empty")
+    header = header_bytes(path)
+    if header > limits.max_header_bytes:
+        raise UploadRefused(
+            f"{shown(path)}: a {header / 2**20:.1f} MiB header (tags or metadata) is over the "
+            f"{limits.max_header_bytes >> 20} MiB limit"
+        )
+    info = probe(path, limits.timeout)
+    if info["channels"] > limits.max_channels or info["rate"] > limits.max_rate:
+        raise UploadRefused(
+            f"{shown(path)}: {info['channels']} channels at {info['rate']} Hz is over the limit "
+            f"({limits.max_channels} channels, {limits.max_rate} Hz)"
+        )
+    if info["seconds"] is not None and info["seconds"] > limits.max_seconds:
+        raise UploadRefused(f"{shown(path)}: {info['seconds']:.0f} s is longer than {limits.max_seconds:.0f} s")
+    return info
+
+
+def _check_decoded(path: Path, seconds: float, info: dict, limits: UploadLimits) -> None:
+    if seconds > limits.max_seconds:
+        declared = f"its header says {info['seconds']:.0f} s" if info["seconds"] is not None else "no length"
+        raise UploadRefused(
+            f"{shown(path)}: decodes to more than {limits.max_seconds:.0f} s ({declared}): a decompression bomb"
+        )
+    if seconds <= 0:
+        raise UploadRefused(f"{shown(path)}: no audio could be decoded")
 
 
 def probe(path: Path, timeout: float = 120.0) -> dict:
-    """codec, rate, channels and the declared seconds (None when the header states none), from `ffmpeg -i`."""
+    """codec, rate, channels and the declared seconds (None when the header states none). The file is opened as
+    `generation.ffmpeg_input` says (refused unless its bytes are an audio container CHIEF reads); codec and length
+    come from ffmpeg's reading of the header, the channels and rate from the first decoded samples (a WAV header
+    ffmpeg writes), so a layout's name (9.1.6, 22.2, hexadecagonal) is never what is counted."""
+    name = shown(path)
     try:
-        err = subprocess.run(
-            [ffmpeg_exe(), "-hide_banner", "-nostdin", "-i", str(path)],
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=timeout,
-        ).stderr
+        opened = input_args(path)
+    except InputRefused as e:
+        raise UploadRefused(str(e)) from None
+    cmd = [ffmpeg_exe(), "-hide_banner", "-nostdin", *opened, "-map", "0:a:0", "-t", "0.1"]
+    cmd += ["-c:a", "pcm_s16le", "-f", "wav", "pipe:1"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        raise UploadRefused(f"{Path(path).name}: reading its header took over {timeout:.0f} s") from None
-    audio = re.search(r"Stream #\d+:\d+.*?: Audio: (\w+).*?, (\d+) Hz, ([^,]+)", err)
+        raise UploadRefused(f"{name}: reading its header took over {timeout:.0f} s") from None
+    err = proc.stderr.decode(errors="replace")
+    try:
+        refuse_references(path, err)
+    except InputRefused as e:
+        raise UploadRefused(str(e)) from None
+    source = err.split("\nOutput #")[0]  # ffmpeg's account of the file itself, not of what it writes
+    audio = re.search(r"Stream #\d+:\d+.*?: Audio: (\w+)", source)
     if audio is None:
-        raise UploadRefused(f"{Path(path).name}: not an audio file (ffmpeg finds no audio stream)")
-    dur = re.search(r"Duration: (\d+):(\d+):([\d.]+)", err)
-    layout = audio[3].strip()
-    channels = {"mono": 1, "stereo": 2, "2.1": 3, "quad": 4, "5.0": 5, "5.1": 6, "6.1": 7, "7.1": 8}.get(layout)
-    if channels is None:
-        m = re.match(r"(\d+) channels", layout)
-        channels = int(m[1]) if m else 2
+        raise UploadRefused(f"{name}: not an audio file (ffmpeg finds no audio stream)")
+    decoded = wav_format(proc.stdout)
+    if decoded is None:
+        tail = (err.strip().splitlines() or ["?"])[-1]
+        raise UploadRefused(f"{name}: no audio could be decoded: {tail}")
+    dur = re.search(r"Duration: (\d+):(\d+):([\d.]+)", source)
     seconds = int(dur[1]) * 3600 + int(dur[2]) * 60 + float(dur[3]) if dur else None
-    return {"codec": audio[1], "rate": int(audio[2]), "channels": channels, "seconds": seconds}
+    return {"codec": audio[1], "rate": decoded[1], "channels": decoded[0], "seconds": seconds}
 
 
-def _decode(path: Path, out: Path, channels: int, limits: UploadLimits) -> float:
-    """Decode to 48 kHz FLAC, at most `max_seconds` + 1 s of it; returns the seconds decoded."""
+def wav_format(data: bytes) -> tuple[int, int] | None:
+    """(channels, rate) from a WAV header's `fmt ` chunk; None when `data` holds none."""
+    if data[:4] not in (b"RIFF", b"RF64") or data[8:12] != b"WAVE":
+        return None
+    pos = 12
+    while pos + 8 <= len(data):
+        kind, size = data[pos : pos + 4], int.from_bytes(data[pos + 4 : pos + 8], "little")
+        if kind == b"fmt " and pos + 16 <= len(data):
+            return int.from_bytes(data[pos + 10 : pos + 12], "little"), int.from_bytes(
+                data[pos + 12 : pos + 16], "little"
+            )
+        pos += 8 + size + (size & 1)
+    return None
+
+
+def _decode(path: Path, output: list[str], limits: UploadLimits) -> bytes:
+    """Decode the first audio stream into `output` (ffmpeg's output options), at most `max_seconds` + 1 s of it (a
+    bomb is stopped there); returns what ffmpeg wrote to its standard output."""
     cap = limits.max_seconds + 1.0
-    cmd = [
-        ffmpeg_exe(),
-        "-hide_banner",
-        "-nostdin",
-        "-v",
-        "error",
-        "-i",
-        str(path),
-        "-map",
-        "0:a:0",
-        "-t",
-        f"{cap:.3f}",
-    ]
-    cmd += ["-ac", str(min(channels, 2)), "-ar", str(RATE), "-c:a", "flac", "-y", str(out)]
+    cmd = [ffmpeg_exe(), "-hide_banner", "-nostdin", "-v", "error", *input_args(path), "-map", "0:a:0"]
+    cmd += ["-t", f"{cap:.3f}", *output]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=limits.timeout)
+        proc = subprocess.run(cmd, capture_output=True, timeout=limits.timeout)
     except subprocess.TimeoutExpired:
-        raise UploadRefused(f"{path.name}: decoding took over {limits.timeout:.0f} s") from None
-    if proc.returncode != 0 or not out.is_file():
-        tail = (proc.stderr.strip().splitlines() or ["?"])[-1]
-        raise UploadRefused(f"{path.name}: could not be decoded: {tail}")
-    return _decoded_seconds(out, limits)
+        raise UploadRefused(f"{shown(path)}: decoding took over {limits.timeout:.0f} s") from None
+    if proc.returncode != 0:
+        tail = (proc.stderr.decode(errors="replace").strip().splitlines() or ["?"])[-1]
+        raise UploadRefused(f"{shown(path)}: could not be decoded: {tail}")
+    return proc.stdout
 
 
 def _decoded_seconds(flac: Path, limits: UploadLimits) -> float:
