@@ -121,9 +121,10 @@ def load_stories(path: Path, defaults: Defaults = Defaults()) -> list[Story]:
                     raw.append(parse_json(line, f"{path}:{i}"))
         else:
             data = parse_yaml(path.read_text(encoding="utf-8"), str(path))
-            raw = data.get("stories") if isinstance(data, dict) else data
-            if not isinstance(raw, list):
+            listed = data.get("stories") if isinstance(data, dict) else data
+            if not isinstance(listed, list):
                 raise BatchError(f"{path}: expected a list of stories (or a mapping with 'stories:')")
+            raw = listed
     except ParseError as e:
         raise BatchError(str(e)) from None
     except (OSError, UnicodeDecodeError) as e:

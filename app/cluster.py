@@ -18,19 +18,24 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypedDict, TypeVar
 
-from agents.base import AgentError, FilmView, Result
+from agents.base import AgentError, Critic, FilmView, Planner, Refiner, Result
 from app.config import Config, with_overrides
+from app.context import AgentSet
 from app.errors import StudioError
 from app.studio import Studio
-from generation.base import ClipInfo, Progress, RenderError, ShotRequest, clip_key
+from generation.base import Backend, ClipInfo, Progress, RenderError, ShotRequest, clip_key
 from storage.run import Cancelled, CancelToken, ProgressEvent, RunContext
 from storage.schema import Critique, Note, Persona, Proposal, Storyboard
 
+if TYPE_CHECKING:
+    from ray import ObjectRef
+    from ray.actor import ActorHandle
+
 # What a RayBackend renders with: a Config (the worker runs app.factory.make_backend on it) or a
 # picklable zero-argument factory returning a backend (importable on the workers).
-BackendSpec = Config | Callable[[], Any]
+BackendSpec = Config | Callable[[], Backend]
 
 _CONTROL = "control"  # actor concurrency group for progress polls and stop requests, beside the work
 _CALLS = "calls"  # an agent worker's concurrency group for the calls themselves
@@ -44,9 +49,23 @@ class ClusterError(StudioError):
 def _ray():
     try:
         import ray
+        import ray.exceptions  # submodules named here so the checker knows them (`import ray` loads both)
+        import ray.util.client
     except ModuleNotFoundError:
         raise ClusterError("Ray is not installed: pip install 'chief[ray]'") from None
     return ray
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+class _Remote(Protocol[_P, _R]):
+    """An actor method as its caller sees it: Ray types none on a handle (its `__getattr__` returns Never)."""
+
+    def remote(self, *args: _P.args, **kwargs: _P.kwargs) -> ObjectRef[_R]: ...
+
+    def options(self, *, concurrency_group: str) -> _Remote[_P, _R]: ...
 
 
 def connect(address: str | None = None) -> None:
@@ -70,7 +89,7 @@ def worker_config(config: Config) -> Config:
     return with_overrides(config, api_key="", auth="")
 
 
-def _build(spec: BackendSpec):
+def _build(spec: BackendSpec) -> Backend:
     if isinstance(spec, Config):
         from app.factory import make_backend
 
@@ -87,6 +106,26 @@ def _cause(e: Exception) -> Exception:
 # ---------------------------------------------------------------------------------------- renders
 
 
+class _Described(TypedDict):
+    label: str
+    pid: int
+
+
+class _Rendered(TypedDict):
+    """A clip as it crosses back from a worker: its bytes and the ClipInfo fields."""
+
+    data: bytes
+    num_frames: int
+    fps: int
+    width: int
+    height: int
+
+
+class _Stats(TypedDict):
+    renders: int
+    pid: int
+
+
 class RenderWorker:
     """One Ray actor: builds the backend once, keeps it warm, renders one shot at a time.
 
@@ -99,10 +138,10 @@ class RenderWorker:
         self.step = (0, 0)
         self.cancel = CancelToken()
 
-    def describe(self) -> dict:
+    def describe(self) -> _Described:
         return {"label": self.backend.label, "pid": os.getpid()}
 
-    def render(self, request: ShotRequest, init_image: bytes | None) -> dict:
+    def render(self, request: ShotRequest, init_image: bytes | None) -> _Rendered:
         """Render into a temp file; return the clip's bytes and ClipInfo fields."""
         self.cancel, self.step = CancelToken(), (0, 0)
         with tempfile.TemporaryDirectory(prefix="chief-ray-") as tmp:
@@ -130,8 +169,20 @@ class RenderWorker:
     def stop(self) -> None:
         self.cancel.cancel()
 
-    def stats(self) -> dict:
+    def stats(self) -> _Stats:
         return {"renders": self.renders, "pid": os.getpid()}
+
+
+if TYPE_CHECKING:
+
+    class _RenderActor(ActorHandle[RenderWorker]):
+        """A RenderWorker's handle: the methods the coordinator calls on it."""
+
+        describe: _Remote[[], _Described]
+        render: _Remote[[ShotRequest, bytes | None], _Rendered]
+        progress: _Remote[[], tuple[int, int]]
+        stop: _Remote[[], None]
+        stats: _Remote[[], _Stats]
 
 
 @dataclass
@@ -139,7 +190,7 @@ class _Flight:
     """A clip being rendered somewhere in the cluster: later requests for its key wait on it."""
 
     done: threading.Event = field(default_factory=threading.Event)
-    ref: Any = None  # ObjectRef of the worker's result, once it succeeded
+    ref: ObjectRef[_Rendered] | None = None  # the worker's result, once it succeeded
     error: BaseException | None = None
 
 
@@ -182,8 +233,8 @@ class RayBackend:
         self.uses_gpu = gpus > 0
         n = num_workers or (gpus if gpus else max(1, int(cpus / worker_cpus)))
         resources = {"num_gpus": 1, "num_cpus": worker_cpus} if gpus else {"num_cpus": worker_cpus}
-        actor_cls = ray.remote(concurrency_groups={_CONTROL: 2})(RenderWorker)
-        self.actors = [
+        actor_cls = ray.remote(concurrency_groups={_CONTROL: 2})(RenderWorker)  # pyright: ignore[reportCallIssue] -- ray.remote's typed overloads omit concurrency_groups, which Ray documents (and refuses in .options())
+        self.actors: list[_RenderActor] = [
             actor_cls.options(max_restarts=max_attempts, max_task_retries=0, **resources).remote(spec) for _ in range(n)
         ]
         try:
@@ -200,7 +251,7 @@ class RayBackend:
         self.max_parallel = n
         self.max_attempts, self.poll_s = max_attempts, poll_s
         self.label = f"{described[0]['label']} · on Ray ({n} workers: {'GPU' if gpus else 'CPU'})"
-        self._idle: queue.Queue = queue.Queue()
+        self._idle: queue.Queue[_RenderActor] = queue.Queue()
         for a in self.actors:
             self._idle.put(a)
         self._flights: dict[str, _Flight] = {}
@@ -221,13 +272,12 @@ class RayBackend:
         while True:
             cancel.raise_if_cancelled()
             with self._lock:
-                flight = self._flights.get(key)
-                owner = flight is None
-                if owner:
+                running = self._flights.get(key)
+                if running is None:
                     flight = self._flights[key] = _Flight()
-            if owner:
+            if running is None:
                 try:
-                    flight.ref = self._run(req, progress, cancel)
+                    ref = flight.ref = self._run(req, progress, cancel)
                 except BaseException as e:
                     flight.error = e
                     raise
@@ -236,14 +286,16 @@ class RayBackend:
                         del self._flights[key]
                     flight.done.set()
                 break
-            while not flight.done.wait(self.poll_s):  # the same clip is being rendered: wait for it
+            while not running.done.wait(self.poll_s):  # the same clip is being rendered: wait for it
                 cancel.raise_if_cancelled()
-            if flight.ref is not None:
+            if running.ref is not None:
+                ref = running.ref
                 break
-            if not isinstance(flight.error, Cancelled):
-                raise flight.error  # the same request would fail the same way
+            assert running.error is not None  # a flight is done with its result or its error
+            if not isinstance(running.error, Cancelled):
+                raise running.error  # the same request would fail the same way
             # the other request was stopped, this one was not: render it ourselves
-        result = ray.get(flight.ref)
+        result = ray.get(ref)
         Path(out).write_bytes(result["data"])
         return ClipInfo(
             path=Path(out),
@@ -255,7 +307,7 @@ class RayBackend:
 
     # -- the pool --------------------------------------------------------------------------
 
-    def _run(self, req: ShotRequest, progress: Progress | None, cancel: CancelToken):
+    def _run(self, req: ShotRequest, progress: Progress | None, cancel: CancelToken) -> ObjectRef[_Rendered]:
         """Render on a free worker, resubmitting after a worker death; the ObjectRef of the result."""
         ray = _ray()
         init = Path(req.init_image).read_bytes() if req.init_image else None
@@ -274,7 +326,7 @@ class RayBackend:
                 self._idle.put(actor)  # a dead one is being restarted by Ray; it goes to the back
         raise AssertionError("unreachable")
 
-    def _acquire(self, cancel: CancelToken):
+    def _acquire(self, cancel: CancelToken) -> _RenderActor:
         while True:
             cancel.raise_if_cancelled()
             try:
@@ -282,10 +334,13 @@ class RayBackend:
             except queue.Empty:
                 continue
 
-    def _wait(self, actor, ref, progress: Progress | None, cancel: CancelToken) -> None:
+    def _wait(
+        self, actor: _RenderActor, ref: ObjectRef[_Rendered], progress: Progress | None, cancel: CancelToken
+    ) -> None:
         """Wait for a render, relaying step progress and stop requests; raise what the worker raised."""
         ray = _ray()
-        last, poll = None, None
+        last: tuple[int, ...] | None = None
+        poll: ObjectRef[tuple[int, int]] | None = None
         while True:
             ready, _ = ray.wait([ref], timeout=self.poll_s)
             if ready:
@@ -317,7 +372,7 @@ class RayBackend:
 
     # -- housekeeping ----------------------------------------------------------------------
 
-    def stats(self) -> list[dict]:
+    def stats(self) -> list[_Stats]:
         """Per worker: renders done since it (re)started, and its process id."""
         ray = _ray()
         return ray.get([a.stats.options(concurrency_group=_CONTROL).remote() for a in self.actors])
@@ -331,7 +386,7 @@ class RayBackend:
 
 # ---------------------------------------------------------------------------------------- agents
 
-_WORKER_AGENTS: dict[Config, Any] = {}
+_WORKER_AGENTS: dict[Config, AgentSet] = {}
 
 
 class Secret:
@@ -348,7 +403,7 @@ class Secret:
 
 def _agent_call(
     config: Config, api_key: Secret, role: str, method: str, args: tuple, frames: list | None, ctx: RunContext
-):
+) -> Result[Any]:
     """Runs on a worker: the role built from the config (kept per process), called with `args` and `ctx`.
 
     A critic's frames arrive as bytes and are written to a temp folder, since the coordinator's
@@ -396,10 +451,10 @@ class AgentWorker:
         args: tuple,
         frames: list | None,
         run: tuple,
-    ) -> tuple[Any, list[ProgressEvent]]:
+    ) -> tuple[Result[Any], list[ProgressEvent]]:
         """`run` is the coordinator's RunContext without what cannot travel: (scope, seconds left or None)."""
         scope, seconds = run
-        token, events = CancelToken(), []
+        token, events = CancelToken(), list[ProgressEvent]()
         with self._lock:
             self._calls[call_id] = (token, events)
             if call_id in self._stopped:
@@ -434,6 +489,18 @@ class AgentWorker:
                 self._stopped.add(call_id)
 
 
+if TYPE_CHECKING:
+
+    class _AgentActor(ActorHandle[AgentWorker]):
+        """An AgentWorker's handle: the methods the coordinator calls on it."""
+
+        call: _Remote[
+            [str, Config, Secret, str, str, tuple, list | None, tuple], tuple[Result[Any], list[ProgressEvent]]
+        ]
+        events: _Remote[[str], list[ProgressEvent]]
+        stop: _Remote[[str], None]
+
+
 def keys_may_travel() -> bool:
     """True when every node of the cluster is this machine, or Ray's TLS is on: only then does the API
     key go to workers (inside task arguments, in memory). Otherwise LLM calls stay in the coordinator."""
@@ -447,10 +514,10 @@ def keys_may_travel() -> bool:
 
 
 class _RemoteRole:
-    def __init__(self, owner: RayAgents, role: str, inner) -> None:
+    def __init__(self, owner: RayAgents, role: str, inner: Planner | Critic | Refiner) -> None:
         self._owner, self._role, self.mode = owner, role, inner.mode
 
-    def _call(self, method: str, args: tuple, ctx: RunContext | None, frames: list | None = None):
+    def _call(self, method: str, args: tuple, ctx: RunContext | None, frames: list | None = None) -> Result[Any]:
         """Run `method` on a worker, relaying `ctx`: its progress events come back, its Stop goes there."""
         ray = _ray()
         o, ctx = self._owner, ctx or RunContext()
@@ -460,7 +527,8 @@ class _RemoteRole:
         ref = actor.call.options(concurrency_group=_CALLS).remote(
             call_id, o._config, o._key, self._role, method, args, frames, run
         )
-        poll, stopped = None, False
+        poll: ObjectRef[list[ProgressEvent]] | None = None
+        stopped = False
         while not ray.wait([ref], timeout=o.poll_s)[0]:
             if ctx.cancel.cancelled and not stopped:
                 actor.stop.options(concurrency_group=_CONTROL).remote(call_id)  # the role raises Cancelled there
@@ -527,10 +595,13 @@ class RayAgents:
         self._config, self._key = worker_config(config), Secret(config.api_key if (llm and remote) else "")
         # light work (HTTP, a few frames): never waits on renders; one worker per CPU of the cluster, up to 4
         self._num_workers = num_workers or max(1, min(4, int(ray.cluster_resources().get("CPU", 1))))
-        self._workers: list = []
+        self._workers: list[_AgentActor] = []
         self._next = 0
         self._lock = threading.Lock()
         self.poll_s = poll_s
+        self.planner: Planner
+        self.critic: Critic
+        self.refiner: Refiner
         if remote:
             self.planner = RemotePlanner(self, "planner", local.planner)
             self.critic = RemoteCritic(self, "critic", local.critic)
@@ -540,12 +611,12 @@ class RayAgents:
             self.planner, self.critic, self.refiner = local.planner, local.critic, local.refiner
             self.label = f"{local.label} · calls in the coordinator (the key does not cross an unencrypted cluster)"
 
-    def _worker(self):
+    def _worker(self) -> _AgentActor:
         """The next agent worker, round robin (started on first use)."""
         ray = _ray()
         with self._lock:
             if not self._workers:
-                actor_cls = ray.remote(
+                actor_cls = ray.remote(  # pyright: ignore[reportCallIssue] -- ray.remote's typed overloads omit concurrency_groups, which Ray documents (and refuses in .options())
                     num_cpus=0, max_restarts=-1, concurrency_groups={_CALLS: _CALLS_PER_WORKER, _CONTROL: 2}
                 )(AgentWorker)
                 self._workers = [actor_cls.remote() for _ in range(self._num_workers)]

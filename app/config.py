@@ -33,9 +33,12 @@ from pydantic_settings import (
 from storage.schema import Limits
 
 if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails
+
     from agents.llm_config import LLMConfig
 
 TOML_NAME = "chief.toml"
+ENV_PREFIX = "CHIEF_"
 
 
 def default_home() -> Path:
@@ -48,8 +51,9 @@ def _secret(description: str) -> dict:
     return {"description": description, "repr": False, "json_schema_extra": {"secret": True}}
 
 
-def _limit(name: str):
-    """A storyboard cap as a setting: the default, bounds and reason of storage.schema.Limits."""
+def _limit(name: str) -> Any:
+    """A storyboard cap as a setting: the default, bounds and reason of storage.schema.Limits (a FieldInfo standing
+    in for the value, typed as pydantic types `Field`)."""
     return copy(Limits.model_fields[name])
 
 
@@ -57,7 +61,7 @@ class Config(BaseSettings):
     """Everything CHIEF can be told. Variables are CHIEF_ + the name in capitals unless a field names its own."""
 
     model_config = SettingsConfigDict(
-        env_prefix="CHIEF_", env_ignore_empty=True, frozen=True, extra="forbid", validate_by_name=True
+        env_prefix=ENV_PREFIX, env_ignore_empty=True, frozen=True, extra="forbid", validate_by_name=True
     )
     _notes: tuple[str, ...] = PrivateAttr(default=())
 
@@ -508,8 +512,9 @@ def env_names(name: str) -> tuple[str, ...]:
     """The environment variables a setting is read from, in order."""
     alias = Config.model_fields[name].validation_alias
     if alias is None:
-        return (f"{Config.model_config['env_prefix']}{name.upper()}",)
-    return tuple(alias.choices) if isinstance(alias, AliasChoices) else (alias,)
+        return (f"{ENV_PREFIX}{name.upper()}",)
+    choices = alias.choices if isinstance(alias, AliasChoices) else [alias]
+    return tuple(c for c in choices if isinstance(c, str))  # an AliasPath reads into a value, it names no variable
 
 
 def _is_secret(name: str) -> bool:
@@ -544,7 +549,7 @@ def _toml_source(path: Path) -> TomlConfigSettingsSource:
     return source
 
 
-def _problem(error: dict) -> str:
+def _problem(error: ErrorDetails) -> str:
     """One validation problem in words, without echoing a credential."""
     kind, ctx, name = error["type"], error.get("ctx") or {}, _setting_of(str(error["loc"][0])) if error["loc"] else ""
     bounds = {

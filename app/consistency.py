@@ -25,6 +25,7 @@ from generation.base import RenderError
 from storage.records import RenderRecord, Version
 
 Source = Literal["auto", "clips", "keyframes"]
+Look = Literal["clip", "keyframe", "none"]  # what a shot's appearance is measured on
 FRAMES_PER_APPEARANCE = 3
 METHOD = (
     "cosine similarity of whole-frame image embeddings (1 = identical look); each shot is "
@@ -34,7 +35,7 @@ METHOD = (
 
 class Appearance(BaseModel):
     shot_id: str
-    source: Literal["clip", "keyframe", "none"]  # none: the shot has neither a clip nor a keyframe yet
+    source: Look  # none: the shot has neither a clip nor a keyframe yet
     to_reference: float | None = None  # mean similarity to the character's reference images
     to_others: float | None = None  # mean similarity to the character's other appearances
 
@@ -118,7 +119,7 @@ class Consistency:
 
     def _images(
         self, v: Version, render: RenderRecord | None, shot_id: str, scratch: Path, sample: bool
-    ) -> tuple[str, list[Path]]:
+    ) -> tuple[Look, list[Path]]:
         """(source, image files) of one shot's appearance: frames of its clip (sampled only when they will be
         measured), else its keyframe, else none."""
         from generation.frames import sample_frames, save_jpeg
@@ -135,7 +136,9 @@ class Consistency:
             return "keyframe", [self.ctx.media.path(keyframe, "png")]
         return "none", []
 
-    def _measure(self, embedder, character, shot_ids: list[str], looks: dict) -> CharacterConsistency:
+    def _measure(
+        self, embedder, character, shot_ids: list[str], looks: dict[str, tuple[Look, list[Path]]]
+    ) -> CharacterConsistency:
         refs = [self.ctx.media.path(sha, "png") for sha in character.references]
         seen = [s for s in shot_ids if looks[s][1]]
         files = refs + [p for s in seen for p in looks[s][1]]

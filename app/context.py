@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from app.config import Config
 from storage.media import MediaStore
@@ -15,9 +15,13 @@ from storage.repository import Repository
 from storage.run import Cancelled, ProgressSink, no_progress
 from storage.schema import Usage
 
+if TYPE_CHECKING:
+    from agents.base import Critic, Planner, Refiner
+    from generation.base import Backend
+
 # progress(event): a typed event of storage.run (ShotProgress, AssembleProgress, PanelProgress, PlanProgress, ...)
 ProgressFn = ProgressSink
-__all__ = ["Context", "ProgressFn", "no_progress"]
+__all__ = ["AgentSet", "Context", "ProgressFn", "no_progress"]
 
 
 def derived_seed(*parts: object) -> int:
@@ -25,27 +29,49 @@ def derived_seed(*parts: object) -> int:
     return int(hashlib.sha256(":".join(map(str, parts)).encode()).hexdigest()[:8], 16)
 
 
+class AgentSet(Protocol):
+    """The three agent roles and what the user is told they are (app.factory.Agents, app.cluster.RayAgents)."""
+
+    @property
+    def planner(self) -> Planner: ...
+
+    @property
+    def critic(self) -> Critic: ...
+
+    @property
+    def refiner(self) -> Refiner: ...
+
+    @property
+    def label(self) -> str: ...
+
+
 @dataclass
 class Context:
     config: Config
     repo: Repository
     media: MediaStore
-    make_backend: Callable[[Config], Any]
-    make_agents: Callable[[Config], Any]
-    _backend: Any = field(default=None, repr=False)
-    _agents: Any = field(default=None, repr=False)
+    make_backend: Callable[[Config], Backend]
+    make_agents: Callable[[Config], AgentSet]
+    _backend: Backend | None = field(default=None, repr=False)
+    _agents: AgentSet | None = field(default=None, repr=False)
 
     @property
-    def backend(self):
+    def backend(self) -> Backend:
         if self._backend is None:
             self._backend = self.make_backend(self.config)
         return self._backend
 
     @property
-    def agents(self):
+    def agents(self) -> AgentSet:
         if self._agents is None:
             self._agents = self.make_agents(self.config)
         return self._agents
+
+
+def attach_usage(error: BaseException, usage: Usage) -> None:
+    """What a failed action's requests cost rides on its error, whatever its type (a critic may fail with an
+    OSError): `record_failed_usage` reads it back."""
+    setattr(error, "usage", usage)  # noqa: B010 -- an attribute no exception class but AgentError declares
 
 
 def record_failed_usage(ctx: Context, v: Version, role: str, mode: str, error: BaseException) -> None:

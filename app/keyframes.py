@@ -26,7 +26,7 @@ from app.errors import StudioError
 from app.projects import Projects
 from app.watching import Watching
 from generation.base import CancelToken, RenderError, compose_prompt
-from generation.images import ImageRequest, image_key
+from generation.images import ImageBackend, ImageRequest, image_key
 from storage.records import ClipsAffected, CritiqueRecord, KeyframeRecord, MediaRecord, Version
 from storage.run import DoneProgress, ShotProgress
 from storage.schema import MAX_REFERENCES, Shot, Storyboard, new_id, utcnow
@@ -61,11 +61,11 @@ class KeyframesResult(BaseModel):
 class Keyframes:
     def __init__(self, ctx: Context, projects: Projects, clips: Clips, watching: Watching) -> None:
         self.ctx, self.projects, self.clips, self.watching = ctx, projects, clips, watching
-        self._images = None
+        self._images: ImageBackend | None = None
 
     # ------------------------------------------------------------------ the still-image backend
     @property
-    def images(self):
+    def images(self) -> ImageBackend:
         """The still-image backend (built on first use); a one-line error when there is none."""
         if self._images is None:
             from app.factory import make_images
@@ -245,13 +245,14 @@ class Keyframes:
         items = [bible[n] for n in shot.characters if n in bible]
         items += [places[loc] for loc in [board.scene_of(shot.shot_id).location] if loc in places]
         refs = tuple(item.references[0] for item in items if item.references)
+        width, height, _, _ = video.size()
         return ImageRequest(
             subject=f"keyframe {shot.shot_id}",
             prompt=video.prompt,
             negative_prompt=shot.negative_prompt,
             seed=seed,
-            width=video.width,
-            height=video.height,
+            width=width,
+            height=height,
             caption=shot.prompt,
             references=tuple(str(self.image_path(r)) for r in refs),
             references_sha256=refs,
@@ -305,6 +306,7 @@ class Keyframes:
         )
         if v is None:
             return media, None, status
+        width, height = resolved.size()
         record = KeyframeRecord(
             id=new_id("kf"),
             version=v.number,
@@ -316,8 +318,8 @@ class Keyframes:
             model=images.model,
             label=images.label,
             key=key,
-            width=resolved.width,
-            height=resolved.height,
+            width=width,
+            height=height,
             created_at=utcnow(),
         )
         with self.ctx.repo.write() as u:
@@ -483,6 +485,7 @@ class Keyframes:
         keyframe screening; the refiner reads it like any critique."""
         v = self.projects.version(pid, ref)
         timeline = v.storyboard.timeline()
+        stills = [(s, start, s.keyframe) for s, start, _ in timeline if s.keyframe]
         missing = [s.shot_id for s, _, _ in timeline if not s.keyframe]
         if missing:
             raise StudioError(
@@ -490,12 +493,12 @@ class Keyframes:
                 "draw or upload their keyframes first"
             )
         frames = [
-            SampledFrame(shot_id=s.shot_id, index=0, time=round(start, 3), path=str(self.image_path(s.keyframe)))
-            for s, start, _ in timeline
+            SampledFrame(shot_id=s.shot_id, index=0, time=round(start, 3), path=str(self.image_path(sha)))
+            for s, start, sha in stills
         ]
         with self.ctx.repo.read() as u:
             by_sha = {k.sha256: k.label for k in u.keyframes(pid)}
-        made_by = sorted({by_sha.get(s.keyframe, "uploaded") for s, _, _ in timeline})
+        made_by = sorted({by_sha.get(sha, "uploaded") for _, _, sha in stills})
         film = FilmView(
             storyboard=v.storyboard,
             frames=frames,

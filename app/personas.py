@@ -91,5 +91,6 @@ class Personas:
         rows = [
             RatedItem(index=it.index, title=it.title, rating=it.rating, predicted=r, described=bool(it.description))
             for it, r in pairs
+            if it.rating is not None  # all of them: only rated items are held out
         ]
         return PersonaCalibration(persona=p, rater=label, items=rows)

@@ -7,7 +7,15 @@ import os
 import sys
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from storage.run import (
     AssembleProgress,
@@ -38,13 +46,12 @@ class RenderProgress:
     def __init__(self, enabled: bool = True) -> None:
         self.enabled = enabled
         self.p = _progress() if enabled else None
-        self.shots = self.steps = None
+        self.bars: tuple[TaskID, TaskID] | None = None  # (shots, steps) while the bars are shown
 
     def __enter__(self):
         if self.p:
             self.p.__enter__()
-            self.shots = self.p.add_task("shots", total=None)
-            self.steps = self.p.add_task("  shot", total=None, visible=False)
+            self.bars = (self.p.add_task("shots", total=None), self.p.add_task("  shot", total=None, visible=False))
         return self
 
     def __exit__(self, *exc):
@@ -53,21 +60,22 @@ class RenderProgress:
 
     def update(self, e: ProgressEvent) -> None:
         """Fed with render events; keyframe and take events move the same bars (a still, a take)."""
-        if not self.p:
+        if not self.p or not self.bars:
             return
+        shots, steps = self.bars
         if isinstance(e, ShotProgress):
             done = e.shot_index + (1 if e.status in ("rendered", "reused") else 0)
-            self.p.update(self.shots, total=e.shots, completed=done, description=f"shots ({e.shot_id} {e.status})")
+            self.p.update(shots, total=e.shots, completed=done, description=f"shots ({e.shot_id} {e.status})")
             self.p.update(
-                self.steps,
+                steps,
                 total=e.steps,
                 completed=e.step,
                 visible=e.status == "rendering",
                 description=f"  {e.shot_id}",
             )
         elif isinstance(e, AssembleProgress):
-            self.p.update(self.shots, description="assembling the film")
-            self.p.update(self.steps, visible=False)
+            self.p.update(shots, description="assembling the film")
+            self.p.update(steps, visible=False)
 
 
 def streamed(e: Streamed) -> str:
@@ -86,7 +94,7 @@ class StageProgress:
     def __init__(self, label: str, enabled: bool = True) -> None:
         self.label = label
         self.p = _progress() if enabled else None
-        self.task = None
+        self.task: TaskID | None = None  # while the bar is shown
 
     def __enter__(self):
         if self.p:
@@ -99,21 +107,22 @@ class StageProgress:
             self.p.__exit__(*exc)
 
     def update(self, e: ProgressEvent) -> None:
-        if not self.p:
+        if not self.p or self.task is None:
             return
+        task = self.task
         if isinstance(e, PanelProgress):
             part = f" part {e.chunk}/{e.chunks}" if e.chunks > 1 else ""
             self.p.update(
-                self.task,
+                task,
                 total=e.total,
                 completed=max(e.done, e.fraction * e.total),
                 description=f"{self.label} ({e.persona}{part}{streamed(e)})",
             )
         elif isinstance(e, PlanProgress):
             what = f"{e.scene} {e.status}".strip()
-            self.p.update(self.task, total=e.total, completed=e.done, description=f"{self.label} ({what}{streamed(e)})")
+            self.p.update(task, total=e.total, completed=e.done, description=f"{self.label} ({what}{streamed(e)})")
         elif isinstance(e, RefineProgress):
-            self.p.update(self.task, total=None, description=f"{self.label}{streamed(e)}")
+            self.p.update(task, total=None, description=f"{self.label}{streamed(e)}")
 
 
 def quiet_libraries() -> None:

@@ -201,7 +201,9 @@ class Projects:
         found = self.ctx.config.limits.problem(board)
         if found:
             cap, what = found
-            reason = Config.model_fields[cap].description.rstrip(".")
+            reason = Config.model_fields[cap].description
+            assert reason is not None  # every cap states its reason (storage.schema.Limits)
+            reason = reason.rstrip(".")
             raise StudioError(
                 f"{what} is over the limit {env_names(cap)[0]}={getattr(self.ctx.config, cap):g} "
                 f"({reason}): change the storyboard, or raise the setting"

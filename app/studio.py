@@ -29,7 +29,7 @@ from app.audio import Audio, Cast
 from app.clips import Clips
 from app.config import Config
 from app.consistency import Consistency, ConsistencyReport, Source
-from app.context import Context, ProgressFn
+from app.context import AgentSet, Context, ProgressFn
 from app.errors import RenderFailed, StudioError
 from app.keyframes import Keyframes, KeyframesResult, ShotKeyframes
 from app.personas import PersonaBuild, PersonaCalibration, Personas
@@ -39,7 +39,7 @@ from app.refining import AcceptResult, EarlierNote, Refining, UsageSummary
 from app.rendering import Rendering
 from app.takes import PickResult, ShotTakes, Takes
 from app.watching import Watching
-from generation.base import CancelToken
+from generation.base import Backend, CancelToken
 from storage.db import Database
 from storage.edits import StoryboardDiff, edit_shot
 from storage.media import MediaStore, remove_stale_temp_files
@@ -81,7 +81,7 @@ class Active(BaseModel):
 
 
 class Studio:
-    def __init__(self, config: Config, backend=None, agents=None) -> None:
+    def __init__(self, config: Config, backend: Backend | None = None, agents: AgentSet | None = None) -> None:
         from app.factory import make_agents, make_backend
 
         self.db = Database(config.db_path)
@@ -125,11 +125,11 @@ class Studio:
         return self.ctx.config
 
     @property
-    def backend(self):
+    def backend(self) -> Backend:
         return self.ctx.backend
 
     @property
-    def agents(self):
+    def agents(self) -> AgentSet:
         return self.ctx.agents
 
     def reconfigure(self, config: Config) -> None:

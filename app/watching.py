@@ -17,7 +17,7 @@ from pathlib import Path
 
 from agents.base import FilmView, HeardLine, Hearing, Result, SampledFrame, ShotSound, SoundFacts
 from app.clips import Clips
-from app.context import Context, ProgressFn, no_progress, record_failed_usage
+from app.context import Context, ProgressFn, attach_usage, no_progress, record_failed_usage
 from app.errors import StudioError
 from app.projects import Projects
 from storage.records import CritiqueRecord, RenderRecord, Screening, UsageRecord, Version
@@ -140,13 +140,14 @@ class Watching:
                 next(e for e in errors if e is not None),
             )
             # what the whole run cost (finished critics and the requests of failed ones), for the version's cost
-            error.usage = sum(
+            cost = sum(
                 (
                     f.result().usage if e is None else getattr(e, "usage", None) or Usage()
                     for f, e in zip(futures, errors)
                 ),
                 Usage(),
             )
+            attach_usage(error, cost)
             raise error
         return panel, [f.result() for f in futures], critic.mode
 

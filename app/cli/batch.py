@@ -6,10 +6,14 @@ import json
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from app.cli.common import EXIT_ERROR, Ctx, handles_errors, json_option, pass_ctx
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
 
 
 class BatchProgress:
@@ -34,8 +38,8 @@ class BatchProgress:
             TimeRemainingColumn(),
             console=Console(stderr=True),
         )
-        self.overall = None
-        self.tasks: dict[str, int] = {}
+        self.overall: TaskID | None = None  # from batch_start, the first event
+        self.tasks: dict[str, tuple[TaskID, int]] = {}  # a story's bar and its stages
         self.names: dict[str, str] = {}
         self.lock = threading.Lock()
 
@@ -53,25 +57,26 @@ class BatchProgress:
                 self.overall = self.p.add_task("all stories", total=e["stages"], completed=e["done"])
             elif kind == "story_start":
                 self.names[e["story"]] = e["slug"][:28]
-                self.tasks[e["story"]] = self.p.add_task(
-                    f"  {self.names[e['story']]}", total=e["stages"], completed=e["done"]
-                )
+                task = self.p.add_task(f"  {self.names[e['story']]}", total=e["stages"], completed=e["done"])
+                self.tasks[e["story"]] = (task, e["stages"])
             elif kind == "stage_start":
                 self._describe(e["story"], e["stage"])
             elif kind == "shot":
                 self._describe(e["story"], f"render shot {e['shot']}/{e['shots']} {e['status']}")
             elif kind == "stage_done":
-                self.p.advance(self.tasks[e["story"]])
+                assert self.overall is not None
+                self.p.advance(self.tasks[e["story"]][0])
                 self.p.advance(self.overall)
             elif kind in ("story_done", "story_failed"):
-                t = self.tasks[e["story"]]
-                left = self.p.tasks[t].total - self.p.tasks[t].completed
-                self.p.update(t, completed=self.p.tasks[t].total)
+                assert self.overall is not None
+                t, stages = self.tasks[e["story"]]
+                left = stages - self.p.tasks[t].completed
+                self.p.update(t, completed=stages)
                 self.p.advance(self.overall, left)
                 self._describe(e["story"], "done" if kind == "story_done" else "FAILED: " + e["error"][:60])
 
     def _describe(self, key: str, what: str) -> None:
-        self.p.update(self.tasks[key], description=f"  {self.names[key]} · {what}")
+        self.p.update(self.tasks[key][0], description=f"  {self.names[key]} · {what}")
 
 
 @click.command("batch")

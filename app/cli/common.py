@@ -6,7 +6,8 @@ from __future__ import annotations
 import functools
 import json
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 import click
 from pydantic import BaseModel
@@ -14,16 +15,27 @@ from pydantic_core import to_jsonable_python
 
 from app.errors import one_line, user_errors
 
+if TYPE_CHECKING:
+    from app.refining import UsageSummary
+    from app.studio import Studio
+    from storage.records import Version
+
 EXIT_ERROR = 1
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 class Ctx:
-    def __init__(self, home: str | None, as_json: bool, overrides: dict) -> None:
+    """What every command is handed: the global options and the Studio (built on first use)."""
+
+    def __init__(self, home: str | None, as_json: bool, overrides: dict[str, Any]) -> None:
         self.home, self.json, self.overrides = home, as_json, overrides
-        self._studio = None
+        self._studio: Studio | None = None
 
     @property
-    def studio(self):
+    def studio(self) -> Studio:
         if self._studio is None:
             from app.config import load_config
             from app.progress import quiet_libraries
@@ -62,11 +74,11 @@ def err(message: str) -> None:
     click.secho(f"error: {message}", fg="red", err=True)
 
 
-def handles_errors(fn):
+def handles_errors(fn: Callable[_P, _T]) -> Callable[_P, _T]:
     """User-facing errors become one line on stderr and exit status 1; no tracebacks."""
 
     @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _T:
         from generation.base import Cancelled
 
         try:
@@ -84,12 +96,14 @@ def handles_errors(fn):
     return wrapper
 
 
-def json_option(fn):
+def json_option(fn: _F) -> _F:
     """Accept --json after the command name too (chief render P --json)."""
 
-    def set_json(ctx, _param, value):
+    def set_json(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
         if value:
-            ctx.find_object(Ctx).json = True
+            c = ctx.find_object(Ctx)
+            assert c is not None  # the chief group sets it before any command's options
+            c.json = True
         return value
 
     return click.option(
@@ -102,12 +116,12 @@ def json_option(fn):
     )(fn)
 
 
-def named(v) -> str:
+def named(v: Version) -> str:
     """A version as the CLI names it: "v6", or "v6 (draft)" while small actions still fold into it."""
     return f"v{v.number}" + (" (draft)" if v.draft else "")
 
 
-def branch_note(studio, v) -> str:
+def branch_note(studio: Studio, v: Version) -> str:
     """A line for a version made from one that had already moved on (another process or tab went first)."""
     return (
         f"\nnote: v{v.parent_number} already had a newer version, so this is a new branch (nothing was lost)"
@@ -116,14 +130,26 @@ def branch_note(studio, v) -> str:
     )
 
 
-def version_option(fn):
+def version_option(fn: _F) -> _F:
     return click.option("--version", "-v", "version", help="Version number (default: the current version).")(fn)
 
 
-def command(fn=None, *, project: bool = True, **kwargs):
+@overload
+def command(fn: Callable[..., Any], *, project: bool = True, **kwargs: Any) -> click.Command: ...
+
+
+@overload
+def command(
+    fn: None = None, *, project: bool = True, **kwargs: Any
+) -> Callable[[Callable[..., Any]], click.Command]: ...
+
+
+def command(
+    fn: Callable[..., Any] | None = None, *, project: bool = True, **kwargs: Any
+) -> click.Command | Callable[[Callable[..., Any]], click.Command]:
     """Shorthand for a command's usual decorators: --json, the context, one-line errors (and a PROJECT argument)."""
 
-    def wrap(f):
+    def wrap(f: Callable[..., Any]) -> click.Command:
         f = handles_errors(f)
         f = pass_ctx(f)
         f = json_option(f)
@@ -134,7 +160,7 @@ def command(fn=None, *, project: bool = True, **kwargs):
     return wrap(fn) if fn is not None else wrap
 
 
-def usage_line(usage) -> str:
+def usage_line(usage: UsageSummary) -> str:
     t = usage.total
     return (
         f"agent cost for this version: {t.calls} call(s), {t.prompt_tokens + t.completion_tokens} tokens, "

@@ -3,6 +3,7 @@ picture (frame size and rate), and the demo that runs two iterations on a sample
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -47,7 +48,7 @@ class Accepted(AcceptResult):
     project: str
 
 
-def rendered(c: Ctx, pid: str, render: RenderRecord, warnings: list[str] = ()) -> Rendered:
+def rendered(c: Ctx, pid: str, render: RenderRecord, warnings: Sequence[str] = ()) -> Rendered:
     st = c.studio
     return Rendered(
         warnings=list(warnings),
@@ -261,10 +262,11 @@ def format_proposal(info: ProposalRecord, board=None) -> str:
         lines.append(f"{i:>3}. {tick} {words or f'{e.op} {e.target}'}")
         if i in flagged:
             lines.append(f"       ! {flagged[i]}")
-        if not words and getattr(e, "old", None) is not None:
-            lines.append(f"       - {e.old}")
-        if not words and getattr(e, "new", None):
-            lines.append(f"       + {e.new}")
+        old, new = getattr(e, "old", None), getattr(e, "new", None)  # not every kind of edit has them
+        if not words and old is not None:
+            lines.append(f"       - {old}")
+        if not words and new:
+            lines.append(f"       + {new}")
         lines.append(f"       why: {e.rationale}  [sources: {', '.join(e.sources) or '—'}]")
     for u in p.not_changed:
         lines.append(f"  not changed: {u.what} — {u.why}")

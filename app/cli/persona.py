@@ -38,7 +38,7 @@ def _resolve(c: Ctx, ref: str, project: str | None):
     return known[ref], None
 
 
-def _figures_line(fig: dict) -> str:
+def _figures_line(fig: dict[str, float]) -> str:
     return f"spearman {fig['spearman']:+.2f} · mean abs error {fig['mae']:.2f} (0..10) · n {int(fig['n'])}"
 
 
@@ -128,6 +128,7 @@ def calibrate_cmd(c: Ctx, name, against, project, holdout, seed, output):
     _say(c, f"persona rater: {c.studio.persona_agent()}")
     cal = c.studio.calibrate_persona(p, items, holdout, seed)
     p, label, figures = cal.persona, cal.rater, cal.persona.calibration
+    assert figures is not None  # calibrate_persona returns the persona with its figures
     bare = sum(not it.described for it in cal.items)
     if bare:
         _say(
