@@ -143,19 +143,22 @@ class Result(Generic[T]):
 
 
 class Planner(Protocol):
-    mode: str  # "offline" or "llm:<model>"
+    @property
+    def mode(self) -> str: ...  # "offline" or "llm:<model>" (read-only: a role may compute it)
 
     def plan(self, idea: str, minutes: float, ctx: RunContext | None = None) -> Result[Storyboard]: ...
 
 
 class Critic(Protocol):
-    mode: str
+    @property
+    def mode(self) -> str: ...
 
     def critique(self, persona: Persona, film: FilmView, ctx: RunContext | None = None) -> Result[Critique]: ...
 
 
 class Refiner(Protocol):
-    mode: str
+    @property
+    def mode(self) -> str: ...
 
     def refine(
         self, storyboard: Storyboard, notes: list[Note], critiques: list[Critique], ctx: RunContext | None = None

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from app.config import Config
+
+if TYPE_CHECKING:
+    from agents.base import Critic, Planner, Refiner
+    from generation.base import Backend
 
 
 @dataclass
 class Agents:
-    planner: object
-    critic: object
-    refiner: object
+    planner: Planner
+    critic: Critic
+    refiner: Refiner
     label: str  # shown in the CLI header and the UI status bar
 
 
-def make_backend(config: Config):
+def make_backend(config: Config) -> Backend:
     if config.backend == "animatic":
         from generation.animatic import AnimaticBackend
 

@@ -79,10 +79,18 @@ class ClipInfo:
 
 @runtime_checkable
 class Backend(Protocol):
-    name: str  # "animatic", "diffusers"
-    model: str  # model id or folder; "" for the animatic
-    label: str  # what the user is shown, e.g. "animatic (previz — not a model render)"
-    supports_continuity: bool
+    # read-only: a backend may hold them as attributes or compute them (DiffusersBackend's label and continuity)
+    @property
+    def name(self) -> str: ...  # "animatic", "diffusers"
+
+    @property
+    def model(self) -> str: ...  # model id or folder; "" for the animatic
+
+    @property
+    def label(self) -> str: ...  # what the user is shown, e.g. "animatic (previz — not a model render)"
+
+    @property
+    def supports_continuity(self) -> bool: ...
 
     def resolve(self, request: ShotRequest) -> ShotRequest: ...
 

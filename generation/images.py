@@ -62,10 +62,18 @@ class ImageInfo:
 
 @runtime_checkable
 class ImageBackend(Protocol):
-    name: str  # "animatic", "diffusers"
-    model: str
-    label: str
-    supports_references: bool  # whether reference images condition a still
+    # read-only: a backend may hold them as attributes or compute them (DiffusersImages' label)
+    @property
+    def name(self) -> str: ...  # "animatic", "diffusers"
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def supports_references(self) -> bool: ...  # whether reference images condition a still
 
     def resolve(self, request: ImageRequest) -> ImageRequest: ...
 
