@@ -9,7 +9,9 @@ page downloads (films, archives) and uploads are kept in a private folder of the
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 from pathlib import Path
 
 OFFLINE_ENV = {
@@ -199,6 +201,26 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def parse_proxies(text: str | None) -> str:
+    """`--forwarded-allow-ips`: the reverse proxies (IP addresses or networks, comma-separated) whose
+    X-Forwarded-For names the client, as uvicorn's `forwarded_allow_ips` takes them; "" trusts no one. Anything
+    but an address or a network (a name, `*`) is refused: `*` would let every client name its own address."""
+    import ipaddress
+
+    items = [t.strip() for t in (text or "").split(",") if t.strip()]
+    for item in items:
+        try:
+            ipaddress.ip_network(item, strict=False) if "/" in item else ipaddress.ip_address(item)
+        except ValueError:
+            raise ValueError(
+                f"{item!r} is not an IP address or network: name the proxy's address (e.g. 127.0.0.1 or 10.0.0.0/8)"
+            ) from None
+    return ",".join(items)
+
+
+_LAUNCH_LOCK = threading.Lock()
+
+
 def launch(
     studio,
     host: str = "127.0.0.1",
@@ -206,9 +228,15 @@ def launch(
     auth: str | None = None,
     prevent_thread_lock: bool = False,
     quiet: bool = False,
+    forwarded_allow_ips: str = "",
 ):
-    """Serve the app. Binding anything but loopback requires auth; never a share link."""
+    """Serve the app. Binding anything but loopback requires auth; never a share link.
+
+    The client address (what login limits count by) is the connection's peer: uvicorn's proxy headers are trusted
+    only from `forwarded_allow_ips` (uvicorn trusts 127.0.0.1 by default, so a local client could name any address
+    in X-Forwarded-For). Its `FORWARDED_ALLOW_IPS`, read when Gradio builds the server, is set for that moment."""
     credentials = parse_auth(auth)
+    proxies = parse_proxies(forwarded_allow_ips)
     if not is_loopback(host) and credentials is None:
         raise ValueError(f"serving on {host} exposes your projects: pass --auth user:password (or set CHIEF_AUTH)")
     from starlette.middleware import Middleware
@@ -217,6 +245,27 @@ def launch(
 
     demo = create_app(studio)
     guard = Middleware(Guard, hosts=allowed_hosts(studio.config.allowed_hosts))
+    with _LAUNCH_LOCK, _environment(FORWARDED_ALLOW_IPS=proxies):
+        _launch(demo, studio, host, port, credentials, prevent_thread_lock, quiet, guard)
+    return demo
+
+
+@contextlib.contextmanager
+def _environment(**values: str):
+    """`values` in os.environ for the block, the earlier values (or none) after it."""
+    before = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _launch(demo, studio, host, port, credentials, prevent_thread_lock, quiet, guard) -> None:
     demo.launch(
         server_name=host,
         server_port=port,
@@ -236,4 +285,3 @@ def launch(
         footer_links=[],
         app_kwargs={"middleware": [guard]},
     )
-    return demo

@@ -9,7 +9,8 @@ ASGI middleware around the Gradio app (installed by `app.ui.launch`), deciding b
   where a request comes from (`Origin`, `Sec-Fetch-Site`); only following a link to the app (a top-level
   navigation) is let through. Clients that are not browsers send neither header and are not refused here:
   they are not a page the user happened to open.
-- **Login.** With `--auth`, failed logins per client address are limited (`LOGIN_FAILURES` per
+- **Login.** With `--auth`, failed logins per client address (the connection's peer, or what a proxy listed with
+  `--forwarded-allow-ips` says) are limited (`LOGIN_FAILURES` per
   `LOGIN_WINDOW` seconds); more are answered 429 until the window has passed. An attempt is counted before
   Gradio checks it, so a concurrent burst gets no more tries than a sequence.
 - **What pages may load.** A Content-Security-Policy keeps every page to its own origin: no remote image
