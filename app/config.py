@@ -346,6 +346,16 @@ class Config(BaseSettings):
             "name on your network, or a reverse proxy's. A request naming any other host is refused (DNS rebinding)."
         ),
     )
+    web_archive_mb: int = Field(
+        512,
+        ge=1,
+        le=65536,
+        description=(
+            "The largest archive (.chief.zip) the web app's Import takes, in MB; bigger ones: `chief import`. With the "
+            "track and picture caps it sets the largest upload the web app accepts (larger bodies are refused before "
+            "they are read)."
+        ),
+    )
     ray_address: str = Field(
         "", description=("Run `chief serve` on a Ray cluster: `local`, `auto`, `HOST:6379` or `ray://HOST:10001`.")
     )

@@ -70,10 +70,47 @@ def private_temp_dir(home) -> Path:
     return folder
 
 
+def upload_cap(config) -> int:
+    """The largest upload the web app accepts, in bytes: the largest thing any of its upload buttons takes (a track,
+    a picture, a storyboard file, an archive for Import: `web_archive_mb`). Gradio refuses a bigger file while it
+    streams in, and `security.Guard` a bigger body before it is read."""
+    from app.keyframes import MAX_UPLOAD_BYTES
+    from generation.audio.upload import UploadLimits
+    from storage.files import MAX_STORYBOARD_BYTES
+
+    return max(UploadLimits().max_bytes, MAX_UPLOAD_BYTES, MAX_STORYBOARD_BYTES, config.web_archive_mb << 20)
+
+
+def sweep_temp(folder: Path, older_than: float) -> int:
+    """Remove what is left in the private temp folder (uploads, copies of served files, the half-written files of
+    uploads a refusal or a dropped connection cut off) once it is `older_than` seconds old. Everything there is a
+    copy: the media store keeps what CHIEF uses."""
+    import time
+
+    removed = 0
+    for p in sorted(folder.rglob("*"), key=lambda p: len(p.parts), reverse=True) if folder.is_dir() else ():
+        try:
+            if time.time() - p.lstat().st_mtime <= older_than:
+                continue
+            if p.is_dir() and not p.is_symlink():
+                if not any(p.iterdir()):
+                    p.rmdir()
+            else:
+                p.unlink()
+                removed += 1
+        except OSError:
+            continue
+    return removed
+
+
 def create_app(studio):
     """The Blocks app over `studio`: a status bar and one tab per screen."""
+    from storage.media import STALE_SECONDS
+
     _quiet_env()
-    os.environ["GRADIO_TEMP_DIR"] = str(private_temp_dir(studio.config.home))  # read when the Blocks are made
+    temp = private_temp_dir(studio.config.home)
+    sweep_temp(temp, STALE_SECONDS)  # what an earlier server (or a killed one) left
+    os.environ["GRADIO_TEMP_DIR"] = str(temp)  # read when the Blocks are made
     import importlib
 
     import gradio as gr
@@ -83,7 +120,9 @@ def create_app(studio):
     from app.ui.common import Ctx, guard, page_session
 
     ctx = Ctx(studio=studio, jobs=Jobs(owner=page_session))  # each browser session sees its own jobs
-    with gr.Blocks(title="CHIEF", analytics_enabled=False) as demo:
+    # Gradio deletes the uploads and served copies it made once they are 6 hours old (checked every hour),
+    # and all of them when the server stops
+    with gr.Blocks(title="CHIEF", analytics_enabled=False, delete_cache=(3600, STALE_SECONDS)) as demo:
         ctx.demo = demo
         ctx.status = gr.Markdown(elem_id="status_bar")
         ctx.steps = gr.HTML(elem_id="steps", js_on_load=flow.STEPS_JS, css_template=flow.CSS)
@@ -244,9 +283,10 @@ def launch(
     from app.ui.security import Guard, allowed_hosts
 
     demo = create_app(studio)
-    guard = Middleware(Guard, hosts=allowed_hosts(studio.config.allowed_hosts))
+    cap = upload_cap(studio.config)
+    guard = Middleware(Guard, hosts=allowed_hosts(studio.config.allowed_hosts), max_body=cap)
     with _LAUNCH_LOCK, _environment(FORWARDED_ALLOW_IPS=proxies):
-        _launch(demo, studio, host, port, credentials, prevent_thread_lock, quiet, guard)
+        _launch(demo, studio, host, port, credentials, prevent_thread_lock, quiet, guard, cap)
     return demo
 
 
@@ -265,8 +305,9 @@ def _environment(**values: str):
                 os.environ[k] = v
 
 
-def _launch(demo, studio, host, port, credentials, prevent_thread_lock, quiet, guard) -> None:
+def _launch(demo, studio, host, port, credentials, prevent_thread_lock, quiet, guard, cap: int) -> None:
     demo.launch(
+        max_file_size=cap,
         server_name=host,
         server_port=port,
         auth=credentials,
