@@ -205,6 +205,13 @@ class Studio:
     ) -> tuple[Version, bool]:
         return self._projects.save_storyboard(pid, board, base, message, kind)
 
+    def save_merged(
+        self, pid: str, page: int, loaded: Storyboard, mine: Storyboard, message: str = "storyboard edit"
+    ) -> tuple[Version, bool, bool]:
+        """A storyboard editor's save: only what the person changed (`loaded` → `mine`) onto the newest board
+        (see `Projects.save_merged`); (version, branched, made)."""
+        return self._projects.save_merged(pid, page, loaded, mine, message)
+
     def edit_shot(
         self, pid: str, shot_id: str, changes: list[tuple[str, str]], base: int | str | None = None
     ) -> tuple[Version, bool]:
