@@ -257,16 +257,16 @@ class Guard:
 
         async def bounded_receive():
             nonlocal got
+            if refused:
+                return {"type": "http.disconnect"}
             message = await receive()
-            if message["type"] == "http.request" and not refused:
+            if message["type"] == "http.request":
                 got += len(message.get("body", b""))
                 if got > (self.max_body or 0) + BODY_SLACK:
                     refused.append(True)
                     if not started:
                         await _refuse(scope, receive, send, 413, self._too_big())
                     return {"type": "http.disconnect"}
-            elif refused:
-                return {"type": "http.disconnect"}
             return message
 
         started: list[bool] = []

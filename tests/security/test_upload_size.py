@@ -91,6 +91,23 @@ def test_a_chunked_upload_over_the_cap_is_cut_off_and_leaves_nothing(make_studio
     assert leftovers(studio.config.home) == before
 
 
+def test_a_chunked_body_of_many_files_is_cut_off_past_the_cap(make_studio, serve):
+    """Files each under the cap, more than it together, without a Content-Length: the Guard answers 413 once the
+    body passes the cap and the app is told the client left."""
+    studio = make_studio(web_archive_mb=1)
+    base = serve(studio)
+    cap = upload_cap(studio.config)
+
+    def files():
+        for i in range(8):
+            yield from zeros(64 << 20)
+            yield f'\r\n--{BOUNDARY}\r\nContent-Disposition: form-data; name="files"; filename="f{i}.zip"\r\n\r\n'.encode()
+
+    status, text, sent = stream_upload(base, None, files(), limit=cap + (64 << 20))
+    assert status == 413 and "too big: the web app takes files of at most 200 MB" in text, (status, text)
+    assert cap < sent < cap + (64 << 20)
+
+
 def test_an_upload_within_the_cap_is_still_taken(make_studio, serve):
     studio = make_studio()
     base = serve(studio)
