@@ -180,7 +180,12 @@ class Config(BaseSettings):
         "", description="Diffusers effects model (Stable Audio, AudioLDM2): a local folder; empty: the temp effects."
     )
     speech_base_url: str = Field(
-        "", description="OpenAI-compatible speech endpoint (`/v1/audio/speech`) for voices; empty: Piper only."
+        "",
+        description=(
+            "OpenAI-compatible speech endpoint for voices (`http://host/v1`: lines go to `…/v1/audio/speech`); a query "
+            "string on it is sent as the query of every request, `user:password@` as HTTP Basic auth; neither is ever "
+            "shown. Empty: Piper only."
+        ),
     )
     speech_api_key: str = Field(
         "", **_secret("API key for the speech endpoint, sent only to it; environment or flags only, never stored.")
@@ -345,6 +350,16 @@ class Config(BaseSettings):
             "name on your network, or a reverse proxy's. A request naming any other host is refused (DNS rebinding)."
         ),
     )
+    web_archive_mb: int = Field(
+        512,
+        ge=1,
+        le=65536,
+        description=(
+            "The largest archive (.chief.zip) the web app's Import takes, in MB; bigger ones: `chief import`. With the "
+            "track and picture caps it sets the largest upload the web app accepts (larger bodies are refused before "
+            "they are read)."
+        ),
+    )
     ray_address: str = Field(
         "", description=("Run `chief serve` on a Ray cluster: `local`, `auto`, `HOST:6379` or `ray://HOST:10001`.")
     )
@@ -354,7 +369,7 @@ class Config(BaseSettings):
     def _expand(cls, home: Path) -> Path:
         return home.expanduser().absolute()  # ffmpeg runs in other folders: a relative home would break it
 
-    @field_validator("llm_base_url")
+    @field_validator("llm_base_url", "speech_base_url")
     @classmethod
     def _http(cls, url: str) -> str:
         if url and urlsplit(url).scheme not in ("http", "https"):
@@ -388,7 +403,7 @@ class Config(BaseSettings):
 
     def __repr_args__(self):
         for name, value in super().__repr_args__():
-            yield name, redact_url(value) if name == "llm_base_url" else value
+            yield name, redact_url(value) if name in URL_SETTINGS else value
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -442,6 +457,11 @@ class Config(BaseSettings):
             "embed_model": self.embed_model or "(not set: consistency is not measured)",
         }
 
+
+# Endpoints whose key is a credential: (what, endpoint setting, key setting). A key from the environment goes only
+# to the endpoint from the environment (or the default): a chief.toml naming the endpoint gets no key (load_config).
+KEYED_ENDPOINTS = (("LLM", "llm_base_url", "api_key"), ("speech", "speech_base_url", "speech_api_key"))
+URL_SETTINGS = frozenset(endpoint for _, endpoint, _ in KEYED_ENDPOINTS)  # shown without credentials (redact_url)
 
 # (environment source, chief.toml source or None) for the Config being built by load_config.
 _SOURCES: ContextVar[tuple[PydanticBaseSettingsSource, PydanticBaseSettingsSource | None] | None] = ContextVar(
@@ -577,7 +597,7 @@ def _problem(error: ErrorDetails) -> str:
         text = error["msg"]
     if not name or _is_secret(name):
         return text
-    shown = redact_url(error["input"]) if name == "llm_base_url" else error["input"]
+    shown = redact_url(error["input"]) if name in URL_SETTINGS and isinstance(error["input"], str) else error["input"]
     return f"{text} (got {shown if isinstance(shown, str) and shown.strip() else repr(shown)})"
 
 
@@ -611,7 +631,8 @@ def load_config(overrides: dict | None = None, environ: dict | None = None) -> C
     chief.toml (the working folder's, else the data folder's) > defaults. Raises ValueError (one line).
 
     A key from the environment belongs to the endpoint from the environment (or the default): when a chief.toml
-    names the endpoint, the key is not given to it (a file can never hold a key), and `Config.notes` says so."""
+    names the endpoint (the LLM's or the speech one, `KEYED_ENDPOINTS`), the key is not given to it (a file can
+    never hold a key), and `Config.notes` says so."""
     flags = {k: v for k, v in (overrides or {}).items() if v is not None}
     env = _Environment(Config, os.environ if environ is None else environ)
     env_values = env.values
@@ -620,13 +641,14 @@ def load_config(overrides: dict | None = None, environ: dict | None = None) -> C
     toml = _toml_source(toml_path) if toml_path else None
     toml_values = toml.toml_data if toml else {}
     notes: list[str] = []
-    endpoint_from_file = "llm_base_url" in toml_values and not {"llm_base_url"} & (flags.keys() | env_values.keys())
-    if endpoint_from_file and "api_key" in env_values and "api_key" not in flags:
-        flags["api_key"] = ""
-        notes.append(
-            f"the LLM endpoint comes from {toml_path}, so the key from {env.variables['api_key']} is not sent to it; "
-            f"set CHIEF_LLM_BASE_URL with the key to use them together"
-        )
+    for what, endpoint, key in KEYED_ENDPOINTS:
+        endpoint_from_file = endpoint in toml_values and not {endpoint} & (flags.keys() | env_values.keys())
+        if endpoint_from_file and key in env_values and key not in flags:
+            flags[key] = ""
+            notes.append(
+                f"the {what} endpoint comes from {toml_path}, so the key from {env.variables[key]} is not sent to it; "
+                f"set {env_names(endpoint)[0]} with the key to use them together"
+            )
     token = _SOURCES.set((env, toml))
     try:
         config = Config(**_keyed(flags))
@@ -655,7 +677,7 @@ def settings_table() -> str:
         "Flags win over environment variables, which win over `chief.toml` (the working folder's, else the",
         "data folder's), which wins over the defaults. Booleans take `1/0`, `true/false`, `yes/no`, `on/off`.",
         "A key from the environment is sent only to the endpoint from the environment (or the default): a",
-        "`chief.toml` that names `llm_base_url` gets no key, and the command says so.",
+        "`chief.toml` that names `llm_base_url` (or `speech_base_url`) gets no key, and the command says so.",
         "",
         "| setting | env variable | toml key | type | default | meaning |",
         "|---|---|---|---|---|---|",

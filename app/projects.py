@@ -106,6 +106,27 @@ class Projects:
         with self.repo.write() as u:
             return u.add_child(u.version(pid, base), board, kind, message)
 
+    def save_merged(
+        self, pid: str, page: int, loaded: Storyboard, mine: Storyboard, message: str = "storyboard edit"
+    ) -> tuple[Version, bool, bool]:
+        """A save from a page that may be stale: what the person changed from `loaded` (the board version `page` had
+        when the page got it) to `mine`, applied onto the newest board on `page`'s line (the current version when it
+        descends from `page`, else `page` as it is now: a draft may have been amended since), in one transaction
+        (`storage.edits.merge_boards`: the same field changed on both sides is refused, nothing saved). Returns
+        (version, branched, made): made False when the merge changes nothing (the head comes back)."""
+        from storage.edits import merge_boards
+
+        with self.repo.write() as u:
+            base = u.version(pid, page)
+            current = u.version(pid)
+            head = current if any(v.id == base.id for v in u.lineage(current)) else base
+            board = merge_boards(loaded, mine, head.storyboard, f"v{head.number}")
+            if board == head.storyboard:
+                return head, False, False
+            self.check_board(board)
+            version, branched = u.add_child(head, board, "edit", message)
+            return version, branched, True
+
     def fold(self, v: Version, board: Storyboard, kind: str, message: str) -> Version:
         """A small action's change to `v` (made from `v.storyboard` as read): into `v` itself when it is the open
         working draft, else a new draft child of it (see `storage.repository.Unit.fold`). Refused when the draft

@@ -205,6 +205,13 @@ class Studio:
     ) -> tuple[Version, bool]:
         return self._projects.save_storyboard(pid, board, base, message, kind)
 
+    def save_merged(
+        self, pid: str, page: int, loaded: Storyboard, mine: Storyboard, message: str = "storyboard edit"
+    ) -> tuple[Version, bool, bool]:
+        """A storyboard editor's save: only what the person changed (`loaded` → `mine`) onto the newest board
+        (see `Projects.save_merged`); (version, branched, made)."""
+        return self._projects.save_merged(pid, page, loaded, mine, message)
+
     def edit_shot(
         self, pid: str, shot_id: str, changes: list[tuple[str, str]], base: int | str | None = None
     ) -> tuple[Version, bool]:
@@ -246,9 +253,14 @@ class Studio:
         what = ", ".join(f"{k}={val}" for k, val in changes.items()) or "kept"
         return self._projects.fold(v, board, "edit", f"voice {character}: {what}"), True
 
-    def preview_voice(self, pid: str, character: str, out: Path, ref: int | str | None = None) -> Path:
-        """A line in `character`'s voice (as version `ref` has it) written to `out` (WAV)."""
-        return self._audio.preview(self.version(pid, ref).storyboard, character, out)
+    def preview_voice(
+        self, pid: str, character: str, out: Path, ref: int | str | None = None, changes: dict | None = None
+    ) -> Path:
+        """A line in `character`'s voice (as version `ref` has it, with `changes` tried: not stored) written to
+        `out` (WAV)."""
+        board = self.version(pid, ref).storyboard
+        board = self._audio.with_voice(board, character, changes) if changes else board
+        return self._audio.preview(board, character, out)
 
     def voice_sample(self, pid: str, character: str, changes: dict | None = None, ref: int | str | None = None) -> Path:
         """A line in `character`'s voice, with `changes` tried (not stored), kept in the media store (the web page

@@ -549,3 +549,83 @@ def brief(e: Edit, board: Storyboard | None = None) -> str:
     if isinstance(e, SetStory):
         return f"the film's {e.field.replace('_', ' ')}"
     return describe(e, board)
+
+
+# ---------------------------------------------------------------------------------------- three-way merge
+
+
+class StaleEdit(ValueError):
+    """A save made from an older page changes what was also changed since that page was loaded (one line)."""
+
+
+def merge_boards(
+    loaded: Storyboard, mine: Storyboard, head: Storyboard, head_name: str = "the newest version"
+) -> Storyboard:
+    """`mine` (the page's board as saved: `loaded`, the board it was loaded from, with the person's edits) applied
+    onto `head` (the board as it is now): a three-way merge. Every field the person left as it was loaded keeps
+    `head`'s value (a take picked, a keyframe drawn, an option set in another tab since); every field the person
+    changed takes theirs. The same field changed on both sides to different values, a shot or scene the person edited
+    that `head` removed, or shots reordered, added or removed on both sides: `StaleEdit`, nothing merged.
+
+    Fields are compared as validated values (shots and scenes by id, board fields and nested options one by one)."""
+    o, m, h = (b.model_dump() for b in (loaded, mine, head))
+    so, sm, sh = ([(sc["scene_id"], [s["shot_id"] for s in sc["shots"]]) for sc in d["scenes"]] for d in (o, m, h))
+    if sm == so:
+        order = sh
+    elif sh in (so, sm):
+        order = sm
+    else:
+        raise StaleEdit(
+            f"shots were added, removed or moved in {head_name} since this page was loaded, and on this page too: "
+            "reload the page (your edits are kept in this browser) and make them again"
+        )
+
+    def scenes(d: dict) -> dict[str, dict]:
+        return {sc["scene_id"]: sc for sc in d["scenes"]}
+
+    def shots(d: dict) -> dict[str, dict]:
+        return {s["shot_id"]: s for sc in d["scenes"] for s in sc["shots"]}
+
+    o_sc, m_sc, h_sc = scenes(o), scenes(m), scenes(h)
+    o_sh, m_sh, h_sh = shots(o), shots(m), shots(h)
+    kept = {sid for _, ids in order for sid in ids}
+    for sid, edited in m_sh.items():  # an edit to a shot the other side removed would be lost without a word
+        if sid in o_sh and edited != o_sh[sid] and sid not in kept:
+            raise StaleEdit(f"shot {sid} was removed in {head_name} since this page was loaded, and you edited it")
+
+    def one(o_d: dict | None, m_d: dict | None, h_d: dict | None, where: str, skip: frozenset[str]) -> dict:
+        if h_d is None or m_d is None or o_d is None:  # new on one side only: as that side has it
+            return dict(m_d if m_d is not None else h_d or {})
+        return _merge_fields(o_d, m_d, h_d, where, skip, head_name)
+
+    out_scenes = []
+    for scene_id, ids in order:
+        scene = one(
+            o_sc.get(scene_id), m_sc.get(scene_id), h_sc.get(scene_id), f"scene {scene_id}", frozenset({"shots"})
+        )
+        scene["shots"] = [one(o_sh.get(sid), m_sh.get(sid), h_sh.get(sid), f"shot {sid}", frozenset()) for sid in ids]
+        out_scenes.append(scene)
+    board = _merge_fields(o, m, h, "the storyboard", frozenset({"scenes"}), head_name)
+    board["scenes"] = out_scenes
+    return Storyboard.model_validate(board)
+
+
+def _merge_fields(o: dict, m: dict, h: dict, where: str, skip: frozenset[str], head_name: str) -> dict:
+    """`h` with every field `m` changed from `o` (nested mappings field by field); refused where `h` changed it too."""
+    out = dict(h)
+    for key in m.keys() | h.keys():
+        if key in skip:
+            continue
+        ov, mv, hv = o.get(key), m.get(key), h.get(key)
+        if mv == ov or mv == hv:
+            continue  # the person left it (head's stands), or both made the same change
+        if hv == ov:
+            out[key] = mv
+        elif isinstance(ov, dict) and isinstance(mv, dict) and isinstance(hv, dict):
+            out[key] = _merge_fields(ov, mv, hv, f"{where} {key}", frozenset(), head_name)
+        else:
+            raise StaleEdit(
+                f"{where}: {key} was changed in {head_name} since this page was loaded, and on this page too: reload "
+                "the page (your edits are kept in this browser) and save again"
+            )
+    return out

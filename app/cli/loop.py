@@ -107,7 +107,7 @@ def new(c: Ctx, idea, minutes, title, storyboard_file, panel):
 
     panel_ids = [p.strip() for p in panel.split(",") if p.strip()] if panel else None
     if storyboard_file:
-        board = load_storyboard(Path(storyboard_file), c.studio.config.limits.max_shots)  # validated, nothing written
+        board = load_storyboard(Path(storyboard_file), limits=c.studio.config.limits)  # validated, nothing written
         if title:
             board = board.model_copy(update={"title": title})
         c.header()

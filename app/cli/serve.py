@@ -18,15 +18,31 @@ from app.cli.common import EXIT_ERROR, err, handles_errors
     "--port", envvar="CHIEF_PORT", default=7860, show_default=True, type=int, help="Port to serve on (or $CHIEF_PORT)."
 )
 @click.option("--auth", envvar="CHIEF_AUTH", help="user:password required to open the app (or $CHIEF_AUTH).")
+@click.option(
+    "--forwarded-allow-ips",
+    "proxies",
+    envvar="CHIEF_FORWARDED_ALLOW_IPS",
+    default="",
+    metavar="IPS",
+    help=(
+        "The reverse proxy's addresses or networks (comma-separated; or $CHIEF_FORWARDED_ALLOW_IPS): only requests "
+        "from them may name the client in X-Forwarded-For. Default: none, every request is counted by the address "
+        "it comes from (login limits)."
+    ),
+)
 @click.pass_obj
-def serve(c, host, port, auth):
+def serve(c, host, port, auth, proxies):
     """Open the web app: the whole loop in the browser."""
-    from app.ui import is_loopback, launch, parse_auth
+    from app.ui import is_loopback, launch, parse_auth, parse_proxies
 
     try:
         parse_auth(auth)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--auth") from None
+    try:
+        proxies = parse_proxies(proxies)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--forwarded-allow-ips") from None
     if not is_loopback(host) and not auth:
         raise click.UsageError(
             f"--host {host} is reachable from other machines: pass --auth user:password (or set CHIEF_AUTH)"
@@ -39,7 +55,7 @@ def serve(c, host, port, auth):
     st = studio.status()
     click.secho(f"chief · backend: {st.backend_label} · model: {st.model} · agents: {st.agents}", dim=True, err=True)
     click.echo(f"serving on http://{host}:{port} (Ctrl+C to stop)", err=True)
-    launch(studio, host=host, port=port, auth=auth, quiet=True)
+    launch(studio, host=host, port=port, auth=auth, quiet=True, forwarded_allow_ips=proxies)
 
 
 @handles_errors

@@ -26,7 +26,8 @@ def voice(c: Ctx, project, character, engine, speaker, pitch, pace, preview, out
         chief voice P Mara --pitch 4 --pace 1.1        chief voice P Mara --engine speech --speaker alloy
 
     A character without a stored voice is cast one from the names (always the same for the same storyboard).
-    --preview -o FILE speaks a line in the voice (after the change, when options are given)."""
+    --preview -o FILE speaks a line in the voice (after the change, when options are given); the change is stored
+    only once the preview is written (a failed preview changes nothing)."""
     pid = c.studio.resolve_project(project)
     changes = {
         k: v for k, v in (("engine", engine), ("speaker", speaker), ("pitch", pitch), ("pace", pace)) if v is not None
@@ -35,6 +36,8 @@ def voice(c: Ctx, project, character, engine, speaker, pitch, pace, preview, out
         raise click.UsageError("--preview needs -o FILE.wav")
     v = c.studio.version(pid, version)
     made = False
+    # the preview first, with the change tried: a preview that fails stores nothing (no new draft)
+    wrote = c.studio.preview_voice(pid, character, Path(output), v.number, changes) if preview else None
     if changes:
         v, made = c.studio.set_voice(pid, character, changes, v.number)
     cast = c.studio.voices(pid, v.number)
@@ -42,7 +45,6 @@ def voice(c: Ctx, project, character, engine, speaker, pitch, pace, preview, out
         known = ", ".join(cast) or "none"
         raise StudioError(f"no character {character!r} in this storyboard (characters: {known})")
     who = cast[character]
-    wrote = c.studio.preview_voice(pid, character, Path(output), v.number) if preview else None
     c.out(
         {
             "project": pid,

@@ -9,7 +9,9 @@ page downloads (films, archives) and uploads are kept in a private folder of the
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 from pathlib import Path
 
 OFFLINE_ENV = {
@@ -68,10 +70,47 @@ def private_temp_dir(home) -> Path:
     return folder
 
 
+def upload_cap(config) -> int:
+    """The largest upload the web app accepts, in bytes: the largest thing any of its upload buttons takes (a track,
+    a picture, a storyboard file, an archive for Import: `web_archive_mb`). Gradio refuses a bigger file while it
+    streams in, and `security.Guard` a bigger body before it is read."""
+    from app.keyframes import MAX_UPLOAD_BYTES
+    from generation.audio.upload import UploadLimits
+    from storage.files import MAX_STORYBOARD_BYTES
+
+    return max(UploadLimits().max_bytes, MAX_UPLOAD_BYTES, MAX_STORYBOARD_BYTES, config.web_archive_mb << 20)
+
+
+def sweep_temp(folder: Path, older_than: float) -> int:
+    """Remove what is left in the private temp folder (uploads, copies of served files, the half-written files of
+    uploads a refusal or a dropped connection cut off) once it is `older_than` seconds old. Everything there is a
+    copy: the media store keeps what CHIEF uses."""
+    import time
+
+    removed = 0
+    for p in sorted(folder.rglob("*"), key=lambda p: len(p.parts), reverse=True) if folder.is_dir() else ():
+        try:
+            if time.time() - p.lstat().st_mtime <= older_than:
+                continue
+            if p.is_dir() and not p.is_symlink():
+                if not any(p.iterdir()):
+                    p.rmdir()
+            else:
+                p.unlink()
+                removed += 1
+        except OSError:
+            continue
+    return removed
+
+
 def create_app(studio):
     """The Blocks app over `studio`: a status bar and one tab per screen."""
+    from storage.media import STALE_SECONDS
+
     _quiet_env()
-    os.environ["GRADIO_TEMP_DIR"] = str(private_temp_dir(studio.config.home))  # read when the Blocks are made
+    temp = private_temp_dir(studio.config.home)
+    sweep_temp(temp, STALE_SECONDS)  # what an earlier server (or a killed one) left
+    os.environ["GRADIO_TEMP_DIR"] = str(temp)  # read when the Blocks are made
     import importlib
 
     import gradio as gr
@@ -81,7 +120,9 @@ def create_app(studio):
     from app.ui.common import Ctx, guard, page_session
 
     ctx = Ctx(studio=studio, jobs=Jobs(owner=page_session))  # each browser session sees its own jobs
-    with gr.Blocks(title="CHIEF", analytics_enabled=False) as demo:
+    # Gradio deletes the uploads and served copies it made once they are 6 hours old (checked every hour),
+    # and all of them when the server stops
+    with gr.Blocks(title="CHIEF", analytics_enabled=False, delete_cache=(3600, STALE_SECONDS)) as demo:
         ctx.demo = demo
         ctx.status = gr.Markdown(elem_id="status_bar")
         ctx.steps = gr.HTML(elem_id="steps", js_on_load=flow.STEPS_JS, css_template=flow.CSS)
@@ -199,6 +240,26 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def parse_proxies(text: str | None) -> str:
+    """`--forwarded-allow-ips`: the reverse proxies (IP addresses or networks, comma-separated) whose
+    X-Forwarded-For names the client, as uvicorn's `forwarded_allow_ips` takes them; "" trusts no one. Anything
+    but an address or a network (a name, `*`) is refused: `*` would let every client name its own address."""
+    import ipaddress
+
+    items = [t.strip() for t in (text or "").split(",") if t.strip()]
+    for item in items:
+        try:
+            ipaddress.ip_network(item, strict=False) if "/" in item else ipaddress.ip_address(item)
+        except ValueError:
+            raise ValueError(
+                f"{item!r} is not an IP address or network: name the proxy's address (e.g. 127.0.0.1 or 10.0.0.0/8)"
+            ) from None
+    return ",".join(items)
+
+
+_LAUNCH_LOCK = threading.Lock()
+
+
 def launch(
     studio,
     host: str = "127.0.0.1",
@@ -206,9 +267,15 @@ def launch(
     auth: str | None = None,
     prevent_thread_lock: bool = False,
     quiet: bool = False,
+    forwarded_allow_ips: str = "",
 ):
-    """Serve the app. Binding anything but loopback requires auth; never a share link."""
+    """Serve the app. Binding anything but loopback requires auth; never a share link.
+
+    The client address (what login limits count by) is the connection's peer: uvicorn's proxy headers are trusted
+    only from `forwarded_allow_ips` (uvicorn trusts 127.0.0.1 by default, so a local client could name any address
+    in X-Forwarded-For). Its `FORWARDED_ALLOW_IPS`, read when Gradio builds the server, is set for that moment."""
     credentials = parse_auth(auth)
+    proxies = parse_proxies(forwarded_allow_ips)
     if not is_loopback(host) and credentials is None:
         raise ValueError(f"serving on {host} exposes your projects: pass --auth user:password (or set CHIEF_AUTH)")
     from starlette.middleware import Middleware
@@ -216,8 +283,31 @@ def launch(
     from app.ui.security import Guard, allowed_hosts
 
     demo = create_app(studio)
-    guard = Middleware(Guard, hosts=allowed_hosts(studio.config.allowed_hosts))
+    cap = upload_cap(studio.config)
+    guard = Middleware(Guard, hosts=allowed_hosts(studio.config.allowed_hosts), max_body=cap)
+    with _LAUNCH_LOCK, _environment(FORWARDED_ALLOW_IPS=proxies):
+        _launch(demo, studio, host, port, credentials, prevent_thread_lock, quiet, guard, cap)
+    return demo
+
+
+@contextlib.contextmanager
+def _environment(**values: str):
+    """`values` in os.environ for the block, the earlier values (or none) after it."""
+    before = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _launch(demo, studio, host, port, credentials, prevent_thread_lock, quiet, guard, cap: int) -> None:
     demo.launch(
+        max_file_size=cap,
         server_name=host,
         server_port=port,
         auth=credentials,
@@ -236,4 +326,3 @@ def launch(
         footer_links=[],
         app_kwargs={"middleware": [guard]},
     )
-    return demo

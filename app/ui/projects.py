@@ -261,7 +261,7 @@ def build(ctx: Ctx) -> None:
 
         if not path:
             raise gr.Error("choose a storyboard file first")
-        v = studio.create_from_storyboard(load_storyboard(Path(path), studio.config.limits.max_shots))
+        v = studio.create_from_storyboard(load_storyboard(Path(path), limits=studio.config.limits))
         b = v.storyboard
         return (
             v.project_id,

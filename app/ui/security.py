@@ -9,9 +9,13 @@ ASGI middleware around the Gradio app (installed by `app.ui.launch`), deciding b
   where a request comes from (`Origin`, `Sec-Fetch-Site`); only following a link to the app (a top-level
   navigation) is let through. Clients that are not browsers send neither header and are not refused here:
   they are not a page the user happened to open.
-- **Login.** With `--auth`, failed logins per client address are limited (`LOGIN_FAILURES` per
+- **Login.** With `--auth`, failed logins per client address (the connection's peer, or what a proxy listed with
+  `--forwarded-allow-ips` says) are limited (`LOGIN_FAILURES` per
   `LOGIN_WINDOW` seconds); more are answered 429 until the window has passed. An attempt is counted before
   Gradio checks it, so a concurrent burst gets no more tries than a sequence.
+- **Size.** With `max_body` (app.ui.upload_cap: the largest file any upload button takes), a request whose
+  Content-Length says more is answered 413 before its body is read, and a body without one (chunked) is cut off
+  with 413 once it passes that.
 - **What pages may load.** A Content-Security-Policy keeps every page to its own origin: no remote image
   (a note like `![x](http://host/p.png)` fetches nothing), no form posting elsewhere, no framing.
 
@@ -35,6 +39,7 @@ from urllib.parse import urlsplit
 LOGIN_FAILURES = 10
 LOGIN_WINDOW = 600.0  # seconds
 LOGIN_PATHS = ("/login", "/login/")
+BODY_SLACK = 1 << 20  # a multipart body's headers and boundaries around the largest file
 SESSION_COOKIE = "chief_session"  # which browser a request comes from: its jobs are its own (app/jobs.py)
 _SESSION = re.compile(r"^[A-Za-z0-9_-]{32}$")
 
@@ -178,8 +183,14 @@ class LoginLimiter:
 class Guard:
     """The ASGI middleware: Host and Origin checks, login limits, security headers (see the module doc)."""
 
-    def __init__(self, app, hosts: frozenset[str] = frozenset(), limiter: LoginLimiter | None = None) -> None:
-        self.app, self.hosts = app, hosts
+    def __init__(
+        self,
+        app,
+        hosts: frozenset[str] = frozenset(),
+        limiter: LoginLimiter | None = None,
+        max_body: int | None = None,
+    ) -> None:
+        self.app, self.hosts, self.max_body = app, hosts, max_body
         self.limiter = limiter or LoginLimiter()
 
     async def __call__(self, scope, receive, send) -> None:
@@ -198,6 +209,13 @@ class Guard:
         why = cross_origin(method, headers)
         if why:
             return await _refuse(scope, receive, send, 403, why)
+        if scope["type"] == "http" and self.max_body is not None:
+            declared = headers.get("content-length", "")
+            if declared.strip().isdigit() and int(declared) > self.max_body + BODY_SLACK:
+                return await _refuse(scope, receive, send, 413, self._too_big())
+            receive, send, cut = self._bounded(scope, receive, send)
+        else:
+            cut = []
         login = scope["type"] == "http" and method == "POST" and scope.get("path") in LOGIN_PATHS
         client = (scope.get("client") or ("?", 0))[0]
         stamp = 0.0
@@ -222,7 +240,45 @@ class Guard:
                 message = {**message, "headers": [*message.get("headers", []), *HEADERS, *new_session]}
             await send(message)
 
-        await self.app(scope, receive, send_with_headers)
+        try:
+            await self.app(scope, receive, send_with_headers)
+        except Exception:
+            if not cut:  # a body cut off past max_body: the app's complaint that the client left is expected
+                raise
+
+    def _too_big(self) -> str:
+        return f"too big: the web app takes files of at most {(self.max_body or 0) >> 20} MB"
+
+    def _bounded(self, scope, receive, send):
+        """(receive, send, cut) for a body that may come without a Content-Length (chunked): past `max_body` bytes the
+        request is answered 413 here, the app is told the client left, and what it sends after is dropped (`cut`
+        is then not empty)."""
+        got, refused = 0, []
+
+        async def bounded_receive():
+            nonlocal got
+            if refused:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request":
+                got += len(message.get("body", b""))
+                if got > (self.max_body or 0) + BODY_SLACK:
+                    refused.append(True)
+                    if not started:
+                        await _refuse(scope, receive, send, 413, self._too_big())
+                    return {"type": "http.disconnect"}
+            return message
+
+        started: list[bool] = []
+
+        async def bounded_send(message) -> None:
+            if refused:
+                return
+            if message["type"] == "http.response.start":
+                started.append(True)
+            await send(message)
+
+        return bounded_receive, bounded_send, refused
 
 
 async def _refuse(scope, receive, send, status: int, text: str, extra: list | None = None) -> None:

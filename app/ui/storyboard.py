@@ -140,8 +140,10 @@ def board_json(
     def shot(s) -> dict:
         extra = media.get(s.shot_id) or {}
         kf = extra.get("keyframe", "")
+        fields = s.model_dump(mode="json", include=set(SHOT_FIELDS))
         return {
-            **s.model_dump(include=set(SHOT_FIELDS)),
+            **fields,
+            "was": {k: v for k, v in fields.items() if k != "shot_id"},  # as loaded: a save sends only what changed
             "thumb": kf or thumbs.get(s.shot_id, ""),
             "keyframe": kf,
             "candidates": extra.get("candidates", []),
@@ -163,12 +165,14 @@ def board_json(
             "version": version,
             "saved_from": saved_from,
             "confirm_draw": confirm_draw or {},
+            "film": board.film.model_dump(mode="json"),  # the film options as loaded (see `loaded_board`)
             "scenes": [
                 {
                     "scene_id": sc.scene_id,
                     "title": sc.title,
                     "music": sc.music,
                     "track": bool(sc.music_track),  # a creator's uploaded track plays instead of the cue
+                    "was": {"title": sc.title, "music": sc.music},
                     "shots": [shot(s) for s in sc.shots],
                 }
                 for sc in board.scenes
@@ -220,6 +224,42 @@ def json_to_board(base, value: str, fresh_ids: bool = True):
     if not scenes:
         raise ValueError("a storyboard needs at least one shot")
     return Storyboard.model_validate({**base.model_dump(), "scenes": scenes})
+
+
+def loaded_board(base, value: str):
+    """The board the editor's page was loaded from, as far as the page can say: `base` (its version as it is now)
+    with each shot's and scene's fields as the page got them (`was`, kept with the shot, so a draft the browser
+    brought back after a reload still says what it was made from) and the film options as the page got them. A save
+    then carries only what the person changed (`storage.edits.merge_boards`); a page that sends no `was` (a program
+    calling the API) is taken as made from `base` as it is now."""
+    from storage.parsing import ParseError, parse_json
+    from storage.schema import Storyboard
+
+    try:
+        data = parse_json(value or "", "the storyboard editor")
+    except ParseError:
+        raise ValueError("the storyboard editor sent something unreadable: reload the page") from None
+    if not isinstance(data, dict) or not isinstance(data.get("scenes"), list):
+        raise ValueError("the storyboard editor sent no scenes: reload the page")
+    sent_scenes = {sc.get("scene_id"): sc for sc in data["scenes"] if isinstance(sc, dict)}
+    sent_shots = {
+        s.get("shot_id"): s for sc in sent_scenes.values() for s in (sc.get("shots") or []) if isinstance(s, dict)
+    }
+    board = base.model_dump()
+    for sc in board["scenes"]:
+        was = (sent_scenes.get(sc["scene_id"]) or {}).get("was")
+        if isinstance(was, dict):
+            sc.update({k: was[k] for k in ("title", "music") if k in was})
+        for s in sc["shots"]:
+            was = (sent_shots.get(s["shot_id"]) or {}).get("was")
+            if isinstance(was, dict):
+                s.update({k: was[k] for k in SHOT_FIELDS if k in was and k != "shot_id"})
+    if isinstance(data.get("film"), dict):
+        board["film"] = data["film"]
+    try:
+        return Storyboard.model_validate(board)
+    except ValidationError:
+        raise ValueError("the storyboard editor sent a board it was not given: reload the page") from None
 
 
 def with_thumbs(value: str, thumbs: dict[str, str]) -> str:
@@ -501,20 +541,23 @@ def build(ctx: Ctx) -> None:
     def save_board(
         pid, v, value, tc, ts, cf, bs, loud="web", music=-8.0, effects=-14.0, duck=True, caps="sdh", described=False
     ):
+        """Only what the person changed since the page got the board is saved, onto the newest board (a take
+        picked or a keyframe drawn in another tab meanwhile stays); the same field changed there too is refused."""
         pid = need_project(pid)
         base = studio.version(pid, ver(v))
-        board = json_to_board(base.storyboard, value)
+        loaded = loaded_board(base.storyboard, value)
+        board = json_to_board(loaded, value)
         board = studio.with_film_options(
             board, film_options(tc, ts, cf, bs, loud, music, effects, duck, caps, described)
         )
         board = type(board).model_validate(board.model_dump())
-        if board == base.storyboard:
+        nv, branched, made = studio.save_merged(pid, base.number, loaded, board, "storyboard edit")
+        if not made:
             return (
-                gr.skip(),
-                editor_value(pid, base.number, saved_from=base.number),
-                (f"Nothing changed since v{base.number}: no new version."),
+                nv.number if nv.number != base.number else gr.skip(),
+                editor_value(pid, nv.number, saved_from=base.number),
+                (f"Nothing changed since v{nv.number}: no new version."),
             )
-        nv, branched = studio.save_storyboard(pid, board, base.number, "storyboard edit")
         return nv.number, editor_value(pid, nv.number, saved_from=base.number), saved_message(nv, branched)
 
     @guard

@@ -18,6 +18,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import numpy as np
 
@@ -53,12 +54,42 @@ class Voice:
 @dataclass(frozen=True)
 class SpeechEndpoint:
     """An OpenAI-compatible `/v1/audio/speech` server. The key is held in memory only (never in a repr, a cache
-    key or a file) and sent only to `base_url`."""
+    key or a file) and sent only to `base_url`.
 
-    base_url: str
+    `base_url` may carry credentials: `user:password@` (sent as HTTP Basic auth, by httpx) and a query string
+    (`?key=…`, `?api-version=…`), which is kept as a query on every request (`{base}/audio/speech?key=…`), never
+    spliced into the path. Neither is ever shown: messages and labels name `shown`."""
+
+    base_url: str = field(repr=False)
     api_key: str = field(default="", repr=False)
     model: str = "tts-1"
     timeout: float = 60.0
+
+    @property
+    def shown(self) -> str:
+        """The URL without `user:password@`, query string or fragment: what messages and labels may name."""
+        parts = urlsplit(self.base_url)
+        return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
+
+    def client_url(self) -> tuple[str, dict[str, str]]:
+        """(the base URL the client joins paths to: without query or fragment, ending in "/"; the query's
+        parameters, sent with every request)."""
+        parts = urlsplit(self.base_url)
+        path = parts.path if parts.path.endswith("/") else parts.path + "/"
+        return urlunsplit((parts.scheme, parts.netloc, path, "", "")), dict(
+            parse_qsl(parts.query, keep_blank_values=True)
+        )
+
+    def scrub(self, text: str) -> str:
+        """`text` (an error from the client or the server) without this endpoint's credentials: the URL as given
+        becomes `shown`; the key, the user name and password, and every query value become "…"."""
+        parts = urlsplit(self.base_url)
+        text = text.replace(self.base_url, self.shown)
+        secrets = [self.api_key, parts.password or "", parts.username or "", parts.query]
+        secrets += [v for _, v in parse_qsl(parts.query, keep_blank_values=True)]
+        for secret in sorted({x for x in secrets if len(x) >= 3}, key=len, reverse=True):
+            text = text.replace(secret, "…")
+        return text
 
 
 @dataclass(frozen=True)
@@ -177,7 +208,7 @@ class Voices:
     def _label(self, voice: Voice) -> str:
         if voice.engine == "piper":
             return f"Piper ({voice.describe()})"
-        return f"speech endpoint {self.endpoint.base_url if self.endpoint else '?'} ({voice.describe()})"
+        return f"speech endpoint {self.endpoint.shown if self.endpoint else '?'} ({voice.describe()})"
 
     @staticmethod
     def _piper_id(model: str) -> str:
@@ -213,8 +244,13 @@ class Voices:
         endpoint = self.endpoint
         if endpoint is None:
             raise VoiceError("this voice needs a speech endpoint, and none is configured")
+        base_url, query = endpoint.client_url()
         client = openai.OpenAI(
-            base_url=endpoint.base_url, api_key=endpoint.api_key or "none", timeout=endpoint.timeout, max_retries=1
+            base_url=base_url,
+            api_key=endpoint.api_key or "none",
+            timeout=endpoint.timeout,
+            max_retries=1,
+            default_query=query,
         )
         extra: dict[str, Any] = {"instructions": delivery} if delivery.strip() else {}
         if voice.length_scale != 1.0:
@@ -243,13 +279,16 @@ class Voices:
                     f.write(chunk)
             samples = decode(answer, RATE, seconds=600)
         except openai.OpenAIError as e:
-            raise VoiceError(f"speech endpoint {endpoint.base_url}: {str(e).splitlines()[0]}") from e
+            first = (str(e).splitlines() or [type(e).__name__])[0]
+            raise VoiceError(f"speech endpoint {endpoint.shown}: {endpoint.scrub(first)}") from None
         except ValueError as e:
-            raise VoiceError(f"speech endpoint {endpoint.base_url} answered something that is not audio: {e}") from e
+            raise VoiceError(
+                f"speech endpoint {endpoint.shown} answered something that is not audio: {endpoint.scrub(str(e))}"
+            ) from None
         finally:
             answer.unlink(missing_ok=True)
         if len(samples) == 0:
-            raise VoiceError(f"speech endpoint {endpoint.base_url} answered no audio for {text[:40]!r}")
+            raise VoiceError(f"speech endpoint {endpoint.shown} answered no audio for {text[:40]!r}")
         return Sound(_shift(samples, RATE, 2 ** (voice.pitch / 12)), RATE, "endpoint")
 
 
