@@ -8,6 +8,7 @@ from __future__ import annotations
 import gradio as gr
 
 from app.ui.common import Ctx, esc, guard, need_project
+from app.ui.player import cc_toggle, film_video
 
 OVERALL = "overall"
 COLORS = ["#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#42d4f4", "#f032e6", "#9a6324", "#808000", "#000075"]
@@ -230,8 +231,12 @@ def build(ctx: Ctx) -> None:
         b = gr.Number(label="B", precision=0, minimum=1, elem_id="cmp_b")
         compare_btn = gr.Button("Compare", variant="primary", elem_id="compare_btn")
     with gr.Row():
-        film_a = gr.Video(label="A", elem_id="cmp_film_a", interactive=False)
-        film_b = gr.Video(label="B", elem_id="cmp_film_b", interactive=False)
+        with gr.Column():
+            film_a = gr.Video(label="A", elem_id="cmp_film_a", interactive=False, elem_classes=["film-player"])
+            cc_toggle("cmp_film_a")
+        with gr.Column():
+            film_b = gr.Video(label="B", elem_id="cmp_film_b", interactive=False, elem_classes=["film-player"])
+            cc_toggle("cmp_film_b")
     cmp_diff = gr.HTML(elem_id="cmp_diff", css_template=CSS, js_on_load=None)
     cmp_scores = gr.Dataframe(
         headers=["score", "A", "B", "change"],
@@ -264,10 +269,7 @@ def build(ctx: Ctx) -> None:
         if va in (None, "") or vb in (None, ""):
             raise gr.Error("choose two versions to compare")
         d = studio.diff(pid, int(va), int(vb))
-        films = []
-        for n in (int(va), int(vb)):
-            info = studio.render_info(pid, n)
-            films.append(str(studio.film_path(info)) if info else None)
+        films = [film_video(studio, pid, studio.render_info(pid, n), n) for n in (int(va), int(vb))]
         scores = [
             [k.replace("_", " "), x, y, (round(y - x, 2) if x is not None and y is not None else None)]
             for k, (x, y) in d.scores.items()  # score names in words ("story clarity")
