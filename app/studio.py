@@ -297,6 +297,10 @@ class Studio:
     def branched(self, v: Version) -> bool:
         return self._projects.branched(v)
 
+    def change_words(self, pid: str, numbers: list[int]) -> dict[int, str]:
+        """What each of the versions `numbers` changed from its parent, in a word or two ("lines", "sounds & music")."""
+        return self._projects.change_words(pid, numbers)
+
     def diff(self, pid: str, a: int | str, b: int | str) -> StoryboardDiff:
         """Shot-by-shot differences between two versions, with the panel's scores on each."""
         d = self._projects.diff(pid, a, b)

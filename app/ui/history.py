@@ -78,9 +78,11 @@ def layout(rows) -> dict[int, tuple[int, int]]:
     return pos
 
 
-def graph_svg(rows) -> str:
+def graph_svg(rows, words: dict[int, str] | None = None) -> str:
     """The version tree as SVG: a node per version (current ringed, the working draft dashed and labelled "draft"),
-    an edge per parent; hover for the message (a draft's: every small action folded into it)."""
+    an edge per parent, each labelled with its kind, or for an edit with what it changed (`words`: "lines", "sounds
+    & music"); hover for the message (a draft's: every small action folded into it)."""
+    words = words or {}
     if not rows:
         return ""
     pos = layout(rows)
@@ -97,6 +99,7 @@ def graph_svg(rows) -> str:
     nodes = []
     for r in rows:
         x, y = xy[r.number]
+        label = "draft" if r.draft else words.get(r.number) or r.kind
         marks = " · ".join(
             t
             for t, k in (
@@ -112,7 +115,7 @@ def graph_svg(rows) -> str:
             f"<title>v{r.number} {'draft' if r.draft else esc(r.kind)}: {esc(r.message)}"
             f"{(' (' + marks + ')') if marks else ''}</title>"
             f"<circle cx='{x}' cy='{y}' r='15'/><text x='{x}' y='{y + 4}' text-anchor='middle'>v{r.number}</text>"
-            f"<text class='kind' x='{x}' y='{y + 28}' text-anchor='middle'>{'draft' if r.draft else esc(r.kind)}"
+            f"<text class='kind' x='{x}' y='{y + 28}' text-anchor='middle'>{esc(label)}"
             f"{' ▶' if r.renders else ''}</text></g>"
         )
     return (
@@ -251,6 +254,17 @@ def build(ctx: Ctx) -> None:
     )
     plot = gr.HTML(elem_id="score_plot", css_template=PLOT_CSS, js_on_load=None)
 
+    known: dict[str, str] = {}  # version id -> what it changed (a saved version never changes; a draft is "draft")
+
+    def tree(pid) -> str:
+        """The version graph, edits labelled with what they changed."""
+        rows = studio.versions(pid)
+        todo = [r for r in rows if r.kind == "edit" and not r.draft and r.id not in known]
+        if todo:
+            words = studio.change_words(pid, [r.number for r in todo])
+            known.update({r.id: words[r.number] for r in todo})
+        return graph_svg(rows, {r.number: known[r.id] for r in rows if r.id in known})
+
     def plot_for(pid, dimension):
         return plot_svg(*score_series(studio, pid, studio.versions(pid), dimension or OVERALL), dimension or OVERALL)
 
@@ -261,7 +275,7 @@ def build(ctx: Ctx) -> None:
         rows = studio.versions(pid)
         current = next(r for r in rows if r.current)
         parent = current.parent or current.number
-        return graph_svg(rows), current.number, parent, current.number, plot_for(pid, dimension)
+        return tree(pid), current.number, parent, current.number, plot_for(pid, dimension)
 
     @guard
     def compare(pid, va, vb):
@@ -295,7 +309,7 @@ def build(ctx: Ctx) -> None:
         if n in (None, ""):
             raise gr.Error("choose a version")
         v = studio.checkout(pid, int(n))
-        return v.number, f"v{v.number} is now current.", graph_svg(studio.versions(pid))
+        return v.number, f"v{v.number} is now current.", tree(pid)
 
     @guard
     def fork(pid, n):
@@ -306,7 +320,7 @@ def build(ctx: Ctx) -> None:
         return (
             v.number,
             f"v{v.number} forked from v{v.parent_number}; it is now current.",
-            graph_svg(studio.versions(pid)),
+            tree(pid),
         )
 
     ctx.tabs["history"].select(load, [ctx.pid, ctx.version, dim], [graph, target, a, b, plot], api_name="history")
