@@ -12,7 +12,6 @@ from storage.edits import StoryboardDiff, diff_storyboards
 from storage.records import Project, UsageRecord, Version, VersionBundle, VersionNode
 from storage.schema import Persona, Shot, Storyboard, first_error
 
-
 # A shot's field, a story's field, in the word a version's label uses for it.
 _FIELD_WORDS = {
     "prompt": "picture",

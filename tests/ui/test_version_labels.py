@@ -30,7 +30,12 @@ def test_edits_are_labelled_with_what_they_changed(studio, tmp_path, client):
     svg = client.predict(pid, v4, "overall", api_name="/history")[0]  # the History screen's graph
     labels = dict(re.findall(r"data-version='(\d+)'.*?<text class='kind'[^>]*>([^<]*)<", svg))
     print(labels)
-    assert labels == {"1": "import", str(v2): "lines", str(v3): "sounds &amp; music", str(v4): "picture &amp; shot removed"}
+    assert labels == {
+        "1": "import",
+        str(v2): "lines",
+        str(v3): "sounds &amp; music",
+        str(v4): "picture &amp; shot removed",
+    }
 
     from click.testing import CliRunner
 
