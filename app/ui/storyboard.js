@@ -190,9 +190,9 @@ function trackControl(sc) {
     send('scene_track', { scene_id: sc.scene_id, action: 'upload', path });
   });
   box.appendChild(file);
-  const ready = () => {
-    if (!board.dirty && !sc.isNew) return true;
-    note('Save the storyboard first: a track is placed on the saved version.');
+  const ready = () => {  // the track goes on the saved version, unsaved edits or not; a new scene is not in it yet
+    if (!sc.isNew) return true;
+    note('Save the storyboard first: this scene is new (not in the saved version yet).');
     return false;
   };
   button(box, sc.track ? '♫ Replace track' : '♫ Track', 'mini track-upload',
@@ -764,7 +764,9 @@ function restore() {
         : { thumb: '', keyframe: '', candidates: [], takes: null });
     }
   }
+  const tracks = new Map(board.scenes.map((sc) => [sc.scene_id, !!sc.track]));  // the server's: a track is saved
   board.scenes = draft.scenes.filter((sc) => Array.isArray(sc.shots) && sc.shots.length);
+  board.scenes.forEach((sc) => { sc.track = tracks.get(sc.scene_id) || false; });
   return Array.isArray(draft.undo) ? draft.undo.filter((u) => typeof u === 'string') : [];
 }
 
@@ -779,6 +781,14 @@ function load() {
   }
   if (!board) { base = null; undo = []; draw(); return; }
   if (board.open_takes) openTakes.add(board.open_takes);
+  if (board.carried_from && board.key && board.carried_from !== board.key) {
+    // a track was placed on the saved version: the unsaved edits go on over the version it made (Undo starts anew)
+    try {
+      const kept = JSON.parse(localStorage.getItem(DRAFT + board.carried_from) || 'null');
+      if (kept) localStorage.setItem(DRAFT + board.key, JSON.stringify({ ...kept, undo: [] }));
+      localStorage.removeItem(DRAFT + board.carried_from);
+    } catch (e) { /* storage blocked: nothing kept */ }
+  }
   if (board.saved_from) {  // saved: the draft it came from is done with
     try { localStorage.removeItem(DRAFT + board.saved_from); } catch (e) { /* storage blocked: nothing kept */ }
   }
