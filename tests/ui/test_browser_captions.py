@@ -119,6 +119,13 @@ def test_the_player_shows_captions_with_a_cc_toggle_and_the_film_and_hand_off_do
     }"""
     )
     assert covered == [], covered
+    page.evaluate("() => { document.querySelector('#film video').currentTime = 1.0; }")  # inside the line's cue
+    shown = page.wait_for_function(
+        "() => { const t = document.querySelector('#film video').textTracks[0];"
+        " return t.activeCues && t.activeCues.length ? t.activeCues[0].text : null; }",
+        timeout=LONG,
+    ).json_value()
+    assert LINE in shown
     page.locator("#film").scroll_into_view_if_needed()
     page.screenshot(path=str(tmp_path / "render-captions.png"))
 
@@ -145,3 +152,26 @@ def test_the_player_shows_captions_with_a_cc_toggle_and_the_film_and_hand_off_do
     assert any(LINE in c for c in got["cues"]) and got["mode"] == "showing"
     page.screenshot(path=str(tmp_path / "screening-captions.png"))
     print("screenshots in", tmp_path)
+
+
+def test_card_fields_keep_their_labels_once_filled(server, st, page, tmp_path, errors):
+    """A card's text fields are named above them, not only by a placeholder that goes once they are filled."""
+    from playwright.sync_api import expect
+
+    pid = project(st, tmp_path)
+    open_project(page, server, pid, "Storyboard")
+    card = page.locator("#card_s1")
+    expect(card).to_be_visible(timeout=LONG)
+    for field, text in (("prompt", "Keeper at the rail"), ("narration", "It was late."), ("sounds", "gulls, surf")):
+        card.locator(f".f.{field} textarea").fill(text)
+    card.locator(".f.description textarea").fill("The keeper looks out.")
+    card.locator(".line .how").first.fill("quietly")
+    labels = {}
+    for field in ("prompt", "narration", "sounds", "description"):
+        box = card.locator(f".f.{field}")
+        assert box.locator("textarea").input_value()  # filled: its placeholder is gone
+        labels[field] = box.locator(".lbl").inner_text()
+        expect(box.locator(".lbl")).to_be_visible()
+    assert labels == {"prompt": "Picture", "narration": "Narration", "sounds": "Sounds", "description": "Description"}
+    expect(card.locator(".line .how-lbl").first).to_have_text("delivery")
+    card.screenshot(path=str(tmp_path / "card-labels.png"))
