@@ -1,11 +1,12 @@
 """Assembling a version's film from its clips, with the version's film options (title card, crossfades,
-burned-in subtitles, plain or SDH captions, a described second audio track), and the sidecars a creator and an
-editor need: SRT/VTT subtitles, the narration track, a contact sheet and an OpenTimelineIO cut. Everything lands in
+burned-in or soft subtitles, plain or SDH captions, a described second audio track), and the sidecars a creator and
+an editor need: SRT/VTT subtitles, the narration track, a contact sheet and an OpenTimelineIO cut. Everything lands in
 the media store."""
 
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +21,8 @@ SHEET_FRAMES = 3  # frames per shot on the contact sheet
 # The language both audio tracks are labelled with: the voices are the installed Piper voice's, which is English
 # (lines are written in the idea's language; a storyboard does not say which).
 TRACK_LANGUAGE = "eng"
+# The film's soft subtitle stream is named for what it holds (`FilmOptions.captions`).
+CAPTIONS_TITLE = {"sdh": "English captions (SDH)", "plain": "English subtitles"}
 
 
 @dataclass
@@ -63,6 +66,8 @@ class FilmAssembler:
 
         cues = subtitles.cues_for(captions(board, board_shots, starts, ends, sdh=opts.captions == "sdh"), breaks=True)
         srt = subtitles.write_srt(cues, scratch / "film.srt") if cues else None
+        vtt = subtitles.write_vtt(cues, scratch / "film.vtt") if cues else None
+        burn = opts.burn_subtitles and srt is not None
         narration_wav = None
         narrated = [(start, shot.narration) for shot, start in zip(board_shots, starts) if shot.narration]
         if narrated and self.ctx.config.narration:
@@ -95,7 +100,9 @@ class FilmAssembler:
                 described=second,
                 language=TRACK_LANGUAGE,
                 subtitles_srt=srt,
-                burn_subtitles=opts.burn_subtitles and srt is not None,
+                burn_subtitles=burn,
+                soft_subtitles=None if burn else vtt,  # burned in: not twice
+                subtitles_title=CAPTIONS_TITLE[opts.captions],
                 title=board.title if opts.title_card else None,
                 title_seconds=opts.title_seconds,
                 crossfade=opts.crossfade,
@@ -107,8 +114,8 @@ class FilmAssembler:
         if sound is not None:  # the encoder can overshoot the mix's ceiling: measured on the film, cut again lower
             sound = self._under_ceiling(sound, described, film, scratch, cut, cancel)
             cancel.raise_if_cancelled()
-        if srt is not None:
-            keep("vtt", subtitles.write_vtt(cues, scratch / "film.vtt"), "vtt")
+        if srt is not None and vtt is not None:
+            keep("vtt", vtt, "vtt")
             keep("srt", srt, "srt")
         if narration_wav is not None:
             keep("narration", narration_wav, "wav")
@@ -242,8 +249,9 @@ def _with_described(summary: RenderAudio | None, described, loudness: str) -> Re
 
 @dataclass(frozen=True)
 class Watched:
-    """A panel run on version `version` and the shots it speaks for in the film being handed off (those whose clip
-    is the one the panel watched)."""
+    """A panel run and the shots it speaks for in the film being handed off: the handed-off version's own run (the
+    shots whose clip is the one it watched), or an earlier version's run on this very film (a version that changes
+    no pixels or sound shares its parent's film)."""
 
     version: int
     critiques: list  # CritiqueRecord
@@ -259,20 +267,24 @@ def export_timeline(
     out_dir: Path,
     number: int,
     media_urls: dict[str, str] | None = None,
-    stem_path=None,
+    media_path=None,
+    earlier: list = (),
 ) -> dict[str, Path]:
     """The film's cut for an editor: OpenTimelineIO, CMX 3600 EDL and FCPXML, each with a marker per critic note
-    (at its shot; from the latest panel run that watched that shot's clip, on version `number` or an earlier one),
-    per creator note (at its shot, or the film's start), per line ("NAME (delivery): text"), per shot's sounds and
-    per scene's music cue (at its first shot). Media are this machine's clip files, or `media_urls`; the film's
-    dialogue, music and effects stems (`stem_path(sha)`: where the store keeps one) are written beside the cut as
-    WAVs and are its three audio tracks, each from the first shot (after the title card) for the cut's length."""
+    (at its shot; from `watched`: version `number`'s panel, or one that watched this very film), per creator note on
+    version `number` and on its ancestors (`earlier`: app.refining.EarlierNote, labelled with their version and
+    whether this version answers them; at the note's shot, or the film's start), per line ("NAME (delivery): text"),
+    per shot's sounds and per scene's music cue (at its first shot). Media are this machine's clip files, or
+    `media_urls`; the film's dialogue, music and effects stems (`media_path(sha, ext)`: where the store keeps a file)
+    are written beside the cut as WAVs and are its three audio tracks, each from the first shot (after the title card)
+    for the cut's length; the captions, timed on the cut, are `cut.srt` and `cut.vtt` beside it."""
     from generation import otio_export
 
     items = [(r.shot_id, clip_path(r.sha256), r.num_frames / r.fps, r.fps) for r in render.shots]
+    first = render.shots[0].shot_id
     markers: list[otio_export.Marker] = []
     for w in watched:
-        on = "" if w.version == number else f" (on v{w.version})"
+        on = "" if w.version == number else f" (on v{w.version}, the same film)"
         for item in w.critiques:  # CritiqueRecord
             c = item.critique
             who = (item.persona_name or item.persona_id) + on
@@ -284,11 +296,15 @@ def export_timeline(
                 if issue.shot_ids:
                     at = [s for s in issue.shot_ids if s in w.shots]
                 else:  # about the whole film: the nearest panel run's only, at the film's start
-                    at = [render.shots[0].shot_id] if w is watched[0] else []
+                    at = [first] if w is watched[0] else []
                 for sid in at:
                     markers.append(otio_export.Marker(sid, f"{who} [{issue.urgency}]: {text}", "critic"))
+    in_cut = {r.shot_id for r in render.shots}
     for n in notes:
-        markers.append(otio_export.Marker(n.shot_id or render.shots[0].shot_id, f"note: {n.text}", "creator"))
+        markers.append(otio_export.Marker(n.shot_id if n.shot_id in in_cut else first, f"note: {n.text}", "creator"))
+    for e in earlier:
+        where = e.note.shot_id if e.note.shot_id in in_cut else first
+        markers.append(otio_export.Marker(where, f"note (on v{e.version}, {e.how}): {e.note.text}", "creator"))
     for scene in board.scenes:
         if scene.music:
             markers.append(otio_export.Marker(scene.shots[0].shot_id, f"music: {scene.music}", "sound"))
@@ -300,24 +316,58 @@ def export_timeline(
                 markers.append(otio_export.Marker(shot.shot_id, f"sounds: {shot.sounds}", "sound"))
     stems = (
         {}
-        if stem_path is None
-        else {k: stem_path(render.media[k]) for k in ("dialogue", "music", "effects") if k in render.media}
+        if media_path is None
+        else {k: media_path(render.media[k], "wav") for k in ("dialogue", "music", "effects") if k in render.media}
     )
     offset = board.film.title_seconds if board.film.title_card else 0.0  # the stems follow the film, title card too
-    return otio_export.export_timeline(items, Path(out_dir), board.title, markers, stems, offset, media_urls)
+    out_dir = Path(out_dir)
+    written = otio_export.export_timeline(items, out_dir, board.title, markers, stems, offset, media_urls)
+    return {**written, **cut_captions(render, board, out_dir)}
+
+
+def cut_captions(render: RenderRecord, board: Storyboard, out_dir: Path) -> dict[str, Path]:
+    """The film's captions (the version's plain or SDH choice) timed on the editor's cut, whose clips follow each
+    other from 0 (no title card, no crossfades, as the OTIO/EDL/FCPXML place them): `cut.srt` and `cut.vtt` in
+    `out_dir`, or nothing when the film has no words or tags to show."""
+    from generation import assembly, subtitles
+
+    by_id = {s.shot_id: s for s in board.shots()}
+    shown = [r for r in render.shots if r.shot_id in by_id]
+    if not shown:
+        return {}
+    lengths = [r.num_frames / r.fps for r in shown]
+    starts = assembly.timeline(lengths)
+    ends = [*starts[1:], starts[-1] + lengths[-1]]
+    shots = [by_id[r.shot_id] for r in shown]
+    cues = subtitles.cues_for(captions(board, shots, starts, ends, sdh=board.film.captions == "sdh"), breaks=True)
+    if not cues:
+        return {}
+    return {
+        "srt": subtitles.write_srt(cues, Path(out_dir) / "cut.srt"),
+        "vtt": subtitles.write_vtt(cues, Path(out_dir) / "cut.vtt"),
+    }
 
 
 def handoff_zip(
-    render: RenderRecord, board: Storyboard, clip_path, watched, notes, out: Path, number: int, stem_path=None
+    render: RenderRecord,
+    board: Storyboard,
+    clip_path,
+    watched,
+    notes,
+    out: Path,
+    number: int,
+    media_path=None,
+    earlier: list = (),
 ) -> Path:
     """The hand-off as one zip an editor can open anywhere: cut.otio, cut.edl and cut.fcpxml at its top (with the
-    dialogue, music and effects stems as WAVs beside them), each shot's clip in media/ (NNN_<shot id>.mp4), the cut's
-    media paths relative to it. Written whole or not at all."""
+    dialogue, music and effects stems as WAVs and the captions as cut.srt and cut.vtt beside them), each shot's clip
+    in media/ (NNN_<shot id>.mp4), the cut's media paths relative to it. Written whole or not at all."""
     import shutil
     import tempfile
     import zipfile
 
     out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".handoff-", dir=out.parent) as tmp:
         folder = Path(tmp)
         urls = {r.shot_id: f"media/{i:03d}_{r.shot_id}.mp4" for i, r in enumerate(render.shots, 1)}
@@ -325,7 +375,16 @@ def handoff_zip(
         for r in render.shots:
             shutil.copyfile(clip_path(r.sha256), folder / urls[r.shot_id])
         written = export_timeline(
-            render, board, clip_path, watched, notes, folder, number, media_urls=urls, stem_path=stem_path
+            render,
+            board,
+            clip_path,
+            watched,
+            notes,
+            folder,
+            number,
+            media_urls=urls,
+            media_path=media_path,
+            earlier=earlier,
         )
         part = folder / "handoff.zip"
         with zipfile.ZipFile(part, "w") as zf:
@@ -333,5 +392,5 @@ def handoff_zip(
                 zf.write(path, path.name, compress_type=zipfile.ZIP_DEFLATED)
             for rel in urls.values():
                 zf.write(folder / rel, rel, compress_type=zipfile.ZIP_STORED)  # H.264 does not compress further
-        shutil.move(part, out)
+        os.replace(part, out)
     return out

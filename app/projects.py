@@ -12,6 +12,53 @@ from storage.edits import StoryboardDiff, diff_storyboards
 from storage.records import Project, UsageRecord, Version, VersionBundle, VersionNode
 from storage.schema import Persona, Shot, Storyboard, first_error
 
+# A shot's field, a story's field, in the word a version's label uses for it.
+_FIELD_WORDS = {
+    "prompt": "picture",
+    "negative_prompt": "picture",
+    "keyframe": "keyframe",
+    "seed": "take",
+    "camera": "camera",
+    "duration": "timing",
+    "dialogue": "lines",
+    "narration": "narration",
+    "sounds": "sounds",
+    "description": "description",
+    "characters": "cast",
+    "locked": "lock",
+    "continuity": "continuity",
+    "title": "title",
+    "logline": "story",
+    "style_guide": "style",
+    "fps": "picture size",
+    "width": "picture size",
+    "height": "picture size",
+    "film": "film options",
+}
+
+
+def change_word(d: StoryboardDiff) -> str:
+    """What a version changed from its parent, in a word or two for its label ("lines", "sounds & music", "3 shots
+    added"): the kinds of change, most touched first, at most two named ("+N" more); "" when nothing changed."""
+    from collections import Counter
+
+    counts: Counter[str] = Counter()
+    for c in d.shots:
+        if c.status in ("added", "removed"):
+            counts[f"shot {c.status}"] += 1
+        elif c.status == "moved":
+            counts["order"] += 1
+        for f in c.fields:
+            counts[_FIELD_WORDS.get(f, f.replace("_", " "))] += 1
+    for key in d.story:
+        word = key.split(" ")[0] if " " in key else key  # "music sc1", "music level sc1", "voice Ada"
+        counts[{"music": "music", "effects": "sounds", "voice": "voice"}.get(word, _FIELD_WORDS.get(key, word))] += 1
+    counts.update("characters" for _ in d.characters)
+    if not counts:
+        return ""
+    words = [f"{n} shots {w.split(' ')[1]}" if w.startswith("shot ") and n > 1 else w for w, n in counts.most_common()]
+    return " & ".join(words[:2]) + (f" +{len(words) - 2}" if len(words) > 2 else "")
+
 
 class Projects:
     def __init__(self, ctx: Context) -> None:
@@ -179,6 +226,17 @@ class Projects:
             v = u.version(pid, ref)
             u.set_current(v)
             return v
+
+    def change_words(self, pid: str, numbers: list[int]) -> dict[int, str]:
+        """For each of the versions `numbers`, what it changed from its parent in a word or two (`change_word`;
+        a root version: "")."""
+        out: dict[int, str] = {}
+        with self.repo.read() as u:
+            for n in numbers:
+                v = u.version(pid, n)
+                parent = u.version(pid, v.parent_number) if v.parent_number else None
+                out[n] = change_word(diff_storyboards(parent.storyboard, v.storyboard)) if parent else ""
+        return out
 
     def diff(self, pid: str, a: int | str, b: int | str) -> StoryboardDiff:
         va, vb = self.version(pid, a), self.version(pid, b)

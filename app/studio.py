@@ -309,6 +309,10 @@ class Studio:
     def branched(self, v: Version) -> bool:
         return self._projects.branched(v)
 
+    def change_words(self, pid: str, numbers: list[int]) -> dict[int, str]:
+        """What each of the versions `numbers` changed from its parent, in a word or two ("lines", "sounds & music")."""
+        return self._projects.change_words(pid, numbers)
+
     def diff(self, pid: str, a: int | str, b: int | str) -> StoryboardDiff:
         """Shot-by-shot differences between two versions, with the panel's scores on each."""
         d = self._projects.diff(pid, a, b)
@@ -426,7 +430,8 @@ class Studio:
         return handoff_zip(**self._cut(pid, ref), out=out)
 
     def _cut(self, pid: str, ref: int | str | None) -> dict:
-        """What both hand-offs are made of: the version's latest film, its critics' and creator's notes, the media."""
+        """What both hand-offs are made of: the version's latest film, its critics' and the creator's notes (this
+        version's and its ancestors'), the media."""
         v, render = self._film_of(pid, ref)
         return dict(
             render=render,
@@ -434,12 +439,10 @@ class Studio:
             clip_path=self.clip_path,
             watched=self._watched(pid, v, render),
             notes=self.notes(pid, v.number),
+            earlier=self.earlier_notes(pid, v.number),
             number=v.number,
-            stem_path=self._stem_path,
+            media_path=self.media.path,
         )
-
-    def _stem_path(self, sha256: str) -> Path:
-        return self.media.path(sha256, "wav")
 
     def _film_of(self, pid: str, ref: int | str | None):
         v = self.version(pid, ref)
@@ -449,14 +452,18 @@ class Studio:
         return v, render
 
     def _watched(self, pid: str, v: Version, render) -> list:
-        """For each shot of the film, the latest panel run that watched its clip: this version's, else the nearest
-        earlier version's (its parents, in turn) whose render has the same clip for that shot."""
+        """The panel runs whose notes the hand-off of `render` (version `v`'s film) carries: `v`'s latest run, for
+        the shots whose clip it watched, then its ancestors' runs on this very film (a version that changes nothing
+        the film holds shares its parent's render). An earlier version's run on another film is stale: not
+        carried, even for a shot whose clip is the same (its lines, sound or neighbours may have changed)."""
         from app.film import Watched
 
         clips = {r.shot_id: r.sha256 for r in render.shots}
         left, out, at = set(clips), [], v
         while at is not None and left:
             crits = self.critiques(pid, at.number)
+            if at.number != v.number:
+                crits = [c for c in crits if c.render_id == render.id]
             seen = self.render_info(pid, at.number) if crits else None
             same = {r.shot_id for r in seen.shots if clips.get(r.shot_id) == r.sha256} & left if seen else set()
             if same:

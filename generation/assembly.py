@@ -6,7 +6,8 @@ is the clips' packets back to back, with no decode and no quality loss. Anything
 pixels (crossfades, burned-in subtitles) or clips that disagree force one re-encode of the whole
 film to the first clip's size and rate, and `AssemblyResult.reencoded` says why. Audio (the mix, and the
 described track when asked) is always muxed as AAC next to the video, never forcing a video re-encode; the
-clips' own audio streams, if any, are dropped.
+clips' own audio streams, if any, are dropped. Subtitles not burned in are muxed as a soft `mov_text` stream
+(players list it; it changes no pixels).
 
 Timing: audio and subtitles are timed against the final film. With a title card or crossfades the
 clips do not start where their storyboard durations say; `timeline()` gives each clip's start.
@@ -61,6 +62,8 @@ def assemble(
     language: str = "und",
     subtitles_srt: Path | None = None,
     burn_subtitles: bool = False,
+    soft_subtitles: Path | None = None,
+    subtitles_title: str = "Subtitles",
     title: str | None = None,
     crossfade: float = 0.0,
     title_seconds: float = 2.0,
@@ -71,9 +74,11 @@ def assemble(
     `audio` (any format ffmpeg reads, e.g. the narration WAV) is padded/trimmed to the film and muxed
     as AAC. `described` (with `audio`) is a second AAC track, the audio description: both are labelled with
     `language` (ISO 639-2) and their role (title and handler name "Main" / "Audio description"; the first is the
-    default track, the second has the `descriptions` disposition, which players list as described). `subtitles_srt` is burned into the picture when `burn_subtitles` (else it is not used:
-    ship the SRT/VTT beside the film). `title` prepends a `title_seconds` card. `cancel` (a CancelToken)
-    stops the ffmpeg run and raises Cancelled.
+    default track, the second has the `descriptions` disposition, which players list as described). `subtitles_srt` is
+    burned into the picture when `burn_subtitles`. `soft_subtitles` (WebVTT: its text is escaped, where an SRT's
+    angle brackets would be read as markup and dropped) is muxed as a subtitle stream (`mov_text`, labelled with
+    `language` and `subtitles_title`) that a player turns on. `title` prepends a `title_seconds` card. `cancel` (a
+    CancelToken) stops the ffmpeg run and raises Cancelled.
     """
     clips = [Path(c) for c in clips]
     out = Path(out)
@@ -128,6 +133,11 @@ def assemble(
                 outs += [f"-metadata:s:a:{k}", f"language={language}", f"-metadata:s:a:{k}", f"title={role}"]
                 outs += [f"-metadata:s:a:{k}", f"handler_name={role}"]
                 outs += [f"-disposition:a:{k}", "descriptions" if k else "default"]
+        if soft_subtitles is not None:
+            ins += ["-i", str(Path(soft_subtitles).resolve())]
+            outs += ["-map", f"{(len(inputs) if reasons else 1) + len(tracks)}:s:0", "-c:s", "mov_text"]
+            outs += ["-metadata:s:s:0", f"language={language}", "-metadata:s:s:0", f"title={subtitles_title}"]
+            outs += ["-metadata:s:s:0", f"handler_name={subtitles_title}"]
         if tracks:
             outs += [
                 "-c:a",

@@ -279,6 +279,15 @@ class Shot(Strict):
     def _one_line_description(cls, v):
         return " ".join(v.split()) if isinstance(v, str) else v
 
+    @field_validator("sounds", mode="before")
+    @classmethod
+    def _sounds_listed(cls, v):
+        """Sounds written as a list (`sounds: [wind, rain]`) read as the words they are, one phrase each, joined
+        as the sounds' own grammar separates them ("wind, rain"); a list holding anything but text is refused."""
+        if isinstance(v, list) and all(isinstance(x, str) for x in v):
+            return ", ".join(p for p in (" ".join(x.split()) for x in v) if p)
+        return v
+
     def off_screen(self, line: Line) -> bool:
         """True when the line's speaker is named and not seen in the shot."""
         return bool(line.character) and line.character not in self.characters

@@ -526,7 +526,8 @@ def _description(shot: Shot) -> str:
     """What the shot shows, for the audio description: its prompt without the shot type ("Medium shot: ..."), as
     many of its clauses as fit DESCRIPTION_WORDS and a gap between the shot's lines (at WORDS_PER_SECOND, as
     `Storyboard.description_warnings` estimates); fewer words where the lines leave less room, "" where they
-    leave room for fewer than three."""
+    leave room for fewer than three. A clause too long is cut before one of its phrases ("in soft morning light"),
+    never inside one ("The sea in soft morning."): "" where none starts early enough."""
     clauses = [c.strip() for c in _SHOT_LEAD.sub("", shot.prompt).split(",") if c.strip()]
     if not clauses:
         return ""
@@ -538,8 +539,15 @@ def _description(shot: Shot) -> str:
             text = f"{text}, {c}"
         words = text.split()
         if len(words) > limit:  # cut before a phrase ("in storm winds and driving rain"), never inside one
-            cuts = [i for i, w in enumerate(words[: limit + 1]) if i >= 3 and w.lower() in _BOUNDARY]
-            words = words[: cuts[-1]] if cuts else words[:limit]
+            # a phrase starts at a boundary word with words after it ("pushing through" ends with one: no phrase)
+            cuts = [
+                i
+                for i, w in enumerate(words[: limit + 1])
+                if i >= 3 and w.lower() in _BOUNDARY and i + 1 < len(words) and not w.endswith(",")
+            ]
+            if not cuts:  # no phrase starts early enough: fewer words will not find one either
+                return ""
+            words = words[: cuts[-1]]
         while words and words[-1].lower() in _DANGLING:
             words.pop()
         if len(words) < 3:

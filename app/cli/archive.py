@@ -31,8 +31,9 @@ from app.cli.common import Ctx, handles_errors, json_option, pass_ctx
     is_flag=True,
     help=(
         "Instead of an archive, write the film's cut for an editor: cut.otio, cut.edl (CMX 3600) and cut.fcpxml, "
-        "with every critic note and creator note as a marker on its shot; the dialogue, music and effects stems as "
-        "WAVs beside it (audio tracks of the OTIO and FCPXML, and an audio EDL each: cut.<stem>.edl)."
+        "with the version's critic notes and the creator's notes (this version's and earlier ones') as markers on "
+        "their shots; the dialogue, music and effects stems as WAVs beside it (audio tracks of the OTIO and FCPXML, "
+        "and an audio EDL each: cut.<stem>.edl); the captions timed on the cut as cut.srt and cut.vtt."
     ),
 )
 @click.option("--version", "-v", "version", help="With --timeline: the version (default: the current version).")

@@ -47,14 +47,16 @@ def log(c: Ctx, project):
     """The version tree, oldest first (* = current; "draft": the working draft small actions fold into)."""
     pid = c.studio.resolve_project(project)
     rows = c.studio.versions(pid)
+    words = c.studio.change_words(pid, [r.number for r in rows if r.kind == "edit"])  # what each edit changed
     lines = []
     for r in rows:
         parent = f"← v{r.parent}" if r.parent else "root"
         scores = c.studio.panel_scores(pid, r.number) if r.critiques else {}
         score = f" · panel {scores['overall']:.1f}" if scores else ""
+        what = f" ({words[r.number]})" if words.get(r.number) else ""
         lines.append(
             f"{'*' if r.current else ' '} v{r.number:<3} {parent:<7} {'draft' if r.draft else r.kind:<9} {r.message}"
-            f"  [{r.renders} render(s), {r.notes} note(s){score}]"
+            f"{what}  [{r.renders} render(s), {r.notes} note(s){score}]"
         )
     c.out({"project": pid, "versions": rows}, "\n".join(lines))
 

@@ -329,7 +329,9 @@ def accept(c: Ctx, project, proposal_id, only, edits, version):
 @click.option("--title-seconds", type=click.FloatRange(0.5, 10), help="How long the title card stays.")
 @click.option("--crossfade", type=click.FloatRange(0, 2), help="Seconds of crossfade between shots (0: hard cuts).")
 @click.option(
-    "--burn-subtitles/--no-burn-subtitles", default=None, help="Draw narration and dialogue into the picture."
+    "--burn-subtitles/--no-burn-subtitles",
+    default=None,
+    help="Draw narration and dialogue into the picture (else the film carries them as a soft subtitle stream).",
 )
 @click.option("--loudness", type=click.Choice(["web", "ebu"]), help="The mix's target: web -14 LUFS, ebu -23 LUFS.")
 @click.option("--music-level", type=click.FloatRange(-60, 12), help="Music stem level in dB before the mix.")

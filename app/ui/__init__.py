@@ -40,6 +40,7 @@ CSS = """
 .job.stopped { color: var(--body-text-color-subdued); }
 footer { display: none !important; }
 #steps { padding: 0 8px; }
+.film-player [data-testid="block-label"] { position: static; margin-bottom: 4px; }  /* above the picture, not on it */
 body:not([data-chief-ready]) #screens, body:not([data-chief-ready]) #steps { pointer-events: none; opacity: 0.6; }
 """
 # The screens take clicks once the page has restored its project and screen: a click or a keystroke before that
@@ -280,6 +281,7 @@ def launch(
         raise ValueError(f"serving on {host} exposes your projects: pass --auth user:password (or set CHIEF_AUTH)")
     from starlette.middleware import Middleware
 
+    from app.ui.player import EXPORTS
     from app.ui.security import Guard, allowed_hosts
 
     demo = create_app(studio)
@@ -319,7 +321,7 @@ def _launch(demo, studio, host, port, credentials, prevent_thread_lock, quiet, g
         ssr_mode=False,
         mcp_server=False,
         pwa=False,
-        allowed_paths=[str(studio.config.media_root)],
+        allowed_paths=[str(studio.config.media_root), str(studio.config.home / EXPORTS)],  # films, downloads
         theme=theme(),
         css=CSS,
         enable_monitoring=False,

@@ -6,10 +6,9 @@ the latest render the version's film comes from."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from html import escape as esc  # not app.ui.common's: common builds the status bar from this module
 
 import gradio as gr
-
-from app.ui.common import esc
 
 # (step, screen it opens, its name on the bar)
 STEPS = (

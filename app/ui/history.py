@@ -8,6 +8,7 @@ from __future__ import annotations
 import gradio as gr
 
 from app.ui.common import Ctx, esc, guard, need_project
+from app.ui.player import cc_toggle, film_video
 
 OVERALL = "overall"
 COLORS = ["#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#42d4f4", "#f032e6", "#9a6324", "#808000", "#000075"]
@@ -77,9 +78,11 @@ def layout(rows) -> dict[int, tuple[int, int]]:
     return pos
 
 
-def graph_svg(rows) -> str:
+def graph_svg(rows, words: dict[int, str] | None = None) -> str:
     """The version tree as SVG: a node per version (current ringed, the working draft dashed and labelled "draft"),
-    an edge per parent; hover for the message (a draft's: every small action folded into it)."""
+    an edge per parent, each labelled with its kind, or for an edit with what it changed (`words`: "lines", "sounds
+    & music"); hover for the message (a draft's: every small action folded into it)."""
+    words = words or {}
     if not rows:
         return ""
     pos = layout(rows)
@@ -96,6 +99,7 @@ def graph_svg(rows) -> str:
     nodes = []
     for r in rows:
         x, y = xy[r.number]
+        label = "draft" if r.draft else words.get(r.number) or r.kind
         marks = " · ".join(
             t
             for t, k in (
@@ -111,7 +115,7 @@ def graph_svg(rows) -> str:
             f"<title>v{r.number} {'draft' if r.draft else esc(r.kind)}: {esc(r.message)}"
             f"{(' (' + marks + ')') if marks else ''}</title>"
             f"<circle cx='{x}' cy='{y}' r='15'/><text x='{x}' y='{y + 4}' text-anchor='middle'>v{r.number}</text>"
-            f"<text class='kind' x='{x}' y='{y + 28}' text-anchor='middle'>{'draft' if r.draft else esc(r.kind)}"
+            f"<text class='kind' x='{x}' y='{y + 28}' text-anchor='middle'>{esc(label)}"
             f"{' ▶' if r.renders else ''}</text></g>"
         )
     return (
@@ -230,8 +234,12 @@ def build(ctx: Ctx) -> None:
         b = gr.Number(label="B", precision=0, minimum=1, elem_id="cmp_b")
         compare_btn = gr.Button("Compare", variant="primary", elem_id="compare_btn")
     with gr.Row():
-        film_a = gr.Video(label="A", elem_id="cmp_film_a", interactive=False)
-        film_b = gr.Video(label="B", elem_id="cmp_film_b", interactive=False)
+        with gr.Column():
+            film_a = gr.Video(label="A", elem_id="cmp_film_a", interactive=False, elem_classes=["film-player"])
+            cc_toggle("cmp_film_a")
+        with gr.Column():
+            film_b = gr.Video(label="B", elem_id="cmp_film_b", interactive=False, elem_classes=["film-player"])
+            cc_toggle("cmp_film_b")
     cmp_diff = gr.HTML(elem_id="cmp_diff", css_template=CSS, js_on_load=None)
     cmp_scores = gr.Dataframe(
         headers=["score", "A", "B", "change"],
@@ -246,6 +254,17 @@ def build(ctx: Ctx) -> None:
     )
     plot = gr.HTML(elem_id="score_plot", css_template=PLOT_CSS, js_on_load=None)
 
+    known: dict[str, str] = {}  # version id -> what it changed (a saved version never changes; a draft is "draft")
+
+    def tree(pid) -> str:
+        """The version graph, edits labelled with what they changed."""
+        rows = studio.versions(pid)
+        todo = [r for r in rows if r.kind == "edit" and not r.draft and r.id not in known]
+        if todo:
+            words = studio.change_words(pid, [r.number for r in todo])
+            known.update({r.id: words[r.number] for r in todo})
+        return graph_svg(rows, {r.number: known[r.id] for r in rows if r.id in known})
+
     def plot_for(pid, dimension):
         return plot_svg(*score_series(studio, pid, studio.versions(pid), dimension or OVERALL), dimension or OVERALL)
 
@@ -256,7 +275,7 @@ def build(ctx: Ctx) -> None:
         rows = studio.versions(pid)
         current = next(r for r in rows if r.current)
         parent = current.parent or current.number
-        return graph_svg(rows), current.number, parent, current.number, plot_for(pid, dimension)
+        return tree(pid), current.number, parent, current.number, plot_for(pid, dimension)
 
     @guard
     def compare(pid, va, vb):
@@ -264,10 +283,7 @@ def build(ctx: Ctx) -> None:
         if va in (None, "") or vb in (None, ""):
             raise gr.Error("choose two versions to compare")
         d = studio.diff(pid, int(va), int(vb))
-        films = []
-        for n in (int(va), int(vb)):
-            info = studio.render_info(pid, n)
-            films.append(str(studio.film_path(info)) if info else None)
+        films = [film_video(studio, pid, studio.render_info(pid, n), n) for n in (int(va), int(vb))]
         scores = [
             [k.replace("_", " "), x, y, (round(y - x, 2) if x is not None and y is not None else None)]
             for k, (x, y) in d.scores.items()  # score names in words ("story clarity")
@@ -293,7 +309,7 @@ def build(ctx: Ctx) -> None:
         if n in (None, ""):
             raise gr.Error("choose a version")
         v = studio.checkout(pid, int(n))
-        return v.number, f"v{v.number} is now current.", graph_svg(studio.versions(pid))
+        return v.number, f"v{v.number} is now current.", tree(pid)
 
     @guard
     def fork(pid, n):
@@ -304,7 +320,7 @@ def build(ctx: Ctx) -> None:
         return (
             v.number,
             f"v{v.number} forked from v{v.parent_number}; it is now current.",
-            graph_svg(studio.versions(pid)),
+            tree(pid),
         )
 
     ctx.tabs["history"].select(load, [ctx.pid, ctx.version, dim], [graph, target, a, b, plot], api_name="history")

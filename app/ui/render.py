@@ -6,19 +6,18 @@ A reloaded page or a second tab that opens this screen while a render runs follo
 
 from __future__ import annotations
 
-import re
-import tempfile
-from pathlib import Path
-
 import gradio as gr
 
 from app.ui import scenes
 from app.ui.common import Ctx, follow, guard, md, need_project, notice, progress_html, ver
+from app.ui.player import cc_toggle, film_video, handoff_path
 from app.ui.timeline import strip, strip_html
 from storage.records import RenderRecord
 
 SHOT_COLUMNS = ["#", "shot", "clip", "length (s)", "render time (s)"]
 # A render belongs to the browser that started it (app/jobs.py): its tabs and a reload follow it and may stop it.
+NOT_RENDERED = "Not rendered yet: press **Render**."
+RENDERING = "**Rendering…** the film shows here when it is done."
 STOP_NOTE = "Stop stops the render this browser started; its other tabs and a reloaded page follow it too."
 
 
@@ -53,7 +52,7 @@ def outputs_for(studio, pid, number, info):
     not rendered yet shows the film of its nearest rendered ancestor, labelled as such, until its own exists."""
     last = studio.last_film(pid, number) if info is None and pid else None
     if info is None and last is None:
-        return None, "Not rendered yet: press **Render**.", "", [], gr.Dropdown(choices=[], value=None)
+        return film_video(studio, pid, None), NOT_RENDERED, "", [], gr.Dropdown(choices=[], value=None)
     if last is not None:
         info = last.render
         board = studio.version(pid, info.version).storyboard
@@ -66,7 +65,7 @@ def outputs_for(studio, pid, number, info):
         )
     choices = [(f"{i + 1}. {r.shot_id} ({r.status})", r.shot_id) for i, r in enumerate(info.shots)]
     return (
-        str(studio.film_path(info)),
+        film_video(studio, pid, info, info.version if last is not None else number),
         text,
         strip_html(studio, board, info, "#film video"),
         shot_rows(studio, info),
@@ -88,7 +87,8 @@ def build(ctx: Ctx) -> None:
     summary_md = gr.Markdown(elem_id="render_summary")
     with gr.Row():
         with gr.Column(scale=3):
-            film = gr.Video(label="Film", elem_id="film", interactive=False)
+            film = gr.Video(label="Film", elem_id="film", interactive=False, elem_classes=["film-player"])
+            cc_toggle("film")
             film_strip = strip("render_strip")
         with gr.Column(scale=2):
             shots = gr.Dataframe(
@@ -106,17 +106,23 @@ def build(ctx: Ctx) -> None:
             )
     outs = [progress, film, summary_md, film_strip, shots, clip_pick]
 
-    def frame(job):
-        return progress_html(job), *[gr.skip()] * 5
+    def frames(pid, number):
+        """A running job's progress; a version with no film yet says it is rendering (not "not rendered yet")."""
+        unrendered = studio.render_info(pid, number) is None and studio.last_film(pid, number) is None
+
+        def frame(job):
+            return progress_html(job), gr.skip(), RENDERING if unrendered else gr.skip(), *[gr.skip()] * 3
+
+        return frame
 
     def final(pid, v):
         def show(job):
+            number = ver(v) or job.version
             if job.state == "done":
-                number = ver(v) or job.version
                 # a shot rendered from the Storyboard is a render job too; its result is that shot's clip
                 info = job.result if isinstance(job.result, RenderRecord) else studio.render_info(pid, number)
                 return "", *outputs_for(studio, pid, number, info)
-            return (progress_html(job), *[gr.skip()] * 5)
+            return progress_html(job), *outputs_for(studio, pid, number, studio.render_info(pid, number))
 
         return show
 
@@ -131,7 +137,7 @@ def build(ctx: Ctx) -> None:
             number = studio.version(pid, ver(v)).number
             yield "", *outputs_for(studio, pid, number, studio.render_info(pid, number))
             return
-        yield from follow(jobs, job, frame, final(pid, v))
+        yield from follow(jobs, job, frames(pid, ver(v) or job.version), final(pid, v))
 
     @guard
     def do_render(pid, v, scene_id=scenes.WHOLE):
@@ -145,7 +151,7 @@ def build(ctx: Ctx) -> None:
             lambda n, scope, p, c: studio.render(pid, n, p, c, scope),
             "render",
         )
-        yield from follow(jobs, job, frame, final(pid, number))
+        yield from follow(jobs, job, frames(pid, number), final(pid, number))
 
     @guard
     def stop(pid):
@@ -170,12 +176,10 @@ def build(ctx: Ctx) -> None:
 
     @guard
     def hand_off(pid, v):
+        """The hand-off zip, written to the project's exports (served from there) and offered for download."""
         pid = need_project(pid)
-        private = studio.config.home / "tmp"  # this user's only (app.ui.private_temp_dir), not the shared /tmp
-        version = studio.version(pid, ver(v))
-        slug = re.sub(r"[^A-Za-z0-9]+", "-", version.storyboard.title).strip("-")[:40] or "film"
-        folder = Path(tempfile.mkdtemp(prefix="timeline-", dir=private))
-        return [str(studio.export_handoff(pid, version.number, folder / f"{slug}-v{version.number}-for-an-editor.zip"))]
+        number = studio.version(pid, ver(v)).number
+        return [str(studio.export_handoff(pid, number, handoff_path(studio, pid, number)))]
 
     ctx.tabs["render"].select(load, [ctx.pid, ctx.version], outs, api_name="render_info").then(
         guard(scenes.refresh(studio)),

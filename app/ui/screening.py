@@ -10,6 +10,7 @@ import gradio as gr
 from app.ui import scenes
 from app.ui.board_media import screening_label
 from app.ui.common import Ctx, esc, follow, guard, media_url, need_project, one_line, progress_html, ver
+from app.ui.player import cc_toggle, film_video
 from app.ui.timeline import STEMS, shot_starts, strip, strip_html
 
 WHOLE_FILM = "(whole film)"
@@ -171,7 +172,8 @@ def build(ctx: Ctx) -> None:
     notes_state = gr.State([])
     with gr.Row():
         with gr.Column(scale=3):
-            film = gr.Video(label="Film", elem_id="screening_film", interactive=False)
+            film = gr.Video(label="Film", elem_id="screening_film", interactive=False, elem_classes=["film-player"])
+            cc_toggle("screening_film")
             film_strip = strip("screening_strip", hearing(studio))
             gr.Markdown("### Your notes (the refiner follows them)")
             note_text = gr.Textbox(label="Note", lines=2, elem_id="note_text", placeholder="Make the storm scarier…")
@@ -266,7 +268,17 @@ def build(ctx: Ctx) -> None:
     @guard
     def load(pid, v):
         if not pid:
-            yield "", None, "", "", "", "", [], gr.Dropdown(choices=[WHOLE_FILM], value=WHOLE_FILM), ""
+            yield (
+                "",
+                film_video(studio, "", None),
+                "",
+                "",
+                "",
+                "",
+                [],
+                gr.Dropdown(choices=[WHOLE_FILM], value=WHOLE_FILM),
+                "",
+            )
             return
         version = studio.version(pid, ver(v))
         info = studio.render_info(pid, version.number)
@@ -286,8 +298,11 @@ def build(ctx: Ctx) -> None:
         )
         yield (
             progress_html(job),
-            gr.Video(
-                value=str(studio.film_path(shown)) if shown else None,
+            film_video(
+                studio,
+                pid,
+                shown,
+                last.render.version if last else version.number,
                 label=f"Film — {last.describe()}: render to watch v{version.number}" if last else "Film",
             ),
             strip_html(studio, shown_board, shown, "#screening_film video", controls=True, project=pid),

@@ -190,9 +190,9 @@ function trackControl(sc) {
     send('scene_track', { scene_id: sc.scene_id, action: 'upload', path });
   });
   box.appendChild(file);
-  const ready = () => {
-    if (!board.dirty && !sc.isNew) return true;
-    note('Save the storyboard first: a track is placed on the saved version.');
+  const ready = () => {  // the track goes on the saved version, unsaved edits or not; a new scene is not in it yet
+    if (!sc.isNew) return true;
+    note('Save the storyboard first: this scene is new (not in the saved version yet).');
     return false;
   };
   button(box, sc.track ? '♫ Replace track' : '♫ Track', 'mini track-upload',
@@ -475,9 +475,12 @@ function linesEditor(c, shot) {
     const said = el('input', 'said');
     said.value = ln.line || '';
     said.placeholder = 'What they say';
+    said.setAttribute('aria-label', 'What they say');
     const how = el('input', 'how');
     how.value = ln.delivery || '';
-    how.placeholder = 'Delivery (whispered …)';
+    how.placeholder = 'whispered …';
+    how.setAttribute('aria-label', 'Delivery');
+    how.title = 'How it is said';
     const warn = el('span', 'warn', '');
     const show = () => {
       off.textContent = ln.character && !shot.characters.includes(ln.character) ? 'off screen' : '';
@@ -499,7 +502,7 @@ function linesEditor(c, shot) {
     drop.type = 'button';
     drop.title = 'Remove this line';
     drop.addEventListener('click', () => { shot.dialogue.splice(i, 1); commit(true); });
-    row.append(who, off, said, how, play, drop, heard, warn, audio);
+    row.append(who, off, said, el('span', 'lbl how-lbl', 'delivery'), how, play, drop, heard, warn, audio);
     show();
     shows.push(show);
     box.appendChild(row);
@@ -535,7 +538,8 @@ function card(shot, scene) {
   if (shot.keyframe) thumb.appendChild(el('span', 'kf-badge', 'keyframe'));
   c.appendChild(thumb);
   c.appendChild(keyframeBar(shot));
-  field(c, shot, 'prompt', 'textarea', '', { rows: 3, placeholder: 'What the shot shows' });
+  // every field keeps a label above it (a placeholder alone goes once the field is filled)
+  field(c, shot, 'prompt', 'textarea', 'Picture', { rows: 3, placeholder: 'What the shot shows' });
   const row = el('div', 'row');
   c.appendChild(row);
   const length = field(row, shot, 'duration', 'number', 'Length (s)', { min: 0.5, max: 60, step: 0.5 });
@@ -558,12 +562,12 @@ function card(shot, scene) {
     }
     c.appendChild(chips);
   }
-  field(c, shot, 'narration', 'textarea', '', { rows: 1, placeholder: 'Narration (voice-over, subtitled)' });
+  field(c, shot, 'narration', 'textarea', 'Narration', { rows: 1, placeholder: 'Voice-over, subtitled' });
   refreshLines = linesEditor(c, shot);
   length.addEventListener('input', () => refreshLines());
-  field(c, shot, 'sounds', 'textarea', '', { rows: 1, placeholder: 'Sounds (effects, ambience)' });
-  field(c, shot, 'description', 'textarea', '', {
-    rows: 1, placeholder: 'Description (what is seen, said between the lines on the described track)',
+  field(c, shot, 'sounds', 'textarea', 'Sounds', { rows: 1, placeholder: 'Effects, ambience' });
+  field(c, shot, 'description', 'textarea', 'Description', {
+    rows: 1, placeholder: 'What is seen, said between the lines on the described track',
   });
   const flags = el('div', 'row flags');
   c.appendChild(flags);
@@ -719,12 +723,14 @@ function draw() {
     const title = el('input', 'scene-title');
     title.value = sc.title || '';
     title.placeholder = 'Scene title';
+    title.setAttribute('aria-label', 'Scene title');
     title.addEventListener('input', () => { sc.title = title.value; commit(false); });
     h.appendChild(title);
     const music = el('input', 'scene-music');
     music.value = sc.music || '';
     music.placeholder = 'Music cue (mood, tempo, instruments), or none';
     music.title = 'The scene\'s music, in words';
+    music.setAttribute('aria-label', 'Music cue');
     music.addEventListener('input', () => { sc.music = music.value; commit(false); });
     h.appendChild(music);
     h.appendChild(trackControl(sc));
@@ -764,7 +770,9 @@ function restore() {
         : { thumb: '', keyframe: '', candidates: [], takes: null });
     }
   }
+  const tracks = new Map(board.scenes.map((sc) => [sc.scene_id, !!sc.track]));  // the server's: a track is saved
   board.scenes = draft.scenes.filter((sc) => Array.isArray(sc.shots) && sc.shots.length);
+  board.scenes.forEach((sc) => { sc.track = tracks.get(sc.scene_id) || false; });
   return Array.isArray(draft.undo) ? draft.undo.filter((u) => typeof u === 'string') : [];
 }
 
@@ -779,6 +787,14 @@ function load() {
   }
   if (!board) { base = null; undo = []; draw(); return; }
   if (board.open_takes) openTakes.add(board.open_takes);
+  if (board.carried_from && board.key && board.carried_from !== board.key) {
+    // a track was placed on the saved version: the unsaved edits go on over the version it made (Undo starts anew)
+    try {
+      const kept = JSON.parse(localStorage.getItem(DRAFT + board.carried_from) || 'null');
+      if (kept) localStorage.setItem(DRAFT + board.key, JSON.stringify({ ...kept, undo: [] }));
+      localStorage.removeItem(DRAFT + board.carried_from);
+    } catch (e) { /* storage blocked: nothing kept */ }
+  }
   if (board.saved_from) {  // saved: the draft it came from is done with
     try { localStorage.removeItem(DRAFT + board.saved_from); } catch (e) { /* storage blocked: nothing kept */ }
   }

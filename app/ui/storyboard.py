@@ -124,6 +124,7 @@ def board_json(
     max_upload: int = 0,
     key: str = "",
     saved_from: str = "",
+    carried_from: str = "",
     confirm_draw: dict[str, str] | None = None,
     max_track: int = 0,
     project: str = "",
@@ -132,7 +133,8 @@ def board_json(
     """The board as the editor's JSON value: scenes of shots (with their pictures: the approved keyframe or the
     clip's thumbnail, keyframe candidates, takes), the camera moves and the character names to choose from. `key`
     names the version ("pid:vN") the browser keeps unsaved edits under; `saved_from`, the one a save came from (its
-    kept edits are done with); `confirm_draw`, what ✦ Draw keyframes asks before it runs, per scene picked."""
+    kept edits are done with); `carried_from`, the one a track was placed on while the board had unsaved edits
+    (they are kept on, over this version); `confirm_draw`, what ✦ Draw keyframes asks before it runs, per scene picked."""
     from storage.schema import CAMERA_MOVES
 
     media = media or {}
@@ -164,6 +166,7 @@ def board_json(
             "project": project,  # a line's ▶ speaks in this version's voices
             "version": version,
             "saved_from": saved_from,
+            "carried_from": carried_from,  # a track made this version: the browser's unsaved edits go on over it
             "confirm_draw": confirm_draw or {},
             "film": board.film.model_dump(mode="json"),  # the film options as loaded (see `loaded_board`)
             "scenes": [
@@ -413,7 +416,9 @@ def build(ctx: Ctx) -> None:
     def thumbs_of(board) -> dict[str, str]:
         return {sid: media_url(studio.thumbnail(c.sha256)) for sid, c in studio.cached_shots(board).items()}
 
-    def editor_value(pid: str, number: int, open_takes: str | None = None, saved_from: int | None = None) -> str:
+    def editor_value(
+        pid: str, number: int, open_takes: str | None = None, saved_from: int | None = None, carried_from: int = 0
+    ) -> str:
         board = studio.version(pid, number).storyboard
         cached = studio.cached_shots(board)
         media = card_media(studio, pid, number, cached)
@@ -430,6 +435,7 @@ def build(ctx: Ctx) -> None:
             project=pid,
             version=number,
             saved_from=f"{pid}:v{saved_from}" if saved_from else "",
+            carried_from=f"{pid}:v{carried_from}" if carried_from else "",
         )
 
     def stills_line() -> str:
@@ -471,9 +477,17 @@ def build(ctx: Ctx) -> None:
         yield from followed(pid, number, job, draft if started else None)
 
     def saved_only(version, value, what: str = "keyframes and takes are made from") -> None:
-        """Keyframes, takes and tracks are made from the saved version: a board with unsaved edits is refused."""
+        """Keyframes and takes are made from the saved version: a board with unsaved edits is refused."""
         if value and json_to_board(version.storyboard, value) != version.storyboard:
             raise ValueError(f"save the storyboard first: {what} the saved version (v{version.number})")
+
+    def kept_note(carried: int, number: int) -> str:
+        return f" Your unsaved edits stay unsaved, over v{number}: Save makes them a version." if carried else ""
+
+    def unsaved(version, value) -> int:
+        """`version`'s number when the board holds unsaved edits over it (a track placed meanwhile keeps them on,
+        over the version it makes), else 0."""
+        return version.number if value and json_to_board(version.storyboard, value) != version.storyboard else 0
 
     def film_track_shown(board):
         """The film options' track line and its ✕: shown while a track of the creator's plays under the film."""
@@ -642,7 +656,9 @@ def build(ctx: Ctx) -> None:
         a = TrackAction.of(getattr(evt, "_data", None))
         pid = need_project(pid)
         version = studio.version(pid, ver(v))
-        saved_only(version, value, "a track is placed on")
+        if a.scene_id not in {sc.scene_id for sc in version.storyboard.scenes}:
+            raise ValueError(f"save the storyboard first: scene {a.scene_id} is new (not in v{version.number} yet)")
+        carried = unsaved(version, value)  # the track goes on the saved version; unsaved edits stay unsaved
         upload = uploaded_file(a.path) if a.action == "upload" else None
         nv, made = studio.set_music_track(pid, a.scene_id, upload, version.number)
         if not made:
@@ -651,8 +667,8 @@ def build(ctx: Ctx) -> None:
             text = f"v{nv.number}: scene {a.scene_id} plays the uploaded track instead of its cue."
         else:
             text = f"v{nv.number}: scene {a.scene_id} has no track: its cue plays again."
-        text += branch_note(studio, pid, nv.number)
-        return "", "", nv.number, editor_value(pid, nv.number), text, gr.skip()
+        text += branch_note(studio, pid, nv.number) + kept_note(carried, nv.number)
+        return "", "", nv.number, editor_value(pid, nv.number, carried_from=carried), text, gr.skip()
 
     @guard
     def film_track(pid, v, value, path=None):
@@ -660,7 +676,7 @@ def build(ctx: Ctx) -> None:
         scene button's path (`studio.set_music_track`, the same checks: a refusal is one line, nothing saved)."""
         pid = need_project(pid)
         version = studio.version(pid, ver(v))
-        saved_only(version, value, "a track is placed on")
+        carried = unsaved(version, value)  # the track goes on the saved version; unsaved edits stay unsaved
         upload = uploaded_file(str(path)) if path is not None else None
         nv, made = studio.set_music_track(pid, None, upload, version.number)
         if not made:
@@ -673,9 +689,17 @@ def build(ctx: Ctx) -> None:
             )
         else:
             text = f"v{nv.number}: no track under the whole film: each scene's cue or track plays again."
-        text += branch_note(studio, pid, nv.number)
+        text += branch_note(studio, pid, nv.number) + kept_note(carried, nv.number)
         board = nv.storyboard
-        return "", "", nv.number, editor_value(pid, nv.number), text, gr.skip(), *film_track_shown(board)
+        return (
+            "",
+            "",
+            nv.number,
+            editor_value(pid, nv.number, carried_from=carried),
+            text,
+            gr.skip(),
+            *film_track_shown(board),
+        )
 
     @guard
     def draw_keyframes(pid, v, value, scene):

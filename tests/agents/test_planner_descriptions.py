@@ -55,3 +55,30 @@ def test_the_offline_planner_describes_each_shot_from_its_prompt_within_a_gap():
             assert fit_gap(0.0, s.duration, s.speech(), len(words) / WORDS_PER_SECOND)[0] is not None
         on = board.model_copy(update={"film": board.film.model_copy(update={"audio_description": True})})
         assert on.description_warnings() == []  # the plan's descriptions fit their gaps
+
+
+def test_a_shortened_description_ends_where_a_phrase_ends():
+    """Shortened to fit its gap, a description keeps whole clauses of its prompt or stops before a phrase ("in soft
+    morning light"), never inside one ("Ada's home in soft.")."""
+    from agents.offline.planner import _BOUNDARY, _SHOT_LEAD
+
+    checked = 0
+    for idea in (
+        "Ada, a young inventor, builds a kite to find her missing father over the sea",
+        "An old lighthouse keeper befriends a lonely whale during a storm",
+        "Two rival bakers in a tiny mountain village discover a recipe that makes people remember their dreams",
+        "A retired astronaut teaches her grandson to read the stars from a rooftop garden",
+    ):
+        board = OfflinePlanner().plan(idea, 2.0).value
+        for s in board.shots():
+            if not s.description:
+                continue
+            said = [w.strip(",.").lower() for w in s.description.split()]
+            source = _SHOT_LEAD.sub("", s.prompt).split()
+            n = len(said)
+            assert [w.strip(",.").lower() for w in source[:n]] == said, (s.prompt, s.description)
+            whole = n == len(source) or source[n - 1].endswith(",")
+            assert whole or source[n].lower() in _BOUNDARY, (s.prompt, s.description)
+            checked += 1
+    print(f"{checked} descriptions end where a clause or a phrase ends")
+    assert checked > 20

@@ -18,6 +18,7 @@ from generation.audio.pcm import RATE, decode, rms_db
 from generation.video_io import ffmpeg_exe, read_frames
 from storage.files import dump_storyboard, load_storyboard
 from storage.schema import Character, FilmOptions, Line, Scene, Shot, Storyboard
+from tests.subtitle_streams import soft_subtitles, srt_cues
 
 KEEPER = "The lamp is lit tonight."  # 5 words: about 2 s said
 WHALE = "I hear you, old man."  # said by the whale, who is not in the shot: off screen
@@ -118,10 +119,17 @@ def test_sdh_captions_name_the_off_screen_speaker_and_carry_the_sounds(chief, tm
         stop = next(c for c in got if c[2] == "[music stops]")
         assert stop[0] == pytest.approx(16.0, abs=0.01) and stop[1] <= 20.0
     assert [(round(a, 3), round(b, 3)) for a, b, _ in srt] == [(round(a, 3), round(b, 3)) for a, b, _ in vtt]
+    # the film carries them too, as a soft subtitle stream a player turns on: the sidecar's cues, read from the mp4
+    stream, text = soft_subtitles(r["film"])
+    print(stream)
+    assert "mov_text" in stream and "(eng)" in stream
+    sidecar = open(r["files"]["srt"], encoding="utf-8").read()
+    assert srt_cues(text) == srt_cues(sidecar) and len(srt_cues(text)) == len(srt)
 
     chief("film", pid, "--burn-subtitles")  # burned in when asked: the SDH captions drawn on the picture
     burned = json.loads(chief("render", pid, "--json").stdout)
     assert burned["rendered"] == 0 and not burned["stream_copied"]
+    assert soft_subtitles(burned["film"]) == ("", "")  # drawn on the picture: not a second time as a stream
     (drawn, fps), (clean, _) = read_frames(burned["film"]), read_frames(r["film"])
 
     def changed(t: float) -> int:  # pixels the burn-in changed

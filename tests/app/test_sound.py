@@ -185,6 +185,8 @@ def test_the_timeline_export_carries_the_stems_as_audio_tracks(chief, project, t
         "cut.fcpxml",
         "cut.music.edl",
         "cut.otio",
+        "cut.srt",
+        "cut.vtt",
         "dialogue.wav",
         "effects.wav",
         "music.wav",

@@ -2,8 +2,9 @@ import numpy as np
 import pytest
 
 from generation.assembly import assemble, film_info, timeline
-from generation.subtitles import Cue, write_srt
+from generation.subtitles import Cue, write_srt, write_vtt
 from generation.video_io import inspect, read_frames, write_video
+from tests.subtitle_streams import soft_subtitles, srt_cues
 
 COLOURS = [(200, 30, 30), (30, 200, 30), (30, 30, 200)]
 
@@ -124,6 +125,25 @@ def test_burned_subtitles_draw_on_the_picture(tmp_path):
     assert changed(12) == 0  # after it
     with pytest.raises(ValueError, match="needs subtitles_srt"):
         assemble(clips, tmp_path / "x.mp4", burn_subtitles=True)
+
+
+def test_subtitles_not_burned_are_a_soft_stream_and_change_no_pixels(tmp_path):
+    """The WebVTT is muxed as a mov_text stream a player turns on: the film is still a stream copy, its text (angle
+    brackets and ampersands too) and times read back from the file are the cues'."""
+    clips = _clips(tmp_path)
+    cues = [Cue(0.0, 1.25, "Now. It has to be now."), Cue(1.5, 2.9, "KEEPER: Go & see <the> whale.")]
+    srt, vtt = write_srt(cues, tmp_path / "s.srt"), write_vtt(cues, tmp_path / "s.vtt")
+    res = assemble(clips, tmp_path / "film.mp4", soft_subtitles=vtt, language="eng", subtitles_title="Captions (SDH)")
+    assert res.stream_copied, res.reencoded
+    assert all(np.array_equal(a, b) for a, b in zip(read_frames(res.path)[0], _decoded(clips)))
+    stream, text = soft_subtitles(res.path)
+    assert "mov_text" in stream and "(eng)" in stream, stream
+    assert srt_cues(text) == [
+        ("00:00:00,000 --> 00:00:01,250", cues[0].text),
+        ("00:00:01,500 --> 00:00:02,900", cues[1].text),
+    ]
+    burned = assemble(clips, tmp_path / "burned.mp4", subtitles_srt=srt, burn_subtitles=True)
+    assert soft_subtitles(burned.path)[0] == ""  # burned in: not twice
 
 
 def test_audio_is_muxed_without_reencoding_video_and_fits_the_film(tmp_path):

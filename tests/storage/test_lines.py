@@ -169,3 +169,23 @@ def test_a_storyboard_file_with_text_dialogue_loads(tmp_path):
         Line(character="Tom", line="Wait!", delivery="far off"),
     ]
     assert shot.subtitles() == ["Cast off!", "Tom: Wait!"] and shot.sounds == ""
+
+
+def test_a_storyboard_file_that_lists_a_shots_sounds_loads(tmp_path):
+    """`sounds: [wind, rain]` reads as the words "wind, rain" (each item a phrase, as the captions' tags split them);
+    a list holding anything but text is still refused."""
+    from generation.subtitles import sound_tags
+    from storage.files import load_storyboard
+
+    p = tmp_path / "listed.yaml"
+    p.write_text(
+        "title: Listed\nscenes:\n  - shots:\n"
+        "      - {prompt: the quay, sounds: [gulls crying, '  distant   thunder ', '', halyards clanking]}\n"
+        "      - prompt: the quay at night\n        sounds:\n          - surf\n          - a foghorn\n"
+    )
+    first, second = load_storyboard(p).shots()
+    assert first.sounds == "gulls crying, distant thunder, halyards clanking"
+    assert sound_tags(first.sounds) == ["[gulls crying]", "[distant thunder]", "[halyards clanking]"]
+    assert second.sounds == "surf, a foghorn"
+    with pytest.raises(ValidationError, match="sounds"):
+        Shot(prompt="x", sounds=["wind", {"rain": 1}])

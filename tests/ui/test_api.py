@@ -22,7 +22,9 @@ def test_create_render_reuses_unchanged_shots(client, board_file, studio):
     _, film, summary, strip, shots, _ = client.predict(pid, v, api_name="/render")
     assert "rendered **3**, reused **0**" in summary and "animatic" in summary
     assert [r[2] for r in shots["data"]] == ["rendered"] * 3
-    assert film.endswith(".mp4") and strip.count("data-shot=") == 3
+    # the player's film is named for the film (a download keeps the name), not for its hash; no lines: no captions
+    assert film["value"].endswith("/Tiny-Lighthouse-v1.mp4") and film["subtitles"] is None
+    assert strip.count("data-shot=") == 3
 
     board = client.predict(pid, v, api_name="/load_storyboard")[0]
     data = json.loads(board)
@@ -43,7 +45,7 @@ def test_a_version_that_changes_no_pixels_shares_its_parents_film(client, board_
     board = studio.version(pid, v2).storyboard
     v3, _ = studio.save_storyboard(pid, board.model_copy(update={"title": "A new title"}), v2)  # no title card
     _, film, summary, *_ = client.predict(pid, v3.number, api_name="/render_info")
-    assert "shares the film of **v1**" in summary and film.endswith(".mp4")
+    assert "shares the film of **v1**" in summary and film["value"].endswith("/A-new-title-v3.mp4")
     assert studio.render_info(pid, v3.number).version == 1
     crits = client.predict(pid, v3.number, api_name="/critique")[1]  # critics can watch it: no "render first"
     assert "panel" in crits
@@ -102,7 +104,7 @@ def test_note_refine_accept_compare(client, board_file, studio):
         [1],
     )
     film_a, film_b, diff, scores = client.predict(pid, 1, 2, api_name="/compare")
-    assert film_a.endswith(".mp4") and film_b is None  # v2 not rendered yet
+    assert film_a["value"].endswith("-v1.mp4") and film_b["value"] is None  # v2 not rendered yet
     assert "v1 → v2" in diff and "changed" in diff
     graph = client.predict(pid, 2, "overall", api_name="/history")[0]
     assert "data-version='1'" in graph and "node current' data-version='2'" in graph
@@ -110,41 +112,77 @@ def test_note_refine_accept_compare(client, board_file, studio):
 
 def test_handoff_zip_opens_with_otio_finds_its_media_and_carries_the_notes(client, board_file, studio, tmp_path):
     """One zip an editor opens anywhere: the cut in three formats, the clips in media/, paths relative to the zip's
-    folder; critic markers come from the latest critique of the version each shot's clip comes from."""
+    folder, the captions timed on the cut; its markers carry the creator's notes (this version's and the earlier
+    ones', labelled) and the critiques of the version handed off only: an earlier version's panel watched another
+    film (stale), even where a shot's clip is the same."""
     import zipfile
 
     import opentimelineio as otio
+
+    from storage.schema import Line
 
     pid, v = create(client, board_file)
     client.predict(pid, v, api_name="/render")
     client.predict(pid, v, "Make the storm scarier", "s3", api_name="/add_note")
     client.predict(pid, v, api_name="/critique")
-    crit = studio.critiques(pid, v)
+    v1_critics = {c.persona_name.lower() for c in studio.critiques(pid, v)}
     board = studio.version(pid, v).storyboard
     board.scenes[0].shots[2].prompt = "A calm sea at noon"  # s3 changes: v1's critics never saw its new clip
+    board.scenes[0].shots[0].dialogue = [Line(character="Keeper", line="The lamp <is> lit & ready.")]
     v2 = studio.save_storyboard(pid, board, v, "s3 calmer")[0].number
-    client.predict(pid, v2, api_name="/render")  # v2 is not critiqued
-    files = client.predict(pid, v2, api_name="/export_timeline")
-    assert len(files) == 1 and files[0].endswith("-v2-for-an-editor.zip")
-    unpacked = tmp_path / "editor"
-    with zipfile.ZipFile(files[0]) as zf:
-        names = zf.namelist()
-        zf.extractall(unpacked)
-    assert sorted(n for n in names if not n.startswith("media/")) == ["cut.edl", "cut.fcpxml", "cut.otio"]
-    assert not any(str(studio.config.home) in (unpacked / n).read_text() for n in ("cut.otio", "cut.fcpxml"))
-    first = crit[0].persona_name.lower()
-    for name in ("cut.otio", "cut.edl", "cut.fcpxml"):
-        timeline = otio.adapters.read_from_file(str(unpacked / name))
-        clips = list(timeline.find_clips())
-        assert [c.name for c in clips] == ["s1", "s2", "s3"]
-        if name != "cut.edl":  # an EDL names its clips' files, not their paths
-            for c in clips:
-                url = c.media_reference.target_url
-                assert not url.startswith(("file:", "/")) and (unpacked / url).is_file(), (name, url)
-        marks = {c.name: [m.name.lower() for m in c.markers] for c in clips}
-        critic_on = {sid for sid, ms in marks.items() if any(m.startswith(first) for m in ms)}
-        assert critic_on and "s3" not in critic_on, (name, marks)  # from v1's panel, only on clips it watched
-        assert any("(on v1)" in m for sid in critic_on for m in marks[sid]), (name, marks)
+    client.predict(pid, v2, api_name="/render")  # v2 is not critiqued yet
+    client.predict(pid, v2, "Hold the last shot longer", None, api_name="/add_note")
+
+    def unpack(name: str) -> tuple[dict, list[str]]:
+        files = client.predict(pid, v2, api_name="/export_timeline")
+        assert len(files) == 1 and files[0].endswith("Tiny-Lighthouse-v2-for-an-editor.zip")
+        unpacked = tmp_path / name
+        with zipfile.ZipFile(files[0]) as zf:
+            names = zf.namelist()
+            zf.extractall(unpacked)
+        marks = {}
+        for cut in ("cut.otio", "cut.edl", "cut.fcpxml"):
+            clips = [
+                c for t in otio.adapters.read_from_file(str(unpacked / cut)).video_tracks() for c in t.find_clips()
+            ]
+            assert [c.name for c in clips] == ["s1", "s2", "s3"]
+            if cut != "cut.edl":  # an EDL names its clips' files, not their paths
+                for c in clips:
+                    url = c.media_reference.target_url
+                    assert not url.startswith(("file:", "/")) and (unpacked / url).is_file(), (cut, url)
+            marks[cut] = {c.name: [m.name.lower() for m in c.markers] for c in clips}
+        assert not any(str(studio.config.home) in (unpacked / n).read_text() for n in ("cut.otio", "cut.fcpxml"))
+        return marks, names, unpacked
+
+    marks, names, unpacked = unpack("before")
+    assert sorted(n for n in names if not n.startswith("media/")) == [
+        "cut.dialogue.edl",
+        "cut.edl",
+        "cut.effects.edl",
+        "cut.fcpxml",
+        "cut.music.edl",
+        "cut.otio",
+        "cut.srt",
+        "cut.vtt",
+        "dialogue.wav",
+        "effects.wav",
+        "music.wav",
+    ]
+    assert "The lamp <is> lit & ready." in (unpacked / "cut.srt").read_text()
+    assert "The lamp &lt;is&gt; lit &amp; ready." in (unpacked / "cut.vtt").read_text()
+    for cut, by_shot in marks.items():
+        every = [m for ms in by_shot.values() for m in ms]
+        assert not any(m.startswith(tuple(v1_critics)) for m in every), (cut, every)  # v1's panel: stale
+        assert "note: hold the last shot longer" in by_shot["s1"], (cut, by_shot)  # v2's note, on the film
+        assert any(m.startswith("note (on v1") and "make the storm scarier" in m for m in by_shot["s3"]), (cut, by_shot)
+
+    client.predict(pid, v2, api_name="/critique")  # now v2's own panel speaks, on every shot
+    v2_critics = {c.persona_name.lower() for c in studio.critiques(pid, v2)}
+    marks, _, _ = unpack("after")
+    for cut, by_shot in marks.items():
+        critic_on = {sid for sid, ms in by_shot.items() if any(m.startswith(tuple(v2_critics)) for m in ms)}
+        assert critic_on, (cut, by_shot)
+        assert not any("(on v1" in m and not m.startswith("note") for ms in by_shot.values() for m in ms)
 
 
 def test_panel_and_custom_persona(client, board_file, studio):

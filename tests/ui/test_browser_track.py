@@ -100,3 +100,39 @@ def test_a_track_under_the_whole_film_from_the_film_options(server, st, page, tm
     expect(label).to_contain_text("No track of yours under the whole film")
     expect(clear).to_be_hidden()
     assert st.version(pid).number == 3 and st.version(pid).storyboard.film.music_track == ""
+
+
+def test_a_track_placed_with_unsaved_edits_makes_its_own_version_and_keeps_the_edits(
+    server,  # noqa: F811
+    st,  # noqa: F811
+    page,
+    tmp_path,
+    errors,
+):
+    """No "save first": the track goes on the saved version (a version of its own, made in one step), and the card
+    edits not saved yet stay on the board, unsaved, over that version; saving then keeps both."""
+    from playwright.sync_api import expect
+
+    pid = tiny(st, tmp_path, title="Track over edits")
+    wav = tmp_path / "theme.wav"
+    run_ffmpeg(["-y", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=2", str(wav)])
+    open_project(page, server, pid, "Storyboard")
+    prompt = page.locator("#card_s2 .prompt textarea")
+    expect(prompt).to_be_visible(timeout=LONG)
+    prompt.fill("A whale tail in silver water")
+    expect(page.locator("#board .dirty")).to_contain_text("1 unsaved change")
+    header = page.locator("#board section.scene[data-scene=a] header")
+    header.locator("input.track-file").set_input_files(str(wav))
+    expect(page.locator("#shots_message")).to_contain_text("scene a plays the uploaded track", timeout=LONG)
+    expect(page.locator("#shots_message")).to_contain_text("unsaved edits stay unsaved")
+    v2 = st.version(pid)
+    assert v2.number == 2 and len(v2.storyboard.scenes[0].music_track) == 64
+    assert v2.storyboard.shots()[1].prompt == "A whale tail in grey water"  # the edit is not saved by the track
+    expect(header.locator(".track-label")).to_have_text("♫ uploaded track")
+    expect(prompt).to_have_value("A whale tail in silver water")
+    expect(page.locator("#board .dirty")).to_contain_text("1 unsaved change")
+    page.locator("#shots_save_btn").click()
+    expect(page.locator("#board .dirty")).to_contain_text("Saved", timeout=LONG)
+    v3 = st.version(pid)
+    assert v3.number == 3 and v3.storyboard.shots()[1].prompt == "A whale tail in silver water"
+    assert v3.storyboard.scenes[0].music_track == v2.storyboard.scenes[0].music_track

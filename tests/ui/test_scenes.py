@@ -33,7 +33,7 @@ def pid(studio, tmp_path):
 def test_a_scene_rendered_critiqued_and_refined_from_the_page(client, studio, pid):
     _, film, summary, strip, shots, _ = client.predict(pid, 1, "b", api_name="/render")
     assert [r[1] for r in shots["data"]] == ["s4", "s5"]
-    assert "**3** shot(s) not in this film yet" in summary and film.endswith(".mp4")
+    assert "**3** shot(s) not in this film yet" in summary and film["value"].endswith("-v1.mp4")
     _, cards, _ = client.predict(pid, 1, "b", api_name="/critique")
     assert "watched scene b" in cards and "watched 2/2 shots · measured offline" in cards
     assert all(c.scope.scenes == ["b"] for c in studio.critiques(pid))
