@@ -281,7 +281,6 @@ def launch(
         raise ValueError(f"serving on {host} exposes your projects: pass --auth user:password (or set CHIEF_AUTH)")
     from starlette.middleware import Middleware
 
-    from app.ui.player import EXPORTS
     from app.ui.security import Guard, allowed_hosts
 
     demo = create_app(studio)
@@ -308,6 +307,8 @@ def _environment(**values: str):
 
 
 def _launch(demo, studio, host, port, credentials, prevent_thread_lock, quiet, guard, cap: int) -> None:
+    from app.ui.player import EXPORTS
+
     demo.launch(
         max_file_size=cap,
         server_name=host,
