@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from app.context import Context
 from generation.base import CancelToken
-from storage.records import MediaRecord, RenderAudio, RenderRecord, ShotRender
+from storage.records import MediaExt, MediaRecord, RenderAudio, RenderRecord, ShotRender
 from storage.schema import Note, Shot, Storyboard
 
 log = logging.getLogger(__name__)
@@ -59,7 +61,7 @@ class FilmAssembler:
         stored: list[MediaRecord] = []
         media: dict[str, str] = {}
 
-        def keep(kind: str, path: Path, ext: str) -> None:
+        def keep(kind: str, path: Path, ext: MediaExt) -> None:
             rec = self.ctx.media.put(path, ext, move=True)
             stored.append(rec)
             media[kind] = rec.sha256
@@ -222,7 +224,7 @@ def captions(
     return out
 
 
-def _with_described(summary: RenderAudio | None, described, loudness: str) -> RenderAudio | None:
+def _with_described(summary: RenderAudio | None, described, loudness: Literal["web", "ebu"]) -> RenderAudio | None:
     """The render's sound summary with what the described track holds (`described`: app.audio.Described or None)."""
     if described is None:
         return summary
@@ -268,7 +270,7 @@ def export_timeline(
     number: int,
     media_urls: dict[str, str] | None = None,
     media_path=None,
-    earlier: list = (),
+    earlier: Sequence = (),
 ) -> dict[str, Path]:
     """The film's cut for an editor: OpenTimelineIO, CMX 3600 EDL and FCPXML, each with a marker per critic note
     (at its shot; from `watched`: version `number`'s panel, or one that watched this very film), per creator note on
@@ -280,7 +282,7 @@ def export_timeline(
     for the cut's length; the captions, timed on the cut, are `cut.srt` and `cut.vtt` beside it."""
     from generation import otio_export
 
-    items = [(r.shot_id, clip_path(r.sha256), r.num_frames / r.fps, r.fps) for r in render.shots]
+    items = [(r.shot_id, Path(clip_path(r.sha256)), r.num_frames / r.fps, float(r.fps)) for r in render.shots]
     first = render.shots[0].shot_id
     markers: list[otio_export.Marker] = []
     for w in watched:
@@ -357,7 +359,7 @@ def handoff_zip(
     out: Path,
     number: int,
     media_path=None,
-    earlier: list = (),
+    earlier: Sequence = (),
 ) -> Path:
     """The hand-off as one zip an editor can open anywhere: cut.otio, cut.edl and cut.fcpxml at its top (with the
     dialogue, music and effects stems as WAVs and the captions as cut.srt and cut.vtt beside them), each shot's clip

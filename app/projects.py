@@ -214,8 +214,8 @@ class Projects:
         size = f"{width}×{height}" if width else "the model's size"
         return self.save_storyboard(pid, board, v.number, f"picture: {size}, {fps or 'model'} fps")[0], True
 
-    def fork(self, pid: str, ref: int | str) -> Version:
-        """A new branch starting from version `ref` (same storyboard), made current."""
+    def fork(self, pid: str, ref: int | str | None = None) -> Version:
+        """A new branch starting from version `ref` (the current one: None; same storyboard), made current."""
         with self.repo.write() as u:
             parent = u.version(pid, ref)
             return u.add_child(parent, parent.storyboard, "fork", f"fork of v{parent.number}")[0]

@@ -391,9 +391,11 @@ def touched(board: Storyboard, notes: list[Note], critiques: list[Critique]) -> 
     the notes are about and up to CRITIC_SCENES more that the critics' urgent issues (4-5) point at, the issues
     more personas share first; the whole film when nothing points anywhere."""
     about = [note_scenes(board, n) for n in notes]
-    if any(a is None for a in about):
-        return Scope()
-    scenes = {sc for a in about for sc in a}
+    scenes: set[str] = set()
+    for a in about:
+        if a is None:
+            return Scope()
+        scenes |= set(a)
     known = {s.shot_id for s in board.shots()}
     votes: Counter = Counter()
     for c in critiques:

@@ -300,7 +300,7 @@ class Studio:
         """The film's frame size and rate (None: the model's own): (the new version, True), or (`base`, False)."""
         return self._projects.set_picture(pid, width, height, fps, base)
 
-    def fork(self, pid: str, ref: int | str) -> Version:
+    def fork(self, pid: str, ref: int | str | None = None) -> Version:
         return self._projects.fork(pid, ref)
 
     def checkout(self, pid: str, ref: int | str) -> Version:

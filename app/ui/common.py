@@ -13,11 +13,15 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 
 from app.errors import one_line  # noqa: F401 - re-exported: every screen words errors the same way
+
+if TYPE_CHECKING:
+    from app.jobs import Jobs
+    from app.studio import Studio
 
 
 def user_error(message: str, title: str = "Error") -> gr.Error:
@@ -28,14 +32,16 @@ def user_error(message: str, title: str = "Error") -> gr.Error:
     if temp:
         for root in {temp, os.path.realpath(temp)}:
             message = re.sub(re.escape(root.rstrip("/")) + r"/(?:[^/\s]+/)*", "", message)
-    error = gr.Error(html.escape(message, quote=False), title=title, print_exception=False)
-    error.escaped = True  # a guard around a guard passes it on as it is
-    return error
+    return ShownError(html.escape(message, quote=False), title=title, print_exception=False)
+
+
+class ShownError(gr.Error):
+    """A toast whose message is escaped already: a guard around a guard passes it on as it is."""
 
 
 def _quiet(e: gr.Error) -> gr.Error:
     """A gr.Error a handler raised itself, escaped and without a traceback in the log (see user_error)."""
-    return e if getattr(e, "escaped", False) else user_error(str(e.message), e.title)
+    return e if isinstance(e, ShownError) else user_error(str(e.message), e.title)
 
 
 def branch_note(studio, pid: str, number: int) -> str:
@@ -230,15 +236,16 @@ def status_line(studio, pid: str | None, v: int | None) -> str:
 class Ctx:
     """What screens share: the Studio, the session's project id and version, the status bar."""
 
-    studio: Any
-    jobs: Any = None  # app.jobs.Jobs: renders, critiques and plans the server tracks
-    demo: Any = None
-    pid: gr.Textbox = None
-    version: gr.Number = None
-    status: gr.Markdown = None
-    steps: gr.HTML = None  # the creator's path (app/ui/flow.py)
-    screen: gr.Textbox = None  # the open screen's id, kept in the browser with the project
-    screens: gr.Tabs = None
+    studio: Studio
+    jobs: Jobs  # renders, critiques and plans the server tracks
+    # The shared components, made by create_app inside its Blocks before any screen is built
+    demo: gr.Blocks = field(init=False)
+    pid: gr.Textbox = field(init=False)
+    version: gr.Number = field(init=False)
+    status: gr.Markdown = field(init=False)
+    steps: gr.HTML = field(init=False)  # the creator's path (app/ui/flow.py)
+    screen: gr.Textbox = field(init=False)  # the open screen's id, kept in the browser with the project
+    screens: gr.Tabs = field(init=False)
     tabs: dict = field(default_factory=dict)
 
     def status_update(self, pid, v):

@@ -41,7 +41,7 @@ class VoiceChange(BaseModel):
     """A voice as a card's controls set it (storage.schema.CharacterVoice checks the values)."""
 
     engine: Literal["piper", "speech"] | None = None
-    speaker: str | None = Field(None, max_length=80)
+    speaker: str | None = Field(default=None, max_length=80)
     pitch: float | None = None
     pace: float | None = None
 
@@ -56,7 +56,7 @@ class RefAction(BaseModel):
     location: bool = False
     action: Literal["upload", "generate", "clear", "voice", "describe", "add", "remove"]
     path: str = Field("", max_length=4096)
-    voice: VoiceChange = VoiceChange()
+    voice: VoiceChange = Field(default_factory=VoiceChange)
     new_name: str = Field("", max_length=80)  # describe (a rename when it differs) and add
     description: str = Field("", max_length=1000)
 

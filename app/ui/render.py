@@ -51,10 +51,11 @@ def outputs_for(studio, pid, number, info):
     """(film, summary, strip, shot rows, clip choices) for a RenderRecord (or None: nothing rendered yet). A version
     not rendered yet shows the film of its nearest rendered ancestor, labelled as such, until its own exists."""
     last = studio.last_film(pid, number) if info is None and pid else None
-    if info is None and last is None:
-        return film_video(studio, pid, None), NOT_RENDERED, "", [], gr.Dropdown(choices=[], value=None)
     if last is not None:
         info = last.render
+    if info is None:
+        return film_video(studio, pid, None), NOT_RENDERED, "", [], gr.Dropdown(choices=[], value=None)
+    if last is not None:
         board = studio.version(pid, info.version).storyboard
         text = f"**{md(last.describe())}**: press **Render** to make v{number}'s.  \n" + summary(info)
     else:

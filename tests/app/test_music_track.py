@@ -70,7 +70,10 @@ def test_a_scene_track_replaces_its_cue_and_a_film_track_plays_under_everything(
     ("args", "message"),
     [
         (["--scene", "zz", "GOOD"], "error: no scene 'zz' in this storyboard (scenes: a, b)"),
-        (["--scene", "a", "TEXT"], "error: track refused: notes.wav: not an audio file (a text file; CHIEF reads WAV, FLAC"),
+        (
+            ["--scene", "a", "TEXT"],
+            "error: track refused: notes.wav: not an audio file (a text file; CHIEF reads WAV, FLAC",
+        ),
         (["--film", "--scene", "a", "GOOD"], "Error: say where: --scene SCENE or --film"),
         (["--film"], "Error: give a FILE, or --clear"),
     ],
