@@ -318,7 +318,13 @@ class Audio:
                 if effects_model is None:
                     path, new = self._cached(
                         "effects",
-                        dict(words=shot.sounds, seconds=seconds, seed=shot.seed, **({"db": db} if db else {})),
+                        dict(
+                            words=shot.sounds,
+                            seconds=seconds,
+                            seed=shot.seed,
+                            library=ambience.VERSION,
+                            **({"db": db} if db else {}),
+                        ),  # fmt: skip
                         lambda s=shot, n=seconds, g=db: _gain(ambience.ambience(s.sounds, n, s.seed).sound, g),
                     )
                     labels.append(ambience.LABEL)

@@ -31,7 +31,7 @@ import numpy as np
 from generation.video_io import run_ffmpeg
 
 from .listen import STEP, k_weighting
-from .loudness import TARGETS, Loudness, Target, db, integrated_of, lra_of, true_peak
+from .loudness import TARGETS, Loudness, Target, db, integrated_of, lra_of
 from .pcm import RATE, decode, fade, key, read_wav, resample, write_wav
 
 STEMS = ("dialogue", "music", "effects")
@@ -105,6 +105,9 @@ class Part:
 
     def raw(self) -> np.ndarray:
         return np.fromfile(self.folder / "mix.f32", "<f4")
+
+    def reach(self) -> np.ndarray:
+        return np.fromfile(self.folder / "reach.f16", "<f2").astype(np.float32)
 
 
 def spans(bounds, seconds: float, max_part: float = MAX_PART) -> list[tuple[int, int]]:
@@ -226,15 +229,11 @@ def _blocks(samples: np.ndarray) -> np.ndarray:
 
 
 def reach(samples: np.ndarray) -> np.ndarray:
-    """Per sample, the largest |value| the signal reaches from it to the next (4× oversampled): what a true-peak
-    limiter must keep under its ceiling."""
-    from scipy.signal import resample_poly
+    """Per sample, the largest |value| the signal reaches from it to the next (`loudness.oversampled`, 4×): what a
+    true-peak limiter must keep under its ceiling."""
+    from .loudness import oversampled
 
-    from .loudness import OVERSAMPLE
-
-    x = samples.astype(np.float64)
-    up = np.abs(resample_poly(x, OVERSAMPLE, 1))[: len(x) * OVERSAMPLE].reshape(len(x), OVERSAMPLE)
-    return np.maximum(up.max(axis=1), np.abs(x)).astype(np.float32)
+    return oversampled(samples).max(axis=1).astype(np.float32)
 
 
 def limiter_gain(peaks: np.ndarray, ceiling: float) -> np.ndarray:
@@ -280,7 +279,9 @@ def mix_part(
     for path in raw.values():
         path.unlink()
     summed = np.fromfile(folder / "mix.f32", "<f4")
-    facts = {"samples": b - a, "peak": true_peak(summed), "z": _blocks(summed).tolist()}
+    peaks = reach(summed)
+    peaks.astype("<f2").tofile(folder / "reach.f16")  # half precision: 0.01 dB, the limiter's input
+    facts = {"samples": b - a, "peak": float(peaks.max(initial=0.0)), "z": _blocks(summed).tolist()}
     (folder / "part.json").write_text(json.dumps(facts))
 
 
@@ -357,7 +358,7 @@ def level(parts: list[Part], settings: MixSettings) -> tuple[float, dict[int, np
                 continue
             if i not in samples:
                 samples[i] = p.raw()
-                peaks_of[i] = reach(samples[i])
+                peaks_of[i] = p.reach()
             envelope = limiter_gain(peaks_of[i] * np.float32(g), ceiling) * np.float32(g)
             limited[i] = samples[i] * envelope
             zs.append(_blocks(limited[i]))
