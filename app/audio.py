@@ -168,14 +168,13 @@ class Audio:
     def cast(self, board: Storyboard) -> dict[str, Cast]:
         """Every character's voice: the one stored with them, else cast from the bible's names in order (the same
         board always gets the same voices; a character added later does not change the others'), each at least
-        MIN_APART + 1 semitones from the same speaker's voices they share a scene with (`voices.cast`)."""
+        MIN_APART + 1 semitones from the cast voices of the same speaker they share a scene with (`voices.cast`)."""
         from generation.audio.voices import VoiceError, cast
 
         names = [c.name for c in board.characters]
         together = [{ln.character for sh in sc.shots for ln in sh.dialogue} for sc in board.scenes]
-        fixed = {c.name: c.voice.pitch for c in board.characters if c.voice and c.voice.engine == "piper"}
         try:
-            cast_voices = cast(names, together=together, fixed=fixed)
+            cast_voices = cast(names, together=together)
         except VoiceError as e:
             raise StudioError(str(e)) from None
         return {

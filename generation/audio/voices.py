@@ -88,17 +88,14 @@ PRESETS: tuple[tuple[float, float], ...] = (
 MIN_APART = 3.0  # semitones: two voices of one speaker that talk to each other differ by at least this
 
 
-def cast(
-    names: list[str], model: str = "", together: list[set[str]] | tuple = (), fixed: dict[str, float] | None = None
-) -> dict[str, Voice]:
+def cast(names: list[str], model: str = "", together: list[set[str]] | tuple = ()) -> dict[str, Voice]:
     """A distinct Piper voice per name, in order: every speaker of a multi-speaker model first; then (or with a
     one-speaker voice) a pitch and pace preset, the first whose pitch is at least MIN_APART + 1 semitones from the
     voices of the same speaker each name talks with (`together`: groups of names in one exchange, a scene's
-    speakers; `fixed`: pitches of voices already chosen, by name), else the one furthest from them. Names are cast in
-    order, each looking only at those before it, so a name added later changes no other's voice."""
+    speakers), else the one furthest from them. Names are cast in order, each looking only at those before it, so a
+    name added later changes no other's voice (nor does a voice a creator chose: it is theirs to keep apart)."""
     speakers = _piper_speakers(model)
-    fixed = fixed or {}
-    chosen: dict[str, tuple[str, float]] = {n: ("", p) for n, p in fixed.items()}
+    chosen: dict[str, tuple[str, float]] = {}
     voices = {}
     for i, name in enumerate(names):
         speaker = speakers[i % len(speakers)] if speakers else ""
@@ -110,8 +107,7 @@ def cast(
             (pr for pr in order if all(abs(pr[0] - p) >= MIN_APART + 1 for p in near)),
             max(order, key=lambda pr: min((abs(pr[0] - p) for p in near), default=0.0)),
         )
-        if name not in fixed:
-            chosen[name] = (speaker, pitch)
+        chosen[name] = (speaker, pitch)
         voices[name] = Voice("piper", model, speaker, length, pitch)
     return voices
 

@@ -87,11 +87,6 @@ def test_voices_in_one_exchange_are_three_semitones_apart_as_measured(tmp_path):
                     assert apart >= 3.0, f"{a} and {b} are {apart:.1f} semitones apart"
 
 
-def test_a_cast_voice_keeps_clear_of_a_chosen_one():
-    cast_ = cast(["Ada", "Pip"], together=[{"Ada", "Pip"}], fixed={"Ada": 4.0})
-    assert abs(cast_["Pip"].pitch - 4.0) >= 4.0  # Pip's preset (+5) would be a semitone from Ada's chosen +4
-
-
 def test_a_line_is_made_once_and_a_changed_line_again(tmp_path):
     voices = Voices(tmp_path / "lines")
     voice = cast(["Mara"])["Mara"]
