@@ -14,7 +14,6 @@ hands it the clips' files and the film's timeline.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -168,12 +167,14 @@ class Audio:
     # ------------------------------------------------------------------ voices
     def cast(self, board: Storyboard) -> dict[str, Cast]:
         """Every character's voice: the one stored with them, else cast from the bible's names in order (the same
-        board always gets the same voices; a character added later does not change the others')."""
+        board always gets the same voices; a character added later does not change the others'), each at least
+        MIN_APART + 1 semitones from the cast voices of the same speaker they share a scene with (`voices.cast`)."""
         from generation.audio.voices import VoiceError, cast
 
         names = [c.name for c in board.characters]
+        together = [{ln.character for sh in sc.shots for ln in sh.dialogue} for sc in board.scenes]
         try:
-            cast_voices = cast(names)
+            cast_voices = cast(names, together=together)
         except VoiceError as e:
             raise StudioError(str(e)) from None
         return {
@@ -319,7 +320,13 @@ class Audio:
                 if effects_model is None:
                     path, new = self._cached(
                         "effects",
-                        dict(words=shot.sounds, seconds=seconds, seed=shot.seed, **({"db": db} if db else {})),
+                        dict(
+                            words=shot.sounds,
+                            seconds=seconds,
+                            seed=shot.seed,
+                            library=ambience.VERSION,
+                            **({"db": db} if db else {}),
+                        ),  # fmt: skip
                         lambda s=shot, n=seconds, g=db: _gain(ambience.ambience(s.sounds, n, s.seed).sound, g),
                     )
                     labels.append(ambience.LABEL)
@@ -336,8 +343,10 @@ class Audio:
             seconds = round(total, 3)
             music.append(Placed(0.0, self._track(board.film.music_track, seconds), seconds))
             labels.append(TRACK_LABEL)
+        bounds: list[float] = []  # the mix is cut into parts at the scenes' starts
         for scene in board.scenes:
             present = [film_ids[s.shot_id] for s in scene.shots if s.shot_id in film_ids]
+            bounds += [starts[present[0]]] if present else []
             if board.film.music_track or not present or not (scene.music.strip() or scene.music_track):
                 continue
             t0, t1 = starts[present[0]], ends[present[-1]]
@@ -370,10 +379,10 @@ class Audio:
             ducking=opts.ducking,
             headroom=AAC_HEADROOM,
         )
-        mixed = self._mixed(dialogue, music, effects, total, settings, scratch, cancel)
+        mixed = self._mixed((dialogue, music, effects), total, bounds, settings, scratch, cancel)
         if mixed is None:  # every stem silent (a clip's silent sound track): the film has no sound
             return None
-        path, stems, loud = mixed
+        loud = mixed.loudness
         summary = RenderAudio(
             lines_voiced=voiced,
             lines_reused=reused,
@@ -384,54 +393,28 @@ class Audio:
             lra_lu=loud.lra_lu,
             target=opts.loudness,
             label=", ".join(dict.fromkeys(labels)) or "narration",
+            parts_mixed=mixed.parts_mixed,
+            parts_reused=mixed.parts_reused,
         )
-        return FilmSound(path, summary, stems)
+        return FilmSound(mixed.path, summary, mixed.stems)
 
-    def _mixed(self, dialogue, music, effects, total: float, settings, scratch: Path, cancel: CancelToken):
-        """(mix, stems, loudness) in `scratch`: mixed now, or copied from the mix cache when the same pieces at the
-        same times with the same settings were mixed before (a picture-only edit, a render again); None when
-        every stem is silent."""
-        import json
-        import shutil
-        from dataclasses import asdict
-
-        from generation.audio.loudness import Loudness
-        from generation.audio.mix import STEMS, mix
-        from generation.audio.pcm import key
+    def _mixed(self, stems, total: float, bounds: list[float], settings, scratch: Path, cancel: CancelToken):
+        """The mix in `scratch` from parts cut at `bounds` (the scenes' starts), each part found in the part cache
+        (`sound_dir/parts`) when the same pieces sit in it with the same settings, else mixed now; None when every
+        stem is silent."""
+        from generation.audio.mix import mix
         from storage.fileio import file_sha256
 
-        def piece(p) -> list:  # lines, cues and clips are named by their content; the narration is hashed
-            name = p.path.name if p.path.parent != scratch else file_sha256(p.path)
-            return [name, round(p.start, 4), p.length]
+        def identity(path: Path) -> str:  # lines, cues and clips are named by their content; the narration is hashed
+            return path.name if path.parent != scratch else file_sha256(path)
 
-        k = key(
-            kind="mix",
-            pieces=[[piece(p) for p in stem] for stem in (dialogue, music, effects)],
-            total=round(total, 4),
-            settings=asdict(settings),
-        )
-        cached = self.ctx.config.sound_dir / "mixes" / k
-        stems = {name: scratch / f"{name}.wav" for name in STEMS}
-        if (cached / "loudness.json").is_file():
-            for name in ("mix", *STEMS):
-                shutil.copyfile(cached / f"{name}.wav", scratch / f"{name}.wav")
-            return scratch / "mix.wav", stems, Loudness(**json.loads((cached / "loudness.json").read_text()))
         try:
-            result = mix(dialogue, music, effects, total, scratch / "mix.wav", scratch / "stems", settings, cancel)
+            return mix(
+                *stems, total, scratch / "mix.wav", scratch / "stems", settings, cancel,
+                bounds=bounds, cache=self.ctx.config.sound_dir / "parts", identity=identity,
+            )  # fmt: skip
         except ValueError:
             return None
-        for name in STEMS:
-            shutil.copyfile(result.stems[name], stems[name])
-        work = cached.with_name(f".{k}.part{os.getpid()}")
-        work.mkdir(parents=True, exist_ok=True)
-        for name in ("mix", *STEMS):
-            shutil.copyfile(scratch / f"{name}.wav", work / f"{name}.wav")
-        (work / "loudness.json").write_text(json.dumps(asdict(result.loudness)))
-        try:
-            work.rename(cached)
-        except OSError:  # another render stored the same mix first
-            shutil.rmtree(work, ignore_errors=True)
-        return result.path, stems, result.loudness
 
     # ------------------------------------------------------------------ uploaded tracks
     def with_track(self, board: Storyboard, scene_id: str | None, upload: Path | None) -> tuple[Storyboard, list]:

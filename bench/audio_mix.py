@@ -1,10 +1,11 @@
-"""The mix's cost per minute of film against ffmpeg alone running the same filter graph, in one run (medians of
-`--repeat` interleaved runs).
+"""The mix's cost per minute of film against ffmpeg alone running the same filter graph over the whole film with
+two-pass loudnorm, in one run (medians of `--repeat` interleaved runs).
 
 A film of `--minutes` (scenes of 30 s, a Piper line every 5 s spoken by four cast voices, a temp-score cue per
-scene, temp ambience under all of it) is mixed by `generation.audio.mix.mix` (placing pieces on the stems, two-pass
-loudnorm, the ebur128 measurement); then the same two ffmpeg commands (measure, apply) run alone on the stems it
-wrote. The ratio is what the mix costs over ffmpeg's own work. Making the pieces (voices, cues) is timed apart.
+scene, temp ambience under all of it) is mixed by `generation.audio.mix.mix` (in parts of a scene: placing pieces,
+the filter graph per part, one gain from the parts' blocks, the limiter where it must), from an empty part cache;
+then ffmpeg alone runs the same graph over the whole film's stems with loudnorm measuring, then applying. Making the
+pieces (voices, cues) is timed apart.
 
 python -m bench.audio_mix [--minutes 1] [--quick] [--json]
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import tempfile
 import time
@@ -20,8 +22,8 @@ from pathlib import Path
 
 from generation.audio.ambience import ambience
 from generation.audio.loudness import loudnorm_filter, loudnorm_json
-from generation.audio.mix import MixSettings, Placed, ffmpeg_args, graph, mix
-from generation.audio.pcm import write_wav
+from generation.audio.mix import EDGE_FADE, STEMS, MixSettings, Placed, build_stem, graph, mix
+from generation.audio.pcm import RATE, write_wav
 from generation.audio.score import compose
 from generation.audio.voices import Voices, cast
 from generation.video_io import ffmpeg_exe
@@ -63,27 +65,17 @@ def make_pieces(seconds: float, work: Path) -> tuple[list, list, list, dict]:
 
 
 def bare_ffmpeg(stems: dict[str, Path], settings: MixSettings, out: Path) -> float:
-    """The same filter graph, measure then apply, by ffmpeg alone on the stems already on disk."""
+    """The same filter graph over the whole film, loudnorm measuring then applying, by ffmpeg alone."""
+    inputs = [a for name in STEMS for a in ("-i", str(stems[name]))]
+
+    def run(loudnorm: str, to: list[str]) -> str:
+        filters = f"{graph(settings)};[mix]{loudnorm}[n];[d]anullsink;[m]anullsink;[e]anullsink"
+        cmd = [ffmpeg_exe(), "-hide_banner", "-nostdin", "-nostats", *inputs, "-filter_complex", filters, "-map", "[n]"]
+        return subprocess.run([*cmd, *to], capture_output=True, text=True, check=True).stderr
+
     t = time.perf_counter()
-    first = subprocess.run(
-        [
-            ffmpeg_exe(),
-            "-hide_banner",
-            "-nostdin",
-            *ffmpeg_args(stems, graph(settings, loudnorm_filter(settings.target)), None, None),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    measured = loudnorm_json(first.stderr)
-    filters = graph(settings, loudnorm_filter(settings.target, measured))
-    outs = {name: out.with_name(f"bare-{name}.wav") for name in stems}
-    subprocess.run(
-        [ffmpeg_exe(), "-hide_banner", "-nostdin", *ffmpeg_args(stems, filters, out, outs)],
-        capture_output=True,
-        check=True,
-    )
+    measured = loudnorm_json(run(loudnorm_filter(settings.target), ["-f", "null", "-"]))
+    run(loudnorm_filter(settings.target, measured), ["-c:a", "pcm_s16le", "-y", str(out)])
     return time.perf_counter() - t
 
 
@@ -98,10 +90,16 @@ def main(argv: list[str] | None = None) -> dict:
     work = Path(tempfile.mkdtemp(prefix="chief-bench-audio-"))
     dialogue, music, effects, making = make_pieces(seconds, work)
     settings = MixSettings()
-    raw = {name: work / "mix" / f"{name}.raw.wav" for name in ("dialogue", "music", "effects")}
+    raw = {
+        name: write_wav(work / f"{name}.raw.wav", build_stem(pieces, seconds, edge), RATE)
+        for name, pieces, edge in zip(
+            STEMS, (dialogue, music, effects), (EDGE_FADE, settings.fade, settings.fade), strict=True
+        )
+    }
     ours_runs, bare_runs = [], []
     for _ in range(args.repeat):  # interleaved, so a busy moment on a shared machine hits both sides
         t = time.perf_counter()
+        shutil.rmtree(work / "mix", ignore_errors=True)  # an empty part cache: every part mixed
         result = mix(dialogue, music, effects, seconds, work / "mix.wav", work / "mix", settings)
         ours_runs.append(time.perf_counter() - t)
         bare_runs.append(bare_ffmpeg(raw, settings, work / "bare.wav"))

@@ -162,6 +162,8 @@ class RenderAudio(Strict):
     lra_lu: float
     target: Literal["web", "ebu"]
     label: str = Field(description='what made it: "Piper voices, temp score, temp effects"')
+    parts_mixed: int = Field(default=0, ge=0, description="parts of the mix (a scene, or 30 s of one) mixed now")
+    parts_reused: int = Field(default=0, ge=0, description="parts of the mix the cache held")
     descriptions_said: int | None = Field(
         default=None, ge=0, description="descriptions said on the described track (None: the film has no such track)"
     )
@@ -184,7 +186,7 @@ class RenderAudio(Strict):
         )
         return (
             f"{self.label}; lines voiced {self.lines_voiced}, reused {self.lines_reused}; cues made {self.cues_made}, "
-            f"reused {self.cues_reused}; {self.loudness_lufs:.1f} LUFS, true peak {self.true_peak_dbtp:.1f} dBTP, "
+            f"reused {self.cues_reused}; parts mixed {self.parts_mixed}, reused {self.parts_reused}; {self.loudness_lufs:.1f} LUFS, true peak {self.true_peak_dbtp:.1f} dBTP, "
             f"LRA {self.lra_lu:.1f} LU (target {self.target})" + described
         )
 

@@ -1,13 +1,28 @@
-"""One mix: dialogue, music and effects stems, each levelled; music ducked under speech; normalised to a target.
+"""One mix: dialogue, music and effects stems, each levelled; music ducked under speech; normalised to a target by
+one gain, mixed in parts so that a change re-mixes the part it is in.
 
-Stems are built in memory at 48 kHz (each piece placed at its start; music and effects cut to their window and
-faded at its edges, which are the scene boundaries), written as WAVs, then one ffmpeg filter graph levels them,
-compresses the dialogue, ducks the music with `sidechaincompress` keyed by the dialogue stem, sums them and normalises the sum with
-two-pass `loudnorm`. The result carries the loudness ebur128 measured on the written mix.
+The film is cut into parts (at the boundaries the caller gives, its scenes, and at most `MAX_PART` long), each
+starting on BS.1770's 100-ms block hop. A part's stems are built in memory at 48 kHz over the part (each piece
+placed at its start; music and effects cut to their window and faded at its edges, which are the scene
+boundaries), then one ffmpeg filter graph levels them, compresses the dialogue, ducks the music with
+`sidechaincompress` keyed by the dialogue stem and sums them. A part depends on nothing before it (no pre-roll: a
+line ending near a scene's end would make the next scene depend on it), so its compressors start at rest, as they
+are after a silence; only a line running across a boundary differs from one pass over the film, for the
+compressors' attack (5-10 ms). Each part keeps its stems, its sum before normalisation (float) and its K-weighted
+100-ms mean squares, cached by the content of what it holds (`cache`), so a changed line re-mixes its part only. The film's integrated loudness is the BS.1770 gating over the parts' blocks concatenated (exactly the
+film's blocks, since parts start on the hop), so normalising is one gain computed without reading the audio again;
+the true-peak limiter (`limit`, 4× oversampled, look-ahead) runs only on the parts whose peak the gain takes over
+the ceiling, and those parts' blocks are measured again (at most `TRIES` gains). The figures returned (integrated,
+true peak, LRA) are computed from the blocks and peaks; ffmpeg's ebur128 agrees (tests/audio/test_mix.py).
 """
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import wave
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,8 +30,9 @@ import numpy as np
 
 from generation.video_io import run_ffmpeg
 
-from .loudness import TARGETS, Loudness, Target, loudnorm_filter, loudnorm_json, measure
-from .pcm import RATE, decode, fade, read_wav, resample, write_wav
+from .listen import STEP, k_weighting
+from .loudness import TARGETS, Loudness, Target, db, integrated_of, lra_of
+from .pcm import RATE, decode, fade, key, read_wav, resample, write_wav
 
 STEMS = ("dialogue", "music", "effects")
 # Ducking: the key at +9.5 dB against a -40 dBFS threshold, ratio 20: a line at -25 dBFS RMS pulls the music down by
@@ -25,8 +41,15 @@ DUCK = "sidechaincompress=level_sc=3:threshold=0.01:ratio=20:attack=10:release=3
 # Dialogue is compressed (4:1 above -26 dBFS) as a dialogue editor would: speech's crest factor is what makes a
 # -14 LUFS target need loudnorm's limiter; a steadier dialogue stem is limited less.
 DIALOGUE = "acompressor=threshold=0.05:ratio=4:attack=5:release=150:makeup=2"
-TOP_UP_TOLERANCE = 0.5  # LU: a mix further than this from its target gets a gain into the limiter
-TOP_UP_TRIES = 4  # each try measures again: the limiter takes back part of the gain
+GRID = round(STEP * RATE)  # 4800 samples: parts start on BS.1770's block hop, so their blocks are the film's
+MAX_PART = 30.0  # s: a longer stretch between the caller's boundaries is cut into parts of at most this
+MIN_PART = 1.0  # s: a shorter part joins the one before it
+TOLERANCE = 0.05  # LU: a limited mix further than this from its target gets the gain again
+TRIES = 8  # gains tried: the limiter takes back part of each
+LIMIT_ATTACK = 0.003  # s: the limiter looks this far ahead, its gain a moving mean over as long
+LIMIT_HOLD = 0.003  # s: and holds a reduction this long after the peak that asked for it (longer holds make it an
+# AGC on speech: on a Piper dialogue at -26 LUFS, -6.9 dBTP, -14 LUFS under -4 dBTP took +19.8 dB with 3 ms,
+# +24.8 with 10 ms, and 30 ms never reached it)
 EDGE_FADE = 0.005  # dialogue pieces: a 5 ms ramp so a line never clicks in
 
 
@@ -57,26 +80,105 @@ class MixSettings:
 class MixResult:
     path: Path
     seconds: float
-    loudness: Loudness  # measured on the written mix by ebur128
-    normalisation: str  # "linear" (one gain) or "dynamic" (loudnorm had to limit to keep the true-peak ceiling)
+    loudness: Loudness  # computed from the parts' blocks and peaks (ffmpeg's ebur128 agrees within 0.05 LU)
+    normalisation: str  # "one gain +x.x dB", and in how many parts the limiter ran
     target: Target
     stems: dict[str, Path] = field(default_factory=dict)  # levelled (and ducked) stems before normalisation
-    graph: str = ""  # the filter graph, as ffmpeg ran it
+    graph: str = ""  # a part's filter graph, as ffmpeg ran it
+    parts_mixed: int = 0  # parts mixed now
+    parts_reused: int = 0  # parts the cache held
+    gain_db: float = 0.0  # the one gain the mix got
+    limited: int = 0  # parts the limiter ran on
+
+
+@dataclass(frozen=True)
+class Part:
+    """A span of the film mixed before normalisation. `folder` holds its stems (16-bit WAVs), its sum (`mix.f32`,
+    float: before normalisation it may pass full scale) and `part.json` (its blocks and true peak)."""
+
+    start: int  # first sample on the film (a multiple of GRID)
+    end: int
+    folder: Path
+    z: np.ndarray  # K-weighted mean square per 100 ms of the span
+    peak: float  # true peak (linear) of the span's sum
+    made: bool  # mixed now (else found in the cache)
+
+    def raw(self) -> np.ndarray:
+        return np.fromfile(self.folder / "mix.f32", "<f4")
+
+    def reach(self) -> np.ndarray:
+        return np.fromfile(self.folder / "reach.f16", "<f2").astype(np.float32)
+
+
+def spans(bounds, seconds: float, max_part: float = MAX_PART) -> list[tuple[int, int]]:
+    """(start, end) samples of the parts of a `seconds`-long film cut at `bounds` (seconds): each start on the
+    100-ms grid, none shorter than MIN_PART (it joins the part before) nor longer than `max_part`."""
+    n = round(seconds * RATE)
+    cuts = sorted({round(b * RATE / GRID) * GRID for b in bounds} - {0})
+    starts = [0]
+    for c in cuts:
+        if c - starts[-1] >= MIN_PART * RATE and n - c >= MIN_PART * RATE:
+            starts.append(c)
+    out = []
+    for a, b in zip(starts, [*starts[1:], n], strict=True):
+        pieces = max(1, -(-(b - a) // round(max_part * RATE)))
+        step = -(-(b - a) // pieces // GRID) * GRID
+        edges = [a + k * step for k in range(pieces) if a + k * step < b]
+        out += list(zip(edges, [*edges[1:], b], strict=True))
+    return out
+
+
+class _Pieces:
+    """Pieces' samples at RATE, loaded once per mix, cut to their length and faded as they sound on their stem."""
+
+    def __init__(self, identity: Callable[[Path], str]) -> None:
+        self.identity = identity
+        self._samples: dict[tuple, np.ndarray] = {}
+        self._lengths: dict[tuple, int] = {}
+
+    def samples(self, piece: Placed, edge: float) -> np.ndarray:
+        k = (piece.path, piece.length, edge)
+        if k not in self._samples:
+            x = _load(piece.path)
+            if piece.length is not None:
+                x = x[: round(piece.length * RATE)]
+            self._samples[k] = fade(x, RATE, edge, edge)
+        return self._samples[k]
+
+    def length(self, piece: Placed) -> int:
+        """Samples the piece lasts at most (its window; a line's own length from its WAV header)."""
+        if piece.length is not None:
+            return round(piece.length * RATE)
+        k = (piece.path, None)
+        if k not in self._lengths:
+            try:
+                with wave.open(str(piece.path), "rb") as w:
+                    self._lengths[k] = round(w.getnframes() * RATE / w.getframerate())
+            except (wave.Error, EOFError):
+                self._lengths[k] = len(_load(piece.path))
+        return self._lengths[k]
+
+    def within(self, pieces: list[Placed], s: int, b: int) -> list[Placed]:
+        return [p for p in pieces if _at(p) < b and _at(p) + self.length(p) > s]
+
+    def stem(self, pieces: list[Placed], edge: float, s: int, b: int) -> np.ndarray:
+        """The pieces summed over samples [s, b) of the film."""
+        out = np.zeros(b - s, np.float32)
+        for p in self.within(pieces, s, b):
+            x, i = self.samples(p, edge), _at(p)
+            lo, hi = max(0, s - i), min(len(x), b - i)
+            if hi > lo:
+                out[i + lo - s : i + hi - s] += x[lo:hi]
+        return out
+
+
+def _at(piece: Placed) -> int:
+    return max(0, round(piece.start * RATE))
 
 
 def build_stem(pieces: list[Placed], seconds: float, edge_fade: float) -> np.ndarray:
     """Sum pieces into one mono track `seconds` long at RATE; a piece past the end is cut there."""
-    n = round(seconds * RATE)
-    stem = np.zeros(n, np.float32)
-    for piece in pieces:
-        samples = _load(piece.path)
-        if piece.length is not None:
-            samples = samples[: round(piece.length * RATE)]
-        samples = fade(samples, RATE, edge_fade, edge_fade)
-        i = max(0, round(piece.start * RATE))
-        seg = samples[: max(0, n - i)]
-        stem[i : i + len(seg)] += seg
-    return stem
+    return _Pieces(str).stem(pieces, edge_fade, 0, round(seconds * RATE))
 
 
 def _load(path: Path) -> np.ndarray:
@@ -90,8 +192,9 @@ def _load(path: Path) -> np.ndarray:
     return decode(path, RATE)
 
 
-def graph(settings: MixSettings, loudnorm: str) -> str:
-    """The filter graph over inputs 0 dialogue, 1 music, 2 effects; outputs [mix], [d], [m], [e]."""
+def graph(settings: MixSettings) -> str:
+    """The filter graph over inputs 0 dialogue, 1 music, 2 effects; outputs [mix] (the sum) and the levelled stems
+    [d], [m], [e]."""
     duck = f"[m0][key]{DUCK}[mduck]" if settings.ducking else "[m0]anull[mduck];[key]anullsink"
     return ";".join(
         [
@@ -100,69 +203,191 @@ def graph(settings: MixSettings, loudnorm: str) -> str:
             duck,
             "[mduck]asplit=2[mmix][m]",
             f"[2:a]volume={settings.effects_db}dB,asplit=2[emix][e]",
-            f"[dmix][mmix][emix]amix=inputs=3:normalize=0:duration=first,{loudnorm},aresample={RATE},{_ceiling(settings)}[mix]",
+            "[dmix][mmix][emix]amix=inputs=3:normalize=0:duration=first[mix]",
         ]
     )
 
 
-def _ceiling(settings: MixSettings) -> str:
-    """A last sample-peak limiter `headroom` dB under the true-peak ceiling: loudnorm limits at 192 kHz, and coming
-    back to 48 kHz can overshoot its limit by a few tenths of a dB, and so can a sample-peak limiter between
-    samples."""
-    limit = 10 ** ((settings.target.true_peak - settings.headroom) / 20)
-    return f"alimiter=limit={limit:.4f}:attack=1:release=50:level=false"
-
-
-def _top_up(path: Path, loudness: Loudness, settings: MixSettings, cancel=None) -> tuple[Loudness, float]:
-    """Bring a mix that loudnorm left off its target (short speech in a short film: its dynamic mode works on
-    3-second windows and cannot limit a sub-second line's peaks enough) to it: a gain into the ceiling limiter,
-    oversampled 4× so the true peak holds, measured by ebur128 after each try (at most `TOP_UP_TRIES`)."""
-    target = settings.target
-    source = path.with_name(f".{path.stem}.normalised.wav")
-    path.replace(source)
-    gain = 0.0
-    try:
-        for _ in range(TOP_UP_TRIES):
-            gain += target.lufs - loudness.integrated_lufs
-            limit = _ceiling(settings)
-            run_ffmpeg(
-                [
-                    "-nostats",
-                    "-i",
-                    str(source),
-                    "-af",
-                    f"volume={gain:.2f}dB,aresample={4 * RATE},{limit},aresample={RATE},{limit}",
-                    "-c:a",
-                    "pcm_s16le",
-                    "-y",
-                    str(path),
-                ],
-                cancel=cancel,
-            )
-            loudness = measure(path, cancel=cancel)
-            if abs(loudness.integrated_lufs - target.lufs) <= TOP_UP_TOLERANCE:
-                break
-    finally:
-        source.unlink(missing_ok=True)
-    return loudness, gain
-
-
-def ffmpeg_args(stems: dict[str, Path], filters: str, out: Path | None, stems_out: dict[str, Path] | None) -> list[str]:
+def ffmpeg_args(stems: dict[str, Path], filters: str, out: Path, stems_out: dict[str, Path]) -> list[str]:
+    """Run `graph` over the raw stems: the sum as raw float samples to `out`, the levelled stems as 16-bit WAVs."""
     args = ["-nostats"]
     for name in STEMS:
         args += ["-i", str(stems[name])]
-    args += ["-filter_complex", filters]
-    if out is None:
-        args += ["-map", "[mix]", "-f", "null", "-"]
-        for label in ("d", "m", "e"):
-            args += ["-map", f"[{label}]", "-f", "null", "-"]
-        return args
-    if stems_out is None:
-        raise ValueError("writing a mix writes its stems too: give stems_out")
-    args += ["-map", "[mix]", "-ac", "1", "-c:a", "pcm_s16le", "-y", str(out)]
+    args += ["-filter_complex", filters, "-map", "[mix]", "-c:a", "pcm_f32le", "-f", "f32le", "-y", str(out)]
     for name, label in zip(STEMS, ("d", "m", "e"), strict=True):
         args += ["-map", f"[{label}]", "-c:a", "pcm_s16le", "-y", str(stems_out[name])]
     return args
+
+
+def _blocks(samples: np.ndarray) -> np.ndarray:
+    """K-weighted mean square per 100 ms (the last partial 100 ms dropped, as the film's own last one is)."""
+    from scipy.signal import sosfilt
+
+    weighted = sosfilt(k_weighting(RATE), samples.astype(np.float64))
+    m = len(weighted) // GRID
+    return np.mean(np.square(weighted[: m * GRID]).reshape(m, GRID), axis=1)
+
+
+def reach(samples: np.ndarray) -> np.ndarray:
+    """Per sample, the largest |value| the signal reaches from it to the next (`loudness.oversampled`, 4×): what a
+    true-peak limiter must keep under its ceiling."""
+    from .loudness import oversampled
+
+    return oversampled(samples).max(axis=1).astype(np.float32)
+
+
+def limiter_gain(peaks: np.ndarray, ceiling: float) -> np.ndarray:
+    """The limiter's gain for a signal whose `reach` is `peaks`: the gain each sample needs, its minimum over the
+    LIMIT_HOLD before it and the LIMIT_ATTACK after it (it looks ahead, then holds), then the mean of that over
+    LIMIT_ATTACK: smooth, and never above what any sample in reach needs (each mean is of minima whose windows all
+    hold the sample's own need)."""
+    from scipy.ndimage import minimum_filter1d, uniform_filter1d
+
+    need = np.minimum(1.0, ceiling / np.maximum(peaks.astype(np.float64), 1e-12))
+    if need.min() >= 1.0:
+        return np.ones(len(peaks), np.float32)
+    attack, hold = round(LIMIT_ATTACK * RATE), round(LIMIT_HOLD * RATE)
+    held = minimum_filter1d(need, hold + attack + 1, mode="nearest", origin=(hold - attack) // 2)
+    return uniform_filter1d(held, attack | 1, mode="nearest").astype(np.float32)
+
+
+def limit(samples: np.ndarray, ceiling: float) -> np.ndarray:
+    """`samples` with their true peak brought under `ceiling` (linear) by `limiter_gain`."""
+    return samples * limiter_gain(reach(samples), ceiling)
+
+
+def mix_part(
+    pieces: _Pieces,
+    stems: tuple[list[Placed], list[Placed], list[Placed]],
+    span: tuple[int, int],
+    settings: MixSettings,
+    folder: Path,
+    cancel=None,
+) -> None:
+    """Mix samples `span` of the film into `folder` (see `Part`)."""
+    a, b = span
+    folder.mkdir(parents=True, exist_ok=True)
+    edges = (EDGE_FADE, settings.fade, settings.fade)
+    raw = {
+        name: write_wav(folder / f"{name}.raw.wav", pieces.stem(stem, edge, a, b), RATE)
+        for name, stem, edge in zip(STEMS, stems, edges, strict=True)
+    }
+    if cancel is not None:
+        cancel.raise_if_cancelled()
+    out = {name: folder / f"{name}.wav" for name in STEMS}
+    run_ffmpeg(ffmpeg_args(raw, graph(settings), folder / "mix.f32", out), cancel=cancel)
+    for path in raw.values():
+        path.unlink()
+    summed = np.fromfile(folder / "mix.f32", "<f4")
+    peaks = reach(summed)
+    peaks.astype("<f2").tofile(folder / "reach.f16")  # half precision: 0.01 dB, the limiter's input
+    facts = {"samples": b - a, "peak": float(peaks.max(initial=0.0)), "z": _blocks(summed).tolist()}
+    (folder / "part.json").write_text(json.dumps(facts))
+
+
+def _part(folder: Path, span: tuple[int, int], made: bool) -> Part:
+    facts = json.loads((folder / "part.json").read_text())
+    return Part(span[0], span[1], folder, np.array(facts["z"]), facts["peak"], made)
+
+
+def part_key(pieces: _Pieces, stems, span: tuple[int, int], settings: MixSettings) -> str:
+    """What a part's samples depend on: the pieces heard in it (by content, and where they sit relative to it), its
+    length and the settings that shape it before normalisation."""
+    a, b = span
+    placed = [[[pieces.identity(p.path), _at(p) - a, p.length] for p in pieces.within(stem, a, b)] for stem in stems]
+    shape = {k: v for k, v in settings.__dict__.items() if k not in ("target", "headroom")}
+    return key(kind="part", pieces=placed, samples=b - a, settings=shape)
+
+
+def mix_parts(
+    stems: tuple[list[Placed], list[Placed], list[Placed]],
+    seconds: float,
+    cache: Path,
+    settings: MixSettings = MixSettings(),
+    bounds=(),
+    identity: Callable[[Path], str] | None = None,
+    max_part: float = MAX_PART,
+    cancel=None,
+) -> list[Part]:
+    """The film's parts (see `spans`), each found in `cache` by `part_key` or mixed now into it. `identity` names a
+    piece's file by its content (default: its sha256)."""
+    from storage.fileio import file_sha256
+
+    pieces = _Pieces(identity or file_sha256)
+    parts = []
+    for span in spans(bounds, seconds, max_part):
+        folder = Path(cache) / part_key(pieces, stems, span, settings)
+        if (folder / "part.json").is_file():
+            parts.append(_part(folder, span, False))
+            continue
+        work = folder.with_name(f".{folder.name}.part{os.getpid()}")
+        shutil.rmtree(work, ignore_errors=True)
+        try:
+            mix_part(pieces, stems, span, settings, work, cancel)
+            work.rename(folder)
+        except OSError:  # another render stored the same part first
+            if not (folder / "part.json").is_file():
+                raise
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        parts.append(_part(folder, span, True))
+    return parts
+
+
+def level(parts: list[Part], settings: MixSettings) -> tuple[float, dict[int, np.ndarray], Loudness]:
+    """(the gain in dB, the limited parts' samples by index, the loudness) that bring the parts' sum to the target:
+    one gain from the concatenated blocks; the limiter where that gain takes a part's true peak over the ceiling,
+    then the gain again from the limited parts' blocks (the secant through the last two tries, at most TRIES)."""
+    target = settings.target.lufs
+    ceiling = 10 ** ((settings.target.true_peak - settings.headroom) / 20)
+    raw = integrated_of(np.concatenate([p.z for p in parts]))
+    if raw == float("-inf"):
+        raise ValueError("the mix is silent: nothing to normalise")
+    samples: dict[int, np.ndarray] = {}
+    peaks_of: dict[int, np.ndarray] = {}  # a part's reach, computed once: each try only scales it
+    tried: list[tuple[float, float]] = []
+    gain = target - raw
+    for _ in range(TRIES):
+        g = 10 ** (gain / 20)
+        limited: dict[int, np.ndarray] = {}
+        zs, peaks = [], []
+        for i, p in enumerate(parts):
+            if p.peak * g <= ceiling:
+                zs.append(p.z * g * g)
+                peaks.append(p.peak * g)
+                continue
+            if i not in samples:
+                samples[i] = p.raw()
+                peaks_of[i] = p.reach()
+            envelope = limiter_gain(peaks_of[i] * np.float32(g), ceiling) * np.float32(g)
+            limited[i] = samples[i] * envelope
+            zs.append(_blocks(limited[i]))
+            peaks.append(float(np.max(peaks_of[i] * envelope)))
+        z = np.concatenate(zs)
+        lufs = integrated_of(z)
+        if not limited or abs(lufs - target) <= TOLERANCE:
+            break
+        tried.append((gain, lufs))
+        slope = 1.0
+        if len(tried) > 1 and tried[-1][1] != tried[-2][1]:
+            slope = (tried[-1][1] - tried[-2][1]) / (tried[-1][0] - tried[-2][0])
+        gain += min(12.0, (target - lufs) / min(1.0, max(slope, 0.1)))
+    loudness = Loudness(round(lufs, 2), round(db(max(peaks)), 2), lra_of(z))
+    return gain, limited, loudness
+
+
+def _join_wavs(paths: list[Path], out: Path) -> Path:
+    """16-bit mono WAVs one after the other, without decoding them."""
+    tmp = out.with_name(f".{out.name}.part{os.getpid()}")
+    with wave.open(str(tmp), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(RATE)
+        for path in paths:
+            with wave.open(str(path), "rb") as r:
+                w.writeframes(r.readframes(r.getnframes()))
+    os.replace(tmp, out)
+    return out
 
 
 def mix(
@@ -174,40 +399,41 @@ def mix(
     work_dir: Path,
     settings: MixSettings = MixSettings(),
     cancel=None,
+    *,
+    bounds=(),
+    cache: Path | None = None,
+    identity: Callable[[Path], str] | None = None,
+    max_part: float = MAX_PART,
 ) -> MixResult:
-    """Mix the three stems into `out` (48 kHz mono WAV, `seconds` long) at `settings.target`."""
+    """Mix the three stems into `out` (48 kHz mono WAV, `seconds` long) at `settings.target`, in parts cut at
+    `bounds` (seconds) and kept in `cache` (default: `work_dir`, so nothing is reused); the stems go to `work_dir`."""
     if seconds <= 0:
         raise ValueError(f"a mix needs a positive length, got {seconds}")
     work_dir = Path(work_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
-    raw = {
-        "dialogue": write_wav(work_dir / "dialogue.raw.wav", build_stem(dialogue, seconds, EDGE_FADE), RATE),
-        "music": write_wav(work_dir / "music.raw.wav", build_stem(music, seconds, settings.fade), RATE),
-        "effects": write_wav(work_dir / "effects.raw.wav", build_stem(effects, seconds, settings.fade), RATE),
-    }
+    stems = (dialogue, music, effects)
+    parts = mix_parts(stems, seconds, cache or work_dir / "parts", settings, bounds, identity, max_part, cancel)
     if cancel is not None:
         cancel.raise_if_cancelled()
-    measured = loudnorm_json(
-        run_ffmpeg(ffmpeg_args(raw, graph(settings, loudnorm_filter(settings.target)), None, None), cancel=cancel)
-    )
-    if float(measured["input_i"]) == float("-inf") or measured["input_i"] in ("-inf", "inf"):
-        raise ValueError("the mix is silent: nothing to normalise")
-    filters = graph(settings, loudnorm_filter(settings.target, measured))
-    stems = {name: work_dir / f"{name}.wav" for name in STEMS}
+    gain, limited, loudness = level(parts, settings)
+    g = np.float32(10 ** (gain / 20))
+    total = np.empty(round(seconds * RATE), np.float32)
+    for i, p in enumerate(parts):
+        total[p.start : p.end] = limited[i] if i in limited else p.raw() * g
     out = Path(out)
-    tmp = out.with_name(f".{out.stem}.part.wav")
-    applied = loudnorm_json(run_ffmpeg(ffmpeg_args(raw, filters, tmp, stems), cancel=cancel))
-    loudness, mode = measure(tmp, cancel=cancel), applied.get("normalization_type", "?")
-    if abs(loudness.integrated_lufs - settings.target.lufs) > TOP_UP_TOLERANCE:
-        loudness, gain = _top_up(tmp, loudness, settings, cancel)
-        mode += f", then {gain:+.1f} dB into the limiter"
-    tmp.replace(out)
+    write_wav(out, total, RATE)
+    paths = {name: _join_wavs([p.folder / f"{name}.wav" for p in parts], work_dir / f"{name}.wav") for name in STEMS}
+    where = f", the limiter in {len(limited)} of {len(parts)} parts" if limited else ""
     return MixResult(
         path=out,
         seconds=seconds,
         loudness=loudness,
-        normalisation=mode,
+        normalisation=f"one gain {gain:+.1f} dB{where}",
         target=settings.target,
-        stems=stems,
-        graph=filters,
+        stems=paths,
+        graph=graph(settings),
+        parts_mixed=sum(p.made for p in parts),
+        parts_reused=sum(not p.made for p in parts),
+        gain_db=round(gain, 2),
+        limited=len(limited),
     )

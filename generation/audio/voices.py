@@ -103,27 +103,42 @@ class Spoken:
     label: str
 
 
-# Presets for a one-speaker voice: (pitch semitones, length scale), chosen far enough apart to be told apart.
+# Presets for a one-speaker voice: (pitch semitones, length scale). The first five are at least 4 semitones from
+# each other: MIN_APART plus the semitone a Piper line's own pitch varies by (it samples noise), so two of them are
+# still MIN_APART apart as measured (YIN).
 PRESETS: tuple[tuple[float, float], ...] = (
     (0.0, 1.0),
     (5.0, 0.95),
     (-4.0, 1.08),
-    (8.0, 1.0),
-    (-7.0, 1.12),
+    (9.0, 1.0),
+    (-8.0, 1.12),
     (2.5, 0.9),
     (-2.0, 1.0),
     (11.0, 1.05),
 )
+MIN_APART = 3.0  # semitones: two voices of one speaker that talk to each other differ by at least this
 
 
-def cast(names: list[str], model: str = "") -> dict[str, Voice]:
-    """A distinct Piper voice per name, in order: every speaker of a multi-speaker model first, then the pitch
-    and pace presets (cycling; a ninth character of a one-speaker voice sounds like the first)."""
+def cast(names: list[str], model: str = "", together: list[set[str]] | tuple = ()) -> dict[str, Voice]:
+    """A distinct Piper voice per name, in order: every speaker of a multi-speaker model first; then (or with a
+    one-speaker voice) a pitch and pace preset, the first whose pitch is at least MIN_APART + 1 semitones from the
+    voices of the same speaker each name talks with (`together`: groups of names in one exchange, a scene's
+    speakers), else the one furthest from them. Names are cast in order, each looking only at those before it, so a
+    name added later changes no other's voice (nor does a voice a creator chose: it is theirs to keep apart)."""
     speakers = _piper_speakers(model)
+    chosen: dict[str, tuple[str, float]] = {}
     voices = {}
     for i, name in enumerate(names):
-        pitch, length = PRESETS[(i // max(1, len(speakers))) % len(PRESETS)]
         speaker = speakers[i % len(speakers)] if speakers else ""
+        talks = {o for group in together if name in group for o in group if o != name}
+        near = [p for o, (sp, p) in chosen.items() if o in talks and sp == speaker]
+        start = (i // max(1, len(speakers))) % len(PRESETS)
+        order = [PRESETS[(start + k) % len(PRESETS)] for k in range(len(PRESETS))]
+        pitch, length = next(
+            (pr for pr in order if all(abs(pr[0] - p) >= MIN_APART + 1 for p in near)),
+            max(order, key=lambda pr: min((abs(pr[0] - p) for p in near), default=0.0)),
+        )
+        chosen[name] = (speaker, pitch)
         voices[name] = Voice("piper", model, speaker, length, pitch)
     return voices
 

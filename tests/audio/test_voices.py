@@ -69,6 +69,25 @@ def test_two_characters_voices_differ_in_pitch_and_timbre(tmp_path):
     assert len(b[0]) / len(a[0]) == pytest.approx(cast_["Tom"].length_scale, rel=0.2)
 
 
+def test_voices_in_one_exchange_are_three_semitones_apart_as_measured(tmp_path):
+    """Five characters of the one installed speaker in one scene, two more who never meet the first: each pair that
+    shares a scene is at least 3 semitones apart, measured by YIN on the same words (two sentences each: Piper samples
+    noise, and one short line ("Now. It has to be now. Go, I will follow.") measured -4 against 0 st cast from 3.4
+    to 3.9 st apart over three runs, once under 3)."""
+    names = ["Ada", "Pip", "Rook", "Wren", "Moss", "Fern", "Sloe"]
+    together = [set(names[:5]), {"Fern", "Sloe", "Pip"}]
+    cast_ = cast(names, together=together)
+    voices = Voices(tmp_path)
+    pitch = {n: f0(*read_wav(voices.speak(LINE, cast_[n]).path)) for n in names}
+    print({n: f"{cast_[n].pitch:+g} st, {pitch[n]:.1f} Hz" for n in names})
+    for group in together:
+        for a in group:
+            for b in group:
+                if a < b:
+                    apart = abs(12 * np.log2(pitch[a] / pitch[b]))
+                    assert apart >= 3.0, f"{a} and {b} are {apart:.1f} semitones apart"
+
+
 def test_a_line_is_made_once_and_a_changed_line_again(tmp_path):
     voices = Voices(tmp_path / "lines")
     voice = cast(["Mara"])["Mara"]
