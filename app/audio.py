@@ -202,7 +202,7 @@ class Audio:
             raise StudioError(f"voice: {first_error(e)}") from None
         if voice.engine == "speech" and not self.ctx.config.speech_base_url:
             raise StudioError("a speech voice needs a speech endpoint: set speech_base_url (CHIEF_SPEECH_BASE_URL)")
-        chars = [c.model_copy(update={"voice": voice}) if c.name == name else c for c in board.characters]  # type: list[Character]
+        chars = [c.model_copy(update={"voice": voice}) if c.name == name else c for c in board.characters]
         return board.model_copy(update={"characters": chars})
 
     def preview(self, board: Storyboard, name: str, out: Path, text: str = PREVIEW_LINE) -> Path:
@@ -398,7 +398,15 @@ class Audio:
         )
         return FilmSound(mixed.path, summary, mixed.stems)
 
-    def _mixed(self, stems, total: float, bounds: list[float], settings, scratch: Path, cancel: CancelToken):
+    def _mixed(
+        self,
+        stems: tuple[list, list, list],
+        total: float,
+        bounds: list[float],
+        settings,
+        scratch: Path,
+        cancel: CancelToken,
+    ):
         """The mix in `scratch` from parts cut at `bounds` (the scenes' starts), each part found in the part cache
         (`sound_dir/parts`) when the same pieces sit in it with the same settings, else mixed now; None when every
         stem is silent."""
@@ -409,8 +417,9 @@ class Audio:
             return path.name if path.parent != scratch else file_sha256(path)
 
         try:
+            dialogue, music, effects = stems
             return mix(
-                *stems, total, scratch / "mix.wav", scratch / "stems", settings, cancel,
+                dialogue, music, effects, total, scratch / "mix.wav", scratch / "stems", settings, cancel,
                 bounds=bounds, cache=self.ctx.config.sound_dir / "parts", identity=identity,
             )  # fmt: skip
         except ValueError:
