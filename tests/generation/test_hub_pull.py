@@ -1,0 +1,272 @@
+"""`chief models pull` against a local hub server (tests/hub_server.py) that answers huggingface_hub's own requests:
+a tiny Wan pipeline saved from the real diffusers classes is pulled with progress bars, a pull killed midway is
+continued from where it stopped (a Range request), refusals are one line with nothing written, and the pulled hub
+id then renders offline through the product.
+
+Each pull runs as a `chief` subprocess: huggingface_hub reads HF_ENDPOINT / HF_HOME / HF_HUB_OFFLINE at import."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.hub_server import HubServer, Repo
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+WEIGHTS = "transformer/diffusion_pytorch_model.safetensors"
+VARIANT = "transformer/diffusion_pytorch_model.fp16.safetensors"
+TOKEN = "hf_testtoken_" + "q7Zr2mWx9"  # a made-up token: it must never show up in output or files
+CHUNK = 10 * 1024 * 1024  # huggingface_hub writes a download to disk in chunks of this size
+
+
+def build_wide_wan(folder: Path) -> Path:
+    """A tiny Wan pipeline whose transformer has a wide feed-forward, so its weights file (~14 MB) spans more than
+    one of huggingface_hub's 10 MiB write chunks (a killed pull then leaves a partial file behind); plus an fp16
+    variant of the transformer and a README, which a default pull must leave alone."""
+    import torch
+    from diffusers import FlowMatchEulerDiscreteScheduler, WanPipeline, WanTransformer3DModel
+
+    from generation.tiny import _wan_parts
+
+    tokenizer, vae, text_encoder = _wan_parts()
+    torch.manual_seed(0)
+    transformer = WanTransformer3DModel(
+        patch_size=(1, 2, 2),
+        num_attention_heads=2,
+        attention_head_dim=12,
+        in_channels=16,
+        out_channels=16,
+        text_dim=32,
+        freq_dim=256,
+        ffn_dim=36864,
+        num_layers=2,
+        cross_attn_norm=True,
+        qk_norm="rms_norm_across_heads",
+        rope_max_seq_len=32,
+    )
+    pipe = WanPipeline(
+        transformer=transformer,
+        vae=vae,
+        scheduler=FlowMatchEulerDiscreteScheduler(shift=7.0),
+        text_encoder=text_encoder,
+        tokenizer=tokenizer,  # pyright: ignore[reportArgumentType]
+    )
+    pipe.save_pretrained(folder)
+    transformer.to(torch.float16).save_pretrained(folder / "transformer", variant="fp16")
+    (folder / "README.md").write_text("---\nlicense: apache-2.0\n---\n# wide tiny Wan\n")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def wan_folder(tmp_path_factory):
+    return build_wide_wan(tmp_path_factory.mktemp("hub") / "wide-wan")
+
+
+@pytest.fixture(scope="module")
+def hub(wan_folder):
+    without_index = Repo.from_folder(wan_folder / "transformer", licence="mit")
+    repos = {
+        "studio/wide-wan": Repo.from_folder(wan_folder, licence="apache-2.0"),
+        "studio/gated-wan": Repo.from_folder(wan_folder, gated="manual", licence="wan-community-licence"),
+        "studio/huge-wan": Repo.from_folder(wan_folder, claimed_sizes={WEIGHTS: 3 * 10**15}),
+        "studio/half-gone": Repo.from_folder(wan_folder, gone={"vae/config.json"}),
+        "studio/just-weights": without_index,
+    }
+    with HubServer(repos, tokens=(TOKEN,)) as server:
+        yield server
+
+
+def env_for(hub: HubServer, hf_home: Path, **extra) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING", "TRANSFORMERS_"))}
+    return {
+        **env,
+        "PYTHONPATH": str(ROOT),
+        "HF_ENDPOINT": hub.url,
+        "HF_HOME": str(hf_home),
+        "HF_HUB_DISABLE_TELEMETRY": "1",
+        **extra,
+    }
+
+
+def chief(args: list[str], env: dict, home: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", "--home", str(home), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
+
+
+def blobs(hf_home: Path, repo: str) -> Path:
+    return hf_home / "hub" / f"models--{repo.replace('/', '--')}" / "blobs"
+
+
+def errors(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("error:")]
+
+
+RENDER = """
+import json, sys
+from app.config import load_config
+from app.studio import Studio
+from storage.schema import Scene, Shot, Storyboard
+env = {"CHIEF_VIDEO_BACKEND": "diffusers", "CHIEF_VIDEO_MODEL": sys.argv[2], "CHIEF_STEPS": "2", "CHIEF_NARRATION": "0"}
+st = Studio(load_config({"home": sys.argv[1]}, environ=env))
+board = Storyboard(title="pulled", scenes=[Scene(scene_id="a", shots=[Shot(shot_id="s1", prompt="a red cat", duration=0.25, seed=1)])], fps=16, width=32, height=32)
+pid = st.create_from_storyboard(board).project_id
+r = st.render(pid)
+print(json.dumps({"label": st.status().backend_label, "rendered": r.rendered, "model": r.model}))
+"""
+
+
+def test_pull_shows_progress_fetches_one_set_of_weights_and_renders_offline(hub, wan_folder, tmp_path):
+    hf_home = tmp_path / "hf"
+    res = chief(["--json", "models", "pull", "studio/wide-wan"], env_for(hub, hf_home), tmp_path / "home")
+    assert res.returncode == 0, res.stderr[-3000:]
+    out = json.loads(res.stdout)
+    assert out["setting"] == "CHIEF_VIDEO_MODEL=studio/wide-wan" and out["family"] == "Wan"
+    assert out["licence"] == "apache-2.0" and not out["gated"]
+    assert "licence: apache-2.0" in res.stderr
+    # huggingface_hub's bars, on stderr: the file count and the bytes, to the end
+    assert f"Fetching {len(out['files'])} files: 100%" in res.stderr and "Download complete" in res.stderr
+    assert WEIGHTS in out["files"] and VARIANT not in out["files"] and "README.md" not in out["files"]
+    assert hub.gets(WEIGHTS) and not hub.gets(VARIANT) and not hub.gets("README.md")
+    snapshot = Path(out["folder"])
+    for name in out["files"]:
+        assert (snapshot / name).read_bytes() == (wan_folder / name).read_bytes()
+
+    # Offline, with the endpoint pointing at nothing: the hub id loads from the cache and renders.
+    seen = len(hub.requests)
+    offline = env_for(hub, hf_home, HF_HUB_OFFLINE="1", HF_ENDPOINT="http://127.0.0.1:9")
+    done = subprocess.run(
+        [sys.executable, "-c", RENDER, str(tmp_path / "home"), "studio/wide-wan"],
+        env=offline,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    rendered = json.loads(done.stdout.strip().splitlines()[-1])
+    assert rendered["rendered"] == 1 and rendered["model"] == "studio/wide-wan"
+    assert "WanPipeline" in rendered["label"]
+    assert len(hub.requests) == seen  # nothing asked of the hub
+
+
+def test_variant_pull_takes_the_variant_weights_and_the_plain_ones_elsewhere(hub, tmp_path):
+    res = chief(
+        ["--json", "models", "pull", "studio/wide-wan", "--variant", "fp16"], env_for(hub, tmp_path / "hf"), tmp_path
+    )
+    assert res.returncode == 0, res.stderr[-3000:]
+    files = json.loads(res.stdout)["files"]
+    assert VARIANT in files and WEIGHTS not in files
+    assert "vae/diffusion_pytorch_model.safetensors" in files  # the VAE has no fp16 variant: its own weights
+
+
+def test_a_killed_pull_continues_with_a_range_request(hub, wan_folder, tmp_path):
+    hf_home, home = tmp_path / "hf", tmp_path / "home"
+    env = env_for(hub, hf_home)
+    size = (wan_folder / WEIGHTS).stat().st_size
+    assert size > CHUNK + 1024
+    hub.stall(WEIGHTS, after=size - 1024)  # all but the last KiB, then the server waits
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "--home", str(home), "models", "pull", "studio/wide-wan"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=ROOT,
+    )
+    try:
+        assert hub.stalled.wait(300), "the pull never reached the weights"
+        # wait for the client to write its first chunk (a condition, not a fixed delay)
+        deadline = time.monotonic() + 120
+        partial = []
+        while time.monotonic() < deadline:
+            partial = [p for p in blobs(hf_home, "studio/wide-wan").glob("*.incomplete") if p.stat().st_size >= CHUNK]
+            if partial:
+                break
+            time.sleep(0.05)
+        assert partial, "no partial file was written"
+    finally:
+        proc.kill()
+        proc.wait()
+        hub.release.set()
+    written = partial[0].stat().st_size
+    assert proc.returncode != 0 and written < size
+
+    before = len(hub.gets(WEIGHTS))
+    res = chief(["--json", "models", "pull", "studio/wide-wan"], env, home)
+    assert res.returncode == 0, res.stderr[-3000:]
+    again = hub.gets(WEIGHTS)[before:]
+    assert [r.range for r in again] == [f"bytes={written}-"]  # only the rest, once
+    out = json.loads(res.stdout)
+    assert out["resumed"] == [WEIGHTS]
+    assert out["fetched_bytes"] <= out["bytes"] - written  # what the killed pull wrote is not fetched again
+    pulled = Path(out["folder"]) / WEIGHTS
+    assert hashlib.sha256(pulled.read_bytes()).digest() == hashlib.sha256((wan_folder / WEIGHTS).read_bytes()).digest()
+    assert not list(blobs(hf_home, "studio/wide-wan").glob("*.incomplete"))
+
+
+def test_a_missing_repo_or_file_is_one_line(hub, tmp_path):
+    env = env_for(hub, tmp_path / "hf")
+    res = chief(["models", "pull", "studio/no-such-model"], env, tmp_path)
+    assert res.returncode == 1
+    assert res.stderr.strip().splitlines() == [
+        f"error: no model repository 'studio/no-such-model' at {hub.url} (or it is private: set HF_TOKEN)"
+    ]
+    res = chief(["models", "pull", "studio/half-gone"], env, tmp_path)
+    assert res.returncode == 1 and "Traceback" not in res.stderr
+    assert errors(res.stderr) == [f"error: studio/half-gone has no file 'vae/config.json' at {hub.url}"]
+    res = chief(["models", "pull", "studio/just-weights"], env, tmp_path)
+    assert res.returncode == 1
+    assert errors(res.stderr) == [
+        "error: studio/just-weights is not a diffusers pipeline (no model_index.json): CHIEF cannot render with it"
+    ]
+    res = chief(["models", "pull", "studio/wide-wan", "--revision", "v9"], env, tmp_path)
+    assert errors(res.stderr) == [f"error: studio/wide-wan has no revision 'v9' at {hub.url}"]
+
+
+def test_the_disk_is_checked_before_anything_is_written(hub, tmp_path):
+    hf_home = tmp_path / "hf"
+    res = chief(["models", "pull", "studio/huge-wan"], env_for(hub, hf_home), tmp_path)
+    assert res.returncode == 1
+    (line,) = errors(res.stderr)
+    assert line.startswith("error: studio/huge-wan needs 3000.0 TB more on disk") and "free" in line
+    assert not (hf_home / "hub" / "models--studio--huge-wan").exists()
+    assert not [r for r in hub.requests if r.method == "GET" and r.path.endswith(WEIGHTS) and "huge" in r.path]
+
+
+def test_a_gated_repo_says_its_licence_and_takes_the_token_without_showing_it(hub, tmp_path):
+    hf_home, home = tmp_path / "hf", tmp_path / "home"
+    refused = chief(["models", "pull", "studio/gated-wan"], env_for(hub, hf_home), home)
+    assert refused.returncode == 1
+    assert errors(refused.stderr) == [
+        f"error: studio/gated-wan is gated: accept its licence at {hub.url}/studio/gated-wan, then set HF_TOKEN "
+        "to a token of that account"
+    ]
+    assert not list(hf_home.rglob("*.safetensors"))
+
+    res = chief(["--json", "models", "pull", "studio/gated-wan"], env_for(hub, hf_home, HF_TOKEN=TOKEN), home)
+    assert res.returncode == 0, res.stderr[-3000:]
+    licence = [line for line in res.stderr.splitlines() if line.startswith("licence:")]
+    assert licence == [
+        f"licence: wan-community-licence · gated: the files need HF_TOKEN from an account that accepted it at "
+        f"{hub.url}/studio/gated-wan"
+    ]
+    assert all(r.authorized for r in hub.requests if "/gated-wan/resolve/" in r.path and r.method == "GET")
+    assert TOKEN not in res.stdout + res.stderr + refused.stderr
+    for folder in (hf_home, home):  # CHIEF stores it nowhere (huggingface_hub keeps no copy of an env token)
+        for f in folder.rglob("*"):
+            if f.is_file() and not f.is_symlink():
+                assert TOKEN.encode() not in f.read_bytes(), f
