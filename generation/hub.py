@@ -38,28 +38,65 @@ class PullError(RenderError):
 
 @dataclass(frozen=True)
 class Catalogued:
-    """A model CHIEF knows by a short name. `about` is the model card's own size class, shown to the user."""
+    """A model CHIEF knows by a short name. `card_vram_gb`: the GPU memory its makers' model card says it runs in
+    (with their offloading), quoted, not measured; `index`: the model_index.json entries that pick its family row."""
 
     name: str
     repo_id: str
     about: str
     files: tuple[str, ...] = ()  # allow patterns (GGUF models: the one quantization to fetch)
+    pipeline: str = ""
+    index: tuple[tuple[str, object], ...] = ()
+    card_vram_gb: float | None = None
+    card_size_gb: float | None = None  # the file's size as the repo lists it (GGUF models), quoted
 
 
 # Video pipelines in diffusers format, by family (the hub ids their makers publish).
 VIDEO_MODELS: tuple[Catalogued, ...] = (
-    Catalogued("wan2.1-1.3b", "Wan-AI/Wan2.1-T2V-1.3B-Diffusers", "Wan 2.1 text-to-video, 1.3B transformer"),
-    Catalogued("wan2.2-5b", "Wan-AI/Wan2.2-TI2V-5B-Diffusers", "Wan 2.2 TI2V, 5B transformer, 720p"),
-    Catalogued("wan2.2-a14b", "Wan-AI/Wan2.2-T2V-A14B-Diffusers", "Wan 2.2 T2V, two 14B experts"),
-    Catalogued("ltx-video", "Lightricks/LTX-Video", "LTX-Video, 2B transformer"),
-    Catalogued("cogvideox-2b", "THUDM/CogVideoX-2b", "CogVideoX 2B"),
-    Catalogued("cogvideox-5b", "THUDM/CogVideoX-5b", "CogVideoX 5B"),
-    Catalogued("hunyuanvideo", "hunyuanvideo-community/HunyuanVideo", "HunyuanVideo, 13B transformer"),
+    Catalogued(
+        "wan2.1-1.3b",
+        "Wan-AI/Wan2.1-T2V-1.3B-Diffusers",
+        "Wan 2.1 text-to-video, 1.3B transformer",
+        pipeline="WanPipeline",
+        card_vram_gb=8.19,
+    ),
+    Catalogued(
+        "wan2.2-5b",
+        "Wan-AI/Wan2.2-TI2V-5B-Diffusers",
+        "Wan 2.2 TI2V, 5B transformer, 720p",
+        pipeline="WanPipeline",
+        index=(("expand_timesteps", True),),
+        card_vram_gb=24,
+    ),
+    Catalogued(
+        "wan2.2-a14b",
+        "Wan-AI/Wan2.2-T2V-A14B-Diffusers",
+        "Wan 2.2 T2V, two 14B experts",
+        pipeline="WanPipeline",
+        index=(("transformer_2", ["diffusers", "WanTransformer3DModel"]), ("boundary_ratio", 0.875)),
+        card_vram_gb=80,
+    ),
+    Catalogued("ltx-video", "Lightricks/LTX-Video", "LTX-Video, 2B transformer", pipeline="LTXPipeline"),
+    Catalogued("cogvideox-2b", "THUDM/CogVideoX-2b", "CogVideoX 2B", pipeline="CogVideoXPipeline", card_vram_gb=12.5),
+    Catalogued("cogvideox-5b", "THUDM/CogVideoX-5b", "CogVideoX 5B", pipeline="CogVideoXPipeline", card_vram_gb=20.7),
+    Catalogued(
+        "hunyuanvideo",
+        "hunyuanvideo-community/HunyuanVideo",
+        "HunyuanVideo, 13B transformer",
+        pipeline="HunyuanVideoPipeline",
+        card_vram_gb=45,
+    ),
 )
 
 # Small instruct models as GGUF, one quantization each (Q4_K_M: the usual size/quality middle).
 LLM_MODELS: tuple[Catalogued, ...] = (
-    Catalogued("qwen2.5-3b", "Qwen/Qwen2.5-3B-Instruct-GGUF", "Qwen2.5 3B Instruct, Q4_K_M", ("*q4_k_m.gguf",)),
+    Catalogued(
+        "qwen2.5-3b",
+        "Qwen/Qwen2.5-3B-Instruct-GGUF",
+        "Qwen2.5 3B Instruct, Q4_K_M",
+        ("*q4_k_m.gguf",),
+        card_size_gb=2.1,
+    ),
     Catalogued(
         "llama3.2-3b",
         "bartowski/Llama-3.2-3B-Instruct-GGUF",
@@ -71,13 +108,15 @@ LLM_MODELS: tuple[Catalogued, ...] = (
 
 
 def lookup(name: str, llm: bool = False) -> tuple[str, tuple[str, ...]]:
-    """(hub id, allow patterns) for a catalogue name or a hub id (`org/name`); a one-line error otherwise."""
+    """(hub id, allow patterns) for a catalogue name, a hub id (`org/name`) or one file of a repo (`org/name:path`,
+    e.g. a draft LoRA); a one-line error otherwise."""
     table = LLM_MODELS if llm else VIDEO_MODELS
     for m in table:
         if name.lower() in (m.name, m.repo_id.lower()):
             return m.repo_id, m.files
-    if re.fullmatch(r"[A-Za-z0-9][\w.-]*/[\w.-]+", name):
-        return name, ()
+    repo, _, path = name.partition(":")
+    if re.fullmatch(r"[A-Za-z0-9][\w.-]*/[\w.-]+", repo) and ".." not in path.split("/"):
+        return repo, ((path,) if path else ())
     raise PullError(
         f"{name!r} is neither a hub id (org/name) nor a known name; known: " + ", ".join(m.name for m in table)
     )
@@ -202,6 +241,10 @@ def plan(
     )
     if llm:
         chosen = _gguf_files(repo_id, list(siblings), patterns)
+    elif patterns:  # one file, as named
+        chosen = [n for n in patterns if n in siblings]
+        if len(chosen) != len(patterns):
+            raise PullError(f"{repo_id} has no file {patterns[0]!r} at {endpoint()}")
     else:
         if "model_index.json" not in siblings:
             raise PullError(f"{repo_id} is not a diffusers pipeline (no model_index.json): CHIEF cannot render with it")

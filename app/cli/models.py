@@ -91,7 +91,8 @@ class PulledModel(BaseModel):
 @click.option("--variant", help="Weights variant of a diffusers pipeline (the file infix, e.g. fp16, bf16).")
 @click.option("--revision", default="main", show_default=True, help="Branch, tag or commit on the hub.")
 def pull(c: Ctx, name, llm, variant, revision):
-    """Fetch NAME (a name from the list below, or a hub id org/name) into the Hugging Face cache, with a progress
+    """Fetch NAME (a name from the list below, a hub id org/name, or one file org/name:path such as a family's draft
+    LoRA) into the Hugging Face cache, with a progress
     bar; a pull that was interrupted continues where it stopped. Then CHIEF_VIDEO_MODEL=HUB_ID (or, with --llm,
     CHIEF_LOCAL_LLM) uses it offline.
 
@@ -130,6 +131,8 @@ def pull(c: Ctx, name, llm, variant, revision):
         setting = f"CHIEF_VIDEO_MODEL={repo_id}"
     result = PulledModel(**vars(done), family=family, setting=setting)
     lines = [f"pulled {repo_id} ({hub._size(done.bytes)}, commit {done.commit[:12]}) into {done.folder}"]
+    if not plan.pipeline and not llm:
+        lines += [f"  {done.folder}/{f}" for f in done.files]
     if done.resumed:
         lines.append("continued where the last pull stopped: " + ", ".join(done.resumed))
     if setting:

@@ -72,7 +72,10 @@ def wan_folder(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def hub(wan_folder):
+def hub(wan_folder, tmp_path_factory):
+    from generation.tiny import build_wan22_5b
+
+    five_b = build_wan22_5b(tmp_path_factory.mktemp("hub") / "ti2v-5b")  # the shape of Wan 2.2 TI2V 5B, tiny
     without_index = Repo.from_folder(wan_folder / "transformer", licence="mit")
     repos = {
         "studio/wide-wan": Repo.from_folder(wan_folder, licence="apache-2.0"),
@@ -80,6 +83,7 @@ def hub(wan_folder):
         "studio/huge-wan": Repo.from_folder(wan_folder, claimed_sizes={WEIGHTS: 3 * 10**15}),
         "studio/half-gone": Repo.from_folder(wan_folder, gone={"vae/config.json"}),
         "studio/just-weights": without_index,
+        "Wan-AI/Wan2.2-TI2V-5B-Diffusers": Repo.from_folder(five_b, licence="apache-2.0"),
     }
     with HubServer(repos, tokens=(TOKEN,)) as server:
         yield server
@@ -270,3 +274,33 @@ def test_a_gated_repo_says_its_licence_and_takes_the_token_without_showing_it(hu
         for f in folder.rglob("*"):
             if f.is_file() and not f.is_symlink():
                 assert TOKEN.encode() not in f.read_bytes(), f
+
+
+def test_doctor_recommends_a_family_for_the_card_and_its_pull_command_fetches_it(hub, tmp_path):
+    """The doctor's own pull command, run as printed, fetches a pipeline of the family it recommended."""
+    from click.testing import CliRunner
+
+    from app.cli import main
+
+    def doctor(*args):
+        res = CliRunner().invoke(main, ["--home", str(tmp_path / "home"), "--json", "doctor", *args])
+        assert res.exit_code == 0, res.output
+        return json.loads(res.stdout)
+
+    assert doctor("--vram", "4")["recommended"] is None  # no catalogued card fits 4 GiB
+    small, big = doctor("--vram", "10")["recommended"], doctor("--vram", "96")["recommended"]
+    assert (small["family"], small["profile"]) == ("Wan", "fits 8 GB") and small["card_vram_gb"] <= 10.7
+    assert big["family"] == "Wan 2.2" and big["profile"] == "fastest"
+    rec = doctor("--vram", "24")["recommended"]
+    assert rec["family"] == "Wan 2.2 TI2V 5B" and rec["profile"] == "fits 24 GB"
+    assert rec["tiers"]["final"].startswith("50 steps")
+    report = doctor("--vram", "24")
+    assert report["llm"].startswith("no LLM found: pull a local model")
+
+    cmd = rec["pull"][0].split()
+    assert cmd[:3] == ["chief", "models", "pull"]
+    res = chief(["--json", *cmd[1:]], env_for(hub, tmp_path / "hf"), tmp_path / "home")
+    assert res.returncode == 0, res.stderr[-3000:]
+    out = json.loads(res.stdout)
+    assert out["repo_id"] == rec["repo_id"] and out["family"] == rec["family"]
+    assert out["setting"] == f"CHIEF_VIDEO_MODEL={rec['repo_id']}"
