@@ -197,6 +197,14 @@ def llm_line(c: Ctx) -> str:
     from app.config import load_config
 
     config = load_config({"home": c.home, **c.overrides})
+    if config.agent_mode == "llm" and config.local_llm and not config.llm_base_url:
+        from agents.local_llm import gguf_path
+
+        try:
+            where = gguf_path(config.local_llm)
+        except Exception as e:
+            return f"llm: {e}"
+        return f"llm: local model {where.name} (CHIEF runs it with llama-cpp-python when the agents first need it)"
     if config.agent_mode == "llm":
         return config.llm.describe()
     return no_llm()

@@ -25,7 +25,13 @@ ROOT = Path(__file__).resolve().parents[2]
 WEIGHTS = "transformer/diffusion_pytorch_model.safetensors"
 VARIANT = "transformer/diffusion_pytorch_model.fp16.safetensors"
 TOKEN = "hf_testtoken_" + "q7Zr2mWx9"  # a made-up token: it must never show up in output or files
-CHUNK = 10 * 1024 * 1024  # huggingface_hub writes a download to disk in chunks of this size
+CHUNK = 10 * 1024 * 1024
+GGUFS = (
+    "tiny-instruct-Q2_K.gguf",
+    "tiny-instruct-Q4_K_M.gguf",
+    "tiny-instruct-Q8_0.gguf",
+    "mmproj-tiny-f16.gguf",
+)  # huggingface_hub writes a download to disk in chunks of this size
 
 
 def build_wide_wan(folder: Path) -> Path:
@@ -76,6 +82,9 @@ def hub(wan_folder, tmp_path_factory):
     from generation.tiny import build_wan22_5b
 
     five_b = build_wan22_5b(tmp_path_factory.mktemp("hub") / "ti2v-5b")  # the shape of Wan 2.2 TI2V 5B, tiny
+    ggufs = tmp_path_factory.mktemp("ggufs")  # a GGUF repo's usual shape: quantizations, a projector
+    for i, name in enumerate(GGUFS):
+        (ggufs / name).write_bytes(b"GGUF" + bytes([i]) * 4096)
     without_index = Repo.from_folder(wan_folder / "transformer", licence="mit")
     repos = {
         "studio/wide-wan": Repo.from_folder(wan_folder, licence="apache-2.0"),
@@ -84,6 +93,7 @@ def hub(wan_folder, tmp_path_factory):
         "studio/half-gone": Repo.from_folder(wan_folder, gone={"vae/config.json"}),
         "studio/just-weights": without_index,
         "Wan-AI/Wan2.2-TI2V-5B-Diffusers": Repo.from_folder(five_b, licence="apache-2.0"),
+        "studio/tiny-instruct-gguf": Repo.from_folder(ggufs, licence="apache-2.0"),
     }
     with HubServer(repos, tokens=(TOKEN,)) as server:
         yield server
@@ -304,3 +314,35 @@ def test_doctor_recommends_a_family_for_the_card_and_its_pull_command_fetches_it
     out = json.loads(res.stdout)
     assert out["repo_id"] == rec["repo_id"] and out["family"] == rec["family"]
     assert out["setting"] == f"CHIEF_VIDEO_MODEL={rec['repo_id']}"
+
+
+def test_an_llm_pull_takes_one_gguf_and_names_the_setting_that_runs_it(hub, tmp_path):
+    hf_home = tmp_path / "hf"
+    env = env_for(hub, hf_home)
+    res = chief(["--json", "models", "pull", "--llm", "studio/tiny-instruct-gguf"], env, tmp_path / "home")
+    assert res.returncode == 0, res.stderr[-3000:]
+    out = json.loads(res.stdout)
+    assert out["files"] == ["tiny-instruct-Q4_K_M.gguf"]  # of several quantizations, the Q4_K_M; no projector
+    assert [r.path.rsplit("/", 1)[-1] for r in hub.requests if r.method == "GET" and "gguf/resolve" in r.path] == [
+        "tiny-instruct-Q4_K_M.gguf"
+    ]
+    spec = out["setting"].removeprefix("CHIEF_LOCAL_LLM=")
+    assert spec == "studio/tiny-instruct-gguf/tiny-instruct-Q4_K_M.gguf"
+    # the setting's value is found offline in the cache, as CHIEF's local runner reads it
+    found = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from agents.local_llm import gguf_path; print(gguf_path(sys.argv[1]))",
+            spec,
+        ],
+        env=env_for(hub, hf_home, HF_HUB_OFFLINE="1"),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert found.returncode == 0, found.stderr
+    assert Path(found.stdout.strip()).read_bytes() == b"GGUF" + bytes([1]) * 4096
+    one = chief(["models", "pull", "--llm", "studio/tiny-instruct-gguf:tiny-instruct-Q8_0.gguf"], env, tmp_path)
+    assert one.returncode == 0, one.stderr[-2000:]
+    assert "CHIEF_LOCAL_LLM=studio/tiny-instruct-gguf/tiny-instruct-Q8_0.gguf" in one.stdout
