@@ -102,6 +102,20 @@ def local_llm(config: Config):
     return server_for(config.local_llm, min(config.llm.context_tokens, LOCAL_CONTEXT), config.home / "logs")
 
 
+def llm_offer(config: Config) -> str | None:
+    """What the first run offers when no LLM is configured (None when one is): the three ways on, the mode now."""
+    if config.agent_mode == "llm" or config.agents == "offline":
+        return None
+    from generation.hub import LLM_MODELS
+
+    first = LLM_MODELS[0]
+    return (
+        f"no LLM found: pull a local model (`chief models pull --llm`: {first.about}, about {first.card_size_gb:g} "
+        "GB; CHIEF then runs it itself), point to a server (`chief models` lists the ones on this machine), or use the"
+        " embedded heuristic agents (in use now)"
+    )
+
+
 def llm_client(config: Config):
     """The openai-SDK client for the configured endpoint, or None when the agents are offline."""
     if config.agent_mode != "llm":

@@ -207,19 +207,9 @@ def llm_line(c: Ctx) -> str:
         return f"llm: local model {where.name} (CHIEF runs it with llama-cpp-python when the agents first need it)"
     if config.agent_mode == "llm":
         return config.llm.describe()
-    return no_llm()
+    from app.factory import llm_offer
 
-
-def no_llm() -> str:
-    """The first-run offer when no LLM is configured (the doctor's line; the web app's Settings say the same)."""
-    from generation.hub import LLM_MODELS
-
-    size = LLM_MODELS[0].card_size_gb
-    return (
-        f"no LLM found: pull a local model (`chief models pull --llm`, {LLM_MODELS[0].about}, about {size:g} GB), "
-        "point to a server (`chief models` lists local ones), or use the embedded heuristic agents (the offline mode,"
-        " in use now)"
-    )
+    return llm_offer(config) or "offline (embedded heuristic agents, no LLM), as chosen"
 
 
 def _gib(n: int | None) -> str:
