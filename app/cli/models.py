@@ -127,7 +127,7 @@ def pull(c: Ctx, name, llm, variant, revision):
     setting = None
     if llm:
         setting = f"CHIEF_LOCAL_LLM={repo_id}/{done.files[0]}"
-    elif family:
+    elif family and not variant:
         setting = f"CHIEF_VIDEO_MODEL={repo_id}"
     result = PulledModel(**vars(done), family=family, setting=setting)
     lines = [f"pulled {repo_id} ({hub._size(done.bytes)}, commit {done.commit[:12]}) into {done.folder}"]
@@ -137,6 +137,11 @@ def pull(c: Ctx, name, llm, variant, revision):
         lines.append("continued where the last pull stopped: " + ", ".join(done.resumed))
     if setting:
         lines.append(f"use it: {setting}")
+    elif variant and family:  # diffusers loads variant files only when asked for the variant; CHIEF's loader does not
+        lines.append(
+            f"note: these are the {variant!r} weights; CHIEF loads a pipeline's plain weights, so CHIEF_VIDEO_MODEL "
+            "needs a pull without --variant"
+        )
     c.out(result, "\n".join(lines))
 
 

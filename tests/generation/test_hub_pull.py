@@ -183,9 +183,10 @@ def test_variant_pull_takes_the_variant_weights_and_the_plain_ones_elsewhere(hub
         ["--json", "models", "pull", "studio/wide-wan", "--variant", "fp16"], env_for(hub, tmp_path / "hf"), tmp_path
     )
     assert res.returncode == 0, res.stderr[-3000:]
-    files = json.loads(res.stdout)["files"]
-    assert VARIANT in files and WEIGHTS not in files
-    assert "vae/diffusion_pytorch_model.safetensors" in files  # the VAE has no fp16 variant: its own weights
+    out = json.loads(res.stdout)
+    assert VARIANT in out["files"] and WEIGHTS not in out["files"]
+    assert "vae/diffusion_pytorch_model.safetensors" in out["files"]  # the VAE has no fp16 variant: its own weights
+    assert out["setting"] is None  # CHIEF's loader asks for no variant, so it names no setting that would not load
 
 
 def test_a_killed_pull_continues_with_a_range_request(hub, wan_folder, tmp_path):
