@@ -15,6 +15,7 @@ own `http_get(resume_size=...)`, under the library's lock for that blob, before 
 from __future__ import annotations
 
 import glob
+import hashlib
 import json
 import os
 import re
@@ -384,7 +385,9 @@ def _resume(p: Plan, tqdm_class=None) -> list[str]:
                 continue
             with hub_errors(p.repo_id, p.revision):
                 meta = get_hf_file_metadata(hf_hub_url(p.repo_id, f.path, revision=p.commit))
-                if meta.etag != f.etag or meta.size != f.size:  # another file now: start it afresh
+                # Another file now, or one Xet serves (its partial file need not be a prefix, and hf_xet keeps its
+                # own chunk cache): leave it to the snapshot download.
+                if meta.etag != f.etag or meta.size != f.size or meta.xet_file_data is not None:
                     keep.unlink()
                     continue
                 with keep.open("ab") as out:
@@ -397,8 +400,11 @@ def _resume(p: Plan, tqdm_class=None) -> list[str]:
                         displayed_filename=f.path,
                         tqdm_class=tqdm_class,
                     )
-            if keep.stat().st_size != f.size:
-                raise PullError(f"{p.repo_id}/{f.path}: the resumed file has the wrong size; run the pull again")
+            if keep.stat().st_size != f.size or not _matches(keep, f.etag):
+                keep.unlink()
+                raise PullError(
+                    f"{p.repo_id}/{f.path}: the continued file does not match the hub's; run the pull again"
+                )
             os.replace(keep, blobs / f.etag)
             resumed.append(f.path)
     return resumed
@@ -416,6 +422,17 @@ def progress_bars():
             super().__init__(*args, **kwargs)
 
     return Bars
+
+
+def _matches(path: Path, etag: str) -> bool:
+    """An LFS file's etag is its sha256: check a continued file against it (a git blob id is not checked)."""
+    if not re.fullmatch(r"[0-9a-f]{64}", etag):
+        return True
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while block := f.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest() == etag
 
 
 @dataclass

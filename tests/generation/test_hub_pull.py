@@ -189,12 +189,12 @@ def test_variant_pull_takes_the_variant_weights_and_the_plain_ones_elsewhere(hub
     assert out["setting"] is None  # CHIEF's loader asks for no variant, so it names no setting that would not load
 
 
-def test_a_killed_pull_continues_with_a_range_request(hub, wan_folder, tmp_path):
-    hf_home, home = tmp_path / "hf", tmp_path / "home"
-    env = env_for(hub, hf_home)
+def kill_midway(hub, wan_folder, env, home, hf_home) -> Path:
+    """Start a pull, let the server stall the weights after all but their last KiB, wait until the client has
+    written its first 10 MiB chunk, kill it: the partial file it leaves."""
     size = (wan_folder / WEIGHTS).stat().st_size
     assert size > CHUNK + 1024
-    hub.stall(WEIGHTS, after=size - 1024)  # all but the last KiB, then the server waits
+    hub.stall(WEIGHTS, after=size - 1024)
     proc = subprocess.Popen(
         [sys.executable, "-m", "app.cli", "--home", str(home), "models", "pull", "studio/wide-wan"],
         env=env,
@@ -217,8 +217,14 @@ def test_a_killed_pull_continues_with_a_range_request(hub, wan_folder, tmp_path)
         proc.kill()
         proc.wait()
         hub.release.set()
-    written = partial[0].stat().st_size
-    assert proc.returncode != 0 and written < size
+    assert proc.returncode != 0 and partial[0].stat().st_size < size
+    return partial[0]
+
+
+def test_a_killed_pull_continues_with_a_range_request(hub, wan_folder, tmp_path):
+    hf_home, home = tmp_path / "hf", tmp_path / "home"
+    env = env_for(hub, hf_home)
+    written = kill_midway(hub, wan_folder, env, home, hf_home).stat().st_size
 
     before = len(hub.gets(WEIGHTS))
     res = chief(["--json", "models", "pull", "studio/wide-wan"], env, home)
@@ -231,6 +237,29 @@ def test_a_killed_pull_continues_with_a_range_request(hub, wan_folder, tmp_path)
     pulled = Path(out["folder"]) / WEIGHTS
     assert hashlib.sha256(pulled.read_bytes()).digest() == hashlib.sha256((wan_folder / WEIGHTS).read_bytes()).digest()
     assert not list(blobs(hf_home, "studio/wide-wan").glob("*.incomplete"))
+
+
+def test_a_damaged_partial_file_is_refused_then_fetched_afresh(hub, wan_folder, tmp_path):
+    hf_home, home = tmp_path / "hf", tmp_path / "home"
+    env = env_for(hub, hf_home)
+    partial = kill_midway(hub, wan_folder, env, home, hf_home)
+    with partial.open("r+b") as f:  # one byte of what the killed pull wrote goes bad
+        f.seek(4096)
+        byte = f.read(1)
+        f.seek(4096)
+        f.write(bytes([byte[0] ^ 0xFF]))
+    res = chief(["models", "pull", "studio/wide-wan"], env, home)
+    assert res.returncode == 1
+    assert errors(res.stderr) == [
+        f"error: studio/wide-wan/{WEIGHTS}: the continued file does not match the hub's; run the pull again"
+    ]
+    assert not list(blobs(hf_home, "studio/wide-wan").glob("*.incomplete"))  # the bad file is gone
+    before = len(hub.gets(WEIGHTS))
+    res = chief(["--json", "models", "pull", "studio/wide-wan"], env, home)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert [r.range for r in hub.gets(WEIGHTS)[before:]] == [None]  # fetched whole
+    pulled = Path(json.loads(res.stdout)["folder"]) / WEIGHTS
+    assert pulled.read_bytes() == (wan_folder / WEIGHTS).read_bytes()
 
 
 def test_a_missing_repo_or_file_is_one_line(hub, tmp_path):
