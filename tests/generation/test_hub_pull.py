@@ -269,9 +269,6 @@ def test_a_missing_repo_or_file_is_one_line(hub, tmp_path):
     assert res.stderr.strip().splitlines() == [
         f"error: no model repository 'studio/no-such-model' at {hub.url} (or it is private: set HF_TOKEN)"
     ]
-    res = chief(["models", "pull", "studio/half-gone"], env, tmp_path)
-    assert res.returncode == 1 and "Traceback" not in res.stderr
-    assert errors(res.stderr) == [f"error: studio/half-gone has no file 'vae/config.json' at {hub.url}"]
     res = chief(["models", "pull", "studio/just-weights"], env, tmp_path)
     assert res.returncode == 1
     assert errors(res.stderr) == [
@@ -279,6 +276,13 @@ def test_a_missing_repo_or_file_is_one_line(hub, tmp_path):
     ]
     res = chief(["models", "pull", "studio/wide-wan", "--revision", "v9"], env, tmp_path)
     assert errors(res.stderr) == [f"error: studio/wide-wan has no revision 'v9' at {hub.url}"]
+    res = chief(["models", "pull", "studio/wide-wan"], {**env, "HF_HUB_OFFLINE": "1"}, tmp_path)
+    assert res.stderr.strip().splitlines() == ["error: HF_HUB_OFFLINE is set: unset it to pull a model"]
+    assert not (tmp_path / "hf").exists()  # refused before a download: nothing written
+    # a file the listing names but the hub no longer has: one line (what was fetched before it is kept, to resume)
+    res = chief(["models", "pull", "studio/half-gone"], env_for(hub, tmp_path / "hf2"), tmp_path)
+    assert res.returncode == 1 and "Traceback" not in res.stderr
+    assert errors(res.stderr) == [f"error: studio/half-gone has no file 'vae/config.json' at {hub.url}"]
 
 
 def test_the_disk_is_checked_before_anything_is_written(hub, tmp_path):
