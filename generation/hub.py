@@ -31,6 +31,7 @@ from generation.base import RenderError
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".ckpt", ".pth", ".pt", ".msgpack", ".onnx", ".h5", ".gguf")
 # "model.fp16.safetensors", "model.fp16-00001-of-00002.safetensors", "model.safetensors.index.fp16.json"
 _SHARD = re.compile(r"-\d{5}-of-\d{5}$")
+INDEX_LIMIT = 1 << 20  # a model_index.json is a few hundred bytes
 
 
 class PullError(RenderError):
@@ -213,6 +214,12 @@ def hub_errors(repo_id: str, revision: str = "main") -> Iterator[None]:
         raise PullError(f"cannot reach {where} ({type(e).__name__}: {_first_line(e)})") from None
 
 
+def clean(text: object, limit: int = 120) -> str:
+    """Text from the hub (a licence, a class or file name) as one printable line of at most `limit` characters."""
+    line = "".join(c if c.isprintable() else " " for c in str(text)).strip()
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 def _first_line(e: BaseException) -> str:
     lines = [s for s in str(e).splitlines() if s.strip()]
     return lines[0] if lines else type(e).__name__
@@ -236,7 +243,7 @@ def plan(
         revision=revision,
         commit=str(info.sha),
         files=[],
-        licence=str(licence) if licence else None,
+        licence=clean(licence) if licence else None,
         gated=bool(info.gated),
         cache_dir=Path(constants.HF_HUB_CACHE).expanduser(),
     )
@@ -249,13 +256,15 @@ def plan(
     else:
         if "model_index.json" not in siblings:
             raise PullError(f"{repo_id} is not a diffusers pipeline (no model_index.json): CHIEF cannot render with it")
+        if (siblings["model_index.json"].size or 0) > INDEX_LIMIT:
+            raise PullError(f"{repo_id}: its model_index.json is over {INDEX_LIMIT >> 10} KiB, not a pipeline's")
         with (
             hub_errors(repo_id, revision),
             tempfile.TemporaryDirectory() as tmp,
         ):  # the cache is written after the disk check
             index_path = hf_hub_download(repo_id, "model_index.json", revision=result.commit, local_dir=tmp)
             index = json.loads(Path(index_path).read_text())
-        result.pipeline, result.index = str(index.get("_class_name", "?")), index
+        result.pipeline, result.index = clean(index.get("_class_name", "?"), 80), index
         chosen = pipeline_files(index, list(siblings), variant)
     for name in chosen:
         s = siblings[name]
@@ -319,7 +328,8 @@ def _gguf_files(repo_id: str, names: list[str], patterns: tuple[str, ...]) -> li
     if not models:
         raise PullError(f"{repo_id} has no GGUF file" + (f" matching {', '.join(patterns)}" if patterns else ""))
     if len(models) > 1:
-        raise PullError(f"{repo_id} holds several GGUF models ({', '.join(models[:4])}): name the file's repo id")
+        shown = ", ".join(clean(m, 80) for m in models[:4])
+        raise PullError(f"{repo_id} holds several GGUF models ({shown}): name one as {repo_id}:FILE.gguf")
     return [n for n in ggufs if _SHARD.sub("", n[: -len(".gguf")]) == models[0]]
 
 

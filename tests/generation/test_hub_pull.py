@@ -380,3 +380,10 @@ def test_an_llm_pull_takes_one_gguf_and_names_the_setting_that_runs_it(hub, tmp_
     one = chief(["models", "pull", "--llm", "studio/tiny-instruct-gguf:tiny-instruct-Q8_0.gguf"], env, tmp_path)
     assert one.returncode == 0, one.stderr[-2000:]
     assert "CHIEF_LOCAL_LLM=studio/tiny-instruct-gguf/tiny-instruct-Q8_0.gguf" in one.stdout
+
+
+def test_text_from_the_hub_is_shown_as_one_short_printable_line():
+    from generation.hub import clean
+
+    assert clean("mit\x1b[2J\nand more\x07") == "mit [2J and more"
+    assert clean("x" * 500, 50) == "x" * 49 + "…"
