@@ -355,13 +355,13 @@ def check_disk(p: Plan) -> tuple[int, int]:
     free = free_bytes(p.storage())
     if need > free:
         raise PullError(
-            f"{p.repo_id} needs {_size(need)} more on disk ({_size(p.total_bytes)} in all) but {p.cache_dir} has "
-            f"{_size(free)} free: free some space or set HF_HOME to a larger disk"
+            f"{p.repo_id} needs {size_text(need)} more on disk ({size_text(p.total_bytes)} in all) but "
+            f"{p.cache_dir} has {size_text(free)} free: free some space or set HF_HOME to a larger disk"
         )
     return need, free
 
 
-def _size(n: int) -> str:
+def size_text(n: int) -> str:
     for unit, scale in (("TB", 10**12), ("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
         if n >= scale:
             return f"{n / scale:.1f} {unit}"

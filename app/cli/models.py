@@ -92,9 +92,8 @@ class PulledModel(BaseModel):
 @click.option("--revision", default="main", show_default=True, help="Branch, tag or commit on the hub.")
 def pull(c: Ctx, name, llm, variant, revision):
     """Fetch NAME (a name from the list below, a hub id org/name, or one file org/name:path such as a family's draft
-    LoRA) into the Hugging Face cache, with a progress
-    bar; a pull that was interrupted continues where it stopped. Then CHIEF_VIDEO_MODEL=HUB_ID (or, with --llm,
-    CHIEF_LOCAL_LLM) uses it offline.
+    LoRA) into the Hugging Face cache, with a progress bar; a pull that was interrupted continues where it stopped.
+    Then CHIEF_VIDEO_MODEL=HUB_ID (or, with --llm, the CHIEF_LOCAL_LLM line it prints) uses it offline.
 
     Honours HF_ENDPOINT, HF_TOKEN (sent to the endpoint only; CHIEF never prints or stores it) and HF_HOME. The
     files' sizes are checked against the free disk first; a gated model's licence is said in one line.
@@ -120,8 +119,8 @@ def pull(c: Ctx, name, llm, variant, revision):
     err(plan.licence_line(hub.endpoint()))
     need, free = hub.check_disk(plan)
     err(
-        f"{len(plan.files)} file(s), {hub._size(plan.total_bytes)}; {hub._size(need)} to fetch, "
-        f"{hub._size(free)} free in {plan.cache_dir}"
+        f"{len(plan.files)} file(s), {hub.size_text(plan.total_bytes)}; {hub.size_text(need)} to fetch, "
+        f"{hub.size_text(free)} free in {plan.cache_dir}"
     )
     done = hub.pull(plan)
     setting = None
@@ -130,7 +129,7 @@ def pull(c: Ctx, name, llm, variant, revision):
     elif family and not variant:
         setting = f"CHIEF_VIDEO_MODEL={repo_id}"
     result = PulledModel(**vars(done), family=family, setting=setting)
-    lines = [f"pulled {repo_id} ({hub._size(done.bytes)}, commit {done.commit[:12]}) into {done.folder}"]
+    lines = [f"pulled {repo_id} ({hub.size_text(done.bytes)}, commit {done.commit[:12]}) into {done.folder}"]
     if not plan.pipeline and not llm:
         lines += [f"  {done.folder}/{f}" for f in done.files]
     if done.resumed:
