@@ -76,6 +76,8 @@ def test_a_pulled_gguf_is_run_by_chief_and_plans(gguf_hub, tmp_path):
     log = (home / "logs" / "local-llm.log").read_text(errors="replace")
     answers = re.findall(r"eval time =\s+[\d.]+ ms /\s+(\d+) runs", log)
     assert answers, log[-2000:]  # the plan's requests reached the model CHIEF ran
+    outcome = planned.stdout.strip().splitlines()[-1:] if planned.returncode == 0 else planned.stderr.splitlines()[-1:]
+    print(f"\n[real] local model: {len(answers)} answer(s) ({', '.join(answers)} tokens); plan: {outcome}")
     # SmolLM2-135M is weak: the plan is either made or refused in one line after its repair, never a traceback
     if planned.returncode != 0:
         errors = [line for line in planned.stderr.splitlines() if line.startswith("error:")]
