@@ -152,6 +152,14 @@ class Config(BaseSettings):
         validation_alias=AliasChoices("CHIEF_LLM_API_KEY", "OPENAI_API_KEY"),
         **_secret("API key for the LLM endpoint; environment or flags only, never stored or shown."),
     )
+    local_llm: str = Field(
+        "",
+        description=(
+            "A GGUF language model CHIEF runs itself (llama-cpp-python's server on a free 127.0.0.1 port, started on "
+            "first use, stopped on exit): a file, or ORG/NAME/FILE.gguf as `chief models pull --llm` prints it. Used "
+            "when no llm_base_url is set; the agents are then labelled as this local model."
+        ),
+    )
     critic_model: str = Field("", description="Model the critics use; empty: the LLM client's default.")
     refiner_model: str = Field("", description="Model the refiner uses; empty: the LLM client's default.")
     planner_model: str = Field("", description="Model the planner uses; empty: the LLM client's default.")
@@ -422,7 +430,7 @@ class Config(BaseSettings):
     def agent_mode(self) -> str:
         if self.agents:
             return self.agents
-        return "llm" if self.llm_base_url or self.api_key else "offline"
+        return "llm" if self.llm_base_url or self.api_key or self.local_llm else "offline"
 
     @property
     def limits(self) -> Limits:

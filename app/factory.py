@@ -85,13 +85,51 @@ def make_embedder(config: Config):
 
 
 def llm_config(config: Config):
-    return config.llm
+    """The LLM client's configuration; with CHIEF_LOCAL_LLM (and no endpoint), the address of the local model CHIEF
+    runs itself."""
+    local = local_llm(config)
+    if local is None:
+        return config.llm
+    stem = local.name.removesuffix(".gguf")
+    names = {f"{r}_model": getattr(config, f"{r}_model") or stem for r in ("critic", "refiner", "planner")}
+    return config.llm.model_copy(update={"base_url": local.base_url, "context_tokens": local.n_ctx, **names})
+
+
+LOCAL_CONTEXT = 8192  # the local server's context: its KV cache is allocated up front
+
+
+def local_llm(config: Config):
+    """The local model server (started on first use) when CHIEF_LOCAL_LLM is what the agents use, else None."""
+    if not config.local_llm or config.llm_base_url or config.agent_mode != "llm":
+        return None
+    from agents.local_llm import server_for
+
+    return server_for(config.local_llm, min(config.llm.context_tokens, LOCAL_CONTEXT), config.home / "logs")
+
+
+def llm_offer(config: Config) -> str | None:
+    """What the first run offers when no LLM is configured (None when one is): the three ways on, the mode now."""
+    if config.agent_mode == "llm" or config.agents == "offline":
+        return None
+    from generation.hub import LLM_MODELS
+
+    first = LLM_MODELS[0]
+    return (
+        f"no LLM found: pull a local model (`chief models pull --llm`: {first.about}, about {first.card_size_gb:g} "
+        "GB; CHIEF then runs it itself), point to a server (`chief models` lists the ones on this machine), or use the"
+        " embedded heuristic agents (in use now)"
+    )
 
 
 def llm_client(config: Config):
     """The openai-SDK client for the configured endpoint, or None when the agents are offline."""
     if config.agent_mode != "llm":
         return None
+    local = local_llm(config)
+    if local is not None:
+        from agents.local_llm import LocalClient
+
+        return LocalClient(local, llm_config(config))
     from agents.llm import LLMClient
 
     return LLMClient(llm_config(config))
@@ -110,4 +148,6 @@ def make_agents(config: Config) -> Agents:
 
     client = llm_client(config)
     critic = LLMCritic(client, video=config.llm_critic_video, video_seconds=config.llm_video_seconds)
-    return Agents(LLMPlanner(client), critic, LLMRefiner(client), client.config.describe())
+    local = local_llm(config)
+    label = f"llm: {local.label}" if local is not None else client.config.describe()
+    return Agents(LLMPlanner(client), critic, LLMRefiner(client), label)

@@ -46,6 +46,20 @@ class Estimate(BaseModel):
     )
 
 
+class Recommendation(BaseModel):
+    name: str
+    repo_id: str
+    family: str
+    card_vram_gb: float  # the model card's figure, quoted
+    profile: str  # a starting point for this much memory; `chief doctor --model` estimates it from the files
+    tiers: dict[str, str]  # "final"/"draft" -> what each renders with (the family row's recipes)
+    pull: list[str]  # the commands that fetch it (and its draft LoRA, when the family's draft uses one)
+    basis: str = (
+        "the largest catalogued model whose makers' model card gives a GPU memory within this one's; the profile "
+        "is the largest named class within it; pull it and run `chief doctor --model HUB_ID` for the estimate"
+    )
+
+
 class Report(BaseModel):
     devices: list[Device]
     torch: str
@@ -54,6 +68,8 @@ class Report(BaseModel):
     quantization: dict[str, bool]  # torchao, bitsandbytes, gguf: importable
     families: list[FamilyRow]
     estimate: Estimate | None = None
+    recommended: Recommendation | None = None
+    llm: str  # the agents' mode, and what to do when no LLM is configured
 
 
 def machine() -> tuple[list[Device], str, str, str | None]:
@@ -137,6 +153,65 @@ def estimate_for(model: str, vram_gib: float | None, dtype: str) -> Estimate:
     )
 
 
+def recommend(vram_bytes: int | None) -> Recommendation | None:
+    """A family, a profile and its two tiers for a GPU of `vram_bytes` (None without a GPU or --vram)."""
+    from generation.families import family_for
+    from generation.hub import VIDEO_MODELS
+
+    if vram_bytes is None:
+        return None
+    gb = vram_bytes / 1e9
+    fitting = [m for m in VIDEO_MODELS if m.card_vram_gb is not None and m.card_vram_gb <= gb]
+    if not fitting:
+        return None
+    m = max(fitting, key=lambda m: m.card_vram_gb or 0)
+    row = family_for(m.pipeline, dict(m.index))
+    if row is None:
+        return None
+    classes = [(48, "fastest"), (24, "fits 24 GB"), (12, "fits 12 GB"), (8, "fits 8 GB")]
+    profile = next((name for size, name in classes if gb >= size), "fits 8 GB")
+    tiers = {"final": f"{row.steps} steps, guidance {row.guidance:g}, {row.width}x{row.height}"}
+    pull = [f"chief models pull {m.name}"]
+    draft = getattr(row, "draft", None)  # the draft tier's recipe, where the family row has one
+    if draft is not None:
+        text = f"{draft.steps} steps, guidance {draft.guidance:g}"
+        if getattr(draft, "scale", 1.0) != 1.0:
+            text += f", {draft.scale:g}x the size"
+        loras = tuple(getattr(draft, "lora", ()))
+        if loras:
+            text += ", speed LoRA " + " + ".join(lora.split(":", 1)[-1].rsplit("/", 1)[-1] for lora in loras)
+            pull += [f"chief models pull {lora}" for lora in loras]
+        tiers["draft"] = text
+    return Recommendation(
+        name=m.name,
+        repo_id=m.repo_id,
+        family=row.name,
+        card_vram_gb=float(m.card_vram_gb or 0),
+        profile=profile,
+        tiers=tiers,
+        pull=pull,
+    )
+
+
+def llm_line(c: Ctx) -> str:
+    from app.config import load_config
+
+    config = load_config({"home": c.home, **c.overrides})
+    if config.agent_mode == "llm" and config.local_llm and not config.llm_base_url:
+        from agents.local_llm import gguf_path
+
+        try:
+            where = gguf_path(config.local_llm)
+        except Exception as e:
+            return f"llm: {e}"
+        return f"llm: local model {where.name} (CHIEF runs it with llama-cpp-python when the agents first need it)"
+    if config.agent_mode == "llm":
+        return config.llm.describe()
+    from app.factory import llm_offer
+
+    return llm_offer(config) or "offline (embedded heuristic agents, no LLM), as chosen"
+
+
 def _gib(n: int | None) -> str:
     if n is None:
         return "?"
@@ -172,6 +247,8 @@ def doctor(c: Ctx, model, vram, dtype):
         quantization=backends(),
         families=families(),
         estimate=estimate_for(model, vram, dtype) if model else None,
+        recommended=recommend(int(vram * GIB) if vram else None),
+        llm=llm_line(c),
     )
     lines = [f"{d.name}: {d.kind}, {_gib(d.memory_bytes)}" for d in devices]
     if len(devices) == 1:
@@ -181,6 +258,20 @@ def doctor(c: Ctx, model, vram, dtype):
     lines.append(
         "families: " + ", ".join(f"{f.name}{'' if f.available else ' (not in diffusers)'}" for f in report.families)
     )
+    r = report.recommended
+    if r is not None:
+        lines.append(
+            f"recommended for {_gib(int(vram * GIB))}: {r.family} ({r.repo_id}; its model card: {r.card_vram_gb:g} GB),"
+            f" CHIEF_VIDEO_PROFILE='{r.profile}' to start"
+        )
+        lines += [f"  {tier}: {text}" for tier, text in r.tiers.items()]
+        lines += [f"  {cmd}" for cmd in r.pull]
+        lines.append(f"  then CHIEF_VIDEO_MODEL={r.repo_id}; `chief doctor --model {r.repo_id}` estimates its memory")
+    elif vram is None:
+        lines.append("no CUDA GPU: no video model recommended (the animatic backend renders previews on the CPU)")
+    else:
+        lines.append(f"no catalogued video model's card fits {_gib(int(vram * GIB))}")
+    lines.append(f"agents: {report.llm}")
     e = report.estimate
     if e is not None:
         lines.append(f"{e.model} ({e.pipeline}): weights {_gib(e.weights_bytes)} in the files")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import gradio as gr
 
+from app.ui import settings
 from app.ui.common import Ctx, esc, follow, guard, md, media_url, named, need_project, notice, progress_html, ver
 
 # A short name on the button, the idea it fills in.
@@ -152,6 +153,7 @@ def build(ctx: Ctx) -> None:
     most = studio.config.limits.max_film_minutes
     with gr.Column(elem_id="start"):
         gr.Markdown("## What is your film about?", elem_id="start_heading")
+        gr.Markdown(settings.llm_offer_md(studio.config), elem_id="llm_offer")  # first run: no LLM yet
         idea = gr.Textbox(
             label="Your idea: a line or a whole treatment (up to 20,000 characters)",
             lines=3,

@@ -130,6 +130,19 @@ def status_md(studio) -> str:
     return "\n".join([f"- **{md(k)}**: {md(v)}" for k, v in rows] + [f"- **Key for the AI model**: {key}"])
 
 
+def llm_offer_md(config) -> str:
+    """The first-run offer (the start screen and Settings) while no LLM is configured; empty once one is."""
+    from app.factory import llm_offer
+
+    offer = llm_offer(config)
+    if offer is None:
+        return ""
+    return (
+        f"**The critics, refiner and planner are the embedded heuristic agents.** {md(offer[0].upper() + offer[1:])}."
+        " Whoever runs the server sets it: the CHIEF_LOCAL_LLM setting, or an address in Settings."
+    )
+
+
 def models_text(c) -> str:
     """The model folders the studio started with, each stated (none, honestly, when unset)."""
     rows = [
@@ -258,6 +271,7 @@ def build(ctx: Ctx) -> None:
         models = gr.Markdown(elem_id="model_folders")
     with gr.Accordion("The AI model behind the critics, refiner and planner (for everyone on this server)", open=False):
         gr.Markdown(SCOPE_NOTE, elem_id="llm_scope_note")
+        gr.Markdown(llm_offer_md(studio.config), elem_id="llm_offer_settings")
         with gr.Row():
             servers = gr.HTML(
                 elem_id="discovered_servers", js_on_load=discovered.SERVERS_JS, css_template=discovered.CSS
