@@ -98,8 +98,15 @@ class _StreamCut(Exception):
 class Exchange:
     """Requests to one endpoint, shared by every role: its memory, its limit of requests in flight, its SDK client."""
 
-    def __init__(self, config: LLMConfig, *, sleep: Callable[[float], None] | None = None):
+    def __init__(
+        self,
+        config: LLMConfig,
+        *,
+        sleep: Callable[[float], None] | None = None,
+        start: Callable[[], object] | None = None,
+    ):
         self.config = config
+        self._start = start  # brings the endpoint up before the first request (a local model CHIEF runs itself)
         self.endpoint = public_url(config.base_url)
         self.memory = EndpointMemory(config.state_path, self.endpoint)
         self.limit = shared_limit(self.endpoint, config.max_concurrency)
@@ -127,6 +134,9 @@ class Exchange:
     def _build_sdk(self):
         import httpx2
         import openai
+
+        if self._start is not None:
+            self._start()
 
         key = self.config.api_key.get_secret_value() if self.config.api_key else None
         if not key and self.config.base_url:

@@ -57,9 +57,16 @@ MODES: tuple[Mode, ...] = ("json_schema", "json_object", "text")
 class LLMClient:
     """One OpenAI-compatible endpoint, shared by all roles: structured answers over an Exchange."""
 
-    def __init__(self, config: LLMConfig, *, sleep: Callable[[float], None] | None = None):
+    def __init__(
+        self,
+        config: LLMConfig,
+        *,
+        sleep: Callable[[float], None] | None = None,
+        start: Callable[[], object] | None = None,
+    ):
+        """`start`: called once before the first request (a local model server CHIEF starts on first use)."""
         self.config = config
-        self.exchange = Exchange(config, sleep=sleep)
+        self.exchange = Exchange(config, sleep=sleep, start=start)
         self.endpoint, self.memory, self.limit = self.exchange.endpoint, self.exchange.memory, self.exchange.limit
 
     def __repr__(self) -> str:

@@ -121,25 +121,6 @@ class LocalLLM:
                 self.proc.wait(5)
 
 
-class LocalClient:
-    """The agents' client for a LocalLLM: `config` is there at once (the roles read it when they are built); any other
-    use starts the server first, then goes to an ordinary LLMClient."""
-
-    def __init__(self, server: LocalLLM, config) -> None:
-        self.server, self.config = server, config
-        self._client = None
-        self._lock = threading.Lock()
-
-    def __getattr__(self, name: str):
-        with self._lock:
-            if self._client is None:
-                from agents.llm import LLMClient
-
-                self.server.ensure_started()
-                self._client = LLMClient(self.config)
-        return getattr(self._client, name)
-
-
 def server_for(spec: str, n_ctx: int, log_dir: Path) -> LocalLLM:
     """The one LocalLLM of this process for `spec` (started on first use, stopped at exit)."""
     key = (spec, n_ctx)

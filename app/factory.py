@@ -9,6 +9,7 @@ from app.config import Config
 
 if TYPE_CHECKING:
     from agents.base import Critic, Planner, Refiner
+    from agents.llm import LLMClient
     from generation.base import Backend
 
 
@@ -121,18 +122,16 @@ def llm_offer(config: Config) -> str | None:
     )
 
 
-def llm_client(config: Config):
+def llm_client(config: Config) -> LLMClient | None:
     """The openai-SDK client for the configured endpoint, or None when the agents are offline."""
-    if config.agent_mode != "llm":
-        return None
-    local = local_llm(config)
-    if local is not None:
-        from agents.local_llm import LocalClient
+    return _client(config) if config.agent_mode == "llm" else None
 
-        return LocalClient(local, llm_config(config))
+
+def _client(config: Config) -> LLMClient:
     from agents.llm import LLMClient
 
-    return LLMClient(llm_config(config))
+    local = local_llm(config)  # started before the client's first request
+    return LLMClient(llm_config(config), start=local.ensure_started if local is not None else None)
 
 
 def make_agents(config: Config) -> Agents:
@@ -146,7 +145,7 @@ def make_agents(config: Config) -> Agents:
     from agents.planner import LLMPlanner
     from agents.refiner import LLMRefiner
 
-    client = llm_client(config)
+    client = _client(config)
     critic = LLMCritic(client, video=config.llm_critic_video, video_seconds=config.llm_video_seconds)
     local = local_llm(config)
     label = f"llm: {local.label}" if local is not None else client.config.describe()
