@@ -206,6 +206,7 @@ def _project_file(
                     needed[clip.last_frame_sha256] = "png"
         needed.update({sha: "png" for sha in [*v.storyboard.images(), *(k.sha256 for k in b.keyframes)]})
         needed.update({sha: "flac" for sha in v.storyboard.tracks()})
+        needed.update({sha: "safetensors" for sha in v.storyboard.lora_files()})
         proposals = [
             p.model_copy(update={"accepted_as": p.accepted_as if p.accepted_as in exported else None})
             for p in b.proposals
@@ -574,6 +575,7 @@ def _check_consistency(pf: ProjectFile, extracted: dict[str, tuple[str, Path]]) 
         for r in b.renders:
             refs += [r.film_sha256, *[s.sha256 for s in r.shots], *r.media.values()]
         refs += [*b.version.storyboard.images(), *(k.sha256 for k in b.keyframes), *(t.sha256 for t in b.takes)]
+        refs += b.version.storyboard.lora_files()
         refs += b.version.storyboard.tracks()
     for sha in refs:
         if sha not in media:
