@@ -69,7 +69,7 @@ MAX_RATIO = 100  # uncompressed / compressed, for members bigger than RATIO_MIN_
 RATIO_MIN_BYTES = 1 << 20
 _STORED = {"mp4", "png", "jpg", "wav"}  # already compressed; a WAV barely deflates, and a mostly silent stem would
 # deflate past MAX_RATIO and be refused on import as a zip bomb
-_MEDIA_NAME = re.compile(r"^media/([0-9a-f]{2})/([0-9a-f]{64})\.([a-z0-9]{1,8})$")
+_MEDIA_NAME = re.compile(r"^media/([0-9a-f]{2})/([0-9a-f]{64})\.([a-z0-9]{1,11})$")
 _ID = re.compile(r"\b[a-z]{1,4}_[0-9a-f]{8}\b")  # any new_id; replaced only when it is one of the archive's
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)  # members carry no local time: same project, same bytes
 
