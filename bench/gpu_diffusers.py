@@ -227,10 +227,14 @@ def tier_work(folder: Path, family: str, device: str, dtype: str, draft_lora: tu
         except RenderError as e:
             row[tier] = f"skipped: {e}"
             continue
-        backend.render(request, out / f"{tier}-warm.mp4")  # loads the pipeline (and the draft's LoRA)
-        pipe = next(e.pipe for (m, o), e in _PIPELINES.items() if m == str(folder) and o == backend.options)
-        with transformer_work(pipe) as counts:
-            seconds = timed(lambda: backend.render(request, out / f"{tier}.mp4"))
+        try:
+            backend.render(request, out / f"{tier}-warm.mp4")  # loads the pipeline (and the draft's LoRA)
+            pipe = next(e.pipe for (m, o), e in _PIPELINES.items() if m == str(folder) and o == backend.options)
+            with transformer_work(pipe) as counts:
+                seconds = timed(lambda: backend.render(request, out / f"{tier}.mp4"))
+        except RenderError as e:
+            row[tier] = f"failed: {e}"
+            continue
         row[tier] = {
             "recipe": backend.tier_label(tier),
             "passes": counts["passes"],

@@ -422,20 +422,22 @@ class DiffusersBackend(PipelineModel):
             for model in parts:
                 model.compile_repeated_blocks(fullgraph=True)
             entry.compiled = True
-        cache = None
-        if req.cache:
-            cache = next(c for c in (fam.draft.cache if fam.draft else None, fam.cache) if c and c.text == req.cache)
-            for model in parts:
-                model.enable_cache(cache_config(cache))
+        cached = []  # the parts whose cache is on, taken off after the call whatever happens
         tiling = req.tier == "draft" and self._draft(fam).vae_tiling and not self.memory.vae_tiling
-        if tiling:
-            pipe.vae.enable_tiling()
         try:
+            if req.cache:
+                cache = next(
+                    c for c in (fam.draft.cache if fam.draft else None, fam.cache) if c and c.text == req.cache
+                )
+                for model in parts:
+                    model.enable_cache(cache_config(cache))
+                    cached.append(model)
+            if tiling:
+                pipe.vae.enable_tiling()
             yield
         finally:
-            if cache is not None:
-                for model in parts:
-                    model.disable_cache()
+            for model in cached:
+                model.disable_cache()
             if tiling:
                 pipe.vae.disable_tiling()
 
