@@ -88,3 +88,26 @@ def cache_config(cache: Cache) -> Any:
     import diffusers
 
     return getattr(diffusers, cache.kind)(**dict(cache.params))
+
+
+def report(speed: Speed, device: str) -> dict[str, Any]:
+    """The speed settings as `chief doctor` shows them: what is asked, what this machine makes of it, and which
+    attention kernels are installed."""
+    return {
+        "attention": speed.attention,
+        "attention_used": speed.attention_for(device),
+        "kernels": installed(),
+        "compile": speed.compile,
+        "compiles": speed.compiles(device),
+        "cache": speed.cache,
+        "draft_lora": list(speed.draft_lora),
+    }
+
+
+def report_line(r: dict[str, Any]) -> str:
+    kernels = ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in r["kernels"].items())
+    lora = ", ".join(r["draft_lora"]) or "the family's default"
+    return (
+        f"speed: attention {r['attention']} → {r['attention_used']} ({kernels}) · compile {r['compile']} → "
+        f"{'on' if r['compiles'] else 'off'} · cache {r['cache']} (CHIEF_VIDEO_CACHE) · draft LoRA: {lora}"
+    )

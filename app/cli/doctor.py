@@ -54,6 +54,7 @@ class Report(BaseModel):
     quantization: dict[str, bool]  # torchao, bitsandbytes, gguf: importable
     families: list[FamilyRow]
     estimate: Estimate | None = None
+    speed: dict | None = None  # the speed settings (generation.speed.report)
 
 
 def machine() -> tuple[list[Device], str, str, str | None]:
@@ -159,6 +160,7 @@ def doctor(c: Ctx, model, vram, dtype):
 
     The peak memory is an estimate (method: docs/memory.md); the weights figure is what the files hold."""
     from generation.memory import backends
+    from generation.speed import report_line
 
     devices, torch_version, diffusers_version, ffmpeg = machine()
     if vram is None:
@@ -172,6 +174,7 @@ def doctor(c: Ctx, model, vram, dtype):
         quantization=backends(),
         families=families(),
         estimate=estimate_for(model, vram, dtype) if model else None,
+        speed=speed_report(c, devices),
     )
     lines = [f"{d.name}: {d.kind}, {_gib(d.memory_bytes)}" for d in devices]
     if len(devices) == 1:
@@ -181,6 +184,7 @@ def doctor(c: Ctx, model, vram, dtype):
     lines.append(
         "families: " + ", ".join(f"{f.name}{'' if f.available else ' (not in diffusers)'}" for f in report.families)
     )
+    lines.append(report_line(report.speed))
     e = report.estimate
     if e is not None:
         lines.append(f"{e.model} ({e.pipeline}): weights {_gib(e.weights_bytes)} in the files")
@@ -194,6 +198,16 @@ def doctor(c: Ctx, model, vram, dtype):
         else:
             lines.append(f"no profile fits {_gib(e.vram_bytes)} (estimate): use a smaller model or size")
     c.out(report, "\n".join(lines))
+
+
+def speed_report(c: Ctx, devices: list[Device]) -> dict:
+    """The video backend's speed settings on this machine's best device."""
+    from app.config import load_config
+    from app.factory import video_speed
+    from generation.speed import report
+
+    device = next((d.name for d in devices if d.name.startswith("cuda")), "cpu")
+    return report(video_speed(load_config({"home": c.home, **c.overrides})), device)
 
 
 COMMANDS = [doctor]

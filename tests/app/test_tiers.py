@@ -69,3 +69,12 @@ def test_lora_add_list_remove(chief, tmp_path):
     (tmp_path / "notes.txt").write_text("x")
     res = chief("lora", "add", pid, str(tmp_path / "notes.txt"), ok=False)
     assert res.stderr.count("\n") == 1 and "a LoRA is a .safetensors file" in res.stderr
+
+
+def test_doctor_shows_the_speed_settings(chief):
+    res = chief("--json", "doctor", env={"CHIEF_VIDEO_CACHE": "all", "CHIEF_VIDEO_ATTENTION": "native"})
+    speed = json.loads(res.stdout)["speed"]
+    assert (speed["cache"], speed["attention"], speed["attention_used"]) == ("all", "native", "native")
+    assert speed["compiles"] is False  # no CUDA here: `auto` leaves compilation off
+    text = chief("doctor", env={"CHIEF_VIDEO_DRAFT_LORA": "/x/high.safetensors,/x/low.safetensors"}).stdout
+    assert "· cache draft (CHIEF_VIDEO_CACHE) · draft LoRA: /x/high.safetensors, /x/low.safetensors" in text
