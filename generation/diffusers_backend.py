@@ -382,7 +382,7 @@ class DiffusersBackend(PipelineModel):
         start = req.keyframe or req.init_image
         image = _rgb(start) if start else None
         if req.route:
-            kwargs.update(_vace_inputs(req, image))
+            kwargs.update(_vace_inputs(req, image, (width, height)))
         elif image is not None:
             kwargs["image"] = image
         entry, pipe = self._pipeline(fam, req.route, image is not None)
@@ -527,7 +527,7 @@ def _rgb(path: str):
         return im.convert("RGB")
 
 
-def _vace_inputs(req: ShotRequest, first) -> dict[str, Any]:
+def _vace_inputs(req: ShotRequest, first, size: tuple[int, int]) -> dict[str, Any]:
     """VACE's inputs: the reference images, and the first frame as a one-frame video whose other frames are
     masked for generation (black = keep, white = generate, as the pipeline's documentation shows)."""
     from PIL import Image
@@ -536,8 +536,7 @@ def _vace_inputs(req: ShotRequest, first) -> dict[str, Any]:
     if req.references:
         out["reference_images"] = [_rgb(p) for p in req.references]
     if first is not None:
-        width, height, _, frames = req.size()
-        size = (width, height)
+        frames = req.size()[3]  # at the size the picture renders (a draft's may be smaller)
         grey = Image.new("RGB", size, (128, 128, 128))
         out["video"] = [first.resize(size)] + [grey] * (frames - 1)
         out["mask"] = [Image.new("L", size, 0)] + [Image.new("L", size, 255)] * (frames - 1)
