@@ -427,6 +427,6 @@ def drafts_line(render: RenderRecord, watched: set[str]) -> str:
     if not drafts:
         return ""
     return (
-        f". Shots {', '.join(drafts)} are drafts: fast previews made with the model's draft recipe (fewer steps, "
+        f". Shots {', '.join(drafts)} are drafts: fast renders made with the model's draft recipe (fewer steps, "
         "less detail and motion than the final); judge their story, framing and pacing, not their finish"
     )

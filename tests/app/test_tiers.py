@@ -51,7 +51,8 @@ def test_critics_are_told_which_watched_shots_are_drafts(studio):
     render = studio.render(pid, tier="final", scope=studio.scope(pid, None, None, "s3"))
     v = studio.version(pid)
     label = studio._watching.film_view(v, render).renderer_label
-    assert "Shots s1, s2 are drafts: fast previews" in label and "s3" not in label.split("Shots")[1]
+    assert "Shots s1, s2 are drafts: fast renders" in label and "s3" not in label.split("Shots")[1]
+    assert "preview" not in label.split("Shots")[1]  # a draft is not an animatic (critic_user.j2's previz note)
 
 
 def test_lora_add_list_remove(chief, tmp_path):
