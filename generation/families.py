@@ -254,8 +254,8 @@ FAMILIES.update(
             steps=50,
             guidance=6.0,
             i2v_pipeline="HunyuanVideo15ImageToVideoPipeline",
-            draft=Draft(12, 6.0, scale=0.5, cache=FIRST_BLOCK_DRAFT, keeps=SMALLER),
-            cache=FIRST_BLOCK,
+            # no cache: diffusers' hooks do not know HunyuanVideo 1.5's blocks (TransformerBlockRegistry)
+            draft=Draft(12, 6.0, scale=0.5, keeps=SMALLER),
         ),
         # SkyReels-V2 diffusion forcing (540P): 97 frames at once at 24 fps, 960x544; a longer shot, up to 30 s,
         # is extended in windows of 97 overlapping by 17 with addnoise 20 (the pipeline's recommended long-video settings).
@@ -271,8 +271,8 @@ FAMILIES.update(
             guidance=6.0,
             fps_kwarg="fps",
             window_frames=97,
-            draft=Draft(12, 6.0, scale=0.5, cache=FIRST_BLOCK_DRAFT, keeps=SMALLER),
-            cache=FIRST_BLOCK,
+            # no cache: diffusers' hooks do not know SkyReels-V2's blocks (TransformerBlockRegistry)
+            draft=Draft(12, 6.0, scale=0.5, keeps=SMALLER),
         ),
     }
 )

@@ -137,3 +137,34 @@ def test_speed_settings_are_refused_in_one_line_where_the_machine_cannot(folders
     assert final.cache == "FirstBlockCache(threshold=0.05)"  # on finals only when asked, and then in the key
     assert clip_key(backend, final) != clip_key(DiffusersBackend(folders("wan")), SHOT.with_())
     assert backend.label.endswith("attention native · not compiled · cache on drafts and finals")
+
+
+def test_every_row_s_cache_hook_knows_its_family_s_blocks():
+    """A row's cache attaches to the blocks diffusers' hooks know (TransformerBlockRegistry): the transformer class
+    of each row's pipeline, read from the pipeline's signature, has its main block registered."""
+    import inspect
+    import re
+
+    import diffusers
+    from diffusers.hooks._helpers import TransformerBlockRegistry
+
+    from generation.families import FAMILIES, VARIANTS
+
+    TransformerBlockRegistry._register()  # diffusers fills its registry on first use
+    known = {cls.__name__ for cls in TransformerBlockRegistry._registry}
+    rows = [(c, f) for c, f in FAMILIES.items()] + [(c, f) for c, fs in VARIANTS.items() for f in fs]
+    checked = 0
+    for cls_name, row in rows:
+        if row.cache is None and (row.draft is None or row.draft.cache is None):
+            continue
+        hint = inspect.signature(getattr(diffusers, cls_name).__init__).parameters["transformer"].annotation
+        name = re.search(r"(\w+Transformer\w*Model)", str(hint))
+        assert name is not None, hint
+        transformer = getattr(diffusers, name.group(1))
+        blocks = transformer._repeated_blocks
+        if not blocks:  # diffusers names no repeated block for this class: nothing to read it from
+            continue
+        assert blocks[0] in known, (row.name, blocks)  # its main block
+        checked += 1
+    assert checked >= 4
+    assert "SkyReelsV2TransformerBlock" not in known  # why the SkyReels-V2 row has no cache (a draft failed with one)
