@@ -79,18 +79,20 @@ class Clips:
         shot: Shot | None = None,
         pid: str | None = None,
         continuity: bool = True,
+        tier: str | None = None,
     ) -> ShotRequest:
         """The request a render of `board` makes for its shot `i` (`shot`: that shot as it would be, e.g. with a
         take's seed and keyframe). A shot that continues from the previous one starts from the last frame of the
         previous shot's clip: `after` when the caller holds it (a render walking a chain), else the clip cache's,
         keyed as a render would key it (NotRendered when the cache does not hold it; `pid`: see `cached`).
-        `continuity=False`: the shot's own request, unconditioned (what a keyframe is drawn from)."""
+        `continuity=False`: the shot's own request, unconditioned (what a keyframe is drawn from). `tier`: draft or
+        final (None: the version's own, `FilmOptions.tier`)."""
         shots = board.shots()
         shot = shot or shots[i]
-        req = self._own_request(board, shot)
+        req = self._own_request(board, shot, tier)
         if not (continuity and self._continues(shot, i)):
             return req
-        prev = after if after is not None else self._cached_before(board, i, pid)
+        prev = after if after is not None else self._cached_before(board, i, pid, req.tier)
         return req.with_(
             init_image=str(self.ctx.media.path(prev.last_frame_sha256, "png")), init_image_sha256=prev.last_frame_sha256
         )
@@ -215,16 +217,16 @@ class Clips:
             return None
         return clip
 
-    def cached_shots(self, board: Storyboard) -> dict[str, ClipRecord]:
-        """The clips already in the cache for `board`'s shots as they stand (a draft included): shot_id -> clip.
-        A continuity shot is found only when the clip it continues from is."""
+    def cached_shots(self, board: Storyboard, tier: str | None = None) -> dict[str, ClipRecord]:
+        """The clips already in the cache for `board`'s shots as they stand (a draft included) at `tier` (None: the
+        version's): shot_id -> clip. A continuity shot is found only when the clip it continues from is."""
         shots = board.shots()
         found: dict[str, ClipRecord] = {}
         for chain in self.chains(board):
             prev: ClipRecord | None = None
             for i in chain:
                 try:
-                    prev = self.cached(self.key(self.request_for(board, i, after=prev)))
+                    prev = self.cached(self.key(self.request_for(board, i, after=prev, tier=tier)))
                 except (RenderError, NotRendered):
                     prev = None
                 if prev is None:
@@ -289,7 +291,7 @@ class Clips:
         """Whether shot `i` starts from the previous shot's last frame (the rule `continuity_chains` follows)."""
         return i > 0 and shot.continuity and not shot.keyframe and self.backend.supports_continuity
 
-    def _cached_before(self, board: Storyboard, i: int, pid: str | None) -> ClipRecord:
+    def _cached_before(self, board: Storyboard, i: int, pid: str | None, tier: str | None = None) -> ClipRecord:
         """The cached clip of the shot before `i`, found along its chain from the chain's start."""
         shots = board.shots()
         start = i - 1
@@ -297,18 +299,20 @@ class Clips:
             start -= 1
         prev: ClipRecord | None = None
         for k in range(start, i):
-            prev = self.cached(self.key(self.request_for(board, k, after=prev, pid=pid)), pid)
+            prev = self.cached(self.key(self.request_for(board, k, after=prev, pid=pid, tier=tier)), pid)
             if prev is None:
                 raise NotRendered(shots[i].shot_id, shots[i - 1].shot_id)
         assert prev is not None
         return prev
 
-    def _own_request(self, board: Storyboard, shot: Shot) -> ShotRequest:
+    def _own_request(self, board: Storyboard, shot: Shot, tier: str | None = None) -> ShotRequest:
         cfg, media = self.ctx.config, self.ctx.media
         bible = {c.name: c for c in board.characters}
         chars = [bible[n] for n in shot.characters if n in bible]
         with_references = getattr(self.backend, "supports_references", False)
         refs = tuple(c.references[0] for c in chars if c.references) if with_references else ()
+        # a creator's LoRAs act on the shots they concern, on a backend that takes LoRAs (the animatic takes none)
+        loras = board.loras_for(shot) if getattr(self.backend, "supports_loras", False) else []
         return ShotRequest(
             shot_id=shot.shot_id,
             prompt=compose_prompt(shot.prompt, board.style_guide, {c.name: c.description for c in chars}),
@@ -326,6 +330,9 @@ class Clips:
             keyframe_sha256=shot.keyframe,
             references=tuple(str(media.path(r, "png")) for r in refs),
             references_sha256=refs,
+            tier=tier or board.film.tier,
+            loras=tuple((lo.sha256, lo.scale, "all") for lo in loras),
+            lora_files=tuple(str(media.path(lo.sha256, "safetensors")) for lo in loras),
         )
 
     def _resolved(self, req: ShotRequest) -> tuple[ShotRequest, str]:
@@ -362,4 +369,4 @@ class Clips:
 
 def _request_context(board: Storyboard) -> tuple:
     """What a shot's own request takes from its storyboard besides the shot (`Clips._own_request`)."""
-    return (board.style_guide, board.characters, board.width, board.height, board.fps)
+    return (board.style_guide, board.characters, board.width, board.height, board.fps, board.loras, board.film.tier)

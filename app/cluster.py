@@ -228,6 +228,11 @@ class RayBackend:
         )
         self.name, self.model = self._local.name, self._local.model
         self.supports_continuity = self._local.supports_continuity
+        # LoRAs and tiers are resolved and checked here, as keys are (the files travel as paths, like keyframes)
+        self.supports_loras = getattr(self._local, "supports_loras", False)
+        for name in ("check_lora", "tier_label"):
+            if hasattr(self._local, name):
+                setattr(self, name, getattr(self._local, name))
         gpus = int(ray.cluster_resources().get("GPU", 0))
         cpus = int(ray.cluster_resources().get("CPU", 1))
         self.uses_gpu = gpus > 0

@@ -141,6 +141,31 @@ class Config(BaseSettings):
     guidance: float | None = Field(
         None, ge=0, le=100, description=("Classifier-free guidance scale; empty: the model family's default.")
     )
+    video_draft_lora: str = Field(
+        "",
+        description=(
+            "The draft tier's speed LoRA: a .safetensors file, or two comma-separated for a two-expert model (Wan 2.2 "
+            "A14B: high noise, then low noise); empty: the model family's default file from the Hugging Face cache."
+        ),
+    )
+    video_cache: Literal["off", "draft", "all"] = Field(
+        "draft",
+        description=(
+            "diffusers' cache hook of the model family (First Block Cache; it skips work between steps and changes "
+            "the picture): on drafts only, on finals too (`all`), or `off`. In the clip key and the render label."
+        ),
+    )
+    video_attention: Literal["auto", "native", "flash", "sage"] = Field(
+        "auto",
+        description=(
+            "Attention backend of the video model: `auto` takes flash, then sage where installed on CUDA, else "
+            "torch's native one. In the clip key when it is not native."
+        ),
+    )
+    video_compile: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="Regional compilation of the video model's repeated blocks (`auto`: on CUDA only; CUDA needed).",
+    )
     llm_base_url: str = Field(
         "",
         description=(

@@ -40,7 +40,16 @@ def make_backend(config: Config) -> Backend:
         steps=config.steps,
         guidance=config.guidance,
         memory=video_memory(config),
+        speed=video_speed(config),
     )
+
+
+def video_speed(config: Config):
+    """The video model's speed settings (cache, attention backend, compilation, the draft's LoRA files)."""
+    from generation.speed import Speed
+
+    files = tuple(f.strip() for f in config.video_draft_lora.split(",") if f.strip())
+    return Speed(config.video_cache, config.video_attention, config.video_compile, files)
 
 
 def video_memory(config: Config):

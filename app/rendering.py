@@ -39,7 +39,12 @@ class Rendering:
         self.film = FilmAssembler(ctx, clips, audio)
 
     def render_shot(
-        self, board: Storyboard, shot_id: str, progress: ProgressFn | None = None, cancel: CancelToken | None = None
+        self,
+        board: Storyboard,
+        shot_id: str,
+        progress: ProgressFn | None = None,
+        cancel: CancelToken | None = None,
+        tier: str | None = None,
     ) -> ShotRender:
         """Render (or reuse) one shot of `board` (a draft is fine: nothing but clips is written), with the
         continuity shots before it that it is conditioned on. The clip lands in the cache, so the film's
@@ -56,7 +61,9 @@ class Rendering:
             with self.clips.turn():
                 prev, record = None, None
                 for i in chain:
-                    record, prev = self._shot(board, i, i, len(shots), prev, scratch, progress, cancel)
+                    record, prev = self._shot(
+                        board, i, i, len(shots), prev, scratch, progress, cancel, tier=tier or board.film.tier
+                    )
             return record
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -68,13 +75,21 @@ class Rendering:
         progress: ProgressFn | None = None,
         cancel: CancelToken | None = None,
         scope: Scope | None = None,
+        tier: str | None = None,
     ) -> RenderRecord:
-        """Render every shot (reusing cached clips), or only `scope`'s; assemble the film; record the render."""
+        """Render every shot (reusing cached clips), or only `scope`'s; assemble the film; record the render.
+        `tier`: draft or final (None: the version's, `FilmOptions.tier`). A draft render takes a shot's final clip
+        when the cache holds it as the shot stands (a finalised shot stays final); a final render renders every
+        shot in its scope at full quality with the seed, keyframe and take the draft had."""
         progress, cancel = progress or no_progress, cancel or CancelToken()
+        v = self.projects.version(pid, ref)
+        tier = tier or v.storyboard.film.tier
+        if tier not in ("draft", "final"):
+            raise StudioError(f"unknown tier {tier!r}; use draft or final")
         with self.clips.turn():
-            return self._render(self.projects.version(pid, ref), progress, cancel, scope or Scope())
+            return self._render(v, progress, cancel, scope or Scope(), tier)
 
-    def _render(self, v: Version, progress: ProgressFn, cancel: CancelToken, scope: Scope) -> RenderRecord:
+    def _render(self, v: Version, progress: ProgressFn, cancel: CancelToken, scope: Scope, tier: str) -> RenderRecord:
         self.projects.check_board(v.storyboard)  # a version stored before the caps were lowered
         t0 = time.perf_counter()
         backend = self.ctx.backend
@@ -83,6 +98,7 @@ class Rendering:
         wanted = set(scope.shot_ids(v.storyboard))
         if not wanted:
             raise StudioError(f"v{v.number} has no shot in {scope.label()}")
+        self._check_loras(v.storyboard)
         scratch = self.ctx.media.scratch()
         records: list[ShotRender | None] = [None] * n
         order = [i for i, s in enumerate(shots) if s.shot_id in wanted]  # progress counts the scope's shots
@@ -93,7 +109,7 @@ class Rendering:
             prev: ClipRecord | None = None  # the previous shot's clip (its last frame starts a continuity shot)
             for i in chain:
                 records[i], prev = self._shot(
-                    v.storyboard, i, place.get(i, 0), len(order), prev, scratch, progress, cancel, v.project_id
+                    v.storyboard, i, place.get(i, 0), len(order), prev, scratch, progress, cancel, v.project_id, tier
                 )
 
         try:
@@ -135,7 +151,7 @@ class Rendering:
                 created_at=utcnow(),
                 backend=backend.name,
                 model=backend.model,
-                label=backend.label,
+                label=f"{backend.label} · {self.tiers_label(kept, tier)}",
                 shots=kept,
                 rendered=rendered,
                 reused=len(kept) - rendered,
@@ -153,11 +169,40 @@ class Rendering:
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
+    def tiers_label(self, shots: list[ShotRender], tier: str) -> str:
+        """The render label's tier part: the recipe of the tier asked for, and how many shots are drafts."""
+        describe = getattr(self.ctx.backend, "tier_label", None)
+        recipe = describe(tier) if describe is not None else f"{tier} (the animatic draws both tiers alike)"
+        drafts = [s.shot_id for s in shots if s.tier == "draft"]
+        if not drafts:
+            return f"{recipe} · every shot final"
+        if len(drafts) == len(shots):
+            return f"{recipe} · every shot a draft"
+        return (
+            f"{recipe} · {len(drafts)} of {len(shots)} shots drafts ({', '.join(drafts[:8])}{' …' * (len(drafts) > 8)})"
+        )
+
+    def _check_loras(self, board: Storyboard) -> None:
+        """Before the first shot: every LoRA the storyboard uses fits the model (one line, nothing rendered)."""
+        check = getattr(self.ctx.backend, "check_lora", None)
+        if check is None or not board.loras:
+            return
+        for lo in board.loras:
+            path = self.ctx.media.find(lo.sha256)
+            if path is None:
+                raise StudioError(f"LoRA {lo.name}: its file {lo.sha256[:12]}… is not in the media store")
+            try:
+                check(path)
+            except RenderError as e:
+                raise StudioError(f"LoRA {lo.name}: {e}") from None
+
     def _latest_clips(self, v: Version, records: list[ShotRender | None]) -> list[ShotRender | None]:
-        """Every shot outside a scoped render: its clip as it stands when cached ("reused"), else the clip the
-        newest render of this version or an ancestor used ("earlier"), else None (left out of the film)."""
+        """Every shot outside a scoped render: its final clip as it stands when cached, else its draft ("reused"),
+        else the clip the newest render of this version or an ancestor used ("earlier"), else None (left out)."""
         shots = v.storyboard.shots()
-        cached = self.clips.cached_shots(v.storyboard)
+        cached = {t: self.clips.cached_shots(v.storyboard, t) for t in ("draft", "final")}
+        tier_of = {sid: t for t in ("draft", "final") for sid in cached[t]}  # final wins: set last
+        cached = {**cached["draft"], **cached["final"]}
         out = list(records)
         missing = {s.shot_id for s, r in zip(shots, out) if r is None and s.shot_id not in cached}
         earlier: dict[str, ShotRender] = {}
@@ -180,6 +225,7 @@ class Rendering:
                     duration=shot.duration,
                     num_frames=clip.num_frames,
                     fps=clip.fps,
+                    tier=tier_of[shot.shot_id],
                 )
             elif out[i] is None:
                 out[i] = earlier.get(shot.shot_id)
@@ -196,13 +242,22 @@ class Rendering:
         progress: ProgressFn,
         cancel: CancelToken,
         pid: str | None = None,
+        tier: str = "final",
     ) -> tuple[ShotRender, ClipRecord]:
         """Reuse or render shot `index` of `board` (the `i`-th of `n` in the progress; of project `pid`: see
         `Clips.clip_for`), after the clip `after` of the shot before it in its chain; returns its render record
         and its clip."""
         cancel.raise_if_cancelled()
         shot = board.shots()[index]
-        req = self.clips.request_for(board, index, after=after)
+        req = self.clips.request_for(board, index, after=after, tier=tier)
+        if tier == "draft":  # a shot finalised as it stands stays final in a draft render
+            final = self.clips.request_for(board, index, after=after, tier="final")
+            try:
+                done = self.clips.cached(self.clips.key(final), pid)
+            except RenderError:
+                done = None
+            if done is not None:
+                req, tier = final, "final"
 
         def on_step(done: int, total: int) -> None:
             progress(
@@ -222,5 +277,6 @@ class Rendering:
             duration=shot.duration,
             num_frames=clip.num_frames,
             fps=clip.fps,
+            tier=tier,
         )
         return record, clip

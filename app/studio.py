@@ -32,6 +32,7 @@ from app.consistency import Consistency, ConsistencyReport, Source
 from app.context import AgentSet, Context, ProgressFn
 from app.errors import RenderFailed, StudioError
 from app.keyframes import Keyframes, KeyframesResult, ShotKeyframes
+from app.loras import Loras
 from app.personas import PersonaBuild, PersonaCalibration, Personas
 from app.planning import Planning
 from app.projects import Projects
@@ -58,7 +59,7 @@ from storage.records import (
     VersionNode,
 )
 from storage.repository import Repository
-from storage.schema import Line, Note, Persona, Scope, Storyboard, parse_scope
+from storage.schema import Line, Lora, Note, Persona, Scope, Storyboard, parse_scope
 
 __all__ = ["AcceptResult", "Active", "RenderFailed", "Studio", "StudioError", "UsageSummary"]
 
@@ -107,6 +108,7 @@ class Studio:
         self._keyframes = Keyframes(self.ctx, self._projects, self._clips, self._watching)
         self._takes = Takes(self.ctx, self._projects, self._clips, self._watching)
         self._consistency = Consistency(self.ctx, self._projects, self._clips)
+        self._loras = Loras(self.ctx, self._projects)
 
     def _clean(self) -> None:
         """What killed processes left: work folders, half-written cache files, stored files no row names."""
@@ -367,8 +369,29 @@ class Studio:
         progress: ProgressFn | None = None,
         cancel: CancelToken | None = None,
         scope: Scope | None = None,
+        tier: str | None = None,
     ) -> RenderRecord:
-        return self._rendering.render(pid, ref, progress, cancel, scope)
+        return self._rendering.render(pid, ref, progress, cancel, scope, tier)
+
+    # ------------------------------------------------------------------ LoRAs (loras.py)
+    def lora_add(
+        self,
+        pid: str,
+        file: Path,
+        *,
+        scale: float = 1.0,
+        name: str | None = None,
+        character: str | None = None,
+        base: int | str | None = None,
+    ) -> tuple[Version, str]:
+        """A child version with a creator's LoRA (refused in one line, nothing written, when it does not fit)."""
+        return self._loras.add(pid, file, scale=scale, name=name, character=character, base=base)
+
+    def lora_remove(self, pid: str, name: str, base: int | str | None = None) -> Version:
+        return self._loras.remove(pid, name, base)
+
+    def loras(self, pid: str, ref: int | str | None = None) -> list[Lora]:
+        return self._loras.list(pid, ref)
 
     def render_info(self, pid: str, ref: int | str | None = None) -> RenderRecord | None:
         """The latest render of a version (or of the ancestor whose film it shares), or None."""

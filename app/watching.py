@@ -190,7 +190,7 @@ class Watching:
             storyboard=board,
             frames=out,
             intent=idea or v.storyboard.logline,
-            renderer_label=render.label,
+            renderer_label=render.label + drafts_line(render, wanted),
             clips=clips,
             references=self.references(v),
             story=None if scope.whole else v.storyboard,
@@ -420,3 +420,14 @@ class _PanelProgress:
             self.done.append(persona)
             self.parts[persona] = 1.0
         self._emit(persona)
+
+
+def drafts_line(render: RenderRecord, watched: set[str]) -> str:
+    """What critics are told about the watched shots that are drafts (empty when none is)."""
+    drafts = [r.shot_id for r in render.shots if r.tier == "draft" and r.shot_id in watched]
+    if not drafts:
+        return ""
+    return (
+        f". Shots {', '.join(drafts)} are drafts: fast renders made with the model's draft recipe (fewer steps, "
+        "less detail and motion than the final); judge their story, framing and pacing, not their finish"
+    )

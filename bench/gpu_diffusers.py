@@ -5,11 +5,14 @@ per family and memory profile.
     .venv/bin/python bench/gpu_diffusers.py --frames 81 --steps 50 --shots 3
     .venv/bin/python bench/gpu_diffusers.py --model /models/Wan2.2-T2V-A14B-Diffusers --profile all
     .venv/bin/python bench/gpu_diffusers.py --tiny --family all --profile all   # tiny pipelines, any device
+    .venv/bin/python bench/gpu_diffusers.py --tiny --tiers --family wan,wan22,wan22_5b   # draft vs final work
 
 `--model` takes any saved pipeline of a family in generation/families.py (Wan 2.2 two experts or TI2V 5B, LTX-2,
 HunyuanVideo 1.5, SkyReels-V2 …); `--profile` one of the memory profiles (generation/memory.py), a list, or `all`.
-On both sides a profile is the same diffusers calls: PipelineQuantizationConfig for the transformer(s),
-enable_model_cpu_offload / enable_group_offload, vae.enable_tiling. A profile this machine cannot run (CUDA only)
+On both sides a profile is the same diffusers calls, made by the product's own code (generation/memory.py:
+`quantization_config`, `place`): PipelineQuantizationConfig for the transformer(s), enable_model_cpu_offload /
+enable_group_offload, vae.enable_tiling. `--tiers` renders one shot at each tier through the product and counts
+the denoiser's forward passes and passes x latent tokens with forward hooks (on a GPU it times them too). A profile this machine cannot run (CUDA only)
 is reported as skipped with the reason. `--tiny` runs the tests' tiny pipelines (`--family`: wan, wan22,
 wan22_5b, ltx2, hunyuan15, skyreels_df, or all) at 32x32: it checks the script, the timings mean nothing.
 
@@ -28,6 +31,7 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -107,48 +111,26 @@ def build_wan_1_3b(folder: Path) -> Path:
 
 
 def bare_pipeline(folder: Path, device: str, dtype: str, profile: str):
-    """What a user's own script does for the same profile: from_pretrained (quantized), then place it."""
+    """What a user's own script does for the same profile: from_pretrained (quantized), then place it. The
+    quantization config and the placement (offload, VAE tiling) are the product's own (`generation.memory`), so the
+    two sides differ only by what CHIEF adds around the call."""
     import torch
-    from diffusers import DiffusionPipeline, PipelineQuantizationConfig, TorchAoConfig
+    from diffusers import DiffusionPipeline
 
-    from generation.memory import PROFILES
+    from generation.memory import place, profile_memory, quantization_config
 
-    p = PROFILES[profile]
+    memory = profile_memory(profile)
     index = json.loads((folder / "model_index.json").read_text())
-    experts = [c for c in ("transformer", "transformer_2") if isinstance(index.get(c), list) and index[c][0]]
-    extra = {}
-    if p.quant in ("int8", "fp8"):
-        from torchao.quantization import Float8WeightOnlyConfig, Int8WeightOnlyConfig
-
-        kind = Int8WeightOnlyConfig() if p.quant == "int8" else Float8WeightOnlyConfig()
-        extra["quantization_config"] = PipelineQuantizationConfig(
-            quant_mapping={c: TorchAoConfig(kind) for c in experts}
-        )
-    elif p.quant == "nf4":
-        extra["quantization_config"] = PipelineQuantizationConfig(
-            quant_backend="bitsandbytes_4bit",
-            quant_kwargs={"load_in_4bit": True, "bnb_4bit_quant_type": "nf4", "bnb_4bit_compute_dtype": torch.bfloat16},
-            components_to_quantize=experts,
-        )
     base = getattr(torch, dtype)
+    extra = {}
+    quant = quantization_config(memory, [k for k, v in index.items() if isinstance(v, list) and v[0]], base)
+    if quant is not None:
+        extra["quantization_config"] = quant
     torch_dtype = (
         {"default": base, "vae": torch.float32} if index["_class_name"].startswith(("Wan", "SkyReels")) else base
     )
     pipe = DiffusionPipeline.from_pretrained(folder, dtype=torch_dtype, **extra)
-    if p.offload == "model":
-        pipe.enable_model_cpu_offload(device=device)
-    elif p.offload in ("block", "leaf"):
-        pipe.enable_group_offload(
-            onload_device=torch.device(device),
-            offload_type=f"{p.offload}_level",
-            num_blocks_per_group=1 if p.offload == "block" else None,
-            use_stream=True,
-            record_stream=True,
-        )
-    else:
-        pipe.to(device)
-    if p.vae_tiling:
-        pipe.vae.enable_tiling()
+    place(pipe, memory, device)
     pipe.set_progress_bar_config(disable=True)
     return pipe
 
@@ -195,6 +177,74 @@ def timed(fn) -> float:
 
 
 TINY = ("wan", "wan22", "wan22_5b", "ltx2", "hunyuan15", "skyreels_df")
+
+
+@contextmanager
+def transformer_work(pipe):
+    """Counts what the denoiser(s) do during a call, by forward hooks: passes, and passes x latent tokens (each
+    pass's hidden states over the input channels and the patch volume; packed [batch, tokens, channels] as is)."""
+    import math
+
+    counts = {"passes": 0, "tokens": 0}
+    handles = []
+    for part in ("transformer", "transformer_2"):
+        model = getattr(pipe, part, None)
+        if model is None:
+            continue
+        cfg = model.config
+        size = cfg.get("patch_size") or 1
+        patch = math.prod(size) if isinstance(size, (list, tuple)) else size * size * (cfg.get("patch_size_t") or 1)
+
+        def hook(module, args, kwargs, output, patch=patch, channels=cfg.get("in_channels") or 1):
+            h = kwargs.get("hidden_states", args[0] if args else None)
+            counts["passes"] += 1
+            if h.ndim == 3:
+                counts["tokens"] += h.shape[0] * h.shape[1]
+            else:
+                counts["tokens"] += h.numel() // channels // patch
+
+        handles.append(model.register_forward_hook(hook, with_kwargs=True))
+    try:
+        yield counts
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def tier_work(folder: Path, family: str, device: str, dtype: str, draft_lora: tuple[str, ...]) -> dict:
+    """One shot at each tier through the product (DiffusersBackend.render) with the denoiser's work counted."""
+    from generation.base import RenderError
+    from generation.pipelines import _PIPELINES
+    from generation.speed import Speed
+
+    row: dict = {"model": f"tiny {family} (tests)"}
+    backend = DiffusersBackend(str(folder), device=device, dtype=dtype, speed=Speed(draft_lora=draft_lora))
+    out = Path(tempfile.mkdtemp(prefix="chief-tiers-"))
+    shot = ShotRequest("bench", PROMPT, negative_prompt=NEGATIVE, width=32, height=32, fps=8, duration=1.0)
+    for tier in ("draft", "final"):
+        try:
+            request = backend.resolve(shot.with_(tier=tier))
+        except RenderError as e:
+            row[tier] = f"skipped: {e}"
+            continue
+        try:
+            backend.render(request, out / f"{tier}-warm.mp4")  # loads the pipeline (and the draft's LoRA)
+            pipe = next(e.pipe for (m, o), e in _PIPELINES.items() if m == str(folder) and o == backend.options)
+            with transformer_work(pipe) as counts:
+                seconds = timed(lambda: backend.render(request, out / f"{tier}.mp4"))
+        except RenderError as e:
+            row[tier] = f"failed: {e}"
+            continue
+        row[tier] = {
+            "recipe": backend.tier_label(tier),
+            "passes": counts["passes"],
+            "tokens": counts["tokens"],
+            "s_per_shot": round(seconds, 3),
+        }
+    if isinstance(row.get("draft"), dict) and isinstance(row.get("final"), dict):
+        row["draft_over_final_work"] = round(row["draft"]["tokens"] / row["final"]["tokens"], 4)
+    _PIPELINES.clear()
+    return row
 
 
 def run_one(folder: Path, label: str, profile: str, args, device: str, dtype: str) -> dict:
@@ -277,6 +327,11 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--guidance", type=float, default=5.0)
     parser.add_argument("--shots", type=int, default=3, help="timed shots per side, after one warm-up each")
+    parser.add_argument(
+        "--tiers",
+        action="store_true",
+        help="with --tiny: transformer passes and passes x tokens per shot, draft vs final, through the product",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     from generation.memory import PROFILES
@@ -310,7 +365,27 @@ def main(argv: list[str] | None = None) -> dict:
             print(f"built and saved {folder} in {time.perf_counter() - start:.1f} s", file=sys.stderr)
         models.append((folder, "Wan 2.1 T2V 1.3B (random weights)"))
 
-    rows = [run_one(folder, label, p, args, device, dtype) for folder, label in models for p in profiles]
+    if args.tiers:
+        if not args.tiny:
+            sys.exit("--tiers counts the tiny pipelines' work (add --tiny); on a GPU, time tiers with --model")
+        from generation.tiny import build_wan_lora
+
+        rows = []
+        for (folder, _), name in zip(models, TINY if args.family == "all" else args.family.split(",")):
+            # the tiny Wan transformers take a tiny speed LoRA (one per expert); other families' draft LoRAs have
+            # no tiny builder here, so they are reported as skipped with the reason
+            experts = 2 if name == "wan22" else 1
+            loras = (
+                tuple(
+                    str(build_wan_lora(folder.with_name(f"{folder.name}-loras") / f"speed{i}.safetensors", seed=7 + i))
+                    for i in range(experts)
+                )
+                if name in ("wan", "wan22")
+                else ()
+            )
+            rows.append(tier_work(folder, name, device, dtype, loras))
+    else:
+        rows = [run_one(folder, label, p, args, device, dtype) for folder, label in models for p in profiles]
     result = {
         "device": torch.cuda.get_device_name() if device == "cuda" else device,
         "dtype": dtype,

@@ -50,6 +50,13 @@ class ShotRequest:
     references: tuple[str, ...] = ()  # paths of the characters' reference images (Wan VACE), if any
     references_sha256: tuple[str, ...] = ()
     route: str = ""  # set by resolve when a partner model renders the request (e.g. "WanVACEPipeline:<model>")
+    tier: str = "final"  # "draft" (the family's draft recipe) or "final"
+    scale: float = 1.0  # set by resolve: the picture renders at width x height times this (a draft's smaller size)
+    # LoRAs as (sha256, weight, target: "all" experts, "transformer" or "transformer_2"), their files beside them
+    loras: tuple[tuple[str, float, str], ...] = ()
+    lora_files: tuple[str, ...] = ()
+    cache: str = ""  # set by resolve: the cache hook the denoiser runs with (`families.Cache.text`), "" none
+    attention: str = ""  # set by resolve: the attention backend when it is not torch's native one
 
     def with_(self, **changes) -> ShotRequest:
         return replace(self, **changes)
@@ -59,6 +66,17 @@ class ShotRequest:
         if self.width is None or self.height is None or self.fps is None or self.num_frames is None:
             raise ValueError(f"shot {self.shot_id}: the request is not resolved (Backend.resolve fills its size)")
         return self.width, self.height, self.fps, self.num_frames
+
+    def render_size(self, multiple: int = 1) -> tuple[int, int]:
+        """(width, height) the picture renders at: the resolved size times `scale`, snapped to `multiple`."""
+        width, height, _, _ = self.size()
+        if self.scale == 1.0:
+            return width, height
+
+        def snap(v: int) -> int:
+            return max(multiple, round(v * self.scale / multiple) * multiple)
+
+        return snap(width), snap(height)
 
     def sampling(self) -> tuple[int, float]:
         """(steps, guidance) of a request `Backend.resolve` has filled in."""
@@ -100,16 +118,33 @@ class Backend(Protocol):
 
 
 # Fields added after clips were first keyed: left out of the key while unset, so older keys stay valid.
-_LATER_FIELDS = {"keyframe_sha256": None, "references_sha256": (), "route": ""}
+_LATER_FIELDS = {
+    "keyframe_sha256": None,
+    "references_sha256": (),
+    "route": "",
+    "tier": "final",
+    "scale": 1.0,
+    "loras": (),
+    "cache": "",
+    "attention": "",
+}
 
 
 def clip_key(backend: Backend, request: ShotRequest) -> str:
     """Content key of a clip: a hash of the backend, model and the resolved request.
 
-    Images (the conditioning frame, the keyframe, the references) enter by their hashes, never their paths.
+    Images (the conditioning frame, the keyframe, the references) and LoRAs enter by their hashes, never their
+    paths. The tier and what it changes (steps, guidance, scale, LoRAs with their weights, cache, attention) are
+    request fields, so drafts and finals are cached apart.
     """
     fields = asdict(request)
-    for name in ("shot_id", "init_image", "keyframe", "references"):  # two shots with identical settings share a clip
+    for name in (
+        "shot_id",
+        "init_image",
+        "keyframe",
+        "references",
+        "lora_files",
+    ):  # two shots with identical settings share a clip
         fields.pop(name)
     for name, unset in _LATER_FIELDS.items():
         if fields[name] == unset:

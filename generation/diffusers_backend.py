@@ -15,11 +15,14 @@ A request is rendered by one of three routes, chosen in `resolve`:
 from __future__ import annotations
 
 import inspect
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from . import loras as lora_io
 from .base import CancelToken, ClipInfo, Progress, RenderError, ShotRequest, file_sha256, frames_for, with_camera
-from .families import FAMILIES, Family, family_for
+from .families import FAMILIES, TIERS, Draft, Family, family_for
 from .memory import Memory
 from .pipelines import (
     _PIPELINES,
@@ -27,12 +30,14 @@ from .pipelines import (
     PipelineModel,
     call_kwargs,
     derived,
+    model_file,
     pick_device,
     pipeline_class_name,
     pipeline_errors,
     to_uint8,
     warm,
 )
+from .speed import Speed, cache_config
 from .video_io import run_ffmpeg, write_video
 
 __all__ = ["DiffusersBackend", "_PIPELINES", "family_of", "pick_device", "pipeline_class_name"]
@@ -94,10 +99,15 @@ class DiffusersBackend(PipelineModel):
         steps: int | None = None,
         guidance: float | None = None,
         memory: Memory | None = None,
+        speed: Speed | None = None,
     ) -> None:
         super().__init__(model, device, dtype, cpu_offload, vae_tiling, vae_slicing, memory)
         self.i2v_model, self.vace_model = i2v_model, vace_model
         self.steps, self.guidance = steps, guidance
+        self.speed = speed or Speed()
+        self.speed.check(self.device)
+        self._hashes: dict[tuple[str, int, float], str] = {}  # a LoRA file's sha256 by (path, size, mtime)
+        self._fits: dict[tuple[str, tuple[str, ...]], lora_io.LoraFit] = {}  # checked LoRAs by (sha256, parts)
 
     # -- what the user is shown ------------------------------------------------------------
 
@@ -127,6 +137,84 @@ class DiffusersBackend(PipelineModel):
         except RenderError:
             return False
 
+    @property
+    def supports_loras(self) -> bool:
+        """Whether shots take LoRAs (diffusers loads LoRAs into this family's denoiser)."""
+        try:
+            return self.family.lora
+        except RenderError:
+            return False
+
+    def experts(self) -> tuple[str, ...]:
+        """The denoisers a LoRA adapts, from model_index.json (Wan 2.2 A14B: transformer and transformer_2)."""
+        return tuple(p for p in lora_io.DENOISERS if _is_part(self.index.get(p)))
+
+    def check_lora(self, path: Path, parts: tuple[str, ...] | None = None) -> lora_io.LoraFit:
+        """Whether the LoRA file fits this model's denoiser(s) (keys and shapes, from the safetensors headers; no
+        model weights are loaded); a one-line RenderError when it does not. Remembered by the file's hash."""
+        fam = self.family
+        if not fam.lora:
+            raise RenderError(f"{fam.name} takes no LoRA in diffusers")
+        parts = parts or self.experts()[:1]
+        key = (self._sha(path), parts)
+        if key not in self._fits:
+            folder = model_file(self.model, "model_index.json").parent
+            self._fits[key] = lora_io.fit(self.class_name, folder, path, parts)
+        return self._fits[key]
+
+    def _sha(self, path: Path) -> str:
+        st = path.stat()
+        key = (str(path.resolve()), st.st_size, st.st_mtime)
+        if key not in self._hashes:
+            self._hashes[key] = file_sha256(path)
+        return self._hashes[key]
+
+    def _draft(self, fam: Family) -> Draft:
+        if fam.draft is None:
+            raise RenderError(f"{fam.name} has no draft tier")
+        return fam.draft
+
+    def draft_loras(self, fam: Family) -> list[tuple[str, str, float, str]]:
+        """The draft tier's speed LoRA(s) — (file, sha256, weight, target) — from CHIEF_VIDEO_DRAFT_LORA or the row's
+        default hub files, one per expert, each checked to fit its expert."""
+        draft = self._draft(fam)
+        specs = self.speed.draft_lora or draft.lora
+        if not specs:
+            return []
+        experts = self.experts()
+        if len(specs) != len(experts):
+            raise RenderError(
+                f"{fam.name} has {len(experts)} expert(s) ({', '.join(experts)}): "
+                f"CHIEF_VIDEO_DRAFT_LORA needs {len(experts)} file(s), comma-separated; got {len(specs)}"
+            )
+        out = []
+        for spec, part in zip(specs, experts):
+            path = lora_io.local_file(spec, f"the {fam.name} draft's speed LoRA")
+            self.check_lora(path, (part,))
+            out.append((str(path), self._sha(path), 1.0, part))
+        return out
+
+    def tier_label(self, tier: str) -> str:
+        """What a tier renders with, in words: 'draft: 4 steps, guidance 1.0, LoRA ×2, cache FirstBlockCache(...)'."""
+        fam = self.family
+        if tier == "final":
+            steps = self.steps or fam.steps
+            guidance = self.guidance if self.guidance is not None else fam.guidance
+            cache = self.speed.cache_for("final", None, fam.cache)
+            return f"final: {steps} steps, guidance {guidance:g}" + (f", cache {cache.text}" if cache else "")
+        draft = self._draft(fam)
+        parts = [f"draft: {draft.steps} steps, guidance {draft.guidance:g}"]
+        if draft.scale != 1.0:
+            parts.append(f"{draft.scale:g}x size")
+        loras = self.speed.draft_lora or draft.lora
+        parts.append(f"speed LoRA ×{len(loras)}" if loras else "no speed LoRA")
+        cache = self.speed.cache_for("draft", draft.cache, fam.cache)
+        if cache:
+            parts.append(f"cache {cache.text}")
+        if draft.vae_tiling:
+            parts.append("VAE tiling")
+        return ", ".join(parts)
+
     def describe(self) -> dict:
         """Family, pipeline, device and dtype, for the status bar (raises RenderError for a bad model)."""
         fam = self.family
@@ -143,6 +231,11 @@ class DiffusersBackend(PipelineModel):
             "offload": self.memory.offload,
             "i2v": (fam.i2v_pipeline if self._has_i2v(fam) else None),
             "vace": (fam.vace_pipeline if self._has_vace(fam) else None),
+            "tiers": {t: self.tier_label(t) for t in TIERS if t == "final" or fam.draft is not None},
+            "draft_keeps": fam.draft.keeps if fam.draft else None,
+            "attention": self.speed.attention_for(self.device),
+            "compile": self.speed.compiles(self.device),
+            "cache": self.speed.cache,
         }
 
     @property
@@ -153,7 +246,8 @@ class DiffusersBackend(PipelineModel):
             pipeline = "model not found"
         vace = f" · VACE {self.vace_model}" if self.vace_model else ""
         memory = self.memory.label
-        return f"diffusers · {pipeline} · {self.model}{vace} · {self.device} {SHORT_DTYPE[self.dtype]} · {memory}"
+        speed = self.speed.label(self.device)
+        return f"diffusers · {pipeline} · {self.model}{vace} · {self.device} {SHORT_DTYPE[self.dtype]} · {memory} · {speed}"
 
     # -- the Backend protocol --------------------------------------------------------------
 
@@ -173,8 +267,19 @@ class DiffusersBackend(PipelineModel):
             raise RenderError(
                 f"{fam.name} needs num_frames = {_rule_text(fam.frame_rule)} up to {fam.max_frames}; got {n}"
             )
-        steps = request.steps or self.steps or fam.steps
-        guidance = next(g for g in (request.guidance, self.guidance, fam.guidance) if g is not None)
+        if request.tier not in TIERS:
+            raise RenderError(f"unknown tier {request.tier!r}; use draft or final")
+        loras = self._creator_loras(request)
+        if request.tier == "draft":  # the row's draft recipe: its steps, guidance, size and speed LoRA(s)
+            draft = self._draft(fam)
+            steps, guidance, scale = draft.steps, draft.guidance, draft.scale
+            loras += [(sha, w, t) for _, sha, w, t in self.draft_loras(fam) if (sha, w, t) not in loras]
+            cache = self.speed.cache_for("draft", draft.cache, fam.cache)
+        else:
+            steps = request.steps or self.steps or fam.steps
+            guidance = next(g for g in (request.guidance, self.guidance, fam.guidance) if g is not None)
+            scale, cache = 1.0, self.speed.cache_for("final", None, fam.cache)
+        attention = self.speed.attention_for(self.device)
         shot = f"shot {request.shot_id}:"
         init_sha = request.init_image_sha256
         if request.init_image is not None:
@@ -197,7 +302,22 @@ class DiffusersBackend(PipelineModel):
             keyframe_sha256=key_sha,
             references_sha256=refs,
             route=route,
+            scale=scale,
+            loras=tuple(loras),
+            cache=cache.text if cache else "",
+            attention="" if attention == "native" else attention,
         )
+
+    def _creator_loras(self, request: ShotRequest) -> list[tuple[str, float, str]]:
+        """The request's own LoRAs (a creator's, for this shot), each checked to fit the model."""
+        if request.loras and not self.family.lora:
+            raise RenderError(f"{self.family.name} takes no LoRA in diffusers; remove the project's LoRAs")
+        own = [entry for entry in request.loras if entry[2] == "all"]
+        for path, (sha, _, _) in zip(request.lora_files, own):
+            self.check_lora(Path(path))
+            if self._sha(Path(path)) != sha:
+                raise RenderError(f"LoRA {Path(path).name} does not match its hash {sha[:12]}…")
+        return list(own)
 
     def _route(self, request: ShotRequest, fam: Family) -> str:
         """ "" (text- or image-to-video with the family's own pipelines) or "<VACE class>:<model>"."""
@@ -242,7 +362,8 @@ class DiffusersBackend(PipelineModel):
         fam = self.family
         if cancel is not None:
             cancel.raise_if_cancelled()
-        width, height, fps, frames = req.size()
+        _, _, fps, frames = req.size()
+        width, height = req.render_size(fam.size_multiple)
         steps, guidance = req.sampling()
         kwargs = call_kwargs(
             with_camera(req.prompt, req.camera), width, height, steps, guidance, req.seed, progress, cancel
@@ -255,11 +376,13 @@ class DiffusersBackend(PipelineModel):
             kwargs[fam.fps_kwarg] = fps
         if not req.route:
             kwargs.update(fam.extra_kwargs)
+            if req.tier == "draft":
+                kwargs.update(self._draft(fam).extra_kwargs)
             kwargs.update(windows(fam, frames))
         start = req.keyframe or req.init_image
         image = _rgb(start) if start else None
         if req.route:
-            kwargs.update(_vace_inputs(req, image))
+            kwargs.update(_vace_inputs(req, image, (width, height)))
         elif image is not None:
             kwargs["image"] = image
         entry, pipe = self._pipeline(fam, req.route, image is not None)
@@ -271,7 +394,8 @@ class DiffusersBackend(PipelineModel):
         with entry.lock, pipeline_errors(f"shot {req.shot_id}", fam.name, size, self.device, self.memory):
             if "guidance_scale" not in accepted and getattr(pipe, "guider", None) is not None:
                 pipe.guider = pipe.guider.new(guidance_scale=guidance)
-            output = pipe(**kwargs)
+            with self._speed(entry, pipe, req, fam):
+                output = pipe(**kwargs)
         if cancel is not None:
             cancel.raise_if_cancelled()
         video = to_uint8(output.frames[0])
@@ -281,6 +405,41 @@ class DiffusersBackend(PipelineModel):
             rate = int(pipe.vocoder.config.output_sampling_rate)
             audio = keep_audio(output.audio[0], rate, Path(out), n / fps)
         return ClipInfo(path=Path(out), num_frames=n, fps=fps, width=video.shape[2], height=video.shape[1], audio=audio)
+
+    @contextmanager
+    def _speed(self, entry, pipe, req: ShotRequest, fam: Family) -> Iterator[None]:
+        """The shot's LoRAs, cache, attention backend and VAE tiling on the pipeline for one call; the cache and the
+        draft's tiling are taken off after it, and LoRAs not the next shot's are disabled by the next call."""
+        creator = [(f, sha, w, t) for f, (sha, w, t) in zip(req.lora_files, [x for x in req.loras if x[2] == "all"])]
+        drafted = self.draft_loras(fam) if req.tier == "draft" else []
+        lora_io.activate(pipe, creator + drafted)
+        parts = [getattr(pipe, p) for p in lora_io.denoisers(pipe) if p != "unet"]
+        if entry.attention != (req.attention or "native"):  # set only when it changes (diffusers logs each call)
+            for model in parts:
+                model.set_attention_backend(req.attention or "native")
+            entry.attention = req.attention or "native"
+        if self.speed.compiles(self.device) and not entry.compiled:
+            for model in parts:
+                model.compile_repeated_blocks(fullgraph=True)
+            entry.compiled = True
+        cached = []  # the parts whose cache is on, taken off after the call whatever happens
+        tiling = req.tier == "draft" and self._draft(fam).vae_tiling and not self.memory.vae_tiling
+        try:
+            if req.cache:
+                cache = next(
+                    c for c in (fam.draft.cache if fam.draft else None, fam.cache) if c and c.text == req.cache
+                )
+                for model in parts:
+                    model.enable_cache(cache_config(cache))
+                    cached.append(model)
+            if tiling:
+                pipe.vae.enable_tiling()
+            yield
+        finally:
+            for model in cached:
+                model.disable_cache()
+            if tiling:
+                pipe.vae.disable_tiling()
 
     # -- loading ---------------------------------------------------------------------------
 
@@ -307,6 +466,11 @@ def _required(value: str | None, what: str) -> str:
     if value is None:
         raise RenderError(f"no {what} set")
     return value
+
+
+def _is_part(value: object) -> bool:
+    """A model_index.json entry that names a loaded part (["diffusers", "WanTransformer3DModel"]), not [null, null]."""
+    return isinstance(value, list) and bool(value) and value[0] is not None
 
 
 def windows(fam: Family, frames: int) -> dict[str, Any]:
@@ -363,7 +527,7 @@ def _rgb(path: str):
         return im.convert("RGB")
 
 
-def _vace_inputs(req: ShotRequest, first) -> dict[str, Any]:
+def _vace_inputs(req: ShotRequest, first, size: tuple[int, int]) -> dict[str, Any]:
     """VACE's inputs: the reference images, and the first frame as a one-frame video whose other frames are
     masked for generation (black = keep, white = generate, as the pipeline's documentation shows)."""
     from PIL import Image
@@ -372,8 +536,7 @@ def _vace_inputs(req: ShotRequest, first) -> dict[str, Any]:
     if req.references:
         out["reference_images"] = [_rgb(p) for p in req.references]
     if first is not None:
-        width, height, _, frames = req.size()
-        size = (width, height)
+        frames = req.size()[3]  # at the size the picture renders (a draft's may be smaller)
         grey = Image.new("RGB", size, (128, 128, 128))
         out["video"] = [first.resize(size)] + [grey] * (frames - 1)
         out["mask"] = [Image.new("L", size, 0)] + [Image.new("L", size, 255)] * (frames - 1)

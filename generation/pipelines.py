@@ -41,6 +41,8 @@ class Warm:
     pipe: Any
     derived: dict[str, Any] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    compiled: bool = False  # its denoiser's repeated blocks are compiled (CHIEF_VIDEO_COMPILE)
+    attention: str = "native"  # the attention backend its denoiser is set to
 
 
 @dataclass(frozen=True)

@@ -74,14 +74,14 @@ def _wan_parts():
     return tokenizer, vae, tiny_umt5(len(tokenizer))
 
 
-def _wan_transformer(cls_name: str = "WanTransformer3DModel", channels: int = 16, seed: int = 0):
+def _wan_transformer(cls_name: str = "WanTransformer3DModel", channels: int = 16, seed: int = 0, head_dim: int = 12):
     import diffusers
 
     torch.manual_seed(seed)
     return getattr(diffusers, cls_name)(
         patch_size=(1, 2, 2),
         num_attention_heads=2,
-        attention_head_dim=12,
+        attention_head_dim=head_dim,
         in_channels=channels,
         out_channels=channels,
         text_dim=TEXT_DIM,
@@ -92,6 +92,28 @@ def _wan_transformer(cls_name: str = "WanTransformer3DModel", channels: int = 16
         qk_norm="rms_norm_across_heads",
         rope_max_seq_len=32,
     )
+
+
+def build_wan_lora(path: Path, *, seed: int = 0, head_dim: int = 12, rank: int = 4, targets=None) -> Path:
+    """A LoRA for the tiny Wan transformer, made with peft (random, nonzero weights so it changes the picture) and
+    saved the way diffusers saves one (`WanPipeline.save_lora_weights`). `head_dim` other than 12 makes one whose
+    shapes do not fit; `targets` other layer names (peft's `target_modules`)."""
+    from diffusers import WanPipeline
+    from peft import LoraConfig
+    from peft.utils import get_peft_model_state_dict
+
+    transformer = _wan_transformer(seed=seed, head_dim=head_dim)
+    torch.manual_seed(seed)
+    targets = targets or ["to_q", "to_k", "to_v", "to_out.0"]
+    transformer.add_adapter(LoraConfig(r=rank, lora_alpha=rank, target_modules=targets, init_lora_weights=False))
+    with torch.no_grad():
+        for name, p in transformer.named_parameters():
+            if "lora_B" in name:
+                p.normal_(0.0, 0.5)  # peft's random init keeps B small; make the change plain in 2 steps
+    path.parent.mkdir(parents=True, exist_ok=True)
+    layers = get_peft_model_state_dict(transformer)
+    WanPipeline.save_lora_weights(path.parent, transformer_lora_layers=layers, weight_name=path.name)  # pyright: ignore[reportArgumentType] -- diffusers annotates an invariant dict of Module | Tensor; it takes tensors
+    return path
 
 
 def build_wan(folder: Path) -> Path:

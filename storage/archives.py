@@ -70,7 +70,7 @@ MAX_RATIO = 100  # uncompressed / compressed, for members bigger than RATIO_MIN_
 RATIO_MIN_BYTES = 1 << 20
 _STORED = {"mp4", "png", "jpg", "wav"}  # already compressed; a WAV barely deflates, and a mostly silent stem would
 # deflate past MAX_RATIO and be refused on import as a zip bomb
-_MEDIA_NAME = re.compile(r"^media/([0-9a-f]{2})/([0-9a-f]{64})\.([a-z0-9]{1,8})$")
+_MEDIA_NAME = re.compile(r"^media/([0-9a-f]{2})/([0-9a-f]{64})\.([a-z0-9]{1,11})$")
 _ID = re.compile(r"\b[a-z]{1,4}_[0-9a-f]{8}\b")  # any new_id; replaced only when it is one of the archive's
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)  # members carry no local time: same project, same bytes
 
@@ -207,6 +207,7 @@ def _project_file(
                     needed[clip.last_frame_sha256] = "png"
         needed.update({sha: "png" for sha in [*v.storyboard.images(), *(k.sha256 for k in b.keyframes)]})
         needed.update({sha: "flac" for sha in v.storyboard.tracks()})
+        needed.update({sha: "safetensors" for sha in v.storyboard.lora_files()})
         proposals = [
             p.model_copy(update={"accepted_as": p.accepted_as if p.accepted_as in exported else None})
             for p in b.proposals
@@ -575,6 +576,7 @@ def _check_consistency(pf: ProjectFile, extracted: dict[str, tuple[str, Path]]) 
         for r in b.renders:
             refs += [r.film_sha256, *[s.sha256 for s in r.shots], *r.media.values()]
         refs += [*b.version.storyboard.images(), *(k.sha256 for k in b.keyframes), *(t.sha256 for t in b.takes)]
+        refs += b.version.storyboard.lora_files()
         refs += b.version.storyboard.tracks()
     for sha in refs:
         if sha not in media:

@@ -21,7 +21,7 @@ VersionKind = Literal["plan", "import", "edit", "accept", "fork", "panel", "refe
 # What a panel run watched: the film, or the keyframe storyboard (one still per shot, before any video).
 Screening = Literal["film", "keyframes"]
 # The kinds of file the media store holds, by extension.
-MediaExt = Literal["mp4", "png", "jpg", "srt", "vtt", "wav", "otio", "flac"]
+MediaExt = Literal["mp4", "png", "jpg", "srt", "vtt", "wav", "otio", "flac", "safetensors"]
 MEDIA_EXTS: tuple[str, ...] = get_args(MediaExt)
 # A render's sidecar media: kind -> file extension in the media store.
 RENDER_MEDIA_EXT: dict[str, MediaExt] = {
@@ -147,6 +147,7 @@ class ShotRender(Strict):
     duration: float = Field(gt=0)
     num_frames: int = Field(ge=1)
     fps: int = Field(ge=1)
+    tier: Literal["draft", "final"] = "final"  # the recipe its clip was rendered with
 
 
 class RenderAudio(Strict):

@@ -371,6 +371,25 @@ class FilmOptions(Strict):
         pattern=r"^([0-9a-f]{64})?$",
         description="a creator's uploaded track under the whole film, from its start: no scene's cue or track plays",
     )
+    tier: Tier = Field(
+        default="final",
+        description="the render tier a render uses unless it asks for another: draft (fast, the family's draft "
+        "recipe) or final (full quality)",
+    )
+
+
+MAX_LORAS = 16
+Tier = Literal["draft", "final"]
+
+
+class Lora(Strict):
+    """A creator's LoRA (a .safetensors file in the media store): a character's, on the shots they are in, or a
+    style's, on every shot."""
+
+    name: str = Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][A-Za-z0-9 _.-]*$")
+    sha256: ImageSha = Field(description="the LoRA file (media sha256, safetensors)")
+    scale: float = Field(default=1.0, ge=-4, le=4, description="its weight")
+    character: str | None = Field(default=None, max_length=80, description="whose shots it acts on; None: every shot")
 
 
 class Storyboard(Strict):
@@ -386,6 +405,7 @@ class Storyboard(Strict):
     width: int | None = Field(default=None, ge=16, le=4096)
     height: int | None = Field(default=None, ge=16, le=4096)
     film: FilmOptions = Field(default_factory=FilmOptions)
+    loras: list[Lora] = Field(default_factory=list, max_length=MAX_LORAS, description="the creator's LoRAs")
 
     @model_validator(mode="after")
     def _unique_ids(self) -> Storyboard:
@@ -400,7 +420,18 @@ class Storyboard(Strict):
         places = [loc.name for loc in self.locations]
         if len(set(places)) != len(places):
             raise ValueError("duplicate location name")
+        loras = [lo.name for lo in self.loras]
+        if len(set(loras)) != len(loras):
+            raise ValueError("duplicate LoRA name")
         return self
+
+    def loras_for(self, shot: Shot) -> list[Lora]:
+        """The LoRAs that act on a shot: every style LoRA, and the LoRAs of the characters in it."""
+        return [lo for lo in self.loras if lo.character is None or lo.character in shot.characters]
+
+    def lora_files(self) -> set[str]:
+        """Every LoRA file the storyboard uses (media sha256 of safetensors files)."""
+        return {lo.sha256 for lo in self.loras}
 
     def scene_of(self, shot_id: str) -> Scene:
         for scene in self.scenes:

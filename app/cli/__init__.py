@@ -12,13 +12,14 @@ own modules and are registered here, in one place:
     images.py   ref …, keyframes, keyframe …, takes, pick, consistency
     edit.py     edit            voice.py    voice (a character's voice: show, choose, preview)
     music.py    music (a creator's own track over a scene or the film)
+    lora.py     lora add, list, remove (a creator's LoRAs: a character's or a style)
 """
 
 from __future__ import annotations
 
 import click
 
-from app.cli import archive, batch, doctor, edit, history, images, loop, models, music, persona, serve, voice
+from app.cli import archive, batch, doctor, edit, history, images, loop, lora, models, music, persona, serve, voice
 from app.cli.common import Ctx
 
 
@@ -56,6 +57,6 @@ def main(ctx, home, as_json, backend, model, profile, agents):
     ctx.obj = Ctx(home, as_json, {"backend": backend, "model": model, "video_profile": profile, "agents": agents})
 
 
-for _module in (loop, history, edit, voice, music, archive, batch, persona, serve, images, models, doctor):
+for _module in (loop, history, edit, voice, music, lora, archive, batch, persona, serve, images, models, doctor):
     for _command in _module.COMMANDS:
         main.add_command(_command)

@@ -70,6 +70,7 @@ class Report(BaseModel):
     estimate: Estimate | None = None
     recommended: Recommendation | None = None
     llm: str  # the agents' mode, and what to do when no LLM is configured
+    speed: dict | None = None  # the speed settings (generation.speed.report)
 
 
 def machine() -> tuple[list[Device], str, str, str | None]:
@@ -234,6 +235,7 @@ def doctor(c: Ctx, model, vram, dtype):
 
     The peak memory is an estimate (method: docs/memory.md); the weights figure is what the files hold."""
     from generation.memory import backends
+    from generation.speed import report_line
 
     devices, torch_version, diffusers_version, ffmpeg = machine()
     if vram is None:
@@ -249,6 +251,7 @@ def doctor(c: Ctx, model, vram, dtype):
         estimate=estimate_for(model, vram, dtype) if model else None,
         recommended=recommend(int(vram * GIB) if vram else None),
         llm=llm_line(c),
+        speed=speed_report(c, devices),
     )
     lines = [f"{d.name}: {d.kind}, {_gib(d.memory_bytes)}" for d in devices]
     if len(devices) == 1:
@@ -272,6 +275,7 @@ def doctor(c: Ctx, model, vram, dtype):
     else:
         lines.append(f"no catalogued video model's card fits {_gib(int(vram * GIB))}")
     lines.append(f"agents: {report.llm}")
+    lines.append(report_line(report.speed))
     e = report.estimate
     if e is not None:
         lines.append(f"{e.model} ({e.pipeline}): weights {_gib(e.weights_bytes)} in the files")
@@ -285,6 +289,16 @@ def doctor(c: Ctx, model, vram, dtype):
         else:
             lines.append(f"no profile fits {_gib(e.vram_bytes)} (estimate): use a smaller model or size")
     c.out(report, "\n".join(lines))
+
+
+def speed_report(c: Ctx, devices: list[Device]) -> dict:
+    """The video backend's speed settings on this machine's best device."""
+    from app.config import load_config
+    from app.factory import video_speed
+    from generation.speed import report
+
+    device = next((d.name for d in devices if d.name.startswith("cuda")), "cpu")
+    return report(video_speed(load_config({"home": c.home, **c.overrides})), device)
 
 
 COMMANDS = [doctor]

@@ -62,12 +62,14 @@ def rendered(c: Ctx, pid: str, render: RenderRecord, warnings: Sequence[str] = (
 
 def render_text(r: Rendered, total: int | None = None) -> str:
     earlier = [s.shot_id for s in r.shots if s.status == "earlier"]
+    drafts = [s.shot_id for s in r.shots if s.tier == "draft"]
     left = (total or len(r.shots)) - len(r.shots)
     return (
         f"v{r.version}: rendered {r.rendered}, reused {r.reused} of {r.rendered + r.reused} shots in "
         f"{r.seconds:.1f}s\nfilm: {r.film}"
         + (f"\nsubtitles: {r.files['srt']}" if "srt" in r.files else "")
         + (f"\nfrom earlier renders (changed since): {', '.join(earlier)}" if earlier else "")
+        + (f"\ndrafts: {', '.join(drafts)}" if drafts else "")
         + (f"\nnot in this film yet (never rendered): {left} shot(s)" if left > 0 else "")
         + f"\nmade by: {r.label}"
         + (f"\nsound: {r.audio.describe()}" if r.audio else "\nsound: none (no line, narration, music or sounds)")
@@ -132,10 +134,18 @@ def new(c: Ctx, idea, minutes, title, storyboard_file, panel):
 @command
 @version_option
 @scope_options
-def render(c: Ctx, project, version, scene, shots):
+@click.option(
+    "--tier",
+    type=click.Choice(["draft", "final"]),
+    help="draft: the model family's fast recipe (speed LoRA, few steps); final: full quality. Default: the "
+    "version's (`chief film P --tier`). A final keeps the draft's seed, keyframe and take.",
+)
+def render(c: Ctx, project, version, scene, shots, tier):
     """Render every shot (unchanged shots reuse their cached clips) and assemble the film.
 
-    With --scene or --shots only those render; the film is then assembled from the latest clip of every shot."""
+    With --scene or --shots only those render; the film is then assembled from the latest clip of every shot.
+    --tier draft renders fast previews (a shot finalised as it stands stays final); --tier final --shots s003
+    finalises chosen shots. Drafts and finals are cached apart; --json gives each shot's tier."""
     from app.progress import RenderProgress
 
     pid = c.studio.resolve_project(project)
@@ -146,7 +156,7 @@ def render(c: Ctx, project, version, scene, shots):
     for w in warnings:  # before the render: a line is flagged, never cut; a description too long, never said over one
         click.secho(f"warning: {w}", fg="yellow", err=True)
     with RenderProgress(enabled=not c.json) as prog:
-        info = c.studio.render(pid, version, progress=prog.update, scope=scope)
+        info = c.studio.render(pid, version, progress=prog.update, scope=scope, tier=tier)
     out = rendered(c, pid, info, warnings)
     for w in info.audio.descriptions_flagged if info.audio else []:  # measured on the voices: left out
         click.secho(f"warning: {w}", fg="yellow", err=True)
@@ -347,6 +357,7 @@ def accept(c: Ctx, project, proposal_id, only, edits, version):
     default=None,
     help="Add a second audio track: the mix with each shot's description voiced between the lines.",
 )
+@click.option("--tier", type=click.Choice(["draft", "final"]), help="The tier `chief render` uses by default.")
 @version_option
 def film(
     c: Ctx,
@@ -361,6 +372,7 @@ def film(
     ducking,
     captions,
     audio_description,
+    tier,
     version,
 ):
     """How the shots are cut together (a new version; clips are reused, the film is assembled again).
@@ -381,6 +393,7 @@ def film(
             ("ducking", ducking),
             ("captions", captions),
             ("audio_description", audio_description),
+            ("tier", tier),
         )
         if val is not None
     }

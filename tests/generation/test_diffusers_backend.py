@@ -231,6 +231,7 @@ def test_label_and_describe_show_pipeline_device_and_dtype(folders):
     assert isinstance(backend, Backend) and backend.name == "diffusers" and backend.model == folders("wan")
     assert backend.label == (
         f"diffusers · WanPipeline · {folders('wan')} · cpu fp32 · profile custom · no quantization · no offload"
+        " · attention native · not compiled · cache on drafts"
     )
     assert backend.describe() == {
         "backend": "diffusers",
@@ -245,6 +246,14 @@ def test_label_and_describe_show_pipeline_device_and_dtype(folders):
         "offload": "none",
         "i2v": None,
         "vace": None,
+        "tiers": {
+            "draft": "draft: 4 steps, guidance 1, speed LoRA ×1, VAE tiling",
+            "final": "final: 50 steps, guidance 5",
+        },
+        "draft_keeps": "the same seed, keyframe and take at the same size: a close composition, not the same pixels",
+        "attention": "native",
+        "compile": False,
+        "cache": "draft",
     }
 
 

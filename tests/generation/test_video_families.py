@@ -196,7 +196,7 @@ def test_an_int8_render_through_the_studio_makes_a_clip_and_records_int8(folders
         "CHIEF_NARRATION": "0",
     }
     st = Studio(load_config({"home": tmp_path / "home"}, environ=env))
-    assert st.status().backend_label.endswith("profile custom · int8 · no offload")
+    assert "profile custom · int8 · no offload · attention native" in st.status().backend_label
     shots = [Shot(shot_id="s1", prompt="a red cat", duration=1.0, seed=1)]
     board = Storyboard(title="int8", scenes=[Scene(scene_id="a", shots=shots)], fps=8, width=32, height=32)
     pid = st.create_from_storyboard(board).project_id
