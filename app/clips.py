@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from app.context import Context
 from app.errors import NotRendered
@@ -93,9 +93,9 @@ class Clips:
         if not (continuity and self._continues(shot, i)):
             return req
         prev = after if after is not None else self._cached_before(board, i, pid, req.tier)
-        return req.with_(
-            init_image=str(self.ctx.media.path(prev.last_frame_sha256, "png")), init_image_sha256=prev.last_frame_sha256
-        )
+        last = prev.last_frame_sha256
+        assert last is not None  # a clip a continuity shot follows is stored with its last frame
+        return req.with_(init_image=str(self.ctx.media.path(last, "png")), init_image_sha256=last)
 
     def key(self, req: ShotRequest) -> str:
         """The clip key of a request as the backend would render it (RenderError when it cannot)."""
@@ -240,7 +240,7 @@ class Clips:
 
     def clip_for(
         self, req: ShotRequest, out: Path, on_step, cancel: CancelToken, pid: str | None = None
-    ) -> tuple[ClipRecord, str, str]:
+    ) -> tuple[ClipRecord, str, Literal["rendered", "reused"]]:
         """(clip, key, "rendered" or "reused"): the cached clip for the request, or a new render, stored in the
         cache before it is returned. Every failure is a one-line RenderError; a stop raises Cancelled. A clip
         rendered here serves anyone; one imported with a project serves a render of project `pid` only."""

@@ -14,7 +14,7 @@ from typing import Literal
 
 from app.context import Context
 from generation.base import CancelToken
-from storage.records import MediaExt, MediaRecord, RenderAudio, RenderRecord, ShotRender
+from storage.records import MediaExt, MediaRecord, RenderAudio, RenderRecord, ShotRender, SidecarKind
 from storage.schema import Note, Shot, Storyboard
 
 log = logging.getLogger(__name__)
@@ -30,7 +30,7 @@ CAPTIONS_TITLE = {"sdh": "English captions (SDH)", "plain": "English subtitles"}
 @dataclass
 class AssembledFilm:
     film: MediaRecord
-    media: dict[str, str]  # sidecar kind -> sha256 (see storage.records.RENDER_MEDIA_EXT)
+    media: dict[SidecarKind, str]  # sidecar kind -> sha256 (see storage.records.RENDER_MEDIA_EXT)
     stored: list[MediaRecord]  # every file stored, for the media table
     stream_copied: bool
     audio: RenderAudio | None = None  # the film's sound (None: silent)
@@ -59,9 +59,9 @@ class FilmAssembler:
         ends = [*starts[1:], total]
         board_shots = board.shots()
         stored: list[MediaRecord] = []
-        media: dict[str, str] = {}
+        media: dict[SidecarKind, str] = {}
 
-        def keep(kind: str, path: Path, ext: MediaExt) -> None:
+        def keep(kind: SidecarKind, path: Path, ext: MediaExt) -> None:
             rec = self.ctx.media.put(path, ext, move=True)
             stored.append(rec)
             media[kind] = rec.sha256

@@ -30,7 +30,7 @@ from app.projects import Projects
 from generation.base import Cancelled, CancelToken, RenderError
 from storage.records import ClipRecord, RenderRecord, ShotRender, Version
 from storage.run import AssembleProgress, DoneProgress, ShotProgress
-from storage.schema import Scope, Storyboard, new_id, utcnow
+from storage.schema import Scope, Storyboard, Tier, new_id, utcnow
 
 
 class Rendering:
@@ -44,7 +44,7 @@ class Rendering:
         shot_id: str,
         progress: ProgressFn | None = None,
         cancel: CancelToken | None = None,
-        tier: str | None = None,
+        tier: Tier | None = None,
     ) -> ShotRender:
         """Render (or reuse) one shot of `board` (a draft is fine: nothing but clips is written), with the
         continuity shots before it that it is conditioned on. The clip lands in the cache, so the film's
@@ -59,12 +59,13 @@ class Rendering:
         scratch = self.ctx.media.scratch()
         try:
             with self.clips.turn():
-                prev, record = None, None
+                prev, records = None, []
                 for i in chain:
                     record, prev = self._shot(
                         board, i, i, len(shots), prev, scratch, progress, cancel, tier=tier or board.film.tier
                     )
-            return record
+                    records.append(record)
+            return records[-1]  # the chain ends with the shot asked for
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
@@ -75,7 +76,7 @@ class Rendering:
         progress: ProgressFn | None = None,
         cancel: CancelToken | None = None,
         scope: Scope | None = None,
-        tier: str | None = None,
+        tier: Tier | None = None,
     ) -> RenderRecord:
         """Render every shot (reusing cached clips), or only `scope`'s; assemble the film; record the render.
         `tier`: draft or final (None: the version's, `FilmOptions.tier`). A draft render takes a shot's final clip
@@ -89,7 +90,7 @@ class Rendering:
         with self.clips.turn():
             return self._render(v, progress, cancel, scope or Scope(), tier)
 
-    def _render(self, v: Version, progress: ProgressFn, cancel: CancelToken, scope: Scope, tier: str) -> RenderRecord:
+    def _render(self, v: Version, progress: ProgressFn, cancel: CancelToken, scope: Scope, tier: Tier) -> RenderRecord:
         self.projects.check_board(v.storyboard)  # a version stored before the caps were lowered
         t0 = time.perf_counter()
         backend = self.ctx.backend
@@ -169,7 +170,7 @@ class Rendering:
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
-    def tiers_label(self, shots: list[ShotRender], tier: str) -> str:
+    def tiers_label(self, shots: list[ShotRender], tier: Tier) -> str:
         """The render label's tier part: the recipe of the tier asked for, and how many shots are drafts."""
         describe = getattr(self.ctx.backend, "tier_label", None)
         recipe = describe(tier) if describe is not None else f"{tier} (the animatic draws both tiers alike)"
@@ -200,8 +201,9 @@ class Rendering:
         """Every shot outside a scoped render: its final clip as it stands when cached, else its draft ("reused"),
         else the clip the newest render of this version or an ancestor used ("earlier"), else None (left out)."""
         shots = v.storyboard.shots()
-        cached = {t: self.clips.cached_shots(v.storyboard, t) for t in ("draft", "final")}
-        tier_of = {sid: t for t in ("draft", "final") for sid in cached[t]}  # final wins: set last
+        tiers: tuple[Tier, ...] = ("draft", "final")
+        cached = {t: self.clips.cached_shots(v.storyboard, t) for t in tiers}
+        tier_of: dict[str, Tier] = {sid: t for t in tiers for sid in cached[t]}  # final wins: set last
         cached = {**cached["draft"], **cached["final"]}
         out = list(records)
         missing = {s.shot_id for s, r in zip(shots, out) if r is None and s.shot_id not in cached}
@@ -242,7 +244,7 @@ class Rendering:
         progress: ProgressFn,
         cancel: CancelToken,
         pid: str | None = None,
-        tier: str = "final",
+        tier: Tier = "final",
     ) -> tuple[ShotRender, ClipRecord]:
         """Reuse or render shot `index` of `board` (the `i`-th of `n` in the progress; of project `pid`: see
         `Clips.clip_for`), after the clip `after` of the shot before it in its chain; returns its render record

@@ -59,7 +59,7 @@ from storage.records import (
     VersionNode,
 )
 from storage.repository import Repository
-from storage.schema import Line, Lora, Note, Persona, Scope, Storyboard, parse_scope
+from storage.schema import Line, Lora, Note, Persona, Scope, Storyboard, Tier, parse_scope
 
 __all__ = ["AcceptResult", "Active", "RenderFailed", "Studio", "StudioError", "UsageSummary"]
 
@@ -369,7 +369,7 @@ class Studio:
         progress: ProgressFn | None = None,
         cancel: CancelToken | None = None,
         scope: Scope | None = None,
-        tier: str | None = None,
+        tier: Tier | None = None,
     ) -> RenderRecord:
         return self._rendering.render(pid, ref, progress, cancel, scope, tier)
 

@@ -23,8 +23,10 @@ Screening = Literal["film", "keyframes"]
 # The kinds of file the media store holds, by extension.
 MediaExt = Literal["mp4", "png", "jpg", "srt", "vtt", "wav", "otio", "flac", "safetensors"]
 MEDIA_EXTS: tuple[str, ...] = get_args(MediaExt)
+# The kinds of a render's sidecar media.
+SidecarKind = Literal["srt", "vtt", "narration", "contact_sheet", "otio", "dialogue", "music", "effects"]
 # A render's sidecar media: kind -> file extension in the media store.
-RENDER_MEDIA_EXT: dict[str, MediaExt] = {
+RENDER_MEDIA_EXT: dict[SidecarKind, MediaExt] = {
     "srt": "srt",
     "vtt": "vtt",
     "narration": "wav",
@@ -206,9 +208,7 @@ class RenderRecord(Strict):
     reused: int = Field(ge=0)
     seconds: float = Field(ge=0, description="wall time of the render")
     film_sha256: Sha
-    media: dict[Literal["srt", "vtt", "narration", "contact_sheet", "otio", "dialogue", "music", "effects"], Sha] = (
-        Field(default_factory=dict)
-    )
+    media: dict[SidecarKind, Sha] = Field(default_factory=dict)
     stream_copied: bool = False
     audio: RenderAudio | None = Field(default=None, description="the film's sound; None: the film is silent")
 

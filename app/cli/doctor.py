@@ -70,7 +70,7 @@ class Report(BaseModel):
     estimate: Estimate | None = None
     recommended: Recommendation | None = None
     llm: str  # the agents' mode, and what to do when no LLM is configured
-    speed: dict | None = None  # the speed settings (generation.speed.report)
+    speed: dict  # the speed settings (generation.speed.report)
 
 
 def machine() -> tuple[list[Device], str, str, str | None]:
@@ -173,12 +173,12 @@ def recommend(vram_bytes: int | None) -> Recommendation | None:
     profile = next((name for size, name in classes if gb >= size), "fits 8 GB")
     tiers = {"final": f"{row.steps} steps, guidance {row.guidance:g}, {row.width}x{row.height}"}
     pull = [f"chief models pull {m.name}"]
-    draft = getattr(row, "draft", None)  # the draft tier's recipe, where the family row has one
+    draft = row.draft  # the draft tier's recipe, where the family row has one
     if draft is not None:
         text = f"{draft.steps} steps, guidance {draft.guidance:g}"
-        if getattr(draft, "scale", 1.0) != 1.0:
+        if draft.scale != 1.0:
             text += f", {draft.scale:g}x the size"
-        loras = tuple(getattr(draft, "lora", ()))
+        loras = draft.lora
         if loras:
             text += ", speed LoRA " + " + ".join(lora.split(":", 1)[-1].rsplit("/", 1)[-1] for lora in loras)
             pull += [f"chief models pull {lora}" for lora in loras]
@@ -262,7 +262,7 @@ def doctor(c: Ctx, model, vram, dtype):
         "families: " + ", ".join(f"{f.name}{'' if f.available else ' (not in diffusers)'}" for f in report.families)
     )
     r = report.recommended
-    if r is not None:
+    if r is not None and vram is not None:  # a recommendation is made for a GPU's memory
         lines.append(
             f"recommended for {_gib(int(vram * GIB))}: {r.family} ({r.repo_id}; its model card: {r.card_vram_gb:g} GB),"
             f" CHIEF_VIDEO_PROFILE='{r.profile}' to start"
