@@ -137,6 +137,75 @@ FRESH = (
         (),
     ),
 )
+# Written for issue 35 after the kinds of beings, places and things moved from word lists to the embedder
+# (`agents/offline/kinds.py`): fables, fairy tales and folk plots retold in a line each, with animals, a machine,
+# objects that come alive, a deaf lead, places and key objects. No rule was tuned to them.
+FABLES = (
+    Case(
+        "crow_pitcher",
+        "A thirsty crow drops pebbles into a tall pitcher until the water rises high enough to drink.",
+        (Who("crow", "animal"),),
+        ("pitcher", "pebble"),
+        r"drop|drink",
+    ),
+    Case(
+        "fox_cheese",
+        "A hungry fox flatters a vain raven into dropping a wedge of cheese from the branch of an oak tree.",
+        (Who("fox", "animal"), Who("raven", "animal")),
+        ("cheese", "oak|tree"),
+        r"flatter",
+    ),
+    Case(
+        "ant_grasshopper",
+        "A lazy grasshopper fiddles all summer while a busy ant stores grain in its nest for the winter.",
+        (Who("grasshopper", "animal"), Who("ant", "animal")),
+        ("grain", "nest"),
+        r"fiddle|stor",
+    ),
+    Case(
+        "town_musicians",
+        "An old donkey, a tired hound, a cat and a rooster frighten a gang of robbers out of a cottage in the forest.",
+        (Who("donkey", "animal"), Who("hound", "animal"), Who("cat", "animal"), Who("rooster", "animal")),
+        ("cottage", "forest"),
+        r"frighten",
+    ),
+    Case(
+        "locomotive",
+        "A rusty steam locomotive must pull a snowbound train over the mountain pass before the food runs out.",
+        (Who("locomotive", "machine"),),
+        ("train", "mountain"),
+        r"pull",
+    ),
+    Case(
+        "kettle",
+        "A talking kettle and a cracked teacup must escape the junk shop before the dustmen come.",
+        (Who("kettle", "creature"), Who("teacup", "creature")),
+        ("shop",),
+        r"escape",
+    ),
+    Case(
+        "deaf_shepherd",
+        "Mira, a deaf shepherd girl, and her old sheepdog must lead the flock down from the hills before the blizzard.",
+        (Who("Mira", "person"), Who("sheepdog", "animal")),
+        ("flock", "hill", "blizzard|snow"),
+        r"lead",
+    ),
+    Case(
+        "shoemaker_elves",
+        "A poor shoemaker leaves leather on his workbench at night, and two tiny elves sew the shoes before dawn.",
+        (Who("shoemaker", "person"), Who("elves|elf", "creature")),
+        ("leather", "workbench|bench", "shoe"),
+        r"sew|leave",
+    ),
+    Case(
+        "vasilisa",
+        "A clever girl named Vasilisa must fetch fire from the witch's hut in the dark forest with the help of her "
+        "wooden doll.",
+        (Who("Vasilisa", "person"), Who("doll", "creature")),
+        ("fire", "hut", "forest"),
+        r"fetch",
+    ),
+)
 MINUTES = (1, 3, 10)
 
 
@@ -149,7 +218,7 @@ def _text(board: Storyboard) -> str:
 
 
 def _present(who: Who, text: str) -> bool:
-    return re.search(rf"\b{re.escape(who.word)}", text, re.I) is not None
+    return re.search(rf"\b({who.word})", text, re.I) is not None
 
 
 def idea_checks(case: Case, board: Storyboard) -> list[tuple[str, bool, str]]:
@@ -332,6 +401,9 @@ def report() -> dict[str, tuple[int, int]]:
     for m in MINUTES:
         res = [r for c in FRESH for r in idea_checks(c, OfflinePlanner().plan(c.idea, m).value)]
         out[f"fresh ideas at {m} min"] = (sum(ok for _, ok, _ in res), len(res))
+    for m in MINUTES:
+        res = [r for c in FABLES for r in idea_checks(c, OfflinePlanner().plan(c.idea, m).value)]
+        out[f"fables at {m} min"] = (sum(ok for _, ok, _ in res), len(res))
     res = []
     for n in NOTES:
         board = OfflinePlanner().plan(n.idea, 3).value
@@ -348,7 +420,7 @@ if __name__ == "__main__":
         from agents.offline import OfflinePlanner, OfflineRefiner
 
         for m in MINUTES:
-            for c in HELD_OUT + FRESH:
+            for c in HELD_OUT + FRESH + FABLES:
                 for name, ok, why in idea_checks(c, OfflinePlanner().plan(c.idea, m).value):
                     if not ok:
                         print(f"FAIL {m}min {c.name}: {name} ({why})")
