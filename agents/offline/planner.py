@@ -128,6 +128,8 @@ LOOKS = {  # (face and hair, clothes or body): one is picked per character, the 
         ("bright, watchful eyes", "a pale scar across its left side"),
         ("a calm, steady gaze", "one pale patch near its left eye"),
         ("quick, curious eyes", "a darker stripe along its back"),
+        ("a grizzled muzzle", "a torn left ear"),
+        ("small, bright amber eyes", "a white tip on its tail"),
     ),
     "machine": (  # a robot has no hair and wears no coat: what it is made of, how it moves, what lights it
         ("two round lens eyes that whirr as they focus", "a riveted body with one dented panel"),
