@@ -266,7 +266,9 @@ def idea_checks(case: Case, board: Storyboard) -> list[tuple[str, bool, str]]:
         wrong = (
             c is not None
             and who.kind != "person"
-            and bool(HUMAN_LOOK.search(c.description.lower()) or worn(c.description))
+            and bool(
+                HUMAN_LOOK.search(c.description.lower()) or worn(c.description.split(";")[0])
+            )  # the look, not the "same ... wear in every shot" clause
         )
         out.append((f"description of {who.word} fits a {who.kind}", c is not None and not wrong, c and c.description))
     looks = [re.sub(re.escape(c.name), "", c.description, flags=re.I).lower() for c in board.characters]
