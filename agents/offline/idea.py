@@ -210,11 +210,13 @@ def _np(tokens: list[str], i: int, limit: int = 4) -> tuple[int, str, str]:
             break
         words.append(t.lower())
         nxt_word = tokens[j + 1] if j + 1 < min(i + limit, len(tokens)) else ""
+        later = []
+        for w in tokens[j + 1 : i + limit]:
+            if not w[:1].isalpha() or w.lower() in STOP or verbish(w):
+                break
+            later.append(w)
         modifier = (
-            "ADJ" in word_classes(t)
-            and nxt_word[:1].isalpha()
-            and nxt_word.lower() not in STOP
-            and not verbish(nxt_word)
+            "ADJ" in word_classes(t) and nxt_word[:1].isalpha() and any(noun_kind(w) for w in later)
         )  # "a brave field mouse", "a patient tortoise": an adjective before the noun it describes
         if noun_kind(t) and not modifier:
             head, end = t.lower(), j + 1
@@ -260,8 +262,13 @@ def _cast(tokens: list[str]) -> list[Cast]:
         if low in DETERMINERS and prev not in PLACE_PREPOSITIONS:
             end, phrase, head = _np(tokens, i + 1)
             acted_on = i and "VERB" in word_classes(prev) and not noun_kind(prev)
-            if phrase and phrase_kind(phrase) == "machine" and acted_on and not tokens[end : end + 1] == [","]:
-                phrase = ""  # "pull a snowbound train", "guard the old windmill": a machine acted on is a thing
+            if (
+                phrase
+                and phrase_kind(phrase) in ("machine", "creature")
+                and acted_on
+                and not tokens[end : end + 1] == [","]
+            ):
+                phrase = ""  # "pull a snowbound train", "builds a glider": a machine or a made thing acted on
             if phrase:
                 kind = phrase_kind(phrase)
                 name_tok = tokens[end] if end < len(tokens) else ""
