@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import click
 from pydantic import BaseModel
 
@@ -70,21 +72,6 @@ def listing(c: Ctx, timeout, ports):
     c.out(Found(servers=data, probed=probed), "\n".join(lines))
 
 
-class PulledModel(BaseModel):
-    repo_id: str
-    commit: str
-    folder: str
-    files: list[str]
-    bytes: int
-    fetched_bytes: int
-    resumed: list[str]  # files an interrupted pull had begun, finished from where they stopped
-    licence: str | None
-    gated: bool
-    pipeline: str | None
-    family: str | None
-    setting: str | None  # the line that makes CHIEF use it
-
-
 @command(project=False, name="pull")
 @click.argument("name", required=False)
 @click.option("--llm", is_flag=True, help="A GGUF language model for the agents, run by CHIEF (llama-cpp-python).")
@@ -128,7 +115,7 @@ def pull(c: Ctx, name, llm, variant, revision):
         setting = f"CHIEF_LOCAL_LLM={repo_id}/{done.files[0]}"
     elif family and not variant:
         setting = f"CHIEF_VIDEO_MODEL={repo_id}"
-    result = PulledModel(**vars(done), family=family, setting=setting)
+    result = {**dataclasses.asdict(done), "family": family, "setting": setting}  # the line that makes CHIEF use it
     lines = [f"pulled {repo_id} ({hub.size_text(done.bytes)}, commit {done.commit[:12]}) into {done.folder}"]
     if not plan.pipeline and not llm:
         lines += [f"  {done.folder}/{f}" for f in done.files]
