@@ -58,6 +58,9 @@ def test_a_keyframe_is_animated_by_the_image_to_video_pipeline_and_keys_the_clip
     assert clip_key(ltx, ltx.resolve(SHOT.with_(keyframe=str(copy)))) in keys
 
 
+LATER = ("tier", "scale", "loras", "lora_files", "cache", "attention")
+
+
 def test_a_request_without_images_keeps_the_key_it_had_before_keyframes(folders):
     """Clips cached before keyframes existed stay valid: unset new fields are not part of the key."""
     wan = DiffusersBackend(folders("wan"))
@@ -66,6 +69,7 @@ def test_a_request_without_images_keeps_the_key_it_had_before_keyframes(folders)
         k: v
         for k, v in asdict(request).items()
         if k not in ("shot_id", "init_image", "keyframe", "keyframe_sha256", "references", "references_sha256", "route")
+        and k not in LATER  # the tiers' fields came later still: a final at the row's settings leaves them unset
     }
     blob = json.dumps(
         {"backend": "diffusers", "model": wan.model, "request": old, "v": 1}, sort_keys=True, separators=(",", ":")

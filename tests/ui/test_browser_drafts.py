@@ -4,6 +4,8 @@ it re-renders and asks first (no: nothing changes); the History graph labels the
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from tests.ui.test_browser import LONG, open_project, server, st, tiny  # noqa: F401 - fixtures
@@ -39,12 +41,14 @@ def test_the_render_tab_keeps_the_last_film_while_the_draft_is_not_rendered(serv
     expect(summary).not_to_contain_text("Not rendered yet")
     expect(page.locator("#film video")).to_be_attached(timeout=LONG)
     src = page.locator("#film video").get_attribute("src", timeout=LONG) or ""
-    assert first.film_sha256 in src  # v1's film itself
+    assert src.endswith("Last-film-v1.mp4"), src  # v1's film, named for the film (not its hash)
+    served = page.request.get(src)
+    assert hashlib.sha256(served.body()).hexdigest() == first.film_sha256  # v1's film itself
     expect(page.locator("#status_bar")).to_contain_text("Last film · v2 (draft)")
     page.get_by_role("tab", name="Screening room").click()  # the screening room shows it too, labelled
     expect(page.locator("#screening_film")).to_contain_text("film of v1 — v2 is not rendered yet", timeout=LONG)
     src = page.locator("#screening_film video").get_attribute("src", timeout=LONG) or ""
-    assert first.film_sha256 in src
+    assert hashlib.sha256(page.request.get(src).body()).hexdigest() == first.film_sha256
     page.get_by_role("tab", name="Render").click()
     page.locator("#render_btn").click()
     expect(summary).to_contain_text("v2", timeout=LONG)
