@@ -56,9 +56,9 @@ lint: install
 typecheck: install
 	$(BIN)/basedpyright
 
-# pytest-xdist: WORKERS processes (3 on 2 cores: much of a test's time is spent waiting on a server, a browser or
-# a subprocess); `--dist loadgroup` keeps the tests that share a module- or package-scoped fixture on one worker
-# (tests/conftest.py). The run closes with the time per folder and the 25 slowest tests.
+# pytest-xdist: WORKERS processes (3 on 2 cores: part of a test's time is spent waiting on a server, a browser or
+# a subprocess); a module- or package-scoped fixture is made once on each worker that runs one of its tests. The run
+# closes with the time per folder and the 25 slowest tests.
 WORKERS ?= 3
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider --timeout=900 -n $(WORKERS) --dist loadgroup
 test: lint typecheck install system-deps real-server

@@ -271,19 +271,7 @@ def pytest_terminal_summary(terminalreporter):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist (`--dist loadgroup`), the tests that share a module- or package-scoped fixture (a served
-    app, a real LLM server, a Ray cluster, a rendered project) run on one worker, so the fixture is made once. A test
-    that drives Chromium is marked `browser`, whichever folder it is in (`make check` leaves them out)."""
+    """A test that drives Chromium is marked `browser`, whichever folder it is in (`make check` leaves them out)."""
     for item in items:
         if "chromium" in item.fixturenames:
             item.add_marker(pytest.mark.browser)
-        group = None
-        for defs in item._fixtureinfo.name2fixturedefs.values():
-            scope = defs[-1].scope
-            if scope == "package":
-                group = str(item.path.parent.relative_to(config.rootpath))
-                break
-            if scope == "module":
-                group = str(item.path.relative_to(config.rootpath))
-        if group:
-            item.add_marker(pytest.mark.xdist_group(group))
