@@ -234,9 +234,20 @@ class Clips:
                 found[shots[i].shot_id] = prev
         return found
 
-    def turn(self):
-        """Renders take turns on one device; a worker pool (max_parallel > 1) schedules its own devices."""
-        return contextlib.nullcontext() if int(getattr(self.backend, "max_parallel", 1)) > 1 else self._lock
+    @contextlib.contextmanager
+    def turn(self, cancel: CancelToken | None = None) -> Iterator[None]:
+        """Renders take turns on one device; a worker pool (max_parallel > 1) schedules its own devices. A job
+        stopped while it waits for its turn stops at once (Cancelled), without waiting for the render before it."""
+        if int(getattr(self.backend, "max_parallel", 1)) > 1:
+            yield
+            return
+        while not self._lock.acquire(timeout=0.25):
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+        try:
+            yield
+        finally:
+            self._lock.release()
 
     def clip_for(
         self, req: ShotRequest, out: Path, on_step, cancel: CancelToken, pid: str | None = None

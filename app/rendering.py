@@ -58,7 +58,7 @@ class Rendering:
         chain = chain[: chain.index(index) + 1]
         scratch = self.ctx.media.scratch()
         try:
-            with self.clips.turn():
+            with self.clips.turn(cancel):
                 prev, records = None, []
                 for i in chain:
                     record, prev = self._shot(
@@ -87,7 +87,7 @@ class Rendering:
         tier = tier or v.storyboard.film.tier
         if tier not in ("draft", "final"):
             raise StudioError(f"unknown tier {tier!r}; use draft or final")
-        with self.clips.turn():
+        with self.clips.turn(cancel):
             return self._render(v, progress, cancel, scope or Scope(), tier)
 
     def _render(self, v: Version, progress: ProgressFn, cancel: CancelToken, scope: Scope, tier: Tier) -> RenderRecord:

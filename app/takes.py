@@ -98,7 +98,7 @@ class Takes:
                 seeds.append(seed)
         scratch = self.ctx.media.scratch()
         try:
-            with self.clips.turn():
+            with self.clips.turn(cancel):
                 for i, seed in enumerate(seeds):
 
                     def on_step(done: int, total: int, i=i) -> None:

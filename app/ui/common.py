@@ -182,6 +182,15 @@ def progress_html(job) -> str:
     )
 
 
+def ask_to_stop(jobs, job) -> Any:
+    """Ask `job` to stop and leave the progress line to the page's follow loop (`follow`), which shows "stopping…"
+    and then the outcome: a Stop handler that wrote the line itself could land after the outcome and leave a stale
+    "stopping…" on a job that has ended."""
+    if job is not None:
+        jobs.stop(job)
+    return gr.skip()
+
+
 def follow(jobs, job, frame: Callable[[Any], tuple], final: Callable[[Any], tuple]):
     """Yield `frame(job)` on every change while the job runs, then `final(job)`: a page that follows a job."""
     seen = -1

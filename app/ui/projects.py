@@ -14,7 +14,20 @@ from pathlib import Path
 import gradio as gr
 
 from app.ui import settings
-from app.ui.common import Ctx, esc, follow, guard, md, media_url, named, need_project, notice, progress_html, ver
+from app.ui.common import (
+    Ctx,
+    ask_to_stop,
+    esc,
+    follow,
+    guard,
+    md,
+    media_url,
+    named,
+    need_project,
+    notice,
+    progress_html,
+    ver,
+)
 
 # A short name on the button, the idea it fills in.
 EXAMPLES = (
@@ -253,9 +266,7 @@ def build(ctx: Ctx) -> None:
     @guard
     def stop_plan():
         job = jobs.active("", "plan")
-        if job is not None:
-            jobs.stop(job)
-        return progress_html(job)
+        return ask_to_stop(jobs, job)
 
     @guard
     def create_from_file(path):

@@ -22,6 +22,7 @@ from app.planning import what_they_are
 from app.ui.board_media import uploaded_file
 from app.ui.common import (
     Ctx,
+    ask_to_stop,
     branch_note,
     esc,
     follow,
@@ -384,9 +385,7 @@ def build(ctx: Ctx, story_message, after=()) -> None:
     def stop_job(pid, job_id):
         job = jobs.get(job_id or "")
         job = job if job is not None and job.project == pid else jobs.active(pid or "", "reference")
-        if job is not None:
-            jobs.stop(job)
-        return progress_html(job)
+        return ask_to_stop(jobs, job)
 
     @guard
     def measure_now(pid, v):

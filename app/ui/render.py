@@ -9,7 +9,7 @@ from __future__ import annotations
 import gradio as gr
 
 from app.ui import scenes
-from app.ui.common import Ctx, follow, guard, md, need_project, notice, progress_html, ver
+from app.ui.common import Ctx, ask_to_stop, follow, guard, md, need_project, notice, progress_html, ver
 from app.ui.player import cc_toggle, film_video, handoff_path
 from app.ui.timeline import strip, strip_html
 from storage.records import RenderRecord
@@ -160,8 +160,7 @@ def build(ctx: Ctx) -> None:
         if job is None:
             notice("nothing is rendering for this project")
             return gr.skip()
-        jobs.stop(job)
-        return progress_html(job)
+        return ask_to_stop(jobs, job)
 
     @guard
     def show_clip(pid, v, shot_id):

@@ -9,7 +9,7 @@ import gradio as gr
 
 from app.ui import scenes
 from app.ui.board_media import screening_label
-from app.ui.common import Ctx, esc, follow, guard, media_url, need_project, one_line, progress_html, ver
+from app.ui.common import Ctx, ask_to_stop, esc, follow, guard, media_url, need_project, one_line, progress_html, ver
 from app.ui.player import cc_toggle, film_video
 from app.ui.timeline import STEMS, shot_starts, strip, strip_html
 
@@ -347,9 +347,7 @@ def build(ctx: Ctx) -> None:
     @guard
     def stop(pid):
         job = jobs.active(pid or "", "critique")
-        if job is not None:
-            jobs.stop(job)
-        return progress_html(job)
+        return ask_to_stop(jobs, job)
 
     @guard
     def add_note(pid, v, text, shot):

@@ -23,7 +23,19 @@ import gradio as gr
 from pydantic import BaseModel, Field, ValidationError
 
 from app.ui.board_media import CardAction, card_media, draw_confirmations, outcome, pick_message, uploaded_file
-from app.ui.common import Ctx, branch_note, follow, guard, md, media_url, need_project, notice, progress_html, ver
+from app.ui.common import (
+    Ctx,
+    ask_to_stop,
+    branch_note,
+    follow,
+    guard,
+    md,
+    media_url,
+    need_project,
+    notice,
+    progress_html,
+    ver,
+)
 from app.ui.story import saved_message
 
 HERE = Path(__file__).parent
@@ -754,9 +766,7 @@ def build(ctx: Ctx) -> None:
         job = jobs.get(job_id or "")
         if job is None or job.project != pid:
             job = next((j for j in map(lambda k: jobs.active(pid or "", k), BOARD_KINDS) if j is not None), None)
-        if job is not None:
-            jobs.stop(job)
-        return progress_html(job)
+        return ask_to_stop(jobs, job)
 
     opts = [
         title_card,

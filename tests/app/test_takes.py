@@ -116,3 +116,27 @@ def test_replace_is_one_more_take_picked(studio, project, tmp_path):
     assert len(data["takes"]) == 2 and data["picked"] == data["takes"][1]["id"]
     log = runner.invoke(main, ["--home", home, "log", project])
     assert "pick take 2 of s4" in log.output
+
+
+def test_a_takes_job_stopped_while_another_render_holds_the_device_stops_without_waiting(studio, project):
+    import threading
+
+    from generation.base import Cancelled, CancelToken
+
+    cancel, outcome, asked = CancelToken(), [], threading.Event()
+
+    def takes():
+        try:
+            studio.render_takes(project, "s2", 2, progress=lambda e: asked.set(), cancel=cancel)
+        except BaseException as e:  # noqa: BLE001 - the outcome is what is checked
+            outcome.append(e)
+
+    with studio._clips.turn():  # another render holds the device, and keeps it until this block ends
+        job = threading.Thread(target=takes, daemon=True)
+        job.start()
+        cancel.cancel()
+        job.join(120)  # a liveness bound, not a timing claim: the job must end while the device is still held
+        assert not job.is_alive(), "a stopped job kept waiting for the render before it"
+    assert len(outcome) == 1 and isinstance(outcome[0], Cancelled)
+    assert not asked.is_set()  # it never started a take
+    assert studio.shot_takes(project, "s2").takes == []  # nothing was made
