@@ -86,23 +86,6 @@ class Server(ServerProcess):
         )
 
 
-@pytest.fixture(scope="session")
-def server(tmp_path_factory):
-    """`chief serve` on one data folder, shared by every browser test of this worker that needs no other setting
-    (each makes its own projects through `st`, a Studio on the same folder)."""
-    base = tmp_path_factory.mktemp("serve")
-    with Server(base / "home", base / "serve.log") as srv:
-        yield srv
-
-
-@pytest.fixture(scope="session")
-def st(server):
-    from app.config import load_config
-    from app.studio import Studio
-
-    return Studio(load_config({"home": server.home, "narration": False, "agents": "offline"}, environ={}))
-
-
 @pytest.fixture
 def served(tmp_path):
     with Server(tmp_path / "home", tmp_path / "serve.log") as server:

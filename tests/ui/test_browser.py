@@ -1,7 +1,6 @@
-"""Each screen's main path in a real Chromium against `chief serve` (one subprocess per test worker, the `server`
-fixture of tests/ui/conftest.py; each test makes its own project through a Studio on the same data folder). Elements
-are found by the elem_ids the screens set. Screenshots go to a temporary folder (`make screenshots` copies README's
-picture)."""
+"""Each screen's main path in a real Chromium against `chief serve` (one subprocess for the module; each test
+makes its own project through a Studio on the same data folder). Elements are found by the elem_ids the
+screens set. Screenshots go to a temporary folder (`make screenshots` copies README's picture)."""
 
 from __future__ import annotations
 
@@ -17,6 +16,21 @@ from tests.ui.conftest import TINY_BOARD, Server
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 LONG = 240_000  # ms: renders and critics on a busy 2-core machine
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    base = tmp_path_factory.mktemp("serve")
+    with Server(base / "home", base / "serve.log") as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def st(server):
+    from app.config import load_config
+    from app.studio import Studio
+
+    return Studio(load_config({"home": server.home, "narration": False, "agents": "offline"}, environ={}))
 
 
 def tiny(st, tmp_path, text: str = TINY_BOARD, title: str = "Tiny Lighthouse") -> str:

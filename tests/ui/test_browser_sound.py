@@ -20,7 +20,7 @@ from generation.audio.pcm import RATE, decode, rms_db
 from generation.audio.voices import Voice, Voices
 from storage.schema import Character, CharacterVoice, Line, Scene, Shot, Storyboard
 from tests.ui.conftest import TINY_BOARD
-from tests.ui.test_browser import LONG, open_project, tiny
+from tests.ui.test_browser import LONG, open_project, server, st, tiny  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

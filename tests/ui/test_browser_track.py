@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from generation.video_io import run_ffmpeg
-from tests.ui.test_browser import LONG, open_project, tiny
+from tests.ui.test_browser import LONG, open_project, server, st, tiny  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

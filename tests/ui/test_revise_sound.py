@@ -9,7 +9,7 @@ import re
 import pytest
 
 from storage.schema import Character, CharacterVoice, Line, Scene, Shot, Storyboard
-from tests.ui.test_browser import LONG, open_project
+from tests.ui.test_browser import LONG, open_project, server, st  # noqa: F401  (the browser test's fixtures)
 
 
 def board() -> Storyboard:
