@@ -175,6 +175,11 @@ class Jobs:
             self._cond.notify_all()
         return True
 
+    def wait_ended(self, job: Job, timeout: float) -> bool:
+        """Block until the job ended or `timeout` passed; True when it ended."""
+        with self._cond:
+            return self._cond.wait_for(lambda: not job.running, timeout=timeout)
+
     def wait(self, job: Job, seen: int, timeout: float = 1.0) -> int:
         """Block until the job changed since `seen` (its seq) or `timeout` passed; returns the current seq."""
         with self._cond:

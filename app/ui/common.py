@@ -191,14 +191,20 @@ def ask_to_stop(jobs, job) -> Any:
     return gr.skip()
 
 
+FOLLOW_EVERY = 0.25  # s: the most often a followed job's line is sent to the page (a render reports every frame)
+
+
 def follow(jobs, job, frame: Callable[[Any], tuple], final: Callable[[Any], tuple]):
-    """Yield `frame(job)` on every change while the job runs, then `final(job)`: a page that follows a job."""
+    """Yield `frame(job)` on every change while the job runs, at most every FOLLOW_EVERY seconds (a job that
+    reports each frame would otherwise redraw the page hundreds of times a second), then `final(job)`: a page that
+    follows a job. The end is never held back: a job that ends while the loop waits is shown at once."""
     seen = -1
     while job.running:
         seq = jobs.wait(job, seen, timeout=2.0)
         if seq != seen:
             seen = seq
             yield frame(job)
+            jobs.wait_ended(job, FOLLOW_EVERY)
     yield final(job)
 
 
