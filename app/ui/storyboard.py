@@ -890,8 +890,14 @@ def build(ctx: Ctx) -> None:
         api_visibility="private",
         show_progress="hidden",
     )
-    for event, fn in ((editor.card, card_action), (editor.finalize, finalize)):
-        event(fn, [ctx.pid, ctx.version, editor], board_outs, api_visibility="private", show_progress="hidden")
+    editor.card(
+        card_action, [ctx.pid, ctx.version, editor], board_outs, api_visibility="private", show_progress="hidden"
+    )
+    ctx.refresh_status(  # the status bar's render line counts the film's drafts
+        editor.finalize(
+            finalize, [ctx.pid, ctx.version, editor], board_outs, api_visibility="private", show_progress="hidden"
+        )
+    )
     keyframes_btn.click(
         draw_keyframes,
         [ctx.pid, ctx.version, editor, scene_pick],

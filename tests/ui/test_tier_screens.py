@@ -87,9 +87,9 @@ def test_finalize_asks_for_one_shot_or_one_scene_and_nothing_else():
             Finalize.of(bad)
 
 
-def test_a_finalize_outcome_says_which_shots_are_drafts_still(studio):
+def test_a_finalize_outcome_and_the_status_bar_say_which_shots_are_drafts_still(studio):
     from app.ui.board_media import outcome
-    from app.ui.common import md
+    from app.ui.common import md, status_line
     from tests.conftest import tiny_board
 
     pid = studio.create_from_storyboard(tiny_board(3)).project_id
@@ -97,5 +97,7 @@ def test_a_finalize_outcome_says_which_shots_are_drafts_still(studio):
     record = studio.render(pid, scope=studio.scope(pid, None, None, "s3"), tier="final")
     made, text, _ = outcome(record)
     assert made is None and text == "v1 rendered: 1 shot(s) rendered, 2 reused; " + md("2 of 3 shots drafts (s1, s2).")
+    assert "(1 rendered, 2 reused, 2 of 3 shots drafts)" in status_line(studio, pid, 1)  # the status bar
     record = studio.render(pid, tier="final")
     assert outcome(record)[1].endswith("every shot final.")
+    assert "(2 rendered, 1 reused)" in status_line(studio, pid, 1)
