@@ -202,15 +202,12 @@ class Rendering:
                 out[tier] = describe(tier) if describe is not None else f"{tier}: the animatic draws both tiers alike"
             except RenderError as e:
                 out[tier] = f"{tier}: not available ({e})"
-        keeps = "the same seed, keyframe and take"
-        if describe is not None:
-            try:
-                family = getattr(backend, "family", None)
-                draft = getattr(family, "draft", None)
-                keeps = getattr(draft, "keeps", None) or keeps
-            except RenderError:
-                pass
-        out["keeps"] = keeps
+        keeps = "the same seed, keyframe and take"  # what every backend keeps; a family row says how close it comes
+        try:
+            draft = getattr(getattr(backend, "family", None), "draft", None)
+        except RenderError as e:  # the model's row cannot be read: said, not guessed
+            draft, keeps = None, f"{keeps} (how close a final comes: unknown, {e})"
+        out["keeps"] = getattr(draft, "keeps", None) or keeps
         return out
 
     def _check_loras(self, board: Storyboard) -> None:
