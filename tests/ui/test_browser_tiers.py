@@ -29,6 +29,7 @@ def test_a_draft_film_shows_its_badges_and_a_finalised_card_loses_its_own(server
     expect(page.locator("#render_summary")).to_contain_text("every shot a draft", timeout=LONG)
     expect(page.locator("#render_strip .cell.draft .tier")).to_have_count(3)
     assert {r.tier for r in st.render_info(pid).shots} == {"draft"}
+    page.screenshot(path=str(folder / "render_tiers.png"), full_page=True)
 
     page.get_by_role("tab", name="Storyboard", exact=True).click()
     expect(page.locator("#board .card .tier-badge")).to_have_count(3, timeout=LONG)
