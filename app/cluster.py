@@ -228,6 +228,7 @@ class RayBackend:
         )
         self.name, self.model = self._local.name, self._local.model
         self.supports_continuity = self._local.supports_continuity
+        self.variant = getattr(self._local, "variant", None)  # the weights variant is in the clip key, as locally
         # LoRAs and tiers are resolved and checked here, as keys are (the files travel as paths, like keyframes)
         self.supports_loras = getattr(self._local, "supports_loras", False)
         for name in ("check_lora", "tier_label"):

@@ -137,6 +137,14 @@ class Config(BaseSettings):
         description="Group offloading with the `custom` profile (CUDA; streams overlap the transfers): block or leaf.",
     )
     video_gguf: str = Field("", description="The transformer's .gguf file, with CHIEF_VIDEO_QUANT=gguf.")
+    video_variant: str = Field(
+        "",
+        pattern=r"^([A-Za-z0-9][A-Za-z0-9_-]{0,31})?$",
+        description=(
+            "The weights variant the video model loads (the file infix, e.g. fp16: what `chief models pull "
+            "--variant` fetched); empty: its plain weights. In the render label and the clip key."
+        ),
+    )
     steps: int | None = Field(None, ge=1, le=1000, description="Denoising steps; empty: the model family's default.")
     guidance: float | None = Field(
         None, ge=0, le=100, description=("Classifier-free guidance scale; empty: the model family's default.")

@@ -41,6 +41,7 @@ def make_backend(config: Config) -> Backend:
         guidance=config.guidance,
         memory=video_memory(config),
         speed=video_speed(config),
+        variant=config.video_variant or None,
     )
 
 

@@ -183,6 +183,33 @@ class Rendering:
             f"{recipe} · {len(drafts)} of {len(shots)} shots drafts ({', '.join(drafts[:8])}{' …' * (len(drafts) > 8)})"
         )
 
+    def shot_clips(self, board: Storyboard) -> dict[str, tuple[ClipRecord, Tier]]:
+        """Each shot's clip as it stands, as a film of mixed tiers takes it: its final when the cache holds one, else
+        its draft (shot_id -> (clip, tier); a shot with neither is absent)."""
+        out: dict[str, tuple[ClipRecord, Tier]] = {}
+        for tier in ("draft", "final"):  # final wins: set last
+            out.update({sid: (clip, tier) for sid, clip in self.clips.cached_shots(board, tier).items()})
+        return out
+
+    def tier_recipes(self) -> dict[str, str]:
+        """What each tier renders with, in words (the backend's recipes), and what a finalised shot keeps; a tier the
+        model has not is said in one line, never left out."""
+        backend = self.ctx.backend
+        describe = getattr(backend, "tier_label", None)
+        out: dict[str, str] = {}
+        for tier in ("draft", "final"):
+            try:
+                out[tier] = describe(tier) if describe is not None else f"{tier}: the animatic draws both tiers alike"
+            except RenderError as e:
+                out[tier] = f"{tier}: not available ({e})"
+        keeps = "the same seed, keyframe and take"  # what every backend keeps; a family row says how close it comes
+        try:
+            draft = getattr(getattr(backend, "family", None), "draft", None)
+        except RenderError as e:  # the model's row cannot be read: said, not guessed
+            draft, keeps = None, f"{keeps} (how close a final comes: unknown, {e})"
+        out["keeps"] = getattr(draft, "keeps", None) or keeps
+        return out
+
     def _check_loras(self, board: Storyboard) -> None:
         """Before the first shot: every LoRA the storyboard uses fits the model (one line, nothing rendered)."""
         check = getattr(self.ctx.backend, "check_lora", None)
@@ -201,10 +228,8 @@ class Rendering:
         """Every shot outside a scoped render: its final clip as it stands when cached, else its draft ("reused"),
         else the clip the newest render of this version or an ancestor used ("earlier"), else None (left out)."""
         shots = v.storyboard.shots()
-        tiers: tuple[Tier, ...] = ("draft", "final")
-        cached = {t: self.clips.cached_shots(v.storyboard, t) for t in tiers}
-        tier_of: dict[str, Tier] = {sid: t for t in tiers for sid in cached[t]}  # final wins: set last
-        cached = {**cached["draft"], **cached["final"]}
+        latest = self.shot_clips(v.storyboard)
+        cached = {sid: clip for sid, (clip, _) in latest.items()}
         out = list(records)
         missing = {s.shot_id for s, r in zip(shots, out) if r is None and s.shot_id not in cached}
         earlier: dict[str, ShotRender] = {}
@@ -227,7 +252,7 @@ class Rendering:
                     duration=shot.duration,
                     num_frames=clip.num_frames,
                     fps=clip.fps,
-                    tier=tier_of[shot.shot_id],
+                    tier=latest[shot.shot_id][1],
                 )
             elif out[i] is None:
                 out[i] = earlier.get(shot.shot_id)

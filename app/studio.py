@@ -426,12 +426,25 @@ class Studio:
         return self._keyframes.reference_effects(pid, ref)
 
     def render_shot(
-        self, board: Storyboard, shot_id: str, progress: ProgressFn | None = None, cancel: CancelToken | None = None
+        self,
+        board: Storyboard,
+        shot_id: str,
+        progress: ProgressFn | None = None,
+        cancel: CancelToken | None = None,
+        tier: Tier | None = None,
     ) -> ShotRender:
-        return self._rendering.render_shot(board, shot_id, progress, cancel)
+        return self._rendering.render_shot(board, shot_id, progress, cancel, tier)
 
     def cached_shots(self, board: Storyboard) -> dict[str, ClipRecord]:
         return self._clips.cached_shots(board)
+
+    def shot_clips(self, board: Storyboard) -> dict[str, tuple[ClipRecord, Tier]]:
+        """Each shot's clip as it stands with its tier: the final when cached, else the draft."""
+        return self._rendering.shot_clips(board)
+
+    def tier_recipes(self) -> dict[str, str]:
+        """What the draft and final tiers render with on this backend, and what a finalised shot keeps."""
+        return self._rendering.tier_recipes()
 
     def clip_info(self, key: str) -> ClipRecord | None:
         return self._clips.clip(key)

@@ -153,6 +153,9 @@ def clip_key(backend: Backend, request: ShotRequest) -> str:
     quant = getattr(getattr(backend, "memory", None), "quant", "none")  # quantized weights draw other pixels
     if quant != "none":
         payload["quant"] = quant
+    variant = getattr(backend, "variant", None)  # so do other weights of the same model (fp16 files: other numbers)
+    if variant:
+        payload["variant"] = variant
     blob = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
     return hashlib.sha256(blob).hexdigest()
 

@@ -100,8 +100,9 @@ class DiffusersBackend(PipelineModel):
         guidance: float | None = None,
         memory: Memory | None = None,
         speed: Speed | None = None,
+        variant: str | None = None,
     ) -> None:
-        super().__init__(model, device, dtype, cpu_offload, vae_tiling, vae_slicing, memory)
+        super().__init__(model, device, dtype, cpu_offload, vae_tiling, vae_slicing, memory, variant)
         self.i2v_model, self.vace_model = i2v_model, vace_model
         self.steps, self.guidance = steps, guidance
         self.speed = speed or Speed()
@@ -221,6 +222,7 @@ class DiffusersBackend(PipelineModel):
         return {
             "backend": self.name,
             "model": self.model,
+            "variant": self.variant,
             "pipeline": self.class_name,
             "family": fam.name,
             "device": self.device,
@@ -245,9 +247,13 @@ class DiffusersBackend(PipelineModel):
         except RenderError:
             pipeline = "model not found"
         vace = f" · VACE {self.vace_model}" if self.vace_model else ""
+        weights = f" · {self.variant} weights" if self.variant else ""
         memory = self.memory.label
         speed = self.speed.label(self.device)
-        return f"diffusers · {pipeline} · {self.model}{vace} · {self.device} {SHORT_DTYPE[self.dtype]} · {memory} · {speed}"
+        return (
+            f"diffusers · {pipeline} · {self.model}{weights}{vace} · {self.device} {SHORT_DTYPE[self.dtype]} · "
+            f"{memory} · {speed}"
+        )
 
     # -- the Backend protocol --------------------------------------------------------------
 

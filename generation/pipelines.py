@@ -52,6 +52,9 @@ class LoadOptions:
     device: str
     dtype: str
     memory: Memory = Memory()
+    variant: str | None = (
+        None  # the weights' file infix (model.fp16.safetensors): what `chief models pull --variant` fetched
+    )
 
     @property
     def cpu_offload(self) -> bool:
@@ -71,9 +74,11 @@ class PipelineModel:
         vae_tiling: bool = False,
         vae_slicing: bool = False,
         memory: Memory | None = None,
+        variant: str | None = None,
     ) -> None:
         """`memory` (a profile, quantization, offload) wins over the three separate switches, which make a
-        "custom" Memory of their own."""
+        "custom" Memory of their own. `variant`: load the weights of that variant (diffusers' `variant`: a component
+        without it keeps its plain weights)."""
         self.model = model
         device, dtype = pick_device(device, dtype)
         if memory is None:
@@ -81,7 +86,7 @@ class PipelineModel:
         if memory.offload == "model" and device == "cpu":
             raise RenderError("cpu_offload needs a GPU device; the device is cpu")
         check(memory, device)
-        self.options = LoadOptions(device, dtype, memory)
+        self.options = LoadOptions(device, dtype, memory, variant or None)
         self._index: dict | None = None
 
     @property
@@ -99,6 +104,10 @@ class PipelineModel:
     @property
     def memory(self) -> Memory:
         return self.options.memory
+
+    @property
+    def variant(self) -> str | None:
+        return self.options.variant
 
     @property
     def device(self) -> str:
@@ -246,6 +255,8 @@ def _load(model: str, options: LoadOptions, fp32_modules: tuple[str, ...]) -> An
             extra["quantization_config"] = quant
         if memory.quant == "gguf":
             extra["transformer"] = gguf_transformer(model, memory, index, base)
+        if options.variant:
+            extra["variant"] = options.variant
         pipe = DiffusionPipeline.from_pretrained(model, dtype=dtype, local_files_only=True, **extra)
         place(pipe, memory, options.device)
     except Exception as e:

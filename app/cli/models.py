@@ -75,7 +75,10 @@ def listing(c: Ctx, timeout, ports):
 @command(project=False, name="pull")
 @click.argument("name", required=False)
 @click.option("--llm", is_flag=True, help="A GGUF language model for the agents, run by CHIEF (llama-cpp-python).")
-@click.option("--variant", help="Weights variant of a diffusers pipeline (the file infix, e.g. fp16, bf16).")
+@click.option(
+    "--variant",
+    help="Weights variant of a diffusers pipeline (the file infix, e.g. fp16, bf16); CHIEF_VIDEO_VARIANT=V loads it.",
+)
 @click.option("--revision", default="main", show_default=True, help="Branch, tag or commit on the hub.")
 def pull(c: Ctx, name, llm, variant, revision):
     """Fetch NAME (a name from the list below, a hub id org/name, or one file org/name:path such as a family's draft
@@ -113,8 +116,8 @@ def pull(c: Ctx, name, llm, variant, revision):
     setting = None
     if llm:
         setting = f"CHIEF_LOCAL_LLM={repo_id}/{done.files[0]}"
-    elif family and not variant:
-        setting = f"CHIEF_VIDEO_MODEL={repo_id}"
+    elif family:  # the variant's weights load when the loader asks for them by name
+        setting = f"CHIEF_VIDEO_MODEL={repo_id}" + (f" CHIEF_VIDEO_VARIANT={variant}" if variant else "")
     result = {**dataclasses.asdict(done), "family": family, "setting": setting}  # the line that makes CHIEF use it
     lines = [f"pulled {repo_id} ({hub.size_text(done.bytes)}, commit {done.commit[:12]}) into {done.folder}"]
     if not plan.pipeline and not llm:
@@ -123,11 +126,6 @@ def pull(c: Ctx, name, llm, variant, revision):
         lines.append("continued where the last pull stopped: " + ", ".join(done.resumed))
     if setting:
         lines.append(f"use it: {setting}")
-    elif variant and family:  # diffusers loads variant files only when asked for the variant; CHIEF's loader does not
-        lines.append(
-            f"note: these are the {variant!r} weights; CHIEF loads a pipeline's plain weights, so CHIEF_VIDEO_MODEL "
-            "needs a pull without --variant"
-        )
     c.out(result, "\n".join(lines))
 
 

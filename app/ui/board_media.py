@@ -206,11 +206,20 @@ def outcome(result) -> tuple[int | None, str, str | None]:
     if isinstance(result, ShotRender):
         return (
             None,
-            f"Shot {result.shot_id} rendered as it stands on the board (not saved: Save makes a version).",
+            f"Shot {result.shot_id} rendered as it stands on the board, **{result.tier}** "
+            "(not saved: Save makes a version).",
             None,
         )
-    if isinstance(result, RenderRecord):
-        return None, f"v{result.version} rendered.", None
+    if isinstance(result, RenderRecord):  # a Finalize: which shots of the film are drafts still
+        from app.ui.timeline import drafts_note
+
+        drafts = drafts_note(result)
+        return (
+            None,
+            f"v{result.version} rendered: {result.rendered} shot(s) rendered, {result.reused} reused; "
+            + (f"{md(drafts)}." if drafts else "every shot final."),
+            None,
+        )
     if isinstance(result, Version):  # its message may carry a name someone typed: not shown in Markdown
         return result.number, f"{named(result)} made.", None
     return None, "Done.", None

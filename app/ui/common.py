@@ -239,8 +239,10 @@ def status_line(studio, pid: str | None, v: int | None) -> str:
         parts.append(
             f"**agent cost** {u.calls} call(s), {u.prompt_tokens + u.completion_tokens} tokens, {u.seconds:.1f}s"
         )
+        drafts = sum(r.tier == "draft" for r in info.shots) if info else 0  # a film of mixed tiers says so
         parts.append(
-            f"**render** {info.seconds:.1f}s ({info.rendered} rendered, {info.reused} reused)"
+            f"**render** {info.seconds:.1f}s ({info.rendered} rendered, {info.reused} reused"
+            f"{f', {drafts} of {len(info.shots)} shots drafts' if drafts else ''})"
             if info
             else "**render** none yet"
         )

@@ -11,10 +11,11 @@ import gradio as gr
 from app.ui import scenes
 from app.ui.common import Ctx, ask_to_stop, follow, guard, md, need_project, notice, progress_html, ver
 from app.ui.player import cc_toggle, film_video, handoff_path
-from app.ui.timeline import strip, strip_html
+from app.ui.timeline import drafts_note, strip, strip_html
 from storage.records import RenderRecord
 
-SHOT_COLUMNS = ["#", "shot", "clip", "length (s)", "render time (s)"]
+SHOT_COLUMNS = ["#", "shot", "clip", "tier", "length (s)", "render time (s)"]
+TIERS = [("Draft (fast)", "draft"), ("Final (full quality)", "final")]
 # A render belongs to the browser that started it (app/jobs.py): its tabs and a reload follow it and may stop it.
 NOT_RENDERED = "Not rendered yet: press **Render**."
 RENDERING = "**Rendering…** the film shows here when it is done."
@@ -32,9 +33,15 @@ def summary(info, number: int | None = None) -> str:  # a RenderRecord
     earlier = sum(r.status == "earlier" for r in info.shots)
     older = f" · **{earlier}** from earlier renders (changed since)" if earlier else ""
     sound = md(info.audio.describe()) if info.audio else "none (no line, narration, music or sounds)"
+    drafts = drafts_note(info)
+    tiers = (
+        f"  \n**drafts**: {md(drafts)}: finalise them on the Storyboard (a card's **Finalize**) or render **Final**"
+        if drafts
+        else ""
+    )
     return (
         f"**v{info.version}**: rendered **{info.rendered}**, reused **{info.reused}** of {total} shots "
-        f"in {info.seconds:.1f}s ({how}){older} · made by {md(info.label)}{shared}  \n**sound**: {sound}"
+        f"in {info.seconds:.1f}s ({how}){older} · made by {md(info.label)}{shared}{tiers}  \n**sound**: {sound}"
     )
 
 
@@ -43,7 +50,7 @@ def shot_rows(studio, info) -> list[list]:
     for i, r in enumerate(info.shots):
         clip = studio.clip_info(r.key)
         took = f"{clip.seconds:.1f}" if clip is not None and r.status == "rendered" else "—"
-        rows.append([i + 1, r.shot_id, r.status, round(r.num_frames / r.fps, 2), took])
+        rows.append([i + 1, r.shot_id, r.status, r.tier, round(r.num_frames / r.fps, 2), took])
     return rows
 
 
@@ -64,7 +71,10 @@ def outputs_for(studio, pid, number, info):
         text = summary(info, number) + (
             f" · **{missing}** shot(s) not in this film yet: render their scenes" if missing > 0 else ""
         )
-    choices = [(f"{i + 1}. {r.shot_id} ({r.status})", r.shot_id) for i, r in enumerate(info.shots)]
+    choices = [
+        (f"{i + 1}. {r.shot_id} ({r.status}{', draft' * (r.tier == 'draft')})", r.shot_id)
+        for i, r in enumerate(info.shots)
+    ]
     return (
         film_video(studio, pid, info, info.version if last is not None else number),
         text,
@@ -74,15 +84,44 @@ def outputs_for(studio, pid, number, info):
     )
 
 
+def tier_note(studio, default: str) -> str:
+    """Under the Draft/Final switch: what each tier renders with on this backend, the project's default tier (the
+    film options', `chief film P --tier`) and what a finalised shot keeps."""
+    r = studio.tier_recipes()
+    return (
+        f"{md(r['draft'])} · {md(r['final'])}  \nThis project renders **{default}** unless switched "
+        f"(its default: the Storyboard's film options). A finalised shot keeps {md(r['keeps'])}."
+    )
+
+
+def tier_switch(elem_id: str) -> gr.Radio:
+    """The Draft/Final switch by a Render button (set to the version's default by `default_tier`)."""
+    return gr.Radio(TIERS, value=None, label="Tier", elem_id=elem_id, scale=2)
+
+
+def default_tier(studio):
+    """A handler: the switch set to the version's default tier, and its note."""
+
+    def update(pid, v):
+        if not pid:
+            return gr.skip(), ""
+        tier = studio.version(pid, ver(v)).storyboard.film.tier
+        return gr.Radio(value=tier), tier_note(studio, tier)
+
+    return update
+
+
 def build(ctx: Ctx) -> None:
     studio, jobs = ctx.studio, ctx.jobs
     with gr.Row():
         scene = scenes.picker("render_scene", "Render")
+        tier = tier_switch("render_tier")
         render_btn = gr.Button("Render", variant="primary", elem_id="render_btn", scale=2)
         stop_btn = gr.Button("Stop", elem_id="stop_btn", scale=1)
         handoff_btn = gr.Button(
             "Hand off to an editor (a zip: OTIO · EDL · FCPXML + clips)", elem_id="handoff_btn", scale=2
         )
+    tier_hint = gr.Markdown(elem_id="render_tier_note", elem_classes="hint")
     gr.Markdown(STOP_NOTE, elem_id="stop_note")
     progress = gr.HTML(value="", elem_id="render_progress", js_on_load=None)
     summary_md = gr.Markdown(elem_id="render_summary")
@@ -141,7 +180,11 @@ def build(ctx: Ctx) -> None:
         yield from follow(jobs, job, frames(pid, ver(v) or job.version), final(pid, v))
 
     @guard
-    def do_render(pid, v, scene_id=scenes.WHOLE):
+    def do_render(pid, v, scene_id=scenes.WHOLE, tier=None):
+        """Render the version (or the picked scene) at the switch's tier (None: the version's default)."""
+        if tier not in (None, "draft", "final"):
+            raise ValueError(f"unknown tier {tier!r}: draft or final")
+        shown = tier or (studio.version(need_project(pid), ver(v)).storyboard.film.tier)
         pid, number, job = scenes.start(
             jobs,
             studio,
@@ -149,8 +192,8 @@ def build(ctx: Ctx) -> None:
             pid,
             v,
             scene_id,
-            lambda n, scope, p, c: studio.render(pid, n, p, c, scope),
-            "render",
+            lambda n, scope, p, c: studio.render(pid, n, p, c, scope, tier=shown),
+            f"{shown} render",
         )
         yield from follow(jobs, job, frames(pid, number), final(pid, number))
 
@@ -188,7 +231,16 @@ def build(ctx: Ctx) -> None:
         api_visibility="private",
         show_progress="hidden",
     )
-    ev = render_btn.click(do_render, [ctx.pid, ctx.version, scene], outs, api_name="render", show_progress="hidden")
+    ctx.tabs["render"].select(
+        guard(default_tier(studio)),
+        [ctx.pid, ctx.version],
+        [tier, tier_hint],
+        api_visibility="private",
+        show_progress="hidden",
+    )
+    ev = render_btn.click(
+        do_render, [ctx.pid, ctx.version, scene, tier], outs, api_name="render", show_progress="hidden"
+    )
     ctx.refresh_status(ev)
     stop_btn.click(stop, ctx.pid, progress, api_name="stop_render", show_progress="hidden")
     clip_pick.change(show_clip, [ctx.pid, ctx.version, clip_pick], clip, api_name="clip")

@@ -11,7 +11,7 @@ from app.ui import scenes
 from app.ui.board_media import screening_label
 from app.ui.common import Ctx, ask_to_stop, esc, follow, guard, media_url, need_project, one_line, progress_html, ver
 from app.ui.player import cc_toggle, film_video
-from app.ui.timeline import STEMS, shot_starts, strip, strip_html
+from app.ui.timeline import STEMS, drafts_note, shot_starts, strip, strip_html
 
 WHOLE_FILM = "(whole film)"
 SCENE = "scene:"  # the note picker's value for a scene: "scene:sc03"
@@ -303,7 +303,8 @@ def build(ctx: Ctx) -> None:
                 pid,
                 shown,
                 last.render.version if last else version.number,
-                label=f"Film — {last.describe()}: render to watch v{version.number}" if last else "Film",
+                label=(f"Film — {last.describe()}: render to watch v{version.number}" if last else "Film")
+                + (f" — {drafts_note(shown)}" if shown is not None and drafts_note(shown) else ""),
             ),
             strip_html(studio, shown_board, shown, "#screening_film video", controls=True, project=pid),
             html,

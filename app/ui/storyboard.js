@@ -146,6 +146,17 @@ function askFirst(shot, question) {
   return window.confirm(`${shot.affects.text}. ${question}`);
 }
 
+// Finalize renders a shot (or a scene's shots) of the saved version at the final tier, keeping the draft's seed,
+// keyframe and take, and cuts the film again (app/ui/storyboard.py `finalize`).
+function finalize(data, isNew) {
+  if (board.dirty || isNew) {
+    note('Save the storyboard first: Finalize renders the saved version.');
+    return;
+  }
+  note('');
+  send('finalize', data);
+}
+
 // Keyframes and takes are made from the saved version: ask only when the board has no unsaved edits.
 function cardAction(shot, data) {
   if (board.dirty || shot.isNew) {
@@ -536,6 +547,12 @@ function card(shot, scene) {
   }
   thumb.appendChild(el('span', 'sid', shot.isNew ? 'new shot' : shot.shot_id));
   if (shot.keyframe) thumb.appendChild(el('span', 'kf-badge', 'keyframe'));
+  if (shot.tier === 'draft') {  // its clip as it stands is a draft: a film with it is a film of mixed tiers
+    const badge = el('span', 'tier-badge', 'draft');
+    badge.title = 'This shot\'s clip is a draft (a fast render): ✓ Finalize renders it at full quality';
+    thumb.appendChild(badge);
+  }
+  c.dataset.tier = shot.tier || '';
   c.appendChild(thumb);
   c.appendChild(keyframeBar(shot));
   // every field keeps a label above it (a placeholder alone goes once the field is filled)
@@ -593,14 +610,18 @@ function card(shot, scene) {
     actions.appendChild(b);
   };
   act('▶ Play', 'play', 'Play this shot\'s clip', () => send('play', { shot_id: shot.shot_id }));
-  act('⟳ Render shot', 'rerender', 'Render this shot as it stands now (the film is not re-cut)',
+  act('⟳ Render shot', 'rerender', 'Render this shot as it stands now, at the tier chosen above (the film is not re-cut)',
     () => send('render_shot', { shot_id: shot.shot_id }));
+  if (shot.tier === 'draft') {
+    act('✓ Finalize', 'finalize', 'Render this shot at full quality with the draft\'s seed, keyframe and take, and cut '
+      + 'the film again', () => finalize({ shot_id: shot.shot_id }, shot.isNew));
+  }
   act('↑', 'up', 'Move earlier', () => move(shot.shot_id, -1));
   act('↓', 'down', 'Move later', () => move(shot.shot_id, 1));
   act('Duplicate', 'dup', 'Duplicate this shot', () => {
     const [sc, i] = find(shot.shot_id);
     sc.shots.splice(i + 1, 0, { ...structuredClone(shot), shot_id: freshId(), isNew: true, thumb: '', seed: newSeed(),
-      locked: false, keyframe: '', candidates: [], takes: null });
+      locked: false, keyframe: '', candidates: [], takes: null, tier: '' });
     commit(true);
   });
   act('Add after', 'add', 'Add a shot after this one', () => {
@@ -647,7 +668,7 @@ function card(shot, scene) {
 function blank() {
   return { shot_id: freshId(), isNew: true, prompt: '', negative_prompt: '', duration: 3, seed: newSeed(),
     camera: 'static', narration: '', dialogue: [], sounds: '', description: '', characters: [], locked: false,
-    continuity: false, thumb: '',
+    continuity: false, thumb: '', tier: '',
     keyframe: '', candidates: [], takes: null };
 }
 
@@ -734,6 +755,12 @@ function draw() {
     music.addEventListener('input', () => { sc.music = music.value; commit(false); });
     h.appendChild(music);
     h.appendChild(trackControl(sc));
+    const drafts = sc.shots.filter((s) => s.tier === 'draft').length;
+    if (drafts && !sc.isNew) {
+      button(h, `✓ Finalize scene (${drafts} draft${drafts > 1 ? 's' : ''})`, 'mini scene-finalize',
+        'Render this scene\'s shots at full quality with their drafts\' seeds, keyframes and takes, and cut the film again',
+        () => finalize({ scene_id: sc.scene_id }, sc.isNew));
+    }
     h.appendChild(el('span', 'scene-meta'));
     sec.appendChild(h);
     sec.appendChild(el('div', 'cards'));
@@ -766,8 +793,8 @@ function restore() {
     for (const s of sc.shots || []) {
       const now = media.get(s.shot_id);
       Object.assign(s, now && !s.isNew
-        ? { thumb: now.thumb, keyframe: now.keyframe, candidates: now.candidates, takes: now.takes }
-        : { thumb: '', keyframe: '', candidates: [], takes: null });
+        ? { thumb: now.thumb, tier: now.tier, keyframe: now.keyframe, candidates: now.candidates, takes: now.takes }
+        : { thumb: '', tier: '', keyframe: '', candidates: [], takes: null });
     }
   }
   const tracks = new Map(board.scenes.map((sc) => [sc.scene_id, !!sc.track]));  // the server's: a track is saved

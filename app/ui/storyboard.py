@@ -85,6 +85,24 @@ class TrackAction(BaseModel):
             raise ValueError("the storyboard sent a track action it cannot ask for: reload the page") from None
 
 
+class Finalize(BaseModel):
+    """A card's Finalize (`shot_id`) or a scene header's (`scene_id`): render it at the final tier, keeping the
+    draft's seed, keyframe and take, and cut the film again."""
+
+    shot_id: str = Field("", pattern=r"^[A-Za-z0-9_\-]{0,64}$")
+    scene_id: str = Field("", pattern=r"^[A-Za-z0-9_\-]{0,40}$")
+
+    @classmethod
+    def of(cls, data: Any) -> Finalize:
+        try:
+            a = cls.model_validate(data if isinstance(data, dict) else {})
+        except ValidationError:
+            a = None
+        if a is None or bool(a.shot_id) == bool(a.scene_id):
+            raise ValueError("the storyboard sent a Finalize it cannot ask for: reload the page")
+        return a
+
+
 class LinePlay(BaseModel):
     """A card's ▶ on a line: the line as the card has it now (saved or not), voiced in the version's voices."""
 
@@ -141,15 +159,17 @@ def board_json(
     max_track: int = 0,
     project: str = "",
     version: int = 0,
+    tiers: dict[str, str] | None = None,
 ) -> str:
     """The board as the editor's JSON value: scenes of shots (with their pictures: the approved keyframe or the
     clip's thumbnail, keyframe candidates, takes), the camera moves and the character names to choose from. `key`
     names the version ("pid:vN") the browser keeps unsaved edits under; `saved_from`, the one a save came from (its
     kept edits are done with); `carried_from`, the one a track was placed on while the board had unsaved edits
-    (they are kept on, over this version); `confirm_draw`, what ✦ Draw keyframes asks before it runs, per scene picked."""
+    (they are kept on, over this version); `confirm_draw`, what ✦ Draw keyframes asks before it runs, per scene picked;
+    `tiers`, the tier of each shot's clip as it stands (a card badges a draft and offers Finalize)."""
     from storage.schema import CAMERA_MOVES
 
-    media = media or {}
+    media, tiers = media or {}, tiers or {}
 
     def shot(s) -> dict:
         extra = media.get(s.shot_id) or {}
@@ -159,6 +179,7 @@ def board_json(
             **fields,
             "was": {k: v for k, v in fields.items() if k != "shot_id"},  # as loaded: a save sends only what changed
             "thumb": kf or thumbs.get(s.shot_id, ""),
+            "tier": tiers.get(s.shot_id, ""),  # its clip's tier as it stands ("": no clip)
             "keyframe": kf,
             "candidates": extra.get("candidates", []),
             "takes": extra.get("takes"),
@@ -277,14 +298,16 @@ def loaded_board(base, value: str):
         raise ValueError("the storyboard editor sent a board it was not given: reload the page") from None
 
 
-def with_thumbs(value: str, thumbs: dict[str, str]) -> str:
-    """The editor's JSON with fresh clip thumbnails where a shot shows no keyframe (everything else as the editor
-    had it)."""
+def with_thumbs(value: str, thumbs: dict[str, str], tiers: dict[str, str] | None = None) -> str:
+    """The editor's JSON with fresh clip thumbnails where a shot shows no keyframe, and each clip's tier (everything
+    else as the editor had it)."""
     data = json.loads(value)
     for sc in data["scenes"]:
         for s in sc["shots"]:
             if not s.get("keyframe"):
                 s["thumb"] = thumbs.get(s["shot_id"], s.get("thumb", ""))
+            if tiers is not None:
+                s["tier"] = tiers.get(s["shot_id"], "")
     return json.dumps(data)
 
 
@@ -320,9 +343,10 @@ def film_options(
     ducking=True,
     captions="sdh",
     described=False,
+    tier=None,
 ) -> dict:
-    """The film options the board's controls set (checked by the Studio)."""
-    return {
+    """The film options the board's controls set (checked by the Studio); `tier` None: the default tier as it was."""
+    return ({"tier": tier} if tier is not None else {}) | {
         "title_card": bool(title_card),
         "title_seconds": float(title_seconds),
         "crossfade": float(crossfade),
@@ -339,6 +363,7 @@ def film_options(
 def build(ctx: Ctx) -> None:
     from app.jobs import DONE
     from app.keyframes import MAX_UPLOAD_BYTES
+    from app.ui.render import TIERS, default_tier, tier_switch
     from generation.audio.upload import UploadLimits
     from storage.records import ShotRender
 
@@ -349,6 +374,8 @@ def build(ctx: Ctx) -> None:
         keyframes_btn = gr.Button("✦ Draw keyframes", elem_id="keyframes_btn", scale=2)
         screen_btn = gr.Button("Screen the keyframes", elem_id="screen_keyframes_btn", scale=2)
         stop = gr.Button("Stop", elem_id="shot_stop_btn", scale=1)
+        board_tier = tier_switch("board_tier")  # the tier ⟳ Render shot renders at (Finalize: always final)
+    board_tier_note = gr.Markdown(elem_id="board_tier_note", elem_classes="hint")
     stills = gr.Markdown(elem_id="stills_label", elem_classes="hint")
     message = gr.Markdown(elem_id="shots_message")
     progress = gr.HTML(value="", elem_id="shot_progress", js_on_load=None)
@@ -418,6 +445,9 @@ def build(ctx: Ctx) -> None:
                     label="Audio description: a second audio track with each shot's description voiced between lines",
                     elem_id="opt_described",
                 )
+                default_tier_opt = gr.Radio(  # the twin of `chief film P --tier`
+                    TIERS, value=None, label="Render tier by default (Render and ⟳ Render shot)", elem_id="opt_tier"
+                )
     board_outs = [progress, job_box, ctx.version, editor, message, clip]
     film_track_outs = [film_track_label, film_track_clear]
     skips = (gr.skip(),) * 4
@@ -425,19 +455,25 @@ def build(ctx: Ctx) -> None:
     def policy() -> str:
         return getattr(studio.config, "seed_policy", "random")
 
-    def thumbs_of(board) -> dict[str, str]:
-        return {sid: media_url(studio.thumbnail(c.sha256)) for sid, c in studio.cached_shots(board).items()}
+    def thumbs_of(board) -> tuple[dict[str, str], dict[str, str]]:
+        """Each shot's clip thumbnail and its tier, as it stands (its final when cached, else its draft)."""
+        clips = studio.shot_clips(board)
+        return (
+            {sid: media_url(studio.thumbnail(c.sha256)) for sid, (c, _) in clips.items()},
+            {sid: t for sid, (_, t) in clips.items()},
+        )
 
     def editor_value(
         pid: str, number: int, open_takes: str | None = None, saved_from: int | None = None, carried_from: int = 0
     ) -> str:
         board = studio.version(pid, number).storyboard
-        cached = studio.cached_shots(board)
-        media = card_media(studio, pid, number, cached)
+        clips = studio.shot_clips(board)
+        media = card_media(studio, pid, number, {sid: c for sid, (c, _) in clips.items()})
         return board_json(
             board,
-            {sid: media_url(studio.thumbnail(c.sha256)) for sid, c in cached.items()},
+            {sid: media_url(studio.thumbnail(c.sha256)) for sid, (c, _) in clips.items()},
             policy(),
+            tiers={sid: t for sid, (_, t) in clips.items()},
             media=media,
             confirm_draw=draw_confirmations(board, media, ALL_SCENES),
             open_takes=open_takes,
@@ -469,7 +505,7 @@ def build(ctx: Ctx) -> None:
             text += branch_note(studio, pid, made) if made is not None else ""
             if isinstance(j.result, ShotRender):
                 board = json_to_board(studio.version(pid, number).storyboard, draft, fresh_ids=False) if draft else None
-                value = with_thumbs(draft, thumbs_of(board)) if draft else editor_value(pid, number)
+                value = with_thumbs(draft, *thumbs_of(board)) if draft else editor_value(pid, number)
                 return progress_html(j), j.id, gr.skip(), value, text, str(studio.clip_path(j.result.sha256))
             return (
                 progress_html(j),
@@ -542,6 +578,7 @@ def build(ctx: Ctx) -> None:
             f.ducking,
             f.captions,
             f.audio_description,
+            f.tier,
             stills_line(),
             progress_html(job),
             job.id if job else "",
@@ -565,7 +602,20 @@ def build(ctx: Ctx) -> None:
 
     @guard
     def save_board(
-        pid, v, value, tc, ts, cf, bs, loud="web", music=-8.0, effects=-14.0, duck=True, caps="sdh", described=False
+        pid,
+        v,
+        value,
+        tc,
+        ts,
+        cf,
+        bs,
+        loud="web",
+        music=-8.0,
+        effects=-14.0,
+        duck=True,
+        caps="sdh",
+        described=False,
+        tier=None,
     ):
         """Only what the person changed since the page got the board is saved, onto the newest board (a take
         picked or a keyframe drawn in another tab meanwhile stays); the same field changed there too is refused."""
@@ -574,7 +624,7 @@ def build(ctx: Ctx) -> None:
         loaded = loaded_board(base.storyboard, value)
         board = json_to_board(loaded, value)
         board = studio.with_film_options(
-            board, film_options(tc, ts, cf, bs, loud, music, effects, duck, caps, described)
+            board, film_options(tc, ts, cf, bs, loud, music, effects, duck, caps, described, tier)
         )
         board = type(board).model_validate(board.model_dump())
         nv, branched, made = studio.save_merged(pid, base.number, loaded, board, "storyboard edit")
@@ -590,25 +640,46 @@ def build(ctx: Ctx) -> None:
     def play(pid, v, value, evt: gr.EventData):
         pid = need_project(pid)
         board = json_to_board(studio.version(pid, ver(v)).storyboard, value, fresh_ids=False)
-        clip_rec = studio.cached_shots(board).get(evt.shot_id)
-        if clip_rec is None:
+        found = studio.shot_clips(board).get(evt.shot_id)  # its final when cached, else its draft
+        if found is None:
             notice(f"shot {evt.shot_id} has no clip as it stands: press ⟳ Render shot")
             return gr.skip()
-        return str(studio.clip_path(clip_rec.sha256))
+        return str(studio.clip_path(found[0].sha256))
 
     @guard
-    def render_shot(pid, v, value, evt: gr.EventData):
+    def render_shot(pid, v, value, tier, evt: gr.EventData):
+        """⟳ Render shot: the shot as the card has it (saved or not), at the switch's tier; nothing is saved."""
         pid = need_project(pid)
         version = studio.version(pid, ver(v))
         shot_id = CardAction.of({"shot_id": evt.shot_id, "action": "draw"}).shot_id
+        tier = tier if tier in ("draft", "final") else version.storyboard.film.tier
         board = json_to_board(version.storyboard, value, fresh_ids=False)
         yield from start(
             "render",
             pid,
             version.number,
-            lambda p, c: studio.render_shot(board, shot_id, p, c),
-            f"render shot {shot_id}",
+            lambda p, c: studio.render_shot(board, shot_id, p, c, tier),
+            f"render shot {shot_id} ({tier})",
             draft=value,
+        )
+
+    @guard
+    def finalize(pid, v, value, evt: gr.EventData):
+        """A card's or a scene header's Finalize: that shot (or scene) rendered at the final tier with the draft's
+        seed, keyframe and take (the saved version's: unsaved edits are refused), and the film cut again from every
+        shot's latest clip, so the Render screen and the Screening room show it at once."""
+        a = Finalize.of(getattr(evt, "_data", None))
+        pid = need_project(pid)
+        version = studio.version(pid, ver(v))
+        saved_only(version, value, "Finalize renders")
+        n = version.number
+        scope = studio.scope(pid, n, scene=a.scene_id or None, shots=a.shot_id or None)
+        yield from start(
+            "render",
+            pid,
+            n,
+            lambda p, c: studio.render(pid, n, p, c, scope, tier="final"),
+            f"finalise {scope.label()} of v{n}",
         )
 
     @guard
@@ -779,7 +850,15 @@ def build(ctx: Ctx) -> None:
         ducking,
         captions,
         described,
+        default_tier_opt,
     ]
+    ctx.tabs["storyboard"].select(
+        guard(default_tier(studio)),
+        [ctx.pid, ctx.version],
+        [board_tier, board_tier_note],
+        api_visibility="private",
+        show_progress="hidden",
+    )
     ctx.tabs["storyboard"].select(
         load,
         [ctx.pid, ctx.version],
@@ -789,6 +868,12 @@ def build(ctx: Ctx) -> None:
     )
     save.click(
         save_board, [ctx.pid, ctx.version, editor, *opts], [ctx.version, editor, message], api_name="save_storyboard"
+    ).then(  # a new default tier moves the switch to it
+        guard(default_tier(studio)),
+        [ctx.pid, ctx.version],
+        [board_tier, board_tier_note],
+        api_visibility="private",
+        show_progress="hidden",
     )
     film_track_btn.upload(
         film_track,
@@ -808,8 +893,21 @@ def build(ctx: Ctx) -> None:
     editor.scene_track(
         scene_track, [ctx.pid, ctx.version, editor], board_outs, api_visibility="private", show_progress="hidden"
     )
-    for event, fn in ((editor.render_shot, render_shot), (editor.card, card_action)):
-        event(fn, [ctx.pid, ctx.version, editor], board_outs, api_visibility="private", show_progress="hidden")
+    editor.render_shot(
+        render_shot,
+        [ctx.pid, ctx.version, editor, board_tier],
+        board_outs,
+        api_visibility="private",
+        show_progress="hidden",
+    )
+    editor.card(
+        card_action, [ctx.pid, ctx.version, editor], board_outs, api_visibility="private", show_progress="hidden"
+    )
+    ctx.refresh_status(  # the status bar's render line counts the film's drafts
+        editor.finalize(
+            finalize, [ctx.pid, ctx.version, editor], board_outs, api_visibility="private", show_progress="hidden"
+        )
+    )
     keyframes_btn.click(
         draw_keyframes,
         [ctx.pid, ctx.version, editor, scene_pick],

@@ -98,6 +98,10 @@ document.addEventListener('timeupdate', (ev) => {
 }, true);
 """
 
+DRAFT_BADGE = (
+    "<b class='tier'>draft</b>"  # on a strip's cell whose clip is a draft (the storyboard's cards have one too)
+)
+
 STRIP_CSS = """
 .strip { display: flex; width: 100%; height: 64px; margin-top: 4px; }
 .strip::before { content: 'shots'; flex: 0 0 120px; font-size: 11px; align-self: center; }
@@ -107,6 +111,10 @@ STRIP_CSS = """
 .strip .cell.playing { border-color: var(--color-accent); }
 .strip .cell span { position: absolute; left: 2px; bottom: 1px; font-size: 10px; color: #fff;
   text-shadow: 0 0 3px #000; white-space: nowrap; }
+.strip .cell .tier { position: absolute; right: 2px; top: 1px; font-size: 9px; font-weight: 600; color: #1b1b1b;
+  background: #f5c542; padding: 0 3px; border-radius: 2px; text-shadow: none; }
+.strip .cell.draft { border-style: dashed; border-color: #f5c542; }
+.strip .cell.draft.playing { border-style: solid; border-color: var(--color-accent); }
 .strip .title-card { background: #000; color: #ddd; font-size: 10px; display: flex; align-items: center; justify-content: center; }
 .lanes { margin-top: 3px; display: flex; flex-direction: column; gap: 2px; }
 .lane { display: flex; height: 30px; position: relative; }
@@ -245,14 +253,28 @@ def strip_html(studio, board, render, video: str, controls: bool = False, projec
             f"style='flex: {title:.3f}'>title</div>"
         )
     for r, start, end, n in zip(render.shots, starts, ends, lengths):
+        draft = r.tier == "draft"  # a film of mixed tiers says which shots are drafts
         cells.append(
-            f"<div class='cell' data-t='{start:.3f}' data-end='{end:.3f}' data-shot='{esc(r.shot_id)}' "
-            f"title='{esc(r.shot_id)} · {n:.1f}s' style='flex: {n:.3f}; background-image: "
-            f'url("{esc(urls[r.shot_id])}")\'><span>{esc(r.shot_id)}</span></div>'
+            f"<div class='cell{' draft' * draft}' data-t='{start:.3f}' data-end='{end:.3f}' "
+            f"data-shot='{esc(r.shot_id)}' data-tier='{r.tier}' "
+            f"title='{esc(r.shot_id)} · {n:.1f}s{' · a draft (fast render)' * draft}' style='flex: {n:.3f}; "
+            f'background-image: url("{esc(urls[r.shot_id])}")\'><span>{esc(r.shot_id)}</span>'
+            f"{DRAFT_BADGE * draft}</div>"
         )
     return f"<div class='strip' data-video='{esc(video)}'>{''.join(cells)}</div>" + lanes_html(
         studio, render, controls, project
     )
+
+
+def drafts_note(render) -> str:
+    """Which shots of `render`'s film are drafts, in words ("" when every shot is final)."""
+    drafts = [r.shot_id for r in render.shots if r.tier == "draft"]
+    if not drafts:
+        return ""
+    if len(drafts) == len(render.shots):
+        return "every shot a draft"
+    more = f" and {len(drafts) - 8} more" if len(drafts) > 8 else ""
+    return f"{len(drafts)} of {len(render.shots)} shots drafts ({', '.join(drafts[:8])}{more})"
 
 
 def strip(elem_id: str, hear=None) -> gr.HTML:

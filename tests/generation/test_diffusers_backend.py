@@ -236,6 +236,7 @@ def test_label_and_describe_show_pipeline_device_and_dtype(folders):
     assert backend.describe() == {
         "backend": "diffusers",
         "model": folders("wan"),
+        "variant": None,
         "pipeline": "WanPipeline",
         "family": "Wan",
         "device": "cpu",
@@ -255,6 +256,16 @@ def test_label_and_describe_show_pipeline_device_and_dtype(folders):
         "compile": False,
         "cache": "draft",
     }
+
+
+def test_a_weights_variant_is_in_the_label_the_warm_key_and_the_clip_key(folders):
+    """`CHIEF_VIDEO_VARIANT` (what `chief models pull --variant` fetched; its load: tests/generation/test_hub_pull.py)."""
+    plain, fp16 = DiffusersBackend(folders("wan")), DiffusersBackend(folders("wan"), variant="fp16")
+    assert f"{folders('wan')} · fp16 weights · cpu" in fp16.label and "weights" not in plain.label
+    assert fp16.describe()["variant"] == "fp16" and fp16.options != plain.options  # a warm pipeline of its own
+    req = plain.resolve(SHOT)
+    assert clip_key(fp16, req) != clip_key(plain, req)  # other weights, other numbers: cached apart
+    assert clip_key(DiffusersBackend(folders("wan"), variant=""), req) == clip_key(plain, req)  # unset: keys as before
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error on a machine without CUDA")

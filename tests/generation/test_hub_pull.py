@@ -136,6 +136,7 @@ from app.config import load_config
 from app.studio import Studio
 from storage.schema import Scene, Shot, Storyboard
 env = {"CHIEF_VIDEO_BACKEND": "diffusers", "CHIEF_VIDEO_MODEL": sys.argv[2], "CHIEF_STEPS": "2", "CHIEF_NARRATION": "0"}
+env.update({"CHIEF_VIDEO_VARIANT": sys.argv[3]} if len(sys.argv) > 3 else {})
 st = Studio(load_config({"home": sys.argv[1]}, environ=env))
 board = Storyboard(title="pulled", scenes=[Scene(scene_id="a", shots=[Shot(shot_id="s1", prompt="a red cat", duration=0.25, seed=1)])], fps=16, width=32, height=32)
 pid = st.create_from_storyboard(board).project_id
@@ -178,15 +179,32 @@ def test_pull_shows_progress_fetches_one_set_of_weights_and_renders_offline(hub,
     assert len(hub.requests) == seen  # nothing asked of the hub
 
 
-def test_variant_pull_takes_the_variant_weights_and_the_plain_ones_elsewhere(hub, tmp_path):
-    res = chief(
-        ["--json", "models", "pull", "studio/wide-wan", "--variant", "fp16"], env_for(hub, tmp_path / "hf"), tmp_path
-    )
+def test_variant_pull_takes_the_variant_weights_and_the_plain_ones_elsewhere_then_loads_them(hub, tmp_path):
+    hf_home = tmp_path / "hf"
+    res = chief(["--json", "models", "pull", "studio/wide-wan", "--variant", "fp16"], env_for(hub, hf_home), tmp_path)
     assert res.returncode == 0, res.stderr[-3000:]
     out = json.loads(res.stdout)
     assert VARIANT in out["files"] and WEIGHTS not in out["files"]
     assert "vae/diffusion_pytorch_model.safetensors" in out["files"]  # the VAE has no fp16 variant: its own weights
-    assert out["setting"] is None  # CHIEF's loader asks for no variant, so it names no setting that would not load
+    assert out["setting"] == "CHIEF_VIDEO_MODEL=studio/wide-wan CHIEF_VIDEO_VARIANT=fp16"
+
+    # Offline: the setting it names loads the variant's weights (the plain transformer weights were never fetched,
+    # so a load that did not pass the variant fails, in one line)
+    offline = env_for(hub, hf_home, HF_HUB_OFFLINE="1", HF_ENDPOINT="http://127.0.0.1:9")
+    runs = {}
+    for variant in ("fp16", None):
+        runs[variant] = subprocess.run(
+            [sys.executable, "-c", RENDER, str(tmp_path / "home"), "studio/wide-wan", *([variant] if variant else [])],
+            env=offline,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=ROOT,
+        )
+    assert runs["fp16"].returncode == 0, runs["fp16"].stderr[-3000:]
+    rendered = json.loads(runs["fp16"].stdout.strip().splitlines()[-1])
+    assert rendered["rendered"] == 1 and "studio/wide-wan · fp16 weights" in rendered["label"]
+    assert runs[None].returncode != 0 and "could not load studio/wide-wan" in runs[None].stderr
 
 
 def kill_midway(hub, wan_folder, env, home, hf_home) -> Path:
