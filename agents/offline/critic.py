@@ -204,7 +204,9 @@ class OfflineCritic:
         keep = overall >= 3.5 + 3.5 * (1 - persona.tastes.patience)
         voice = Voice.of(persona)
         starts = {s.shot_id: a for s, a, _ in board.timeline()}
-        best = max(scores, key=lambda d: (scores[d], d))
+        key_gone = any(h.part.key and h.how != "shown" for h in held)  # no praise for a story that misses its event
+        best = max((d for d in scores if not (key_gone and d in ("story_clarity", "intent_faithfulness"))),
+                   key=lambda d: (scores[d], d))  # fmt: skip
         lost = next((j.finding.shot_ids[0] for j in raised if j.finding.shot_ids), None)  # where they lose interest
         second = (
             starts[lost] + min(board.shot(lost).duration, 1.5 * persona.tastes.shot_seconds)

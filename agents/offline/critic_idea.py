@@ -21,7 +21,7 @@ import numpy as np
 
 from agents.offline.checks import Finding, _clip
 from agents.offline.directions import Direction
-from agents.offline.idea import MAX_IDEA, read_idea, verb_lemma, verbish, word_classes
+from agents.offline.idea import MAX_IDEA, noun_kind, read_idea, verb_lemma, verbish, word_classes
 from agents.offline.lexicon import STOP
 from agents.offline.measure import ShotStats
 from agents.offline.words import WORD, stem, without_shot_type
@@ -36,7 +36,7 @@ KEY = 0.95  # the key event's weight: the film is not this idea without it
 
 @dataclass(frozen=True)
 class Part:
-    """One thing the idea says: `kind` who / where / object / event, `label` as a comment names it, `words` the stems
+    """One thing the idea says: `kind` who / drawn (what a named character is) / where / object / event, `label` as a comment names it, `words` the stems
     that show it when a shot says them (all of them for an event, any one otherwise), `text` what is embedded."""
 
     kind: str
@@ -102,6 +102,10 @@ def parts(intent: str) -> tuple[Part, ...]:
         head = words[-1] if proper or not words else stem(c.head)
         taken.add(head)
         out.append(Part("who", c.name, (head,) if not proper else words, c.head, WEIGHTS["who"]))
+    for c in idea.cast:  # what a named character is, when it is no person: "Pip, a talking seagull" is drawn as one
+        being = c.detail.split()[-1] if c.detail else ""
+        if being and c.name[:1].isupper() and noun_kind(being) in ("animal", "creature", "machine"):
+            out.append(Part("drawn", f"{c.name} as {c.detail}", (stem(being),), being, 0.7))
     for c in idea.cast:  # nouns that qualify a character name a place or a thing: "a lighthouse mechanic"
         described = f"{c.detail} {c.name if not c.name[:1].isupper() else ''}".split()
         for w in described[:-1]:
@@ -195,6 +199,15 @@ def hold(board: Storyboard, intent: str, stats: list[ShotStats] | None = None) -
     dark = {sid for sid, st in measured.items() if st.brightness < TOO_DARK}
     out = []
     for part in idea_parts:
+        if part.kind == "drawn":  # how the film describes the character, and the shots they are in
+            name = part.label.split(" as ")[0]
+            bible = next((c.description for c in board.characters if c.name == name), None)
+            theirs = {s.shot_id: picture[s.shot_id] for s in shots if name in s.characters}
+            if bible is None and not theirs:
+                continue  # never in the film: the character's own part says so
+            found = _found(part, {"": bible or "", **theirs})
+            out.append(Held(part, "shown" if found else "missing", "", 0.0 if not found else found[0][1]))
+            continue
         shown = _found(part, picture)
         told = _found(part, said)
         lit = [(sid, sc) for sid, sc in shown if sid not in dark]
@@ -225,7 +238,7 @@ def _found(part: Part, texts: dict[str, str]) -> list[tuple[str, float]]:
         v = _vectors([part.text, *live.values()])
         sims = v[1:] @ v[0]
         hits = [(sid, float(s)) for sid, s in zip(live, sims) if s >= EVENT_NEAR]
-    elif part.label[:1].isupper():
+    elif part.kind == "who" and part.label[:1].isupper():
         return []  # a name is there by its name or not at all
     else:
         head = part.words[-1]
@@ -249,7 +262,12 @@ def _nearest(part: Part, picture: dict[str, str]) -> str:
     return live[int(np.argmax(v[1:] @ v[0]))]
 
 
-KIND_DIMENSION = {"who": "character_consistency", "where": "visual_quality", "object": "visual_quality"}
+KIND_DIMENSION = {
+    "who": "character_consistency",
+    "drawn": "character_consistency",
+    "where": "visual_quality",
+    "object": "visual_quality",
+}
 
 
 def missing(held: list[Held], weights: dict[str, float] | None = None, limit: int = 2) -> str:
@@ -302,6 +320,22 @@ def findings(board: Storyboard, held: list[Held], stats: list[ShotStats] | None 
                 (Direction("include", sid, p.label),) if h.how != "dark" else (),
             )
         )
+    for h in held:
+        if h.part.kind == "drawn" and h.how == "missing":
+            name, what = h.part.label.split(" as ", 1)
+            bible = next((c.description for c in board.characters if c.name == name), "")
+            described = f" (described as '{bible[:60]}')" if bible else ""
+            sid = next((s.shot_id for s in shots if name in s.characters), free[0].shot_id)
+            out.append(
+                Finding(
+                    "missing",
+                    "story",
+                    "intent_faithfulness",
+                    h.part.weight,
+                    (sid,),
+                    f"the idea's {name} is {what}, but nothing in the film draws {name} as one{described}",
+                )
+            )
     for kinds, noun in ((("who",), "characters"), (("where", "object"), "places and things")):
         for level, hows in (("story", ("missing", "told")), ("picture", ("dark",))):
             gone = [h for h in held if h.part.kind in kinds and h.how in hows]

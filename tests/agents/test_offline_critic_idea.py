@@ -13,6 +13,7 @@ from PIL import Image
 from agents.base import FilmView, HeardLine, Hearing, SampledFrame, ShotSound, SoundFacts
 from agents.offline.critic import OfflineCritic
 from agents.offline.critic_idea import hold, parts
+from agents.offline.voice import Voice, sentence
 from agents.personas import builtin_personas
 from storage.schema import Character, Scene, Shot, Storyboard
 
@@ -106,6 +107,9 @@ def test_a_film_without_its_key_event_is_scored_down_and_says_what_is_missing(tm
         issue = next(i for i in b.top_issues if key in i.summary)
         assert issue.dimension == "intent_faithfulness" and "no shot shows the idea's key event" in issue.summary
         assert key in b.summary  # in the persona's own words too
+        voice = Voice.of(personas[pid])
+        for praise in ("story", "premise"):  # and no praise for the story that lost its key event
+            assert sentence(voice.say(6, personas[pid], best=praise)) not in b.summary
         assert not any(key in i.summary for i in a.top_issues) and key not in a.summary
 
 
@@ -224,3 +228,23 @@ def test_music_over_the_lines_and_a_long_silence_draw_sound_comments_with_the_nu
         assert worse[pid].scores.sound < good[pid].scores.sound, pid
     said = [pid for pid, c in worse.items() if re.search(r"\b4 dB over|-4 dB over|4\.2 s", c.summary)]
     assert len(said) >= 2, {pid: c.summary for pid, c in worse.items()}
+
+
+def test_a_character_the_idea_makes_a_machine_or_an_animal_is_drawn_as_one(tmp_path, personas):
+    """Bolt is a clumsy robot in the idea: a bible that makes him 'a tall man in a grey overcoat' is named as the
+    film missing what Bolt is; 'a clumsy brass machine on squeaky wheels' holds (machine ~ robot by meaning)."""
+    idea, _, shots = FILMS[0]
+    b = make_board(idea, shots)
+    critic, who = OfflineCritic(), personas["parent_with_kids"]
+    man = b.model_copy(
+        update={"characters": [b.characters[0], Character(name="Bolt", description="a tall man in a grey overcoat")]}
+    )
+    machine = b.model_copy(update={"characters": [b.characters[0], Character(name="Bolt", description="a clumsy brass machine on squeaky wheels")]})  # fmt: skip
+    (tmp_path / "m").mkdir()
+    (tmp_path / "r").mkdir()
+    wrong = critic.critique(who, view(tmp_path / "m", man)).value
+    said = "the idea's Bolt is a clumsy robot, but nothing in the film draws Bolt as one (described as 'a tall man in a grey overcoat')"
+    assert said in [i.summary for i in wrong.top_issues]
+    right = critic.critique(who, view(tmp_path / "r", machine)).value
+    assert not any("draws Bolt" in i.summary for i in right.top_issues)
+    assert right.scores.intent_faithfulness > wrong.scores.intent_faithfulness
