@@ -209,13 +209,12 @@ def hold(board: Storyboard, intent: str, stats: list[ShotStats] | None = None) -
             out.append(Held(part, "shown" if found else "missing", "", 0.0 if not found else found[0][1]))
             continue
         shown = _found(part, picture)
-        told = _found(part, said)
         lit = [(sid, sc) for sid, sc in shown if sid not in dark]
         if lit:
             out.append(Held(part, "shown", lit[0][0], lit[0][1]))
         elif shown:
             out.append(Held(part, "dark", shown[0][0], shown[0][1]))
-        elif told:
+        elif told := _found(part, said):  # looked for in the lines only when no picture has it
             out.append(Held(part, "told", told[0][0], told[0][1]))
         else:
             out.append(Held(part, "missing", _nearest(part, picture), 0.0))
