@@ -16,9 +16,8 @@ import numpy as np
 
 from agents.base import Hearing
 from agents.offline.directions import Direction
-from agents.offline.idea import MAX_IDEA, read_idea
 from agents.offline.measure import ShotStats, flashes_per_second
-from agents.offline.words import LISTEN_WPS, READ_WPS, WORD, content_words, shot_type, similarity, stem
+from agents.offline.words import LISTEN_WPS, READ_WPS, content_words, shot_type, similarity
 from storage.schema import Dimension, Storyboard, Tastes
 
 REPEAT = 0.8  # prompts sharing this much of their content words are the same shot
@@ -27,6 +26,7 @@ MASKED_DB = 10.0  # a line whose dialogue is less than this over the music under
 LOUDNESS_TOLERANCE = 1.0  # LU off the mix's target (EBU R128's tolerance for live programmes)
 FAST_WPS = 5.0  # words a second spoken: over 300 a minute is too fast to follow (conversation runs 2.5-3)
 ALIKE_SEMITONES = 2.0  # two characters whose median voice pitches are closer than this sound alike
+SILENCE_S = 3.0  # a stretch this long under the silence threshold (50 ms frames under -50 dBFS) in a shot with sound
 
 
 @dataclass(frozen=True)
@@ -319,37 +319,9 @@ def _presence(board: Storyboard, t: Tastes) -> list[Finding]:
 
 
 def _promises(board: Storyboard, intent: str) -> list[Finding]:
-    """What the logline promises (its characters, its thing, its danger, its places) that no shot shows or says."""
-    text = intent or board.logline
-    if not text.strip():
-        return []
-    idea = read_idea(text[:MAX_IDEA])
-    told = {
-        stem(w)
-        for s in board.shots()
-        for w in WORD.findall(f"{s.prompt} {s.narration} {s.spoken()} {' '.join(s.characters)}".lower())
-    }
-    promised = {c.head.split()[-1].lower(): c.name for c in idea.cast if not c.invented}
-    promised |= {w: f"the {w}" for w in (idea.thing_head, idea.threat_head) if w}
-    named = {w for c in idea.cast for w in c.name.lower().split()}  # "a lighthouse keeper" promises no lighthouse
-    promised |= {p.split()[-1].lower(): p for p in idea.places if p.split()[-1].lower() not in named}
+    """Beats the scenes name without a climax or a resolution. (What the idea itself promises, who, where and what
+    must happen, is `critic_idea.py`'s check, which reads the measured frames too.)"""
     out = []
-    second_half = board.shots()[len(board.shots()) // 2 :] or board.shots()
-    for word, name in promised.items():
-        if stem(word) in told or len(word) < 3:
-            continue
-        pick = next((s for s in second_half if not s.locked), second_half[0])
-        out.append(
-            Finding(
-                "missing",
-                "story",
-                "intent_faithfulness",
-                0.7,
-                (pick.shot_id,),
-                f"the logline promises {name}, and no shot shows or mentions it",
-                (Direction("include", pick.shot_id, name),),
-            )
-        )
     beats = [sc.purpose for sc in board.scenes if sc.purpose]
     if beats and len(board.scenes) >= 3:
         for beat in ("climax", "resolution"):
@@ -539,6 +511,24 @@ def sound(board: Storyboard, hearing: Hearing | None) -> list[Finding]:
                 )
             )
             break
+    gaps = [
+        (s, s.facts.longest_silence_s)
+        for s in shots
+        if s.facts and s.facts.loudness_lufs is not None and s.facts.longest_silence_s >= SILENCE_S
+    ]
+    if gaps:  # dead air inside a shot that has sound (a scene with none at all is `no_sound`)
+        worst, gap = max(gaps, key=lambda g: g[1])
+        out.append(
+            Finding(
+                "silence",
+                "sound",
+                "sound",
+                _clip(0.25 + gap / 12),
+                tuple(s.shot_id for s, _ in sorted(gaps, key=lambda g: -g[1])[:4]),
+                f"the sound drops out for {gap:.1f} s in {worst.shot_id} (under -50 dBFS)"
+                + (f", and for {SILENCE_S:.0f} s or more in {len(gaps) - 1} other shot(s)" if len(gaps) > 1 else ""),
+            )
+        )
     clipped = [s for s in shots if s.facts and s.facts.clipped]
     if clipped:
         out.append(
@@ -604,3 +594,25 @@ def sound(board: Storyboard, hearing: Hearing | None) -> list[Finding]:
             )
         )
     return out
+
+
+def measured_sound(hearing: Hearing) -> str:
+    """What the mix measured, in one clause with its figures: the lines over the music at their worst, the film's
+    loudness against its target, the longest silence, how far apart the voices are."""
+    shots = [s for s in hearing.shots if s.facts is not None]
+    parts = []
+    stm = [(s.facts.speech_to_music_db, s.shot_id) for s in shots if s.facts and s.facts.speech_to_music_db is not None]
+    if stm:
+        db, sid = min(stm)
+        parts.append(f"the lines stand {db:.0f} dB over the music at worst ({sid})")
+    if hearing.loudness_lufs is not None:
+        target = f" against its {hearing.target_lufs:.0f}" if hearing.target_lufs is not None else ""
+        parts.append(f"the mix plays at {hearing.loudness_lufs:.1f} LUFS{target}")
+    quiet = max((s.facts.longest_silence_s, s.shot_id) for s in shots if s.facts) if shots else None
+    if quiet and quiet[0] >= 0.5:
+        parts.append(f"the longest silence is {quiet[0]:.1f} s ({quiet[1]})")
+    pitches = sorted(hearing.voice_pitch_hz.items())
+    if len(pitches) >= 2:
+        st = min(abs(12 * np.log2(fb / fa)) for (_, fa), (_, fb) in combinations(pitches, 2))
+        parts.append(f"the closest two voices are {st:.1f} semitones apart")
+    return "; ".join(parts) if parts else "nothing in the mix was measured"

@@ -10,7 +10,10 @@ import re
 from dataclasses import dataclass
 
 from agents.base import FilmView, Result
-from agents.offline.checks import Finding, picture, sound, story
+from agents.offline.checks import Finding, measured_sound, picture, sound, story
+from agents.offline.critic_idea import Held, hold
+from agents.offline.critic_idea import findings as idea_findings
+from agents.offline.critic_idea import missing as idea_missing
 from agents.offline.directions import write
 from agents.offline.measure import Measurer
 from agents.offline.voice import TERMS, Voice, sentence
@@ -67,6 +70,9 @@ TOPICS = {
     "no_sound": Topic(
         r"silence|dead air|nothing (to hear|is heard)|sound drops", r"\bsilence\b|\bquiet\b|\bma\b|stillness"
     ),
+    "silence": Topic(
+        r"silence|dead air|nothing (to hear|is heard)|sound drops|by ear", r"\bsilence\b|\bquiet\b|\bma\b|stillness"
+    ),
     "clipping": Topic(r"distort|crackl|clipp|harsh sound"),
     "loudness_off": Topic(r"volume|too (quiet|loud)|loudness|sudden(ly)? loud"),
     "fast_lines": Topic(r"too fast|gabbl|rushed (lines|dialogue)|can't follow|mumbl|said clearly"),
@@ -81,6 +87,7 @@ QUESTIONS = {  # picture findings a rule cannot fix: what to ask the creator, ab
     "missing": "give the story what its logline promises",
     "masked": "bring the music down under the lines in {ids} (its level, or ducking on)",
     "no_sound": "give {ids} a sound: room tone, an effect or the score",
+    "silence": "fill the gap in {ids} with room tone, an effect or the score, unless the silence is meant",
     "clipping": "lower the level in {ids} so it stops clipping",
     "loudness_off": "mix the film to its loudness target",
     "fast_lines": "give the lines in {ids} a slower delivery",
@@ -119,6 +126,7 @@ def taste_scale(kind: str, t: Tastes) -> float:
         "masked": 0.4 + t.captions,  # who follows the lines minds most when they are drowned
         "fast_lines": 0.4 + t.captions,
         "no_sound": 1.3 - t.patience,  # silence tries the impatient
+        "silence": 1.3 - t.patience,
     }
     return scales.get(kind, 1.0)
 
@@ -129,6 +137,9 @@ class Judged:
     salience: float
     hate: str  # the persona's hate this finding is ("" if none)
     love: str  # the persona's love this finding denies ("" if none)
+    concern: str = (
+        ""  # the persona's own words this finding touches (a hate, a love, what they notice first, who they are)
+    )
 
 
 def judge(persona: Persona, findings: list[Finding], heard: bool = False) -> list[Judged]:
@@ -145,7 +156,10 @@ def judge(persona: Persona, findings: list[Finding], heard: bool = False) -> lis
         if pleased or (topic.gated and not (hate or love)):
             continue
         s = f.severity * taste_scale(f.kind, persona.tastes) * persona.weights[f.dimension] / mean_w
-        out.append(Judged(f, round(s * (1.6 if hate or love else 1.0), 3), hate, love))
+        noticed = persona.notices_first if re.search(topic.hurts, persona.notices_first or "", re.I) else ""
+        first = sorted(dims, key=lambda d: -persona.weights[d])[:2]  # what matters most to them
+        concern = hate or love or noticed or (f"their {f.dimension.replace('_', ' ')}" if f.dimension in first else "")
+        out.append(Judged(f, round(s * (1.6 if hate or love else 1.0), 3), hate, love, concern))
     return sorted(out, key=lambda j: -j.salience)
 
 
@@ -158,13 +172,20 @@ class OfflineCritic:
         self.measurer = Measurer()
 
     def findings(self, persona: Persona, film: FilmView) -> list[Finding]:
-        """Every finding this viewer's tastes make of the film, story first, then picture."""
+        """Every finding this viewer's tastes make of the film: story, the idea's parts it lacks, picture, sound."""
+        return self._watch(persona, film)[0]
+
+    def _watch(self, persona: Persona, film: FilmView) -> tuple[list[Finding], list[Held]]:
         board = film.storyboard
-        return (
+        stats = self.measurer.film(film)
+        held = hold(film.whole, film.intent, stats)  # a scoped view: the idea is held against the whole film
+        found = (
             story(board, film.intent, persona.tastes)
-            + picture(board, self.measurer.film(film), persona.tastes)
+            + idea_findings(board, held, stats)
+            + picture(board, stats, persona.tastes)
             + sound(board, film.hearing)
         )
+        return found, held
 
     def critique(self, persona: Persona, film: FilmView, ctx: RunContext | None = None) -> Result[Critique]:
         """One persona's critique; `ctx.cancel` is checked before and after measuring the frames (the slow part)."""
@@ -172,7 +193,7 @@ class OfflineCritic:
         ctx.cancel.raise_if_cancelled(f"critic {persona.id} (offline): cancelled")
         ctx.progress(WatchProgress(persona=persona.id, chunk=1, chunks=1, status="watching"))
         board = film.storyboard
-        findings = self.findings(persona, film)
+        findings, held = self._watch(persona, film)
         ctx.cancel.raise_if_cancelled(f"critic {persona.id} (offline): cancelled")
         heard = heard_film(film)
         judged = judge(persona, findings, heard)
@@ -183,7 +204,9 @@ class OfflineCritic:
         keep = overall >= 3.5 + 3.5 * (1 - persona.tastes.patience)
         voice = Voice.of(persona)
         starts = {s.shot_id: a for s, a, _ in board.timeline()}
-        best = max(scores, key=lambda d: (scores[d], d))
+        key_gone = any(h.part.key and h.how != "shown" for h in held)  # no praise for a story that misses its event
+        best = max((d for d in scores if not (key_gone and d in ("story_clarity", "intent_faithfulness"))),
+                   key=lambda d: (scores[d], d))  # fmt: skip
         lost = next((j.finding.shot_ids[0] for j in raised if j.finding.shot_ids), None)  # where they lose interest
         second = (
             starts[lost] + min(board.shot(lost).duration, 1.5 * persona.tastes.shot_seconds)
@@ -192,7 +215,15 @@ class OfflineCritic:
         )
         score = f"{overall:.1f}"
         lines = [voice.say(0 if keep else 1, persona, score=score, second=f"{second:.0f}")]
-        for j in raised[:2]:
+        if held:  # every critique holds the film to its idea and says what is missing
+            lacks = idea_missing(held, persona.weights)
+            shown = str(sum(h.how == "shown" for h in held))
+            lines.append(voice.say(7 if lacks else 8, persona, missing=lacks, shown=shown, total=str(len(held))))
+        # what this viewer says out loud: the findings that touch their own concerns (others stay in the issues)
+        # (the idea's missing parts are said once, in the idea check)
+        own = [j for j in raised if j.concern and not (held and j.finding.dimension == "intent_faithfulness")]
+        voiced = own[:2]
+        for j in voiced:
             lines.append(voice.say(2, persona, what=j.finding.what, term=TERMS.get(j.finding.kind, "film")))
             if j.hate:
                 lines.append(voice.say(3, persona, hate=j.hate))
@@ -200,8 +231,13 @@ class OfflineCritic:
                 lines.append(voice.say(4, persona, love=j.love))
             if j.finding.directions:
                 lines.append(voice.say(5, persona, do=j.finding.directions[0].text()))
+        if heard and film.hearing and not any(j.finding.level == "sound" for j in voiced):
+            if persona.weights["sound"] >= max(persona.weights[d] for d in DIMENSIONS) or any(
+                j.finding.level == "sound" for j in raised
+            ):  # who listens most, or who has a sound finding, says what the mix measured
+                lines.append(voice.say(2, persona, what=measured_sound(film.hearing), term="mix"))
         lines.append(voice.say(6, persona, best=BEST[best]))
-        if not raised:
+        if not voiced:
             lines.insert(1, voice.say(2, persona, what="nothing got in my way", term="film"))
         reason = (
             voice.say(6, persona, best=BEST[best])

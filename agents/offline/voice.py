@@ -22,7 +22,7 @@ REGISTERS = (
     ("listening", r"\b(producer's ear|by ear|radio)"),
     ("direct", r"\b(direct|specific)"),
 )
-TEMPLATES = {  # opener (keep / stop watching), an issue, a hate, a love, a suggestion, the verdict
+TEMPLATES = {  # opener (keep / stop watching), an issue, a hate, a love, a suggestion, the verdict, the idea check (what is missing; all there)
     "blunt": (
         "ok {score}/10, {slang} i'd keep watching",
         "{score}/10. {slang} i'd swipe at {second}s",
@@ -31,6 +31,8 @@ TEMPLATES = {  # opener (keep / stop watching), an issue, a hate, a love, a sugg
         "i came for {love}",
         "just {do}",
         "{best} carried it tho",
+        "vs the idea: {missing} never actually show up, {shown}/{total} do",
+        "vs the idea: all {total} bits are there fr",
     ),
     "plain": (
         "Watched it on the train: {score}/10, it held me",
@@ -40,6 +42,8 @@ TEMPLATES = {  # opener (keep / stop watching), an issue, a hate, a love, a sugg
         "I want {love}",
         "{Do}",
         "{best} was fine",
+        "It was meant to have {missing}, and I never saw that",
+        "It had what it said it would, all {total} of them",
     ),
     "gentle": (
         "I enjoyed this quietly, {score}/10",
@@ -49,6 +53,8 @@ TEMPLATES = {  # opener (keep / stop watching), an issue, a hate, a love, a sugg
         "{love} matters a great deal to me",
         "{opener} {do}",
         "I liked the {best}",
+        "I kept waiting for {missing} from the idea",
+        "I was glad to find everything the idea promised",
     ),
     "professorial": (
         "A film with a spine: {score}/10",
@@ -58,6 +64,8 @@ TEMPLATES = {  # opener (keep / stop watching), an issue, a hate, a love, a sugg
         "I look for {love}",
         "I would {do}",
         "The {best} is the film's strength",
+        "Held against its premise, {shown} of its {total} elements reach the screen; {missing} do not",
+        "Held against its premise, all {total} of its elements reach the screen",
     ),
     "enthusiastic": (
         "Okay, I'm in! {score}/10",
@@ -67,6 +75,8 @@ TEMPLATES = {  # opener (keep / stop watching), an issue, a hate, a love, a sugg
         "give me {love}",
         "Pro tip: {do}!",
         "The {best} rules",
+        "Where is {missing}?! The premise promised it",
+        "Premise check: every one of the {total} things, on screen!",
     ),
     "warm": (
         "We watched it on the sofa and {who} stayed with it: {score}/10",
@@ -76,6 +86,8 @@ TEMPLATES = {  # opener (keep / stop watching), an issue, a hate, a love, a sugg
         "we love {love}",
         "Could you {do}?",
         "the {best} was lovely",
+        "The kids kept asking where {missing} had gone",
+        "The kids spotted everything the idea promised",
     ),
     "direct": (
         "Access first: {score}/10, and I'd keep watching",
@@ -85,6 +97,8 @@ TEMPLATES = {  # opener (keep / stop watching), an issue, a hate, a love, a sugg
         "what I need is {love}",
         "Fix: {do}",
         "Done well: the {best}",
+        "Checked against the idea: {missing} not on screen ({shown} of {total} parts are)",
+        "Checked against the idea: all {total} parts on screen",
     ),
     "listening": (
         "By ear it held me: {score}/10",
@@ -94,6 +108,8 @@ TEMPLATES = {  # opener (keep / stop watching), an issue, a hate, a love, a sugg
         "I listen for {love}",
         "Please {do}",
         "The {best} carried me",
+        "Listening for the idea, I waited for {missing} in vain",
+        "Listening for the idea, I found all of it",
     ),
     "neutral": (
         "{score}/10, I'd keep watching",
@@ -103,6 +119,8 @@ TEMPLATES = {  # opener (keep / stop watching), an issue, a hate, a love, a sugg
         "I wanted {love}",
         "Suggestion: {do}",
         "The {best} works",
+        "Against the idea: {missing} missing ({shown} of {total} there)",
+        "Against the idea: all {total} parts there",
     ),
 }
 TERMS = {
@@ -132,6 +150,7 @@ TERMS = {
     "burned_captions": "subtitling",
     "masked": "mix",
     "no_sound": "sound",
+    "silence": "sound",
     "clipping": "mix",
     "loudness_off": "loudness",
     "fast_lines": "delivery",
@@ -157,7 +176,7 @@ class Voice:
         return cls(register, slang, opener, companions)
 
     def say(self, slot: int, persona: Persona, **values: str) -> str:
-        """One sentence from this register's template `slot` (0 open-keep .. 6 praise)."""
+        """One sentence from this register's template `slot` (0 open-keep .. 6 praise, 7 what the idea lacks, 8 all there)."""
         key = f"{persona.id}|{slot}|{values.get('what', '')}"
         values.setdefault("slang", self.slang[stable_hash(key) % len(self.slang)] if self.slang else "honestly")
         values.setdefault(
