@@ -141,6 +141,17 @@ def need_project(pid: str | None) -> str:
     return pid
 
 
+def server_settings_allowed() -> None:
+    """Refuse, in one line, a signed-in student's change of the server's own settings (agents, rendering): with
+    `chief serve --users` they apply to every account, and a student who chose the LLM endpoint would receive the
+    others' ideas and frames. A teacher may; without --users the one person (the local owner) may."""
+    from storage.owners import LOCAL_OWNER, current
+
+    actor = current()
+    if actor is not None and actor.name != LOCAL_OWNER and not actor.teacher:
+        raise gr.Error("only a teacher changes this server's settings: they apply to everyone signed in to it")
+
+
 def ver(v: Any) -> int | None:
     """The version number held in the UI (None: the project's current version)."""
     if v in (None, "", 0):

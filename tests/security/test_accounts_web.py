@@ -230,3 +230,19 @@ def test_the_enumeration_catches_a_handler_that_skips_the_lookup(two_students):
     assert [n.split(":", 1)[1] for n in differing] == [
         "test_the_enumeration_catches_a_handler_that_skips_the_lookup.<locals>.leaky"
     ]
+
+
+def test_only_a_teacher_changes_the_servers_settings(two_students):
+    """Rendering and agent settings apply to every account: a student's change is refused, a teacher's applies."""
+    from app.ui import create_app
+
+    studio, _, _ = two_students
+    demo = create_app(studio, users=True)
+    apply_render = next(f.fn for f in demo.fns.values() if f.fn and f.fn.__qualname__.endswith("apply_render"))
+    assert studio.config.steps != 7
+    with acting(Actor("bob")), pytest.raises(gr.Error, match="only a teacher"):
+        apply_render(7, None, "random")
+    assert studio.config.steps != 7
+    with acting(Actor("teach", teacher=True)):
+        apply_render(7, None, "random")
+    assert studio.config.steps == 7
