@@ -66,6 +66,26 @@ def test_two_students_through_the_served_app(two_students, serve_users):
         assert studio.project(alice).trashed
 
 
+def test_what_a_student_makes_on_the_web_is_theirs(two_students, serve_users, tmp_path):
+    """A plan runs as a job in its own thread: the project it makes is the signed-in student's; an archive imported
+    on the web is the importer's."""
+    import sqlite3
+
+    from gradio_client import Client, handle_file
+
+    studio, alice, _ = two_students
+    url = serve_users(studio)
+    as_bob = Client(url, auth=("bob", PASSWORD + "b"), verbose=False)
+    owners = lambda: dict(sqlite3.connect(studio.config.db_path).execute("SELECT id, owner FROM projects"))  # noqa: E731
+    before = owners()
+    as_bob.predict("A kite lost over a grey harbour", 0.5, "", api_name="/create_project")
+    with acting(None):
+        archive = studio.export_project(alice, tmp_path / "alice.chief.zip", include_media=False)
+    as_bob.predict(handle_file(str(archive)), api_name="/import_project")
+    made = {pid: owner for pid, owner in owners().items() if pid not in before}
+    assert list(made.values()) == ["bob", "bob"], made
+
+
 def test_a_wrong_password_is_refused(two_students, serve_users):
     import httpx
 
