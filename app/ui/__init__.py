@@ -129,7 +129,9 @@ def create_app(studio, users: bool = False):
     # and all of them when the server stops
     with gr.Blocks(title="CHIEF", analytics_enabled=False, delete_cache=(3600, STALE_SECONDS)) as demo:
         ctx.demo = demo
-        demo.chief_actor = _signed_in(studio) if users else (lambda request: owners.Actor(owners.LOCAL_OWNER))
+        # without --users everyone acts as the account that serves (`chief --user NAME serve`; the local owner)
+        serving = owners.current() or owners.Actor(owners.LOCAL_OWNER)
+        demo.chief_actor = _signed_in(studio) if users else (lambda request: serving)
         demo.chief_ctx = ctx  # tests reach the screens' shared state (the jobs) through it
         ctx.status = gr.Markdown(elem_id="status_bar")
         ctx.steps = gr.HTML(elem_id="steps", js_on_load=flow.STEPS_JS, css_template=flow.CSS)

@@ -223,3 +223,19 @@ def test_an_existing_folder_becomes_the_local_owners(tmp_path):
     pid = sorted(made)[0]
     run(home, "export", pid, "--output", str(tmp_path / "a.chief.zip"))
     assert (tmp_path / "a.chief.zip").stat().st_size > 0
+
+
+def test_a_batch_run_as_an_account_makes_its_projects(tmp_path):
+    """`chief --user bob batch`: the stories run in worker threads, and each project is bob's."""
+    from tests.batch.test_batch import PANEL, SMALL, write_stories
+
+    home = tmp_path / "home"
+    run(home, "users", "add", "bob", "--password-stdin", stdin=PASSWORD + "\n")
+    stories = write_stories(
+        tmp_path / "stories.yaml",
+        [{"idea": "A lighthouse keeper befriends a lost whale", **SMALL}, {"idea": "A robot paints on Mars", **SMALL}],
+    )
+    args = ("batch", str(stories), "-o", str(tmp_path / "out"), "--panel", PANEL, "--iterations", "1", "--jobs", "2")
+    run(home, "--user", "bob", *args)
+    owners = sqlite3.connect(home / "chief.db").execute("SELECT owner FROM projects").fetchall()
+    assert owners == [("bob",), ("bob",)]

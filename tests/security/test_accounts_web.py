@@ -266,3 +266,16 @@ def test_only_a_teacher_changes_the_servers_settings(two_students):
     with acting(Actor("teach", teacher=True)):
         apply_render(7, None, "random")
     assert studio.config.steps == 7
+
+
+def test_without_users_the_app_acts_as_the_account_that_serves_it(two_students, serve):
+    """`chief --user bob serve` (no --users): every page acts as bob; plain `chief serve` as the local owner."""
+    from gradio_client import Client
+
+    studio, _, _ = two_students
+    with acting(Actor("bob")):
+        as_bob = Client(serve(studio), verbose=False)
+    listed = str(as_bob.predict("", api_name="/list_projects"))
+    assert "Bob&#x27;s Film" in listed and SECRET not in listed
+    local = str(Client(serve(studio), verbose=False).predict("", api_name="/list_projects"))
+    assert "Bob&#x27;s Film" not in local and SECRET not in local
