@@ -573,9 +573,6 @@ class Unit:
             raise NotFound(f"no project {pid!r}")
         return row
 
-    def project_owner(self, pid: str) -> str:
-        return self._project_row(pid).owner
-
     # ------------------------------------------------------------------ accounts (app/accounts.py)
     def add_user(self, name: str, password_hash: str, teacher: bool) -> None:
         self.s.add(UserRow(name=name, password_hash=password_hash, teacher=teacher))

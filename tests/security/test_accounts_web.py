@@ -5,6 +5,7 @@ another account's project exactly as it answers one that does not exist."""
 from __future__ import annotations
 
 import inspect
+import json
 import re
 
 import gradio as gr
@@ -51,6 +52,7 @@ def test_two_students_through_the_served_app(two_students, serve_users):
     assert SECRET in listed(as_alice) and "Bob&#x27;s Film" not in listed(as_alice)
     assert SECRET not in listed(as_bob) and alice not in listed(as_bob) and "Bob&#x27;s Film" in listed(as_bob)
     assert SECRET in listed(as_teacher) and "Bob&#x27;s Film" in listed(as_teacher)
+    assert SECRET not in json.dumps(as_bob.config) and alice not in json.dumps(as_bob.config)  # the page as built
 
     for api, args in (("/export_project", (alice, None)), ("/trash_project", (alice,)), ("/fork_project", (alice, 1))):
         with pytest.raises(Exception) as theirs:
