@@ -98,6 +98,16 @@ def test_a_wrong_password_is_refused(two_students, serve_users):
     assert wrong.status_code == 400 and right.status_code == 200
     assert not any(c.startswith("access-token") for c in wrong.cookies)
     assert any(c.startswith("access-token") for c in right.cookies)
+    # the Guard's login limits hold for accounts too: after 10 failures even the right password waits
+    from app.ui.security import LOGIN_FAILURES
+
+    codes = [
+        httpx.post(f"{url}/login", data={"username": "bob", "password": f"guess {i}"}).status_code
+        for i in range(LOGIN_FAILURES - 1)  # the first wrong one above counted too
+    ]
+    assert codes == [400] * (LOGIN_FAILURES - 1)
+    late = httpx.post(f"{url}/login", data={"username": "alice", "password": PASSWORD})
+    assert late.status_code == 429 and not any(c.startswith("access-token") for c in late.cookies)
 
 
 @pytest.fixture
