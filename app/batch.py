@@ -13,6 +13,7 @@ single transactions, so a kill leaves no half-written version.
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import json
 import shutil
@@ -264,7 +265,11 @@ class BatchRunner:
             }
         )
         with ThreadPoolExecutor(max_workers=min(self.jobs, len(self.stories))) as pool:
-            list(pool.map(self._run_story, self.stories))
+            # each story runs as the account the batch runs as (`chief --user`: storage.owners), in a copy of this
+            # context: what it makes is that account's, and resuming finds only that account's projects
+            runs = [pool.submit(contextvars.copy_context().run, self._run_story, s) for s in self.stories]
+            for run in runs:
+                run.result()
         report = self.report()
         report["seconds"] = round(time.perf_counter() - t0, 3)
         write_report(self.outdir, report)

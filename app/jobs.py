@@ -12,6 +12,7 @@ Stopping is an outcome like finishing ("stopped"), not an error.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 from collections.abc import Callable
@@ -71,11 +72,13 @@ class JobBusy(ValueError):
 
 
 class Jobs:
-    def __init__(self, owner: Callable[[], str] = lambda: "") -> None:
-        """`owner()` names the session asking (called in the asking request's thread)."""
+    def __init__(self, owner: Callable[[], str] = lambda: "", check: Callable[[str], Any] = lambda pid: None) -> None:
+        """`owner()` names the session asking (called in the asking request's thread); `check(project)` raises when
+        the asker may not open that project (the web app: the Studio's lookup, storage.owners), before anything
+        about the project's jobs is said."""
         self._jobs: dict[str, Job] = {}
         self._cond = threading.Condition()
-        self._owner = owner
+        self._owner, self._check = owner, check
 
     def start(
         self,
@@ -91,6 +94,8 @@ class Jobs:
         the project is returned instead (started=False), or refused (`JobBusy`) when another session started it.
         Returns (job, started)."""
         owner = self._owner()
+        if project:
+            self._check(project)
         with self._cond:
             if exclusive:
                 running = next(
@@ -103,7 +108,9 @@ class Jobs:
             job = Job(id=new_id("job"), kind=kind, project=project, owner=owner, label=label, version=version)
             self._jobs[job.id] = job
             self._forget_old()
-        threading.Thread(target=self._run, args=(job, fn), name=f"chief-{job.id}", daemon=True).start()
+        # the job runs in the asking request's context: as the account that asked (storage.owners)
+        run = contextvars.copy_context().run
+        threading.Thread(target=run, args=(self._run, job, fn), name=f"chief-{job.id}", daemon=True).start()
         return job, True
 
     def _run(self, job: Job, fn) -> None:

@@ -11,6 +11,7 @@
     keyframes.py  reference images, one keyframe per shot, the keyframe screening
     takes.py      several takes of a shot, picking one, the panel's votes on them
     consistency.py  how alike each character looks across shots (an image-embedding model measures it)
+    accounts.py   accounts of a shared server (storage.owners says whose projects a read may touch)
 
 The CLI and the web app call the Studio, never the database or a backend directly. Every action is one
 transaction: it completes or leaves the project as it was.
@@ -24,6 +25,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from app import agent_settings
+from app.accounts import Accounts
 from app.agent_settings import AgentSettings
 from app.audio import Audio, Cast
 from app.clips import Clips
@@ -109,6 +111,7 @@ class Studio:
         self._takes = Takes(self.ctx, self._projects, self._clips, self._watching)
         self._consistency = Consistency(self.ctx, self._projects, self._clips)
         self._loras = Loras(self.ctx, self._projects)
+        self.accounts = Accounts(self.ctx)  # who may sign in, who acts (projects belong to accounts)
 
     def _clean(self) -> None:
         """What killed processes left: work folders, half-written cache files, stored files no row names."""

@@ -85,6 +85,18 @@ class ProjectRow(Base):
     # The version commands act on by default: the newest one the creator made or chose.
     current_version_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
     trashed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # The account it belongs to (storage.owners; migration 0010): someone else's project is "not found"
+    owner: Mapped[str] = mapped_column(String(32), default="local", server_default="local", index=True)
+
+
+class UserRow(Base):
+    """An account (app/accounts.py): its password only as a salted scrypt hash with its parameters."""
+
+    __tablename__ = "users"
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    password_hash: Mapped[str] = mapped_column(String(200))
+    teacher: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 class VersionRow(Base):

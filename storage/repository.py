@@ -30,8 +30,10 @@ from storage.db import (
     RenderRow,
     TakeRow,
     TakeScreeningRow,
+    UserRow,
     VersionRow,
 )
+from storage.owners import current, owner_of_new
 from storage.records import (
     ClipMediaRecord,
     ClipRecord,
@@ -94,7 +96,9 @@ class Unit:
     ) -> Version:
         """A new project whose v1 is `board`; returns v1."""
         pid, vid = new_id("p"), new_id("v")
-        self.s.add(ProjectRow(id=pid, title=title or board.title, idea=idea, current_version_id=vid))
+        self.s.add(
+            ProjectRow(id=pid, title=title or board.title, idea=idea, current_version_id=vid, owner=owner_of_new())
+        )
         self.s.flush()
         self.s.add(_version_row(vid, pid, None, 1, kind, message, board, panel, personas or []))
         self.s.flush()
@@ -104,9 +108,10 @@ class Unit:
         return self._project(self._project_row(pid))
 
     def projects(self, include_trashed: bool = False) -> list[Project]:
+        """The projects the acting account may open (storage.owners), newest first."""
         rows = [
             p
-            for p in self.s.scalars(select(ProjectRow).order_by(ProjectRow.created_at.desc()))
+            for p in self.s.scalars(_visible(select(ProjectRow).order_by(ProjectRow.created_at.desc())))
             if include_trashed or p.trashed_at is None
         ]
         counts = dict(self.s.execute(select(VersionRow.project_id, func.count()).group_by(VersionRow.project_id)).all())
@@ -118,17 +123,18 @@ class Unit:
         return [self._project(p, counts.get(p.id, 0), numbers.get(p.current_version_id, 1)) for p in rows]
 
     def project_titles(self) -> list[tuple[str, str]]:
-        """(id, title) of every project, for resolving what the user typed."""
-        return [tuple(r) for r in self.s.execute(select(ProjectRow.id, ProjectRow.title)).all()]
+        """(id, title) of every project the acting account may open, for resolving what the user typed."""
+        return [tuple(r) for r in self.s.execute(_visible(select(ProjectRow.id, ProjectRow.title))).all()]
 
     def set_trashed(self, pid: str, trashed: bool) -> None:
         self._project_row(pid).trashed_at = utcnow() if trashed else None
 
     def find_tagged(self, tag: str) -> Version | None:
-        """The v1 whose message carries `(tag)` (see Studio.create_project), or None."""
-        row = self.s.scalars(
-            select(VersionRow).where(VersionRow.number == 1, VersionRow.message.contains(f"({tag})")).limit(1)
-        ).first()
+        """The v1 whose message carries `(tag)` (see Studio.create_project) in a project the acting account may
+        open, or None."""
+        q = select(VersionRow).where(VersionRow.number == 1, VersionRow.message.contains(f"({tag})"))
+        q = _visible(q.join(ProjectRow, ProjectRow.id == VersionRow.project_id))
+        row = self.s.scalars(q.limit(1)).first()
         return self._version(row) if row is not None else None
 
     # ------------------------------------------------------------------ versions
@@ -398,6 +404,7 @@ class Unit:
 
     def proposal(self, pid: str, proposal_id: str | None = None, ref: int | str | None = None) -> ProposalRecord:
         """A proposal by id (in this project), or the latest one on version `ref`."""
+        self._project_row(pid)
         if proposal_id:
             row = self.s.get(ProposalRow, proposal_id)
             version = self.s.get(VersionRow, row.version_id) if row is not None else None
@@ -461,6 +468,7 @@ class Unit:
 
     def _attached(self, model, pid: str, shot_id: str | None, version: Version | None) -> list[tuple]:
         """Rows of `model` on a project's versions (or one version), with their version numbers, oldest first."""
+        self._project_row(pid)
         q = (
             select(model, VersionRow.number)
             .join(VersionRow, VersionRow.id == model.version_id)
@@ -490,7 +498,15 @@ class Unit:
         """A project with the given (fresh) ids, its versions parents first, and what each one holds."""
         versions = [b.version for b in bundles]
         numbers = {v.number: v.id for v in versions}
-        self.s.add(_row(ProjectRow, project, current_version_id=numbers[project.current_version], trashed_at=None))
+        self.s.add(
+            _row(
+                ProjectRow,
+                project,
+                current_version_id=numbers[project.current_version],
+                trashed_at=None,
+                owner=owner_of_new(),  # the importer's, whoever made the archive
+            )
+        )
         self.s.flush()
         for v in sorted(versions, key=lambda v: v.number):
             parent = numbers[v.parent_number] if v.parent_number else None
@@ -549,10 +565,38 @@ class Unit:
 
     # ------------------------------------------------------------------ rows -> records
     def _project_row(self, pid: str) -> ProjectRow:
+        """The one way from a project id to its row: a project the acting account may not open (storage.owners) is
+        not found, in the same words as one that does not exist."""
         row = self.s.get(ProjectRow, pid)
-        if row is None:
+        actor = current()
+        if row is None or (actor is not None and not actor.may_open(row.owner)):
             raise NotFound(f"no project {pid!r}")
         return row
+
+    # ------------------------------------------------------------------ accounts (app/accounts.py)
+    def add_user(self, name: str, password_hash: str, teacher: bool) -> None:
+        self.s.add(UserRow(name=name, password_hash=password_hash, teacher=teacher))
+
+    def user(self, name: str) -> tuple[str, bool] | None:
+        """(password hash, teacher) of account `name`, or None."""
+        row = self.s.get(UserRow, name)
+        return None if row is None else (row.password_hash, row.teacher)
+
+    def users(self) -> list[tuple[str, bool, datetime, int]]:
+        """(name, teacher, created, projects owned) of every account, by name."""
+        owned = dict(self.s.execute(select(ProjectRow.owner, func.count()).group_by(ProjectRow.owner)).all())
+        rows = self.s.scalars(select(UserRow).order_by(UserRow.name))
+        return [(r.name, r.teacher, r.created_at, owned.get(r.name, 0)) for r in rows]
+
+    def set_password(self, name: str, password_hash: str) -> None:
+        self.s.get_one(UserRow, name).password_hash = password_hash
+
+    def remove_user(self, name: str) -> None:
+        self.s.delete(self.s.get_one(UserRow, name))
+
+    def owned(self, name: str) -> int:
+        """How many projects (trashed ones too) account `name` owns."""
+        return self.s.scalar(select(func.count()).where(ProjectRow.owner == name)) or 0
 
     def _project(self, row: ProjectRow, versions: int | None = None, current: int | None = None) -> Project:
         if versions is None:
@@ -590,6 +634,12 @@ class Unit:
             else None
         )
         return _record(ProposalRecord, row, version=number, proposal=row.data, accepted_as=accepted)
+
+
+def _visible(q):
+    """`q` (over projects) limited to what the acting account may open (storage.owners)."""
+    actor = current()
+    return q if actor is None or actor.teacher else q.where(ProjectRow.owner == actor.name)
 
 
 # ---------------------------------------------------------------------------------- records <-> rows

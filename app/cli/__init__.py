@@ -12,6 +12,7 @@ own modules and are registered here, in one place:
     images.py   ref …, keyframes, keyframe …, takes, pick, consistency
     edit.py     edit            voice.py    voice (a character's voice: show, choose, preview)
     music.py    music (a creator's own track over a scene or the film)
+    users.py    users add, passwd, remove, list (accounts of a shared server: `chief serve --users`)
     lora.py     lora add, list, remove (a creator's LoRAs: a character's or a style)
 """
 
@@ -19,7 +20,22 @@ from __future__ import annotations
 
 import click
 
-from app.cli import archive, batch, doctor, edit, history, images, loop, lora, models, music, persona, serve, voice
+from app.cli import (
+    archive,
+    batch,
+    doctor,
+    edit,
+    history,
+    images,
+    loop,
+    lora,
+    models,
+    music,
+    persona,
+    serve,
+    users,
+    voice,
+)
 from app.cli.common import Ctx
 
 
@@ -47,16 +63,24 @@ from app.cli.common import Ctx
     type=click.Choice(["llm", "offline"]),
     help="Agent mode (default: llm when an endpoint is configured, else offline).",
 )
+@click.option(
+    "--user",
+    envvar="CHIEF_USER",
+    metavar="NAME",
+    help="Act as this account (or $CHIEF_USER): its projects only, and what it makes or imports is its own. "
+    "Default: this machine's own account, 'local'.",
+)
 @click.version_option(package_name="chief")
 @click.pass_context
-def main(ctx, home, as_json, backend, model, profile, agents):
+def main(ctx, home, as_json, backend, model, profile, agents, user):
     """CHIEF: make films with generative video while you stay the director.
 
     The loop: new → render → critique → note → refine → accept → render (only changed shots) …
     """
-    ctx.obj = Ctx(home, as_json, {"backend": backend, "model": model, "video_profile": profile, "agents": agents})
+    ctx.obj = Ctx(home, as_json, {"backend": backend, "model": model, "video_profile": profile, "agents": agents}, user)
+    ctx.call_on_close(ctx.obj.acting())
 
 
-for _module in (loop, history, edit, voice, music, lora, archive, batch, persona, serve, images, models, doctor):
+for _module in (loop, history, edit, voice, music, lora, archive, batch, persona, serve, images, models, doctor, users):
     for _command in _module.COMMANDS:
         main.add_command(_command)

@@ -30,9 +30,18 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 class Ctx:
     """What every command is handed: the global options and the Studio (built on first use)."""
 
-    def __init__(self, home: str | None, as_json: bool, overrides: dict[str, Any]) -> None:
+    def __init__(self, home: str | None, as_json: bool, overrides: dict[str, Any], user: str | None = None) -> None:
         self.home, self.json, self.overrides = home, as_json, overrides
+        self.user = user
         self._studio: Studio | None = None
+
+    def acting(self) -> Callable[[], None]:
+        """Act as `--user` (the local owner by default: storage.owners) until the command ends; returns the undo.
+        The account is looked up when the Studio is first built (`studio`)."""
+        from storage.owners import ACTOR, LOCAL_OWNER, Actor
+
+        token = ACTOR.set(Actor(self.user or LOCAL_OWNER))
+        return lambda: ACTOR.reset(token)
 
     @property
     def studio(self) -> Studio:
@@ -45,7 +54,12 @@ class Ctx:
             config = load_config({"home": self.home, **self.overrides})
             for note in config.notes:  # never a silent change: a withheld key is said on stderr
                 click.secho(f"note: {note}", fg="yellow", err=True)
-            self._studio = Studio(config)
+            studio = Studio(config)
+            if self.user:  # an account that is not there is one line, before anything is read or written
+                from storage.owners import ACTOR
+
+                ACTOR.set(studio.accounts.actor(self.user))
+            self._studio = studio
         return self._studio
 
     def out(self, data: BaseModel | list | dict | Any, human: str | None = None) -> None:

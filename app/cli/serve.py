@@ -19,6 +19,12 @@ from app.cli.common import EXIT_ERROR, err, handles_errors
 )
 @click.option("--auth", envvar="CHIEF_AUTH", help="user:password required to open the app (or $CHIEF_AUTH).")
 @click.option(
+    "--users",
+    is_flag=True,
+    help="Sign people in with the accounts of `chief users`; each sees and opens only their own projects "
+    "(a teacher: all).",
+)
+@click.option(
     "--forwarded-allow-ips",
     "proxies",
     envvar="CHIEF_FORWARDED_ALLOW_IPS",
@@ -31,7 +37,7 @@ from app.cli.common import EXIT_ERROR, err, handles_errors
     ),
 )
 @click.pass_obj
-def serve(c, host, port, auth, proxies):
+def serve(c, host, port, auth, users, proxies):
     """Open the web app: the whole loop in the browser."""
     from app.ui import is_loopback, launch, parse_auth, parse_proxies
 
@@ -43,11 +49,16 @@ def serve(c, host, port, auth, proxies):
         proxies = parse_proxies(proxies)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--forwarded-allow-ips") from None
-    if not is_loopback(host) and not auth:
+    if users and auth:
+        raise click.UsageError("--users and --auth both say who may sign in: pass one")
+    if not is_loopback(host) and not auth and not users:
         raise click.UsageError(
-            f"--host {host} is reachable from other machines: pass --auth user:password (or set CHIEF_AUTH)"
+            f"--host {host} is reachable from other machines: pass --auth user:password or --users (or set CHIEF_AUTH)"
         )
     studio = _studio(c)  # the data folder's problems first, then the port's
+    if users and not studio.accounts.any():
+        err("--users needs accounts: add one first (chief users add NAME [--teacher] --password-stdin)")
+        raise SystemExit(EXIT_ERROR)
     busy = _port_busy(host, port)
     if busy:
         err(busy)
@@ -55,7 +66,7 @@ def serve(c, host, port, auth, proxies):
     st = studio.status()
     click.secho(f"chief · backend: {st.backend_label} · model: {st.model} · agents: {st.agents}", dim=True, err=True)
     click.echo(f"serving on http://{host}:{port} (Ctrl+C to stop)", err=True)
-    launch(studio, host=host, port=port, auth=auth, quiet=True, forwarded_allow_ips=proxies)
+    launch(studio, host=host, port=port, auth=auth, quiet=True, forwarded_allow_ips=proxies, users=users)
 
 
 @handles_errors

@@ -104,8 +104,9 @@ def sweep_temp(folder: Path, older_than: float) -> int:
     return removed
 
 
-def create_app(studio):
-    """The Blocks app over `studio`: a status bar and one tab per screen."""
+def create_app(studio, users: bool = False):
+    """The Blocks app over `studio`: a status bar and one tab per screen. With `users`, each event acts as the
+    account signed in (`chief serve --users`), else as the local owner (storage.owners)."""
     from storage.media import STALE_SECONDS
 
     _quiet_env()
@@ -118,13 +119,20 @@ def create_app(studio):
 
     from app.jobs import Jobs
     from app.ui import flow
-    from app.ui.common import Ctx, guard, page_session
+    from app.ui.common import Ctx, guard, page_session, request_actor
+    from storage import owners
 
-    ctx = Ctx(studio=studio, jobs=Jobs(owner=page_session))  # each browser session sees its own jobs
+    owners.add_source(request_actor)  # every project lookup in an event checks the signed-in account
+    # each browser session sees its own jobs; a job on a project is started only for an account that may open it
+    ctx = Ctx(studio=studio, jobs=Jobs(owner=page_session, check=studio.project))
     # Gradio deletes the uploads and served copies it made once they are 6 hours old (checked every hour),
     # and all of them when the server stops
     with gr.Blocks(title="CHIEF", analytics_enabled=False, delete_cache=(3600, STALE_SECONDS)) as demo:
         ctx.demo = demo
+        # without --users everyone acts as the account that serves (`chief --user NAME serve`; the local owner)
+        serving = owners.current() or owners.Actor(owners.LOCAL_OWNER)
+        demo.chief_actor = _signed_in(studio) if users else (lambda request: serving)
+        demo.chief_ctx = ctx  # tests reach the screens' shared state (the jobs) through it
         ctx.status = gr.Markdown(elem_id="status_bar")
         ctx.steps = gr.HTML(elem_id="steps", js_on_load=flow.STEPS_JS, css_template=flow.CSS)
         with gr.Row(visible=False):
@@ -175,6 +183,26 @@ def create_app(studio):
         ).then(None, None, None, js=READY_JS, api_visibility="private", show_progress="hidden")
     demo.queue(default_concurrency_limit=None)  # long work runs as jobs (app/jobs.py); renders take turns there
     return demo
+
+
+def _signed_in(studio):
+    """request -> the Actor of the account it is signed in as (one lookup per event); an event without a signed-in
+    name acts as no account and opens nothing."""
+    from app.errors import StudioError
+    from storage.owners import Actor
+
+    def actor(request):
+        cached = getattr(request, "_chief_actor", None)
+        if cached is None:
+            name = getattr(request, "username", None) or ""
+            try:
+                cached = studio.accounts.actor(name) if name else Actor("")
+            except StudioError:
+                cached = Actor("")  # removed since signing in: opens nothing
+            request._chief_actor = cached
+        return cached
+
+    return actor
 
 
 def _status(ctx, pid, v):
@@ -269,21 +297,33 @@ def launch(
     prevent_thread_lock: bool = False,
     quiet: bool = False,
     forwarded_allow_ips: str = "",
+    users: bool = False,
 ):
-    """Serve the app. Binding anything but loopback requires auth; never a share link.
+    """Serve the app. Binding anything but loopback requires auth (`auth`, one person, or `users`: the accounts of
+    `chief users`, each seeing only their own projects); never a share link.
 
     The client address (what login limits count by) is the connection's peer: uvicorn's proxy headers are trusted
     only from `forwarded_allow_ips` (uvicorn trusts 127.0.0.1 by default, so a local client could name any address
     in X-Forwarded-For). Its `FORWARDED_ALLOW_IPS`, read when Gradio builds the server, is set for that moment."""
     credentials = parse_auth(auth)
     proxies = parse_proxies(forwarded_allow_ips)
+    if users and credentials is not None:
+        raise ValueError("--users and --auth both say who may sign in: pass one")
+    if users:
+        if not studio.accounts.any():
+            raise ValueError(
+                "--users needs accounts: add one first (chief users add NAME [--teacher] --password-stdin)"
+            )
+        credentials = studio.accounts.sign_in  # Gradio's login form, behind the Guard's login limits
     if not is_loopback(host) and credentials is None:
-        raise ValueError(f"serving on {host} exposes your projects: pass --auth user:password (or set CHIEF_AUTH)")
+        raise ValueError(
+            f"serving on {host} exposes your projects: pass --auth user:password or --users (or set CHIEF_AUTH)"
+        )
     from starlette.middleware import Middleware
 
     from app.ui.security import Guard, allowed_hosts
 
-    demo = create_app(studio)
+    demo = create_app(studio, users=users)
     cap = upload_cap(studio.config)
     guard = Middleware(Guard, hosts=allowed_hosts(studio.config.allowed_hosts), max_body=cap)
     with _LAUNCH_LOCK, _environment(FORWARDED_ALLOW_IPS=proxies):

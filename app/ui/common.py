@@ -106,8 +106,9 @@ def guard(fn: Callable) -> Callable:
 
 
 def page_session() -> str:
-    """The browser session of the event being handled (its `chief_session` cookie, set by app.ui.security), or ""
-    outside an event or for a client without the cookie. Jobs are kept per session (app/jobs.py)."""
+    """The browser session of the event being handled (its `chief_session` cookie, set by app.ui.security), after
+    the signed-in account's name when there is one, or "" outside an event or for a client without the cookie. Jobs
+    are kept per session (app/jobs.py), so per account too."""
     from gradio.context import LocalContext
 
     from app.ui.security import session_of
@@ -115,13 +116,40 @@ def page_session() -> str:
     request = LocalContext.request.get(None)
     if request is None:
         return ""
-    return session_of({k.lower(): v for k, v in request.headers.items()})
+    session = session_of({k.lower(): v for k, v in request.headers.items()})
+    user = getattr(request, "username", None)
+    return f"{user}/{session}" if user else session
+
+
+def request_actor():
+    """Who acts in the event being handled (storage.owners' source for the web app): the Blocks' `chief_actor`
+    (set by create_app) applied to the event's request; None outside an event."""
+    from gradio.context import LocalContext
+
+    request, blocks = LocalContext.request.get(None), LocalContext.blocks.get(None)
+    who = getattr(blocks, "chief_actor", None)
+    if request is None or who is None:
+        return None
+    return who(request)
 
 
 def need_project(pid: str | None) -> str:
+    """The project a handler acts on. Whether the signed-in account may open it is checked wherever the id becomes
+    a project (storage.repository.Unit._project_row, storage.owners): another account's project is "not found"."""
     if not pid:
         raise gr.Error("open or create a project first (Projects tab)")
     return pid
+
+
+def server_settings_allowed() -> None:
+    """Refuse, in one line, a signed-in student's change of the server's own settings (agents, rendering): with
+    `chief serve --users` they apply to every account, and a student who chose the LLM endpoint would receive the
+    others' ideas and frames. A teacher may; without --users the one person (the local owner) may."""
+    from storage.owners import LOCAL_OWNER, current
+
+    actor = current()
+    if actor is not None and actor.name != LOCAL_OWNER and not actor.teacher:
+        raise gr.Error("only a teacher changes this server's settings: they apply to everyone signed in to it")
 
 
 def ver(v: Any) -> int | None:

@@ -9,9 +9,8 @@ ASGI middleware around the Gradio app (installed by `app.ui.launch`), deciding b
   where a request comes from (`Origin`, `Sec-Fetch-Site`); only following a link to the app (a top-level
   navigation) is let through. Clients that are not browsers send neither header and are not refused here:
   they are not a page the user happened to open.
-- **Login.** With `--auth`, failed logins per client address (the connection's peer, or what a proxy listed with
-  `--forwarded-allow-ips` says) are limited (`LOGIN_FAILURES` per
-  `LOGIN_WINDOW` seconds); more are answered 429 until the window has passed. An attempt is counted before
+- **Login.** With `--auth` or `--users`, failed logins per client address (the connection's peer, or what a proxy
+  listed with `--forwarded-allow-ips` says) are limited (`LOGIN_FAILURES` per `LOGIN_WINDOW` seconds); more are answered 429 until the window has passed. An attempt is counted before
   Gradio checks it, so a concurrent burst gets no more tries than a sequence.
 - **Size.** With `max_body` (app.ui.upload_cap: the largest file any upload button takes), a request whose
   Content-Length says more is answered 413 before its body is read, and a body without one (chunked) is cut off

@@ -14,7 +14,7 @@ import gradio as gr
 from app.agent_settings import SCOPE_NOTE, AgentSettings
 from app.config import redact_url
 from app.ui import discovered
-from app.ui.common import Ctx, esc, guard, md, need_project, stills_label, ver
+from app.ui.common import Ctx, esc, guard, md, need_project, server_settings_allowed, stills_label, ver
 from app.ui.security import same_origin
 
 AGENT_MODES = [
@@ -428,6 +428,7 @@ def build(ctx: Ctx) -> None:
 
     @guard
     def apply(url, key, c, r, p, m, t, rt, cc, fr, dt, im, out, ctxt, vid, aud, request: gr.Request):
+        server_settings_allowed()
         other = {
             "llm_timeout": t,
             "llm_max_retries": rt,
@@ -455,6 +456,8 @@ def build(ctx: Ctx) -> None:
     @guard
     def apply_render(s, g, policy):
         from app.config import with_overrides
+
+        server_settings_allowed()
 
         studio.reconfigure(
             with_overrides(

@@ -1,0 +1,74 @@
+"""Who is acting: the account whose projects a read or write may touch (stdlib only).
+
+Every project belongs to an account (`projects.owner`, migration 0010). The repository asks `current()` whenever it
+resolves a project id (`storage.repository.Unit._project_row`) or lists projects: someone else's project is "not
+found", the same words as one that does not exist. A teacher sees every project.
+
+Who acts comes from, in order: a *source* a front end installs (the web app's reads the signed-in user of the event
+being handled, app/ui/common.py `request_actor`), then the `ACTOR` context variable (the CLI's `--user`, a test's
+`acting(...)`). None of them (the server's own upkeep, migrations) means no one in particular: nothing is filtered.
+A job's thread copies its request's context (app/jobs.py), so it acts as the user who started it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+LOCAL_OWNER = "local"  # the account of whoever runs CHIEF on this machine; a data folder's projects before 0010
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")
+
+
+@dataclass(frozen=True)
+class Actor:
+    name: str
+    teacher: bool = False
+
+    def may_open(self, owner: str) -> bool:
+        return self.teacher or owner == self.name
+
+
+ACTOR: ContextVar[Actor | None] = ContextVar("chief_actor", default=None)
+_sources: list[Callable[[], Actor | None]] = []
+
+
+def current() -> Actor | None:
+    """The account acting now (None: no one in particular, e.g. the server's own upkeep)."""
+    for source in _sources:
+        actor = source()
+        if actor is not None:
+            return actor
+    return ACTOR.get()
+
+
+def owner_of_new() -> str:
+    """The owner of a project made (or imported) now."""
+    actor = current()
+    return actor.name if actor is not None else LOCAL_OWNER
+
+
+def add_source(source: Callable[[], Actor | None]) -> None:
+    """Install a front end's way of telling who acts (once; it answers None outside its own events)."""
+    if source not in _sources:
+        _sources.append(source)
+
+
+@contextmanager
+def acting(actor: Actor | None) -> Iterator[None]:
+    """Run the block as `actor`."""
+    token = ACTOR.set(actor)
+    try:
+        yield
+    finally:
+        ACTOR.reset(token)
+
+
+def check_name(name: str) -> str:
+    if not NAME.match(name or ""):
+        raise ValueError(
+            f"{name!r} is not an account name: 1 to 32 letters, digits, '.', '_' or '-', starting with a letter or digit"
+        )
+    return name
