@@ -630,7 +630,7 @@ class Audio:
             if (tail := k - i - len(voice)) > 0:
                 envelope[-tail:] = np.linspace(duck, 1.0, tail)
             gain[j:k] = np.minimum(gain[j:k], envelope)
-            under = float(np.max(np.abs(main[i : i + len(voice)] * gain[i : i + len(voice)]), initial=0.0))
+            under = float(np.max(np.abs(main[i : i + len(voice)] * gain[i : i + len(voice), None]), initial=0.0))
             if (peak := float(np.max(np.abs(voice), initial=0.0))) + under > ceiling:  # turned down, never clipped
                 voice = voice * np.float32(max(0.0, ceiling - under) / peak)
             voices[i : i + len(voice)] += voice
