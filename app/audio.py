@@ -533,7 +533,8 @@ class Audio:
     def _generated(
         self, role: str, model, words: str, seconds: float, seed: int, cancel: CancelToken, db: float = 0.0
     ) -> tuple[Path, bool]:
-        """A cue (music) or a shot's sounds (effects) made by `model` at 48 kHz, `db` louder (its scene's level),
+        """A cue (music) or a shot's sounds (effects) made by `model` at 48 kHz in the channels it makes (a stereo
+        model's two kept), `db` louder (its scene's level),
         cached by the words, the length, the seed, the level and the model (its folder, resolved); a failure is one
         line, never the temp sound instead."""
         from generation.audio.families import make
@@ -548,7 +549,9 @@ class Audio:
             except RenderError as e:
                 raise StudioError(f"{role}_model: {e}") from None
 
-        parts = dict(words=words, seconds=seconds, seed=seed, model=model_id, **({"db": db} if db else {}))
+        parts = dict(
+            words=words, seconds=seconds, seed=seed, model=model_id, channels="own", **({"db": db} if db else {})
+        )
         return self._cached(role, parts, generate)
 
     def _cached(self, kind: str, parts: dict, make) -> tuple[Path, bool]:

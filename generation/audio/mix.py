@@ -190,9 +190,13 @@ def _at(piece: Placed) -> int:
     return max(0, round(piece.start * RATE))
 
 
-def build_stem(pieces: list[Placed], seconds: float, edge_fade: float) -> np.ndarray:
-    """Sum pieces into one mono track `seconds` long at RATE; a piece past the end is cut there."""
-    return _Pieces(str).stem(pieces, edge_fade, 0, round(seconds * RATE))[:, 0]
+def build_stem(
+    pieces: list[Placed], seconds: float, edge_fade: float, channels: int = 1, side: int | None = None
+) -> np.ndarray:
+    """Sum pieces into one track `seconds` long at RATE, as the mix places them on a stem of `channels` (`side`: see
+    `SIDES`); mono `(n,)` for one channel. A piece past the end is cut there."""
+    out = _Pieces(str, channels).stem(pieces, edge_fade, 0, round(seconds * RATE), side)
+    return out[:, 0] if channels == 1 else out
 
 
 def _load(path: Path) -> np.ndarray:

@@ -181,3 +181,17 @@ def test_a_stereo_cue_keeps_its_channels_and_a_changed_part_alone_is_mixed_again
     second = mix(moved, music, [], SECONDS, tmp_path / "b.wav", tmp_path / "b", bounds=[6.0], cache=cache)
     assert (first.parts_mixed, second.parts_mixed, second.parts_reused) == (2, 1, 1)
     assert channels(second.path) == 2 and abs(measure(second.path).integrated_lufs + 14.0) <= 0.1
+
+
+@pytest.mark.slow
+def test_a_stereo_models_sound_keeps_its_two_channels(audio_folders):
+    """A model that makes two channels (Stable Audio, tiny and random-weight here) gives a stereo cue, also when
+    its calls are crossfaded to a length longer than one call makes; the mix keeps it as it is."""
+    from generation.audio.families import make
+    from generation.pipelines import PipelineModel
+
+    model = PipelineModel(audio_folders("stable_audio"), device="cpu")
+    sound = make(model, "rain on a tin roof", 3.0, seed=3, steps=2)  # the tiny model makes 2 s a call: two calls
+    assert sound.samples.shape == (round(3.0 * RATE), 2)
+    assert not np.allclose(sound.samples[:, 0], sound.samples[:, 1], atol=1e-4)
+    assert np.array_equal(placed(sound.samples, 2, MUSIC_SIDE), sound.samples)
