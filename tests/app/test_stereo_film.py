@@ -2,7 +2,7 @@
 described track) are two channels; the line's window is centred (L/R correlation near 1, balanced within half a
 dB) and the music and rain before it are wide (correlation clearly under 1, side energy); the film meets its
 loudness target and ceiling by ebur128 over both channels; `chief film --channels mono` makes a one-channel film
-with no picture rendered again; a creator's stereo track keeps its two channels; and the film's ceiling check
+with no picture rendered again; the screening room's soloed dialogue stays centred; a creator's stereo track keeps its two channels; and the film's ceiling check
 lowers both channels alike."""
 
 from __future__ import annotations
@@ -10,10 +10,12 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from app.audio import mix_stems
 from generation.audio.loudness import measure
 from generation.audio.pcm import RATE, decode, read_frames, write_wav
 from generation.audio.stereo import image
@@ -104,6 +106,13 @@ def test_the_film_is_stereo_with_the_line_centred_and_mono_on_request(chief, tmp
     print(f"film: {heard}; reported: {r['audio']}")
     assert abs(heard.integrated_lufs + 14.0) <= 1.0 and heard.true_peak_dbtp <= -1.0
     assert (r["audio"]["loudness_lufs"], r["audio"]["true_peak_dbtp"]) == (heard.integrated_lufs, heard.true_peak_dbtp)
+    stems = {k: Path(r["files"][k]) for k in ("dialogue", "music", "effects")}  # the screening room's solo
+    solo = decode(
+        mix_stems(Path(r["film"]), stems, ["dialogue"], heard.integrated_lufs, tmp_path / "solo.mp4"), RATE, stereo=True
+    )
+    alone = image(solo[line])
+    print(f"the dialogue soloed: {alone}")
+    assert alone.correlation > 0.999 and abs(alone.balance_db) < 0.1
 
     out = json.loads(chief("film", pid, "--channels", "mono", "--json").stdout)
     assert out["film"]["channels"] == "mono" and out["changed"] is True
