@@ -6,7 +6,7 @@ times the subtitles use), the narration on the dialogue stem, each scene's music
 `music_model`'s, or the creator's uploaded track), each shot's sounds (the temp effects, or the `effects_model`'s;
 cues and sounds at their scene's level, dB over the film's) and a clip's own sound (LTX-2) on the effects stem;
 mixed by `generation.audio.mix` with
-the version's film options (loudness target, levels, ducking). Every voiced line, cue and effect is cached in
+the version's film options (loudness target, levels, ducking, stereo or mono). Every voiced line, cue and effect is cached in
 `Config.sound_dir` by its content, so a changed line voices that line only. It uses no other service: the render
 hands it the clips' files and the film's timeline.
 """
@@ -29,6 +29,7 @@ from storage.schema import CharacterVoice, Shot, Storyboard
 # mix's last limiter stays this far under the -1 dBTP ceiling (with it, 5 runs: the film -3.0 to -3.7 dBTP).
 AAC_HEADROOM = 3.0
 PREVIEW_LINE = "This is how I sound in the film."
+CHANNELS = {"stereo": 2, "mono": 1}  # `FilmOptions.channels`: the mix's channels
 TRACK_LABEL = "uploaded track"
 
 
@@ -46,7 +47,7 @@ class Cast:
 
 @dataclass(frozen=True)
 class FilmSound:
-    path: Path  # the mix (48 kHz mono WAV), as long as the film
+    path: Path  # the mix (48 kHz WAV, stereo or mono as the film options say), as long as the film
     summary: RenderAudio
     stems: dict[str, Path]  # dialogue, music, effects: levelled (the music ducked), before normalisation
 
@@ -59,7 +60,7 @@ SPEECH_FLOOR_DB = -50.0  # a 20-ms frame of the dialogue stem above this is spee
 class Described:
     """The described track: the mix with the descriptions said between the lines."""
 
-    path: Path  # 48 kHz mono WAV, as long as the film
+    path: Path  # 48 kHz WAV with the mix's channels, as long as the film
     placed: list[tuple[str, float, float]]  # (shot id, start, end) of each description said, on the film's timeline
     flagged: list[str]  # the descriptions that fit no gap between their shot's lines (left out), one sentence each
     voiced: int  # descriptions voiced now
@@ -378,6 +379,7 @@ class Audio:
             effects_db=opts.effects_level,
             ducking=opts.ducking,
             headroom=AAC_HEADROOM,
+            channels=CHANNELS[opts.channels],
         )
         mixed = self._mixed((dialogue, music, effects), total, bounds, settings, scratch, cancel)
         if mixed is None:  # every stem silent (a clip's silent sound track): the film has no sound
@@ -479,9 +481,9 @@ class Audio:
             return u.add_child(u.version(pid, v.number), board, "edit", message)[0], True
 
     def _track(self, sha: str, seconds: float, db: float = 0.0) -> Path:
-        """An uploaded track cut to `seconds` (silence after a shorter one) as a 48 kHz WAV in the sound cache, `db`
-        louder (its scene's music level). Decoding stops at `seconds`: a track from an archive is decoded no further
-        than it plays."""
+        """An uploaded track cut to `seconds` (silence after a shorter one) as a 48 kHz WAV in the sound cache with
+        its own channels (a stereo track stays stereo in the mix), `db` louder (its scene's music level). Decoding
+        stops at `seconds`: a track from an archive is decoded no further than it plays."""
         import numpy as np
 
         from generation.audio.pcm import RATE, Sound, decode
@@ -492,13 +494,15 @@ class Audio:
 
         def cut() -> Sound:
             try:
-                samples = decode(path, RATE, seconds)
+                samples = decode(path, RATE, seconds, stereo=True)
             except ValueError as e:
                 raise StudioError(f"uploaded track: {e}") from None
             n = round(seconds * RATE)
-            return _gain(Sound(np.pad(samples[:n], (0, max(0, n - len(samples)))), RATE, TRACK_LABEL), db)
+            padded = np.pad(samples[:n], ((0, max(0, n - len(samples))), (0, 0)))
+            return _gain(Sound(padded if padded.shape[1] == 2 else padded[:, 0], RATE, TRACK_LABEL), db)
 
-        return self._cached("tracks", dict(track=sha, seconds=seconds, **({"db": db} if db else {})), cut)[0]
+        parts = dict(track=sha, seconds=seconds, channels="own", **({"db": db} if db else {}))
+        return self._cached("tracks", parts, cut)[0]
 
     # ------------------------------------------------------------------ music and effects models
     def _model(self, role: str):
@@ -529,7 +533,8 @@ class Audio:
     def _generated(
         self, role: str, model, words: str, seconds: float, seed: int, cancel: CancelToken, db: float = 0.0
     ) -> tuple[Path, bool]:
-        """A cue (music) or a shot's sounds (effects) made by `model` at 48 kHz, `db` louder (its scene's level),
+        """A cue (music) or a shot's sounds (effects) made by `model` at 48 kHz in the channels it makes (a stereo
+        model's two kept), `db` louder (its scene's level),
         cached by the words, the length, the seed, the level and the model (its folder, resolved); a failure is one
         line, never the temp sound instead."""
         from generation.audio.families import make
@@ -544,7 +549,9 @@ class Audio:
             except RenderError as e:
                 raise StudioError(f"{role}_model: {e}") from None
 
-        parts = dict(words=words, seconds=seconds, seed=seed, model=model_id, **({"db": db} if db else {}))
+        parts = dict(
+            words=words, seconds=seconds, seed=seed, model=model_id, channels="own", **({"db": db} if db else {})
+        )
         return self._cached(role, parts, generate)
 
     def _cached(self, kind: str, parts: dict, make) -> tuple[Path, bool]:
@@ -574,18 +581,20 @@ class Audio:
         description voiced by the narrator (cached like lines) in a gap between the lines of its shot, the mix
         ducked DESCRIPTION_DUCK_DB under it. Where lines are said is measured on the dialogue stem (narration
         included); a description that does not fit any gap of its shot (DESCRIPTION_MARGIN from a line, its ramps
-        inside the gap) is left out and flagged, never said over a line. `sound`: the film's mix (None: silence)."""
+        inside the gap) is left out and flagged, never said over a line. `sound`: the film's mix (None: silence).
+        The track has the mix's channels (the film options' when silent); a description is centred, as lines are."""
         import numpy as np
 
         from generation.audio.loudness import TARGETS, measure
-        from generation.audio.pcm import RATE, read_wav, resample, rms_db, write_wav
+        from generation.audio.pcm import RATE, read_frames, read_wav, resample, rms_db, write_wav
         from storage.schema import DESCRIPTION_RAMP, fit_gap
 
         n = round(total * RATE)
-        main = np.zeros(n, np.float32)
+        main = np.zeros((n, CHANNELS[board.film.channels]), np.float32)
         speech: list[tuple[float, float]] = []
         if sound is not None:
-            samples, rate = read_wav(sound.path)
+            samples, rate = read_frames(sound.path)
+            main = np.zeros((n, samples.shape[1]), np.float32)
             main[: min(n, len(samples))] = resample(samples, rate, RATE)[:n]
             dialogue, rate = read_wav(sound.stems["dialogue"])
             speech = _spoken_spans(resample(dialogue, rate, RATE), RATE)
@@ -624,11 +633,11 @@ class Audio:
             if (tail := k - i - len(voice)) > 0:
                 envelope[-tail:] = np.linspace(duck, 1.0, tail)
             gain[j:k] = np.minimum(gain[j:k], envelope)
-            under = float(np.max(np.abs(main[i : i + len(voice)] * gain[i : i + len(voice)]), initial=0.0))
+            under = float(np.max(np.abs(main[i : i + len(voice)] * gain[i : i + len(voice), None]), initial=0.0))
             if (peak := float(np.max(np.abs(voice), initial=0.0))) + under > ceiling:  # turned down, never clipped
                 voice = voice * np.float32(max(0.0, ceiling - under) / peak)
             voices[i : i + len(voice)] += voice
             busy.append((at, at + said.seconds))
             placed.append((shot.shot_id, round(at, 3), round(at + said.seconds, 3)))
-        path = write_wav(scratch / "described.wav", main * gain + voices, RATE)
+        path = write_wav(scratch / "described.wav", main * gain[:, None] + voices[:, None], RATE)
         return Described(path, placed, flagged, voiced, reused, measure(path, cancel))

@@ -88,9 +88,11 @@ class FilmAssembler:
             if sound is None:  # a film with nothing else to hear: the main track is silence
                 import numpy as np
 
+                from app.audio import CHANNELS
                 from generation.audio.pcm import RATE, write_wav
 
-                audio = write_wav(scratch / "silence.wav", np.zeros(round(total * RATE), np.float32), RATE)
+                silence = np.zeros((round(total * RATE), CHANNELS[opts.channels]), np.float32)
+                audio = write_wav(scratch / "silence.wav", silence, RATE)
         cancel.raise_if_cancelled()
         film = scratch / "film.mp4"
 
@@ -151,11 +153,12 @@ class FilmAssembler:
         """`sound` with the loudness the cut `film` has: the film's AAC is measured (ebur128) and, where the encoder
         took its true peak over the target's ceiling (AAC_HEADROOM keeps real mixes 2-3 dB under it; peaky noise,
         such as a random-weight model's sound, went 5 dB over), the film is cut again with its sound tracks lowered
-        by the overshoot and half a dB, and measured again. Either way the summary carries the film's figures."""
+        by the overshoot and half a dB, and measured again (ebur128 over every channel: the stereo signal, its louder
+        channel's true peak). Either way the summary carries the film's figures."""
         from dataclasses import replace
 
         from generation.audio.loudness import TARGETS, measure
-        from generation.audio.pcm import RATE, decode, write_wav
+        from generation.audio.pcm import read_frames, write_wav
 
         ceiling = TARGETS[sound.summary.target].true_peak
         heard = measure(film, cancel=cancel)
@@ -166,7 +169,8 @@ class FilmAssembler:
             tracks = (("main", sound.path), ("described", described.path if described is not None else None))
             for name, track in tracks:
                 if track is not None:
-                    lowered[name] = write_wav(scratch / f"{name}.lowered.wav", decode(track, RATE) * gain, RATE)
+                    samples, rate = read_frames(track)  # every channel, lowered alike
+                    lowered[name] = write_wav(scratch / f"{name}.lowered.wav", samples * gain, rate)
             cut(lowered["main"], lowered.get("described"))
             heard = measure(film, cancel=cancel)
             log.info("the film's sound went %.1f dB over %.1f dBTP in AAC: lowered %.1f dB", over, ceiling, over + 0.5)

@@ -261,12 +261,13 @@ class Watching:
 
     def _listen(self, render: RenderRecord, shots: list[ShotSound], audio_dir: Path | None):
         """(what listening measured over each shot's window, the mix's WAV in `audio_dir` or None): the film's AAC
-        decoded (mono 48 kHz), and its dialogue and music stems from the media store."""
+        decoded (48 kHz, its own channels: a stereo film's loudness is its two channels'), and its dialogue and music
+        stems (mono: channels averaged) from the media store."""
         from generation.audio.listen import Spoken, Window, listen
         from generation.audio.pcm import RATE, decode, read_wav, write_wav
 
         try:
-            mix = decode(self.ctx.media.path(render.film_sha256, "mp4"), RATE)
+            mix = decode(self.ctx.media.path(render.film_sha256, "mp4"), RATE, stereo=True)
         except ValueError as e:
             raise StudioError(f"the film's sound could not be heard: {e}") from None
 

@@ -1,11 +1,13 @@
 """The mix's cost per minute of film against ffmpeg alone running the same filter graph over the whole film with
-two-pass loudnorm, in one run (medians of `--repeat` interleaved runs).
+two-pass loudnorm, and the stereo mix (the default) against a mono one, in one run (medians of `--repeat`
+interleaved runs).
 
 A film of `--minutes` (scenes of 30 s, a Piper line every 5 s spoken by four cast voices, a temp-score cue per
 scene, temp ambience under all of it) is mixed by `generation.audio.mix.mix` (in parts of a scene: placing pieces,
 the filter graph per part, one gain from the parts' blocks, the limiter where it must), from an empty part cache;
-then ffmpeg alone runs the same graph over the whole film's stems with loudnorm measuring, then applying. Making the
-pieces (voices, cues) is timed apart.
+then ffmpeg alone runs the same graph over the whole film's stems (placed as the mix places them: stereo) with
+loudnorm measuring, then applying; then `mix` again with `channels=1`. Making the pieces (voices, cues) is timed
+apart.
 
 python -m bench.audio_mix [--minutes 1] [--quick] [--json]
 """
@@ -22,7 +24,7 @@ from pathlib import Path
 
 from generation.audio.ambience import ambience
 from generation.audio.loudness import loudnorm_filter, loudnorm_json
-from generation.audio.mix import EDGE_FADE, STEMS, MixSettings, Placed, build_stem, graph, mix
+from generation.audio.mix import EDGE_FADE, SIDES, STEMS, MixSettings, Placed, build_stem, graph, mix
 from generation.audio.pcm import RATE, write_wav
 from generation.audio.score import compose
 from generation.audio.voices import Voices, cast
@@ -91,19 +93,25 @@ def main(argv: list[str] | None = None) -> dict:
     dialogue, music, effects, making = make_pieces(seconds, work)
     settings = MixSettings()
     raw = {
-        name: write_wav(work / f"{name}.raw.wav", build_stem(pieces, seconds, edge), RATE)
-        for name, pieces, edge in zip(
-            STEMS, (dialogue, music, effects), (EDGE_FADE, settings.fade, settings.fade), strict=True
+        name: write_wav(work / f"{name}.raw.wav", build_stem(pieces, seconds, edge, settings.channels, side), RATE)
+        for name, pieces, edge, side in zip(
+            STEMS, (dialogue, music, effects), (EDGE_FADE, settings.fade, settings.fade), SIDES, strict=True
         )
     }
-    ours_runs, bare_runs = [], []
+    mono = MixSettings(channels=1)
+    ours_runs, bare_runs, mono_runs = [], [], []
     for _ in range(args.repeat):  # interleaved, so a busy moment on a shared machine hits both sides
         t = time.perf_counter()
         shutil.rmtree(work / "mix", ignore_errors=True)  # an empty part cache: every part mixed
         result = mix(dialogue, music, effects, seconds, work / "mix.wav", work / "mix", settings)
         ours_runs.append(time.perf_counter() - t)
         bare_runs.append(bare_ffmpeg(raw, settings, work / "bare.wav"))
+        t = time.perf_counter()
+        shutil.rmtree(work / "mono", ignore_errors=True)
+        mix(dialogue, music, effects, seconds, work / "mono.wav", work / "mono", mono)
+        mono_runs.append(time.perf_counter() - t)
     ours, bare = sorted(ours_runs)[len(ours_runs) // 2], sorted(bare_runs)[len(bare_runs) // 2]
+    single = sorted(mono_runs)[len(mono_runs) // 2]
     minutes = seconds / 60
     out = {
         "film_seconds": seconds,
@@ -114,6 +122,8 @@ def main(argv: list[str] | None = None) -> dict:
         "bare_ffmpeg_seconds": round(bare, 2),
         "mix_seconds_per_film_minute": round(ours / minutes, 2),
         "ratio_mix_vs_bare_ffmpeg": round(ours / bare, 2),
+        "mono_mix_seconds": round(single, 2),
+        "ratio_stereo_vs_mono_mix": round(ours / single, 2),
         "loudness": result.loudness.__dict__,
         "normalisation": result.normalisation,
     }
@@ -127,6 +137,7 @@ def main(argv: list[str] | None = None) -> dict:
         print(
             f"mix {ours:.2f} s ({ours / minutes:.2f} s per film minute) vs ffmpeg alone {bare:.2f} s: ×{ours / bare:.2f}"
         )
+        print(f"stereo mix {ours:.2f} s vs mono mix {single:.2f} s: ×{ours / single:.2f}")
         print(f"measured: {result.loudness} ({result.normalisation})")
     return out
 

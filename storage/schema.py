@@ -358,6 +358,11 @@ class FilmOptions(Strict):
     music_level: float = Field(default=-8.0, ge=-60, le=12, description="music stem level in dB before the mix")
     effects_level: float = Field(default=-14.0, ge=-60, le=12, description="effects stem level in dB before the mix")
     ducking: bool = Field(default=True, description="duck the music under speech")
+    channels: Literal["stereo", "mono"] = Field(
+        default="stereo",
+        description="the mix: stereo (dialogue centred, music and effects wide) or mono (one channel, for a mono "
+        "delivery)",
+    )
     captions: Literal["plain", "sdh"] = Field(
         default="sdh",
         description="subtitles: plain (the lines, an off-screen speaker named) or sdh (for viewers who cannot hear: "

@@ -348,6 +348,11 @@ def accept(c: Ctx, project, proposal_id, only, edits, version):
 @click.option("--effects-level", type=click.FloatRange(-60, 12), help="Effects stem level in dB before the mix.")
 @click.option("--ducking/--no-ducking", default=None, help="Duck the music under speech.")
 @click.option(
+    "--channels",
+    type=click.Choice(["stereo", "mono"]),
+    help="The mix: stereo (dialogue centred, music and effects wide) or mono (one channel, for a mono delivery).",
+)
+@click.option(
     "--captions",
     type=click.Choice(["plain", "sdh"]),
     help="Subtitles: sdh (for viewers who cannot hear: unclear speakers named, [sounds] and [music]) or plain lines.",
@@ -370,6 +375,7 @@ def film(
     music_level,
     effects_level,
     ducking,
+    channels,
     captions,
     audio_description,
     tier,
@@ -391,6 +397,7 @@ def film(
             ("music_level", music_level),
             ("effects_level", effects_level),
             ("ducking", ducking),
+            ("channels", channels),
             ("captions", captions),
             ("audio_description", audio_description),
             ("tier", tier),

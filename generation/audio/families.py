@@ -78,7 +78,8 @@ def generate(
     steps: int | None = None,
     cancel: CancelToken | None = None,
 ) -> Made:
-    """`seconds` of sound for `prompt` from the model (mono float32 at the model's rate, labelled by family).
+    """`seconds` of sound for `prompt` from the model (float32 at the model's rate, mono `(n,)` or stereo `(n, 2)`
+    as the model makes it, labelled by family).
 
     A pipeline rounds the length to its latent frames; one that makes less than 90% of what was asked is an
     error, never padded with silence."""
@@ -87,7 +88,7 @@ def generate(
     n = round(seconds * rate)
     if len(samples) < 0.9 * n:
         raise RenderError(f"{family_of(model).name} made {made:g} s of the {seconds:g} s asked")
-    samples = np.pad(samples[:n], (0, max(0, n - len(samples))))
+    samples = np.pad(samples[:n], [(0, max(0, n - len(samples)))] + [(0, 0)] * (samples.ndim - 1))
     return Made(Sound(samples.astype(np.float32), rate, label(model)), made)
 
 
@@ -127,7 +128,8 @@ def _call(
         raise RenderError(f"{family.name} failed: {first_line(e)}") from e
     rate = int(_attr(pipe, family.rate_from))
     samples = np.asarray(audio[0].float().cpu() if hasattr(audio[0], "cpu") else audio[0], dtype=np.float32)
-    samples = samples.mean(axis=0) if samples.ndim == 2 else samples  # (channels, n) → mono
+    if samples.ndim == 2:  # (channels, n): one channel as mono, a stereo model's two kept as (n, 2)
+        samples = samples[0] if len(samples) == 1 else np.ascontiguousarray(samples.T[:, :2])
     return np.nan_to_num(samples).astype(np.float32), rate
 
 
@@ -157,7 +159,8 @@ def make(
     steps: int | None = None,
     cancel: CancelToken | None = None,
 ) -> Sound:
-    """`seconds` of sound at the mix's rate (48 kHz), labelled with the model (`label`): calls of the whole length
+    """`seconds` of sound at the mix's rate (48 kHz; stereo `(n, 2)` when the model makes two channels, which the
+    mix keeps), labelled with the model (`label`): calls of the whole length
     or, when that is more than the model makes at once, of the most it makes (each its own seed: `seed`,
     `seed + 1`, ...), joined by equal-power crossfades until the length is reached. A pipeline rounds each call to
     its latent frames, so a piece is laid by the length it has, not the length asked; the end is cut to `seconds`."""
@@ -166,15 +169,15 @@ def make(
     ask = min(seconds, model_max_seconds(warm(model.model, model.options).pipe, family_of(model)))
     fade = round(min(CROSSFADE, ask / 4) * RATE)
     n = round(seconds * RATE)
-    out = np.zeros(0, np.float32)
+    out = None
     k = 0
-    while len(out) < n:
+    while out is None or len(out) < n:
         samples, rate = _call(model, prompt, ask, seed + k, steps, cancel)
         piece = resample(samples, rate, RATE)
         if len(piece) <= 2 * fade:
             raise RenderError(f"{label(model)} made {len(samples) / rate:g} s of the {ask:g} s asked")
-        if k:
-            t = np.linspace(0.0, np.pi / 2, fade, dtype=np.float32)
+        if out is not None:
+            t = np.linspace(0.0, np.pi / 2, fade, dtype=np.float32).reshape(-1, *[1] * (piece.ndim - 1))
             joined = out[-fade:] * np.cos(t) + piece[:fade] * np.sin(t)
             out = np.concatenate([out[:-fade], joined, piece[fade:]])
         else:

@@ -5,15 +5,18 @@ Per window:
 - **loudness**: integrated loudness of the mix over the window, ITU-R BS.1770-4 done here in full: K-weighting
   (the standard's two biquads, designed for the rate as libebur128 does), 400 ms blocks overlapping by 75 % on a
   100 ms grid from the film's start, the absolute gate at -70 LUFS, then the relative gate 10 LU under the gated
-  mean. Mono, one channel of weight 1 (as ffmpeg's `ebur128` reads a mono stream; a test checks the two agree).
+  mean. Every channel weighs 1 (mono, or a stereo mix's left and right summed, as ffmpeg's `ebur128` reads them;
+  tests check the two agree).
   The window is read on the 100 ms grid (its edges rounded inwards); one shorter than a block is one block of
   the sub-blocks it has. None when every block is under the absolute gate (silence).
 - **speech to music**: while a line is spoken — the 10 ms frames of the dialogue stem louder than `SPEECH_DBFS`
   within the line's span — the dialogue stem's mean power over the music stem's on the same frames, in dB. The
   stems are the render's levelled (and ducked) stems before normalisation, which moves the whole mix by one gain,
   so their ratio is the ratio in the film. None with no speech or no music under it.
-- **longest silence**: the longest run of 50 ms frames of the mix whose RMS is under `SILENCE_DBFS`.
-- **clipping**: samples of the mix at full scale (|x| >= `FULL_SCALE`; a decoded AAC stream can exceed 1.0).
+- **longest silence**: the longest run of 50 ms frames of the mix whose RMS (over its channels) is under
+  `SILENCE_DBFS`.
+- **clipping**: samples of the mix at full scale in any channel (|x| >= `FULL_SCALE`; a decoded AAC stream can
+  exceed 1.0).
 - **words per second**: the lines' words over the time they are spoken: a line's span starts at its first
   speech frame in its window and runs while speech goes on with pauses shorter than `MAX_PAUSE`, up to the next
   line's start (a line longer than its window spills on, as the voice does).
@@ -112,13 +115,15 @@ def k_weighting(rate: int) -> np.ndarray:
 
 
 def sub_blocks(samples: np.ndarray, rate: int = RATE) -> np.ndarray:
-    """Mean square of the K-weighted signal per 100 ms from the start (the last partial one dropped)."""
+    """Mean square of the K-weighted signal per 100 ms from the start (the last partial one dropped); of `(n, c)`
+    samples, the channels' mean squares summed (BS.1770: left and right weigh 1 each)."""
     from scipy.signal import sosfilt
 
-    weighted = sosfilt(k_weighting(rate), samples.astype(np.float64))
+    x = samples.astype(np.float64).reshape(len(samples), -1)
+    weighted = sosfilt(k_weighting(rate), x, axis=0)
     n = round(STEP * rate)
     m = len(weighted) // n
-    return np.mean(np.square(weighted[: m * n]).reshape(m, n), axis=1)
+    return np.mean(np.square(weighted[: m * n]).reshape(m, n, -1), axis=1).sum(axis=1)
 
 
 def gated_loudness(z: np.ndarray) -> float | None:
@@ -139,16 +144,18 @@ def gated_loudness(z: np.ndarray) -> float | None:
 
 
 def integrated(samples: np.ndarray, rate: int = RATE) -> float | None:
-    """BS.1770-4 integrated loudness of mono `samples` (LUFS; None: silent)."""
+    """BS.1770-4 integrated loudness of mono `(n,)` or multichannel `(n, c)` samples (LUFS; None: silent)."""
     return gated_loudness(sub_blocks(samples, rate))
 
 
 # ---------------------------------------------------------------------------------------------- levels in frames
 def frame_power(samples: np.ndarray, rate: int, seconds: float) -> np.ndarray:
-    """Mean square per frame of `seconds` from the start (the last partial frame dropped)."""
+    """Mean square per frame of `seconds` from the start (the last partial frame dropped; of `(n, c)` samples, the
+    mean over the channels too)."""
     n = round(seconds * rate)
     m = len(samples) // n
-    return np.mean(np.square(samples[: m * n].astype(np.float64)).reshape(m, n), axis=1)
+    x = samples[: m * n].astype(np.float64).reshape(m * n, -1)
+    return np.mean(np.square(x).reshape(m, -1), axis=1)
 
 
 def _db(power: float) -> float:
@@ -249,12 +256,13 @@ def listen(
     music: np.ndarray | None = None,
     rate: int = RATE,
 ) -> Listening:
-    """Measure `windows` of a film: `mix` its decoded sound (mono), `dialogue` and `music` its stems (same rate,
+    """Measure `windows` of a film: `mix` its decoded sound (mono `(n,)` or `(n, channels)`), `dialogue` and `music`
+    its stems (mono, same rate,
     time 0 = the film's start; without `dialogue` nothing is known of speech: speech-to-music, words per second and
     pitches are None / absent)."""
     z = sub_blocks(mix, rate)
     silent = frame_power(mix, rate, SILENCE_FRAME) < 10 ** (SILENCE_DBFS / 10)
-    full = np.abs(mix) >= FULL_SCALE
+    full = np.any(np.abs(mix).reshape(len(mix), -1) >= FULL_SCALE, axis=1)
     film_end = len(mix) / rate
     line_of = {(w.key, n): ln for w in windows for n, ln in enumerate(w.lines)}
     placed = sorted(((w.key, n) for w in windows for n in range(len(w.lines))), key=lambda k: line_of[k].start)

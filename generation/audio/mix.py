@@ -14,6 +14,11 @@ film's blocks, since parts start on the hop), so normalising is one gain compute
 the true-peak limiter (`limit`, 4× oversampled, look-ahead) runs only on the parts whose peak the gain takes over
 the ceiling, and those parts' blocks are measured again (at most `TRIES` gains). The figures returned (integrated,
 true peak, LRA) are computed from the blocks and peaks; ffmpeg's ebur128 agrees (tests/audio/test_mix.py).
+
+Stereo by default (`MixSettings.channels` 2; 1 for a mono delivery): every stem and the sum have the mix's channels.
+Dialogue is centred (the same samples left and right); music and effects are wide (`stereo.placed`: a stereo source
+kept, a mono one decorrelated by `stereo.widen`). Loudness sums the channels' K-weighted mean squares (BS.1770, weight 1 each); the
+true peak and the limiter take the louder channel at each sample, one gain for both, so the image does not move.
 """
 
 from __future__ import annotations
@@ -32,7 +37,8 @@ from generation.video_io import run_ffmpeg
 
 from .listen import STEP, k_weighting
 from .loudness import TARGETS, Loudness, Target, db, integrated_of, lra_of
-from .pcm import RATE, decode, fade, key, read_wav, resample, write_wav
+from .pcm import RATE, decode, fade, key, read_frames, resample, write_wav
+from .stereo import EFFECTS_SIDE, MUSIC_SIDE, WIDTH, placed
 
 STEMS = ("dialogue", "music", "effects")
 # Ducking: the key at +9.5 dB against a -40 dBFS threshold, ratio 20: a line at -25 dBFS RMS pulls the music down by
@@ -51,6 +57,7 @@ LIMIT_HOLD = 0.003  # s: and holds a reduction this long after the peak that ask
 # AGC on speech: on a Piper dialogue at -26 LUFS, -6.9 dBTP, -14 LUFS under -4 dBTP took +19.8 dB with 3 ms,
 # +24.8 with 10 ms, and 30 ms never reached it)
 EDGE_FADE = 0.005  # dialogue pieces: a 5 ms ramp so a line never clicks in
+SIDES = (None, MUSIC_SIDE, EFFECTS_SIDE)  # per stem: dialogue centred, music and effects widened (`stereo`)
 
 
 @dataclass(frozen=True)
@@ -74,6 +81,8 @@ class MixSettings:
     # dB the last limiter stays under the true-peak ceiling: 1 for a WAV; a lossy codec after the mix (the film's
     # AAC) overshoots by up to about 1.6 dB (measured), so the film's mix keeps more (app/audio.py)
     headroom: float = 1.0
+    channels: int = 2  # 2: stereo (dialogue centred, music and effects wide); 1: mono
+    width: float = WIDTH  # how wide a mono cue or effect is made (`stereo.widen`; 0: centred)
 
 
 @dataclass(frozen=True)
@@ -94,17 +103,20 @@ class MixResult:
 @dataclass(frozen=True)
 class Part:
     """A span of the film mixed before normalisation. `folder` holds its stems (16-bit WAVs), its sum (`mix.f32`,
-    float: before normalisation it may pass full scale) and `part.json` (its blocks and true peak)."""
+    float, channels interleaved: before normalisation it may pass full scale), its reach (the louder channel's) and
+    `part.json` (its channels, blocks and true peak)."""
 
     start: int  # first sample on the film (a multiple of GRID)
     end: int
     folder: Path
     z: np.ndarray  # K-weighted mean square per 100 ms of the span
-    peak: float  # true peak (linear) of the span's sum
+    peak: float  # true peak (linear) of the span's sum, its louder channel
     made: bool  # mixed now (else found in the cache)
+    channels: int = 1
 
     def raw(self) -> np.ndarray:
-        return np.fromfile(self.folder / "mix.f32", "<f4")
+        """The sum, `(samples, channels)`."""
+        return np.fromfile(self.folder / "mix.f32", "<f4").reshape(-1, self.channels)
 
     def reach(self) -> np.ndarray:
         return np.fromfile(self.folder / "reach.f16", "<f2").astype(np.float32)
@@ -129,20 +141,22 @@ def spans(bounds, seconds: float, max_part: float = MAX_PART) -> list[tuple[int,
 
 
 class _Pieces:
-    """Pieces' samples at RATE, loaded once per mix, cut to their length and faded as they sound on their stem."""
+    """Pieces' samples at RATE, `(n, channels)`, loaded once per mix, cut to their length, placed in the image
+    (`stereo.placed`: centred, or kept, or made wide from `side`) and faded as they sound on their stem."""
 
-    def __init__(self, identity: Callable[[Path], str]) -> None:
+    def __init__(self, identity: Callable[[Path], str], channels: int = 1, width: float = WIDTH) -> None:
         self.identity = identity
+        self.channels, self.width = channels, width
         self._samples: dict[tuple, np.ndarray] = {}
         self._lengths: dict[tuple, int] = {}
 
-    def samples(self, piece: Placed, edge: float) -> np.ndarray:
-        k = (piece.path, piece.length, edge)
+    def samples(self, piece: Placed, edge: float, side: int | None = None) -> np.ndarray:
+        k = (piece.path, piece.length, edge, side)
         if k not in self._samples:
             x = _load(piece.path)
             if piece.length is not None:
                 x = x[: round(piece.length * RATE)]
-            self._samples[k] = fade(x, RATE, edge, edge)
+            self._samples[k] = fade(placed(x, self.channels, side, self.width), RATE, edge, edge)
         return self._samples[k]
 
     def length(self, piece: Placed) -> int:
@@ -161,11 +175,11 @@ class _Pieces:
     def within(self, pieces: list[Placed], s: int, b: int) -> list[Placed]:
         return [p for p in pieces if _at(p) < b and _at(p) + self.length(p) > s]
 
-    def stem(self, pieces: list[Placed], edge: float, s: int, b: int) -> np.ndarray:
-        """The pieces summed over samples [s, b) of the film."""
-        out = np.zeros(b - s, np.float32)
+    def stem(self, pieces: list[Placed], edge: float, s: int, b: int, side: int | None = None) -> np.ndarray:
+        """The pieces summed over samples [s, b) of the film, `(b - s, channels)`."""
+        out = np.zeros((b - s, self.channels), np.float32)
         for p in self.within(pieces, s, b):
-            x, i = self.samples(p, edge), _at(p)
+            x, i = self.samples(p, edge, side), _at(p)
             lo, hi = max(0, s - i), min(len(x), b - i)
             if hi > lo:
                 out[i + lo - s : i + hi - s] += x[lo:hi]
@@ -176,20 +190,26 @@ def _at(piece: Placed) -> int:
     return max(0, round(piece.start * RATE))
 
 
-def build_stem(pieces: list[Placed], seconds: float, edge_fade: float) -> np.ndarray:
-    """Sum pieces into one mono track `seconds` long at RATE; a piece past the end is cut there."""
-    return _Pieces(str).stem(pieces, edge_fade, 0, round(seconds * RATE))
+def build_stem(
+    pieces: list[Placed], seconds: float, edge_fade: float, channels: int = 1, side: int | None = None
+) -> np.ndarray:
+    """Sum pieces into one track `seconds` long at RATE, as the mix places them on a stem of `channels` (`side`: see
+    `SIDES`); mono `(n,)` for one channel. A piece past the end is cut there."""
+    out = _Pieces(str, channels).stem(pieces, edge_fade, 0, round(seconds * RATE), side)
+    return out[:, 0] if channels == 1 else out
 
 
 def _load(path: Path) -> np.ndarray:
+    """A piece's samples at RATE with its own channels, `(n, 1)` or `(n, 2)`."""
     path = Path(path)
     if path.suffix.lower() == ".wav":
         try:
-            samples, rate = read_wav(path)
-            return resample(samples, rate, RATE)
+            samples, rate = read_frames(path)
+            if samples.shape[1] <= 2:
+                return resample(samples, rate, RATE)
         except Exception:  # a WAV this package did not write (float, 24-bit): ffmpeg reads it
             pass
-    return decode(path, RATE)
+    return decode(path, RATE, stereo=True)
 
 
 def graph(settings: MixSettings) -> str:
@@ -220,20 +240,23 @@ def ffmpeg_args(stems: dict[str, Path], filters: str, out: Path, stems_out: dict
 
 
 def _blocks(samples: np.ndarray) -> np.ndarray:
-    """K-weighted mean square per 100 ms (the last partial 100 ms dropped, as the film's own last one is)."""
+    """K-weighted mean square per 100 ms, summed over the channels (BS.1770: left and right weigh 1 each; the last
+    partial 100 ms dropped, as the film's own last one is)."""
     from scipy.signal import sosfilt
 
-    weighted = sosfilt(k_weighting(RATE), samples.astype(np.float64))
+    x = samples.astype(np.float64).reshape(len(samples), -1)
+    weighted = sosfilt(k_weighting(RATE), x, axis=0)
     m = len(weighted) // GRID
-    return np.mean(np.square(weighted[: m * GRID]).reshape(m, GRID), axis=1)
+    return np.mean(np.square(weighted[: m * GRID]).reshape(m, GRID, -1), axis=1).sum(axis=1)
 
 
 def reach(samples: np.ndarray) -> np.ndarray:
-    """Per sample, the largest |value| the signal reaches from it to the next (`loudness.oversampled`, 4×): what a
+    """Per sample, the largest |value| any channel reaches from it to the next (`loudness.oversampled`, 4×): what a
     true-peak limiter must keep under its ceiling."""
     from .loudness import oversampled
 
-    return oversampled(samples).max(axis=1).astype(np.float32)
+    x = samples.reshape(len(samples), -1)
+    return np.max([oversampled(x[:, c]).max(axis=1) for c in range(x.shape[1])], axis=0).astype(np.float32)
 
 
 def limiter_gain(peaks: np.ndarray, ceiling: float) -> np.ndarray:
@@ -252,8 +275,10 @@ def limiter_gain(peaks: np.ndarray, ceiling: float) -> np.ndarray:
 
 
 def limit(samples: np.ndarray, ceiling: float) -> np.ndarray:
-    """`samples` with their true peak brought under `ceiling` (linear) by `limiter_gain`."""
-    return samples * limiter_gain(reach(samples), ceiling)
+    """`samples` with their true peak brought under `ceiling` (linear) by `limiter_gain`, one gain for every
+    channel."""
+    gain = limiter_gain(reach(samples), ceiling)
+    return samples * (gain if samples.ndim == 1 else gain[:, None])
 
 
 def mix_part(
@@ -269,8 +294,8 @@ def mix_part(
     folder.mkdir(parents=True, exist_ok=True)
     edges = (EDGE_FADE, settings.fade, settings.fade)
     raw = {
-        name: write_wav(folder / f"{name}.raw.wav", pieces.stem(stem, edge, a, b), RATE)
-        for name, stem, edge in zip(STEMS, stems, edges, strict=True)
+        name: write_wav(folder / f"{name}.raw.wav", pieces.stem(stem, edge, a, b, side), RATE)
+        for name, stem, edge, side in zip(STEMS, stems, edges, SIDES, strict=True)
     }
     if cancel is not None:
         cancel.raise_if_cancelled()
@@ -278,16 +303,23 @@ def mix_part(
     run_ffmpeg(ffmpeg_args(raw, graph(settings), folder / "mix.f32", out), cancel=cancel)
     for path in raw.values():
         path.unlink()
-    summed = np.fromfile(folder / "mix.f32", "<f4")
+    summed = np.fromfile(folder / "mix.f32", "<f4").reshape(-1, settings.channels)
+    if len(summed) != b - a:
+        raise RuntimeError(f"the part's mix has {len(summed)} samples of {settings.channels} channels, not {b - a}")
     peaks = reach(summed)
     peaks.astype("<f2").tofile(folder / "reach.f16")  # half precision: 0.01 dB, the limiter's input
-    facts = {"samples": b - a, "peak": float(peaks.max(initial=0.0)), "z": _blocks(summed).tolist()}
+    facts = {
+        "samples": b - a,
+        "channels": settings.channels,
+        "peak": float(peaks.max(initial=0.0)),
+        "z": _blocks(summed).tolist(),
+    }
     (folder / "part.json").write_text(json.dumps(facts))
 
 
 def _part(folder: Path, span: tuple[int, int], made: bool) -> Part:
     facts = json.loads((folder / "part.json").read_text())
-    return Part(span[0], span[1], folder, np.array(facts["z"]), facts["peak"], made)
+    return Part(span[0], span[1], folder, np.array(facts["z"]), facts["peak"], made, facts["channels"])
 
 
 def part_key(pieces: _Pieces, stems, span: tuple[int, int], settings: MixSettings) -> str:
@@ -313,7 +345,7 @@ def mix_parts(
     piece's file by its content (default: its sha256)."""
     from storage.fileio import file_sha256
 
-    pieces = _Pieces(identity or file_sha256)
+    pieces = _Pieces(identity or file_sha256, settings.channels, settings.width)
     parts = []
     for span in spans(bounds, seconds, max_part):
         folder = Path(cache) / part_key(pieces, stems, span, settings)
@@ -360,7 +392,7 @@ def level(parts: list[Part], settings: MixSettings) -> tuple[float, dict[int, np
                 samples[i] = p.raw()
                 peaks_of[i] = p.reach()
             envelope = limiter_gain(peaks_of[i] * np.float32(g), ceiling) * np.float32(g)
-            limited[i] = samples[i] * envelope
+            limited[i] = samples[i] * envelope[:, None]
             zs.append(_blocks(limited[i]))
             peaks.append(float(np.max(peaks_of[i] * envelope)))
         z = np.concatenate(zs)
@@ -377,10 +409,12 @@ def level(parts: list[Part], settings: MixSettings) -> tuple[float, dict[int, np
 
 
 def _join_wavs(paths: list[Path], out: Path) -> Path:
-    """16-bit mono WAVs one after the other, without decoding them."""
+    """16-bit WAVs (of the same channels) one after the other, without decoding them."""
     tmp = out.with_name(f".{out.name}.part{os.getpid()}")
+    with wave.open(str(paths[0]), "rb") as first:
+        channels = first.getnchannels()
     with wave.open(str(tmp), "wb") as w:
-        w.setnchannels(1)
+        w.setnchannels(channels)
         w.setsampwidth(2)
         w.setframerate(RATE)
         for path in paths:
@@ -405,7 +439,8 @@ def mix(
     identity: Callable[[Path], str] | None = None,
     max_part: float = MAX_PART,
 ) -> MixResult:
-    """Mix the three stems into `out` (48 kHz mono WAV, `seconds` long) at `settings.target`, in parts cut at
+    """Mix the three stems into `out` (48 kHz WAV of `settings.channels`, `seconds` long) at `settings.target`, in
+    parts cut at
     `bounds` (seconds) and kept in `cache` (default: `work_dir`, so nothing is reused); the stems go to `work_dir`."""
     if seconds <= 0:
         raise ValueError(f"a mix needs a positive length, got {seconds}")
@@ -417,7 +452,7 @@ def mix(
         cancel.raise_if_cancelled()
     gain, limited, loudness = level(parts, settings)
     g = np.float32(10 ** (gain / 20))
-    total = np.empty(round(seconds * RATE), np.float32)
+    total = np.empty((round(seconds * RATE), settings.channels), np.float32)
     for i, p in enumerate(parts):
         total[p.start : p.end] = limited[i] if i in limited else p.raw() * g
     out = Path(out)

@@ -11,7 +11,7 @@ import pytest
 from app.errors import StudioError
 from generation.audio import score
 from generation.audio.families import make
-from generation.audio.pcm import RATE, decode, read_wav
+from generation.audio.pcm import RATE, decode, read_frames
 from generation.pipelines import PipelineModel
 from tests.app.test_sound import sound_board
 from tests.audio.conftest import audio_folders  # noqa: F401  (the session's tiny audio pipelines)
@@ -50,15 +50,17 @@ def test_the_cue_and_the_sounds_are_the_models_and_a_second_render_makes_nothing
     # The cue stored is what the model makes for the scene's words, length and seed (at 48 kHz), not the temp score
     cue = st.config.sound_dir / "music"
     (stored,) = cue.glob("*.wav")
-    samples, rate = read_wav(stored)
+    samples, rate = read_frames(stored)  # in the model's own channels (ACE-Step makes two)
     scene = v.storyboard.scenes[0]
     direct = make(PipelineModel(music, device="cpu"), scene.music, 8.0, _seed(scene.scene_id)).samples
+    direct = direct.reshape(len(direct), -1)
     temp = score.compose(scene.music, 8.0, _seed(scene.scene_id)).samples
-    assert rate == RATE and len(samples) == len(direct) == 8 * RATE
+    assert rate == RATE and len(samples) == len(direct) == 8 * RATE and samples.shape[1] == direct.shape[1]
     assert np.abs(samples - np.clip(direct, -1, 1)).max() < 1e-3  # 16-bit WAV of the model's output
-    stem = decode(st.ctx.media.path(r.media["music"], "wav"), RATE)[: 8 * RATE]
+    stem = decode(st.ctx.media.path(r.media["music"], "wav"), RATE)[: 8 * RATE]  # the stereo stem folded to mono
     window = slice(RATE, 7 * RATE)  # inside the scene's fades
-    with_model, with_temp = correlation(stem[window], direct[window]), correlation(stem[window], temp[window])
+    folded = direct.mean(axis=1)
+    with_model, with_temp = correlation(stem[window], folded[window]), correlation(stem[window], temp[window])
     print(f"music stem vs the model's cue {with_model:.3f}, vs the temp score {with_temp:.3f}")
     assert with_model > 0.6 and abs(with_temp) < 0.2  # ducked under the lines: not a copy
 
