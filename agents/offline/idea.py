@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from agents.offline.kinds import agent_kind, kind_of, lemma, trait_of
+from agents.offline.kinds import agent_kind, kind_of, lemma, makes, trait_of
 from agents.offline.lexicon import (
     ANIMATING,
     CAPITALISED_NOT_NAMES,
@@ -262,13 +262,14 @@ def _cast(tokens: list[str]) -> list[Cast]:
         if low in DETERMINERS and prev not in PLACE_PREPOSITIONS:
             end, phrase, head = _np(tokens, i + 1)
             acted_on = i and "VERB" in word_classes(prev) and not noun_kind(prev)
+            made = acted_on and makes(verb_lemma(prev))
             if (
                 phrase
-                and phrase_kind(phrase) in ("machine", "creature")
+                and (made or phrase_kind(phrase) in ("machine", "creature"))
                 and acted_on
                 and not tokens[end : end + 1] == [","]
             ):
-                phrase = ""  # "pull a snowbound train", "builds a glider": a machine or a made thing acted on
+                phrase = ""  # "pull a snowbound train": a machine acted on; "builds a glider": a thing made
             if phrase:
                 kind = phrase_kind(phrase)
                 name_tok = tokens[end] if end < len(tokens) else ""

@@ -2,7 +2,8 @@
 method, not by word lists: the packaged sentence embedder (all-MiniLM-L6-v2, `agents.diversity.embed`) compares the
 word with short descriptions of each kind (the prototypes below), and lemminflect's lexicon says whether the word is a
 noun at all and whether an agent noun ("farmer", "beekeeper") is built on a verb or a noun. A word whose best kind
-does not stand clear of the others by MARGIN is read as a thing, never as a character.
+does not stand clear of the others by MARGIN is read as a thing, never as a character. Where WordNet knows the word
+(agents/offline/wordnet.py), only the kinds its senses can name are compared ("octopus": an animal or a food).
 
 The embedder is loaded once per process on first use (`agents.diversity`); nothing is loaded at import time.
 """
@@ -10,6 +11,8 @@ The embedder is loaded once per process on first use (`agents.diversity`); nothi
 from __future__ import annotations
 
 from functools import lru_cache
+
+from agents.offline import wordnet
 
 # Short descriptions of each kind, the prototypes a word is compared with: its score for a kind is the mean of its
 # two best cosines against that kind's descriptions.
@@ -113,6 +116,9 @@ def kind_of(word: str) -> str:
     if not w or not _is_noun(w.split()[-1]):
         return ""
     s = scores(w)
+    allowed = wordnet.kinds(w.split()[-1] if " " in w and wordnet.kinds(w) is None else w)
+    if allowed:  # WordNet knows the word: choose among what its senses can name
+        s = {k: v for k, v in s.items() if k in allowed} or s
     best = max(s, key=s.__getitem__)
     ranked = sorted(s, key=s.__getitem__, reverse=True)
     doer = _doer(w.split()[-1])
@@ -121,8 +127,8 @@ def kind_of(word: str) -> str:
     if doer == "doer" and best not in ("machine", "creature", "time") and "person" in ranked[:2]:
         return "person"  # "farmer", "diver": someone who does what the stem says
     if best in AGENTS:
-        rest = max(v for k, v in s.items() if k not in AGENTS)
-        return best if s[best] - rest >= MARGIN else "thing"
+        others = [v for k, v in s.items() if k not in AGENTS]
+        return best if not others or s[best] - max(others) >= MARGIN else "thing"
     return best
 
 
@@ -130,6 +136,55 @@ def agent_kind(word: str) -> str:
     """The kind of character a noun names (person, animal, machine, creature), or '' when it names none."""
     k = kind_of(word)
     return k if k in AGENTS else ""
+
+
+# What a verb does to its object, for the one question the cast reader asks: does the object come out of it as a
+# made thing ("builds a glider", "carves a bird", "sews a doll": never a character, whatever the noun could name)?
+MAKING = (
+    "to build something",
+    "to make an object",
+    "to create or craft something by hand",
+    "to assemble or construct a thing",
+    "to carve, sew, knit or paint something",
+    "to cook or bake food",
+    "to design or invent a device",
+)
+NOT_MAKING = (
+    "to meet someone",
+    "to help or rescue someone",
+    "to find or search for someone",
+    "to discover, notice or come upon something",
+    "to chase, follow or hunt",
+    "to love, befriend or adopt",
+    "to feed or care for",
+    "to fight or escape from",
+    "to see, hear or watch",
+    "to ride or steer",
+    "to carry, pull or push",
+)
+
+
+@lru_cache(maxsize=1)
+def _verb_vectors():
+    from agents.diversity import embed
+
+    return embed([*MAKING, *NOT_MAKING])
+
+
+@lru_cache(maxsize=4096)
+def makes(verb: str) -> bool:
+    """Whether a verb (its base form) makes its object: the mean of its two best cosines with MAKING's descriptions
+    is above NOT_MAKING's (the packaged embedder, as for nouns)."""
+    import numpy as np
+
+    from agents.diversity import embed
+
+    v = verb.lower().strip()
+    if not v.isalpha():
+        return False
+    sims = _verb_vectors() @ embed([f"to {v}"])[0]
+    made, other = np.sort(sims[: len(MAKING)]), np.sort(sims[len(MAKING) :])
+    return float(made[-2:].mean()) > float(other[-2:].mean())
 
 
 # Traits that change how a character is filmed, each with a description the embedder compares a word with; OTHER

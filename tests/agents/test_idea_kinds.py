@@ -82,3 +82,23 @@ def test_the_worn_check_reads_clothes_and_hair_by_the_embedder():
     assert worn("a shaved head, a rust-orange work jacket and a leather bag")  # the issue's seagull, as a person
     assert all(worn(f"{face}, {body}") for face, body in LOOKS["person"])
     assert not any(worn(f"{face}, {body}") for k in ("animal", "machine") for face, body in LOOKS[k])
+
+
+@pytest.mark.parametrize(
+    ("idea", "made", "cast"),
+    [
+        ("Tomas, an old carpenter, carves a wooden horse for his granddaughter before winter.", "horse", "Tomas"),
+        ("Lena stitches a rag doll for the village fair while her brother sleeps.", "doll", "Lena"),
+        ("Two sisters construct a kite from newspaper on a windy hill.", "kite", "sisters"),
+    ],
+)
+def test_what_a_character_makes_is_a_thing_not_a_character(idea, made, cast):
+    """The object of a verb of making (read by the embedder, agents.offline.kinds.makes) is never cast, whatever the
+    noun could name (a carved horse, a stitched doll)."""
+    names = " ".join(c.name.lower() for c in read_idea(idea).cast)
+    assert made not in names and cast.lower() in names, names
+
+
+def test_a_being_the_character_meets_or_rescues_stays_in_the_cast():
+    names = {c.name.lower(): c.kind for c in read_idea("Kofi rescues a stranded dolphin before the tide turns.").cast}
+    assert any("dolphin" in n and k == "animal" for n, k in names.items()), names
