@@ -311,6 +311,8 @@ class Audio:
             if shot.dialogue:
                 windows = subtitles.split_window(start, end, shot.subtitles())
                 for line, (t0, _, _) in zip(shot.dialogue, windows, strict=True):
+                    if not line.voiced():  # a signed line is captioned only
+                        continue
                     spoken = self._speak(line.line, _line_voice(voices, line.character), line.delivery, cancel)
                     voiced, reused = voiced + spoken.made, reused + (not spoken.made)
                     dialogue.append(Placed(t0, spoken.path))

