@@ -131,8 +131,9 @@ def create_app(studio, users: bool = False):
         ctx.demo = demo
         # without --users everyone acts as the account that serves (`chief --user NAME serve`; the local owner)
         serving = owners.current() or owners.Actor(owners.LOCAL_OWNER)
-        demo.chief_actor = _signed_in(studio) if users else (lambda request: serving)
-        demo.chief_ctx = ctx  # tests reach the screens' shared state (the jobs) through it
+        # the app's own state on the Blocks (Gradio has no typed slot for it): read by request_actor and the tests
+        demo.chief_actor = _signed_in(studio) if users else (lambda request: serving)  # pyright: ignore[reportAttributeAccessIssue]
+        demo.chief_ctx = ctx  # pyright: ignore[reportAttributeAccessIssue] - tests reach the jobs through it
         ctx.status = gr.Markdown(elem_id="status_bar")
         ctx.steps = gr.HTML(elem_id="steps", js_on_load=flow.STEPS_JS, css_template=flow.CSS)
         with gr.Row(visible=False):
