@@ -369,4 +369,7 @@ def _launch(demo, studio, host, port, credentials, prevent_thread_lock, quiet, g
         enable_monitoring=False,
         footer_links=[],
         app_kwargs={"middleware": [guard]},
+        # Gradio's hosted-notebook probe: one HEAD of the page with a 3-s timeout, and a timeout means "not reachable,
+        # share instead", so a busy machine failed to start the server. CHIEF binds the address itself, never shares.
+        _frontend=False,
     )

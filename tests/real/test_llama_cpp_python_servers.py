@@ -57,7 +57,7 @@ def test_a_text_only_critic_watches_in_text(llama_server_8k, tmp_path):
     Image.new("RGB", (64, 36), (30, 40, 90)).save(frame)
     view = FilmView(board, [SampledFrame("sh01", 0, 2.0, str(frame))], renderer_label="animatic", frames_per_shot=1)
     mark = llama_server_8k.mark()
-    client = LLMClient(config(llama_server_8k, tmp_path, critic_max_tokens=700))
+    client = LLMClient(config(llama_server_8k, tmp_path, critic_max_tokens=1400))
     t0 = time.perf_counter()
     res = LLMCritic(client).critique(builtin_personas()["film_critic"], view)
     print(f"\n[real] text-only critique in {time.perf_counter() - t0:.0f} s, {res.usage.calls} requests")
