@@ -344,9 +344,11 @@ def film_options(
     captions="sdh",
     described=False,
     tier=None,
+    channels=None,
 ) -> dict:
-    """The film options the board's controls set (checked by the Studio); `tier` None: the default tier as it was."""
-    return ({"tier": tier} if tier is not None else {}) | {
+    """The film options the board's controls set (checked by the Studio); `tier` or `channels` None: as it was."""
+    kept = {k: v for k, v in (("tier", tier), ("channels", channels)) if v is not None}
+    return kept | {
         "title_card": bool(title_card),
         "title_seconds": float(title_seconds),
         "crossfade": float(crossfade),
@@ -444,6 +446,12 @@ def build(ctx: Ctx) -> None:
                 described = gr.Checkbox(
                     label="Audio description: a second audio track with each shot's description voiced between lines",
                     elem_id="opt_described",
+                )
+                channels_opt = gr.Radio(  # the twin of `chief film P --channels`
+                    [("stereo: dialogue centred, music and effects wide", "stereo"), ("mono: one channel", "mono")],
+                    value=None,
+                    label="Mix",
+                    elem_id="opt_channels",
                 )
                 default_tier_opt = gr.Radio(  # the twin of `chief film P --tier`
                     TIERS, value=None, label="Render tier by default (Render and ⟳ Render shot)", elem_id="opt_tier"
@@ -579,6 +587,7 @@ def build(ctx: Ctx) -> None:
             f.captions,
             f.audio_description,
             f.tier,
+            f.channels,
             stills_line(),
             progress_html(job),
             job.id if job else "",
@@ -616,6 +625,7 @@ def build(ctx: Ctx) -> None:
         caps="sdh",
         described=False,
         tier=None,
+        channels=None,
     ):
         """Only what the person changed since the page got the board is saved, onto the newest board (a take
         picked or a keyframe drawn in another tab meanwhile stays); the same field changed there too is refused."""
@@ -624,7 +634,7 @@ def build(ctx: Ctx) -> None:
         loaded = loaded_board(base.storyboard, value)
         board = json_to_board(loaded, value)
         board = studio.with_film_options(
-            board, film_options(tc, ts, cf, bs, loud, music, effects, duck, caps, described, tier)
+            board, film_options(tc, ts, cf, bs, loud, music, effects, duck, caps, described, tier, channels)
         )
         board = type(board).model_validate(board.model_dump())
         nv, branched, made = studio.save_merged(pid, base.number, loaded, board, "storyboard edit")
@@ -851,6 +861,7 @@ def build(ctx: Ctx) -> None:
         captions,
         described,
         default_tier_opt,
+        channels_opt,
     ]
     ctx.tabs["storyboard"].select(
         guard(default_tier(studio)),

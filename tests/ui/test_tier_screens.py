@@ -101,3 +101,17 @@ def test_a_finalize_outcome_and_the_status_bar_say_which_shots_are_drafts_still(
     record = studio.render(pid, tier="final")
     assert outcome(record)[1].endswith("every shot final.")
     assert "(2 rendered, 1 reused)" in status_line(studio, pid, 1)
+
+
+def test_the_mix_is_chosen_in_the_film_options_and_left_as_it_was_when_not_sent(client, board_file, studio):
+    """The film options' Mix (the twin of `chief film P --channels`): the page shows the stored choice, a save that
+    sends mono makes a mono version, and a save that sends none keeps what was stored."""
+    pid, v = create(client, board_file)
+    loaded = client.predict(pid, v, api_name="/load_storyboard")
+    assert "stereo" in loaded  # the page is shown the stored mix (stereo by default)
+    opts = (False, 2, 0, False, "web", -8, -14, True, "sdh", False)
+    nv, _, _ = client.predict(pid, v, loaded[0], *opts, None, "mono", api_name="/save_storyboard")
+    assert studio.version(pid, nv).storyboard.film.channels == "mono"
+    data = client.predict(pid, nv, api_name="/load_storyboard")[0]
+    nv2, _, _ = client.predict(pid, nv, data, *opts[:9], True, api_name="/save_storyboard")  # no mix sent
+    assert nv2 != nv and studio.version(pid, nv2).storyboard.film.channels == "mono"
