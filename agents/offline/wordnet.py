@@ -48,7 +48,9 @@ def _folder() -> Path | None:
 
 
 @lru_cache(maxsize=1)
-def _tables() -> tuple[dict[str, list[int]], dict[int, tuple[str, list[str], list[int]]], dict[str, str]] | None:
+def _tables() -> (
+    tuple[dict[str, list[int]], dict[int, tuple[str, list[str], list[int]]], dict[str, str], set[str]] | None
+):
     folder = _folder()
     if folder is None:
         return None
@@ -70,7 +72,12 @@ def _tables() -> tuple[dict[str, list[int]], dict[int, tuple[str, list[str], lis
         hypernyms = [int(f[i + 2 + 4 * k]) for k in range(int(f[i])) if f[i + 1 + 4 * k] in ("@", "@i")]
         synsets[int(f[0])] = (lexnames[int(f[1])], [w.lower() for w in f[4:i:2]], hypernyms)
     exceptions = dict(line.split()[:2] for line in (folder / "noun.exc").read_text().splitlines() if line.strip())
-    return index, synsets, exceptions
+    adjectives = {
+        line.split(" ", 1)[0]
+        for line in (folder / "index.adj").read_text(errors="replace").splitlines()
+        if line[:1] != " "
+    }
+    return index, synsets, exceptions, adjectives
 
 
 def available() -> bool:
@@ -101,7 +108,7 @@ def kinds(word: str) -> frozenset[str] | None:
     tables = _tables()
     if tables is None:
         return None
-    index, synsets, exceptions = tables
+    index, synsets, exceptions, adjectives = tables
     w = word.lower().strip().replace(" ", "_").replace("-", "_")
     w = exceptions.get(w, w)
     if w not in index and w.endswith("s") and w[:-1] in index:
@@ -112,7 +119,10 @@ def kinds(word: str) -> frozenset[str] | None:
     for offset in index[w]:
         lexname, _, _ = synsets[offset]
         above = _above(synsets, offset)
-        out |= LEXNAME.get(lexname, {"idea"})
+        if lexname == "noun.group" and w in adjectives:
+            out.add("group")  # "the deaf", "the rich": the people who are so, never a place (a forest is a group too)
+        else:
+            out |= LEXNAME.get(lexname, {"idea"})
         if above & CREATURE:
             out.add("creature")
         if lexname == "noun.artifact" and above & MACHINE:
