@@ -169,4 +169,7 @@ def test_failed_llm_critique_leaves_the_project_unchanged(make_studio):
         with pytest.raises((AgentError, StudioError), match="vision-model"):
             st.critique(pid)
         assert st.critiques(pid) == []
-        assert st.usage(pid).total.calls == len(server.requests) > 0  # nothing saved but what it cost
+        # nothing saved but what it cost: every request the server got is counted; a sibling critic stopped by the
+        # failure may count one request it was sending when the connection closed, which the server may never read
+        calls, got = st.usage(pid).total.calls, len(server.requests)
+        assert 0 < got <= calls <= got + len(st.personas_of(st.version(pid)))
