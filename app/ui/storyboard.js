@@ -857,10 +857,13 @@ document.addEventListener('keydown', (ev) => {
 // The board is sent before Save is clicked, and before another field is edited (so Undo steps back one field at a time).
 document.addEventListener('pointerdown', () => { if (pending) flush(); }, true);
 element.addEventListener('focusin', () => { if (pending) flush(); });
+// Asked before Gradio's own listener (capture runs first on the window): Gradio closes its client on every
+// 'beforeunload', even when the person then stays, and the page's next event (Save) could get no answer. When we ask,
+// Gradio's listener is not run; a page that does leave closes its connection anyway.
 window.addEventListener('beforeunload', (ev) => {
   if (pending) flush();
-  if (board?.dirty) { ev.preventDefault(); ev.returnValue = ''; }
-});
+  if (board?.dirty) { ev.preventDefault(); ev.returnValue = ''; ev.stopImmediatePropagation(); }
+}, { capture: true });
 
 watch('value', load);
 load();
