@@ -47,12 +47,26 @@ PERSON_ENDINGS = ("keeper", "maker", "man", "woman", "smith", "monger", "ist", "
 DOER_ENDINGS = ("er", "or", "ar")
 
 
-@lru_cache(maxsize=1)
-def _prototypes():
+@lru_cache(maxsize=4)
+def _described(descriptions: tuple[str, ...]):
+    """The embeddings of a fixed set of descriptions (kinds, verbs of making, traits), computed once."""
     from agents.diversity import embed
 
-    names = [(k, p) for k, ps in PROTOTYPES.items() for p in ps]
-    return names, embed([p for _, p in names])
+    return embed(list(descriptions))
+
+
+def _closeness(text: str, groups: dict[str, tuple[str, ...]]) -> dict[str, float]:
+    """For each group of descriptions, the mean of the text's two best cosines with them (the packaged embedder)."""
+    import numpy as np
+
+    from agents.diversity import embed
+
+    sims = _described(tuple(d for ds in groups.values() for d in ds)) @ embed([text])[0]
+    out, start = {}, 0
+    for name, ds in groups.items():
+        out[name] = float(np.sort(sims[start : start + len(ds)])[-2:].mean())
+        start += len(ds)
+    return out
 
 
 def scores(phrase: str) -> dict[str, float]:
@@ -62,17 +76,7 @@ def scores(phrase: str) -> dict[str, float]:
 
 @lru_cache(maxsize=8192)
 def _scores(phrase: str) -> tuple[tuple[str, float], ...]:
-    import numpy as np
-
-    from agents.diversity import embed
-
-    names, vectors = _prototypes()
-    sims = vectors @ embed([f"a {phrase}"])[0]
-    out = []
-    for kind in PROTOTYPES:
-        own = np.sort([s for (k, _), s in zip(names, sims, strict=True) if k == kind])
-        out.append((kind, float(own[-2:].mean())))
-    return tuple(out)
+    return tuple(_closeness(f"a {phrase}", PROTOTYPES).items())
 
 
 def _is_noun(word: str) -> bool:
@@ -116,7 +120,9 @@ def kind_of(word: str) -> str:
     if not w or not _is_noun(w.split()[-1]):
         return ""
     s = scores(w)
-    allowed = wordnet.kinds(w.split()[-1] if " " in w and wordnet.kinds(w) is None else w)
+    allowed = wordnet.kinds(w)
+    if allowed is None and " " in w:  # "clockwork mouse": what its head noun can name
+        allowed = wordnet.kinds(w.split()[-1])
     if allowed:  # WordNet knows the word: choose among what its senses can name
         s = {k: v for k, v in s.items() if k in allowed} or s
     best = max(s, key=s.__getitem__)
@@ -164,27 +170,15 @@ NOT_MAKING = (
 )
 
 
-@lru_cache(maxsize=1)
-def _verb_vectors():
-    from agents.diversity import embed
-
-    return embed([*MAKING, *NOT_MAKING])
-
-
 @lru_cache(maxsize=4096)
 def makes(verb: str) -> bool:
     """Whether a verb (its base form) makes its object: the mean of its two best cosines with MAKING's descriptions
     is above NOT_MAKING's (the packaged embedder, as for nouns)."""
-    import numpy as np
-
-    from agents.diversity import embed
-
     v = verb.lower().strip()
     if not v.isalpha():
         return False
-    sims = _verb_vectors() @ embed([f"to {v}"])[0]
-    made, other = np.sort(sims[: len(MAKING)]), np.sort(sims[len(MAKING) :])
-    return float(made[-2:].mean()) > float(other[-2:].mean())
+    near = _closeness(f"to {v}", {"making": MAKING, "other": NOT_MAKING})
+    return near["making"] > near["other"]
 
 
 # Traits that change how a character is filmed, each with a description the embedder compares a word with; OTHER
@@ -197,13 +191,6 @@ OTHER_TRAITS = ("old or young", "happy or sad, a mood", "big or small", "a trade
 TRAIT_FLOOR = 0.55  # the cosine a word must reach with a trait's description to carry it
 
 
-@lru_cache(maxsize=1)
-def _trait_vectors():
-    from agents.diversity import embed
-
-    return embed([*TRAITS.values(), *OTHER_TRAITS])
-
-
 @lru_cache(maxsize=4096)
 def trait_of(word: str) -> str:
     """The trait a describing word gives a character ('deaf', 'mute'), or ''."""
@@ -212,6 +199,6 @@ def trait_of(word: str) -> str:
     w = word.lower().strip()
     if len(w) < 3 or not w.isalpha():
         return ""
-    sims = _trait_vectors() @ embed([w])[0]
+    sims = _described((*TRAITS.values(), *OTHER_TRAITS)) @ embed([w])[0]
     best = int(sims.argmax())
     return list(TRAITS)[best] if best < len(TRAITS) and sims[best] >= TRAIT_FLOOR else ""
