@@ -154,7 +154,9 @@ def ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
-def wait_estimate(ahead: Iterable[Queued], running: Iterable[Queued], places: int, durations: Durations) -> float | None:
+def wait_estimate(
+    ahead: Iterable[Queued], running: Iterable[Queued], places: int, durations: Durations
+) -> float | None:
     """Seconds until a job starts, estimated: what the running jobs have left plus the typical run of each job ahead,
     shared over the places. None when a kind involved has no measured duration (no made-up number)."""
     total = 0.0

@@ -281,7 +281,6 @@ class AgentCallRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
-
 class JobRow(Base):
     """A job of the web server's queue (app/jobs.py, app/queue.py), written as it is queued, starts and ends: what
     `chief queue` lists, what the queue's estimates and the renders-per-hour quota are measured from, and the time a
@@ -299,6 +298,7 @@ class JobRow(Base):
     queued_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
 
 _migrate_lock = threading.Lock()
 

@@ -647,7 +647,7 @@ class Unit:
     # ------------------------------------------------------------------ disk per account (app/quotas.py)
     def owner_media_bytes(self, owner: str) -> int:
         """The bytes of the media store account `owner`'s projects (trashed ones too) use: every distinct file any of
-        its versions, renders, keyframes or takes names, with the pictures cut from its clips. A file shared with
+        its versions, renders, keyframes or takes names, with the pictures cut from its clips and their last frames. A file shared with
         another account counts for each of them; one used twice by the same account counts once."""
         pids = select(ProjectRow.id).where(ProjectRow.owner == owner)
         vids = select(VersionRow.id).where(VersionRow.project_id.in_(pids))
@@ -660,8 +660,12 @@ class Unit:
             named.update(_SHA.findall(json.dumps([r[0], r[1], r[2]])))
         for table in (KeyframeRow, TakeRow):
             named.update(self.s.scalars(select(table.sha256).where(table.version_id.in_(vids))))
-        for frames in self.s.scalars(select(ClipMediaRow.frames).where(ClipMediaRow.clip_sha256.in_(named))):
+        clips = list(named)
+        for frames in self.s.scalars(select(ClipMediaRow.frames).where(ClipMediaRow.clip_sha256.in_(clips))):
             named.update(_SHA.findall(json.dumps(frames)))
+        named.update(  # a clip's last frame (what the next shot continues from)
+            sha for sha in self.s.scalars(select(ClipRow.last_frame_sha256).where(ClipRow.sha256.in_(clips))) if sha
+        )
         sizes = self.s.execute(select(MediaRow.sha256, MediaRow.size).where(MediaRow.sha256.in_(named)))
         return sum(size for _, size in sizes)
 

@@ -279,3 +279,65 @@ def test_a_server_that_died_leaves_its_jobs_lost_not_queued_forever(make_studio)
     with studio.ctx.repo.read() as u:
         states = {r.id: r.state for r in u.jobs()}
     assert states == {"job_x": "lost", "job_y": "queued"}  # another machine's server is not ours to judge
+
+
+# ------------------------------------------------------------------------------------ through the served app
+from generation.animatic import AnimaticBackend  # noqa: E402
+from tests.security.test_accounts_web import serve_users  # noqa: E402, F401 - the fixture: `chief serve --users`
+
+
+class HeldAnimatic(AnimaticBackend):
+    """The animatic backend whose renders wait until `go` is set (`entered` is set when the first one begins)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered, self.go = threading.Event(), threading.Event()
+
+    def render(self, request, out, progress=None, cancel=None):
+        self.entered.set()
+        assert self.go.wait(WAIT)
+        return super().render(request, out, progress, cancel)
+
+
+def first_progress(job) -> str:
+    """The first progress line a followed render sends to the page (the Render tab's `render_progress`)."""
+    for outputs in job:
+        if outputs and outputs[0]:
+            return outputs[0]
+    raise AssertionError(f"no progress line: {job.outputs()}")
+
+
+def test_a_queued_render_shows_its_place_on_the_page(make_studio, serve_users):  # noqa: F811
+    from gradio_client import Client
+
+    from tests.conftest import tiny_board
+
+    backend = HeldAnimatic()
+    studio = make_studio(backend=backend)
+    pids, clients = {}, {}
+    url = None
+    for n, name in enumerate(("alice", "bob", "carol")):
+        studio.accounts.add(name, f"{name}-password")
+        with acting(Actor(name)):  # three films with shots of their own (no clip is shared)
+            board = tiny_board(2, duration=1.0 + n / 2).model_copy(update={"title": f"{name}'s film"})
+            pids[name] = studio.create_from_storyboard(board).project_id
+    url = serve_users(studio)
+    for name in pids:
+        clients[name] = Client(url, auth=(name, f"{name}-password"), verbose=False)
+
+    alice = clients["alice"].submit(pids["alice"], 1, "", None, api_name="/render")
+    assert backend.entered.wait(WAIT)  # alice's render holds the one place
+    bob = clients["bob"].submit(pids["bob"], 1, "", None, api_name="/render")
+    bob_line = first_progress(bob)
+    carol = clients["carol"].submit(pids["carol"], 1, "", None, api_name="/render")
+    carol_line = first_progress(carol)
+    # nothing of this kind has been measured yet: the place alone, no number made up
+    assert "data-state='queued'" in bob_line and "queued: 1st in line ·" in bob_line and "starts in" not in bob_line
+    assert "queued: 2nd in line ·" in carol_line and "alice" not in carol_line and "bob" not in carol_line
+    backend.go.set()
+    for job in (alice, bob, carol):
+        job.result(timeout=WAIT)
+    with studio.ctx.repo.read() as u:
+        rows = sorted(u.jobs(), key=lambda r: r.started_at)
+    assert [(r.owner, r.kind, r.state) for r in rows] == [(n, "render", "done") for n in ("alice", "bob", "carol")]
+    assert all(r.queued_at <= r.started_at <= r.ended_at for r in rows)
