@@ -239,9 +239,10 @@ class Jobs:
                 job.seq += 1
             self._describe_queue()
             self._cond.notify_all()
+        for job in admitted:  # launched first: a record that cannot be written must not stall the queue
+            self._launch(job)
         for job in admitted:
             self._write(job)
-            self._launch(job)
 
     def _describe_queue(self) -> None:
         """Each queued job's line: its place, and an estimate from measured durations (under the lock)."""
@@ -286,8 +287,10 @@ class Jobs:
                 if state == DONE:
                     self.durations.add(job.kind, job.ended - job.started)
             self._cond.notify_all()
-        self._write(job)
-        self._dispatch()
+        try:
+            self._write(job)
+        finally:
+            self._dispatch()  # the place it held goes to the next job, whatever the database said
 
     def _write(self, job: Job) -> None:
         """Write the job's record as the job is now (records are written one at a time, each snapshot taken
@@ -345,14 +348,16 @@ class Jobs:
         actor = self._actor()
         if job.owner != self._owner() and not (actor is not None and actor.teacher):
             return False
-        return self._stop(job, _stopped_text(job.kind))
+        return self._stop(job, _stopped_text(job.kind), "Stopped before it started: nothing was done.")
 
-    def _stop(self, job: Job, text: str) -> bool:
+    def _stop(self, job: Job, text: str, before: str) -> bool:
+        """Stop `job`: queued, it leaves the queue at once with the outcome `before`; running, it is asked to stop
+        and ends with `text`."""
         with self._cond:
             if not job.running:
                 return False
             if job.queued and self._queue.remove(job):
-                job.state, job.message, job.ended, job.ended_at = STOPPED, text, time.monotonic(), utcnow()
+                job.state, job.message, job.ended, job.ended_at = STOPPED, before, time.monotonic(), utcnow()
                 job._run = None
                 job.seq += 1
                 self._describe_queue()
@@ -396,7 +401,8 @@ class Jobs:
         job = self._jobs.get(job_id)
         if job is None:
             return False
-        return self._stop(job, f"Cancelled by the teacher. {_stopped_text(job.kind).removeprefix('Stopped.')}".strip())
+        after = _stopped_text(job.kind).removeprefix("Stopped.")
+        return self._stop(job, f"Cancelled by the teacher.{after}", "Cancelled by the teacher before it started.")
 
     def all(self) -> list[Job]:
         """Every job this server remembers, live ones in the queue's order first; a teacher only."""

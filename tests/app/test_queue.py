@@ -183,7 +183,7 @@ def test_stop_from_another_account_does_nothing_and_says_nothing():
             jobs.pause()
     assert (a.state, q.state) == (RUNNING, QUEUED) and not a.cancel.cancelled and a.desc != "stopping…"
     with acting(Actor("alice")):  # one's own: a queued job leaves the queue at once, a running one stops
-        assert jobs.stop(q) and q.state == STOPPED
+        assert jobs.stop(q) and q.state == STOPPED and q.message == "Stopped before it started: nothing was done."
         assert jobs.stop(a)
     ended(jobs, a)
     assert a.state == STOPPED and a.message.startswith("Stopped.")
@@ -206,13 +206,13 @@ def test_the_teacher_pauses_the_queue_and_cancels_anyones_job():
     with acting(teacher):
         assert jobs.cancel(c.id)  # a queued job of another account: out of the queue
         jobs.resume()
-    assert c.state == STOPPED and c.message.startswith("Cancelled by the teacher.")
+    assert c.state == STOPPED and c.message == "Cancelled by the teacher before it started."
     work.wait_started(2)
     assert work.started == ["alice-render", "bob-render"]
     with acting(teacher):
         assert jobs.cancel(b.id)  # a running one: stopped at its next check
     ended(jobs, b)
-    assert b.state == STOPPED and b.message.startswith("Cancelled by the teacher.")
+    assert b.state == STOPPED and b.message.startswith("Cancelled by the teacher. Finished shots are kept")
     assert "carol-plan" not in work.started
 
 
