@@ -404,6 +404,36 @@ class Config(BaseSettings):
     ray_address: str = Field(
         "", description=("Run `chief serve` on a Ray cluster: `local`, `auto`, `HOST:6379` or `ray://HOST:10001`.")
     )
+    queue_running: int = Field(
+        0,
+        ge=0,
+        le=256,
+        description=(
+            "How many queued jobs (renders, takes, keyframes, references, critiques, plans) of `chief serve` run at "
+            "once, all accounts together; 0: as many as the video backend renders at once (1 on one device, one per "
+            "render worker on Ray)."
+        ),
+    )
+    queue_per_user: int = Field(
+        1,
+        ge=0,
+        le=256,
+        description="How many of one account's queued jobs run at once (more wait their turn); 0: no limit of its own.",
+    )
+    quota_disk_mb: float = Field(
+        0,
+        ge=0,
+        description=(
+            "Disk quota per account in MB: the media its projects use (a file shared by two accounts counts for "
+            "each); at or over it, renders, takes, keyframes and references are refused. 0: none."
+        ),
+    )
+    quota_renders_per_hour: int = Field(
+        0, ge=0, description="Renders and takes jobs one account may start in an hour on `chief serve`. 0: no limit."
+    )
+    quota_jobs: int = Field(
+        0, ge=0, description="Jobs one account may have queued or running at once on `chief serve`. 0: no limit."
+    )
 
     @field_validator("home")
     @classmethod

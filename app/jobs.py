@@ -1,26 +1,40 @@
 """Long work the web server tracks: renders (a film or one shot), critiques, plans, proposals, keyframes, takes and
 references.
 
-A job runs in its own thread, not in a page's request, so a reloaded page or a second tab finds the running
-job (`Jobs.active`) and follows its progress (`Jobs.wait`), and can stop it (`Jobs.stop`). A job belongs to the
+A job runs in its own thread, not in a page's request, so a reloaded page or a second tab finds the live job
+(`Jobs.active`) and follows its progress (`Jobs.wait`), and can stop it (`Jobs.stop`). A job belongs to the
 browser session that started it (`owner`: the web app passes `app.ui.common.page_session`, the page's session
 cookie): lookups (`active`, `last`, `get`) see only the asking session's jobs, so another session can neither
-read a job's label (a plan's idea) and progress nor stop it. A project has at most one job of a kind at a time:
-asking again from the same session returns the running one; from another session it is refused (`JobBusy`).
-Stopping is an outcome like finishing ("stopped"), not an error.
+read a job's label (a plan's idea) and progress nor stop it (its Stop does nothing). A project has at most one job
+of a kind at a time, queued or running: asking again from the same session returns that one; from another session
+it is refused (`JobBusy`). Stopping is an outcome like finishing ("stopped"), not an error.
+
+Renders, takes, keyframes, references, critiques and plans wait in one fair queue (app/queue.py) for a place: the
+queue admits them round-robin between accounts (`user`: storage.owners' acting account), under a limit on all
+running ones and one per account. A waiting job is "queued"; its line says its place and, from measured durations
+only, an estimate. A teacher may pause the queue and cancel any job (`pause`, `resume`, `cancel`, `all`). Quotas
+(app/quotas.py) are checked before a job is written anywhere. With a repository, every job is written to the `jobs`
+table as it is queued, starts and ends (`chief queue`; the teacher's report reads the time waited).
 """
 
 from __future__ import annotations
 
 import contextvars
+import os
+import socket
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
-from app.errors import one_line
+from app.errors import StudioError, one_line
 from app.progress import streamed
+from app.queue import QUEUED_KINDS, Durations, FairQueue, Limits, line, wait_estimate
+from app.quotas import Quotas
+from storage import owners
+from storage.records import JobRecord
 from storage.run import (
     AssembleProgress,
     Cancelled,
@@ -34,19 +48,21 @@ from storage.run import (
     ShotProgress,
     WatchProgress,
 )
-from storage.schema import new_id
+from storage.schema import new_id, utcnow
 
-RUNNING, DONE, FAILED, STOPPED = "running", "done", "failed", "stopped"
+QUEUED, RUNNING, DONE, FAILED, STOPPED = "queued", "running", "done", "failed", "stopped"
 KEEP = 50  # finished jobs remembered (their outcome is shown to a tab that reloads after the end)
+SERVER = f"{socket.gethostname()}:{os.getpid()}"  # names this process in the jobs' records
 
 
-@dataclass
+@dataclass(eq=False)
 class Job:
     id: str
     kind: str  # "render" | "critique" | "plan" | "refine" | "keyframes" | "takes" | "reference"
     project: str  # "" for a plan (the project does not exist yet)
     owner: str  # the browser session that started it ("" for callers without one)
     label: str  # what the job is doing, for people: "render v3", "re-render shot s2"
+    user: str = owners.LOCAL_OWNER  # the account that asked: the queue is fair between accounts
     version: int | None = None
     state: str = RUNNING
     fraction: float = 0.0  # 0..1 (a plan: its scenes written; a proposal: 0 until done)
@@ -54,17 +70,44 @@ class Job:
     message: str = ""  # the outcome in one line (failed, stopped)
     result: Any = None
     cancel: CancelToken = field(default_factory=CancelToken)
-    started: float = field(default_factory=time.monotonic)
+    started: float = field(default_factory=time.monotonic)  # queued, then started (monotonic)
     ended: float | None = None
     seq: int = 0  # bumped on every change, so followers wait for something new
+    seq_queued: int = 0  # the order jobs were asked for (the queue's tie-break)
+    stop_text: str = ""  # the outcome's words when someone else stopped it (the teacher)
+    queued_at: datetime = field(default_factory=utcnow)
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    _run: Callable[[], None] | None = field(default=None, repr=False)
 
     @property
     def running(self) -> bool:
-        return self.state == RUNNING
+        """Not ended yet: queued or running (what a page follows)."""
+        return self.state in (QUEUED, RUNNING)
+
+    @property
+    def queued(self) -> bool:
+        return self.state == QUEUED
 
     @property
     def elapsed(self) -> float:
+        """Seconds waited so far while queued, then seconds run."""
         return (self.ended or time.monotonic()) - self.started
+
+    def record(self) -> JobRecord:
+        return JobRecord(
+            id=self.id,
+            owner=self.user,
+            kind=self.kind,
+            project=self.project,
+            label=self.label,
+            state=self.state,  # pyright: ignore[reportArgumentType] - one of the JobState literals
+            message=self.message,
+            server=SERVER,
+            queued_at=self.queued_at,
+            started_at=self.started_at,
+            ended_at=self.ended_at,
+        )
 
 
 class JobBusy(ValueError):
@@ -72,13 +115,53 @@ class JobBusy(ValueError):
 
 
 class Jobs:
-    def __init__(self, owner: Callable[[], str] = lambda: "", check: Callable[[str], Any] = lambda pid: None) -> None:
+    def __init__(
+        self,
+        owner: Callable[[], str] = lambda: "",
+        check: Callable[[str], Any] = lambda pid: None,
+        *,
+        limits: Limits = Limits(),
+        quotas: Quotas = Quotas(),
+        repo=None,
+        actor: Callable[[], owners.Actor | None] = owners.current,
+    ) -> None:
         """`owner()` names the session asking (called in the asking request's thread); `check(project)` raises when
         the asker may not open that project (the web app: the Studio's lookup, storage.owners), before anything
-        about the project's jobs is said."""
+        about the project's jobs is said. `limits`: the queue's places; `quotas`: per account; `repo`: where jobs
+        are written (storage.repository.Repository; None: kept in memory only); `actor()`: the account asking."""
         self._jobs: dict[str, Job] = {}
         self._cond = threading.Condition()
-        self._owner, self._check = owner, check
+        self._owner, self._check, self._actor = owner, check, actor
+        self._queue = FairQueue(limits)
+        self._quotas, self._repo = quotas, repo
+        self._writing = threading.Lock()  # one job record written at a time, each as the job is then
+        self._asked = 0
+        self.durations = Durations(self._measured)
+        if repo is not None:
+            _lose_dead_servers(repo)
+
+    @classmethod
+    def for_studio(cls, studio, owner: Callable[[], str], check: Callable[[str], Any]) -> Jobs:
+        """The web server's jobs over `studio`: its queue limits and quotas from the configuration (`queue_running`
+        0: as many as the backend renders at once — 1 on one device, one per render worker on Ray), its records
+        in the studio's database."""
+        c = studio.config
+        running = c.queue_running or max(1, int(getattr(studio.backend, "max_parallel", 1)))
+        return cls(
+            owner,
+            check,
+            limits=Limits(running=running, per_user=c.queue_per_user),
+            quotas=Quotas.of(c),
+            repo=studio.ctx.repo,
+        )
+
+    @property
+    def limits(self) -> Limits:
+        return self._queue.limits
+
+    @property
+    def paused(self) -> bool:
+        return self._queue.paused
 
     def start(
         self,
@@ -90,34 +173,94 @@ class Jobs:
         version: int | None = None,
         exclusive: bool = True,
     ) -> tuple[Job, bool]:
-        """Run `fn(progress, cancel)` in a thread. With `exclusive`, a job of this kind already running on
-        the project is returned instead (started=False), or refused (`JobBusy`) when another session started it.
-        Returns (job, started)."""
+        """Queue `fn(progress, cancel)` (a kind the queue holds) or run it at once, in a thread. With `exclusive`, a
+        live job of this kind on the project is returned instead (started=False), or refused (`JobBusy`) when
+        another session asked for it. A quota reached is refused (app.quotas.QuotaReached) before anything is
+        written. Returns (job, started)."""
         owner = self._owner()
+        actor = self._actor()
+        user = actor.name if actor is not None else owners.LOCAL_OWNER
         if project:
             self._check(project)
         with self._cond:
             if exclusive:
-                running = next(
+                live = next(
                     (j for j in self._jobs.values() if j.running and (j.project, j.kind) == (project, kind)), None
                 )
-                if running is not None and running.owner == owner:
-                    return running, False
-                if running is not None:
+                if live is not None and live.owner == owner:
+                    return live, False
+                if live is not None:
                     raise JobBusy(f"another page is running a {kind} on this project: wait until it ends")
-            job = Job(id=new_id("job"), kind=kind, project=project, owner=owner, label=label, version=version)
-            self._jobs[job.id] = job
+            if not self._quotas.off:
+                mine = sum(j.running and j.user == user for j in self._jobs.values())
+                self._quotas.check(self._repo, user, kind, mine)
+            self._asked += 1
+            job = Job(
+                id=new_id("job"),
+                kind=kind,
+                project=project,
+                owner=owner,
+                label=label,
+                user=user,
+                version=version,
+                state=QUEUED if kind in QUEUED_KINDS else RUNNING,
+                seq_queued=self._asked,
+            )
+            # the job runs in the asking request's context: as the account that asked (storage.owners)
+            context = contextvars.copy_context()
+            job._run = lambda: context.run(self._work, job, fn)
+            self._jobs[job.id] = job  # held here (one of a kind per project) but not in the queue until written
             self._forget_old()
-        # the job runs in the asking request's context: as the account that asked (storage.owners)
-        run = contextvars.copy_context().run
-        threading.Thread(target=run, args=(self._run, job, fn), name=f"chief-{job.id}", daemon=True).start()
+        try:
+            self._write(job)
+        except BaseException:
+            with self._cond:  # not written, not started: as if never asked
+                self._jobs.pop(job.id, None)
+            raise
+        if job.queued:
+            with self._cond:
+                self._queue.add(job)
+            self._dispatch()
+        else:
+            self._launch(job)
         return job, True
 
-    def _run(self, job: Job, fn) -> None:
+    def _launch(self, job: Job) -> None:
+        run, job._run = job._run, None
+        assert run is not None
+        threading.Thread(target=run, name=f"chief-{job.id}", daemon=True).start()
+
+    def _dispatch(self) -> None:
+        """Start what the queue admits now, then tell every queued job its place."""
+        with self._cond:
+            admitted = self._queue.admit()
+            for job in admitted:
+                job.state, job.desc, job.started, job.started_at = RUNNING, "starting", time.monotonic(), utcnow()
+                job.seq += 1
+            self._describe_queue()
+            self._cond.notify_all()
+        for job in admitted:  # launched first: a record that cannot be written must not stall the queue
+            self._launch(job)
+        for job in admitted:
+            self._write(job)
+
+    def _describe_queue(self) -> None:
+        """Each queued job's line: its place, and an estimate from measured durations (under the lock)."""
+        running = [j for j in self._jobs.values() if j.state == RUNNING and j.kind in QUEUED_KINDS]
+        order = self._queue.order()
+        places = self.limits.running or len(running) + len(order)
+        for i, job in enumerate(order):
+            wait = wait_estimate(order[:i], running, places, self.durations)
+            text = line(i + 1, wait, self._queue.paused)
+            if text != job.desc:
+                job.desc = text
+                job.seq += 1
+
+    def _work(self, job: Job, fn) -> None:
         try:
             result = fn(lambda e: self._progress(job, e), job.cancel)
         except Cancelled:
-            self._finish(job, STOPPED, _stopped_text(job.kind))
+            self._finish(job, STOPPED, job.stop_text or _stopped_text(job.kind))
         except Exception as e:  # noqa: BLE001 - any failure is the job's outcome, shown in one line
             self._finish(job, FAILED, one_line(e))
         else:
@@ -134,10 +277,37 @@ class Jobs:
 
     def _finish(self, job: Job, state: str, message: str, result: Any = None) -> None:
         with self._cond:
-            job.state, job.message, job.result, job.ended = state, message, result, time.monotonic()
+            admitted = job.state == RUNNING and job.kind in QUEUED_KINDS
+            job.state, job.message, job.result = state, message, result
+            job.ended, job.ended_at = time.monotonic(), utcnow()
             job.fraction = 1.0 if state == DONE else job.fraction
             job.seq += 1
+            if admitted:
+                self._queue.finished(job)
+                if state == DONE:
+                    self.durations.add(job.kind, job.ended - job.started)
             self._cond.notify_all()
+        try:
+            self._write(job)
+        finally:
+            self._dispatch()  # the place it held goes to the next job, whatever the database said
+
+    def _write(self, job: Job) -> None:
+        """Write the job's record as the job is now (records are written one at a time, each snapshot taken
+        inside, so the last written is the newest)."""
+        if self._repo is None:
+            return
+        with self._writing:
+            with self._cond:
+                record = job.record()
+            with self._repo.write() as u:
+                u.put_job(record)
+
+    def _measured(self, kind: str, n: int) -> list[float]:
+        if self._repo is None:
+            return []
+        with self._repo.read() as u:
+            return u.job_seconds(kind, n)
 
     def _forget_old(self) -> None:
         done = [j for j in self._jobs.values() if not j.running]
@@ -150,7 +320,7 @@ class Jobs:
         return job if job is not None and job.owner == self._owner() else None
 
     def active(self, project: str, kind: str) -> Job | None:
-        """The asking session's running job of `kind` on `project`, if any."""
+        """The asking session's live (queued or running) job of `kind` on `project`, if any."""
         owner = self._owner()
         with self._cond:
             return next(
@@ -163,7 +333,7 @@ class Jobs:
             )
 
     def last(self, project: str, kind: str) -> Job | None:
-        """The asking session's newest job of `kind` on `project`, running or finished."""
+        """The asking session's newest job of `kind` on `project`, live or finished."""
         owner = self._owner()
         with self._cond:
             return next(
@@ -172,15 +342,76 @@ class Jobs:
             )
 
     def stop(self, job: Job) -> bool:
-        """Ask a running job to stop (it stops at its next check: a step, a shot, a critic, or ffmpeg)."""
-        if not job.running:
+        """Ask the asking session's live job to stop: a queued one leaves the queue at once, a running one stops at
+        its next check (a step, a shot, a critic, or ffmpeg). Another session's (or account's) job is left as it is
+        and nothing is said of it (False); a teacher's Stop works on any job."""
+        actor = self._actor()
+        if job.owner != self._owner() and not (actor is not None and actor.teacher):
             return False
-        job.cancel.cancel()
+        return self._stop(job, _stopped_text(job.kind), "Stopped before it started: nothing was done.")
+
+    def _stop(self, job: Job, text: str, before: str) -> bool:
+        """Stop `job`: queued, it leaves the queue at once with the outcome `before`; running, it is asked to stop
+        and ends with `text`."""
         with self._cond:
-            job.desc = "stopping…"
-            job.seq += 1
-            self._cond.notify_all()
+            if not job.running:
+                return False
+            if job.queued and self._queue.remove(job):
+                job.state, job.message, job.ended, job.ended_at = STOPPED, before, time.monotonic(), utcnow()
+                job._run = None
+                job.seq += 1
+                self._describe_queue()
+                self._cond.notify_all()
+                stopped_queued = True
+            else:
+                job.cancel.cancel()
+                job.stop_text = job.stop_text or text
+                job.desc = "stopping…"
+                job.seq += 1
+                self._cond.notify_all()
+                stopped_queued = False
+        if stopped_queued:
+            self._write(job)
         return True
+
+    # ------------------------------------------------------------------ the teacher's hands on the queue
+    def _teacher(self, what: str) -> None:
+        actor = self._actor()
+        if actor is None or not actor.teacher:
+            raise StudioError(f"only a teacher may {what}")
+
+    def pause(self) -> None:
+        """Start nothing more from the queue (what runs goes on); a teacher only."""
+        self._teacher("pause the queue")
+        with self._cond:
+            self._queue.paused = True
+            self._describe_queue()
+            self._cond.notify_all()
+
+    def resume(self) -> None:
+        self._teacher("resume the queue")
+        with self._cond:
+            self._queue.paused = False
+        self._dispatch()
+
+    def cancel(self, job_id: str) -> bool:
+        """Stop any account's live job `job_id` (queued: out of the queue at once); a teacher only. False when no
+        such job is live."""
+        self._teacher("cancel another person's job")
+        job = self._jobs.get(job_id)
+        if job is None:
+            return False
+        after = _stopped_text(job.kind).removeprefix("Stopped.")
+        return self._stop(job, f"Cancelled by the teacher.{after}", "Cancelled by the teacher before it started.")
+
+    def all(self) -> list[Job]:
+        """Every job this server remembers, live ones in the queue's order first; a teacher only."""
+        self._teacher("see everyone's jobs")
+        with self._cond:
+            order = self._queue.order()
+            running = [j for j in self._jobs.values() if j.state == RUNNING]
+            ended = [j for j in reversed(self._jobs.values()) if not j.running]
+            return running + order + ended
 
     def wait_ended(self, job: Job, timeout: float) -> bool:
         """Block until the job ended or `timeout` passed; True when it ended."""
@@ -192,6 +423,28 @@ class Jobs:
         with self._cond:
             self._cond.wait_for(lambda: job.seq != seen, timeout=timeout)
             return job.seq
+
+
+def _lose_dead_servers(repo) -> None:
+    """Jobs a server on this machine left queued or running when it stopped (killed, crashed) are "lost", so
+    `chief queue` does not list them as waiting forever. Servers on other machines are left alone."""
+    host = socket.gethostname()
+    with repo.read() as u:
+        servers = u.job_servers()
+    dead = [s for s in servers if s.rpartition(":")[0] == host and not _alive(s.rpartition(":")[2])]
+    if dead:
+        with repo.write() as u:
+            u.lose_jobs(dead, utcnow())
+
+
+def _alive(pid: str) -> bool:
+    try:
+        os.kill(int(pid), 0)
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def describe(e: ProgressEvent) -> tuple[float | None, str]:

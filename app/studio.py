@@ -38,6 +38,7 @@ from app.loras import Loras
 from app.personas import PersonaBuild, PersonaCalibration, Personas
 from app.planning import Planning
 from app.projects import Projects
+from app.queue import recorded_jobs
 from app.refining import AcceptResult, EarlierNote, Refining, UsageSummary
 from app.rendering import Rendering
 from app.takes import PickResult, ShotTakes, Takes
@@ -51,6 +52,7 @@ from storage.records import (
     ClipRecord,
     ClipsAffected,
     CritiqueRecord,
+    JobRecord,
     LastFilm,
     Project,
     ProposalRecord,
@@ -186,6 +188,11 @@ class Studio:
 
     def project(self, pid: str) -> Project:
         return self._projects.project(pid)
+
+    def queued_jobs(self, live: bool = False, limit: int = 200) -> list[JobRecord]:
+        """The web server's jobs as recorded (app/jobs.py), newest first: every account's for a teacher or the local
+        owner, else the acting account's own; only queued and running ones with `live`."""
+        return recorded_jobs(self.ctx.repo, live=live, limit=limit)
 
     def resolve_project(self, ref: str) -> str:
         return self._projects.resolve(ref)

@@ -281,6 +281,25 @@ class AgentCallRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+class JobRow(Base):
+    """A job of the web server's queue (app/jobs.py, app/queue.py), written as it is queued, starts and ends: what
+    `chief queue` lists, what the queue's estimates and the renders-per-hour quota are measured from, and the time a
+    user's jobs waited (`started_at - queued_at`) for the teacher's report."""
+
+    __tablename__ = "jobs"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    owner: Mapped[str] = mapped_column(String(32), index=True)  # the account that asked (storage.owners)
+    kind: Mapped[str] = mapped_column(String(20))  # render | takes | keyframes | reference | critique | plan | refine
+    project: Mapped[str] = mapped_column(String(40), default="")  # "" for a plan (no project yet)
+    label: Mapped[str] = mapped_column(Text, default="")
+    state: Mapped[str] = mapped_column(String(12), index=True)  # queued | running | done | failed | stopped | lost
+    message: Mapped[str] = mapped_column(Text, default="")  # the outcome in one line
+    server: Mapped[str] = mapped_column(String(80), default="")  # HOST:PID of the server that ran it
+    queued_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
 _migrate_lock = threading.Lock()
 
 

@@ -370,3 +370,24 @@ __all__ = [
     "VersionKind",
     "VersionNode",
 ]
+
+
+JobState = Literal["queued", "running", "done", "failed", "stopped", "lost"]
+
+
+class JobRecord(Strict):
+    """A job of the web server's queue as written to the `jobs` table (app/jobs.py): `chief queue` lists these, the
+    queue's estimates read the durations of finished ones, and a user's time in the queue is `started_at -
+    queued_at`. "lost": the server that ran it stopped before it ended."""
+
+    id: str
+    owner: str
+    kind: str
+    project: str = ""
+    label: str = ""
+    state: JobState
+    message: str = ""
+    server: str = ""
+    queued_at: datetime
+    started_at: datetime | None = None
+    ended_at: datetime | None = None

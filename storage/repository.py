@@ -7,6 +7,8 @@ processes never interleave a read-then-write) and yields a `Unit` whose methods 
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -22,6 +24,7 @@ from storage.db import (
     ClipRow,
     CritiqueRow,
     Database,
+    JobRow,
     KeyframeRow,
     MediaRow,
     NoteRow,
@@ -38,6 +41,7 @@ from storage.records import (
     ClipMediaRecord,
     ClipRecord,
     CritiqueRecord,
+    JobRecord,
     KeyframeRecord,
     MediaRecord,
     Project,
@@ -54,6 +58,7 @@ from storage.schema import Note, Persona, Scope, Storyboard, new_id, utcnow
 
 R = TypeVar("R", bound=BaseModel)
 
+_SHA = re.compile(r"\b[0-9a-f]{64}\b")  # a media file named in a record
 LOCAL = ""  # the clip-cache scope of clips rendered on this machine
 
 
@@ -597,6 +602,72 @@ class Unit:
     def owned(self, name: str) -> int:
         """How many projects (trashed ones too) account `name` owns."""
         return self.s.scalar(select(func.count()).where(ProjectRow.owner == name)) or 0
+
+    # ------------------------------------------------------------------ the web server's jobs (app/jobs.py)
+    def put_job(self, job: JobRecord) -> None:
+        """Write job `job` as it is now (queued, started or ended)."""
+        self.s.merge(_row(JobRow, job))
+
+    def jobs(self, states: Sequence[str] = (), limit: int = 500) -> list[JobRecord]:
+        """The newest jobs first (those in `states` only, when given)."""
+        q = select(JobRow).order_by(JobRow.queued_at.desc()).limit(limit)
+        if states:
+            q = q.where(JobRow.state.in_(states))
+        return [_record(JobRecord, r) for r in self.s.scalars(q)]
+
+    def job_seconds(self, kind: str, limit: int) -> list[float]:
+        """How long the newest `limit` finished ("done") jobs of `kind` ran, newest first."""
+        q = (
+            select(JobRow.started_at, JobRow.ended_at)
+            .where(JobRow.kind == kind, JobRow.state == "done", JobRow.started_at.is_not(None))
+            .order_by(JobRow.ended_at.desc())
+            .limit(limit)
+        )
+        return [(e - s).total_seconds() for s, e in self.s.execute(q).all() if e is not None]
+
+    def jobs_since(self, owner: str, kind: str, since: datetime) -> int:
+        """How many jobs of `kind` account `owner` had queued since `since` (refused ones are never written)."""
+        q = select(func.count()).where(JobRow.owner == owner, JobRow.kind == kind, JobRow.queued_at >= since)
+        return self.s.scalar(q) or 0
+
+    def lose_jobs(self, servers: Sequence[str], ended: datetime) -> int:
+        """Mark the queued and running jobs of the servers `servers` (HOST:PID, processes that are gone) "lost"."""
+        rows = self.s.scalars(
+            select(JobRow).where(JobRow.state.in_(("queued", "running")), JobRow.server.in_(servers))
+        ).all()
+        for r in rows:
+            r.state, r.message, r.ended_at = "lost", "the server stopped before this job ended", ended
+        return len(rows)
+
+    def job_servers(self) -> list[str]:
+        """The servers (HOST:PID) with jobs still queued or running."""
+        q = select(JobRow.server).where(JobRow.state.in_(("queued", "running"))).distinct()
+        return list(self.s.scalars(q))
+
+    # ------------------------------------------------------------------ disk per account (app/quotas.py)
+    def owner_media_bytes(self, owner: str) -> int:
+        """The bytes of the media store account `owner`'s projects (trashed ones too) use: every distinct file any of
+        its versions, renders, keyframes or takes names, with the pictures cut from its clips and their last frames. A file shared with
+        another account counts for each of them; one used twice by the same account counts once."""
+        pids = select(ProjectRow.id).where(ProjectRow.owner == owner)
+        vids = select(VersionRow.id).where(VersionRow.project_id.in_(pids))
+        named: set[str] = set()
+        for board in self.s.scalars(select(VersionRow.storyboard).where(VersionRow.id.in_(vids))):
+            named.update(_SHA.findall(json.dumps(board)))
+        for r in self.s.execute(
+            select(RenderRow.film_sha256, RenderRow.media, RenderRow.shots).where(RenderRow.version_id.in_(vids))
+        ):
+            named.update(_SHA.findall(json.dumps([r[0], r[1], r[2]])))
+        for table in (KeyframeRow, TakeRow):
+            named.update(self.s.scalars(select(table.sha256).where(table.version_id.in_(vids))))
+        clips = list(named)
+        for frames in self.s.scalars(select(ClipMediaRow.frames).where(ClipMediaRow.clip_sha256.in_(clips))):
+            named.update(_SHA.findall(json.dumps(frames)))
+        named.update(  # a clip's last frame (what the next shot continues from)
+            sha for sha in self.s.scalars(select(ClipRow.last_frame_sha256).where(ClipRow.sha256.in_(clips))) if sha
+        )
+        sizes = self.s.execute(select(MediaRow.sha256, MediaRow.size).where(MediaRow.sha256.in_(named)))
+        return sum(size for _, size in sizes)
 
     def _project(self, row: ProjectRow, versions: int | None = None, current: int | None = None) -> Project:
         if versions is None:

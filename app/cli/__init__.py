@@ -13,6 +13,7 @@ own modules and are registered here, in one place:
     edit.py     edit            voice.py    voice (a character's voice: show, choose, preview)
     music.py    music (a creator's own track over a scene or the film)
     users.py    users add, passwd, remove, list (accounts of a shared server: `chief serve --users`)
+    queue.py    queue (the jobs of `chief serve`'s fair queue, from the database)
     lora.py     lora add, list, remove (a creator's LoRAs: a character's or a style)
 """
 
@@ -32,6 +33,7 @@ from app.cli import (
     models,
     music,
     persona,
+    queue,
     serve,
     users,
     voice,
@@ -81,6 +83,22 @@ def main(ctx, home, as_json, backend, model, profile, agents, user):
     ctx.call_on_close(ctx.obj.acting())
 
 
-for _module in (loop, history, edit, voice, music, lora, archive, batch, persona, serve, images, models, doctor, users):
+for _module in (
+    loop,
+    history,
+    edit,
+    voice,
+    music,
+    lora,
+    archive,
+    batch,
+    persona,
+    serve,
+    images,
+    models,
+    doctor,
+    users,
+    queue,
+):
     for _command in _module.COMMANDS:
         main.add_command(_command)

@@ -198,10 +198,11 @@ def progress_html(job) -> str:
     """A job's progress bar and line (or its outcome once it ended)."""
     if job is None:
         return ""
-    from app.jobs import DONE, FAILED, RUNNING, STOPPED
+    from app.jobs import DONE, FAILED, QUEUED, RUNNING, STOPPED
 
     pct = round(100 * job.fraction)
-    state = {RUNNING: "running", DONE: "done", FAILED: "failed", STOPPED: "stopped"}[job.state]
+    # a queued job's line is its place in the queue and an estimate (app/queue.py `line`), kept by app/jobs.py
+    state = {QUEUED: "queued", RUNNING: "running", DONE: "done", FAILED: "failed", STOPPED: "stopped"}[job.state]
     text = job.desc if job.running else (job.message or "done")
     return (
         f"<div class='job {state}' data-state='{state}' data-job='{esc(job.id)}'>"
