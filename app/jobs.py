@@ -141,16 +141,18 @@ class Jobs:
             _lose_dead_servers(repo)
 
     @classmethod
-    def for_studio(cls, studio, owner: Callable[[], str], check: Callable[[str], Any]) -> Jobs:
-        """The web server's jobs over `studio`: its queue limits and quotas from the configuration (`queue_running`
-        0: as many as the backend renders at once — 1 on one device, one per render worker on Ray), its records
-        in the studio's database."""
+    def for_studio(cls, studio, owner: Callable[[], str], check: Callable[[str], Any], shared: bool = False) -> Jobs:
+        """The web server's jobs over `studio`, their records in the studio's database and its quotas. `shared`
+        (`chief serve --users`: a class on one server): the queue's limits from the configuration (`queue_running`
+        0: as many as the backend renders at once — 1 on one device, one per render worker on Ray). One person's
+        server admits every job at once, as before the queue: a critique or a plan does not wait behind one's own
+        render (the clip locks order the renders' GPU work)."""
         c = studio.config
         running = c.queue_running or max(1, int(getattr(studio.backend, "max_parallel", 1)))
         return cls(
             owner,
             check,
-            limits=Limits(running=running, per_user=c.queue_per_user),
+            limits=Limits(running=running, per_user=c.queue_per_user) if shared else Limits(),
             quotas=Quotas.of(c),
             repo=studio.ctx.repo,
         )

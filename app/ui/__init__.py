@@ -124,7 +124,7 @@ def create_app(studio, users: bool = False):
 
     owners.add_source(request_actor)  # every project lookup in an event checks the signed-in account
     # each browser session sees its own jobs; a job on a project is started only for an account that may open it
-    ctx = Ctx(studio=studio, jobs=Jobs.for_studio(studio, owner=page_session, check=studio.project))
+    ctx = Ctx(studio=studio, jobs=Jobs.for_studio(studio, owner=page_session, check=studio.project, shared=users))
     # Gradio deletes the uploads and served copies it made once they are 6 hours old (checked every hour),
     # and all of them when the server stops
     with gr.Blocks(title="CHIEF", analytics_enabled=False, delete_cache=(3600, STALE_SECONDS)) as demo:
