@@ -40,6 +40,7 @@ from app.planning import Planning
 from app.projects import Projects
 from app.refining import AcceptResult, EarlierNote, Refining, UsageSummary
 from app.rendering import Rendering
+from app.sharing import Sharing
 from app.takes import PickResult, ShotTakes, Takes
 from app.watching import Watching
 from generation.base import Backend, CancelToken
@@ -112,6 +113,7 @@ class Studio:
         self._consistency = Consistency(self.ctx, self._projects, self._clips)
         self._loras = Loras(self.ctx, self._projects)
         self.accounts = Accounts(self.ctx)  # who may sign in, who acts (projects belong to accounts)
+        self.sharing = Sharing(self.ctx)  # read-only shares, hand-over (app/sharing.py)
 
     def _clean(self) -> None:
         """What killed processes left: work folders, half-written cache files, stored files no row names."""

@@ -99,6 +99,16 @@ class UserRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+class ShareRow(Base):
+    """A project shared read-only with an account, or with the class (`reader` = storage.owners.CLASS): migration
+    0011. Its owner still writes it alone; a reader (and a teacher) reads it (storage.repository.Unit._project_row)."""
+
+    __tablename__ = "shares"
+    project_id: Mapped[str] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True)
+    reader: Mapped[str] = mapped_column(String(32), primary_key=True, index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
 class VersionRow(Base):
     __tablename__ = "versions"
     __table_args__ = (UniqueConstraint("project_id", "number"),)

@@ -33,6 +33,7 @@ from app.cli import (
     music,
     persona,
     serve,
+    share,
     users,
     voice,
 )
@@ -81,6 +82,22 @@ def main(ctx, home, as_json, backend, model, profile, agents, user):
     ctx.call_on_close(ctx.obj.acting())
 
 
-for _module in (loop, history, edit, voice, music, lora, archive, batch, persona, serve, images, models, doctor, users):
+for _module in (
+    loop,
+    history,
+    edit,
+    voice,
+    music,
+    lora,
+    archive,
+    batch,
+    persona,
+    serve,
+    images,
+    models,
+    doctor,
+    users,
+    share,
+):
     for _command in _module.COMMANDS:
         main.add_command(_command)
