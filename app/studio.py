@@ -28,6 +28,7 @@ from app import agent_settings
 from app.accounts import Accounts
 from app.agent_settings import AgentSettings
 from app.audio import Audio, Cast
+from app.classroom import Classroom
 from app.clips import Clips
 from app.config import Config
 from app.consistency import Consistency, ConsistencyReport, Source
@@ -114,6 +115,7 @@ class Studio:
         self._loras = Loras(self.ctx, self._projects)
         self.accounts = Accounts(self.ctx)  # who may sign in, who acts (projects belong to accounts)
         self.sharing = Sharing(self.ctx)  # read-only shares, hand-over (app/sharing.py)
+        self.classroom = Classroom(self.ctx)  # the teacher's report (app/classroom.py)
 
     def _clean(self) -> None:
         """What killed processes left: work folders, half-written cache files, stored files no row names."""

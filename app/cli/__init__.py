@@ -23,6 +23,7 @@ import click
 from app.cli import (
     archive,
     batch,
+    class_,
     doctor,
     edit,
     history,
@@ -98,6 +99,7 @@ for _module in (
     doctor,
     users,
     share,
+    class_,
 ):
     for _command in _module.COMMANDS:
         main.add_command(_command)

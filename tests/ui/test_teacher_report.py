@@ -1,0 +1,107 @@
+"""The teacher's report (app/classroom.py, `chief class report --csv`, the Class screen): the CSV is read back and
+compared with the database itself (sqlite3, not the repository), and only a teacher reads it."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sqlite3
+
+import pytest
+
+from app.classroom import COLUMNS, to_csv
+from app.errors import StudioError
+from storage.owners import Actor, acting
+from storage.schema import DIMENSIONS
+from tests.conftest import tiny_board
+from tests.security.test_accounts import PASSWORD
+
+TEACH = Actor("teach", teacher=True)
+
+
+@pytest.fixture
+def class_studio(studio):
+    """alice with a rendered and critiqued project of two versions, bob with an unrendered one."""
+    studio.accounts.add("alice", PASSWORD)
+    studio.accounts.add("bob", PASSWORD)
+    studio.accounts.add("teach", PASSWORD, teacher=True)
+    with acting(Actor("alice")):
+        a = studio.create_from_storyboard(tiny_board(2)).project_id
+        studio.render(a)
+        studio.critique(a)
+        studio.save_storyboard(a, tiny_board(3), None)
+        studio.render(a)
+    with acting(Actor("bob")):
+        b = studio.create_from_storyboard(tiny_board(1).model_copy(update={"title": 'Bob, "quoted"'})).project_id
+    return studio, a, b
+
+
+def _database(studio) -> dict[tuple[str, int], dict]:
+    """(project, version) -> what the database holds, read with sqlite3 alone."""
+    db = sqlite3.connect(studio.config.db_path)
+    out = {}
+    for pid, owner, title in db.execute("SELECT id, owner, title FROM projects WHERE trashed_at IS NULL"):
+        for vid, number in db.execute("SELECT id, number FROM versions WHERE project_id=?", (pid,)):
+            renders = db.execute("SELECT film_sha256, media FROM renders WHERE version_id=?", (vid,)).fetchall()
+            shas = {s for film, media in renders for s in (film, *json.loads(media or "{}").values())}
+            size = sum(db.execute("SELECT size FROM media WHERE sha256=?", (s,)).fetchone()[0] for s in shas)
+            crit = [
+                json.loads(d)
+                for (d,) in db.execute(
+                    "SELECT data FROM critiques WHERE version_id=? AND screening='film' AND batch=(SELECT batch FROM "
+                    "critiques WHERE version_id=? AND screening='film' ORDER BY created_at DESC LIMIT 1)",
+                    (vid, vid),
+                )
+            ]
+            scores = {}
+            for d in DIMENSIONS:
+                vals = [c["scores"][d] for c in crit if c["scores"].get(d) is not None]
+                if vals:
+                    scores[d] = round(sum(vals) / len(vals), 3)
+            out[pid, number] = {
+                "account": owner,
+                "title": title,
+                "renders": len(renders),
+                "disk": size,
+                "critiques": len(crit),
+                "scores": scores,
+            }
+    return out
+
+
+def test_the_csv_matches_the_database(class_studio):
+    studio, a, b = class_studio
+    with acting(TEACH):
+        text = to_csv(studio.classroom.report())
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert tuple(rows[0].keys()) == COLUMNS
+    db = _database(studio)
+    assert {(r["project_id"], int(r["version"])) for r in rows} == set(db)
+    for r in rows:
+        want = db[r["project_id"], int(r["version"])]
+        assert (r["account"], r["title"], int(r["renders"]), int(r["disk_bytes"]), int(r["critiques"])) == (
+            want["account"],
+            want["title"],
+            want["renders"],
+            want["disk"],
+            want["critiques"],
+        ), r
+        assert {d: float(r[d]) for d in DIMENSIONS if r[d]} == want["scores"]
+        assert r["queue_seconds"] == ""  # not recorded yet: jobs live in memory (app.classroom.queue_seconds)
+    assert db[a, 1]["renders"] == 1 and db[a, 1]["disk"] > 0 and db[a, 1]["scores"]  # the data is not all empty
+    assert db[b, 1]["account"] == "bob"
+
+
+def test_only_a_teacher_reads_the_report(class_studio, tmp_path):
+    studio, _, _ = class_studio
+    with acting(Actor("alice")), pytest.raises(StudioError, match="only a teacher"):
+        studio.classroom.report()
+    from tests.security.test_accounts import run
+
+    home = studio.config.home
+    studio.db.close()
+    out = run(home, "--user", "teach", "class", "report", "--csv").output
+    assert out.splitlines()[0] == ",".join(COLUMNS) and len(out.splitlines()) == 4  # header + 3 versions
+    res = run(home, "--user", "bob", "class", "report", ok=False)
+    assert res.exit_code == 1 and "only a teacher" in res.stderr
