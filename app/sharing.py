@@ -72,8 +72,9 @@ class Sharing:
                 raise StudioError(f"{pid} is not shared with {reader_label(reader)}")
         return self.access(pid)
 
-    def hand_over(self, pid: str, to: str) -> Access:
-        """Give `pid` to account `to`: a teacher's act (or the machine's own CLI acting as no one in particular)."""
+    def hand_over(self, pid: str, to: str) -> tuple[Access, str]:
+        """Give `pid` to account `to`: a teacher's act (or the machine's own CLI acting as no one in particular).
+        Returns the project's access now and its former owner."""
         actor = current()
         if actor is not None and not actor.teacher:
             raise StudioError("only a teacher hands a project to another account")
@@ -81,8 +82,8 @@ class Sharing:
         with self.ctx.repo.write() as u:
             if u.own_row(pid).owner == to:
                 raise StudioError(f"{pid} is already {to}'s")
-            u.hand_over(pid, to)
-        return self.access(pid)
+            before = u.hand_over(pid, to)
+        return self.access(pid), before
 
     def _reader(self, reader: str) -> str:
         if reader in ("class", CLASS):

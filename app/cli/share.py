@@ -46,7 +46,7 @@ def list_cmd(c: Ctx, project):
 @click.argument("to")
 def hand(c: Ctx, project, to):
     """Hand PROJECT to account TO (a teacher's act: `chief --user TEACHER share hand …`)."""
-    a = c.studio.sharing.hand_over(c.studio.resolve_project(project), to)
+    a, _ = c.studio.sharing.hand_over(c.studio.resolve_project(project), to)
     c.out(a, _human(a))
 
 

@@ -21,7 +21,7 @@ OFFLINE_ENV = {
     "GRADIO_SSR_MODE": "False",
 }
 SAVE_JS = "(pid, version, tab) => ({ pid: pid || '', version: version, tab: tab || 'projects' })"
-SCREENS = ("projects", "story", "storyboard", "render", "screening", "revise", "history", "settings")
+SCREENS = ("projects", "story", "storyboard", "render", "screening", "revise", "history", "settings", "teacher")
 TITLES = {
     "projects": "Projects",
     "story": "Story",
@@ -31,6 +31,7 @@ TITLES = {
     "revise": "Revise",
     "history": "History",
     "settings": "Settings",
+    "teacher": "Class",  # shown to teachers only (app/ui/teacher.py)
 }
 CSS = """
 #status_bar { font-size: 0.85em; padding: 4px 8px; border-bottom: 1px solid var(--border-color-primary);
@@ -142,6 +143,10 @@ def create_app(studio, users: bool = False):
             ctx.pid = gr.Textbox(label="project", elem_id="current_project")
             ctx.version = gr.Number(label="version", precision=0, elem_id="current_version")
             ctx.screen = gr.Textbox(value="projects", label="screen", elem_id="current_screen")
+        if users:  # the open project's owner shares it read-only (app/ui/share_box.py)
+            from app.ui.share_box import ShareBox
+
+            ShareBox(ctx)
         # The open project, version and screen live in the browser too, so a reload (or a second tab) comes back
         # to them and finds their running jobs. The secret is the data folder's own, so a restarted server still
         # reads what the browser kept (it only scrambles the value: the page is sent it anyway).

@@ -274,11 +274,14 @@ class FileLedger:
         with self._lock:
             return real in self._sent.get(account, {})
 
-    def forget(self, account: str) -> None:
-        """Take back what `account` was sent (a project handed over or a share withdrawn: its next answers say anew
-        what it may fetch)."""
+    def forget(self, account: str | None) -> None:
+        """Take back what `account` (None: every account) was sent: a project handed over or a share withdrawn. Its
+        next answers say anew what it may fetch."""
         with self._lock:
-            self._sent.pop(account, None)
+            if account is None:
+                self._sent.clear()
+            else:
+                self._sent.pop(account, None)
 
 
 class Guard:

@@ -100,7 +100,7 @@ def test_a_teacher_reads_everything_writes_their_own_and_hands_over(shared):
     with acting(BOB), pytest.raises(StudioError, match="only a teacher"):
         studio.sharing.hand_over(bob, "carol")
     with acting(TEACH):
-        assert studio.sharing.hand_over(alice, "bob").owner == "bob"
+        assert studio.sharing.hand_over(alice, "bob")[0].owner == "bob"
     with acting(ALICE), pytest.raises(NotFound):
         studio.project(alice)  # no longer hers
     with acting(BOB):

@@ -105,3 +105,29 @@ def test_only_a_teacher_reads_the_report(class_studio, tmp_path):
     assert out.splitlines()[0] == ",".join(COLUMNS) and len(out.splitlines()) == 4  # header + 3 versions
     res = run(home, "--user", "bob", "class", "report", ok=False)
     assert res.exit_code == 1 and "only a teacher" in res.stderr
+
+
+def test_the_class_screen_is_a_teachers(class_studio):
+    """The screen's handlers, called as the page would: a student is refused in one line, a teacher gets the table,
+    the CSV and the hand-over; the tab is shown to teachers only."""
+    from app.ui import create_app
+    from app.ui.teacher import TABLE, TeacherScreen
+
+    studio, a, b = class_studio
+    demo = create_app(studio, users=True)
+    screen = next(f.fn.__wrapped__.__self__ for f in demo.fns.values() if getattr(f.fn, "__name__", "") == "report")
+    assert isinstance(screen, TeacherScreen)
+    with acting(Actor("alice")):
+        assert screen.shown().visible is False
+        with pytest.raises(StudioError, match="only a teacher"):
+            screen.report()
+        with pytest.raises(StudioError, match="only a teacher"):
+            screen.hand_over(b, "alice")
+    with acting(TEACH):
+        assert screen.shown().visible is True
+        rows, csv_path, _, accounts = screen.report()
+        assert len(rows) == 3 and {r[TABLE.index("account")] for r in rows} == {"alice", "bob"}
+        assert open(csv_path).read() == to_csv(studio.classroom.report())
+        assert "is now alice's (was bob's)" in screen.hand_over(b, "alice")
+    with acting(Actor("alice")):
+        assert studio.sharing.access(b).writable  # bob's project is alice's now
