@@ -576,11 +576,11 @@ class Unit:
         teacher's view of a student's) is refused in a write transaction."""
         row = self.s.get(ProjectRow, pid)
         access = None if row is None else self._access(row)
-        if access is None:
+        if row is None or access is None:
             raise NotFound(f"no project {pid!r}")
         if access == "read" and self.writing:
-            raise ReadOnly(f"project {pid!r} is {row.owner}'s, open to you read-only: fork it to make your own copy")  # pyright: ignore[reportOptionalMemberAccess]
-        return row  # pyright: ignore[reportReturnType]
+            raise ReadOnly(f"project {pid!r} is {row.owner}'s, open to you read-only: fork it to make your own copy")
+        return row
 
     def _access(self, row: ProjectRow) -> str | None:
         """ "write" (no one in particular, or the owner), "read" (a teacher, or shared with the actor or the class)

@@ -21,7 +21,7 @@ OFFLINE_ENV = {
     "GRADIO_SSR_MODE": "False",
 }
 SAVE_JS = "(pid, version, tab) => ({ pid: pid || '', version: version, tab: tab || 'projects' })"
-SCREENS = ("projects", "story", "storyboard", "render", "screening", "revise", "history", "settings", "teacher")
+SCREENS = ("projects", "story", "storyboard", "render", "screening", "revise", "history", "settings")
 TITLES = {
     "projects": "Projects",
     "story": "Story",
@@ -31,7 +31,6 @@ TITLES = {
     "revise": "Revise",
     "history": "History",
     "settings": "Settings",
-    "teacher": "Class",  # shown to teachers only (app/ui/teacher.py)
 }
 CSS = """
 #status_bar { font-size: 0.85em; padding: 4px 8px; border-bottom: 1px solid var(--border-color-primary);
@@ -162,6 +161,9 @@ def create_app(studio, users: bool = False):
                     ctx.tabs[name] = tab
                     modules[name] = importlib.import_module(f"app.ui.{name}")
                     modules[name].build(ctx)
+            if users:  # the Class screen: built hidden, shown when a teacher's page loads (app/ui/teacher.py)
+                with gr.Tab("Class", id="teacher", elem_id="tab_teacher", visible=False) as ctx.tabs["teacher"]:
+                    importlib.import_module("app.ui.teacher").build(ctx)
         status = guard(lambda p, v: _status(ctx, p, v))
         bar = [ctx.status, ctx.steps]
         for name, tab in ctx.tabs.items():

@@ -21,7 +21,6 @@ class TeacherScreen:
 
     def __init__(self, ctx: Ctx) -> None:
         self.ctx, self.studio = ctx, ctx.studio
-        ctx.tabs["teacher"].visible = False  # shown on load to a teacher only (`shown`)
         gr.Markdown("Every student's projects, versions over time, renders, disk use and the panel's scores.")
         with gr.Row():
             self.refresh = gr.Button("Refresh", elem_id="class_refresh", scale=0)

@@ -50,12 +50,15 @@ def signed_in(browser, url: str, name: str, password: str):
     return context, page
 
 
-def every_screen(page) -> str:
-    """The page's text on every screen a student has."""
-    text = []
+def every_screen(page, own: str) -> str:
+    """The page's text on every screen a student has, once the posters show the student's own film `own`."""
+    from playwright.sync_api import expect
+
+    expect(page.locator("#posters")).to_contain_text(own, timeout=LONG)
+    text = [page.content()]
     for name in SCREENS:
         page.get_by_role("tab", name=name, exact=True).click()
-        page.wait_for_load_state("networkidle")
+        expect(page.get_by_role("tab", name=name, exact=True)).to_have_attribute("aria-selected", "true")
         text.append(page.content())
     return "\n".join(text)
 
@@ -68,7 +71,7 @@ def test_two_students_a_share_and_the_teacher_in_chromium(classroom, browser):
     alice_ctx, alice = signed_in(browser, url, "alice", PASSWORD)
     bob_ctx, bob = signed_in(browser, url, "bob", PASSWORD + "b")
 
-    seen_by_alice, seen_by_bob = every_screen(alice), every_screen(bob)
+    seen_by_alice, seen_by_bob = every_screen(alice, SECRET), every_screen(bob, "Bob Quarry")
     assert "Bob Quarry" not in seen_by_alice and SECRET in seen_by_alice
     assert SECRET not in seen_by_bob and mine not in seen_by_bob and "Bob Quarry" in seen_by_bob
     assert "Lent Harbour" in seen_by_bob  # shared with him
