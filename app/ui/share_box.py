@@ -8,6 +8,7 @@ import gradio as gr
 
 from app.sharing import reader_label
 from app.ui.common import Ctx, guard, md
+from storage.owners import CLASS
 
 
 class ShareBox:
@@ -38,9 +39,9 @@ class ShareBox:
         return self.shown(pid)
 
     def remove(self, pid, reader) -> str:
-        a = self.studio.sharing.unshare(pid or "", (reader or "").strip())
-        files = getattr(self.ctx.demo, "chief_files", None)  # app.ui.launch's FileLedger
+        gone = (reader or "").strip()
+        self.studio.sharing.unshare(pid or "", gone)
+        files = getattr(self.ctx.demo, "chief_files", None)  # app.ui.launch's FileLedger: take back what was sent
         if files is not None:
-            gone = (reader or "").strip()
-            files.forget(None if gone not in a.readers and gone in ("class", "@class") else gone)
+            files.forget(None if gone in ("class", CLASS) else gone)
         return self.shown(pid)

@@ -148,3 +148,28 @@ def test_share_and_hand_over_on_the_cli(tmp_path):
     assert res.exit_code == 1 and "read-only" in res.stderr
     run(home, "--user", "teach", "share", "hand", pid, "bob")
     assert json.loads(run(home, "--json", "--user", "bob", "share", "list", pid).output)["writable"] is True
+
+
+def test_the_sharing_box_shares_and_takes_back_the_files_sent(shared, tmp_path):
+    """The box above the screens (app/ui/share_box.py), called as the page calls it: the owner shares and stops
+    sharing; stopping takes back the file URLs the reader was sent (app.ui.security.FileLedger)."""
+    from app.ui import create_app
+    from app.ui.security import FileLedger
+    from app.ui.share_box import ShareBox
+
+    studio, alice, _ = shared
+    demo = create_app(studio, users=True)
+    box = next(f.fn.__wrapped__.__self__ for f in demo.fns.values() if getattr(f.fn, "__name__", "") == "add")
+    assert isinstance(box, ShareBox)
+    demo.chief_files = files = FileLedger([str(tmp_path)])
+    files.note("bob", f'{{"path": "{tmp_path}/film.mp4"}}')
+    with acting(ALICE):
+        assert "read by bob" in box.add(alice, " bob ")
+    with acting(BOB):
+        assert "alice's, read-only for you" in box.shown(alice)
+        with pytest.raises(ReadOnly, match="only its owner"):
+            box.add(alice, "carol")  # he reads it; sharing it on is its owner's
+    assert files.allowed("bob", f"{tmp_path}/film.mp4")
+    with acting(ALICE):
+        assert "no one else" in box.remove(alice, "bob")
+    assert not files.allowed("bob", f"{tmp_path}/film.mp4")

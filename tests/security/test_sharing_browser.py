@@ -90,7 +90,8 @@ def test_two_students_a_share_and_the_teacher_in_chromium(classroom, browser):
     bob.locator("#open_project_btn").click()
     expect(bob.locator("#projects_message")).to_contain_text("Opened", timeout=LONG)
     expect(bob.locator("#status_bar")).to_contain_text("alice's · read-only", timeout=LONG)
-    bob.locator("#projects_more").click()
+    bob.get_by_role("tab", name="Projects", exact=True).click()
+    bob.get_by_text("More: start from a storyboard file").click()  # the accordion's label
     bob.locator("#trash_project_btn").click()
     expect(bob.get_by_text("read-only: fork it").first).to_be_visible(timeout=LONG)
     with acting(None):
