@@ -92,6 +92,7 @@ def test_two_students_a_share_and_the_teacher_in_chromium(classroom, browser):
     expect(bob.locator("#status_bar")).to_contain_text("alice's · read-only", timeout=LONG)
     bob.get_by_role("tab", name="Projects", exact=True).click()
     bob.get_by_text("More: start from a storyboard file").click()  # the accordion's label
+    bob.get_by_role("tab", name="The open film", exact=True).click()
     bob.locator("#trash_project_btn").click()
     expect(bob.get_by_text("read-only: fork it").first).to_be_visible(timeout=LONG)
     with acting(None):
