@@ -579,7 +579,10 @@ class Unit:
         if row is None or access is None:
             raise NotFound(f"no project {pid!r}")
         if access == "read" and self.writing:
-            raise ReadOnly(f"project {pid!r} is {row.owner}'s, open to you read-only: fork it to make your own copy")
+            raise ReadOnly(
+                f"project {pid!r} is {row.owner}'s, open to you read-only: export it and import the archive to work on "
+                "a copy of your own"
+            )
         return row
 
     def _access(self, row: ProjectRow) -> str | None:

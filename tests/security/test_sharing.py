@@ -42,7 +42,7 @@ def _writes(studio, pid):
     }
 
 
-def test_a_share_is_read_but_never_written(shared):
+def test_a_share_is_read_but_never_written(shared, tmp_path):
     studio, alice, _ = shared
     with acting(BOB):
         with pytest.raises(NotFound, match=f"no project '{alice}'"):
@@ -62,6 +62,12 @@ def test_a_share_is_read_but_never_written(shared):
         with pytest.raises(ReadOnly):
             studio.sharing.writable(alice)  # the web app's job check: no render, critique or plan starts
     assert _state(studio, alice) == before
+    with acting(BOB):  # what the refusal suggests: a copy of his own, through an archive
+        archive = studio.export_project(alice, tmp_path / "lent.chief.zip", include_media=False)
+        imported = studio.import_project(archive)
+        copy = imported.project_id
+        studio.save_storyboard(copy, tiny_board(2), None)
+        assert studio.sharing.access(copy).owner == "bob"
     with acting(CAROL):
         assert alice not in [p.id for p in studio.projects()]
     with acting(ALICE):  # with the class: everyone reads it

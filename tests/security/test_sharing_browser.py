@@ -94,7 +94,7 @@ def test_two_students_a_share_and_the_teacher_in_chromium(classroom, browser):
     bob.get_by_text("More: start from a storyboard file").click()  # the accordion's label
     bob.get_by_role("tab", name="The open film", exact=True).click()
     bob.locator("#trash_project_btn").click()
-    expect(bob.get_by_text("read-only: fork it").first).to_be_visible(timeout=LONG)
+    expect(bob.get_by_text("open to you read-only: export it").first).to_be_visible(timeout=LONG)
     with acting(None):
         assert not studio.project(lent).trashed
 
