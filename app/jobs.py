@@ -100,6 +100,7 @@ class Job:
             owner=self.user,
             kind=self.kind,
             project=self.project,
+            version=self.version,
             label=self.label,
             state=self.state,  # pyright: ignore[reportArgumentType] - one of the JobState literals
             message=self.message,

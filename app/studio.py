@@ -28,6 +28,7 @@ from app import agent_settings
 from app.accounts import Accounts
 from app.agent_settings import AgentSettings
 from app.audio import Audio, Cast
+from app.classroom import Classroom
 from app.clips import Clips
 from app.config import Config
 from app.consistency import Consistency, ConsistencyReport, Source
@@ -41,6 +42,7 @@ from app.projects import Projects
 from app.queue import recorded_jobs
 from app.refining import AcceptResult, EarlierNote, Refining, UsageSummary
 from app.rendering import Rendering
+from app.sharing import Sharing
 from app.takes import PickResult, ShotTakes, Takes
 from app.watching import Watching
 from generation.base import Backend, CancelToken
@@ -114,6 +116,8 @@ class Studio:
         self._consistency = Consistency(self.ctx, self._projects, self._clips)
         self._loras = Loras(self.ctx, self._projects)
         self.accounts = Accounts(self.ctx)  # who may sign in, who acts (projects belong to accounts)
+        self.sharing = Sharing(self.ctx)  # read-only shares, hand-over (app/sharing.py)
+        self.classroom = Classroom(self.ctx)  # the teacher's report (app/classroom.py)
 
     def _clean(self) -> None:
         """What killed processes left: work folders, half-written cache files, stored files no row names."""

@@ -99,6 +99,16 @@ class UserRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+class ShareRow(Base):
+    """A project shared read-only with an account, or with the class (`reader` = storage.owners.CLASS): migration
+    0011. Its owner still writes it alone; a reader (and a teacher) reads it (storage.repository.Unit._project_row)."""
+
+    __tablename__ = "shares"
+    project_id: Mapped[str] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True)
+    reader: Mapped[str] = mapped_column(String(32), primary_key=True, index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
 class VersionRow(Base):
     __tablename__ = "versions"
     __table_args__ = (UniqueConstraint("project_id", "number"),)
@@ -291,6 +301,7 @@ class JobRow(Base):
     owner: Mapped[str] = mapped_column(String(32), index=True)  # the account that asked (storage.owners)
     kind: Mapped[str] = mapped_column(String(20))  # render | takes | keyframes | reference | critique | plan | refine
     project: Mapped[str] = mapped_column(String(40), default="")  # "" for a plan (no project yet)
+    version: Mapped[int | None] = mapped_column(Integer, nullable=True)  # the version it works on, when one
     label: Mapped[str] = mapped_column(Text, default="")
     state: Mapped[str] = mapped_column(String(12), index=True)  # queued | running | done | failed | stopped | lost
     message: Mapped[str] = mapped_column(Text, default="")  # the outcome in one line

@@ -2,7 +2,9 @@
 
 Every project belongs to an account (`projects.owner`, migration 0010). The repository asks `current()` whenever it
 resolves a project id (`storage.repository.Unit._project_row`) or lists projects: someone else's project is "not
-found", the same words as one that does not exist. A teacher sees every project.
+found", the same words as one that does not exist. A teacher reads every project, and an account reads the projects
+shared with it or with the class (`CLASS`); only the owner writes one (a write transaction that reaches someone
+else's project is refused: `storage.repository.ReadOnly`).
 
 Who acts comes from, in order: a *source* a front end installs (the web app's reads the signed-in user of the event
 being handled, app/ui/common.py `request_actor`), then the `ACTOR` context variable (the CLI's `--user`, a test's
@@ -19,6 +21,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 LOCAL_OWNER = "local"  # the account of whoever runs CHIEF on this machine; a data folder's projects before 0010
+CLASS = "@class"  # a share with every account (no account name can start with '@')
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")
 
 
@@ -28,7 +31,13 @@ class Actor:
     teacher: bool = False
 
     def may_open(self, owner: str) -> bool:
+        """Whether this account reads every project of `owner` (its own; a teacher's: everyone's). Shared projects
+        are read too (storage.repository: the shares table); only the owner writes."""
         return self.teacher or owner == self.name
+
+    def readers(self) -> tuple[str, str]:
+        """The `shares.reader` values that open a shared project to this account."""
+        return (self.name, CLASS)
 
 
 ACTOR: ContextVar[Actor | None] = ContextVar("chief_actor", default=None)

@@ -384,6 +384,7 @@ class JobRecord(Strict):
     owner: str
     kind: str
     project: str = ""
+    version: int | None = None
     label: str = ""
     state: JobState
     message: str = ""

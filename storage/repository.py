@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
-from sqlalchemy import JSON, func, select
+from sqlalchemy import JSON, delete, func, or_, select
 
 from storage.db import (
     AgentCallRow,
@@ -31,6 +31,7 @@ from storage.db import (
     ProjectRow,
     ProposalRow,
     RenderRow,
+    ShareRow,
     TakeRow,
     TakeScreeningRow,
     UserRow,
@@ -66,6 +67,10 @@ class NotFound(ValueError):
     """A project, version or proposal that is not there (one line for the user)."""
 
 
+class ReadOnly(ValueError):
+    """A write to a project the acting account may only read (shared with it, or a teacher's view): one line."""
+
+
 class Repository:
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -78,14 +83,15 @@ class Repository:
     @contextmanager
     def write(self) -> Iterator[Unit]:
         with self.db.session() as s:
-            yield Unit(s)
+            yield Unit(s, writing=True)
 
 
 class Unit:
-    """The repository's operations inside one transaction (see Repository.read / write)."""
+    """The repository's operations inside one transaction (see Repository.read / write). In a write transaction a
+    project the acting account may only read is refused (`ReadOnly`) where its id becomes a project."""
 
-    def __init__(self, session) -> None:
-        self.s = session
+    def __init__(self, session, writing: bool = False) -> None:
+        self.s, self.writing = session, writing
 
     # ------------------------------------------------------------------ projects
     def add_project(
@@ -138,7 +144,7 @@ class Unit:
         """The v1 whose message carries `(tag)` (see Studio.create_project) in a project the acting account may
         open, or None."""
         q = select(VersionRow).where(VersionRow.number == 1, VersionRow.message.contains(f"({tag})"))
-        q = _visible(q.join(ProjectRow, ProjectRow.id == VersionRow.project_id))
+        q = _visible(q.join(ProjectRow, ProjectRow.id == VersionRow.project_id), shared=False)
         row = self.s.scalars(q.limit(1)).first()
         return self._version(row) if row is not None else None
 
@@ -571,12 +577,89 @@ class Unit:
     # ------------------------------------------------------------------ rows -> records
     def _project_row(self, pid: str) -> ProjectRow:
         """The one way from a project id to its row: a project the acting account may not open (storage.owners) is
-        not found, in the same words as one that does not exist."""
+        not found, in the same words as one that does not exist; one it may only read (shared with it, or a
+        teacher's view of a student's) is refused in a write transaction."""
+        row = self.s.get(ProjectRow, pid)
+        access = None if row is None else self._access(row)
+        if row is None or access is None:
+            raise NotFound(f"no project {pid!r}")
+        if access == "read" and self.writing:
+            raise ReadOnly(
+                f"project {pid!r} is {row.owner}'s, open to you read-only: export it and import the archive to work on "
+                "a copy of your own"
+            )
+        return row
+
+    def _access(self, row: ProjectRow) -> str | None:
+        """ "write" (no one in particular, or the owner), "read" (a teacher, or shared with the actor or the class)
+        or None (someone else's)."""
+        actor = current()
+        if actor is None or row.owner == actor.name:
+            return "write"
+        if actor.teacher or self.s.scalar(
+            select(func.count()).where(ShareRow.project_id == row.id, ShareRow.reader.in_(actor.readers()))
+        ):
+            return "read"
+        return None
+
+    # ------------------------------------------------------------------ sharing (app/sharing.py)
+    def check_writable(self, pid: str) -> None:
+        """Refuse as a write transaction would: not found, or `ReadOnly`."""
+        writing, self.writing = self.writing, True
+        try:
+            self._project_row(pid)
+        finally:
+            self.writing = writing
+
+    def access(self, pid: str) -> tuple[str, str]:
+        """(owner, "write" | "read") of a project the actor may open; NotFound otherwise."""
+        row = self.s.get(ProjectRow, pid)
+        access = None if row is None else self._access(row)
+        if row is None or access is None:
+            raise NotFound(f"no project {pid!r}")
+        return row.owner, access
+
+    def owners(self) -> dict[str, str]:
+        """project id -> owner, for every project the actor may open."""
+        return dict(self.s.execute(_visible(select(ProjectRow.id, ProjectRow.owner))).tuples().all())
+
+    def own_row(self, pid: str) -> ProjectRow:
+        """A project the actor owns (a teacher: any), for sharing and hand-over; anyone else's is not found."""
         row = self.s.get(ProjectRow, pid)
         actor = current()
-        if row is None or (actor is not None and not actor.may_open(row.owner)):
+        if row is None or (actor is not None and row.owner != actor.name and not actor.teacher):
+            if row is not None and actor is not None and self._access(row) == "read":
+                raise ReadOnly(
+                    f"project {pid!r} is {row.owner}'s: only its owner (or a teacher) shares or hands it over"
+                )
             raise NotFound(f"no project {pid!r}")
         return row
+
+    def share(self, pid: str, reader: str) -> bool:
+        """Share `pid` read-only with `reader` (an account or CLASS); False when it already was."""
+        self.own_row(pid)
+        if self.s.get(ShareRow, (pid, reader)) is not None:
+            return False
+        self.s.add(ShareRow(project_id=pid, reader=reader))
+        return True
+
+    def unshare(self, pid: str, reader: str) -> bool:
+        self.own_row(pid)
+        return bool(
+            self.s.execute(delete(ShareRow).where(ShareRow.project_id == pid, ShareRow.reader == reader)).rowcount
+        )  # pyright: ignore[reportAttributeAccessIssue]
+
+    def shares(self, pid: str) -> list[str]:
+        """Who reads `pid` besides its owner (account names, CLASS), by name."""
+        self._project_row(pid)
+        return list(self.s.scalars(select(ShareRow.reader).where(ShareRow.project_id == pid).order_by(ShareRow.reader)))
+
+    def hand_over(self, pid: str, to: str) -> str:
+        """Give `pid` to account `to` (its shares stay); returns the former owner."""
+        row = self.own_row(pid)
+        before, row.owner = row.owner, to
+        self.s.execute(delete(ShareRow).where(ShareRow.project_id == pid, ShareRow.reader == to))
+        return before
 
     # ------------------------------------------------------------------ accounts (app/accounts.py)
     def add_user(self, name: str, password_hash: str, teacher: bool) -> None:
@@ -624,6 +707,15 @@ class Unit:
             .limit(limit)
         )
         return [(e - s).total_seconds() for s, e in self.s.execute(q).all() if e is not None]
+
+    def queue_seconds(self, project: str, version: int) -> float | None:
+        """Seconds the started jobs on version `version` of `project` waited in the queue (`started_at - queued_at`),
+        summed; None when none of its jobs has started (nothing recorded)."""
+        q = select(JobRow.queued_at, JobRow.started_at).where(
+            JobRow.project == project, JobRow.version == version, JobRow.started_at.is_not(None)
+        )
+        waits = [(s - q0).total_seconds() for q0, s in self.s.execute(q).all() if s is not None]
+        return round(sum(waits), 3) if waits else None
 
     def jobs_since(self, owner: str, kind: str, since: datetime) -> int:
         """How many jobs of `kind` account `owner` had queued since `since` (refused ones are never written)."""
@@ -707,10 +799,18 @@ class Unit:
         return _record(ProposalRecord, row, version=number, proposal=row.data, accepted_as=accepted)
 
 
-def _visible(q):
-    """`q` (over projects) limited to what the acting account may open (storage.owners)."""
+def _visible(q, shared: bool = True):
+    """`q` (over projects) limited to what the acting account may open (storage.owners): its own, and (`shared`)
+    those shared with it or with the class."""
     actor = current()
-    return q if actor is None or actor.teacher else q.where(ProjectRow.owner == actor.name)
+    if actor is None:
+        return q
+    if not shared:
+        return q.where(ProjectRow.owner == actor.name)
+    if actor.teacher:
+        return q
+    readable = select(ShareRow.project_id).where(ShareRow.reader.in_(actor.readers()))
+    return q.where(or_(ProjectRow.owner == actor.name, ProjectRow.id.in_(readable)))
 
 
 # ---------------------------------------------------------------------------------- records <-> rows

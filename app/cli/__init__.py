@@ -24,6 +24,7 @@ import click
 from app.cli import (
     archive,
     batch,
+    class_,
     doctor,
     edit,
     history,
@@ -35,6 +36,7 @@ from app.cli import (
     persona,
     queue,
     serve,
+    share,
     users,
     voice,
 )
@@ -99,6 +101,8 @@ for _module in (
     doctor,
     users,
     queue,
+    share,
+    class_,
 ):
     for _command in _module.COMMANDS:
         main.add_command(_command)

@@ -25,6 +25,14 @@ from app.cli.common import EXIT_ERROR, err, handles_errors
     "(a teacher: all).",
 )
 @click.option(
+    "--idle-minutes",
+    type=click.IntRange(min=1),
+    default=60,
+    show_default=True,
+    help="End a signed-in session (--auth, --users) after this many minutes without a request: the next one gets "
+    "the login page.",
+)
+@click.option(
     "--forwarded-allow-ips",
     "proxies",
     envvar="CHIEF_FORWARDED_ALLOW_IPS",
@@ -37,7 +45,7 @@ from app.cli.common import EXIT_ERROR, err, handles_errors
     ),
 )
 @click.pass_obj
-def serve(c, host, port, auth, users, proxies):
+def serve(c, host, port, auth, users, idle_minutes, proxies):
     """Open the web app: the whole loop in the browser."""
     from app.ui import is_loopback, launch, parse_auth, parse_proxies
 
@@ -66,7 +74,16 @@ def serve(c, host, port, auth, users, proxies):
     st = studio.status()
     click.secho(f"chief · backend: {st.backend_label} · model: {st.model} · agents: {st.agents}", dim=True, err=True)
     click.echo(f"serving on http://{host}:{port} (Ctrl+C to stop)", err=True)
-    launch(studio, host=host, port=port, auth=auth, quiet=True, forwarded_allow_ips=proxies, users=users)
+    launch(
+        studio,
+        host=host,
+        port=port,
+        auth=auth,
+        quiet=True,
+        forwarded_allow_ips=proxies,
+        users=users,
+        idle_minutes=idle_minutes,
+    )
 
 
 @handles_errors

@@ -123,8 +123,11 @@ def create_app(studio, users: bool = False):
     from storage import owners
 
     owners.add_source(request_actor)  # every project lookup in an event checks the signed-in account
-    # each browser session sees its own jobs; a job on a project is started only for an account that may open it
-    ctx = Ctx(studio=studio, jobs=Jobs.for_studio(studio, owner=page_session, check=studio.project, shared=users))
+    # each browser session sees its own jobs; a job on a project is started only for an account that may change it
+    ctx = Ctx(
+        studio=studio,
+        jobs=Jobs.for_studio(studio, owner=page_session, check=studio.sharing.writable, shared=users),
+    )
     # Gradio deletes the uploads and served copies it made once they are 6 hours old (checked every hour),
     # and all of them when the server stops
     with gr.Blocks(title="CHIEF", analytics_enabled=False, delete_cache=(3600, STALE_SECONDS)) as demo:
@@ -135,11 +138,17 @@ def create_app(studio, users: bool = False):
         demo.chief_actor = _signed_in(studio) if users else (lambda request: serving)  # pyright: ignore[reportAttributeAccessIssue]
         demo.chief_ctx = ctx  # pyright: ignore[reportAttributeAccessIssue] - tests reach the jobs through it
         ctx.status = gr.Markdown(elem_id="status_bar")
+        if users:  # ends every session of the account (Gradio's /logout); idle ones end by themselves (security.py)
+            gr.Button("Sign out", link="/logout", elem_id="sign_out", size="sm", scale=0)
         ctx.steps = gr.HTML(elem_id="steps", js_on_load=flow.STEPS_JS, css_template=flow.CSS)
         with gr.Row(visible=False):
             ctx.pid = gr.Textbox(label="project", elem_id="current_project")
             ctx.version = gr.Number(label="version", precision=0, elem_id="current_version")
             ctx.screen = gr.Textbox(value="projects", label="screen", elem_id="current_screen")
+        if users:  # the open project's owner shares it read-only (app/ui/share_box.py)
+            from app.ui.share_box import ShareBox
+
+            ShareBox(ctx)
         # The open project, version and screen live in the browser too, so a reload (or a second tab) comes back
         # to them and finds their running jobs. The secret is the data folder's own, so a restarted server still
         # reads what the browser kept (it only scrambles the value: the page is sent it anyway).
@@ -155,6 +164,9 @@ def create_app(studio, users: bool = False):
                     ctx.tabs[name] = tab
                     modules[name] = importlib.import_module(f"app.ui.{name}")
                     modules[name].build(ctx)
+            if users:  # the Class screen: built hidden, shown when a teacher's page loads (app/ui/teacher.py)
+                with gr.Tab("Class", id="teacher", elem_id="tab_teacher", visible=False) as ctx.tabs["teacher"]:
+                    importlib.import_module("app.ui.teacher").build(ctx)
         status = guard(lambda p, v: _status(ctx, p, v))
         bar = [ctx.status, ctx.steps]
         for name, tab in ctx.tabs.items():
@@ -299,13 +311,19 @@ def launch(
     quiet: bool = False,
     forwarded_allow_ips: str = "",
     users: bool = False,
+    idle_minutes: float | None = None,
+    clock=None,
 ):
     """Serve the app. Binding anything but loopback requires auth (`auth`, one person, or `users`: the accounts of
     `chief users`, each seeing only their own projects); never a share link.
 
     The client address (what login limits count by) is the connection's peer: uvicorn's proxy headers are trusted
     only from `forwarded_allow_ips` (uvicorn trusts 127.0.0.1 by default, so a local client could name any address
-    in X-Forwarded-For). Its `FORWARDED_ALLOW_IPS`, read when Gradio builds the server, is set for that moment."""
+    in X-Forwarded-For). Its `FORWARDED_ALLOW_IPS`, read when Gradio builds the server, is set for that moment.
+
+    A signed-in session ends after `idle_minutes` without a request (security.IDLE_MINUTES by default; `clock` is
+    the time source, for tests); with `users` every file URL is served only to the account it was sent to
+    (security.FileLedger)."""
     credentials = parse_auth(auth)
     proxies = parse_proxies(forwarded_allow_ips)
     if users and credentials is not None:
@@ -322,14 +340,29 @@ def launch(
         )
     from starlette.middleware import Middleware
 
-    from app.ui.security import Guard, allowed_hosts
+    from app.ui.security import IDLE_MINUTES, FileLedger, Guard, IdleSessions, allowed_hosts
 
     demo = create_app(studio, users=users)
     cap = upload_cap(studio.config)
-    guard = Middleware(Guard, hosts=allowed_hosts(studio.config.allowed_hosts), max_body=cap)
+    minutes = IDLE_MINUTES if idle_minutes is None else idle_minutes
+    idle = IdleSessions(minutes * 60, *([clock] if clock else [])) if credentials is not None else None
+    files = FileLedger(served_roots(studio)) if users else None
+    demo.chief_files = files  # pyright: ignore[reportAttributeAccessIssue] - hand-over takes back what was sent
+    guard = Middleware(Guard, hosts=allowed_hosts(studio.config.allowed_hosts), max_body=cap, idle=idle, files=files)
     with _LAUNCH_LOCK, _environment(FORWARDED_ALLOW_IPS=proxies):
         _launch(demo, studio, host, port, credentials, prevent_thread_lock, quiet, guard, cap)
     return demo
+
+
+def served_roots(studio) -> list[str]:
+    """Every folder the app serves files from: the media store, exports/, its private temp folder (copies and
+    uploads) and Gradio's examples cache."""
+    from gradio.utils import get_cache_folder
+
+    from app.ui.player import EXPORTS
+
+    home = studio.config.home
+    return [str(studio.config.media_root), str(home / EXPORTS), str(home / "tmp" / "gradio"), str(get_cache_folder())]
 
 
 @contextlib.contextmanager

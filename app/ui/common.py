@@ -265,6 +265,8 @@ def status_line(studio, pid: str | None, v: int | None) -> str:
         u = studio.usage(pid, version.number).total
         info = studio.render_info(pid, version.number)
         parts.append(f"**project** {md(version.storyboard.title)} · {named(version)}")
+        if not (access := studio.sharing.access(pid)).writable:  # shared with this account, or a teacher's view
+            parts.append(f"**shared** {md(access.label)}")
         parts.append(
             f"**agent cost** {u.calls} call(s), {u.prompt_tokens + u.completion_tokens} tokens, {u.seconds:.1f}s"
         )

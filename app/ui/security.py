@@ -21,19 +21,30 @@ ASGI middleware around the Gradio app (installed by `app.ui.launch`), deciding b
 - **Sessions.** A browser without a valid `chief_session` cookie gets one (random, HttpOnly, SameSite=Strict):
   the jobs it starts are its own (`session_of`, app/jobs.py). A reload keeps it; another browser has its own.
 
+- **Idle sign-out.** With `idle` (`chief serve --idle-minutes N`, 60 by default), a signed-in session (Gradio's
+  access token) that has made no request for that long is ended: its token is forgotten, an API call gets Gradio's
+  401 and a page load is sent to the login page. Sign out (`/logout`) ends every session of the account at once.
+- **File URLs per account.** With `--users` (`files`), a file route (`/gradio_api/file=…`, `/file=…`, `/file/…`,
+  and any other path the app serves files by: `FILE_ROUTE`) serves a file only to the account the app's own answers
+  named it to (the page, an event's answer, an upload's): each such answer went through the project check, so a file
+  reaches an account only when its project, or one shared with it, uses the file. Anything else is 404 "not found",
+  the same as a file that does not exist.
+
 `same_origin(request)` tells a handler whether an event came from the app's own page (see Settings).
 """
 
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
 import secrets
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Iterable
 from http.cookies import CookieError, SimpleCookie
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 LOGIN_FAILURES = 10
 LOGIN_WINDOW = 600.0  # seconds
@@ -179,8 +190,103 @@ class LoginLimiter:
                 self._tries.pop(client, None)
 
 
+IDLE_MINUTES = 60  # `chief serve --idle-minutes`: a signed-in session with no request for this long is ended
+NOT_ACTIVITY = re.compile(r"^(/gradio_api)?/heartbeat/")  # the page's own keep-alive is not someone working
+# Every route that serves a file by its path: Gradio's /file=PATH (under /gradio_api too) and /file/PATH.
+FILE_ROUTE = re.compile(r"^(?:/gradio_api)?/file(?:=|/)(?P<path>.+)$")
+NOT_FOUND = "not found"
+SCANNED_TYPES = ("application/json", "text/event-stream", "text/html", "text/plain")
+
+
+def access_token(app, headers) -> str | None:
+    """The Gradio access token a request carries (its login cookie), or None."""
+    cookie_id = getattr(app, "cookie_id", None)
+    if cookie_id is None:
+        return None
+    names = (f"access-token-{cookie_id}", f"access-token-unsecure-{cookie_id}")
+    for part in (headers.get("cookie") or "").split(";"):
+        name, _, value = part.strip().partition("=")
+        if name in names and value:
+            return value
+    return None
+
+
+class IdleSessions:
+    """When each signed-in session (an access token) last made a request; `clock` is injectable (tests)."""
+
+    def __init__(self, seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.seconds, self.clock = seconds, clock
+        self._seen: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def touch(self, token: str, activity: bool = True) -> bool:
+        """Whether the session `token` is still live (and, on `activity`, note it now); an expired one is
+        forgotten here and must be ended by the caller."""
+        with self._lock:
+            now = self.clock()
+            last = self._seen.get(token)
+            if last is not None and now - last > self.seconds:
+                del self._seen[token]
+                return False
+            if activity or last is None:
+                self._seen[token] = now
+            return True
+
+    def forget(self, tokens: Iterable[str]) -> None:
+        with self._lock:
+            for t in tokens:
+                self._seen.pop(t, None)
+
+
+class FileLedger:
+    """Which files the app's answers named to which account (see the module doc). Paths are kept resolved; at most
+    `cap` per account (the oldest are dropped first: the page asks again when it shows them again)."""
+
+    def __init__(self, roots: Iterable[str], cap: int = 200_000) -> None:
+        self.cap = cap
+        self._sent: dict[str, dict[str, None]] = {}
+        self._lock = threading.Lock()
+        # a root as it may appear in an answer: plain, or percent-encoded (app.ui.common.media_url)
+        forms = set()
+        for root in roots:
+            for r in {str(root), os.path.realpath(root)}:
+                forms |= {r, r.replace("/", "%2F")}
+        alternatives = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
+        self._pattern = re.compile(rf"(?:{alternatives})(?:/|%2F)[^\"'\\\s<>?#]*") if forms else None
+
+    def note(self, account: str, text: str) -> None:
+        """Record every file under the roots that `text` (an answer to `account`) names."""
+        if self._pattern is None:
+            return
+        found = {os.path.realpath(unquote(m.group(0))) for m in self._pattern.finditer(text)}
+        if not found:
+            return
+        with self._lock:
+            sent = self._sent.setdefault(account, {})
+            for path in found:
+                sent.pop(path, None)
+                sent[path] = None
+            while len(sent) > self.cap:
+                del sent[next(iter(sent))]
+
+    def allowed(self, account: str, path: str) -> bool:
+        real = os.path.realpath(unquote(path) if path.startswith("%2F") else path)
+        with self._lock:
+            return real in self._sent.get(account, {})
+
+    def forget(self, account: str | None) -> None:
+        """Take back what `account` (None: every account) was sent: a project handed over or a share withdrawn. Its
+        next answers say anew what it may fetch."""
+        with self._lock:
+            if account is None:
+                self._sent.clear()
+            else:
+                self._sent.pop(account, None)
+
+
 class Guard:
-    """The ASGI middleware: Host and Origin checks, login limits, security headers (see the module doc)."""
+    """The ASGI middleware: Host and Origin checks, login limits, idle sign-out, per-account file URLs, security
+    headers (see the module doc)."""
 
     def __init__(
         self,
@@ -188,9 +294,12 @@ class Guard:
         hosts: frozenset[str] = frozenset(),
         limiter: LoginLimiter | None = None,
         max_body: int | None = None,
+        idle: IdleSessions | None = None,
+        files: FileLedger | None = None,
     ) -> None:
         self.app, self.hosts, self.max_body = app, hosts, max_body
         self.limiter = limiter or LoginLimiter()
+        self.idle, self.files = idle, files
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -231,12 +340,37 @@ class Guard:
                 )
 
         new_session = [_session_cookie()] if scope["type"] == "http" and not session_of(headers) else []
+        gradio = scope.get("app")
+        token = access_token(gradio, headers)
+        tokens = getattr(gradio, "tokens", None)
+        account = tokens.get(token) if token is not None and isinstance(tokens, dict) else None
+        path = scope.get("path", "")
+        if account is not None and self.idle is not None:
+            if not self.idle.touch(token, activity=not NOT_ACTIVITY.match(path)):  # pyright: ignore[reportArgumentType]
+                tokens.pop(token, None)  # pyright: ignore[reportOptionalMemberAccess] - signed out: Gradio's login again
+                account = None
+                if method == "GET" and headers.get("sec-fetch-dest", "document") == "document":
+                    return await _redirect(send, "/")  # the app's root shows the login form to no one signed in
+        if self.files is not None and scope["type"] == "http":
+            wanted = FILE_ROUTE.match(path)
+            if wanted and (account is None or not self.files.allowed(account, wanted.group("path"))):
+                return await _refuse(scope, receive, send, 404, NOT_FOUND)
+        scan = self.files is not None and account is not None and scope["type"] == "http"
+        tail = [""]
+        scanning = [False]
 
         async def send_with_headers(message) -> None:
             if message["type"] == "http.response.start":
                 if login and message["status"] not in (400, 401, 403):
                     self.limiter.succeeded(client, stamp)
+                if scan:
+                    kind = dict(message.get("headers", [])).get(b"content-type", b"").decode("latin-1")
+                    scanning[0] = kind.split(";")[0].strip() in SCANNED_TYPES
                 message = {**message, "headers": [*message.get("headers", []), *HEADERS, *new_session]}
+            elif scanning[0] and message["type"] == "http.response.body":
+                text = tail[0] + message.get("body", b"").decode("utf-8", "replace")
+                self.files.note(account, text)  # pyright: ignore[reportOptionalMemberAccess, reportArgumentType]
+                tail[0] = text[-4096:]  # a path cut between two chunks is read whole with the next
             await send(message)
 
         try:
@@ -278,6 +412,17 @@ class Guard:
             await send(message)
 
         return bounded_receive, bounded_send, refused
+
+
+async def _redirect(send, location: str) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 302,
+            "headers": [(b"location", location.encode()), (b"content-length", b"0"), *HEADERS],
+        }
+    )
+    await send({"type": "http.response.body", "body": b""})
 
 
 async def _refuse(scope, receive, send, status: int, text: str, extra: list | None = None) -> None:

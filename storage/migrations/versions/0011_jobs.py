@@ -20,6 +20,7 @@ def upgrade() -> None:
         sa.Column("owner", sa.String(32), nullable=False),
         sa.Column("kind", sa.String(20), nullable=False),
         sa.Column("project", sa.String(40), nullable=False, server_default=""),
+        sa.Column("version", sa.Integer(), nullable=True),
         sa.Column("label", sa.Text(), nullable=False, server_default=""),
         sa.Column("state", sa.String(12), nullable=False),
         sa.Column("message", sa.Text(), nullable=False, server_default=""),
