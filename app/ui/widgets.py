@@ -24,10 +24,11 @@ PRIVATE: EventOptions = {"api_visibility": "private"}  # an event of the page on
 QUIET: EventOptions = {"api_visibility": "private", "show_progress": "hidden"}  # ... that shows no spinner
 
 
-def kit_js() -> str:
-    """`kit.js`: what the storyboard cards and the references panel share (an element with text set as text, an
-    empty component's line, a picture's file input)."""
-    return (Path(__file__).parent / "kit.js").read_text()
+def kit_head() -> str:
+    """`kit.js` as a component's `head`: what the storyboard cards and the references panel share (`window.chiefKit`:
+    an element with text set as text, an empty component's line, a picture's file input). Gradio puts a `head` script
+    into the page once (it skips one whose text is there already) and runs it before the component's `js_on_load`."""
+    return f"<script>{(Path(__file__).parent / 'kit.js').read_text()}</script>"
 
 
 def llm_offer_md(config) -> str:

@@ -10,7 +10,7 @@ import gradio as gr
 from app.ui.common import Ctx, guard
 from app.ui.screens.story.handlers import ReferencesHandlers, StoryHandlers
 from app.ui.screens.story.references import CSS, previewing
-from app.ui.widgets import QUIET, kit_js
+from app.ui.widgets import QUIET, kit_head
 
 HERE = Path(__file__).parent
 
@@ -52,7 +52,8 @@ def _references(ctx: Ctx, story_message, after=()) -> ReferencesHandlers:
         value=None,
         html_template="<div class='refs'></div>",
         elem_id="references",
-        js_on_load=kit_js() + (HERE / "references.js").read_text(),
+        js_on_load=(HERE / "references.js").read_text(),
+        head=kit_head(),
         css_template=(HERE / "references.css").read_text(),
         server_functions=[previewing(h.studio)],
     )

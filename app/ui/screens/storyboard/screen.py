@@ -11,7 +11,7 @@ import gradio as gr
 from app.ui.common import Ctx, guard
 from app.ui.screens.storyboard.board import ALL_SCENES, CONFIRM_DRAW, TRACK_TYPES, playing
 from app.ui.screens.storyboard.handlers import StoryboardHandlers
-from app.ui.widgets import QUIET, TIERS, kit_js, tier_switch
+from app.ui.widgets import QUIET, TIERS, kit_head, tier_switch
 
 HERE = Path(__file__).parent
 # the scene picker shows the chosen scene's cards only (in the page: nothing to ask the server)
@@ -70,7 +70,8 @@ def _layout(h: StoryboardHandlers) -> Parts:
                 value=None,
                 html_template="<div class='sb'></div>",
                 elem_id="board",
-                js_on_load=kit_js() + (HERE / "storyboard.js").read_text(),
+                js_on_load=(HERE / "storyboard.js").read_text(),
+                head=kit_head(),
                 css_template=(HERE / "storyboard.css").read_text(),
                 server_functions=[playing(h.studio)],
             )

@@ -2,7 +2,7 @@
 // re-roll, upload, pick an earlier one, clear) and takes (render, watch side by side, the panel's votes, use one).
 // `props.value` is the board as JSON (see board.py `board_json`); every edit writes it back, and
 // the Save button sends it. Card buttons send a 'card' event (app/ui/board_media.py `CardAction`); uploads go
-// through `pictureInput` (kit.js, prepended with `el`). A line's ▶ asks `server.play_line` (handlers.py
+// through `pictureInput` (kit.js). A line's ▶ asks `server.play_line` (handlers.py
 // `playing`) for the line as the card has it, voiced as the render voices it.
 // Text is set with .value/.textContent only: nothing from the board becomes HTML.
 // Nothing lost: unsaved edits are kept in this browser (localStorage, per project and version: `board.key`) and come
@@ -10,6 +10,8 @@
 // (typing in one field within a second is one step), a deleted shot included, after a reload too (the steps are
 // kept with the draft). Long boards: find a shot by id or words, scenes fold (with their shot range and times), and
 // typing only touches its card (the board's JSON, the draft and the counts follow when typing pauses).
+const { el, clear } = window.chiefKit;  // kit.js, loaded once into the page by the component's `head`
+const pictureInput = (...args) => window.chiefKit.pictureInput(upload, ...args);
 let board = null;
 let lastJson = null;
 let dragged = null;
