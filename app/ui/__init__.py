@@ -1,4 +1,4 @@
-"""The CHIEF web app: Gradio Blocks over the Studio, one module per screen.
+"""The CHIEF web app: Gradio Blocks over the Studio, one package per screen (app/ui/screens/).
 
 `create_app(studio)` builds the Blocks (tests build it without serving); `launch(...)` serves it:
 127.0.0.1 by default, no share link, no analytics, renders one at a time through the queue, behind
@@ -113,13 +113,12 @@ def create_app(studio, users: bool = False):
     temp = private_temp_dir(studio.config.home)
     sweep_temp(temp, STALE_SECONDS)  # what an earlier server (or a killed one) left
     os.environ["GRADIO_TEMP_DIR"] = str(temp)  # read when the Blocks are made
-    import importlib
-
     import gradio as gr
 
     from app.jobs import Jobs
     from app.ui import flow
     from app.ui.common import Ctx, guard, page_session, request_actor
+    from app.ui.screens import builders
     from storage import owners
 
     owners.add_source(request_actor)  # every project lookup in an event checks the signed-in account
@@ -158,15 +157,16 @@ def create_app(studio, users: bool = False):
             secret=browser_state_secret(studio.config.home),
         )
         with gr.Tabs(elem_id="screens") as ctx.screens:
-            modules = {}
+            build = builders()
             for name in SCREENS:
                 with gr.Tab(TITLES[name], id=name, elem_id=f"tab_{name}") as tab:
                     ctx.tabs[name] = tab
-                    modules[name] = importlib.import_module(f"app.ui.{name}")
-                    modules[name].build(ctx)
+                    build[name](ctx)
             if users:  # the Class screen: built hidden, shown when a teacher's page loads (app/ui/teacher.py)
+                from app.ui import teacher
+
                 with gr.Tab("Class", id="teacher", elem_id="tab_teacher", visible=False) as ctx.tabs["teacher"]:
-                    importlib.import_module("app.ui.teacher").build(ctx)
+                    teacher.build(ctx)
         status = guard(lambda p, v: _status(ctx, p, v))
         bar = [ctx.status, ctx.steps]
         for name, tab in ctx.tabs.items():

@@ -18,8 +18,8 @@ from agents.base import FilmView, HeardLine, Hearing, SampledFrame, ShotSound, S
 from agents.offline.checks import ALIKE_SEMITONES, FAST_WPS, LOUDNESS_TOLERANCE, MASKED_DB, sound
 from agents.offline.critic import OfflineCritic
 from agents.personas import builtin_personas
-from app.ui.history import plot_svg, score_series
-from app.ui.screening import cards_html
+from app.ui.screens.history import plot_svg, score_series
+from app.ui.screens.screening import cards_html
 from storage.schema import Critique, Scores
 from tests.agents.test_hearing import Listener, sound_board
 from tests.conftest import tiny_board

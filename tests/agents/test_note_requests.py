@@ -244,7 +244,7 @@ def test_a_ten_minute_film_is_refined_in_parts_at_32k(config):
 def test_the_review_lists_the_answers_first_and_leaves_the_critics_edits_unticked():
     from datetime import UTC, datetime
 
-    from app.ui.revise import review_json
+    from app.ui.screens.revise import review_json
     from storage.records import ProposalRecord
     from storage.schema import Answer, EditFlag
 
@@ -264,6 +264,6 @@ def test_the_review_lists_the_answers_first_and_leaves_the_critics_edits_unticke
     assert [e["accept"] for e in data["edits"]] == [True, False]
     assert data["edits"][1]["flag"] == "takes 'lantern' out of the film"
     assert data["answers"] == [{"request": "pan across m4", "status": "changed", "answer": said, "edits": [1]}]
-    from app.ui.revise import HERE
+    from app.ui.screens.revise import HERE
 
     assert "innerHTML" not in (HERE / "revise.js").read_text()

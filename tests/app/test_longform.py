@@ -277,7 +277,7 @@ def test_progress_reads_as_words_and_a_fraction():
 
 
 def test_a_panel_on_a_model_without_eyes_runs_text_only_and_says_so(make_studio):
-    from app.ui.screening import cards_html
+    from app.ui.screens.screening import cards_html
 
     with FakeOpenAI(longform.responder, images_refused="llama-cpp-python") as server:
         st = make_studio(llm_base_url=server.base_url, api_key="sk-test", critic_model="text-model", llm_max_retries=1)

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import main
-from app.ui.render import summary as render_summary
+from app.ui.screens.render import summary as render_summary
 from generation.audio.loudness import measure
 from generation.audio.pcm import RATE, decode, rms_db
 from storage.files import dump_storyboard

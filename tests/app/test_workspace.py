@@ -122,7 +122,7 @@ def test_notes_are_edited_and_deleted_on_their_version_only(studio, project):
     assert [(e.note.text, e.version, e.addressed, e.how) for e in earlier] == [
         ("Make the storm terrifying", 1, False, "shot s3 changed since")
     ]  # changed, not claimed as addressed
-    from app.ui.screening import earlier_html
+    from app.ui.screens.screening import earlier_html
 
     shown = earlier_html(earlier)
     assert "shot s3 changed since" in shown and "✓" not in shown and "addressed" not in shown
@@ -131,7 +131,7 @@ def test_notes_are_edited_and_deleted_on_their_version_only(studio, project):
 
 
 def test_an_earlier_note_is_addressed_only_by_an_accepted_edit_that_cites_it(studio, project):
-    from app.ui.screening import earlier_html
+    from app.ui.screens.screening import earlier_html
 
     studio.add_note(project, "Make the storm scarier", "s3")
     studio.refine(project)

@@ -300,7 +300,7 @@ def test_a_job_is_seen_and_stopped_only_by_the_browser_that_started_it(make_stud
 
 def test_the_render_screen_says_whose_render_stop_stops(make_studio, serve, page):
     """A render belongs to the browser that started it (app/jobs.py); the screen says so, next to the button."""
-    from app.ui.render import STOP_NOTE
+    from app.ui.screens.render import STOP_NOTE
 
     page.goto(serve(make_studio()) + "/")
     page.get_by_role("tab", name="Render").click()

@@ -20,7 +20,7 @@ def board(tmp_path):
 
 
 def test_board_json_round_trip_reorder_add_duplicate_delete(board):
-    from app.ui.storyboard import board_json, json_to_board
+    from app.ui.screens.storyboard import board_json, json_to_board
 
     data = json.loads(board_json(board, {"s1": "gradio_api/file=/x.jpg"}))
     assert json_to_board(board, json.dumps(data)) == board
@@ -46,7 +46,7 @@ def test_board_json_round_trip_reorder_add_duplicate_delete(board):
 def test_board_json_errors_are_plain(board):
     from pydantic import ValidationError
 
-    from app.ui.storyboard import board_json, json_to_board
+    from app.ui.screens.storyboard import board_json, json_to_board
 
     data = json.loads(board_json(board, {}))
     data["scenes"][0]["shots"][0]["camera"] = "spin_wildly"
@@ -62,7 +62,7 @@ def test_board_json_errors_are_plain(board):
 def test_version_graph_puts_branches_on_their_own_rows_and_escapes():
     from datetime import datetime
 
-    from app.ui.history import graph_svg, layout
+    from app.ui.screens.history import graph_svg, layout
     from storage.records import VersionNode
 
     now = datetime(2026, 1, 1)
@@ -88,7 +88,7 @@ def test_version_graph_puts_branches_on_their_own_rows_and_escapes():
 
 
 def test_score_plot_has_whole_versions_and_a_legend():
-    from app.ui.history import plot_svg
+    from app.ui.screens.history import plot_svg
 
     svg = plot_svg([1, 2, 4], {"Maya <16>": {1: 4.0, 2: 6.0, 4: 7.0}, "Sam": {1: 5.0, 4: 6.0}}, "overall")
     ticks = re.findall(r">v([0-9.]+)</text>", svg)
@@ -98,7 +98,7 @@ def test_score_plot_has_whole_versions_and_a_legend():
 
 
 def test_review_names_sources_and_reads_decisions():
-    from app.ui.revise import decisions, review_json
+    from app.ui.screens.revise import decisions, review_json
     from storage.records import ProposalRecord
     from storage.schema import Proposal, SetShot, utcnow
 
@@ -141,7 +141,7 @@ def test_review_names_sources_and_reads_decisions():
 
 
 def test_settings_show_words_not_setting_names(studio):
-    from app.ui.settings import status_md
+    from app.ui.screens.settings import status_md
 
     text = status_md(studio).replace("\\", "")  # read as shown (Markdown escapes gone)
     assert "Making the pictures" in text and "backend_label" not in text and "llm_endpoint" not in text
@@ -153,7 +153,7 @@ def test_settings_and_the_status_bar_name_every_model_or_say_none(tmp_path):
     from app.config import load_config
     from app.studio import Studio
     from app.ui.common import status_line
-    from app.ui.settings import models_text, status_md
+    from app.ui.screens.settings import models_text, status_md
 
     plain = load_config({"home": tmp_path / "a", "narration": False}, environ={})
     text = models_text(plain).replace("\\", "")  # read as shown (Markdown escapes gone)
@@ -188,7 +188,7 @@ def test_settings_and_the_status_bar_name_every_model_or_say_none(tmp_path):
 
 def test_api_key_is_never_echoed_or_stored(studio, board):
     from app.agent_settings import AgentSettings
-    from app.ui.settings import status_md
+    from app.ui.screens.settings import status_md
 
     pid = studio.create_from_storyboard(board).project_id
     studio.set_agent_settings(
@@ -333,7 +333,7 @@ def test_notes_to_the_page_are_text_and_every_one_goes_through_notice(capsys):
 
     notice("shot <img src=x onerror=alert(1)> has no clip as it stands")  # outside a page, Gradio prints it
     assert capsys.readouterr().out.strip() == "shot &lt;img src=x onerror=alert(1)&gt; has no clip as it stands"
-    screens = [f for f in (Path(__file__).parents[2] / "app" / "ui").glob("*.py") if f.name != "common.py"]
+    screens = [f for f in (Path(__file__).parents[2] / "app" / "ui").rglob("*.py") if f.name != "common.py"]
     assert len(screens) > 10
     raw = [f.name for f in screens if re.search(r"gr\.(Info|Warning|Success)\(", f.read_text())]
     assert raw == []  # a toast renders HTML: no screen calls it with an unescaped message
@@ -342,7 +342,7 @@ def test_notes_to_the_page_are_text_and_every_one_goes_through_notice(capsys):
 def test_a_poster_says_whose_film_it_shows(studio, board):
     """The start screen's poster shows the latest film: the current version's own, else it says which version's
     it is (a draft saved after a render shows the earlier film, not one of its own)."""
-    from app.ui.projects import poster
+    from app.ui.screens.projects import poster
 
     pid = studio.create_from_storyboard(board).project_id
     project = next(p for p in studio.projects() if p.id == pid)

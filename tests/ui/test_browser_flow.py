@@ -40,7 +40,7 @@ def expect_tab(page, name: str) -> None:
 def test_the_start_screen_plans_and_lands_on_the_storyboard(server, st, page, tmp_path, errors):
     from playwright.sync_api import expect
 
-    from app.ui.projects import EXAMPLES
+    from app.ui.screens.projects import EXAMPLES
 
     page.goto(server.url)
     expect(page.locator("#start_heading")).to_contain_text("What is your film about?", timeout=LONG)

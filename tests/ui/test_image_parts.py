@@ -30,7 +30,7 @@ def project(studio):
 def test_saving_the_board_keeps_the_approved_keyframes(studio, project):
     """The cards do not edit a shot's keyframe: a save (or a draft render) keeps it, a new shot has none."""
     from app.ui.board_media import card_media
-    from app.ui.storyboard import board_json, json_to_board
+    from app.ui.screens.storyboard import board_json, json_to_board
 
     v = studio.render_keyframes(project).version
     board = v.storyboard
@@ -112,7 +112,7 @@ def test_what_a_finished_job_says_and_which_version_the_page_follows(studio, pro
 
 def test_the_screening_room_labels_a_keyframe_screening(studio, project):
     from app.ui.board_media import outcome
-    from app.ui.screening import cards_html
+    from app.ui.screens.screening import cards_html
 
     studio.render_keyframes(project)
     crits = studio.screen_keyframes(project)
@@ -146,7 +146,7 @@ def test_references_panel_and_the_table_without_a_model(client, studio, tmp_path
 
 def test_the_table_measures_with_a_model_worst_shot_first_and_escapes(make_studio, tmp_path, tiny_models):
     """A tiny CLIP image encoder: the shot drawn from another picture comes first; names are escaped."""
-    from app.ui.references import consistency_html
+    from app.ui.screens.story import consistency_html
 
     st = make_studio(embed_model=tiny_models("clip_vision"))
     board = tiny_board(4)
@@ -192,7 +192,7 @@ def models_server(models: list[str], port: int = 0):
 
 def test_the_servers_list_escapes_and_a_click_is_checked_against_a_fresh_probe(make_studio):
     from app.discovery import discover
-    from app.ui.discovered import chosen, probed_ports, servers_html
+    from app.ui.screens.settings.discovered import chosen, probed_ports, servers_html
 
     with models_server(["llama3.2:1b", "<script>x</script>"]) as port:
         st = make_studio(discovery_ports=f"{port}")

@@ -10,7 +10,7 @@ from urllib.parse import unquote
 
 import pytest
 
-from app.ui.storyboard import playing
+from app.ui.screens.storyboard import playing
 from generation.audio.pcm import RATE, decode, rms_db
 from storage.files import dump_storyboard
 from storage.schema import Character, Line, Scene, Shot, Storyboard

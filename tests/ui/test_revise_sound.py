@@ -54,7 +54,7 @@ def proposal(st, pid: str):
 
 
 def test_the_review_json_says_sound_edits_in_words_and_a_level_edited_as_text_is_accepted(studio):
-    from app.ui.revise import decisions, review_json
+    from app.ui.screens.revise import decisions, review_json
 
     pid = studio.create_from_storyboard(board()).project_id
     record = proposal(studio, pid)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.ui.references import RefAction, edited_bible, voice_words, what_they_are
+from app.ui.screens.story import RefAction, edited_bible, voice_words, what_they_are
 from storage.schema import Character, CharacterVoice, Line, Scene, Shot, Storyboard
 from tests.conftest import tiny_board
 

@@ -70,7 +70,7 @@ def test_the_projects_default_tier_is_set_in_the_film_options_and_used_when_no_t
 
 def test_the_tier_note_says_each_recipe_the_default_and_what_a_final_keeps(studio):
     from app.ui.common import md
-    from app.ui.render import tier_note
+    from app.ui.widgets import tier_note
 
     note = tier_note(studio, "draft")
     assert md("draft: the animatic draws both tiers alike") in note and md("final: the animatic") in note
@@ -78,7 +78,7 @@ def test_the_tier_note_says_each_recipe_the_default_and_what_a_final_keeps(studi
 
 
 def test_finalize_asks_for_one_shot_or_one_scene_and_nothing_else():
-    from app.ui.storyboard import Finalize
+    from app.ui.screens.storyboard import Finalize
 
     assert Finalize.of({"shot_id": "s2"}).shot_id == "s2"
     assert Finalize.of({"scene_id": "a"}).scene_id == "a"

@@ -1,8 +1,8 @@
 // The storyboard editor: scenes of shot cards, edited in place, dragged to reorder; each card's keyframe (draw,
 // re-roll, upload, pick an earlier one, clear) and takes (render, watch side by side, the panel's votes, use one).
-// `props.value` is the board as JSON (see app/ui/storyboard.py `board_json`); every edit writes it back, and
+// `props.value` is the board as JSON (see board.py `board_json`); every edit writes it back, and
 // the Save button sends it. Card buttons send a 'card' event (app/ui/board_media.py `CardAction`); uploads go
-// through `pictureInput` (kit.js, prepended with `el`). A line's ▶ asks `server.play_line` (app/ui/storyboard.py
+// through `pictureInput` (kit.js). A line's ▶ asks `server.play_line` (handlers.py
 // `playing`) for the line as the card has it, voiced as the render voices it.
 // Text is set with .value/.textContent only: nothing from the board becomes HTML.
 // Nothing lost: unsaved edits are kept in this browser (localStorage, per project and version: `board.key`) and come
@@ -10,6 +10,8 @@
 // (typing in one field within a second is one step), a deleted shot included, after a reload too (the steps are
 // kept with the draft). Long boards: find a shot by id or words, scenes fold (with their shot range and times), and
 // typing only touches its card (the board's JSON, the draft and the counts follow when typing pauses).
+const { el, clear } = window.chiefKit;  // kit.js, loaded once into the page by the component's `head`
+const pictureInput = (...args) => window.chiefKit.pictureInput(upload, ...args);
 let board = null;
 let lastJson = null;
 let dragged = null;
@@ -147,7 +149,7 @@ function askFirst(shot, question) {
 }
 
 // Finalize renders a shot (or a scene's shots) of the saved version at the final tier, keeping the draft's seed,
-// keyframe and take, and cuts the film again (app/ui/storyboard.py `finalize`).
+// keyframe and take, and cuts the film again (handlers.py `finalize`).
 function finalize(data, isNew) {
   if (board.dirty || isNew) {
     note('Save the storyboard first: Finalize renders the saved version.');
@@ -447,7 +449,7 @@ function lineWarning(shot, ln) {
 }
 
 // ▶ on a line: the server voices the line as the card has it now (saved or not) through the render's own voicing
-// and cache (a line the render spoke is played from the cache; app/ui/storyboard.py `playing`) and answers a URL.
+// and cache (a line the render spoke is played from the cache; board.py `playing`) and answers a URL.
 async function playLine(ln, audio, heard) {
   const tell = (text, err) => { heard.textContent = text; heard.classList.toggle('err', !!err); };
   if (!(ln.line || '').trim()) { tell('Type the line first.', true); return; }

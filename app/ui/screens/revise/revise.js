@@ -1,5 +1,5 @@
 // The review of a proposal: one compact row per edit (thumbnail, word diff, why, sources), accept or reject each
-// or all, edit a new value in place, commit once. `props.value` is the proposal as JSON (app/ui/revise.py
+// or all, edit a new value in place, commit once. `props.value` is the proposal as JSON (values.py
 // `review_json`); decisions are written back into it. Text goes in with .textContent/.value only.
 let review = null;
 let lastJson = null;

@@ -1,14 +1,10 @@
-"""History screen: the version tree drawn as a graph (click a version to compare it with its parent, then open
-or fork it), two versions side by side with players that play in sync, and the panel's scores across versions
-(a line per persona, with a legend, at whole version numbers). Graph and plot are SVG built here, every text
-escaped."""
+"""The History screen's values: the version tree as an SVG graph, the panel's scores across versions as an SVG plot,
+two versions' differences as a table; every text escaped."""
 
 from __future__ import annotations
 
-import gradio as gr
-
-from app.ui.common import Ctx, esc, guard, need_project
-from app.ui.player import cc_toggle, film_video
+from app.ui.common import esc
+from app.ui.widgets import word_diff
 
 OVERALL = "overall"
 COLORS = ["#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#42d4f4", "#f032e6", "#9a6324", "#808000", "#000075"]
@@ -191,8 +187,6 @@ def plot_svg(versions: list[int], series: dict[str, dict[int, float]], dimension
 
 def diff_html(d) -> str:
     """Shot-by-shot differences (studio.diff) as an HTML table."""
-    from app.ui.revise import word_diff
-
     rows = []
     for f, (a, b) in d.story.items():
         rows.append(f"<tr><td>story</td><td>{esc(f)}</td><td>{word_diff(str(a), str(b))}</td></tr>")
@@ -215,117 +209,3 @@ def diff_html(d) -> str:
 
 
 CSS = "del { background: #fdd; } ins { background: #dfd; text-decoration: none; } td { vertical-align: top; }"
-
-
-def build(ctx: Ctx) -> None:
-    from storage.schema import DIMENSIONS
-
-    studio = ctx.studio
-    gr.Markdown("Click a version to compare it with its parent; the ringed one is current.")
-    graph = gr.HTML(elem_id="version_graph", js_on_load=GRAPH_JS, css_template=GRAPH_CSS)
-    with gr.Row(equal_height=True):
-        target = gr.Number(label="Selected version", precision=0, minimum=1, elem_id="restore_version", scale=1)
-        checkout_btn = gr.Button("Open it (make current)", elem_id="checkout_btn", scale=2)
-        fork_btn = gr.Button("Fork a branch from it", elem_id="fork_btn", scale=2)
-    message = gr.Markdown(elem_id="history_message")
-    gr.Markdown("### Compare two versions")
-    with gr.Row(equal_height=True):
-        a = gr.Number(label="A", precision=0, minimum=1, elem_id="cmp_a")
-        b = gr.Number(label="B", precision=0, minimum=1, elem_id="cmp_b")
-        compare_btn = gr.Button("Compare", variant="primary", elem_id="compare_btn")
-    with gr.Row():
-        with gr.Column():
-            film_a = gr.Video(label="A", elem_id="cmp_film_a", interactive=False, elem_classes=["film-player"])
-            cc_toggle("cmp_film_a")
-        with gr.Column():
-            film_b = gr.Video(label="B", elem_id="cmp_film_b", interactive=False, elem_classes=["film-player"])
-            cc_toggle("cmp_film_b")
-    cmp_diff = gr.HTML(elem_id="cmp_diff", css_template=CSS, js_on_load=None)
-    cmp_scores = gr.Dataframe(
-        headers=["score", "A", "B", "change"],
-        value=[],
-        interactive=False,
-        label="Panel score changes",
-        elem_id="cmp_scores",
-    )
-    gr.Markdown("### Panel scores across versions")
-    dim = gr.Dropdown(
-        [(d.replace("_", " "), d) for d in (OVERALL, *DIMENSIONS)], value=OVERALL, label="Score", elem_id="plot_dim"
-    )
-    plot = gr.HTML(elem_id="score_plot", css_template=PLOT_CSS, js_on_load=None)
-
-    known: dict[str, str] = {}  # version id -> what it changed (a saved version never changes; a draft is "draft")
-
-    def tree(pid) -> str:
-        """The version graph, edits labelled with what they changed."""
-        rows = studio.versions(pid)
-        todo = [r for r in rows if r.kind == "edit" and not r.draft and r.id not in known]
-        if todo:
-            words = studio.change_words(pid, [r.number for r in todo])
-            known.update({r.id: words[r.number] for r in todo})
-        return graph_svg(rows, {r.number: known[r.id] for r in rows if r.id in known})
-
-    def plot_for(pid, dimension):
-        return plot_svg(*score_series(studio, pid, studio.versions(pid), dimension or OVERALL), dimension or OVERALL)
-
-    @guard
-    def load(pid, v, dimension):
-        if not pid:
-            return "", None, None, None, ""
-        rows = studio.versions(pid)
-        current = next(r for r in rows if r.current)
-        parent = current.parent or current.number
-        return tree(pid), current.number, parent, current.number, plot_for(pid, dimension)
-
-    @guard
-    def compare(pid, va, vb):
-        pid = need_project(pid)
-        if va in (None, "") or vb in (None, ""):
-            raise gr.Error("choose two versions to compare")
-        d = studio.diff(pid, int(va), int(vb))
-        films = [film_video(studio, pid, studio.render_info(pid, n), n) for n in (int(va), int(vb))]
-        scores = [
-            [k.replace("_", " "), x, y, (round(y - x, 2) if x is not None and y is not None else None)]
-            for k, (x, y) in d.scores.items()  # score names in words ("story clarity")
-        ]
-        return films[0], films[1], diff_html(d), scores
-
-    @guard
-    def pick(pid, evt: gr.EventData):
-        pid = need_project(pid)
-        n = int(evt.version)
-        parent = studio.version(pid, n).parent_number or n
-        return (
-            n,
-            parent,
-            n,
-            *compare(pid, parent, n),
-            f"v{n} selected: compared with v{parent}. Open it or fork a branch from it.",
-        )
-
-    @guard
-    def checkout(pid, n):
-        pid = need_project(pid)
-        if n in (None, ""):
-            raise gr.Error("choose a version")
-        v = studio.checkout(pid, int(n))
-        return v.number, f"v{v.number} is now current.", tree(pid)
-
-    @guard
-    def fork(pid, n):
-        pid = need_project(pid)
-        if n in (None, ""):
-            raise gr.Error("choose a version")
-        v = studio.fork(pid, int(n))
-        return (
-            v.number,
-            f"v{v.number} forked from v{v.parent_number}; it is now current.",
-            tree(pid),
-        )
-
-    ctx.tabs["history"].select(load, [ctx.pid, ctx.version, dim], [graph, target, a, b, plot], api_name="history")
-    dim.change(guard(lambda pid, d: plot_for(pid, d) if pid else ""), [ctx.pid, dim], plot, api_visibility="private")
-    compare_btn.click(compare, [ctx.pid, a, b], [film_a, film_b, cmp_diff, cmp_scores], api_name="compare")
-    graph.pick(pick, ctx.pid, [target, a, b, film_a, film_b, cmp_diff, cmp_scores, message], api_visibility="private")
-    checkout_btn.click(checkout, [ctx.pid, target], [ctx.version, message, graph], api_name="checkout")
-    fork_btn.click(fork, [ctx.pid, target], [ctx.version, message, graph], api_name="fork")

@@ -1,27 +1,13 @@
-"""Revise screen: the refiner's proposal as a review. First each request of your notes and its answer (the edits
-made, or why none); then one compact row per edit, your notes' edits first and ticked, the critics' after and
-unticked unless they agree with a note, a warning on one that takes the idea's key thing out. One row per edit (the shot's thumbnail, a word diff,
-why, and its sources by name: your notes' words, the personas' names; a sound edit in words, "Scene 3 “The storm”:
-music −6 dB", "Keeper's voice: lower, slower"), accept or reject each or all, edit a new
-value in place, and commit once: Commit is disabled while nothing is accepted and after committing, and the
-server refuses a proposal already committed, so a second click never makes a second version. The refiner runs as
-a job (its answer streams in: tokens so far), on the scenes the notes and critiques are about or on one scene.
-
-The review is one client-side component (`revise.js`) over the proposal as JSON (`review_json`)."""
+"""The Revise screen's values: the refiner's proposal as the review's JSON (`review_json`: each edit with its word
+diff, what it touches in words, its sources by name), and the creator's decisions read back (`decisions`)."""
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
-from pathlib import Path
 
-import gradio as gr
+from app.ui.widgets import diff_segments
 
-from app.ui import scenes
-from app.ui.common import Ctx, esc, follow, guard, md, need_project, progress_html, thumbs, ver
-
-HERE = Path(__file__).parent
 CSS = """
 .review .bar { display: flex; gap: 8px; align-items: center; margin-bottom: 8px; }
 .review .bar .summary { flex: 1; }
@@ -49,28 +35,6 @@ CSS = """
 .edit-row .flag { font-size: 0.85em; color: #a33; }
 .review .unchanged { font-size: 0.85em; color: var(--body-text-color-subdued); margin-top: 4px; }
 """
-
-
-def word_diff(old: str | None, new: str | None) -> str:
-    """Old vs new as HTML with <del>/<ins> per word (escaped)."""
-    out = []
-    for op, text in diff_segments(old, new):
-        out.append({"-": f"<del>{esc(text)}</del>", "+": f"<ins>{esc(text)}</ins>"}.get(op, esc(text)))
-    return " ".join(out)
-
-
-def diff_segments(old: str | None, new: str | None) -> list[tuple[str, str]]:
-    """Old vs new as word runs: ("=", kept), ("-", removed), ("+", added)."""
-    a, b = (old or "").split(), (new or "").split()
-    out = []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-        if op == "equal":
-            out.append(("=", " ".join(a[i1:i2])))
-        if op in ("delete", "replace"):
-            out.append(("-", " ".join(a[i1:i2])))
-        if op in ("insert", "replace"):
-            out.append(("+", " ".join(b[j1:j2])))
-    return out
 
 
 def target(e, board=None) -> str:
@@ -210,141 +174,3 @@ def decisions(value: str) -> tuple[str, list[int], dict[int, str]]:
         if e.get("editable") and text and text != (e.get("new") or "").strip():
             texts[int(e["n"])] = text
     return data["id"], only, texts
-
-
-def build(ctx: Ctx) -> None:
-    studio = ctx.studio
-    jobs = ctx.jobs
-    with gr.Row():
-        refine_scene = scenes.picker("refine_scene", "Revise (whole film: the scenes your notes and the critics name)")
-        refine_btn = gr.Button("Ask the refiner for a proposal", variant="primary", elem_id="refine_btn", scale=2)
-    progress = gr.HTML(value="", elem_id="refine_progress", js_on_load=None)
-    message = gr.Markdown(elem_id="revise_message")
-    review = gr.HTML(
-        value=None,
-        html_template="<div class='review'></div>",
-        elem_id="review",
-        js_on_load=(HERE / "revise.js").read_text(),
-        css_template=CSS,
-    )
-
-    def review_value(pid, record) -> str:
-        v = studio.version(pid, record.version)
-        notes = {n.id: n.text for n in studio.notes(pid, record.version)}
-        personas = {pid_: p.name for pid_, p in studio.personas_of(v).items()}
-        return review_json(
-            record, notes, personas, thumbs(studio, studio.render_info(pid, record.version)), v.storyboard
-        )
-
-    def outcome(record) -> str:
-        if record.accepted_as:
-            return f"This proposal on v{record.version} was committed as v{record.accepted_as}."
-        return (
-            f"Proposal on v{record.version} ({md(record.mode)}), scope {md(record.scope.label())}: "
-            f"{len(record.proposal.edits)} edit(s) to review."
-        )
-
-    def final(pid):
-        def show(j):
-            if j.state == "done":
-                return review_value(pid, j.result), outcome(j.result), ""
-            return gr.skip(), gr.skip(), progress_html(j)
-
-        return show
-
-    @guard
-    def load_proposal(pid, v):
-        """The version's latest proposal; while the refiner is writing one (a reloaded page), its progress."""
-        from storage.repository import NotFound
-
-        if not pid:
-            yield None, "", ""
-            return
-        job = jobs.active(pid, "refine")
-        if job is not None:
-            yield from follow(jobs, job, lambda j: (gr.skip(), gr.skip(), progress_html(j)), final(pid))
-            return
-        try:
-            record = studio.proposal(pid, ref=ver(v))
-        except NotFound:
-            yield None, "", ""
-            return
-        yield review_value(pid, record), outcome(record), ""
-
-    @guard
-    def ask_refiner(pid, v, scene_id=scenes.WHOLE):
-        pid, _, job = scenes.start(
-            jobs,
-            studio,
-            "refine",
-            pid,
-            v,
-            scene_id,
-            lambda n, scope, p, c: studio.refine(pid, n, scope, p, c),
-            "refiner on",
-        )
-        yield from follow(jobs, job, lambda j: (gr.skip(), gr.skip(), progress_html(j)), final(pid))
-
-    @guard
-    def commit(pid, value):
-        from app.errors import StudioError, one_line
-
-        pid = need_project(pid)
-        proposal_id, only, texts = decisions(value)
-        try:
-            if not only:
-                raise StudioError("accept at least one edit (or leave the proposal as it is)")
-            res = studio.accept(pid, proposal_id, only=only, edits=texts, once=True)
-        except StudioError as e:  # one message; the review shows the proposal as it now stands
-            data = json.loads(review_value(pid, studio.proposal(pid, proposal_id)))
-            if data["accepted_as"] is None:
-                data["edits"] = json.loads(value)["edits"]  # keep the creator's decisions for another try
-            return gr.skip(), json.dumps(data), f"Nothing committed: {md(one_line(e))}"
-        nv = res.version
-        msg = (
-            f"Committed v{nv.number} from v{nv.parent_number}: accepted edit(s) {', '.join(map(str, res.applied))}"
-            + (f", {len(texts)} edited by hand" if texts else "")
-            + "."
-        )
-        if res.branched:
-            msg += f" **Branched:** v{nv.parent_number} already had a newer version, so this is a new branch."
-        return nv.number, review_value(pid, studio.proposal(pid, proposal_id)), msg
-
-    @guard
-    def accept_api(pid: str, proposal_id: str, accept: list, edits: dict) -> dict:
-        """API: accept edit numbers `accept` (1-based), with `edits` {number: new text}; returns the new version."""
-        res = studio.accept(
-            need_project(pid),
-            proposal_id or None,
-            only=[int(x) for x in accept] or None,
-            edits={int(k): str(t) for k, t in (edits or {}).items()},
-        )
-        return res.model_dump(mode="json")
-
-    @guard
-    def refine_api(pid: str, version: float | None, scene: str = "") -> dict:
-        """API: the refiner's proposal for a version (JSON), for one scene when `scene` names one."""
-        pid = need_project(pid)
-        number = studio.version(pid, ver(version)).number
-        return studio.refine(pid, number, scenes.scope_of(studio, pid, number, scene)).model_dump(mode="json")
-
-    ctx.tabs["revise"].select(
-        load_proposal, [ctx.pid, ctx.version], [review, message, progress], api_visibility="private"
-    ).then(
-        guard(scenes.refresh(studio)),
-        [ctx.pid, ctx.version, refine_scene],
-        refine_scene,
-        api_visibility="private",
-        show_progress="hidden",
-    )
-    ev = refine_btn.click(
-        ask_refiner,
-        [ctx.pid, ctx.version, refine_scene],
-        [review, message, progress],
-        api_visibility="private",
-        show_progress="hidden",
-    )
-    ctx.refresh_status(ev)
-    review.commit(commit, [ctx.pid, review], [ctx.version, review, message], api_visibility="private")
-    gr.api(accept_api, api_name="accept")
-    gr.api(refine_api, api_name="refine")

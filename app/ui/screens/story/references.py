@@ -1,13 +1,6 @@
-"""The Story screen's bible as cards: a card per character (what they are, the description, reference images,
-the voice in words with pitch, pace and speaker to change and a ▶ preview of a line in it) and per location
-(reference images); how alike each character looks across the shots (the per-character consistency table, worst
-shots first; "not measured" without an image-embedding model).
-
-The cards are one client-side component (`references.js`) over JSON (`refs_json`); references are uploaded as a
-PNG, JPEG or WebP, generated from the description (a job: progress, Stop, a reloaded page follows it) or cleared;
-a voice is tried with ▶ (the component's `preview_voice` server function: nothing is stored) and kept with "Use
-this voice". Each change makes a new version, which the page follows.
-"""
+"""The Story screen's bible as values: the cards' typed requests (`RefAction`, `VoiceChange`), the cards' JSON
+(`refs_json`), a card's edit applied to the bible (`edited_bible`), a voice in words, the consistency table, and the
+cards' server function (a voice previewed)."""
 
 from __future__ import annotations
 
@@ -15,27 +8,10 @@ import json
 from pathlib import Path
 from typing import Literal
 
-import gradio as gr
 from pydantic import BaseModel, Field, ValidationError
 
 from app.planning import what_they_are
-from app.ui.board_media import uploaded_file
-from app.ui.common import (
-    Ctx,
-    ask_to_stop,
-    branch_note,
-    esc,
-    follow,
-    guard,
-    media_url,
-    named,
-    need_project,
-    notice,
-    progress_html,
-    ver,
-)
-
-HERE = Path(__file__).parent
+from app.ui.common import esc, media_url
 
 
 class VoiceChange(BaseModel):
@@ -261,140 +237,3 @@ def previewing(studio):
             return {"error": one_line(e)}
 
     return preview_voice
-
-
-def build(ctx: Ctx, story_message, after=()) -> None:
-    """The panel under the Story screen's form; `story_message` says which version the form now edits. The panel
-    loads when the screen opens and after each event of `after` (the story saved)."""
-    studio, jobs = ctx.studio, ctx.jobs
-    gr.Markdown(
-        "### The characters and places\nEach character: their name and how they look (edit them here), what they "
-        "are, their reference pictures and their voice (▶ plays a line in it). Shots and keyframes with a character "
-        "(or at a location) are drawn from its first reference; critics see them beside the frames. Each change "
-        "saved on a card makes a new version."
-    )
-    refs = gr.HTML(
-        value=None,
-        html_template="<div class='refs'></div>",
-        elem_id="references",
-        js_on_load=(HERE / "kit.js").read_text() + (HERE / "references.js").read_text(),
-        css_template=(HERE / "references.css").read_text(),
-        server_functions=[previewing(studio)],
-    )
-    with gr.Row():
-        progress = gr.HTML(value="", elem_id="ref_progress", js_on_load=None)
-        stop = gr.Button("Stop", elem_id="ref_stop_btn", scale=0, min_width=90, size="sm")
-    job_box = gr.Textbox(visible=False, elem_id="ref_job")
-    gr.Markdown("### Consistency\nHow alike each character looks from shot to shot, and to their references.")
-    measure = gr.Button("Measure consistency", elem_id="consistency_btn")
-    table = gr.HTML(value="", elem_id="consistency_table", css_template=CSS, js_on_load=None)
-    outs = [progress, job_box, ctx.version, refs, table, story_message]
-
-    def value(pid: str, number: int, note: str = "") -> str:
-        board = studio.version(pid, number).storyboard
-        return refs_json(studio, board, note, pid, number, studio.reference_effects(pid, number))
-
-    def table_html(pid: str, number: int) -> str:
-        """Without a model the table costs nothing and says "not measured"; with one, measuring waits for a click."""
-        if studio.config.embed_model:
-            return "<p class='hint'>Press <b>Measure consistency</b> to compare the shots.</p>"
-        return consistency_html(studio.consistency(pid, number))
-
-    def made(pid: str, number: int, note: str):
-        """A new version with other references: the page follows it."""
-        note += branch_note(studio, pid, number)
-        return "", "", number, value(pid, number, note), table_html(pid, number), f"Editing v{number}"
-
-    def followed(pid: str, number: int, job):
-        from app.jobs import DONE
-
-        def final(j):
-            if j.state != DONE:
-                return progress_html(j), j.id, *[gr.skip()] * 4
-            return progress_html(j), *made(pid, j.result.number, f"v{j.result.number}: a reference was drawn.")[1:]
-
-        yield from follow(jobs, job, lambda j: (progress_html(j), j.id, *[gr.skip()] * 4), final)
-
-    @guard
-    def load(pid, v):
-        if not pid:
-            yield "", "", gr.skip(), None, "", gr.skip()
-            return
-        version = studio.version(pid, ver(v))
-        job = jobs.active(pid, "reference")
-        yield (
-            progress_html(job),
-            job.id if job else "",
-            gr.skip(),
-            value(pid, version.number),
-            table_html(pid, version.number),
-            gr.skip(),
-        )
-        if job is not None:
-            yield from followed(pid, version.number, job)
-
-    @guard
-    def act(pid, v, evt: gr.EventData):
-        a = RefAction.of(getattr(evt, "_data", None))
-        pid = need_project(pid)
-        n = studio.version(pid, ver(v)).number
-        kind = "location" if a.location else "character"
-        if a.action == "generate":
-            job, started = jobs.start(
-                "reference",
-                pid,
-                lambda p, c: studio.generate_reference(pid, a.name, a.location, None, n, progress=p, cancel=c),
-                label=f"a reference of the {kind}",
-                version=n,
-            )
-            if not started:
-                notice(f"{job.label} is being made: wait for it or press Stop")
-            yield from followed(pid, n, job)
-            return
-        if a.action == "voice":
-            nv, changed = studio.set_voice(pid, a.name, a.voice.changes(), n)
-            words = voice_words(studio.voices(pid, nv.number)[a.name])
-            if not changed:
-                notice(f"{a.name} already sounds like that: no new version")
-                yield gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip()
-                return
-            yield made(pid, nv.number, f"v{nv.number}: {a.name}'s voice is {words}.")
-            return
-        if a.action in ("describe", "add", "remove"):
-            base = studio.version(pid, n)
-            board = edited_bible(base.storyboard, a)
-            if board == base.storyboard:
-                notice("nothing changed: no new version")
-                yield gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip()
-                return
-            what = {"add": f"{a.new_name.strip()} added", "remove": f"{a.name} removed"}.get(a.action, "")
-            if not what:
-                renamed = a.new_name.strip() != a.name
-                what = f"{a.name} is {a.new_name.strip()} now" if renamed else f"{a.name}'s description changed"
-            nv, _ = studio.save_storyboard(pid, board, n, f"character bible: {what}")
-            yield made(pid, nv.number, f"v{nv.number}: {what}.")
-            return
-        if a.action == "upload":
-            nv = studio.add_reference(pid, a.name, uploaded_file(a.path), a.location, n)
-            yield made(pid, nv.number, f"{named(nv)}: the picture is a reference of {a.name} now.")
-        else:
-            nv = studio.clear_references(pid, a.name, a.location, n)
-            yield made(pid, nv.number, f"{named(nv)}: {a.name} has no reference images.")
-
-    @guard
-    def stop_job(pid, job_id):
-        job = jobs.get(job_id or "")
-        job = job if job is not None and job.project == pid else jobs.active(pid or "", "reference")
-        return ask_to_stop(jobs, job)
-
-    @guard
-    def measure_now(pid, v):
-        pid = need_project(pid)
-        return consistency_html(studio.consistency(pid, ver(v)))
-
-    ctx.tabs["story"].select(load, [ctx.pid, ctx.version], outs, api_name="load_references", show_progress="hidden")
-    for event in after:
-        event.success(load, [ctx.pid, ctx.version], outs, api_visibility="private", show_progress="hidden")
-    refs.reference(act, [ctx.pid, ctx.version], outs, api_visibility="private", show_progress="hidden")
-    stop.click(stop_job, [ctx.pid, job_box], progress, api_visibility="private", show_progress="hidden")
-    measure.click(measure_now, [ctx.pid, ctx.version], table, api_name="consistency")

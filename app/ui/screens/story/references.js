@@ -2,9 +2,11 @@
 // and Clear; a character's card also says what they are and shows their voice in words, with pitch, pace and
 // speaker (and the engine when a speech endpoint is set) to change, ▶ to hear a line in the voice the controls
 // set (`server.preview_voice`, nothing stored) and "Use this voice" (a new version). `props.value` is JSON
-// (app/ui/references.py `refs_json`); buttons send a 'reference' event; uploads go through `pictureInput` (kit.js,
-// prepended with `el`).
+// (references.py `refs_json`); buttons send a 'reference' event; uploads go through `pictureInput`
+// (kit.js).
 // Text is set with .textContent only: nothing from the storyboard becomes HTML.
+const { el, clear } = window.chiefKit;  // kit.js, loaded once into the page by the component's `head`
+const pictureInput = (...args) => window.chiefKit.pictureInput(upload, ...args);
 let data = null;
 let last = null;
 

@@ -1,0 +1,50 @@
+"""The web app stays readable: no function in app/ui is over 120 lines (a screen is a class of handlers and a
+layout, not one closure), and no screen imports another (what two screens share lives in app/ui, outside screens/)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+UI = Path(__file__).resolve().parents[2] / "app" / "ui"
+LIMIT = 120
+
+
+def functions(root: Path):
+    """(file, name, lines) of every function and method under `root`, nested ones too."""
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                yield (
+                    path.relative_to(root.parent.parent),
+                    node.name,
+                    (node.end_lineno or node.lineno) - node.lineno + 1,
+                )
+
+
+def test_no_function_in_app_ui_is_over_120_lines():
+    found = list(functions(UI))
+    assert len(found) > 200  # the walk saw the screens' handlers, not an empty folder
+    long = [f"{path}:{name} ({n} lines)" for path, name, n in found if n > LIMIT]
+    assert not long, long
+
+
+def imported(path: Path) -> set[str]:
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            out.add(node.module)
+            out.update(f"{node.module}.{a.name}" for a in node.names)
+    return out
+
+
+def test_no_screen_imports_another():
+    screens = sorted(p.name for p in (UI / "screens").iterdir() if (p / "__init__.py").is_file())
+    assert "storyboard" in screens
+    for name in screens:
+        others = {f"app.ui.screens.{o}" for o in screens if o != name}
+        for path in (UI / "screens" / name).rglob("*.py"):
+            crossing = {m for m in imported(path) if any(m == o or m.startswith(o + ".") for o in others)}
+            assert not crossing, f"{path.relative_to(UI)} imports {sorted(crossing)}"
