@@ -25,7 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .video_io import H264_ARGS, ffmpeg_exe, inspect, mp4_video_track, run_ffmpeg, stream_stats, write_video
+from .ffmpeg import run, run_ffmpeg
+from .ffmpeg_input import VIDEO, input_args
+from .video_io import H264_ARGS, inspect, mp4_video_track, stream_stats, write_video
 
 # What must be equal across inputs for the concat demuxer's stream copy to give a valid file.
 COPY_KEYS = ("codec", "profile", "pix_fmt", "width", "height", "fps", "tbn", "extradata")
@@ -264,9 +266,7 @@ def _reencode_args(
 @functools.lru_cache(maxsize=1)
 def _filters() -> str:
     """The names of the filters this ffmpeg build has (its `-filters` listing)."""
-    import subprocess
-
-    return subprocess.run([ffmpeg_exe(), "-hide_banner", "-filters"], capture_output=True, text=True).stdout
+    return run(["-filters"], capture=True).stdout.decode(errors="replace")
 
 
 def _font(size: int):
@@ -303,7 +303,7 @@ def film_info(path: Path) -> dict:
     if info["has_audio"]:
         import re
 
-        err = run_ffmpeg(["-i", str(path), "-map", "0:a:0", "-f", "null", "-"])
+        err = run_ffmpeg([*input_args(path, VIDEO, "a video file"), "-map", "0:a:0", "-f", "null", "-"])
         t = re.findall(r"time=\s*(\d+):(\d+):([\d.]+)", err)[-1]
         audio_seconds = int(t[0]) * 3600 + int(t[1]) * 60 + float(t[2])
     return {
