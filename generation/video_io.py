@@ -189,6 +189,23 @@ def mp4_video_track(path: Path) -> dict | None:
         }
 
 
+def mp4_has_sound(path: Path) -> bool:
+    """Whether an mp4 holds a sound track (a `trak` whose handler is `soun`): its `moov` box read through a memory
+    map, never the whole file (an LTX-2 clip has one; the animatic's and most models' clips do not)."""
+    import mmap
+
+    if Path(path).stat().st_size < 16:
+        return False
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        start, end = _top_level_box(m, b"moov")
+        i = m.find(b"hdlr", start, end)
+        while 0 <= i:  # hdlr: version and flags (4 bytes), pre_defined (4), then the handler type
+            if m[i + 12 : i + 16] == b"soun":
+                return True
+            i = m.find(b"hdlr", i + 4, end)
+    return False
+
+
 def _top_level_box(m, kind: bytes) -> tuple[int, int]:
     """(start, end) of a top-level mp4 box's contents; (0, 0) when absent. Walks box headers only."""
     pos, total = 0, len(m)

@@ -152,3 +152,16 @@ def rms_db(samples: np.ndarray) -> float:
     """RMS level in dBFS (-inf for silence)."""
     r = float(np.sqrt(np.mean(np.square(samples, dtype=np.float64)))) if len(samples) else 0.0
     return 20 * np.log10(r) if r > 0 else float("-inf")
+
+
+def louder(sound: Sound, db: float) -> Sound:
+    """`sound` `db` louder (a scene's level over the film's; written to a 16-bit file, a raise past its headroom
+    clips)."""
+    from dataclasses import replace
+
+    return replace(sound, samples=sound.samples * 10 ** (db / 20)) if db else sound
+
+
+def silence(path: Path, seconds: float, channels: int) -> Path:
+    """A silent 48 kHz 16-bit WAV `seconds` long with `channels` channels."""
+    return write_wav(path, np.zeros((round(seconds * RATE), channels), np.float32), RATE)
