@@ -9,7 +9,6 @@ import io
 import math
 import os
 import struct
-import subprocess
 import wave
 from collections.abc import Sequence
 from pathlib import Path
@@ -59,41 +58,21 @@ def audio_part(path: str, start: float, end: float) -> dict[str, Any]:
 @functools.lru_cache(maxsize=32)
 def _wav_base64(path: str, _mtime_ns: int, _size: int, start: float, seconds: float) -> str:
     """Cut once per window: every critic of a panel hears the same part (at most 32 windows kept)."""
-    import imageio_ffmpeg
-
-    from generation.ffmpeg_input import InputRefused, input_args  # standard library only: how a file is opened
+    from generation.ffmpeg import FfmpegTimeout, run  # standard library only: how ffmpeg runs
+    from generation.ffmpeg_input import InputRefused, input_args  # and how a file is opened
 
     try:
         opened = input_args(Path(path))
     except InputRefused as e:
         raise OSError(str(e)) from None
-    cmd = [
-        imageio_ffmpeg.get_ffmpeg_exe(),
-        "-hide_banner",
-        "-nostdin",
-        "-loglevel",
-        "error",
-        "-ss",
-        f"{start:.3f}",
-        "-t",
-        f"{seconds:.3f}",
-        *opened,
-        "-vn",
-        "-ac",
-        "1",
-        "-ar",
-        str(AUDIO_RATE),
-        "-f",
-        "s16le",
-        "pipe:1",
-    ]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, timeout=120)
-    except subprocess.TimeoutExpired:
+    args = ["-loglevel", "error", "-ss", f"{start:.3f}", "-t", f"{seconds:.3f}", *opened]
+    args += ["-vn", "-ac", "1", "-ar", str(AUDIO_RATE), "-f", "s16le", "pipe:1"]
+    try:  # the window's 16-bit samples and a second more: anything past that is not this cut
+        proc = run(args, timeout=120, capture=True, max_output=round((seconds + 1) * AUDIO_RATE) * 2, check=False)
+    except FfmpegTimeout:
         raise OSError(f"cutting {seconds:g} s of sound from {Path(path).name} took over 120 s") from None
-    if proc.returncode != 0:
-        tail = " | ".join(proc.stderr.decode(errors="replace").strip().splitlines()[-2:])
-        raise OSError(f"could not cut the sound of {Path(path).name}: {tail}")
+    if proc.code != 0:
+        raise OSError(f"could not cut the sound of {Path(path).name}: {proc.tail(2)}")
     pcm = proc.stdout[: int(round(seconds * AUDIO_RATE)) * 2]  # ffmpeg may round the cut up by a sample
     buf = io.BytesIO()
     with wave.open(buf, "wb") as w:  # a real header (ffmpeg writing WAV to a pipe leaves its sizes unknown)

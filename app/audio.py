@@ -14,7 +14,6 @@ hands it the clips' files and the film's timeline.
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,7 +41,9 @@ class Cast:
     stored: bool
 
     def describe(self) -> str:
-        return f"{_voice(self.voice).describe()} ({'chosen' if self.stored else 'cast from the name'})"
+        from generation.audio.voices import describe
+
+        return f"{describe(self.voice)} ({'chosen' if self.stored else 'cast from the name'})"
 
 
 @dataclass(frozen=True)
@@ -50,10 +51,6 @@ class FilmSound:
     path: Path  # the mix (48 kHz WAV, stereo or mono as the film options say), as long as the film
     summary: RenderAudio
     stems: dict[str, Path]  # dialogue, music, effects: levelled (the music ducked), before normalisation
-
-
-DESCRIPTION_DUCK_DB = -12.0  # the mix under a description (it is said in a gap between lines: music and effects)
-SPEECH_FLOOR_DB = -50.0  # a 20-ms frame of the dialogue stem above this is speech
 
 
 @dataclass(frozen=True)
@@ -68,26 +65,6 @@ class Described:
     loudness: Loudness  # the described track as ebur128 measured it
 
 
-def _spoken_spans(samples, rate: int, frame: float = 0.02) -> list[tuple[float, float]]:
-    """(start, end) in seconds of every run of 20-ms frames above SPEECH_FLOOR_DB: where the dialogue stem speaks."""
-    import numpy as np
-
-    size = max(1, round(frame * rate))
-    m = len(samples) // size
-    if m == 0:
-        return []
-    power = np.mean(np.square(samples[: m * size].reshape(m, size), dtype=np.float64), axis=1)
-    loud = np.concatenate([[False], power > 10 ** (SPEECH_FLOOR_DB / 10), [False]])
-    edges = np.flatnonzero(np.diff(loud.astype(np.int8)))
-    return [(a * frame, b * frame) for a, b in zip(edges[::2], edges[1::2])]
-
-
-def _voice(v: CharacterVoice):
-    from generation.audio.voices import Voice
-
-    return Voice("piper" if v.engine == "piper" else "openai", v.model, v.speaker, 1 / v.pace, v.pitch)
-
-
 def _line_voice(voices: dict[str, CharacterVoice], character: str) -> CharacterVoice:
     """The voice a line is spoken in: its character's, else (nobody named, or a name not in the bible) the
     narrator's."""
@@ -95,12 +72,13 @@ def _line_voice(voices: dict[str, CharacterVoice], character: str) -> CharacterV
 
 
 def _choice(v) -> CharacterVoice:
+    """A voice `cast` gave (`generation.audio.voices.Voice`), as the storyboard keeps it: the same fields and units."""
     return CharacterVoice(
         engine="piper" if v.engine == "piper" else "speech",
         model=v.model,
         speaker=v.speaker,
         pitch=v.pitch,
-        pace=round(1 / v.length_scale, 4),
+        pace=v.pace,
     )
 
 
@@ -109,56 +87,23 @@ def _seed_key(*parts: str) -> str:
 
 
 def mix_stems(film: Path, stems: dict[str, Path], chosen: list[str], mix_lufs: float, out: Path) -> Path:
-    """`film` with its sound replaced by the sum of the `chosen` stems (WAVs as long as the film), written to `out`
-    (the picture stream-copied, the sound AAC). The sum gets the gain the mix's normalisation gave the sum of all
-    three stems (measured now: `mix_lufs`, the mix's loudness, minus the all-stems sum's), so a soloed stem plays at
-    the level it has in the film; the mix's last limiter keeps its peaks under the film's."""
-    from generation.audio.loudness import measure
-    from generation.audio.mix import STEMS
-    from generation.video_io import run_ffmpeg
+    """`film` with its sound replaced by the sum of the `chosen` stems, at the level they have in the film, under
+    the mix's ceiling (-1 dBTP less AAC_HEADROOM): `generation.audio.stems.with_stems`."""
+    from generation.audio.stems import with_stems
 
-    present = [n for n in STEMS if n in stems]
-    total = out.with_name("all-stems.wav")
-    inputs = [a for n in present for a in ("-i", str(stems[n]))]
-    run_ffmpeg(
-        ["-nostats", *inputs, "-filter_complex", f"amix=inputs={len(present)}:normalize=0:duration=first[a]",
-         "-map", "[a]", "-c:a", "pcm_s16le", "-y", str(total)]
-    )  # fmt: skip
-    whole = measure(total).integrated_lufs
-    total.unlink()
-    gain = 0.0 if whole == float("-inf") else mix_lufs - whole
-    limit = 10 ** ((-1.0 - AAC_HEADROOM) / 20)
-    ins = "".join(f"[{i + 1}:a]" for i in range(len(chosen)))
-    graph = (
-        f"{ins}amix=inputs={len(chosen)}:normalize=0:duration=first,volume={gain:.2f}dB,"
-        f"alimiter=limit={limit:.4f}:attack=1:release=50:level=false[a]"
-    )
-    run_ffmpeg(
-        ["-nostats", "-i", str(film), *[a for n in chosen for a in ("-i", str(stems[n]))], "-filter_complex", graph,
-         "-map", "0:v:0", "-map", "[a]", "-c:v", "copy", "-c:a", "aac", "-b:a", "160k", "-ar", "48000",
-         "-movflags", "+faststart", "-y", str(out)]
-    )  # fmt: skip
-    return out
+    return with_stems(film, stems, chosen, mix_lufs, -1.0 - AAC_HEADROOM, out)
 
 
 def _seed(*parts: str) -> int:
     return int.from_bytes(hashlib.sha256("|".join(parts).encode()).digest()[:4], "big")
 
 
-def _gain(sound, db: float):
-    """A cue or effect `db` louder (a scene's level over the film's; the file is 16-bit, so a raise past its
-    headroom clips)."""
-    from dataclasses import replace
-
-    return replace(sound, samples=sound.samples * 10 ** (db / 20)) if db else sound
-
-
-_MP4_SOUND = re.compile(rb"hdlr.{8}soun", re.S)
-
-
 def has_sound(clip: Path) -> bool:
-    """Whether a clip's mp4 holds a sound track (an LTX-2 clip does; the animatic's and most models' do not)."""
-    return _MP4_SOUND.search(Path(clip).read_bytes()) is not None
+    """Whether a clip's mp4 holds a sound track (an LTX-2 clip does; the animatic's and most models' do not), read
+    from its header only (`generation.video_io.mp4_has_sound`)."""
+    from generation.video_io import mp4_has_sound
+
+    return mp4_has_sound(clip)
 
 
 class Audio:
@@ -245,9 +190,22 @@ class Audio:
         from generation.audio.voices import VoiceError
 
         try:
-            return self._voices().speak(text, _voice(voice), delivery, cancel)
+            return self._voices().speak(text, voice, delivery, cancel)
         except VoiceError as e:
             raise StudioError(f"voice: {e}") from None
+
+    # ------------------------------------------------------------------ the narration
+    def narration(self, narrated: list[tuple[float, str]], total: float, out: Path, cancel: CancelToken) -> Path:
+        """The narration track written to `out` (`generation.narration`): each (start, text) said by the narrator at
+        its start through the same `Voices` and line cache as the lines, so a changed narration voices that line
+        only."""
+        from generation.narration import NarrationUnavailable, narration_track
+
+        try:
+            narration_track(narrated, total, out, voices=self._voices(), cancel=cancel)
+        except NarrationUnavailable as e:
+            raise StudioError(str(e)) from None
+        return out
 
     # ------------------------------------------------------------------ hearing some stems only
     def stems_film(self, film: Path, stems: dict[str, Path], chosen: list[str], mix_lufs: float) -> Path:
@@ -299,6 +257,7 @@ class Audio:
         from generation.audio import ambience, score
         from generation.audio.loudness import TARGETS
         from generation.audio.mix import MixSettings, Placed
+        from generation.audio.pcm import louder
 
         music_model, effects_model = self._model("music"), self._model("effects")
         voices = {n: c.voice for n, c in self.cast(board).items()}
@@ -330,7 +289,7 @@ class Audio:
                             library=ambience.VERSION,
                             **({"db": db} if db else {}),
                         ),  # fmt: skip
-                        lambda s=shot, n=seconds, g=db: _gain(ambience.ambience(s.sounds, n, s.seed).sound, g),
+                        lambda s=shot, n=seconds, g=db: louder(ambience.ambience(s.sounds, n, s.seed).sound, g),
                     )
                     labels.append(ambience.LABEL)
                 else:
@@ -364,7 +323,7 @@ class Audio:
                 path, new = self._cached(
                     "music",
                     dict(words=scene.music, seconds=seconds, seed=seed, **({"db": db} if db else {})),
-                    lambda w=scene.music, n=seconds, sd=seed, g=db: _gain(score.compose(w, n, sd), g),
+                    lambda w=scene.music, n=seconds, sd=seed, g=db: louder(score.compose(w, n, sd), g),
                 )
                 labels.append(score.LABEL)
             else:
@@ -488,7 +447,7 @@ class Audio:
         stops at `seconds`: a track from an archive is decoded no further than it plays."""
         import numpy as np
 
-        from generation.audio.pcm import RATE, Sound, decode
+        from generation.audio.pcm import RATE, Sound, decode, louder
 
         path = self.ctx.media.find(sha)
         if path is None:
@@ -501,7 +460,7 @@ class Audio:
                 raise StudioError(f"uploaded track: {e}") from None
             n = round(seconds * RATE)
             padded = np.pad(samples[:n], ((0, max(0, n - len(samples))), (0, 0)))
-            return _gain(Sound(padded if padded.shape[1] == 2 else padded[:, 0], RATE, TRACK_LABEL), db)
+            return louder(Sound(padded if padded.shape[1] == 2 else padded[:, 0], RATE, TRACK_LABEL), db)
 
         parts = dict(track=sha, seconds=seconds, channels="own", **({"db": db} if db else {}))
         return self._cached("tracks", parts, cut)[0]
@@ -540,6 +499,7 @@ class Audio:
         cached by the words, the length, the seed, the level and the model (its folder, resolved); a failure is one
         line, never the temp sound instead."""
         from generation.audio.families import make
+        from generation.audio.pcm import louder
         from generation.base import RenderError
 
         where = Path(model.model).expanduser()
@@ -547,7 +507,7 @@ class Audio:
 
         def generate():
             try:
-                return _gain(make(model, words, seconds, seed, cancel=cancel), db)
+                return louder(make(model, words, seconds, seed, cancel=cancel), db)
             except RenderError as e:
                 raise StudioError(f"{role}_model: {e}") from None
 
@@ -579,67 +539,40 @@ class Audio:
         scratch: Path,
         cancel: CancelToken,
     ) -> Described:
-        """The film's second audio track for viewers who cannot see (WCAG 2.2 SC 1.2.5): the mix with each shot's
-        description voiced by the narrator (cached like lines) in a gap between the lines of its shot, the mix
-        ducked DESCRIPTION_DUCK_DB under it. Where lines are said is measured on the dialogue stem (narration
-        included); a description that does not fit any gap of its shot (DESCRIPTION_MARGIN from a line, its ramps
-        inside the gap) is left out and flagged, never said over a line. `sound`: the film's mix (None: silence).
-        The track has the mix's channels (the film options' when silent); a description is centred, as lines are."""
-        import numpy as np
-
-        from generation.audio.loudness import TARGETS, measure
-        from generation.audio.pcm import RATE, read_frames, read_wav, resample, rms_db, write_wav
+        """The film's second audio track for viewers who cannot see (WCAG 2.2 SC 1.2.5): each shot's description
+        voiced by the narrator (cached like lines) and said by `generation.audio.described` in a gap between the lines
+        of its shot (`fit_gap`: DESCRIPTION_MARGIN from a line, its ramps inside the gap), the mix ducked under it; one
+        that fits no gap is left out and flagged, never said over a line. `sound`: the film's mix (None: silence; the
+        track then has the film options' channels)."""
+        from generation.audio.described import Description, described_track
+        from generation.audio.loudness import TARGETS
         from storage.schema import DESCRIPTION_RAMP, fit_gap
 
-        n = round(total * RATE)
-        main = np.zeros((n, CHANNELS[board.film.channels]), np.float32)
-        speech: list[tuple[float, float]] = []
-        if sound is not None:
-            samples, rate = read_frames(sound.path)
-            main = np.zeros((n, samples.shape[1]), np.float32)
-            main[: min(n, len(samples))] = resample(samples, rate, RATE)[:n]
-            dialogue, rate = read_wav(sound.stems["dialogue"])
-            speech = _spoken_spans(resample(dialogue, rate, RATE), RATE)
-        spoken_main = np.concatenate([main[round(a * RATE) : round(b * RATE)] for a, b in speech] or [main[:0]])
-        level = rms_db(spoken_main) if len(spoken_main) else TARGETS[board.film.loudness].lufs - 4.0
-        ceiling = 10 ** ((TARGETS[board.film.loudness].true_peak - AAC_HEADROOM) / 20)
-        voices, gain = np.zeros(n, np.float32), np.ones(n, np.float32)
-        duck, ramp = np.float32(10 ** (DESCRIPTION_DUCK_DB / 20)), round(DESCRIPTION_RAMP * RATE)
-        busy = list(speech)
-        placed: list[tuple[str, float, float]] = []
-        flagged: list[str] = []
+        said: list[Description] = []
         voiced = reused = 0
         for shot, start, end in zip(shots, starts, ends, strict=True):
             if not shot.description:
                 continue
             cancel.raise_if_cancelled()
-            said = self._speak(shot.description, CharacterVoice(), "", cancel)
-            voiced, reused = voiced + said.made, reused + (not said.made)
-            at, room = fit_gap(start, end, busy, said.seconds)
-            if at is None:
-                flagged.append(
-                    f"shot {shot.shot_id} description: takes {said.seconds:.1f} s to say; the longest gap between its "
-                    f"lines holds {room:.1f} s (left out of the described track)"
-                )
-                continue
-            samples, rate = read_wav(said.path)
-            voice = resample(samples, rate, RATE)
-            words = [voice[round(a * RATE) : round(b * RATE)] for a, b in _spoken_spans(voice, RATE)]
-            if words:  # as loud as the film's own lines, where each speaks
-                voice = voice * np.float32(10 ** ((level - rms_db(np.concatenate(words))) / 20))
-            i = round(at * RATE)
-            voice = voice[: max(0, n - i)]
-            j, k = max(0, i - ramp), min(n, i + len(voice) + ramp)
-            envelope = np.full(k - j, duck, np.float32)
-            envelope[: i - j] = np.linspace(1.0, duck, i - j, endpoint=False)
-            if (tail := k - i - len(voice)) > 0:
-                envelope[-tail:] = np.linspace(duck, 1.0, tail)
-            gain[j:k] = np.minimum(gain[j:k], envelope)
-            under = float(np.max(np.abs(main[i : i + len(voice)] * gain[i : i + len(voice), None]), initial=0.0))
-            if (peak := float(np.max(np.abs(voice), initial=0.0))) + under > ceiling:  # turned down, never clipped
-                voice = voice * np.float32(max(0.0, ceiling - under) / peak)
-            voices[i : i + len(voice)] += voice
-            busy.append((at, at + said.seconds))
-            placed.append((shot.shot_id, round(at, 3), round(at + said.seconds, 3)))
-        path = write_wav(scratch / "described.wav", main * gain[:, None] + voices[:, None], RATE)
-        return Described(path, placed, flagged, voiced, reused, measure(path, cancel))
+            spoken = self._speak(shot.description, CharacterVoice(), "", cancel)
+            voiced, reused = voiced + spoken.made, reused + (not spoken.made)
+            said.append(Description(shot.shot_id, start, end, spoken.path, spoken.seconds))
+        track = described_track(
+            said,
+            sound.path if sound is not None else None,
+            sound.stems["dialogue"] if sound is not None else None,
+            total,
+            CHANNELS[board.film.channels],
+            TARGETS[board.film.loudness],
+            AAC_HEADROOM,
+            DESCRIPTION_RAMP,
+            fit_gap,
+            scratch / "described.wav",
+            cancel,
+        )
+        flagged = [
+            f"shot {d.shot_id} description: takes {d.seconds:.1f} s to say; the longest gap between its lines holds "
+            f"{room:.1f} s (left out of the described track)"
+            for d, room in track.left_out
+        ]
+        return Described(track.path, track.placed, flagged, voiced, reused, track.loudness)

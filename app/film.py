@@ -5,7 +5,6 @@ the media store."""
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,8 +15,6 @@ from app.context import Context
 from generation.base import CancelToken
 from storage.records import MediaExt, MediaRecord, RenderAudio, RenderRecord, ShotRender, SidecarKind
 from storage.schema import Note, Shot, Storyboard
-
-log = logging.getLogger(__name__)
 
 SHEET_FRAMES = 3  # frames per shot on the contact sheet
 # The language both audio tracks are labelled with: the voices are the installed Piper voice's, which is English
@@ -73,12 +70,7 @@ class FilmAssembler:
         narration_wav = None
         narrated = [(start, shot.narration) for shot, start in zip(board_shots, starts) if shot.narration]
         if narrated and self.ctx.config.narration:
-            from generation import narration
-
-            narration_wav = scratch / "narration.wav"
-            narration.narration_track(
-                narrated, total, narration_wav, cache_dir=self.ctx.config.home / "cache" / "speech"
-            )
+            narration_wav = self.audio.narration(narrated, total, scratch / "narration.wav", cancel)
         cancel.raise_if_cancelled()
         sound = self.audio.film_sound(board, board_shots, clips, starts, ends, total, narration_wav, scratch, cancel)
         audio = sound.path if sound is not None else None
@@ -86,13 +78,10 @@ class FilmAssembler:
         if opts.audio_description:
             described = self.audio.described_track(board, board_shots, starts, ends, total, sound, scratch, cancel)
             if sound is None:  # a film with nothing else to hear: the main track is silence
-                import numpy as np
-
                 from app.audio import CHANNELS
-                from generation.audio.pcm import RATE, write_wav
+                from generation.audio.pcm import silence
 
-                silence = np.zeros((round(total * RATE), CHANNELS[opts.channels]), np.float32)
-                audio = write_wav(scratch / "silence.wav", silence, RATE)
+                audio = silence(scratch / "silence.wav", total, CHANNELS[opts.channels])
         cancel.raise_if_cancelled()
         film = scratch / "film.mp4"
 
@@ -150,30 +139,18 @@ class FilmAssembler:
         )
 
     def _under_ceiling(self, sound, described, film: Path, scratch: Path, cut, cancel: CancelToken):
-        """`sound` with the loudness the cut `film` has: the film's AAC is measured (ebur128) and, where the encoder
-        took its true peak over the target's ceiling (AAC_HEADROOM keeps real mixes 2-3 dB under it; peaky noise,
-        such as a random-weight model's sound, went 5 dB over), the film is cut again with its sound tracks lowered
-        by the overshoot and half a dB, and measured again (ebur128 over every channel: the stereo signal, its louder
-        channel's true peak). Either way the summary carries the film's figures."""
+        """`sound` with the loudness the cut `film` has (`generation.assembly.under_ceiling`: measured, and cut again
+        by `cut` with its sound tracks lowered where the AAC encoder took its true peak over the target's ceiling;
+        AAC_HEADROOM keeps real mixes 2-3 dB under it, peaky noise such as a random-weight model's went 5 dB over).
+        Either way the summary carries the film's figures."""
         from dataclasses import replace
 
-        from generation.audio.loudness import TARGETS, measure
-        from generation.audio.pcm import read_frames, write_wav
+        from generation import assembly
+        from generation.audio.loudness import TARGETS
 
         ceiling = TARGETS[sound.summary.target].true_peak
-        heard = measure(film, cancel=cancel)
-        over = heard.true_peak_dbtp - ceiling
-        if over > 0:
-            gain = 10 ** (-(over + 0.5) / 20)
-            lowered = {}
-            tracks = (("main", sound.path), ("described", described.path if described is not None else None))
-            for name, track in tracks:
-                if track is not None:
-                    samples, rate = read_frames(track)  # every channel, lowered alike
-                    lowered[name] = write_wav(scratch / f"{name}.lowered.wav", samples * gain, rate)
-            cut(lowered["main"], lowered.get("described"))
-            heard = measure(film, cancel=cancel)
-            log.info("the film's sound went %.1f dB over %.1f dBTP in AAC: lowered %.1f dB", over, ceiling, over + 0.5)
+        second = described.path if described is not None else None
+        heard = assembly.under_ceiling(film, sound.path, second, ceiling, cut, scratch, cancel)
         measured = {"loudness_lufs": heard.integrated_lufs, "true_peak_dbtp": heard.true_peak_dbtp}
         return replace(sound, summary=sound.summary.model_copy(update={**measured, "lra_lu": heard.lra_lu}))
 

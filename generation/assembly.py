@@ -16,16 +16,22 @@ clips do not start where their storyboard durations say; `timeline()` gives each
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import shutil
 import tempfile
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from .video_io import H264_ARGS, ffmpeg_exe, inspect, mp4_video_track, run_ffmpeg, stream_stats, write_video
+from .ffmpeg import run, run_ffmpeg
+from .ffmpeg_input import VIDEO, input_args
+from .video_io import H264_ARGS, inspect, mp4_video_track, stream_stats, write_video
+
+log = logging.getLogger(__name__)
 
 # What must be equal across inputs for the concat demuxer's stream copy to give a valid file.
 COPY_KEYS = ("codec", "profile", "pix_fmt", "width", "height", "fps", "tbn", "extradata")
@@ -264,9 +270,7 @@ def _reencode_args(
 @functools.lru_cache(maxsize=1)
 def _filters() -> str:
     """The names of the filters this ffmpeg build has (its `-filters` listing)."""
-    import subprocess
-
-    return subprocess.run([ffmpeg_exe(), "-hide_banner", "-filters"], capture_output=True, text=True).stdout
+    return run(["-filters"], capture=True).stdout.decode(errors="replace")
 
 
 def _font(size: int):
@@ -303,7 +307,7 @@ def film_info(path: Path) -> dict:
     if info["has_audio"]:
         import re
 
-        err = run_ffmpeg(["-i", str(path), "-map", "0:a:0", "-f", "null", "-"])
+        err = run_ffmpeg([*input_args(path, VIDEO, "a video file"), "-map", "0:a:0", "-f", "null", "-"])
         t = re.findall(r"time=\s*(\d+):(\d+):([\d.]+)", err)[-1]
         audio_seconds = int(t[0]) * 3600 + int(t[1]) * 60 + float(t[2])
     return {
@@ -315,3 +319,35 @@ def film_info(path: Path) -> dict:
         "has_audio": info["has_audio"],
         "audio_duration": audio_seconds,
     }
+
+
+def under_ceiling(
+    film: Path,
+    main: Path,
+    described: Path | None,
+    ceiling: float,
+    recut: Callable[[Path, Path | None], object],
+    scratch: Path,
+    cancel=None,
+):
+    """The cut `film`'s sound measured (ebur128 over every channel: the louder channel's true peak) and, where the AAC
+    encoder took its true peak over `ceiling` dBTP, the sound tracks (`main`, and `described` when there is one:
+    16-bit WAVs) lowered by the overshoot and half a dB, every channel alike (the image holds), `recut(main,
+    described)` with the lowered tracks to make the film again, and the film measured again. Returns the film's
+    Loudness (its own figures, whichever cut it is)."""
+    from .audio.loudness import measure
+    from .audio.pcm import read_frames, write_wav
+
+    heard = measure(film, cancel=cancel)
+    over = heard.true_peak_dbtp - ceiling
+    if over <= 0:
+        return heard
+    gain = 10 ** (-(over + 0.5) / 20)
+    lowered: dict[str, Path] = {}
+    for name, track in (("main", main), ("described", described)):
+        if track is not None:
+            samples, rate = read_frames(track)
+            lowered[name] = write_wav(Path(scratch) / f"{name}.lowered.wav", samples * gain, rate)
+    recut(lowered["main"], lowered.get("described"))
+    log.info("the film's sound went %.1f dB over %.1f dBTP in AAC: lowered %.1f dB", over, ceiling, over + 0.5)
+    return measure(film, cancel=cancel)

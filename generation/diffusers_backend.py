@@ -23,6 +23,7 @@ from typing import Any
 from . import loras as lora_io
 from .base import CancelToken, ClipInfo, Progress, RenderError, ShotRequest, file_sha256, frames_for, with_camera
 from .families import FAMILIES, TIERS, Draft, Family, family_for
+from .ffmpeg import run_ffmpeg
 from .memory import Memory
 from .pipelines import (
     _PIPELINES,
@@ -38,7 +39,7 @@ from .pipelines import (
     warm,
 )
 from .speed import Speed, cache_config
-from .video_io import run_ffmpeg, write_video
+from .video_io import write_video
 
 __all__ = ["DiffusersBackend", "_PIPELINES", "family_of", "pick_device", "pipeline_class_name"]
 

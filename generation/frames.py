@@ -15,7 +15,9 @@ from PIL import Image, ImageDraw, ImageFont
 from storage.fileio import atomic_path
 
 from .ffmpeg_input import VIDEO, input_args
-from .video_io import ffmpeg_exe, inspect, stream_stats
+from .video_io import inspect, stream_stats
+
+DECODE_SECONDS = 120.0  # the frames of one clip out of ffmpeg: far longer than any clip takes
 
 
 def timecode(seconds: float) -> str:
@@ -63,39 +65,41 @@ def decode(clip: Path, indices: list[int], info: dict | None = None) -> list[Ima
 
 
 def _decode(clip: Path, indices: list[int], w: int, h: int) -> list[Image.Image]:
-    import subprocess
-
     expr = "+".join(f"eq(n\\,{i})" for i in indices)
-    proc = subprocess.run(
-        [
-            ffmpeg_exe(),
-            "-hide_banner",
-            "-nostdin",
-            "-loglevel",
-            "error",
-            *input_args(clip, VIDEO, "a video file"),
-            "-map",
-            "0:v:0",
-            "-vf",
-            f"select='{expr}'",
-            "-fps_mode",
-            "passthrough",
-            "-f",
-            "rawvideo",
-            "-pix_fmt",
-            "rgb24",
-            "-",
-        ],
-        capture_output=True,
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(f"ffmpeg could not decode {Path(clip).name}: {proc.stderr.decode(errors='replace')[-200:]}")
-    size = w * h * 3
-    got = len(proc.stdout) // size
-    if got != len(indices):
-        raise RuntimeError(f"asked {len(indices)} frames of {Path(clip).name}, decoded {got}")
-    buf = np.frombuffer(proc.stdout, np.uint8)
-    return [Image.fromarray(buf[j * size : (j + 1) * size].reshape(h, w, 3)) for j in range(got)]
+    frames = rgb_frames(clip, w, h, f"select='{expr}'", passthrough=True, most=len(indices))
+    if len(frames) != len(indices):
+        raise RuntimeError(f"asked {len(indices)} frames of {Path(clip).name}, decoded {len(frames)}")
+    return [Image.fromarray(f) for f in frames]
+
+
+def rgb_frames(
+    clip: Path,
+    width: int,
+    height: int,
+    filters: str,
+    *,
+    passthrough: bool = False,
+    most: int | None = None,
+    timeout: float = DECODE_SECONDS,
+) -> np.ndarray:
+    """The frames of `clip`'s video after `filters` (ffmpeg's `-vf`: a `select`, a `scale`; what comes out must be
+    `width` x `height`) as uint8 RGB `(n, height, width, 3)`, in one ffmpeg pass (the one raw decoder: the samples
+    critics watch, the offline critic's measurements). `passthrough`: frames keep their own timestamps (none
+    duplicated or dropped to a rate); `most`: ffmpeg is stopped if it writes more than this many frames.
+    Raises ValueError when ffmpeg cannot decode the clip or takes over `timeout` seconds."""
+    from .ffmpeg import FfmpegError, run
+
+    size = width * height * 3
+    args = ["-loglevel", "error", *input_args(clip, VIDEO, "a video file"), "-map", "0:v:0", "-vf", filters]
+    args += [*(["-fps_mode", "passthrough"] if passthrough else []), "-f", "rawvideo", "-pix_fmt", "rgb24", "-"]
+    try:
+        proc = run(args, timeout=timeout, capture=True, max_output=None if most is None else most * size, check=False)
+    except FfmpegError as e:
+        raise ValueError(f"could not decode {Path(clip).name}: {e}") from None
+    if proc.code != 0 or not proc.stdout:
+        raise ValueError(f"could not decode {Path(clip).name}: {proc.stderr[-200:]}")
+    n = len(proc.stdout) // size
+    return np.frombuffer(proc.stdout[: n * size], np.uint8).reshape(n, height, width, 3)
 
 
 def contact_sheet(

@@ -13,15 +13,13 @@ import numpy as np
 
 from storage.fileio import atomic_path
 
+from .ffmpeg import ffmpeg_exe as ffmpeg_exe  # the runner lives in generation.ffmpeg; importable here too
+from .ffmpeg import run
+from .ffmpeg import run_ffmpeg as run_ffmpeg
 from .ffmpeg_input import AUDIO, VIDEO, input_args, refuse_references
 
 H264_ARGS = ["-preset", "veryfast", "-crf", "20", "-movflags", "+faststart"]
-
-
-def ffmpeg_exe() -> str:
-    import imageio_ffmpeg
-
-    return imageio_ffmpeg.get_ffmpeg_exe()
+PROBE_SECONDS = 60.0  # reading a file's header (`ffmpeg -i`): far longer than any real one takes
 
 
 def write_video(frames: Iterable[np.ndarray], path: Path, fps: int) -> int:
@@ -116,38 +114,6 @@ def _imageio_input(path: Path) -> tuple[str, list[str]]:
     return args[-1], args[:-2]
 
 
-def run_ffmpeg(args: list[str], cwd: Path | None = None, cancel=None) -> str:
-    """Run the bundled ffmpeg; return its stderr, raise with its last lines on failure. With `cancel` (a
-    generation.base.CancelToken), ffmpeg is killed as soon as it is cancelled and Cancelled is raised."""
-    import subprocess
-    import tempfile
-
-    from .base import Cancelled
-
-    cmd = [ffmpeg_exe(), "-hide_banner", "-nostdin", *args]
-    if cancel is None:
-        proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace", cwd=cwd)
-        code, err = proc.returncode, proc.stderr
-    else:
-        with tempfile.TemporaryFile() as log:  # a file, not a pipe: a chatty ffmpeg never blocks on it
-            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log, cwd=cwd)
-            while True:
-                try:
-                    code = proc.wait(timeout=0.2)
-                    break
-                except subprocess.TimeoutExpired:
-                    if cancel.cancelled:
-                        proc.kill()
-                        proc.wait()
-                        raise Cancelled("stopped") from None
-            log.seek(0)
-            err = log.read().decode(errors="replace")
-    if code != 0:
-        tail = " | ".join(err.strip().splitlines()[-3:])
-        raise RuntimeError(f"ffmpeg failed ({code}): {tail}")
-    return err
-
-
 def inspect(path: Path) -> dict:
     """Stream parameters parsed from `ffmpeg -i` (there is no ffprobe): what must match for `-c copy`.
 
@@ -156,17 +122,11 @@ def inspect(path: Path) -> dict:
     packet count from the mp4 sample table); the last two are None for other codecs/containers.
     """
     import re
-    import subprocess
 
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no such video: {path}")
-    err = subprocess.run(
-        [ffmpeg_exe(), "-hide_banner", "-nostdin", *input_args(path, VIDEO, "a video file")],
-        capture_output=True,
-        text=True,
-        errors="replace",
-    ).stderr
+    err = run(input_args(path, VIDEO, "a video file"), timeout=PROBE_SECONDS, check=False).stderr  # no output: exit 1
     refuse_references(path, err)
     video = re.search(
         r"Stream #\d+:\d+.*?: Video: (\w+)(?: \(([^)]*)\))?.*?, (\w+)(?:\([^)]*\))?, "
@@ -227,6 +187,23 @@ def mp4_video_track(path: Path) -> dict | None:
             "height": int.from_bytes(m[avc1 + 30 : avc1 + 32], "big"),
             "frames": u32(stsz + 12),
         }
+
+
+def mp4_has_sound(path: Path) -> bool:
+    """Whether an mp4 holds a sound track (a `trak` whose handler is `soun`): its `moov` box read through a memory
+    map, never the whole file (an LTX-2 clip has one; the animatic's and most models' clips do not)."""
+    import mmap
+
+    if Path(path).stat().st_size < 16:
+        return False
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        start, end = _top_level_box(m, b"moov")
+        i = m.find(b"hdlr", start, end)
+        while 0 <= i:  # hdlr: version and flags (4 bytes), pre_defined (4), then the handler type
+            if m[i + 12 : i + 16] == b"soun":
+                return True
+            i = m.find(b"hdlr", i + 4, end)
+    return False
 
 
 def _top_level_box(m, kind: bytes) -> tuple[int, int]:

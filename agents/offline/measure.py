@@ -7,7 +7,6 @@ Measurements, not judgments: `critic.py` weighs them per persona, `describe.py` 
 
 from __future__ import annotations
 
-import subprocess
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -94,35 +93,11 @@ def _renamed(stats: ShotStats, shot_id: str) -> ShotStats:
 
 def decode(clip: Path) -> tuple[np.ndarray, float]:
     """Every frame of the clip at W x H (uint8 RGB, frames first) and its frame rate."""
-    from generation.ffmpeg_input import VIDEO, input_args
-    from generation.video_io import ffmpeg_exe, inspect
+    from generation.frames import rgb_frames
+    from generation.video_io import inspect
 
     fps = float(inspect(clip)["fps"])
-    proc = subprocess.run(
-        [
-            ffmpeg_exe(),
-            "-hide_banner",
-            "-nostdin",
-            "-loglevel",
-            "error",
-            *input_args(clip, VIDEO, "a video file"),
-            "-map",
-            "0:v:0",
-            "-vf",
-            f"scale={W}:{H}:flags=area",
-            "-f",
-            "rawvideo",
-            "-pix_fmt",
-            "rgb24",
-            "-",
-        ],
-        capture_output=True,
-        timeout=120,
-    )
-    if proc.returncode != 0 or not proc.stdout:
-        raise ValueError(f"could not decode {clip.name}: {proc.stderr.decode(errors='replace')[-200:]}")
-    n = len(proc.stdout) // (W * H * 3)
-    return np.frombuffer(proc.stdout[: n * W * H * 3], np.uint8).reshape(n, H, W, 3), fps
+    return rgb_frames(clip, W, H, f"scale={W}:{H}:flags=area"), fps
 
 
 def relative_luminance(rgb: np.ndarray) -> np.ndarray:

@@ -85,7 +85,7 @@ def machine() -> tuple[list[Device], str, str, str | None]:
             p = torch.cuda.get_device_properties(i)
             devices.append(Device(name=f"cuda:{i}", kind=p.name, memory_bytes=p.total_memory))
     try:
-        from generation.video_io import ffmpeg_exe
+        from generation.ffmpeg import ffmpeg_exe
 
         ffmpeg = ffmpeg_exe()
     except Exception:

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generation.video_io import run_ffmpeg
+from generation.ffmpeg import run_ffmpeg
+from generation.ffmpeg_input import input_args
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class Loudness:
 def measure(path: Path, cancel=None) -> Loudness:
     """Integrated loudness, true peak and loudness range of an audio (or video) file, by ffmpeg's ebur128."""
     err = run_ffmpeg(
-        ["-nostats", "-i", str(path), "-map", "0:a:0", "-af", "ebur128=peak=true", "-f", "null", "-"], cancel=cancel
+        ["-nostats", *input_args(path), "-map", "0:a:0", "-af", "ebur128=peak=true", "-f", "null", "-"], cancel=cancel
     )
     summary = err[err.rfind("Summary:") :]
     if not summary:

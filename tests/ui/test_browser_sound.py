@@ -17,7 +17,7 @@ import pytest
 
 from app.audio import PREVIEW_LINE
 from generation.audio.pcm import RATE, decode, rms_db
-from generation.audio.voices import Voice, Voices
+from generation.audio.voices import Voices
 from storage.schema import Character, CharacterVoice, Line, Scene, Shot, Storyboard
 from tests.ui.conftest import TINY_BOARD
 from tests.ui.test_browser import LONG, open_project, server, st, tiny  # noqa: F401 - fixtures
@@ -104,7 +104,7 @@ def test_change_a_voice_and_preview_it(server, st, page, tmp_path, errors, snap)
     # Lines are kept by (engine, voice, text, delivery) in the server's sound cache (this session's, see
     # tests/conftest.py): the line Piper spoke for the preview is found under the voice the controls set, exactly.
     lines = Voices(Path(os.environ["CHIEF_SOUND_CACHE"]) / "lines", None)
-    asked = lines.speak(PREVIEW_LINE, Voice("piper", "", "", 1 / 1.2, 7.0), "", None)
+    asked = lines.speak(PREVIEW_LINE, CharacterVoice(pitch=7.0, pace=1.2), "", None)
     assert not asked.made and asked.path.read_bytes() == tried.read_bytes()
     short, long = (len(decode(p, RATE)) / RATE for p in (tried, plain))
     print(f"preview at pace 1: {long:.2f} s, at pace 1.2: {short:.2f} s")
@@ -314,7 +314,7 @@ def test_a_line_is_played_on_its_card_as_the_film_speaks_it(server, st, page, tm
     first = play(re.compile("voiced now|from the sound cache"))
     # The line as the render voices it: Keeper's cast voice, from the session's sound cache, exactly.
     cast = st.voices(pid)["Keeper"].voice
-    line = Voices(cache, None).speak(KEEPER, Voice("piper", cast.model, cast.speaker, 1 / cast.pace, cast.pitch), "")
+    line = Voices(cache, None).speak(KEEPER, cast, "")  # the stored voice itself: one type, one unit
     assert not line.made and line.path.read_bytes() == first.read_bytes()
     heard = decode(first, RATE)
     seconds, level = len(heard) / RATE, rms_db(heard)
