@@ -6,7 +6,7 @@ export HF_HUB_OFFLINE := 1
 export HF_HUB_DISABLE_TELEMETRY := 1
 export GRADIO_ANALYTICS_ENABLED := False
 
-.PHONY: install system-deps real-server demo serve lint typecheck test check test-real bench screenshots clean
+.PHONY: install system-deps real-server llama-server demo serve lint typecheck test check test-real bench screenshots clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -27,6 +27,21 @@ $(VENV)/.real-server: | $(VENV)/.installed system-deps
 	touch $@
 
 real-server: $(VENV)/.real-server
+
+# llama.cpp's own llama-server for tests/real/test_llama_server.py, built from the llama.cpp that the installed
+# llama-cpp-python's sdist vendors (~17 min of CPU: ~10 min on 2 idle cores). The tests find it through LLAMA_SERVER.
+LLAMA_DIR := $(VENV)/llama-server
+LLAMA_SERVER_BIN := $(CURDIR)/$(LLAMA_DIR)/build/bin/llama-server
+$(LLAMA_SERVER_BIN): | $(VENV)/.real-server system-deps
+	rm -rf $(LLAMA_DIR) && mkdir -p $(LLAMA_DIR)
+	$(BIN)/pip download -q --no-deps --no-binary :all: -d $(LLAMA_DIR) \
+	  "llama-cpp-python==$$($(BIN)/python -c 'import importlib.metadata as m; print(m.version("llama-cpp-python"))')"
+	tar -xzf $(LLAMA_DIR)/llama_cpp_python-*.tar.gz -C $(LLAMA_DIR) --strip-components=3 --wildcards '*/vendor/llama.cpp/*'
+	cmake -S $(LLAMA_DIR) -B $(LLAMA_DIR)/build -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF \
+	  -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_OPENSSL=OFF > $(LLAMA_DIR)/cmake.log
+	cmake --build $(LLAMA_DIR)/build --target llama-server -j2 > $(LLAMA_DIR)/build.log
+
+llama-server: $(LLAMA_SERVER_BIN)
 
 # Debian packages the tests need: Chromium (driven by the playwright pip package) for the browser tests, and
 # a C++ compiler and cmake to build llama-cpp-python for the real-server tests.
@@ -61,7 +76,8 @@ typecheck: install
 # closes with the time per folder and the 25 slowest tests.
 WORKERS ?= 3
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider --timeout=900 -n $(WORKERS) --dist loadgroup
-test: lint typecheck install system-deps real-server
+test test-real: export LLAMA_SERVER := $(LLAMA_SERVER_BIN)
+test: lint typecheck install system-deps real-server llama-server
 	$(PYTEST) --durations=25
 
 # The inner loop: everything but the browser tests and the real LLM server's.
@@ -73,7 +89,7 @@ screenshots: install system-deps
 	CHIEF_SCREENSHOT_DIR=$(CURDIR)/docs/screenshots $(BIN)/python -m pytest -q -p no:cacheprovider tests/ui/test_browser.py -k screening_room
 
 # Only the slow tests against a real llama-cpp-python server (they also run in `make test`).
-test-real: install real-server
+test-real: install real-server llama-server
 	$(PYTEST) tests/real
 
 bench: install

@@ -93,11 +93,11 @@ def llama_server_8k(tmp_path_factory):
 
 @pytest.fixture(scope="package")
 def llama_cpp_server(tmp_path_factory):
-    """llama.cpp's own llama-server, when LLAMA_SERVER names a built binary (make test-real does not build it:
-    ~28 minutes on 2 cores, `cmake --build build --target llama-server` with -DGGML_NATIVE=OFF)."""
+    """llama.cpp's own llama-server, named by LLAMA_SERVER (`make test` and `make test-real` build it with `make
+    llama-server`, from the llama.cpp that llama-cpp-python vendors, and pass its path)."""
     binary = os.environ.get("LLAMA_SERVER", "")
     if not (binary and os.access(binary, os.X_OK)):
-        pytest.skip("set LLAMA_SERVER to a llama.cpp llama-server binary to run these")
+        pytest.skip("set LLAMA_SERVER to a llama.cpp llama-server binary to run these (make llama-server builds one)")
     missing = _missing()
     if missing:
         pytest.skip(missing)
