@@ -1,6 +1,7 @@
 """The Class screen (`chief serve --users`, teachers only): the class report (app/classroom.py) as a table and a
-CSV to download, and handing a project to another account (app/sharing.py). Students never see the tab, and its
-handlers refuse them in one line whatever they send."""
+CSV to download, handing a project to another account (app/sharing.py), and the fair queue (app/jobs.py): every
+account's jobs, pause/resume, cancel any one. Students never see the tab, and its handlers refuse them in one line
+whatever they send."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from app.ui.common import Ctx, guard
 from storage.owners import current
 
 TABLE = [c for c in COLUMNS if c not in ("project_id", "created_at")]
+QUEUE_TABLE = ["account", "kind", "state", "what", "waited / ran (s)", "job"]
 
 
 class TeacherScreen:
@@ -37,6 +39,22 @@ class TeacherScreen:
         self.hand.click(guard(self.hand_over), [self.project, self.to], [self.said], api_visibility="private").then(
             guard(self.report), None, outs, api_visibility="private"
         )
+        gr.Markdown("### The queue")
+        with gr.Row():
+            self.queue_refresh = gr.Button("Refresh the queue", elem_id="queue_refresh", scale=0)
+            self.pause_btn = gr.Button("Pause the queue", elem_id="queue_pause", scale=0)
+            self.resume_btn = gr.Button("Resume", elem_id="queue_resume", scale=0)
+        self.queue_state = gr.Markdown(elem_id="queue_state")
+        self.queue_table = gr.Dataframe(headers=QUEUE_TABLE, elem_id="queue_table", interactive=False, wrap=True)
+        with gr.Row():
+            self.job = gr.Dropdown(label="Job", choices=[], elem_id="queue_job")
+            self.cancel_btn = gr.Button("Cancel the job", elem_id="queue_cancel", variant="stop", scale=0)
+        queue_outs = [self.queue_state, self.queue_table, self.job]
+        self.queue_refresh.click(guard(self.queue), None, queue_outs, api_visibility="private")
+        ctx.tabs["teacher"].select(guard(self.queue), None, queue_outs, api_visibility="private")
+        self.pause_btn.click(guard(self.pause), None, queue_outs, api_visibility="private")
+        self.resume_btn.click(guard(self.resume), None, queue_outs, api_visibility="private")
+        self.cancel_btn.click(guard(self.cancel), [self.job], queue_outs, api_visibility="private")
         ctx.demo.load(self.shown, None, ctx.tabs["teacher"], api_visibility="private", show_progress="hidden")
 
     @staticmethod
@@ -63,6 +81,31 @@ class TeacherScreen:
         if files is not None:
             files.forget(before)  # its next answers say what it may still fetch
         return f"{pid} is now {access.owner}'s (was {before}'s)."
+
+    def queue(self):
+        """Every account's jobs (live ones in the queue's order first), whether the queue is paused, the live jobs
+        to choose from (Jobs.all refuses anyone but a teacher)."""
+        jobs = self.ctx.jobs.all()
+        rows = [[j.user, j.kind, j.state, j.label, round(j.elapsed, 1), j.id] for j in jobs]
+        live = [(f"{j.user}: {j.label} ({j.state})", j.id) for j in jobs if j.running]
+        waiting = sum(j.queued for j in jobs)
+        state = "**Paused**: nothing more starts; what runs goes on." if self.ctx.jobs.paused else "Running."
+        return f"{state} {waiting} waiting.", rows, gr.Dropdown(choices=live, value=None)
+
+    def pause(self):
+        self.ctx.jobs.pause()
+        return self.queue()
+
+    def resume(self):
+        self.ctx.jobs.resume()
+        return self.queue()
+
+    def cancel(self, job_id):
+        if not job_id:
+            raise gr.Error("choose a job to cancel")
+        if not self.ctx.jobs.cancel(job_id):
+            raise gr.Error("that job has already ended")
+        return self.queue()
 
 
 def _row(line) -> list:

@@ -10,6 +10,7 @@ import sqlite3
 import threading
 from datetime import datetime
 
+import gradio as gr
 import pytest
 
 from app.classroom import COLUMNS, to_csv
@@ -158,3 +159,40 @@ def test_the_class_screen_is_a_teachers(class_studio):
         assert "is now alice's (was bob's)" in screen.hand_over(b, "alice")
     with acting(Actor("alice")):
         assert studio.sharing.access(b).writable  # bob's project is alice's now
+
+
+def test_the_teacher_holds_the_queue_from_the_class_screen(class_studio):
+    """The Class screen's queue: every account's jobs in the queue's order, pause and resume, cancel any one; a
+    student is refused each in one line."""
+    from app.ui import create_app
+    from app.ui.teacher import QUEUE_TABLE, TeacherScreen
+
+    studio, a, b = class_studio
+    demo = create_app(studio, users=True)
+    screen = next(f.fn.__wrapped__.__self__ for f in demo.fns.values() if getattr(f.fn, "__name__", "") == "queue")
+    assert isinstance(screen, TeacherScreen)
+    jobs, go = screen.ctx.jobs, threading.Event()
+    with acting(Actor("alice")):
+        first, _ = jobs.start("render", a, lambda progress, cancel: go.wait(60), label="render v2", version=2)
+        for handler in (screen.queue, screen.pause, screen.resume):
+            with pytest.raises(StudioError, match="only a teacher"):
+                handler()
+        with pytest.raises(StudioError, match="only a teacher"):
+            screen.cancel(first.id)
+    with acting(Actor("bob")):
+        second, _ = jobs.start("render", b, lambda progress, cancel: None, label="render v1", version=1)
+    assert first.state == "running" and second.queued  # one place on one device
+    with acting(TEACH):
+        state, rows, choices = screen.queue()
+        assert "1 waiting" in state and [r[QUEUE_TABLE.index("account")] for r in rows[:2]] == ["alice", "bob"]
+        assert {v for _, v in choices.choices} == {first.id, second.id}
+        state, _, _ = screen.pause()
+        assert state.startswith("**Paused**") and jobs.paused
+        go.set()
+        assert jobs.wait_ended(first, 60) and second.queued  # paused: bob's job does not start
+        screen.cancel(second.id)
+        assert second.state == "stopped" and "Cancelled by the teacher" in second.message
+        with pytest.raises(gr.Error, match="already ended"):
+            screen.cancel(second.id)
+        state, _, _ = screen.resume()
+        assert state.startswith("Running.") and "0 waiting" in state
