@@ -2,7 +2,7 @@
 
 `create_app(studio)` builds the Blocks (tests build it without serving); `launch(...)` serves it:
 127.0.0.1 by default, no share link, no analytics, renders one at a time through the queue, behind
-`app.ui.security.Guard` (Host and Origin checks, login limits, a Content-Security-Policy). Files the
+`app.security.Guard` (Host and Origin checks, login limits, a Content-Security-Policy). Files the
 page downloads (films, archives) and uploads are kept in a private folder of the data folder
 (`tmp/gradio`, mode 0700), not in the shared /tmp.
 """
@@ -340,7 +340,7 @@ def launch(
         )
     from starlette.middleware import Middleware
 
-    from app.ui.security import IDLE_MINUTES, FileLedger, Guard, IdleSessions, allowed_hosts
+    from app.security import IDLE_MINUTES, FileLedger, Guard, IdleSessions, allowed_hosts
 
     demo = create_app(studio, users=users)
     cap = upload_cap(studio.config)

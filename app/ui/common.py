@@ -106,12 +106,12 @@ def guard(fn: Callable) -> Callable:
 
 
 def page_session() -> str:
-    """The browser session of the event being handled (its `chief_session` cookie, set by app.ui.security), after
+    """The browser session of the event being handled (its `chief_session` cookie, set by app.security), after
     the signed-in account's name when there is one, or "" outside an event or for a client without the cookie. Jobs
     are kept per session (app/jobs.py), so per account too."""
     from gradio.context import LocalContext
 
-    from app.ui.security import session_of
+    from app.security import session_of
 
     request = LocalContext.request.get(None)
     if request is None:

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from app.jobs import JobBusy, Jobs
-from app.ui.security import SESSION_COOKIE, session_of
+from app.security import SESSION_COOKIE, session_of
 
 
 def test_another_session_cannot_find_read_or_stop_a_job():

@@ -158,9 +158,9 @@ def test_share_and_hand_over_on_the_cli(tmp_path):
 
 def test_the_sharing_box_shares_and_takes_back_the_files_sent(shared, tmp_path):
     """The box above the screens (app/ui/share_box.py), called as the page calls it: the owner shares and stops
-    sharing; stopping takes back the file URLs the reader was sent (app.ui.security.FileLedger)."""
+    sharing; stopping takes back the file URLs the reader was sent (app.security.FileLedger)."""
+    from app.security import FileLedger
     from app.ui import create_app
-    from app.ui.security import FileLedger
     from app.ui.share_box import ShareBox
 
     studio, alice, _ = shared

@@ -214,7 +214,7 @@ def test_failed_logins_are_limited(make_studio, serve):
         body = f"username=ann&password={password}".encode()
         return raw(base, "POST", "/login", {"Content-Type": "application/x-www-form-urlencoded"}, body)[0]
 
-    from app.ui.security import LOGIN_FAILURES
+    from app.security import LOGIN_FAILURES
 
     assert [login(f"guess{i}") for i in range(LOGIN_FAILURES)] == [400] * LOGIN_FAILURES
     assert login("correct-horse") == 429  # even the right password waits: the guesser cannot tell
@@ -228,7 +228,7 @@ def test_a_burst_of_concurrent_logins_gets_no_more_tries_than_a_sequence(make_st
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
-    from app.ui.security import LOGIN_FAILURES
+    from app.security import LOGIN_FAILURES
 
     base = serve(make_studio(), auth="ann:correct-horse")
 

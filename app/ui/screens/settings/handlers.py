@@ -7,6 +7,7 @@ import gradio as gr
 
 from app.agent_settings import AgentSettings
 from app.config import redact_url
+from app.security import same_origin
 from app.ui.common import md, need_project, server_settings_allowed, ver
 from app.ui.screens.settings import discovered
 from app.ui.screens.settings.values import (
@@ -21,7 +22,6 @@ from app.ui.screens.settings.values import (
     size_label,
     status_md,
 )
-from app.ui.security import same_origin
 
 
 class SettingsHandlers:
