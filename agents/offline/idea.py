@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from agents.offline.kinds import acting_kind, agent_kind, kind_of, lemma, makes, trait_of
+from agents.offline.kinds import acting_kind, agent_kind, kind_of, lemma, makes, scores, trait_of
 from agents.offline.lexicon import (
     ANIMATING,
     CAPITALISED_NOT_NAMES,
@@ -217,6 +217,10 @@ def _np(tokens: list[str], i: int, limit: int = 4) -> tuple[int, str, str]:
         t = tokens[j]
         if not t[0].isalpha() or t.lower() in STOP:
             break
+        after_t = tokens[j + 1].lower() if j + 1 < len(tokens) else ""
+        if words and "VERB" in word_classes(t) and after_t in DETERMINERS and acting_kind(lemma(words[-1])):
+            head, end = words[-1], j  # "a brave field mouse guard the mill": the verb after a being's noun
+            break
         words.append(t.lower())
         nxt_word = tokens[j + 1] if j + 1 < min(i + limit, len(tokens)) else ""
         later = []
@@ -225,7 +229,9 @@ def _np(tokens: list[str], i: int, limit: int = 4) -> tuple[int, str, str]:
                 break
             later.append(w)
         modifier = (
-            "ADJ" in word_classes(t) and nxt_word[:1].isalpha() and any(noun_kind(w) for w in later)
+            "ADJ" in word_classes(t)
+            and nxt_word[:1].isalpha()
+            and any(noun_kind(w) or acting_kind(lemma(w)) for w in later)
         )  # "a brave field mouse", "a patient tortoise": an adjective before the noun it describes
         if noun_kind(t) and not modifier:
             head, end = t.lower(), j + 1
@@ -251,11 +257,15 @@ def _acting(tokens: list[str], i: int, limit: int = 4) -> tuple[int, str, str]:
             return i, "", ""
         words.append(t.lower())
         nxt = tokens[j + 1] if j + 1 < len(tokens) else ""
+        if not nxt[:1].isalpha() and nxt != ",":
+            break
         acts = (
             nxt.lower() in MODALS
             or (verbish(nxt) and nxt.lower().endswith("s"))
             or ("VERB" in word_classes(nxt) and "NOUN" not in word_classes(nxt) and nxt.lower() not in STOP)
         )
+        if nxt.lower() in ("and", ","):  # "a brave field mouse and a sleepy owl guard ...": a shared verb follows
+            acts = any(x.lower() in MODALS or verbish(x) for x in tokens[j + 2 : j + 8] if x[:1].isalpha())
         if acts and ("NOUN" in word_classes(t) or not word_classes(t)) and acting_kind(lemma(t)):
             return j + 1, " ".join(words), t.lower()
     return i, "", ""
@@ -265,7 +275,13 @@ def phrase_kind(phrase: str) -> str:
     """What a character phrase names: its head noun's kind ("a shepherd girl" is a person, "a lost baby whale" an
     animal), except that a machine or a creature before a person's or an animal's noun decides ("her clumsy brass
     robot apprentice" is a machine). Only nouns count (and words the lexicon does not know): "talking" or "retired" never decides."""
-    nouns = [w for w in phrase.lower().split() if not word_classes(w) or "NOUN" in word_classes(w)]
+    words = phrase.lower().split()
+    nouns = [  # a describing word before the head ("a brave field mouse") is not a noun here
+        w
+        for n, w in enumerate(words)
+        if (not word_classes(w) or "NOUN" in word_classes(w))
+        and (n == len(words) - 1 or ("ADJ" not in word_classes(w) and not w.endswith("'s")))  # "the ogre's cat"
+    ]
     kinds = [k for k in map(noun_kind, nouns) if k]
     if not kinds:
         return acting_kind(lemma(nouns[-1])) if nouns else ""  # a noun read as acting ("a tiny mouse frees")
@@ -283,6 +299,7 @@ def _cast(tokens: list[str]) -> list[Cast]:
             seen.add(key)
             cast.append(c)
 
+    verbs: set[int] = set()  # where a character's phrase ended at its verb
     i = 0
     while i < len(tokens):
         t = tokens[i]
@@ -291,13 +308,18 @@ def _cast(tokens: list[str]) -> list[Cast]:
         sentence_start = i == 0 or tokens[i - 1] in ".!?"
         if low in DETERMINERS and prev not in PLACE_PREPOSITIONS:
             end, phrase, head = _np(tokens, i + 1)
-            if not phrase and not _in_time_clause(tokens, i):  # "a tiny mouse frees ...": a noun that acts is a
-                end, phrase, head = _acting(tokens, i + 1)  # being, if it can name one ("before the ferry hits": no)
+            if phrase and end < len(tokens) and "VERB" in word_classes(tokens[end]):
+                verbs.add(end)
+            subject = not i or not tokens[i - 1][:1].isalpha() or prev in STOP  # not the object of a verb
+            if not phrase and subject and not _in_time_clause(tokens, i):  # "a tiny mouse frees ...": a noun that
+                end, phrase, head = _acting(
+                    tokens, i + 1
+                )  # acts is a being if it can name one (not "before the ferry")
             acted_on = (
                 i
                 and prev not in STOP  # "while the robot argues": a conjunction, not a verb acting on the robot
                 and "VERB" in word_classes(prev)
-                and not noun_kind(prev)
+                and (not noun_kind(prev) or i - 1 in verbs)  # "a mouse guard the mill": the verb _np stopped at
                 and not head.endswith("'s")  # "escape the witch's house": the witch owns what is acted on
             )
             made = acted_on and makes(verb_lemma(prev))
@@ -473,7 +495,11 @@ def _places(tokens: list[str]) -> list[str]:
         heads = [
             k
             for k, w in enumerate(words)
-            if (w.lower() not in STOP and (is_place(w) or kind_of(w.lower()) == "place"))
+            if not ("ADJ" in word_classes(w) and k + 1 < len(words) and words[k + 1].lower() not in STOP)
+            and (
+                w.lower() not in STOP
+                and (is_place(w) or ("ADJ" not in word_classes(w) and kind_of(w.lower()) == "place"))
+            )
             or (w[0].isupper() and (w not in CAPITALISED_NOT_NAMES or w.lower() not in STOP))
         ]
         timed = any(is_time(w) for w in words) or any(is_time(" ".join(words[: k + 1])) for k in range(len(words)))
@@ -495,6 +521,7 @@ def _places(tokens: list[str]) -> list[str]:
                 t.lower() in DETERMINERS
                 and tokens[i + 1].lower() not in STOP
                 and is_place(tokens[i + 1])
+                and "ADJ" not in word_classes(tokens[i + 1])  # "the thick fog": a describing word, not a place
                 and not _in_time_clause(tokens, i)
                 and not tokens[i + 1].endswith("'s")  # "the ship's robot": the robot's, not a place of the story
             ):
@@ -510,8 +537,10 @@ def _place_noun(word: str) -> bool:
     w = lemma(word.lower())
     if w in STOP or "NOUN" not in word_classes(w):
         return False
-    allowed = wordnet.kinds(w)
-    return is_place(w) or (allowed is not None and "place" in allowed and not noun_kind(w))
+    if is_place(w):
+        return True
+    allowed, s = wordnet.kinds(w), scores(w)  # WordNet allows a place, and the embedder nearly reads one
+    return allowed is not None and "place" in allowed and not noun_kind(w) and s["place"] >= max(s.values()) - 0.03
 
 
 def _places_in(phrase: str, head: str) -> list[str]:
@@ -523,7 +552,7 @@ def _places_in(phrase: str, head: str) -> list[str]:
     for w in words[:head_at]:
         if w in STOP or len(w) < 3 or "ADJ" in word_classes(w) or "NOUN" not in word_classes(w):
             continue
-        if is_place(w):
+        if _place_noun(w):  # what WordNet lets the word name, as the compound's place: "mine", "harbour"
             out.append(f"the {lemma(w)}")
     return out
 
