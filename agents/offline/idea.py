@@ -722,7 +722,9 @@ def _events(idea: Idea) -> None:
             earlier = EARLIER.search(text)  # "after the oven breaks": what happened first, never a place or the goal
             if earlier:
                 idea.earlier = idea.earlier or _the(earlier.group(1).strip(" ,"))
-                text = text[: earlier.start()].strip(" ,")
+                rest = text[earlier.end() :]  # ", before the bus reaches town" stays: the obstacle
+                rest = rest if re.match(r"\s*,?\s*(before|despite|against)\b", rest, re.I) else ""
+                text = f"{text[: earlier.start()].strip(' ,')} {rest.strip(' ,')}".strip()
             m = next((m for m in OBSTACLE.finditer(text) if m.group(1).lower() != "from"), None)
             if m:
                 idea.obstacle = idea.obstacle or _the(m.group(2).strip())

@@ -710,10 +710,10 @@ def _looming(obstacle: str) -> str:
     words = obstacle.split()
     if not words or words[0].lower() in ("she", "he", "they", "it", "we", "i", "you"):
         return "time running out"
-    at = next(
-        (n for n, w in enumerate(words) if n and verb_lemma(w) and (verbish(w) or n < len(words) - 1)),
-        None,
-    )  # "the guards change shift": a verb with words after it; "the ice storm" ends in its noun
+    after_noun = [n for n in range(1, len(words)) if words[n - 1].lower() not in ("the", "a", "an", "his", "her")]
+    at = next((n for n in after_noun if verb_lemma(words[n]) and verbish(words[n])), None)  # "the tide turns"
+    if at is None:  # "the guards change shift": a verb with words after it; "the ice storm" ends in its noun
+        at = next((n for n in after_noun if verb_lemma(words[n]) and n < len(words) - 1), None)
     if at is None:
         return f"{obstacle} drawing near"
     return " ".join([*words[:at], "about to", verb_lemma(words[at]), *words[at + 1 :]])
