@@ -63,6 +63,7 @@ def test_clauses_of_time_are_never_places():
     )
     assert not [p for p in idea.places if re.search(r"loom|bus|town", p)], idea.places
     assert idea.earlier == "the loom breaks" and idea.obstacle == "the bus reaches town"
+    assert not [c.name for c in idea.cast if re.search(r"loom|bus", c.name)]  # things in the clause, not beings
     board = _board(idea.text, 3)
     assert board.scenes[0].title.lower().startswith("the loom breaks")  # what happened first opens the film
     shown = " ".join(s.prompt for s in board.shots()).lower()
