@@ -308,8 +308,8 @@ def _cast(tokens: list[str]) -> list[Cast]:
         sentence_start = i == 0 or tokens[i - 1] in ".!?"
         if low in DETERMINERS and prev not in PLACE_PREPOSITIONS:
             end, phrase, head = _np(tokens, i + 1)
-            if phrase and not noun_kind(head) and _in_time_clause(tokens, i):
-                phrase = ""  # "before the ferry hits the rocks": a thing in a clause of time, read as acting only
+            if phrase and _in_time_clause(tokens, i) and (not noun_kind(head) or phrase_kind(phrase) == "machine"):
+                phrase = ""  # "before the ferry hits the rocks", "before the bus reaches town": a thing then, not cast
             if phrase and end < len(tokens) and "VERB" in word_classes(tokens[end]):
                 verbs.add(end)
             subject = not i or not tokens[i - 1][:1].isalpha() or prev in STOP  # not the object of a verb
