@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from agents.offline.kinds import agent_kind, kind_of, lemma, makes, trait_of
+from agents.offline.kinds import acting_kind, agent_kind, kind_of, lemma, makes, scores, trait_of
 from agents.offline.lexicon import (
     ANIMATING,
     CAPITALISED_NOT_NAMES,
@@ -59,11 +59,12 @@ RELATIONS = {
 }
 VERB_RELATION = {v: kind for kind, verbs in RELATIONS.items() for v in verbs.split()}
 # A verb after "must", "has to", "needs to", "tries to": a task with a deadline or an obstacle, not a bond or a quest.
+MODALS = frozenset(("must", "tries", "try", "needs", "need", "wants", "want", "has", "have"))
 TASK_MODALS = ("must", "has to", "have to", "needs to", "need to", "tries to", "try to", "wants to", "want to")
 # What splits an idea's sentence into its events: "; ", ", and", " while ", " but ", " until ", " so ".
 CLAUSE = re.compile(r"\s*(?:;|,\s*(?:and|but|so|then)\b|\bwhile\b|\bbut\b|\buntil\b|\bso that\b|\band then\b)\s*", re.I)
 OBSTACLE = re.compile(
-    r"\b(before|despite|against|from)\s+((?:an?|the|his|her|their)\s+[^,;.]{3,60}?"
+    r"\b(before|despite|against|from)\s+((?:an?|the|his|her|their|(?:she|he|they|it)(?=\s+[a-z]+s?\b))\s+[^,;.]{3,60}?"
     r"(?=\s+(?:before|despite|against|from)\b|\s*[,;.]|$)|"
     r"(?:dawn|dusk|nightfall|midnight|sunrise|sunset|noon|morning|night)\b)",
     re.I,
@@ -123,7 +124,9 @@ class Idea:
     events: list[str] = field(default_factory=list)  # its own clauses, in order, as present-tense actions
     goal: str = ""  # what the lead must do, base form: "repair the frozen clock tower"
     winner: str = ""  # who the idea says wins ("the tortoise wins"): a cast name, or "" when it does not say
-    obstacle: str = ""  # what stands in the way: "the ice storm", "the spring festival"
+    obstacle: str = ""  # what stands in the way: "the ice storm", "the spring festival", "the ferry hits the rocks"
+    earlier: str = ""  # what happened first ("after the oven breaks" -> "the oven breaks"): the setup pictures it
+    wanted_by: list[str] = field(default_factory=list)  # the cast members whose goal it is (the goal's subject)
 
 
 def base_form(word: str) -> str:
@@ -183,8 +186,14 @@ def read_idea(text: str) -> Idea:
     _things_that_act(idea, TOKEN.findall(idea.sentences[0] if idea.sentences else text))
     for c in idea.cast:  # "Ada, a deaf mechanic": the describing words that change how she is filmed
         words = [w for w in TOKEN.findall(f"{c.name} {c.detail}") if w.lower() not in STOP]
-        c.traits = list(dict.fromkeys(t for w in words if "ADJ" in word_classes(w) and (t := trait_of(w))))
+        describing = [w for w in words if "ADJ" in word_classes(w) or w.lower().endswith("ing")]  # "talking" too
+        c.traits = list(dict.fromkeys(t for w in describing if (t := trait_of(w))))
     idea.places = _places(tokens)
+    for c in idea.cast:  # "a deaf lighthouse mechanic", "an old station engineer": the place their noun names
+        phrase = c.detail or c.name
+        for place in _places_in(phrase, phrase.split()[-1]):
+            if len(idea.places) < 3 and place not in idea.places:
+                idea.places.append(place)
     lowered = [t.lower() for t in tokens]
     idea.times = list(dict.fromkeys(w for w in lowered if w in TIMES or w in SEASONS))
     idea.styles = list(dict.fromkeys(w for w in lowered if w in STYLES))
@@ -208,6 +217,10 @@ def _np(tokens: list[str], i: int, limit: int = 4) -> tuple[int, str, str]:
         t = tokens[j]
         if not t[0].isalpha() or t.lower() in STOP:
             break
+        after_t = tokens[j + 1].lower() if j + 1 < len(tokens) else ""
+        if words and "VERB" in word_classes(t) and after_t in DETERMINERS and acting_kind(lemma(words[-1])):
+            head, end = words[-1], j  # "a brave field mouse guard the mill": the verb after a being's noun
+            break
         words.append(t.lower())
         nxt_word = tokens[j + 1] if j + 1 < min(i + limit, len(tokens)) else ""
         later = []
@@ -216,7 +229,9 @@ def _np(tokens: list[str], i: int, limit: int = 4) -> tuple[int, str, str]:
                 break
             later.append(w)
         modifier = (
-            "ADJ" in word_classes(t) and nxt_word[:1].isalpha() and any(noun_kind(w) for w in later)
+            "ADJ" in word_classes(t)
+            and nxt_word[:1].isalpha()
+            and any(noun_kind(w) or acting_kind(lemma(w)) for w in later)
         )  # "a brave field mouse", "a patient tortoise": an adjective before the noun it describes
         if noun_kind(t) and not modifier:
             head, end = t.lower(), j + 1
@@ -231,14 +246,45 @@ def _np(tokens: list[str], i: int, limit: int = 4) -> tuple[int, str, str]:
     return end, " ".join(words[: end - i]), head
 
 
+def _acting(tokens: list[str], i: int, limit: int = 4) -> tuple[int, str, str]:
+    """From tokens[i]: a noun phrase whose last noun is followed by its verb ("a tiny mouse frees", "a hungry troll
+    lives", "the guards change"), when that noun can name a being (`kinds.acting_kind`: WordNet allows it): (end,
+    phrase, head), else (i, '', '')."""
+    words: list[str] = []
+    for j in range(i, min(i + limit, len(tokens))):
+        t = tokens[j]
+        if not t[:1].isalpha() or t.lower() in STOP:
+            return i, "", ""
+        words.append(t.lower())
+        nxt = tokens[j + 1] if j + 1 < len(tokens) else ""
+        if not nxt[:1].isalpha() and nxt != ",":
+            break
+        acts = (
+            nxt.lower() in MODALS
+            or (verbish(nxt) and nxt.lower().endswith("s"))
+            or ("VERB" in word_classes(nxt) and "NOUN" not in word_classes(nxt) and nxt.lower() not in STOP)
+        )
+        if nxt.lower() in ("and", ","):  # "a brave field mouse and a sleepy owl guard ...": a shared verb follows
+            acts = any(x.lower() in MODALS or verbish(x) for x in tokens[j + 2 : j + 8] if x[:1].isalpha())
+        if acts and ("NOUN" in word_classes(t) or not word_classes(t)) and acting_kind(lemma(t)):
+            return j + 1, " ".join(words), t.lower()
+    return i, "", ""
+
+
 def phrase_kind(phrase: str) -> str:
     """What a character phrase names: its head noun's kind ("a shepherd girl" is a person, "a lost baby whale" an
     animal), except that a machine or a creature before a person's or an animal's noun decides ("her clumsy brass
     robot apprentice" is a machine). Only nouns count (and words the lexicon does not know): "talking" or "retired" never decides."""
-    nouns = [w for w in phrase.lower().split() if not word_classes(w) or "NOUN" in word_classes(w)]
+    words = phrase.lower().split()
+    nouns = [  # a describing word before the head ("a brave field mouse") is not a noun here
+        w
+        for n, w in enumerate(words)
+        if (not word_classes(w) or "NOUN" in word_classes(w))
+        and (n == len(words) - 1 or ("ADJ" not in word_classes(w) and not w.endswith("'s")))  # "the ogre's cat"
+    ]
     kinds = [k for k in map(noun_kind, nouns) if k]
     if not kinds:
-        return ""
+        return acting_kind(lemma(nouns[-1])) if nouns else ""  # a noun read as acting ("a tiny mouse frees")
     made = next((k for k in ("machine", "creature") if k in kinds[:-1]), "")
     return made if made and kinds[-1] in ("person", "animal") else kinds[-1]
 
@@ -253,6 +299,7 @@ def _cast(tokens: list[str]) -> list[Cast]:
             seen.add(key)
             cast.append(c)
 
+    verbs: set[int] = set()  # where a character's phrase ended at its verb
     i = 0
     while i < len(tokens):
         t = tokens[i]
@@ -261,7 +308,22 @@ def _cast(tokens: list[str]) -> list[Cast]:
         sentence_start = i == 0 or tokens[i - 1] in ".!?"
         if low in DETERMINERS and prev not in PLACE_PREPOSITIONS:
             end, phrase, head = _np(tokens, i + 1)
-            acted_on = i and "VERB" in word_classes(prev) and not noun_kind(prev)
+            if phrase and _in_time_clause(tokens, i) and (not noun_kind(head) or phrase_kind(phrase) == "machine"):
+                phrase = ""  # "before the ferry hits the rocks", "before the bus reaches town": a thing then, not cast
+            if phrase and end < len(tokens) and "VERB" in word_classes(tokens[end]):
+                verbs.add(end)
+            subject = not i or not tokens[i - 1][:1].isalpha() or prev in STOP  # not the object of a verb
+            if not phrase and subject and not _in_time_clause(tokens, i):  # "a tiny mouse frees ...": a noun that
+                end, phrase, head = _acting(
+                    tokens, i + 1
+                )  # acts is a being if it can name one (not "before the ferry")
+            acted_on = (
+                i
+                and prev not in STOP  # "while the robot argues": a conjunction, not a verb acting on the robot
+                and "VERB" in word_classes(prev)
+                and (not noun_kind(prev) or i - 1 in verbs)  # "a mouse guard the mill": the verb _np stopped at
+                and not head.endswith("'s")  # "escape the witch's house": the witch owns what is acted on
+            )
             made = acted_on and makes(verb_lemma(prev))
             if (
                 phrase
@@ -435,14 +497,20 @@ def _places(tokens: list[str]) -> list[str]:
         heads = [
             k
             for k, w in enumerate(words)
-            if (w.lower() not in STOP and is_place(w))
+            if not ("ADJ" in word_classes(w) and k + 1 < len(words) and words[k + 1].lower() not in STOP)
+            and (
+                w.lower() not in STOP
+                and (is_place(w) or ("ADJ" not in word_classes(w) and kind_of(w.lower()) == "place"))
+            )
             or (w[0].isupper() and (w not in CAPITALISED_NOT_NAMES or w.lower() not in STOP))
         ]
         timed = any(is_time(w) for w in words) or any(is_time(" ".join(words[: k + 1])) for k in range(len(words)))
-        if heads and not timed and not noun_kind(words[0]):
+        if heads and not timed and not noun_kind(words[0]) and not _in_time_clause(tokens, i):
             last = heads[0] + 2 if heads[0] + 2 < len(words) and words[heads[0] + 1].lower() == "of" else heads[0]
             while last + 1 < len(words) and words[last].lower() in ("a", "an", "the"):
                 last += 1  # "the branch of an oak"
+            while last + 1 < len(words) and _place_noun(words[last + 1]):
+                last += 1  # "a restaurant kitchen", "the museum vault": the compound's last noun is the place
             phrase = " ".join(words[: last + 1]).replace("'s", "")  # "the rooftops of Mumbai", "her village's"
             if words[0].lower() not in ("a", "an", "the") and not phrase[0].isupper():
                 phrase = "the " + phrase
@@ -451,10 +519,58 @@ def _places(tokens: list[str]) -> list[str]:
                 out.append(phrase)
     if not out:  # "The city wakes up": a place named without a preposition
         for i, t in enumerate(tokens[:-1]):
-            if t.lower() in DETERMINERS and tokens[i + 1].lower() not in STOP and is_place(tokens[i + 1]):
+            if (
+                t.lower() in DETERMINERS
+                and tokens[i + 1].lower() not in STOP
+                and is_place(tokens[i + 1])
+                and "ADJ" not in word_classes(tokens[i + 1])  # "the thick fog": a describing word, not a place
+                and not _in_time_clause(tokens, i)
+                and not tokens[i + 1].endswith("'s")  # "the ship's robot": the robot's, not a place of the story
+            ):
                 out.append("the " + tokens[i + 1].lower().removesuffix("'s"))
                 break
     return out[:3]
+
+
+def _place_noun(word: str) -> bool:
+    """A noun that can name a place, by WordNet's senses or by the embedder ("kitchen": a room)."""
+    from agents.offline import wordnet
+
+    w = lemma(word.lower())
+    if w in STOP or "NOUN" not in word_classes(w):
+        return False
+    if is_place(w):
+        return True
+    allowed, s = wordnet.kinds(w), scores(w)  # WordNet allows a place, and the embedder nearly reads one
+    return allowed is not None and "place" in allowed and not noun_kind(w) and s["place"] >= max(s.values()) - 0.03
+
+
+def _places_in(phrase: str, head: str) -> list[str]:
+    """The places a character's own phrase names before its head noun ("a deaf lighthouse mechanic" -> the
+    lighthouse): a noun modifying the noun that says who they are, read as a place by `kinds.kind_of`."""
+    words = [w.lower().removesuffix("'s") for w in TOKEN.findall(phrase) if w[:1].isalpha()]
+    head_at = max((n for n, w in enumerate(words) if stem(w) == stem(head.lower().split()[-1])), default=len(words))
+    out = []
+    for w in words[:head_at]:
+        if w in STOP or len(w) < 3 or "ADJ" in word_classes(w) or "NOUN" not in word_classes(w):
+            continue
+        if _place_noun(w):  # what WordNet lets the word name, as the compound's place: "mine", "harbour"
+            out.append(f"the {lemma(w)}")
+    return out
+
+
+TIME_WORDS = frozenset(("before", "after", "until", "till", "once", "when", "whenever", "since"))
+
+
+def _in_time_clause(tokens: list[str], i: int) -> bool:
+    """Whether tokens[i] is inside a clause of time ("before the ferry hits the rocks", "after the oven breaks"):
+    what such a clause names happens then, it is not where the story is."""
+    for t in reversed(tokens[:i]):
+        if t in ",;.!?" or t.lower() in ("and", "but", "while", "so"):
+            return False
+        if t.lower() in TIME_WORDS:
+            return True
+    return False
 
 
 def _threat(tokens: list[str]) -> tuple[str, str]:
@@ -484,7 +600,9 @@ def _plot(idea: Idea, tokens: list[str]) -> None:
     if k >= len(toks) or not (verbish(toks[k]) or base_form(toks[k]) in VERB_RELATION):
         return
     idea.verb = base_form(toks[k])
-    idea.relation = VERB_RELATION.get(idea.verb, "quest")
+    # a verb no kind of story lists ("leads the rats", "cries wolf"): the idea's own action is the task, never a
+    # search for someone
+    idea.relation = VERB_RELATION.get(idea.verb, "task")
     rest = toks[k + 1 :]
     for _ in range(2):  # "looks for a ...", "search the beach for a lost ring"
         if rest and rest[0].lower() in ("for", "upon", "to", "on", "after", "up", "in", "love"):
@@ -519,7 +637,15 @@ def _clauses(sentence: str) -> list[list[str]]:
     """A sentence's clauses as tokens: split at ';', ', and', 'while', 'but', and at an 'and' that starts a new
     subject or a new verb ("the hare naps and the tortoise wins", "are trapped ... and must cook")."""
     out: list[list[str]] = []
-    for part in CLAUSE.split(sentence):
+    parts: list[str] = []
+    pieces = re.split(f"({CLAUSE.pattern})", sentence, flags=re.I)
+    for n in range(0, len(pieces), 2):  # a part with no verb of its own before ", and" is a subject going on
+        sep = pieces[n - 1] if n else ""  # in the next part: "Ada, a mechanic, and Pip, a seagull, must ..."
+        if parts and re.fullmatch(r"\s*,\s*and\s*", sep, re.I) and not _has_verb(TOKEN.findall(parts[-1])):
+            parts[-1] = f"{parts[-1]}, and {pieces[n]}"
+        else:
+            parts.append(pieces[n])
+    for part in parts:
         toks = TOKEN.findall(part)
         cur: list[str] = []
         for k, t in enumerate(toks):
@@ -536,6 +662,47 @@ def _clauses(sentence: str) -> list[list[str]]:
     return [c for c in out if any(w[0].isalpha() for w in c)]
 
 
+EARLIER = re.compile(
+    r"(?:,\s*)?\b(?:long\s+|just\s+|soon\s+|right\s+)?after\s+((?:an?|the|his|her|their|its)\s+[^,;]{3,80})", re.I
+)
+
+
+def _the(phrase: str) -> str:
+    """'an ice storm' -> 'the ice storm', 'her oven breaks' -> 'the oven breaks' (a phrase the story refers back to)."""
+    return re.sub(r"^(an?|his|her|their|its)\s", "the ", phrase, flags=re.I)
+
+
+def _oov_verb(word: str) -> str:
+    """A verb form the lexicon does not list, by lemminflect's rules for unknown words ("relights" -> "relight")."""
+    from lemminflect import getAllLemmasOOV
+
+    w = word.lower()
+    return getAllLemmasOOV(w, "VERB").get("VERB", ("",))[0] if w.isalpha() and not word_classes(w) else ""
+
+
+def _plain_subject(subject: str) -> str:
+    """A subject without the appositions that describe its names: "Ada, a deaf mechanic, and Pip, a seagull," ->
+    "Ada and Pip"."""
+    text = " ".join(subject.replace(" ,", ",").replace(" '", "'").split())
+    out = re.sub(r"\b([A-Z][\w'-]*),\s+(?:an?|the)\s+[^,]+(?:,|$)", r"\1", text)
+    return " ".join(out.replace(" ,", ",").split()).strip(" ,")
+
+
+def _named_in(idea: Idea, subject: str) -> list[str]:
+    """The cast members a subject names ("Ada and Pip" -> ['Ada', 'Pip'])."""
+    words = {stem(w) for w in re.findall(r"[\w'-]+", subject.lower())}
+    return [c.name for c in idea.cast if stem(c.head.split()[-1].lower()) in words]
+
+
+def _has_verb(toks: list[str]) -> bool:
+    """Whether a clause's tokens hold a verb after its first word (a modal, "is"/"are", or a verb form)."""
+    return any(
+        t.lower() in MODALS or t.lower() in ("is", "are", "was", "were") or verbish(t.strip(","))
+        for t in toks[1:]
+        if t[:1].isalpha()
+    )
+
+
 def _events(idea: Idea) -> None:
     """The idea's own clauses as present-tense actions ("the boastful hare naps halfway"), its goal (the first
     clause's verb phrase, base form) and its obstacle ("before an ice storm" -> "the ice storm")."""
@@ -544,14 +711,25 @@ def _events(idea: Idea) -> None:
         for toks in _clauses(sentence.rstrip(".!?")):
             text = " ".join(toks).replace(" ,", ",").replace(" '", "'").strip(" ,")
             danger = next((m for m in OBSTACLE.finditer(text) if m.group(1).lower() == "from"), None)
-            if danger and not idea.threat and re.search(r"\b(save|protect|rescue|shield|guard|defend)s?\b", text):
+            guarded = (
+                danger
+                and re.search(  # a verb of guarding before the danger, never a noun ("the guards")
+                    r"(?<!\bthe )(?<!\ban )(?<!\ba )\b(save|protect|rescue|shield|guard|defend)s?\b",
+                    text[: danger.start()],
+                )
+            )
+            if danger and not idea.threat and guarded:
                 idea.threat = re.sub(r"^(an?|his|her|their)\s", "the ", danger.group(2).strip(), flags=re.I)
                 idea.threat_head = stem(idea.threat.split()[-1])  # "save the hives from a strange frost"
+            earlier = EARLIER.search(text)  # "after the oven breaks": what happened first, never a place or the goal
+            if earlier:
+                idea.earlier = idea.earlier or _the(earlier.group(1).strip(" ,"))
+                rest = text[earlier.end() :]  # ", before the bus reaches town" stays: the obstacle
+                rest = rest if re.match(r"\s*,?\s*(before|despite|against)\b", rest, re.I) else ""
+                text = f"{text[: earlier.start()].strip(' ,')} {rest.strip(' ,')}".strip()
             m = next((m for m in OBSTACLE.finditer(text) if m.group(1).lower() != "from"), None)
             if m:
-                idea.obstacle = idea.obstacle or re.sub(
-                    r"^(an?|his|her|their)\s", "the ", m.group(2).strip(), flags=re.I
-                )
+                idea.obstacle = idea.obstacle or _the(m.group(2).strip())
                 text = text[: m.start()].strip(" ,")
             words = text.split()
             if not words:
@@ -584,17 +762,24 @@ def _events(idea: Idea) -> None:
             rest = words[start:]
             if rest and rest[0].lower() == "must" and len(rest) > 1:
                 rest = rest[1:]  # "must repair" reads as the action itself in a picture: "repairs"
-                if " and " not in subject and verb_lemma(rest[0]) == rest[0].lower():
+                plain = _plain_subject(subject).split()
+                plural = " and " in f" {' '.join(plain)} " or bool(plain and lemma(plain[-1]) != plain[-1].lower())
+                if not plural and (verb_lemma(rest[0]) or _oov_verb(rest[0])) == rest[0].lower():
                     from lemminflect import getInflection
 
                     rest[0] = (getInflection(rest[0], "VBZ") or (rest[0],))[0]
             elif len(rest) > 1 and rest[0].lower() in ("needs", "need", "has", "have") and rest[1].lower() == "to":
                 rest = rest[2:]
             if k is not None and not idea.goal:
-                after = [w for w in rest if w.lower() not in ("tries", "try", "wants", "to")]
-                if after and verb_lemma(after[0]):
-                    idea.goal = " ".join([verb_lemma(after[0]), *after[1:]])
+                after = list(rest)
+                while after and after[0].lower() in ("tries", "try", "wants", "want", "to"):
+                    after = after[1:]
+                # after "must" or "tries to" comes a verb, whether or not the lexicon knows it ("relight")
+                verb = (verb_lemma(after[0]) or _oov_verb(after[0])) if after and after[0][:1].isalpha() else ""
+                if verb:
+                    idea.goal = " ".join([verb, *after[1:]])
                     idea.relation = "task"
+                    idea.wanted_by = _named_in(idea, _plain_subject(" ".join(words[:start])))
             purpose = PURPOSE.search(" ".join(rest))
             if (
                 not idea.goal
@@ -603,7 +788,7 @@ def _events(idea: Idea) -> None:
                 and verb_lemma(purpose.group(1)) == purpose.group(1).lower()
             ):  # two characters doing one thing for a purpose: a task they share, not a quarrel between them
                 idea.goal, idea.relation = f"{purpose.group(1).lower()} {purpose.group(2)}", "task"
-            subject = re.sub(r"^([A-Z][\w'-]*),\s+an?\s+[^,]+,?$", r"\1", subject.strip())  # "Mara, a pilot,"
+            subject = _plain_subject(subject)  # "Mara, a pilot," -> "Mara"
             event = f"{subject} {' '.join(rest)}".strip()
             if len(event.split()) >= 3 and event.lower() not in (e.lower() for e in idea.events):
                 idea.events.append(event)
@@ -633,7 +818,8 @@ def _events(idea: Idea) -> None:
 def _objects(idea: Idea, tokens: list[str]) -> None:
     """The things the idea names that are neither characters nor places nor its danger: a noun phrase after a
     determiner or 'only', ending in a word the lexicon knows as a noun ("a letter", "a sunken piano")."""
-    taken = {stem(w) for c in idea.cast for w in (c.name + " " + c.head).split()}
+    taken = {stem(w) for c in idea.cast for w in (c.name + " " + c.head + " " + c.detail).split()}
+    taken = {w for w in taken if not w.endswith("'")}
     taken |= {stem(w) for p in idea.places for w in p.split()} | {idea.threat_head}
     for i, t in enumerate(tokens):
         if t.lower() not in DETERMINERS and t.lower() not in ("only", "with"):
@@ -643,18 +829,27 @@ def _objects(idea: Idea, tokens: list[str]) -> None:
             if not w[0].isalpha() or w.lower() in STOP or (words and verbish(w)):
                 break
             words.append(w.lower())
-        while words and "NOUN" not in word_classes(words[-1]):
-            words.pop()
-        if not words or any(stem(w) in taken for w in words) or words[-1] in TIMES or words[-1] in SEASONS:
+        while words and (
+            "NOUN" not in word_classes(words[-1]) or (len(words) > 1 and "ADV" in word_classes(words[-1]))
+        ):
+            words.pop()  # "the cottage first": the cottage
+        owned = [w for w in words if not w.endswith(("'s", "'"))]  # "the witch's house": the witch owns it
+        if (
+            not words
+            or any(stem(w) in taken for w in owned)
+            or kind_of(lemma(words[-1])) in ("idea", "time")
+            or words[-1] in TIMES
+            or words[-1] in SEASONS
+        ):
             continue
         if noun_kind(words[-1]) or words[-1] in ("race", "way", "time", "day", "thing"):
             continue
-        if is_place(words[-1]):
-            place = "the " + " ".join(words).replace("'s", "")
+        if is_place(words[-1]) and not _in_time_clause(tokens, i):  # "before the ferry hits": a thing, not a place
+            place = "the " + " ".join(words)
             idea.places = [p for p in idea.places if not place.startswith(p)]  # "the snowbound mountain inn"
             if place not in idea.places:
                 idea.places.append(place)
             continue
-        phrase = " ".join(words).replace("'s", "")
+        phrase = " ".join(words)
         if phrase not in idea.objects and len(idea.objects) < 4:
             idea.objects.append(phrase)

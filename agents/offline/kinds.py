@@ -138,6 +138,25 @@ def kind_of(word: str) -> str:
     return best
 
 
+@lru_cache(maxsize=8192)
+def acting_kind(word: str) -> str:
+    """The kind of being a noun names when the sentence makes it act ("a tiny mouse frees a lion", "a hungry troll
+    lives under the bridge"): its own kind if that is a being's, else the best-scored being's kind among those
+    WordNet's senses allow ("mouse": an animal or a device), '' when no sense names a being."""
+    w = word.lower().strip()
+    own = agent_kind(w)
+    if own or not w or not _is_noun(w.split()[-1]):
+        return own
+    allowed = wordnet.kinds(w)
+    beings = [k for k in AGENTS if allowed and k in allowed]
+    if not beings:
+        return ""
+    if "creature" in beings:
+        return "creature"  # a sense that is a being of myth ("troll", "giant"): what a story that makes it act means
+    s = scores(w)
+    return max(beings, key=s.__getitem__)
+
+
 def agent_kind(word: str) -> str:
     """The kind of character a noun names (person, animal, machine, creature), or '' when it names none."""
     k = kind_of(word)
@@ -184,11 +203,25 @@ def makes(verb: str) -> bool:
 # Traits that change how a character is filmed, each with a description the embedder compares a word with; OTHER
 # is what most describing words are near instead (age, mood, size, trade), so a trait needs to beat them.
 TRAITS: dict[str, str] = {
-    "deaf": "deaf, unable to hear, hard of hearing",
-    "mute": "mute, unable to speak, without a voice",
+    "deaf": "deaf, unable to hear, hard of hearing",  # signs: captioned, never voiced
+    "mute": "mute, unable to speak, without a voice",  # signs too
+    "blind": "blind, unable to see, without sight",  # never shown looking: listens, feels the way
+    "young": "young, a small child, a youth",  # a child's look
+    "old": "old, elderly, aged, retired",  # an old person's look
+    "talking": "talking, able to speak like a person",  # an animal or a thing that speaks its lines
 }
-OTHER_TRAITS = ("old or young", "happy or sad, a mood", "big or small", "a trade or a job", "blind, unable to see")
-TRAIT_FLOOR = 0.55  # the cosine a word must reach with a trait's description to carry it
+OTHER_TRAITS = (
+    "happy or sad, a mood",
+    "big or small",
+    "a trade or a job",
+    "a colour",
+    "brave or afraid, a temper",
+    "hungry, tired or sick",
+    "clever or foolish",
+    "rich or poor",
+)
+TRAIT_FLOOR = 0.45  # the cosine a word must reach with a trait's description to carry it (measured: "old" 0.51,
+# "chatty" 0.49 carry theirs; "little" and "tiny" are nearest "big or small", "singing" reaches 0.43)
 
 
 @lru_cache(maxsize=4096)

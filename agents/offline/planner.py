@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 
 from agents.base import Result
+from agents.offline import wordnet
 from agents.offline.idea import Cast, Idea, read_idea, verb_lemma, verbish
+from agents.offline.kinds import lemma
 from agents.offline.lexicon import PLACE_OF_ROLE, SEASONS, THREAT_LOOK
 from agents.offline.story import (
     AMBIENCE,
@@ -156,6 +158,36 @@ MATERIALS = (
     "steel",
     "porcelain",
 )
+# The shot grammar's own words of seeing, and what a blind character does instead (the planner's templates, not
+# the idea's words).
+UNSEEING = {
+    "watches": "listens to",
+    "watching": "listening",
+    "watch": "listen to",
+    "looks": "turns",
+    "looking": "turning",
+    "look": "turn",
+    "gazes": "turns",
+    "gazing": "turning",
+    "sees": "senses",
+    "seeing": "sensing",
+    "glimpse": "sound",
+    "stares": "listens",
+}
+SEEING = re.compile(r"\b(" + "|".join(UNSEEING) + r")\b", re.I)
+# An animal's look by what WordNet says it is (a hypernym of its noun: `wordnet.is_a`); a mammal's look otherwise.
+BODY_PLANS = ("bird", "fish", "insect", "reptile", "amphibian")
+ANIMAL_LOOKS = {
+    "bird": (
+        ("bright, beady eyes", "ruffled grey-and-white feathers"),
+        ("a sharp yellow beak", "one bent tail feather"),
+        ("a cocked head and a keen eye", "a pale wing bar"),
+    ),
+    "fish": (("wide, unblinking eyes", "silver scales with a blue sheen"), ("a torn fin", "a speckled back")),
+    "insect": (("large faceted eyes", "a glossy segmented body"), ("long twitching antennae", "dusty wings")),
+    "reptile": (("slit-pupilled golden eyes", "rough olive scales"), ("a slow, blinking gaze", "a banded tail")),
+    "amphibian": (("bulging golden eyes", "damp speckled skin"), ("a wide mouth", "a pale throat")),
+}
 SAME = {
     "person": "the same face, hair and clothes in every shot",
     "animal": "the same size, colouring and markings in every shot",
@@ -191,6 +223,7 @@ class Draft:
             places = [_goal_object(idea.goal)]  # "guard the old windmill": the story happens at what is guarded
         self.home = places[0] if places else f"{lead.name}'s home"
         self.away = places[1] if len(places) > 1 else f"the world beyond {self.home}"
+        self.elsewhere = places[1:] or [self.away]  # the places scenes away from home go to, in turn
         if idea.thing and (partner is None or idea.relation in ("quest", "discovery", "making", "return")):
             b, b_first = f"the {idea.thing_head}", _first_mention(idea.thing)  # the story turns on a thing
         elif partner is not None:
@@ -217,6 +250,7 @@ class Draft:
             "loser": b if winner == lead.name else lead.name,
             "goal": idea.goal or "see it through",
             "obstacle": idea.obstacle or idea.threat or "time",
+            "looming": _looming(idea.obstacle or idea.threat),
         }
         self.relation = RELATIONS[idea.relation]
         self.when = next((t for t in idea.times if t in WHEN), "")
@@ -243,7 +277,8 @@ class Draft:
         scenes: list[Scene] = []
         raw: list[float] = []
         for k, ((beat, moment, seconds, j), line) in enumerate(zip(plan, lines)):
-            location = self.home if beat in ("setup", "resolution") or k % 2 == 0 else self.away
+            away = self.elsewhere[(k // 2) % len(self.elsewhere)]  # every place the idea names has its scenes
+            location = self.home if beat in ("setup", "resolution") or k % 2 == 0 else away
             new_place = k == 0 or scenes[-1].location != location
             light = LIGHT[beat][j % len(LIGHT[beat])]
             if beat in ("setup", "inciting incident") and self.when:
@@ -267,6 +302,8 @@ class Draft:
             )
             scenes[-1].shots[0].narration = line
         self.cast_in(scenes)
+        self.things_in(scenes)
+        self.unseeing(scenes)
         self.timing(scenes, raw)
         self.lines(scenes)
         for shot in (s for sc in scenes for s in sc.shots):
@@ -291,18 +328,32 @@ class Draft:
         """The idea's own clauses become the plot: the first opens the inciting incident, the last is the climax,
         those between are the middle (midpoint, crisis), each the first action and the title of its scene."""
         events = self.idea.events
-        if not events:
-            return plan
+        if self.idea.relation == "task" and self.idea.goal and len(events) > 1:
+            # the goal's own clause is done in the climax ("manages to {goal}"); the idea's other clauses come first
+            verb = self.idea.goal.split()[0]
+            events = [e for e in events if verb not in {verb_lemma(w) or w.lower() for w in e.split()}] or events
+            events = [*events, self.fill("{a} manages to {goal}")]
+        elif self.idea.relation == "task" and self.idea.goal:
+            events = []  # one clause, the goal: seen to be done in the climax, set up in the inciting incident
         first = next(n for n, p in enumerate(plan) if p[0] == "inciting incident")
+        slots: dict[int, str] = {}
         climax = next(n for n, p in enumerate(plan) if p[0] == "climax")
         firsts = {p[0]: n for n, p in reversed(list(enumerate(plan))) if p[3] == 0}
         middle = [firsts[b] for b in ("midpoint", "crisis", "rising action") if b in firsts]
         middle = middle or [n for n, p in enumerate(plan) if first < n < climax]
-        slots = {first: events[0]}
+        if events:
+            slots[first] = events[0]
         if len(events) > 1:
             slots[climax] = events[-1]
             for n, event in zip(sorted(middle[: len(events) - 2]), events[1:-1]):
                 slots[n] = event
+        if self.idea.earlier:  # "after the oven breaks": what happened first opens the film
+            slots.setdefault(0, self.idea.earlier)
+        crisis = next((n for n, p in enumerate(plan) if p[0] == "crisis"), None)
+        if crisis is None:
+            crisis = next((n for n in range(first + 1, climax) if n not in slots), None)
+        if self.slots["looming"] != _looming(self.idea.threat) and crisis is not None and crisis not in slots:
+            slots[crisis] = self.slots["looming"]  # the obstacle, an event: "the ferry about to hit the rocks"
         out = []
         for n, (beat, m, seconds, j) in enumerate(plan):
             if n in slots:
@@ -328,6 +379,45 @@ class Draft:
         for sc in scenes:
             for s in sc.shots:
                 s.characters = [c.name[:80] for c in self.idea.cast if c.name.lower() in s.prompt.lower()]
+
+    def unseeing(self, scenes: list[Scene]) -> None:
+        """A character the idea says is blind is never shown looking: in what follows their name up to the next
+        comma, the shot grammar's words of seeing become words of hearing and touch ("Vera waiting and listening",
+        "from behind Vera turning toward the vault")."""
+        for c in self.idea.cast:
+            if "blind" not in c.traits:
+                continue
+            name = re.escape(c.name)
+            for s in (s for sc in scenes for s in sc.shots):
+                s.prompt = re.sub(
+                    rf"(\b{name}\b)([^,]*)",
+                    lambda m: m.group(1) + SEEING.sub(lambda w: UNSEEING[w.group(0).lower()], m.group(2)),
+                    s.prompt,
+                    flags=re.I,
+                )
+
+    def things_in(self, scenes: list[Scene]) -> None:
+        """Every thing the idea names is seen: one no prompt shows yet joins a wide, medium or insert shot of a
+        scene after the setup (the goal's scenes first: the climax, then the middle), "the lamp in view"."""
+        order = [sc for sc in scenes if sc.purpose == "climax"] + [
+            sc for sc in scenes[1:] if sc.purpose not in ("climax", "resolution")
+        ]
+        order = order or scenes
+        used: set[int] = set()  # shots already given a thing (by identity: ids are given in timing())
+        for n, thing in enumerate(self.idea.objects):
+            head = thing.split()[-1].lower().removesuffix("'s")
+            if any(re.search(rf"\b{re.escape(head)}", s.prompt, re.I) for sc in scenes for s in sc.shots):
+                continue
+            shots = [
+                s
+                for sc in order[n % len(order) :] + order[: n % len(order)]
+                for s in sc.shots
+                if s.prompt.startswith(("Wide", "Medium", "Insert")) and id(s) not in used
+            ]
+            shots = shots or [s for sc in order for s in sc.shots]
+            if shots:
+                used.add(id(shots[0]))
+                shots[0].prompt = f"{shots[0].prompt}, the {thing} in view"[:2000]
 
     def shots(
         self, k: int, beat: str, moment: Moment, location: str, light: str, n: int, new_place: bool
@@ -456,8 +546,8 @@ class Draft:
         person answers from the inciting incident on; each on its own shot after the narrated first one (one that
         shows the speaker if there is one, else they speak off screen), the full line where it can be said and read
         within the shot (READ_WPS, slower than WORDS_PER_SECOND: it is subtitled too), else its short form, else
-        none. Only people speak."""
-        talkers = [c.name[:80] for c in self.idea.cast if c.kind == "person"][:2]
+        none. Only people speak, and a being the idea says talks ("a talking seagull")."""
+        talkers = [c.name[:80] for c in self.idea.cast if c.kind == "person" or "talking" in c.traits][:2]
         signers = {c.name[:80] for c in self.idea.cast if c.signs}
         din = self.idea.threat_head or "wind"
         for scene in scenes:
@@ -613,6 +703,22 @@ def _ing(action: str, lead: str) -> str:
     return " ".join([lead, *rest])
 
 
+def _looming(obstacle: str) -> str:
+    """What stands in the way as a picture of it coming: a clause with its own subject and verb ("the ferry hits the
+    rocks in a storm") -> "the ferry about to hit the rocks in a storm"; a noun phrase -> "the ice storm drawing
+    near"; a pronoun's clause, or nothing -> "time running out"."""
+    words = obstacle.split()
+    if not words or words[0].lower() in ("she", "he", "they", "it", "we", "i", "you"):
+        return "time running out"
+    after_noun = [n for n in range(1, len(words)) if words[n - 1].lower() not in ("the", "a", "an", "his", "her")]
+    at = next((n for n in after_noun if verb_lemma(words[n]) and verbish(words[n])), None)  # "the tide turns"
+    if at is None:  # "the guards change shift": a verb with words after it; "the ice storm" ends in its noun
+        at = next((n for n in after_noun if verb_lemma(words[n]) and n < len(words) - 1), None)
+    if at is None:
+        return f"{obstacle} drawing near"
+    return " ".join([*words[:at], "about to", verb_lemma(words[at]), *words[at + 1 :]])
+
+
 def _threat_look(idea: Idea) -> str:
     """How the idea's danger looks: its own words when it qualifies it ("the ice storm" is not rain), else the
     stock look of its kind ("storm winds and driving rain")."""
@@ -628,15 +734,13 @@ def _look(c: Cast, text: str, used: set[tuple[str, str]] | None = None) -> str:
     words = set(c.name.lower().split()) | set(c.detail.lower().split())
     kind = c.kind if c.kind in SAME else "creature"
     age = kind
-    if kind == "person":
-        age = (
-            "young"
-            if words & {"young", "little", "girl", "boy", "child", "kid", "teen", "teenager"}
-            else "old"
-            if words & {"old", "elderly", "retired", "grandmother", "grandfather", "granny", "widow"}
-            else "person"
-        )
+    if kind == "person":  # the idea's describing words, read by the embedder (kinds.trait_of): a child, an old one
+        age = "young" if "young" in c.traits else "old" if "old" in c.traits else "person"
     options = LOOKS[age]
+    if kind == "animal":  # a bird has feathers and a beak, never a muzzle (WordNet: what the animal's noun is)
+        noun = (c.detail or c.name).split()[-1]
+        plan = wordnet.is_a(lemma(noun.lower()), BODY_PLANS)
+        options = ANIMAL_LOOKS.get(plan, options)
     start = stable_hash(text, c.name) % len(options)
     face, body = next(
         (
@@ -652,6 +756,8 @@ def _look(c: Cast, text: str, used: set[tuple[str, str]] | None = None) -> str:
         body = f"made of {made} throughout"
     worn = c.detail.startswith(("with ", "in ", "wearing "))  # the idea already says what they wear
     who = f"{c.name}, {c.detail}" if c.detail and not worn else c.name.removeprefix("the ")
+    if "blind" in c.traits:
+        body = f"{body}, {'a white cane, ' if kind == 'person' else ''}finding the way by touch and sound"
     return capitalise(who) + (f" {c.detail}: {face}" if worn else f": {face}, {body}") + f"; {SAME[kind]}"
 
 

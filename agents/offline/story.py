@@ -3,7 +3,8 @@ looks (light by beat, faces by beat). Text templates with named slots, filled by
 
 Slots: {a} the lead ({A} capitalised), {b} who or what the story turns on, {b_first} its first mention ("a lost whale"), {home} the
 lead's place ({at_home}: 'at the lighthouse'), {away} the other place, {threat} and {threat_look} only when the idea names a danger,
-{goal} what the idea says must be done and {obstacle} what stands in the way (the "task" story), {winner} and
+{goal} what the idea says must be done and {obstacle} what stands in the way (the "task" story; {looming} it as a
+picture of it coming: "the ferry about to hit the rocks", "the ice storm drawing near"), {winner} and
 {loser} who the idea says wins a contest and who does not ({B}, {Winner} capitalised). The idea's own clauses
 (`Idea.events`) are put into the inciting incident, the middle and the climax by the planner, so the plot is the idea's.
 """
@@ -102,9 +103,9 @@ RELATIONS = {
             ("Getting ready", "{a} gathers what it takes to {goal}", "{A} gathered everything it would take."),
             ("A first try", "{a} tries to {goal}, and it goes wrong", "The first try went wrong."),
             ("Step by step", "{a} works on, step by step, {b} close by", "Step by step, it came together."),
-            ("Running out of time", "{a} works faster as {obstacle} draws near", "Time was running out."),
+            ("Running out of time", "{a} works faster, {looming}", "Time was running out."),
         ),
-        turn=("{a} halfway through the task, {obstacle} drawing near", "For a moment, it looked possible."),
+        turn=("{a} halfway through the task, {looming}", "For a moment, it looked possible."),
         lose=("what {a} has done comes undone", "Then everything came undone."),
         win=("{a} manages to {goal}", "At last, {a} managed to {goal}."),
         end=("{a} rests, the task done", "It was done, and {a} could rest."),

@@ -18,7 +18,20 @@ from pathlib import Path
 CREATURE = {"imaginary_being", "mythical_being", "spiritual_being", "supernatural", "monster", "apparition", "spirit"}
 MACHINE = {"machine", "vehicle", "craft", "robot", "automaton", "self-propelled_vehicle"}
 FIGURE = {"toy", "figure", "puppet", "plaything"}
-PLACE = {"structure", "building", "room", "area", "region", "way", "facility", "geographical_area", "craft"}
+PLACE = {
+    "structure",
+    "building",
+    "room",
+    "area",
+    "region",
+    "way",
+    "passage",
+    "excavation",
+    "location",
+    "facility",
+    "geographical_area",
+    "craft",
+}
 # What a lexicographer file lets a sense be (before the hypernym words above add theirs).
 LEXNAME = {
     "noun.person": {"person"},
@@ -132,3 +145,22 @@ def kinds(word: str) -> frozenset[str] | None:
         if above & PLACE:
             out.add("place")
     return frozenset(out)
+
+
+@lru_cache(maxsize=4096)
+def is_a(word: str, classes: tuple[str, ...]) -> str:
+    """The first of `classes` (hypernym words: "bird", "fish") that one of the noun's animal senses is a kind of, or
+    '' ("seagull" -> "bird"; "whale" is a mammal, never a fish)."""
+    tables = _tables()
+    if tables is None:
+        return ""
+    index, synsets, exceptions, _ = tables
+    w = word.lower().strip().replace(" ", "_").replace("-", "_")
+    w = exceptions.get(w, w)
+    if w not in index and w.endswith("s") and w[:-1] in index:
+        w = w[:-1]
+    for offset in index.get(w, []):
+        if synsets[offset][0] == "noun.animal":
+            above = _above(synsets, offset)
+            return next((c for c in classes if c in above), "")
+    return ""

@@ -24,7 +24,7 @@ PANEL = ["film_critic", "parent_with_kids", "teen_scroller", "listener"]
 FILMS = [
     (
         "Nadia, a blind clockmaker, and Bolt, a clumsy robot, must restart the town clock before the midnight parade",
-        "restarts the town clock",
+        "restart the town clock",  # both restart it: the subject is "Nadia and Bolt"
         [
             ("Establishing wide shot of a cobbled square under a silent tower clock, evening", False),
             ("Medium shot: Nadia runs her fingers over a drawer of brass gears while Bolt drops a spring", False),

@@ -1,0 +1,105 @@
+"""What the embedded reader takes from an idea beyond its cast (issue 35, item 2): the places a character's own noun
+names, the goal with who wants it and what stands in the way, clauses of time that are never places, beings that
+act, traits that shape the filming, and every thing the idea names on screen. Ideas here and in
+tests/agents/fidelity.py FOLK are folk plots and plots of no one's, none of them the issue's own."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from agents.offline import OfflinePlanner
+from agents.offline.idea import read_idea
+from tests.agents.fidelity import FOLK, MINUTES, idea_checks
+
+_BOARDS: dict[tuple[str, float], object] = {}
+
+
+def _board(idea: str, minutes: float):
+    if (idea, minutes) not in _BOARDS:
+        _BOARDS[idea, minutes] = OfflinePlanner().plan(idea, minutes).value
+    return _BOARDS[idea, minutes]
+
+
+@pytest.mark.parametrize("minutes", MINUTES)
+@pytest.mark.parametrize("case", FOLK, ids=[c.name for c in FOLK])
+def test_folk_plots_are_planned_faithfully(case, minutes):
+    failed = [f"{name} ({why})" for name, ok, why in idea_checks(case, _board(case.idea, minutes)) if not ok]
+    assert not failed, failed
+
+
+def test_a_place_named_only_by_a_characters_noun_is_a_place_of_the_story():
+    idea = read_idea("Sven, a grumpy harbour pilot, must guide the fishing fleet home through the thick fog.")
+    assert "the harbour" in idea.places, idea.places
+    board = _board(idea.text, 1)
+    assert any("harbour" in sc.location for sc in board.scenes)
+
+
+def test_the_goal_who_wants_it_and_what_stands_in_the_way():
+    idea = read_idea(
+        "Omar, a retired diver, and Lulu, a clever otter, must raise the sunken bell before the tide turns."
+    )
+    assert idea.goal == "raise the sunken bell" and idea.relation == "task"
+    assert idea.wanted_by == ["Omar", "Lulu"] and idea.obstacle == "the tide turns"
+    assert idea.events == ["Omar and Lulu raise the sunken bell"]  # the appositions are theirs, not the event's
+    board = _board(idea.text, 3)
+    crisis = " ".join(s.prompt for sc in board.scenes if sc.purpose == "crisis" for s in sc.shots)
+    assert "the tide about to turn" in crisis  # the obstacle is pictured coming
+    climax = " ".join(s.prompt for sc in board.scenes if sc.purpose == "climax" for s in sc.shots)
+    assert "raise the sunken bell" in climax
+    told = " ".join(f"{sc.title} {sc.description} {s.prompt}" for sc in board.scenes for s in sc.shots).lower()
+    assert not re.search(r"\bsearch(es)?\b.{0,60}\bfor (lulu|omar)\b", told)  # a task, nobody is lost
+
+
+def test_a_verb_the_lexicon_does_not_list_after_must_is_still_the_goal():
+    idea = read_idea("Grandpa Ito must reglaze the greenhouse before the first frost.")
+    assert idea.goal == "reglaze the greenhouse" and idea.obstacle == "the first frost", (idea.goal, idea.obstacle)
+
+
+def test_clauses_of_time_are_never_places():
+    idea = read_idea(
+        "Mila, a weaver, must finish the wedding quilt after the loom breaks, before the bus reaches town."
+    )
+    assert not [p for p in idea.places if re.search(r"loom|bus|town", p)], idea.places
+    assert idea.earlier == "the loom breaks" and idea.obstacle == "the bus reaches town"
+    assert not [c.name for c in idea.cast if re.search(r"loom|bus", c.name)]  # things in the clause, not beings
+    board = _board(idea.text, 3)
+    assert board.scenes[0].title.lower().startswith("the loom breaks")  # what happened first opens the film
+    shown = " ".join(s.prompt for s in board.shots()).lower()
+    assert "loom" in shown and "bus" in shown  # the things the time clauses name are on screen
+
+
+def test_a_noun_that_acts_is_a_being_and_an_owner_is_cast():
+    idea = read_idea("A small mouse gnaws through the rope while the ogre's cat sleeps by the fire.")
+    kinds = {c.name: c.kind for c in idea.cast}
+    assert kinds.get("the small mouse") == "animal", kinds
+    idea = read_idea("Two orphans must escape the ogre's castle before the drawbridge closes.")
+    assert any("ogre" in c.name for c in idea.cast), [c.name for c in idea.cast]
+
+
+def test_traits_shape_the_filming():
+    idea = read_idea(
+        "Nell, a blind potter, and Bram, a talking crow, must find the kiln key before the old mayor wakes."
+    )
+    traits = {c.name: c.traits for c in idea.cast}
+    assert "blind" in traits["Nell"] and "talking" in traits["Bram"], traits
+    board = _board(idea.text, 3)
+    bram = next(c for c in board.characters if c.name == "Bram")
+    assert re.search(r"feather|beak|wing", bram.description) and not re.search(r"muzzle|ear\b|fur", bram.description)
+    lines = [ln for s in board.shots() for ln in s.dialogue]
+    assert any(ln.character == "Bram" and ln.voiced() for ln in lines)  # a talking crow speaks, aloud
+    seeing = re.compile(r"\bNell\b[^,]{0,30}\b(look|watch|glimpse|gaz|see)", re.I)
+    assert not [s.prompt for s in board.shots() if seeing.search(s.prompt)]
+    nell = next(c for c in board.characters if c.name == "Nell")
+    assert "touch" in nell.description
+    mayor = next(c for c in read_idea(idea.text).cast if "mayor" in c.name)
+    assert "old" in mayor.traits  # an old look, read by the embedder rather than a list of words
+
+
+@pytest.mark.parametrize("case", FOLK, ids=[c.name for c in FOLK])
+def test_every_thing_the_idea_names_is_on_screen(case):
+    idea = read_idea(case.idea)
+    shown = " ".join(s.prompt for s in _board(case.idea, 1).shots()).lower()
+    missing = [o for o in idea.objects if o.split()[-1].lower().removesuffix("'s") not in shown]
+    assert not missing, missing
