@@ -218,8 +218,11 @@ def _np(tokens: list[str], i: int, limit: int = 4) -> tuple[int, str, str]:
         if not t[0].isalpha() or t.lower() in STOP:
             break
         after_t = tokens[j + 1].lower() if j + 1 < len(tokens) else ""
-        if words and "VERB" in word_classes(t) and after_t in DETERMINERS and acting_kind(lemma(words[-1])):
-            head, end = words[-1], j  # "a brave field mouse guard the mill": the verb after a being's noun
+        if words and "VERB" in word_classes(t) and after_t in DETERMINERS:
+            # a word that can be a verb, after a noun and before a determiner, is the clause's verb: "a brave field
+            # mouse guard the mill" (a being acts), "the river swallows the village" (a thing does: no one is cast)
+            if acting_kind(lemma(words[-1])):
+                head, end = words[-1], j
             break
         words.append(t.lower())
         nxt_word = tokens[j + 1] if j + 1 < min(i + limit, len(tokens)) else ""

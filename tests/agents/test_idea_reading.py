@@ -70,6 +70,15 @@ def test_clauses_of_time_are_never_places():
     assert "loom" in shown and "bus" in shown  # the things the time clauses name are on screen
 
 
+def test_a_word_both_noun_and_verb_before_its_object_is_the_verb():
+    """'swallows' and 'seals' name animals and acts: before their object they are what the sea or the ice does, and
+    no one more is cast."""
+    for obstacle in ("the sea swallows the harbour at dusk", "the ice seals the harbour"):
+        idea = read_idea(f"Oskar, a ferryman, and Tuva, a husky, must reach the island before {obstacle}.")
+        assert sorted(c.name for c in idea.cast) == ["Oskar", "Tuva"], [(c.name, c.kind) for c in idea.cast]
+        assert idea.obstacle == obstacle
+
+
 def test_a_noun_that_acts_is_a_being_and_an_owner_is_cast():
     idea = read_idea("A small mouse gnaws through the rope while the ogre's cat sleeps by the fire.")
     kinds = {c.name: c.kind for c in idea.cast}
