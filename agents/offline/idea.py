@@ -292,6 +292,11 @@ def phrase_kind(phrase: str) -> str:
     return made if made and kinds[-1] in ("person", "animal") else kinds[-1]
 
 
+# Prepositions whose object is where something is or goes (in, on, into, through): a noun after them is a place or
+# what is worn, never a character; after the others (from, near, behind, toward) it may be one.
+WHERE_IN = frozenset("in inside into on onto at within under beneath over above below across through along".split())
+
+
 def _cast(tokens: list[str]) -> list[Cast]:
     cast: list[Cast] = []
     seen: set[str] = set()
@@ -309,14 +314,22 @@ def _cast(tokens: list[str]) -> list[Cast]:
         low = t.lower()
         prev = tokens[i - 1].lower() if i else ""
         sentence_start = i == 0 or tokens[i - 1] in ".!?"
-        if low in DETERMINERS and prev not in PLACE_PREPOSITIONS:
+        if low in DETERMINERS:
             end, phrase, head = _np(tokens, i + 1)
+            if (
+                phrase
+                and prev in PLACE_PREPOSITIONS
+                and (prev in WHERE_IN or phrase_kind(phrase) not in ("person", "animal", "creature"))
+            ):
+                phrase = ""  # "in a red coat", "on the night train": where or what is worn; "from a greedy mayor": who
             if phrase and _in_time_clause(tokens, i) and (not noun_kind(head) or phrase_kind(phrase) == "machine"):
                 phrase = ""  # "before the ferry hits the rocks", "before the bus reaches town": a thing then, not cast
             if phrase and end < len(tokens) and "VERB" in word_classes(tokens[end]):
                 verbs.add(end)
             subject = not i or not tokens[i - 1][:1].isalpha() or prev in STOP  # not the object of a verb
-            if not phrase and subject and not _in_time_clause(tokens, i):  # "a tiny mouse frees ...": a noun that
+            if (
+                not phrase and subject and prev not in PLACE_PREPOSITIONS and not _in_time_clause(tokens, i)
+            ):  # "a tiny mouse frees ...": a noun that
                 end, phrase, head = _acting(
                     tokens, i + 1
                 )  # acts is a being if it can name one (not "before the ferry")

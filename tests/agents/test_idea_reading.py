@@ -79,6 +79,15 @@ def test_a_word_both_noun_and_verb_before_its_object_is_the_verb():
         assert idea.obstacle == obstacle
 
 
+def test_a_being_after_a_preposition_of_who_is_cast_one_of_where_or_wearing_is_not():
+    idea = read_idea(
+        "Noor, a young locksmith, must take the silver key back from a sleeping ogre before the bells ring."
+    )
+    assert [c.name for c in idea.cast] == ["Noor", "the sleeping ogre"], [(c.name, c.kind) for c in idea.cast]
+    idea = read_idea("A boy in a woolly jumper rows across the lake toward a lonely heron.")
+    assert sorted(c.name for c in idea.cast) == ["the boy", "the lonely heron"], [(c.name, c.kind) for c in idea.cast]
+
+
 def test_a_noun_that_acts_is_a_being_and_an_owner_is_cast():
     idea = read_idea("A small mouse gnaws through the rope while the ogre's cat sleeps by the fire.")
     kinds = {c.name: c.kind for c in idea.cast}
