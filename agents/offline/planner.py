@@ -11,7 +11,7 @@ import re
 
 from agents.base import Result
 from agents.offline import wordnet
-from agents.offline.idea import Cast, Idea, read_idea, verb_lemma, verbish
+from agents.offline.idea import Cast, Idea, is_place, read_idea, verb_lemma, verbish
 from agents.offline.kinds import lemma
 from agents.offline.lexicon import PLACE_OF_ROLE, SEASONS, THREAT_LOOK
 from agents.offline.story import (
@@ -219,8 +219,9 @@ class Draft:
         inside = [p for p in idea.places if p not in named]  # "a city" in "a map of a city" is part of the thing
         work = PLACE_OF_ROLE.get(lead.head)
         places = named + inside if named or not work else [work, *inside]
-        if not places and idea.relation == "task" and _goal_object(idea.goal):
-            places = [_goal_object(idea.goal)]  # "guard the old windmill": the story happens at what is guarded
+        guarded = _goal_object(idea.goal) if idea.relation == "task" else ""
+        if not places and guarded and is_place(guarded.split()[-1]):
+            places = [guarded]  # "guard the old windmill": the story happens there ("win back the crown": not a place)
         self.home = places[0] if places else f"{lead.name}'s home"
         self.away = places[1] if len(places) > 1 else f"the world beyond {self.home}"
         self.elsewhere = places[1:] or [self.away]  # the places scenes away from home go to, in turn
@@ -672,7 +673,10 @@ def _goal_object(goal: str) -> str:
         if w.lower() in ("from", "in", "on", "with", "to", "across", "before", "at", "for", "through", "over"):
             break
         words.append(w)
-    while words and words[0].lower() in ("a", "an", "the", "her", "his", "their", "its", "my", "our", "one"):
+    determiners = ("a", "an", "the", "her", "his", "their", "its", "my", "our", "one")
+    if len(words) > 1 and words[0].lower() not in determiners and words[1].lower() in determiners:
+        words = words[1:]  # "win back the crown", "give up the farm": the verb's particle, not the object
+    while words and words[0].lower() in determiners:
         words = words[1:]
     return "the " + " ".join(words) if words else ""
 

@@ -121,3 +121,15 @@ def test_every_thing_the_idea_names_is_on_screen(case):
     shown = " ".join(s.prompt for s in _board(case.idea, 1).shots()).lower()
     missing = [o for o in idea.objects if o.split()[-1].lower().removesuffix("'s") not in shown]
     assert not missing, missing
+
+
+def test_the_story_happens_at_what_is_guarded_only_when_it_is_a_place():
+    """A task's object is the setting when it reads as a place ('repair the old boathouse'), never a thing won or
+    carried ('win back the silver cup'), and a verb's particle ('back') is never part of it."""
+    from agents.offline.planner import Draft
+
+    assert Draft(read_idea("Bram, a retired clockmaker, must repair the old boathouse before the gales."), 60).home == (
+        "the old boathouse"
+    )
+    home = Draft(read_idea("Zara, a baker, must win back the silver cup from a rival before the fair ends."), 60).home
+    assert home == "Zara's home", home
