@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cache, lru_cache
 
 from storage.schema import Note, Scope, SetShot, SetStory, Storyboard
 
@@ -586,3 +587,11 @@ if __name__ == "__main__":
                     print(f"FAIL note: {name} ({why})")
     for k, (a, b) in report().items():
         print(f"{k}: {a}/{b}")
+
+
+@cache
+def planned(idea: str, minutes: float) -> Storyboard:
+    """The embedded planner's storyboard for `idea`, made once per test process (several tests read each)."""
+    from agents.offline import OfflinePlanner
+
+    return OfflinePlanner().plan(idea, minutes).value

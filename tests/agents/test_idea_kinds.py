@@ -7,25 +7,16 @@ import re
 
 import pytest
 
-from agents.offline import OfflinePlanner
 from agents.offline.idea import read_idea
 from agents.offline.kinds import PROTOTYPES, kind_of, scores
-from tests.agents.fidelity import FABLES, MINUTES, idea_checks
+from tests.agents.fidelity import FABLES, MINUTES, idea_checks, planned
 from tests.agents.kind_words import PLACES
-
-_BOARDS: dict[tuple[str, float], object] = {}
-
-
-def _board(idea: str, minutes: float):
-    if (idea, minutes) not in _BOARDS:
-        _BOARDS[idea, minutes] = OfflinePlanner().plan(idea, minutes).value
-    return _BOARDS[idea, minutes]
 
 
 @pytest.mark.parametrize("minutes", MINUTES)
 @pytest.mark.parametrize("case", FABLES, ids=[c.name for c in FABLES])
 def test_fables_are_planned_faithfully(case, minutes):
-    failed = [f"{name} ({why})" for name, ok, why in idea_checks(case, _board(case.idea, minutes)) if not ok]
+    failed = [f"{name} ({why})" for name, ok, why in idea_checks(case, planned(case.idea, minutes)) if not ok]
     assert not failed, failed
 
 
@@ -64,7 +55,7 @@ def test_a_deaf_character_signs_and_is_never_voiced():
     mira = next(c for c in idea.cast if c.name == "Mira")
     assert mira.traits == ["deaf"] and mira.signs
     assert not next(c for c in idea.cast if c.name != "Mira").signs
-    board = _board(case.idea, 3)
+    board = planned(case.idea, 3)
     lines = [(s, ln) for s in board.shots() for ln in s.dialogue]
     hers = [ln for _, ln in lines if ln.character == "Mira"]
     assert hers and all(not ln.voiced() and "signed" in ln.delivery for ln in hers)

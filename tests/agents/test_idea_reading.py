@@ -9,30 +9,21 @@ import re
 
 import pytest
 
-from agents.offline import OfflinePlanner
 from agents.offline.idea import read_idea
-from tests.agents.fidelity import FOLK, MINUTES, idea_checks
-
-_BOARDS: dict[tuple[str, float], object] = {}
-
-
-def _board(idea: str, minutes: float):
-    if (idea, minutes) not in _BOARDS:
-        _BOARDS[idea, minutes] = OfflinePlanner().plan(idea, minutes).value
-    return _BOARDS[idea, minutes]
+from tests.agents.fidelity import FOLK, MINUTES, idea_checks, planned
 
 
 @pytest.mark.parametrize("minutes", MINUTES)
 @pytest.mark.parametrize("case", FOLK, ids=[c.name for c in FOLK])
 def test_folk_plots_are_planned_faithfully(case, minutes):
-    failed = [f"{name} ({why})" for name, ok, why in idea_checks(case, _board(case.idea, minutes)) if not ok]
+    failed = [f"{name} ({why})" for name, ok, why in idea_checks(case, planned(case.idea, minutes)) if not ok]
     assert not failed, failed
 
 
 def test_a_place_named_only_by_a_characters_noun_is_a_place_of_the_story():
     idea = read_idea("Sven, a grumpy harbour pilot, must guide the fishing fleet home through the thick fog.")
     assert "the harbour" in idea.places, idea.places
-    board = _board(idea.text, 1)
+    board = planned(idea.text, 1)
     assert any("harbour" in sc.location for sc in board.scenes)
 
 
@@ -43,7 +34,7 @@ def test_the_goal_who_wants_it_and_what_stands_in_the_way():
     assert idea.goal == "raise the sunken bell" and idea.relation == "task"
     assert idea.wanted_by == ["Omar", "Lulu"] and idea.obstacle == "the tide turns"
     assert idea.events == ["Omar and Lulu raise the sunken bell"]  # the appositions are theirs, not the event's
-    board = _board(idea.text, 3)
+    board = planned(idea.text, 3)
     crisis = " ".join(s.prompt for sc in board.scenes if sc.purpose == "crisis" for s in sc.shots)
     assert "the tide about to turn" in crisis  # the obstacle is pictured coming
     climax = " ".join(s.prompt for sc in board.scenes if sc.purpose == "climax" for s in sc.shots)
@@ -64,7 +55,7 @@ def test_clauses_of_time_are_never_places():
     assert not [p for p in idea.places if re.search(r"loom|bus|town", p)], idea.places
     assert idea.earlier == "the loom breaks" and idea.obstacle == "the bus reaches town"
     assert not [c.name for c in idea.cast if re.search(r"loom|bus", c.name)]  # things in the clause, not beings
-    board = _board(idea.text, 3)
+    board = planned(idea.text, 3)
     assert board.scenes[0].title.lower().startswith("the loom breaks")  # what happened first opens the film
     shown = " ".join(s.prompt for s in board.shots()).lower()
     assert "loom" in shown and "bus" in shown  # the things the time clauses name are on screen
@@ -102,7 +93,7 @@ def test_traits_shape_the_filming():
     )
     traits = {c.name: c.traits for c in idea.cast}
     assert "blind" in traits["Nell"] and "talking" in traits["Bram"], traits
-    board = _board(idea.text, 3)
+    board = planned(idea.text, 3)
     bram = next(c for c in board.characters if c.name == "Bram")
     assert re.search(r"feather|beak|wing", bram.description) and not re.search(r"muzzle|ear\b|fur", bram.description)
     lines = [ln for s in board.shots() for ln in s.dialogue]
@@ -118,7 +109,7 @@ def test_traits_shape_the_filming():
 @pytest.mark.parametrize("case", FOLK, ids=[c.name for c in FOLK])
 def test_every_thing_the_idea_names_is_on_screen(case):
     idea = read_idea(case.idea)
-    shown = " ".join(s.prompt for s in _board(case.idea, 1).shots()).lower()
+    shown = " ".join(s.prompt for s in planned(case.idea, 1).shots()).lower()
     missing = [o for o in idea.objects if o.split()[-1].lower().removesuffix("'s") not in shown]
     assert not missing, missing
 
