@@ -138,7 +138,12 @@ LOOKS = {  # (face and hair, clothes or body): one is picked per character, the 
         ("a single glowing visor", "jointed limbs that creak as they move"),
         ("a small square head with an antenna", "worn paint and patches of rust"),
     ),
-    "creature": (
+    "myth": (  # a being of folklore (WordNet: an imaginary or spiritual being): drawn as one, never as a toy
+        ("deep-set eyes that glint in the dark", "a heavy cloak the colour of moss"),
+        ("a long, weathered face", "skin like old grey stone"),
+        ("pale, shining eyes", "a shape that seems to shimmer at its edges"),
+    ),
+    "creature": (  # a made thing come alive (a teapot, a doll, a tin soldier)
         ("one round blue eye", "a dented copper body"),
         ("a soft grey glow", "long, thin limbs"),
         ("a painted smile", "a chipped white surface with a faded blue pattern"),
@@ -740,6 +745,9 @@ def _look(c: Cast, text: str, used: set[tuple[str, str]] | None = None) -> str:
     age = kind
     if kind == "person":  # the idea's describing words, read by the embedder (kinds.trait_of): a child, an old one
         age = "young" if "young" in c.traits else "old" if "old" in c.traits else "person"
+    noun = lemma((c.detail or c.name).split()[-1].lower())
+    if kind == "creature" and wordnet.of_myth(noun):
+        age = "myth"
     options = LOOKS[age]
     if kind == "animal":  # a bird has feathers and a beak, never a muzzle (WordNet: what the animal's noun is)
         noun = (c.detail or c.name).split()[-1]

@@ -148,6 +148,21 @@ def kinds(word: str) -> frozenset[str] | None:
 
 
 @lru_cache(maxsize=4096)
+def of_myth(word: str) -> bool:
+    """Whether one of the noun's senses is a being of myth, folklore or the spirit world (a troll, a witch, a ghost),
+    not only a made figure that comes alive (a doll, a teapot)."""
+    tables = _tables()
+    if tables is None:
+        return False
+    index, synsets, exceptions, _ = tables
+    w = word.lower().strip().replace(" ", "_").replace("-", "_")
+    w = exceptions.get(w, w)
+    if w not in index and w.endswith("s") and w[:-1] in index:
+        w = w[:-1]
+    return any(_above(synsets, offset) & CREATURE for offset in index.get(w, []))
+
+
+@lru_cache(maxsize=4096)
 def is_a(word: str, classes: tuple[str, ...]) -> str:
     """The first of `classes` (hypernym words: "bird", "fish") that one of the noun's animal senses is a kind of, or
     '' ("seagull" -> "bird"; "whale" is a mammal, never a fish)."""

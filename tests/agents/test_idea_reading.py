@@ -124,3 +124,14 @@ def test_the_story_happens_at_what_is_guarded_only_when_it_is_a_place():
     )
     home = Draft(read_idea("Zara, a baker, must win back the silver cup from a rival before the fair ends."), 60).home
     assert home == "Zara's home", home
+
+
+def test_a_being_of_myth_is_drawn_as_one_and_a_made_thing_come_alive_as_a_thing():
+    """WordNet says which is which: a banshee is a spirit (never 'a dented copper body'), a puppet a made figure."""
+    from agents.offline.planner import LOOKS
+
+    board = planned("A wooden puppet and a weeping banshee must find the lost lantern before the moon sets.", 1)
+    looks = {c.name: c.description for c in board.characters}
+    banshee, puppet = looks["the weeping banshee"], looks["the wooden puppet"]
+    assert any(face in banshee and body in banshee for face, body in LOOKS["myth"]), banshee
+    assert not any(face in puppet for face, _ in LOOKS["myth"]) and "made of wood" in puppet, puppet
