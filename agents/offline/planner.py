@@ -765,7 +765,7 @@ def _look(c: Cast, text: str, used: set[tuple[str, str]] | None = None) -> str:
     used.add((face, body))
     made = next((w for w in MATERIALS if w in words), "")
     if made and kind in ("machine", "creature"):  # "a paper dragon" is made of paper, whatever the stock look says
-        body = f"made of {made} throughout"
+        body = f"made of {'wood' if made == 'wooden' else made} throughout"
     worn = c.detail.startswith(("with ", "in ", "wearing "))  # the idea already says what they wear
     who = f"{c.name}, {c.detail}" if c.detail and not worn else c.name.removeprefix("the ")
     if "blind" in c.traits:

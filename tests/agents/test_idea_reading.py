@@ -134,4 +134,4 @@ def test_a_being_of_myth_is_drawn_as_one_and_a_made_thing_come_alive_as_a_thing(
     looks = {c.name: c.description for c in board.characters}
     banshee, puppet = looks["the weeping banshee"], looks["the wooden puppet"]
     assert any(face in banshee and body in banshee for face, body in LOOKS["myth"]), banshee
-    assert not any(face in puppet for face, _ in LOOKS["myth"]) and "made of wood" in puppet, puppet
+    assert not any(face in puppet for face, _ in LOOKS["myth"]) and "made of wood throughout" in puppet, puppet
