@@ -114,6 +114,14 @@ def _above(synsets, offset: int, depth: int = 14) -> set[str]:
     return words
 
 
+def _entry(word: str, index, exceptions) -> str:
+    """The index's spelling of a noun: lower case, '_' for spaces and hyphens, an irregular plural's singular
+    ("geese"), or a regular plural's ("rocks")."""
+    w = word.lower().strip().replace(" ", "_").replace("-", "_")
+    w = exceptions.get(w, w)
+    return w[:-1] if w not in index and w.endswith("s") and w[:-1] in index else w
+
+
 @lru_cache(maxsize=8192)
 def kinds(word: str) -> frozenset[str] | None:
     """The kinds (person, animal, machine, creature, group, place, time, thing, idea, weather) the noun's senses can
@@ -122,10 +130,7 @@ def kinds(word: str) -> frozenset[str] | None:
     if tables is None:
         return None
     index, synsets, exceptions, adjectives = tables
-    w = word.lower().strip().replace(" ", "_").replace("-", "_")
-    w = exceptions.get(w, w)
-    if w not in index and w.endswith("s") and w[:-1] in index:
-        w = w[:-1]
+    w = _entry(word, index, exceptions)
     if w not in index:
         return None
     out: set[str] = set()
@@ -155,10 +160,7 @@ def of_myth(word: str) -> bool:
     if tables is None:
         return False
     index, synsets, exceptions, _ = tables
-    w = word.lower().strip().replace(" ", "_").replace("-", "_")
-    w = exceptions.get(w, w)
-    if w not in index and w.endswith("s") and w[:-1] in index:
-        w = w[:-1]
+    w = _entry(word, index, exceptions)
     return any(_above(synsets, offset) & CREATURE for offset in index.get(w, []))
 
 
@@ -170,10 +172,7 @@ def is_a(word: str, classes: tuple[str, ...]) -> str:
     if tables is None:
         return ""
     index, synsets, exceptions, _ = tables
-    w = word.lower().strip().replace(" ", "_").replace("-", "_")
-    w = exceptions.get(w, w)
-    if w not in index and w.endswith("s") and w[:-1] in index:
-        w = w[:-1]
+    w = _entry(word, index, exceptions)
     for offset in index.get(w, []):
         if synsets[offset][0] == "noun.animal":
             above = _above(synsets, offset)
