@@ -15,6 +15,10 @@ from app.ui.common import Ctx, guard
 from storage.owners import current
 
 TABLE = [c for c in COLUMNS if c not in ("project_id", "created_at")]
+# What the table's header says (the CSV keeps the column names): words, with the units
+HEADERS = [
+    {"disk_bytes": "disk (bytes)", "queue_seconds": "time in queue (s)"}.get(c, c.replace("_", " ")) for c in TABLE
+]
 QUEUE_TABLE = ["account", "kind", "state", "what", "waited / ran (s)", "job"]
 
 
@@ -27,7 +31,7 @@ class TeacherScreen:
         with gr.Row():
             self.refresh = gr.Button("Refresh", elem_id="class_refresh", scale=0)
             self.download = gr.File(label="CSV", elem_id="class_csv", interactive=False)
-        self.table = gr.Dataframe(headers=TABLE, elem_id="class_table", interactive=False, wrap=True)
+        self.table = gr.Dataframe(headers=HEADERS, elem_id="class_table", interactive=False, wrap=True)
         with gr.Row():
             self.project = gr.Dropdown(label="Project", choices=[], elem_id="hand_project")
             self.to = gr.Dropdown(label="Hand to", choices=[], elem_id="hand_to")

@@ -63,7 +63,7 @@ def every_screen(page, own: str) -> str:
     return "\n".join(text)
 
 
-def test_two_students_a_share_and_the_teacher_in_chromium(classroom, browser):
+def test_two_students_a_share_and_the_teacher_in_chromium(classroom, browser, tmp_path):
     from playwright.sync_api import expect
 
     studio, url, mine, lent = classroom
@@ -104,3 +104,5 @@ def test_two_students_a_share_and_the_teacher_in_chromium(classroom, browser):
     expect(table).to_contain_text("Bob Quarry", timeout=LONG)
     expect(table).to_contain_text(SECRET)
     expect(table).to_contain_text("alice")
+    expect(teacher.locator("#queue_state")).to_contain_text("waiting", timeout=LONG)  # the queue's part of the screen
+    teacher.screenshot(path=str(tmp_path / "class_screen.png"), full_page=True)
