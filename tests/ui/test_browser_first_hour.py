@@ -211,6 +211,51 @@ def test_unsaved_edits_survive_a_tab_switch_and_a_reload_and_undo(server, st, pa
     assert page.evaluate("Object.keys(localStorage).filter((k) => k.startsWith('chief_draft:'))") == []
 
 
+def test_an_answer_that_comes_late_never_drops_an_edit_made_since(server, st, page, tmp_path, errors):
+    """The saved version a tab switch asks for is held back until Undo and a new edit are made, and comes while that
+    edit is still being typed (the page's clock is paused, so the edit is not yet sent): the board is the one edited
+    since (the undone edit stays undone, the new one stays), not the one asked about."""
+    from playwright.sync_api import expect
+
+    pid = tiny(st, tmp_path, "Late answer")
+    page.clock.install()
+    open_project(page, server, pid, "Storyboard")
+    card_prompt(page, "s2").fill("A whale tail in silver water")
+    dirty = page.locator("#board .dirty")
+    expect(dirty).to_contain_text("1 unsaved change", timeout=LONG)
+    held: list = []
+
+    def hold(route):
+        held.append(route)
+
+    page.route("**/gradio_api/queue/join*", hold)  # the server's answers wait until released below
+    page.get_by_role("tab", name="Render", exact=True).click()
+    page.get_by_role("tab", name="Storyboard", exact=True).click()
+    for _ in range(200):
+        if len(held) >= 2:  # the Render tab's and the Storyboard tab's own
+            break
+        page.wait_for_timeout(50)
+    page.locator("#board .undo").click()
+    page.clock.pause_at(page.evaluate("Date.now()") + 10)  # what is typed next waits 250 ms (of this clock) to be sent
+    card_prompt(page, "s1").fill("A lighthouse in fog")
+    page.evaluate("document.querySelector('#card_s1 .prompt textarea').dataset.before = 'answer'")
+    for route in held:
+        route.continue_()
+    page.unroute("**/gradio_api/queue/join*", hold)
+    redrawn = page.locator("#card_s1 .prompt textarea[data-before]")
+    for _ in range(200):  # the page's clock moves 1 ms at a time until the answer is shown, well within the 250 ms
+        if not redrawn.count():
+            break
+        page.clock.run_for(1)
+        page.wait_for_timeout(20)
+    assert not redrawn.count(), "the answer was not shown before the edit was sent"
+    expect(card_prompt(page, "s1")).to_have_value("A lighthouse in fog", timeout=1)  # before the edit is sent
+    page.clock.resume()
+    expect(page.locator("#board .note")).to_contain_text("1 unsaved change came back", timeout=LONG)
+    expect(card_prompt(page, "s2")).to_have_value("A whale tail in grey water")
+    expect(dirty).to_contain_text("1 unsaved change")
+
+
 def test_leaving_with_unsaved_edits_asks_first(server, st, page, tmp_path, errors):
     from playwright.sync_api import expect
 

@@ -98,6 +98,7 @@ function flush() {
   const n = changes();
   board.dirty = n > 0;
   board.changes = n;
+  board.rev = (board.rev || 0) + 1;  // which edit this is: a draft the server sends back names the one it was
   lastJson = JSON.stringify(board);
   props.value = lastJson;
   keepDraft(n);
@@ -780,6 +781,19 @@ function draw() {
   if (window.scrollY !== y) window.scrollTo(0, y);
 }
 
+// Each shot of `scenes` shows the pictures, keyframes and takes `from` has for it (a new shot: none yet).
+function withMedia(scenes, from) {
+  const media = new Map(from.scenes.flatMap((sc) => sc.shots).map((s) => [s.shot_id, s]));
+  for (const sc of scenes) {
+    for (const s of sc.shots || []) {
+      const now = media.get(s.shot_id);
+      Object.assign(s, now && !s.isNew
+        ? { thumb: now.thumb, tier: now.tier, keyframe: now.keyframe, candidates: now.candidates, takes: now.takes }
+        : { thumb: '', tier: '', keyframe: '', candidates: [], takes: null });
+    }
+  }
+}
+
 // Unsaved edits kept in this browser for this version, on the board the server sent (its pictures, keyframes and
 // takes are the server's: the draft brings back only what the cards edit).
 function restore() {
@@ -790,30 +804,35 @@ function restore() {
     draft = null;
   }
   if (!Array.isArray(draft?.scenes)) return null;
-  const media = new Map(allShots().map((s) => [s.shot_id, s]));
-  for (const sc of draft.scenes) {
-    for (const s of sc.shots || []) {
-      const now = media.get(s.shot_id);
-      Object.assign(s, now && !s.isNew
-        ? { thumb: now.thumb, tier: now.tier, keyframe: now.keyframe, candidates: now.candidates, takes: now.takes }
-        : { thumb: '', tier: '', keyframe: '', candidates: [], takes: null });
-    }
-  }
+  withMedia(draft.scenes, board);
   const tracks = new Map(board.scenes.map((sc) => [sc.scene_id, !!sc.track]));  // the server's: a track is saved
   board.scenes = draft.scenes.filter((sc) => Array.isArray(sc.shots) && sc.shots.length);
   board.scenes.forEach((sc) => { sc.track = tracks.get(sc.scene_id) || false; });
   return Array.isArray(draft.undo) ? draft.undo.filter((u) => typeof u === 'string') : [];
 }
 
+// A board from the server is an answer to something asked earlier; edits made since are never lost to it. Typing
+// not yet sent is kept with the draft first (the saved version it brings is read with the draft, see `restore`), and
+// a draft sent back (a shot rendered from unsaved edits) brings only its pictures when the board was edited since.
 function load() {
   const v = props.value;
   if (v === lastJson) return;  // our own edit coming back
-  lastJson = v;
+  let next = null;
   try {
-    board = v ? JSON.parse(v) : null;
+    next = v ? JSON.parse(v) : null;
   } catch (e) {
-    board = null;
+    next = null;
   }
+  const typing = pending !== null && board !== null;
+  if (typing) { clearTimeout(pending); pending = null; keepDraft(changes()); }
+  if (next?.dirty && board?.key === next.key && (typing || next.rev !== board.rev)) {
+    withMedia(board.scenes, next);
+    draw();
+    flush();
+    return;
+  }
+  lastJson = v;
+  board = next;
   if (!board) { base = null; undo = []; draw(); return; }
   if (board.open_takes) openTakes.add(board.open_takes);
   if (board.carried_from && board.key && board.carried_from !== board.key) {
