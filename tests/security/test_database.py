@@ -17,12 +17,9 @@ from tests.security.conftest import ROOT, chief, one_line_error
 
 
 @pytest.fixture
-def home(tmp_path):
-    """A data folder with one project in it."""
-    home = tmp_path / "home"
-    res = chief(home, "new", "A lighthouse keeper befriends a whale", "--minutes", "0.25")
-    assert res.returncode == 0, res.stderr
-    return home
+def home(tmp_path, data_folder):
+    """A data folder with one project in it (a copy of one `chief new` made)."""
+    return data_folder("whale", tmp_path / "home")
 
 
 def test_a_database_from_a_newer_chief_is_refused_untouched(home):
@@ -81,7 +78,7 @@ def read_only_user() -> int | None:
     return user
 
 
-def test_a_read_only_home_says_so():
+def test_a_read_only_home_says_so(data_folder):
     """The data folder cannot be written. The folder is made outside pytest's private temp folder, which user nobody
     (see read_only_user) could not even enter."""
     user = read_only_user()
@@ -89,7 +86,7 @@ def test_a_read_only_home_says_so():
     try:
         base.chmod(0o755)
         home = base / "home"
-        assert chief(home, "new", "A keeper and a whale", "--minutes", "0.25").returncode == 0
+        data_folder("whale", home)
         for p in home.rglob("*"):
             p.chmod(0o755 if p.is_dir() else 0o644)
         home.chmod(0o555)
@@ -139,13 +136,13 @@ def test_serve_says_a_broken_database_in_one_line(home, kind):
     assert str(home / "chief.db") in line and expected in line, line
 
 
-def test_serve_says_a_read_only_home_in_one_line():
+def test_serve_says_a_read_only_home_in_one_line(data_folder):
     user = read_only_user()
     base = Path(tempfile.mkdtemp(prefix="chief-ro-"))
     try:
         base.chmod(0o755)
         home = base / "home"
-        assert chief(home, "new", "A keeper and a whale", "--minutes", "0.25").returncode == 0
+        data_folder("whale", home)
         for p in home.rglob("*"):
             p.chmod(0o755 if p.is_dir() else 0o644)
         home.chmod(0o555)
