@@ -72,8 +72,8 @@ typecheck: install
 	$(BIN)/basedpyright
 
 # pytest-xdist: WORKERS processes (3 on 2 cores: part of a test's time is spent waiting on a server, a browser or
-# a subprocess); a module- or package-scoped fixture is made once on each worker that runs one of its tests. The run
-# closes with the time per folder and the 25 slowest tests.
+# a subprocess); the tests that share a module- or package-scoped fixture are one xdist group (`--dist loadgroup`,
+# see tests/conftest.py), so the fixture is made once. The run closes with the time per folder and the 25 slowest tests.
 WORKERS ?= 3
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider --timeout=900 -n $(WORKERS) --dist loadgroup
 test test-real: export LLAMA_SERVER := $(LLAMA_SERVER_BIN)

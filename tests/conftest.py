@@ -302,6 +302,7 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(f"{sum(per_folder.values()):8.1f}  in all")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into the test ids
 def pytest_collection_modifyitems(config, items):
     """A test that drives Chromium is marked `browser`, whichever folder it is in (`make check` leaves them out).
 

@@ -86,24 +86,6 @@ class Server(ServerProcess):
         )
 
 
-@pytest.fixture(scope="session")
-def server(tmp_path_factory):
-    """`chief serve` on a temp home, one per test process (xdist worker), shared by every browser test that asks for
-    it: each test makes its own project (`st`), so tests never see each other's work."""
-    base = tmp_path_factory.mktemp("serve")
-    with Server(base / "home", base / "serve.log") as srv:
-        yield srv
-
-
-@pytest.fixture(scope="session")
-def st(server):
-    """A Studio on the served app's data folder: tests make their projects with it and read what the page did."""
-    from app.config import load_config
-    from app.studio import Studio
-
-    return Studio(load_config({"home": server.home, "narration": False, "agents": "offline"}, environ={}))
-
-
 @pytest.fixture
 def served(tmp_path):
     with Server(tmp_path / "home", tmp_path / "serve.log") as server:

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from app.cli import main
 from tests.conftest import tiny_board
+from tests.ui.test_browser import server, st  # noqa: F401  (the served app and its studio, shared fixtures)
 from tests.ui.test_use_cases import _studio
 
 

@@ -18,6 +18,21 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 LONG = 240_000  # ms: renders and critics on a busy 2-core machine
 
 
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    base = tmp_path_factory.mktemp("serve")
+    with Server(base / "home", base / "serve.log") as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def st(server):
+    from app.config import load_config
+    from app.studio import Studio
+
+    return Studio(load_config({"home": server.home, "narration": False, "agents": "offline"}, environ={}))
+
+
 def tiny(st, tmp_path, text: str = TINY_BOARD, title: str = "Tiny Lighthouse") -> str:
     p = tmp_path / "board.yaml"
     p.write_text(text.replace("title: Tiny Lighthouse", f"title: {title}"))

@@ -13,6 +13,21 @@ from tests.ui.test_browser import LONG, load, open_project
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    base = tmp_path_factory.mktemp("serve")
+    with Server(base / "home", base / "serve.log") as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def st(server):
+    from app.config import load_config
+    from app.studio import Studio
+
+    return Studio(load_config({"home": server.home, "narration": False, "agents": "offline"}, environ={}))
+
+
 def tiny(st, tmp_path, title: str, text: str = TINY_BOARD) -> str:
     p = tmp_path / f"{title}.yaml"
     p.write_text(text.replace("title: Tiny Lighthouse", f"title: {title}"))

@@ -15,6 +15,21 @@ from tests.ui.test_browser import LONG, open_project, tiny
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    base = tmp_path_factory.mktemp("serve")
+    with Server(base / "home", base / "serve.log") as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def st(server):
+    from app.config import load_config
+    from app.studio import Studio
+
+    return Studio(load_config({"home": server.home, "narration": False, "agents": "offline"}, environ={}))
+
+
 def expect_tab(page, name: str) -> None:
     """The screen `name` is (or becomes: a step of the path or a plan switches it on the server's answer) chosen."""
     from playwright.sync_api import expect

@@ -15,7 +15,7 @@ import pytest
 from PIL import Image
 
 from tests.ui.conftest import TINY_BOARD
-from tests.ui.test_browser import LONG, open_project, tiny
+from tests.ui.test_browser import LONG, open_project, server, st, tiny  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -20,7 +20,7 @@ from generation.audio.pcm import RATE, decode, rms_db
 from generation.audio.voices import Voices
 from storage.schema import Character, CharacterVoice, Line, Scene, Shot, Storyboard
 from tests.ui.conftest import TINY_BOARD
-from tests.ui.test_browser import LONG, open_project, tiny
+from tests.ui.test_browser import LONG, open_project, server, st, tiny  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -71,7 +71,7 @@ def served_path(url: str) -> Path:
     return Path(unquote(url.split("file=", 1)[1]))
 
 
-def test_change_a_voice_and_preview_it(server, st, page, tmp_path, errors, snap):
+def test_change_a_voice_and_preview_it(server, st, page, tmp_path, errors, snap):  # noqa: F811
     from playwright.sync_api import expect
 
     pid = st.create_from_storyboard(sound_board()).project_id
@@ -133,7 +133,7 @@ def test_change_a_voice_and_preview_it(server, st, page, tmp_path, errors, snap)
     assert len(st.versions(pid)) == 2  # nothing written on refusal
 
 
-def test_the_lanes_appear_after_a_render_with_lines(server, st, page, tmp_path, errors, snap):
+def test_the_lanes_appear_after_a_render_with_lines(server, st, page, tmp_path, errors, snap):  # noqa: F811
     from playwright.sync_api import expect
 
     silent = tiny(st, tmp_path, TINY_BOARD, title="Silent")
@@ -165,7 +165,7 @@ def test_the_lanes_appear_after_a_render_with_lines(server, st, page, tmp_path, 
     snap("render_lanes")
 
 
-def test_solo_the_music_in_the_screening_room(server, st, page, tmp_path, errors, snap):
+def test_solo_the_music_in_the_screening_room(server, st, page, tmp_path, errors, snap):  # noqa: F811
     from playwright.sync_api import expect
 
     pid = st.create_from_storyboard(sound_board()).project_id
@@ -256,7 +256,7 @@ def test_a_speech_endpoint_voice_is_chosen_on_the_card(tmp_path, page, errors):
             assert (voice.engine, voice.speaker, len(st.versions(pid))) == ("speech", "af_bella", 2)
 
 
-def test_the_bible_is_edited_on_its_cards(server, st, page, tmp_path, errors, snap):
+def test_the_bible_is_edited_on_its_cards(server, st, page, tmp_path, errors, snap):  # noqa: F811
     """A card renames a character (their shot and line follow), another card adds one; each is one version."""
     from playwright.sync_api import expect
 
@@ -290,7 +290,7 @@ def test_the_bible_is_edited_on_its_cards(server, st, page, tmp_path, errors, sn
     snap("story_cards")
 
 
-def test_a_line_is_played_on_its_card_as_the_film_speaks_it(server, st, page, tmp_path, errors, snap):
+def test_a_line_is_played_on_its_card_as_the_film_speaks_it(server, st, page, tmp_path, errors, snap):  # noqa: F811
     from playwright.sync_api import expect
 
     pid = st.create_from_storyboard(sound_board()).project_id

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.ui.test_browser import LONG, open_project, tiny
+from tests.ui.test_browser import LONG, open_project, server, st, tiny  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-def test_a_draft_film_shows_its_badges_and_a_finalised_card_loses_its_own(server, st, page, tmp_path, errors):
+def test_a_draft_film_shows_its_badges_and_a_finalised_card_loses_its_own(server, st, page, tmp_path, errors):  # noqa: F811
     from playwright.sync_api import expect
 
     folder = Path(os.environ.get("CHIEF_TEST_SCREENSHOTS") or tmp_path / "screenshots")

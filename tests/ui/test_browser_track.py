@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from generation.video_io import run_ffmpeg
-from tests.ui.test_browser import LONG, open_project, tiny
+from tests.ui.test_browser import LONG, open_project, server, st, tiny  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -16,7 +16,7 @@ def media_files(home) -> set[str]:
     return {p.name for p in (home / "media").rglob("*.*")}
 
 
-def test_a_track_uploaded_on_the_scene_header_is_labelled_and_kept(server, st, page, tmp_path, errors):
+def test_a_track_uploaded_on_the_scene_header_is_labelled_and_kept(server, st, page, tmp_path, errors):  # noqa: F811
     from playwright.sync_api import expect
 
     pid = tiny(st, tmp_path, title="Scene track")
@@ -39,7 +39,7 @@ def test_a_track_uploaded_on_the_scene_header_is_labelled_and_kept(server, st, p
     assert st.version(pid).number == 3 and st.version(pid).storyboard.scenes[0].music_track == ""
 
 
-def test_a_file_that_is_not_audio_is_refused_in_one_line(server, st, page, tmp_path, errors):
+def test_a_file_that_is_not_audio_is_refused_in_one_line(server, st, page, tmp_path, errors):  # noqa: F811
     from playwright.sync_api import expect
 
     pid = tiny(st, tmp_path, title="Not a track")
@@ -57,7 +57,7 @@ def test_a_file_that_is_not_audio_is_refused_in_one_line(server, st, page, tmp_p
     expect(header.locator(".track-label")).to_have_count(0)
 
 
-def test_a_track_under_the_whole_film_from_the_film_options(server, st, page, tmp_path, errors):
+def test_a_track_under_the_whole_film_from_the_film_options(server, st, page, tmp_path, errors):  # noqa: F811
     from playwright.sync_api import expect
 
     pid = tiny(st, tmp_path, title="Film track")
@@ -103,8 +103,8 @@ def test_a_track_under_the_whole_film_from_the_film_options(server, st, page, tm
 
 
 def test_a_track_placed_with_unsaved_edits_makes_its_own_version_and_keeps_the_edits(
-    server,
-    st,
+    server,  # noqa: F811
+    st,  # noqa: F811
     page,
     tmp_path,
     errors,

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from storage.schema import Character, CharacterVoice, Line, Scene, Shot, Storyboard
-from tests.ui.test_browser import LONG, open_project
+from tests.ui.test_browser import LONG, open_project, server, st  # noqa: F401  (the browser test's fixtures)
 
 
 def board() -> Storyboard:
@@ -78,7 +78,7 @@ def test_the_review_json_says_sound_edits_in_words_and_a_level_edited_as_text_is
 
 @pytest.mark.browser
 @pytest.mark.slow
-def test_the_review_screen_shows_and_commits_a_sound_edit(server, st, page, errors):
+def test_the_review_screen_shows_and_commits_a_sound_edit(server, st, page, errors):  # noqa: F811
     from playwright.sync_api import expect
 
     pid = st.create_from_storyboard(board().model_copy(update={"title": "Sound review"})).project_id
