@@ -306,17 +306,18 @@ def pytest_terminal_summary(terminalreporter):
 def pytest_collection_modifyitems(config, items):
     """A test that drives Chromium is marked `browser`, whichever folder it is in (`make check` leaves them out).
 
-    The tests that share a module- or package-scoped fixture (a llama.cpp server, a Ray cluster, a module's render)
-    are one xdist group, so it is made once, on one worker, not once on every worker (`make test` runs with
-    `--dist loadgroup`; xdist hands out the largest groups first). Browser tests run first among the rest: they are
-    the longest (20-80 s each), so the run does not end with one worker on a long test while the others wait."""
+    The other tests that share a module- or package-scoped fixture (a llama.cpp server, a Ray cluster, a module's
+    render) are one xdist group, so it is made once, on one worker, not once on every worker (`make test` runs with
+    `--dist loadgroup`; xdist hands out the largest groups first). Browser modules are not grouped: their tests share
+    a served app's data folder and so its clip cache, and on one worker a module's renders met each other's clips
+    (tests that expect no clip found one)."""
     for item in items:
         if "chromium" in item.fixturenames:
             item.add_marker(pytest.mark.browser)
+            continue
         shared = [
             d.baseid or "." for defs in item._fixtureinfo.name2fixturedefs.values() for d in defs[-1:]
             if d.scope in ("module", "package")
         ]  # fmt: skip
         if shared:
             item.add_marker(pytest.mark.xdist_group(min(shared, key=len)))
-    items.sort(key=lambda item: item.get_closest_marker("browser") is None)  # stable: files keep their order
