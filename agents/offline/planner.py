@@ -745,14 +745,12 @@ def _look(c: Cast, text: str, used: set[tuple[str, str]] | None = None) -> str:
     age = kind
     if kind == "person":  # the idea's describing words, read by the embedder (kinds.trait_of): a child, an old one
         age = "young" if "young" in c.traits else "old" if "old" in c.traits else "person"
-    noun = lemma((c.detail or c.name).split()[-1].lower())
+    noun = lemma((c.detail or c.name).split()[-1].lower())  # what they are: "troll", "heron"
     if kind == "creature" and wordnet.of_myth(noun):
         age = "myth"
     options = LOOKS[age]
     if kind == "animal":  # a bird has feathers and a beak, never a muzzle (WordNet: what the animal's noun is)
-        noun = (c.detail or c.name).split()[-1]
-        plan = wordnet.is_a(lemma(noun.lower()), BODY_PLANS)
-        options = ANIMAL_LOOKS.get(plan, options)
+        options = ANIMAL_LOOKS.get(wordnet.is_a(noun, BODY_PLANS), options)
     start = stable_hash(text, c.name) % len(options)
     face, body = next(
         (
