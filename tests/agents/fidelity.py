@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
+from functools import cache
 
 from storage.schema import Note, Scope, SetShot, SetStory, Storyboard
 
@@ -568,6 +568,14 @@ def report() -> dict[str, tuple[int, int]]:
     return out
 
 
+@cache
+def planned(idea: str, minutes: float) -> Storyboard:
+    """The embedded planner's storyboard for `idea`, made once per test process (several tests read each)."""
+    from agents.offline import OfflinePlanner
+
+    return OfflinePlanner().plan(idea, minutes).value
+
+
 if __name__ == "__main__":
     import sys
 
@@ -587,11 +595,3 @@ if __name__ == "__main__":
                     print(f"FAIL note: {name} ({why})")
     for k, (a, b) in report().items():
         print(f"{k}: {a}/{b}")
-
-
-@cache
-def planned(idea: str, minutes: float) -> Storyboard:
-    """The embedded planner's storyboard for `idea`, made once per test process (several tests read each)."""
-    from agents.offline import OfflinePlanner
-
-    return OfflinePlanner().plan(idea, minutes).value

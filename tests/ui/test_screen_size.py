@@ -32,8 +32,13 @@ def test_no_function_in_app_ui_is_over_120_lines():
     assert not long, long
 
 
+def screen_packages() -> list[str]:
+    """The names of the screen packages under app/ui/screens."""
+    return sorted(p.name for p in (UI / "screens").iterdir() if (p / "__init__.py").is_file())
+
+
 def test_no_screen_imports_another():
-    screens = sorted(p.name for p in (UI / "screens").iterdir() if (p / "__init__.py").is_file())
+    screens = screen_packages()
     assert "storyboard" in screens
     for name in screens:
         others = {f"app.ui.screens.{o}" for o in screens if o != name}
@@ -46,7 +51,7 @@ def test_no_screen_imports_another():
 def test_the_import_contract_names_every_screen():
     """import-linter's independence contract (pyproject.toml, `make lint`) lists every screen package, so a new screen
     is held apart from the others there too."""
-    screens = {f"app.ui.screens.{p.name}" for p in (UI / "screens").iterdir() if (p / "__init__.py").is_file()}
+    screens = {f"app.ui.screens.{name}" for name in screen_packages()}
     contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
     independent = [set(c["modules"]) for c in contracts if c["type"] == "independence"]
     assert screens in independent, (sorted(screens), independent)
