@@ -209,33 +209,6 @@ def tiny_audio_models(tmp_path_factory):
     return _built_once(tmp_path_factory, "tiny-audio-models", BUILDERS)
 
 
-def _whale_folder(folder: Path) -> Path:
-    """A data folder with one project planned by `chief new` (a subprocess: the CLI as a creator runs it)."""
-    import subprocess
-    import sys
-
-    env = {**os.environ, "CHIEF_NARRATION": "false", "CHIEF_AGENTS": "offline"}
-    cmd = [sys.executable, "-m", "app.cli", "--home", str(folder), "new", "A lighthouse keeper befriends a whale"]
-    subprocess.run([*cmd, "--minutes", "0.25"], cwd=Path(__file__).parents[1], env=env, check=True, capture_output=True)
-    return folder
-
-
-DATA_FOLDERS = {"whale": _whale_folder}
-
-
-@pytest.fixture(scope="session")
-def data_folder(tmp_path_factory):
-    """data_folder(name, to) -> `to`, a copy of the data folder `DATA_FOLDERS[name]` makes, made once per test run
-    (a test that damages or locks its copy leaves the template as it was)."""
-    get = _built_once(tmp_path_factory, "data-folders", DATA_FOLDERS)
-
-    def copy(name: str, to: Path) -> Path:
-        shutil.copytree(get(name), to)
-        return to
-
-    return copy
-
-
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

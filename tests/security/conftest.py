@@ -5,6 +5,7 @@ and a local "other site" server that records what it is asked for. Studios come 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import _built_once
 from tests.process import free_port
 from tests.security.hostile_archives import BOARD
 
@@ -38,6 +40,29 @@ def one_line_error(res: subprocess.CompletedProcess) -> str:
     lines = [ln for ln in res.stderr.splitlines() if ln.strip() and not ln.startswith("chief ·")]
     assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr
     return lines[0]
+
+
+def _whale_folder(folder: Path) -> Path:
+    """A data folder with one project planned by `chief new`."""
+    res = chief(folder, "new", "A lighthouse keeper befriends a whale", "--minutes", "0.25")
+    assert res.returncode == 0, res.stderr
+    return folder
+
+
+DATA_FOLDERS = {"whale": _whale_folder}
+
+
+@pytest.fixture(scope="session")
+def data_folder(tmp_path_factory):
+    """data_folder(name, to) -> `to`, a copy of the data folder `DATA_FOLDERS[name]` makes, made once per test run
+    (a test that damages or locks its copy leaves the template as it was)."""
+    get = _built_once(tmp_path_factory, "data-folders", DATA_FOLDERS)
+
+    def copy(name: str, to: Path) -> Path:
+        shutil.copytree(get(name), to)
+        return to
+
+    return copy
 
 
 @pytest.fixture
