@@ -20,7 +20,24 @@ OFFLINE_ENV = {
     "HF_HUB_DISABLE_TELEMETRY": "1",
     "GRADIO_SSR_MODE": "False",
 }
-SAVE_JS = "(pid, version, tab) => ({ pid: pid || '', version: version, tab: tab || 'projects' })"
+# The open project, version and screen are in the address too (`?project=ID&version=N&screen=NAME`), so the address
+# bar is a link to what the page shows: a reload of this tab, a bookmark or a link opens it (see _restore).
+LINK_JS = """
+function chiefLink(pid, version, tab) {
+  const url = new URL(window.location.href);
+  for (const key of ['project', 'version', 'screen']) url.searchParams.delete(key);
+  if (pid) {
+    url.searchParams.set('project', pid);
+    if (version) url.searchParams.set('version', String(version));
+    url.searchParams.set('screen', tab || 'projects');
+  }
+  if (url.href !== window.location.href) window.history.replaceState(window.history.state, '', url);
+}
+"""
+SAVE_JS = (
+    "(pid, version, tab) => { (" + LINK_JS + ")(pid, version, tab);"
+    " return { pid: pid || '', version: version, tab: tab || 'projects' }; }"
+)
 SCREENS = ("projects", "story", "storyboard", "render", "screening", "revise", "history", "settings")
 TITLES = {
     "projects": "Projects",
@@ -45,7 +62,7 @@ body:not([data-chief-ready]) #screens, body:not([data-chief-ready]) #steps { poi
 """
 # The screens take clicks once the page has restored its project and screen: a click or a keystroke before that
 # would be overwritten by what the restore writes (on a busy server that is seconds after the page shows).
-READY_JS = "() => { document.body.dataset.chiefReady = 'yes'; }"
+READY_JS = "(pid, version, tab) => { (" + LINK_JS + ")(pid, version, tab); document.body.dataset.chiefReady = 'yes'; }"
 
 
 def _quiet_env() -> None:
@@ -193,7 +210,14 @@ def create_app(studio, users: bool = False):
             [*bar, ctx.screens],
             api_visibility="private",
             show_progress="hidden",
-        ).then(None, None, None, js=READY_JS, api_visibility="private", show_progress="hidden")
+        ).then(
+            None,
+            [ctx.pid, ctx.version, ctx.screen],
+            None,
+            js=READY_JS,
+            api_visibility="private",
+            show_progress="hidden",
+        )
     demo.queue(default_concurrency_limit=None)  # long work runs as jobs (app/jobs.py); renders take turns there
     return demo
 
@@ -249,17 +273,39 @@ def browser_state_secret(home) -> str:
     return hashlib.sha256(f"chief browser state {Path(home).resolve()}".encode()).hexdigest()[:32]
 
 
-def _restore(studio, saved) -> tuple[str, int | None, str]:
-    """The project, version and screen this browser had open, if they still exist."""
+def _restore(studio, saved, link: dict | None = None) -> tuple[str, int | None, str]:
+    """The project, version and screen the page opens: the address's (`?project=ID&version=N&screen=NAME`: a link,
+    a bookmark, a reload of this tab), else the ones this browser had open, if they still exist. A linked project
+    that is not there (or not this account's) opens Projects and says so."""
     from storage.repository import NotFound
 
+    link = link if link is not None else _page_link()
+    linked = bool(link.get("project"))
+    if linked:
+        saved = {"pid": link["project"], "version": link.get("version"), "tab": link.get("screen") or "projects"}
     pid, number = (saved or {}).get("pid") or "", (saved or {}).get("version")
     if not pid:
         return "", None, _screen(saved)
     try:
         return pid, studio.version(pid, int(number) if number else None).number, _screen(saved)
     except (NotFound, ValueError, TypeError):
+        if linked:  # a toast renders HTML: the link's words are shown as text
+            import html
+
+            import gradio as gr
+
+            what = f"v{number} of project {pid}" if number else f"project {pid}"
+            gr.Warning(html.escape(f"The link names {what}, which is not here (or not yours): pick one from Projects."))
         return "", None, "projects"
+
+
+def _page_link() -> dict:
+    """The query of the page the event comes from (Gradio's client sends the page's own query with each event)."""
+    from gradio.context import LocalContext
+
+    request = LocalContext.request.get(None)
+    query = getattr(request, "query_params", None) if request is not None else None
+    return {k: str(v)[:200] for k, v in dict(query or {}).items() if k in ("project", "version", "screen")}
 
 
 def parse_auth(auth: str | None) -> tuple[str, str] | None:

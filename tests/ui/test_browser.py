@@ -46,18 +46,21 @@ def load(p):
 
 
 def open_project(page, server, pid: str, tab: str | None = None) -> None:
+    """Open `pid` on the screen titled `tab` (Projects by default) by its link, the address the page keeps
+    (`?project=ID&screen=NAME`). test_browser_first_hour opens projects through the Projects screen, as a creator does
+    first; test_browser_flow follows a link to a project that is not there."""
+    from urllib.parse import urlencode
+
     from playwright.sync_api import expect
 
-    page.goto(server.url)
-    expect(page.locator("#steps_path")).to_be_attached(timeout=LONG)  # the page restored its screen, if any
-    page.get_by_role("tab", name="Projects", exact=True).click()
-    pick = page.locator("#project_pick input")  # the finder lists titles; a typed id opens that project
-    pick.click()
-    pick.fill(pid)
-    page.keyboard.press("Enter")
-    page.locator("#open_project_btn").click()
-    expect(page.locator("#projects_message")).to_contain_text("Opened", timeout=LONG)
-    page.get_by_role("tab", name=tab or "Projects", exact=True).click()
+    from app.ui import TITLES
+
+    title = tab or "Projects"
+    screen = next(name for name, shown in TITLES.items() if shown == title)
+    page.goto(server.url + "?" + urlencode({"project": pid, "screen": screen}))
+    expect(page.locator("body[data-chief-ready]")).to_be_attached(timeout=LONG)  # the page opened what it links
+    expect(page.get_by_role("tab", name=title, exact=True)).to_have_attribute("aria-selected", "true")
+    expect(page).to_have_url(re.compile(rf"[?&]project={re.escape(pid)}&version=\d+&"))  # opened: its version is known
 
 
 def test_storyboard_reorder_by_drag(server, st, page, tmp_path, errors):

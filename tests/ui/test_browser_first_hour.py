@@ -35,6 +35,7 @@ def tiny(st, tmp_path, title: str, text: str = TINY_BOARD) -> str:
 
 
 def test_opening_another_project_shows_no_stale_version_error(server, st, page, tmp_path, errors):
+    """…and the address is a link to what the page shows: a link to a project that is not there says so once."""
     from playwright.sync_api import expect
 
     many = tiny(st, tmp_path, "Many versions")
@@ -43,6 +44,10 @@ def test_opening_another_project_shows_no_stale_version_error(server, st, page, 
         board.title = f"Many versions {n}"
         st.save_storyboard(many, board, n, "an edit")
     one = tiny(st, tmp_path, "One version")
+    page.goto(server.url + "?project=p_0000dead&screen=storyboard")
+    expect(page.locator("[data-testid='toast-text']")).to_contain_text("project p_0000dead, which is not here")
+    expect(page.get_by_role("tab", name="Projects", exact=True)).to_have_attribute("aria-selected", "true")
+    expect(page).to_have_url(server.url)  # the address no longer names it
     open_project(page, server, many)
     expect(page.locator("#status_bar")).to_contain_text("v3", timeout=LONG)
     pick = page.locator("#project_pick input")
@@ -52,6 +57,7 @@ def test_opening_another_project_shows_no_stale_version_error(server, st, page, 
     page.locator("#open_project_btn").click()
     expect(page.locator("#projects_message")).to_contain_text("Opened", timeout=LONG)
     expect(page.locator("#status_bar")).to_contain_text("One version · v1", timeout=LONG)
+    expect(page).to_have_url(f"{server.url}?project={one}&version=1&screen=projects")
     page.wait_for_timeout(1500)  # a toast would have come by now
     expect(page.locator(".toast-body.error")).to_have_count(0)
 
