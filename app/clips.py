@@ -353,11 +353,12 @@ class Clips:
         return req, clip_key(self.backend, req)
 
     def _store(self, key: str, backend: Backend, info, out: Path, seconds: float) -> ClipRecord:
-        from generation.frames import last_frame
-
         frame_png = out.with_suffix(".last.png")
-        last_frame(out).save(frame_png)
         clip_media = self.ctx.media.put(out, "mp4")
+        # its thumbnail, the frames critics and the contact sheet use, and its last frame (the next shot's
+        # continuity), in one decode
+        sampled = tuple(sorted({SHEET_FRAMES, self.ctx.config.frames_per_shot}))
+        self._media.prepare(clip_media.sha256, ks=sampled, last_frame_to=frame_png)
         frame_media = self.ctx.media.put(frame_png, "png")
         clip = ClipRecord(
             key=key,
@@ -373,8 +374,6 @@ class Clips:
         )
         with self.ctx.repo.write() as u:
             u.put_clip(clip, [clip_media, frame_media])
-        # cut its thumbnail and the frames critics and the contact sheet use now, in one decode
-        self._media.prepare(clip.sha256, ks=tuple(sorted({SHEET_FRAMES, self.ctx.config.frames_per_shot})))
         return clip
 
 

@@ -32,8 +32,12 @@ class ClipMedia:
         rec = self._get(clip_sha256, kind) or self.prepare(clip_sha256, ks=(k,))[kind]
         return [(f.index, offset + f.index / rec.fps, self.ctx.media.path(f.sha256, "jpg")) for f in rec.frames]
 
-    def prepare(self, clip_sha256: str, *, thumb: bool = True, ks: tuple[int, ...] = ()) -> dict[str, ClipMediaRecord]:
-        """Cut the thumbnail and the `ks` frame samples of a clip in one decode and cache them (one transaction)."""
+    def prepare(
+        self, clip_sha256: str, *, thumb: bool = True, ks: tuple[int, ...] = (), last_frame_to: Path | None = None
+    ) -> dict[str, ClipMediaRecord]:
+        """Cut the thumbnail and the `ks` frame samples of a clip in one decode and cache them (one transaction).
+        `last_frame_to`: the clip's last frame is written there too, as a lossless PNG, from the same decode (a
+        new clip's continuity frame: one ffmpeg pass per rendered shot, not two)."""
         from generation import frames
         from generation.video_io import inspect
 
@@ -41,16 +45,20 @@ class ClipMedia:
             kinds = (["thumb"] if thumb else []) + [f"frames:{k}" for k in ks]
             have = {kind: rec for kind in kinds if (rec := self._get(clip_sha256, kind)) is not None}
             todo = [kind for kind in kinds if kind not in have]
-            if not todo:
+            if not todo and last_frame_to is None:
                 return have
             clip = self.ctx.media.path(clip_sha256, "mp4")
             info = inspect(clip)
             n = frames.frame_count(clip, info)
+            if n == 0:
+                raise ValueError(f"no frames in {clip.name}")
             wanted = {
                 kind: ([n // 2] if kind == "thumb" else sample_indices(n, int(kind.split(":")[1]))) for kind in todo
             }
-            indices = sorted({i for idx in wanted.values() for i in idx})
+            indices = sorted({i for idx in wanted.values() for i in idx} | ({n - 1} if last_frame_to else set()))
             images = dict(zip(indices, frames.decode(clip, indices, info)))
+            if last_frame_to is not None:
+                images[n - 1].save(last_frame_to)
             scratch = self.ctx.media.scratch()
             stored: dict[tuple[int, int], MediaRecord] = {}  # (frame, longer side) -> stored JPEG
             try:

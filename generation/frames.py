@@ -50,14 +50,6 @@ def sample_frames(clip: Path, k: int, *, offset: float = 0.0) -> list[tuple[int,
     return [(i, offset + i / info["fps"], im) for i, im in zip(idx, images)]
 
 
-def last_frame(clip: Path) -> Image.Image:
-    info = inspect(clip)
-    n = frame_count(clip, info)
-    if n == 0:
-        raise ValueError(f"no frames in {Path(clip).name}")
-    return _decode(clip, [n - 1], info["width"], info["height"])[0]
-
-
 def decode(clip: Path, indices: list[int], info: dict | None = None) -> list[Image.Image]:
     """The frames numbered `indices` (ascending) of `clip`, in one ffmpeg pass."""
     info = info or inspect(clip)

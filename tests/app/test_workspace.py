@@ -53,6 +53,27 @@ def test_clip_pictures_are_cut_once_per_clip(studio, project):
     assert thumb.suffix == ".jpg" and thumb.is_file()
 
 
+def test_a_new_clips_last_frame_is_its_last_decoded_frame_kept_lossless(studio, project):
+    """The continuity frame is cut in the same decode as the clip's pictures: it is the clip's last frame, exactly."""
+    import numpy as np
+    from PIL import Image
+
+    from generation import frames
+    from storage.db import ClipRow
+
+    info = studio.render(project)
+    with studio.db.reader() as s:
+        last = {r.sha256: r.last_frame_sha256 for r in s.query(ClipRow)}
+    for shot in info.shots:
+        clip = studio.media.path(shot.sha256, "mp4")
+        n = frames.frame_count(clip)
+        want = np.asarray(frames.decode(clip, [n - 1])[0])
+        got = np.asarray(Image.open(studio.media.path(last[shot.sha256], "png")).convert("RGB"))
+        assert got.shape == want.shape and np.array_equal(got, want)
+        if n > 1:  # and not another frame of it
+            assert not np.array_equal(got, np.asarray(frames.decode(clip, [0])[0]))
+
+
 def test_stop_during_assembly_keeps_clips_and_records_no_film(studio, project):
     token = CancelToken()
 

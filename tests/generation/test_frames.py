@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from generation.frames import contact_sheet, last_frame, sample_frames, save_jpeg, timecode
+from generation.frames import contact_sheet, sample_frames, save_jpeg, timecode
 from generation.video_io import write_video
 
 
@@ -31,10 +31,6 @@ def test_sample_more_frames_than_the_clip_has_gives_each_once(ramp):
     got = sample_frames(ramp, 50)
     assert [i for i, _, _ in got] == list(range(10))
     assert [i for i, _, _ in sample_frames(ramp, 1)] == [0]
-
-
-def test_last_frame(ramp):
-    assert abs(_level(last_frame(ramp)) - 225) <= 3
 
 
 def test_contact_sheet_has_one_row_per_shot(tmp_path, ramp):
