@@ -23,9 +23,25 @@ DATA = Path(__file__).parent / "data"
 
 
 def chief(
-    home: Path, *args: str, env: dict | None = None, user: int | None = None, timeout: float = 120
+    home: Path,
+    *args: str,
+    env: dict | None = None,
+    user: int | None = None,
+    timeout: float = 120,
+    process: bool = False,
 ) -> subprocess.CompletedProcess:
-    """`chief --home HOME ARGS` as a subprocess (as user id `user` when given: setpriv, for read-only homes)."""
+    """`chief --home HOME ARGS`: run by click's CliRunner in this process (what a command prints and its exit code;
+    an exception the CLI did not turn into its one-line error fails the test), or, with `process` or `user`, as a
+    subprocess (as user id `user`: setpriv, for read-only homes; `process` for `serve` and for what only another
+    process shows, e.g. a database another process holds)."""
+    if user is None and not process:
+        from click.testing import CliRunner
+
+        from app.cli import main
+
+        cli_env = {"CHIEF_NARRATION": "false", "CHIEF_AGENTS": "offline", **(env or {})}
+        res = CliRunner().invoke(main, ["--home", str(home), *args], env=cli_env, catch_exceptions=False)
+        return subprocess.CompletedProcess(["chief", *args], res.exit_code, res.stdout, res.stderr)
     full = {**os.environ, "CHIEF_NARRATION": "false", "CHIEF_AGENTS": "offline", "PYTHONPATH": str(ROOT), **(env or {})}
     cmd = [sys.executable, "-m", "app.cli", "--home", str(home), *args]
     if user is not None:
@@ -44,7 +60,7 @@ def one_line_error(res: subprocess.CompletedProcess) -> str:
 
 def _whale_folder(folder: Path) -> Path:
     """A data folder with one project planned by `chief new`."""
-    res = chief(folder, "new", "A lighthouse keeper befriends a whale", "--minutes", "0.25")
+    res = chief(folder, "new", "A lighthouse keeper befriends a whale", "--minutes", "0.25", process=True)
     assert res.returncode == 0, res.stderr
     return folder
 

@@ -13,7 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.security.conftest import ROOT, chief, one_line_error
+from tests.security.conftest import ROOT, one_line_error
+from tests.security.conftest import chief as _chief
+
+
+def chief(home: Path, *args: str, **kw) -> subprocess.CompletedProcess:
+    """Every command here runs as its own process: a process's exit closes (and checkpoints) the database that these
+    tests then damage, lock or make read-only."""
+    return _chief(home, *args, process=True, **kw)
 
 
 @pytest.fixture

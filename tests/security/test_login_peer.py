@@ -80,7 +80,16 @@ def test_a_proxy_list_that_does_not_name_the_peer_changes_nothing(make_studio, s
 
 @pytest.mark.parametrize("proxies", ["*", "proxy.lan", "127.0.0.1,*", "10.0.0.0/33"])
 def test_forwarded_allow_ips_takes_addresses_and_networks_only(tmp_path, proxies):
-    res = chief(tmp_path / "home", "serve", "--port", str(free_port()), "--forwarded-allow-ips", proxies, timeout=60)
+    res = chief(
+        tmp_path / "home",
+        "serve",
+        "--port",
+        str(free_port()),
+        "--forwarded-allow-ips",
+        proxies,
+        timeout=60,
+        process=True,
+    )
     assert res.returncode == 2, (res.returncode, res.stderr)
     assert "--forwarded-allow-ips" in res.stderr and "not an IP address or network" in res.stderr
     assert "Traceback" not in res.stderr
