@@ -289,13 +289,11 @@ def _restore(studio, saved, link: dict | None = None) -> tuple[str, int | None, 
     try:
         return pid, studio.version(pid, int(number) if number else None).number, _screen(saved)
     except (NotFound, ValueError, TypeError):
-        if linked:  # a toast renders HTML: the link's words are shown as text
-            import html
-
-            import gradio as gr
+        if linked:
+            from app.ui.common import notice
 
             what = f"v{number} of project {pid}" if number else f"project {pid}"
-            gr.Warning(html.escape(f"The link names {what}, which is not here (or not yours): pick one from Projects."))
+            notice(f"The link names {what}, which is not here (or not yours): pick one from Projects.")
         return "", None, "projects"
 
 

@@ -27,10 +27,11 @@ def two(studio, tmp_path):
 
 @pytest.fixture
 def warnings(monkeypatch):
+    """What the page is told in toasts (app.ui.common.notice: gr.Info, its text escaped)."""
     import gradio as gr
 
     said: list[str] = []
-    monkeypatch.setattr(gr, "Warning", lambda message, *a, **k: said.append(message))
+    monkeypatch.setattr(gr, "Info", lambda message, *a, **k: said.append(message))
     return said
 
 
