@@ -80,9 +80,10 @@ test test-real: export LLAMA_SERVER := $(LLAMA_SERVER_BIN)
 test: lint typecheck install system-deps real-server llama-server
 	$(PYTEST) --durations=25
 
-# The inner loop: everything but the browser tests and the real LLM server's.
+# The inner loop: everything but the browser tests, the real LLM servers' (tests/real), the Ray cluster's
+# (tests/cluster) and the tests marked slow; `make test` runs them all.
 check: lint typecheck install
-	$(PYTEST) -m "not browser" --ignore=tests/real --durations=10
+	$(PYTEST) -m "not browser and not slow" --ignore=tests/real --ignore=tests/cluster --durations=10
 
 # Refresh README's screenshot from the browser test (tests themselves never write into the checkout).
 screenshots: install system-deps
