@@ -47,8 +47,8 @@ def load(p):
 
 def open_project(page, server, pid: str, tab: str | None = None) -> None:
     """Open `pid` on the screen titled `tab` (Projects by default) by its link, the address the page keeps
-    (`?project=ID&screen=NAME`). test_browser_first_hour opens projects through the Projects screen, as a creator does
-    first; test_browser_flow follows a link to a project that is not there."""
+    (`?project=ID&screen=NAME`). test_browser_first_hour opens a project through the Projects screen, as a creator
+    does first, and follows a link to a project that is not there."""
     from urllib.parse import urlencode
 
     from playwright.sync_api import expect
