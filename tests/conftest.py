@@ -151,23 +151,26 @@ def studio(make_studio):
 def chief(tmp_path):
     """The CLI through click's CliRunner on a temp home: `chief("--json", "new", ...)` asserts exit 0 unless
     `ok=False`; `env` adds variables (narration is off); `chief.home` is the data folder."""
-    from click.testing import CliRunner
-
-    from app.cli import main
-
     home = tmp_path / "home"
-    runner = CliRunner()
 
     def run(*args, ok=True, env=None):
-        res = runner.invoke(
-            main, ["--home", str(home), *args], env={"CHIEF_NARRATION": "0", **(env or {})}, catch_exceptions=False
-        )
+        res = invoke_cli(home, args, {"CHIEF_NARRATION": "0", **(env or {})})
         if ok:
             assert res.exit_code == 0, res.output + res.stderr
         return res
 
     run.home = home
     return run
+
+
+def invoke_cli(home: Path, args, env: dict):
+    """`chief --home HOME ARGS` in this process (click's CliRunner, `env` added to the environment meanwhile); an
+    exception the CLI did not turn into its one-line error is raised, so it fails the test."""
+    from click.testing import CliRunner
+
+    from app.cli import main
+
+    return CliRunner().invoke(main, ["--home", str(home), *args], env=env, catch_exceptions=False)
 
 
 def _built_once(tmp_path_factory, kind: str, builders: dict):

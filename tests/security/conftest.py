@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import _built_once
+from tests.conftest import _built_once, invoke_cli
 from tests.process import free_port
 from tests.security.hostile_archives import BOARD
 
@@ -35,12 +35,7 @@ def chief(
     subprocess (as user id `user`: setpriv, for read-only homes; `process` for `serve` and for what only another
     process shows, e.g. a database another process holds)."""
     if user is None and not process:
-        from click.testing import CliRunner
-
-        from app.cli import main
-
-        cli_env = {"CHIEF_NARRATION": "false", "CHIEF_AGENTS": "offline", **(env or {})}
-        res = CliRunner().invoke(main, ["--home", str(home), *args], env=cli_env, catch_exceptions=False)
+        res = invoke_cli(home, args, {"CHIEF_NARRATION": "false", "CHIEF_AGENTS": "offline", **(env or {})})
         return subprocess.CompletedProcess(["chief", *args], res.exit_code, res.stdout, res.stderr)
     full = {**os.environ, "CHIEF_NARRATION": "false", "CHIEF_AGENTS": "offline", "PYTHONPATH": str(ROOT), **(env or {})}
     cmd = [sys.executable, "-m", "app.cli", "--home", str(home), *args]
