@@ -173,6 +173,15 @@ def invoke_cli(home: Path, args, env: dict):
     return CliRunner().invoke(main, ["--home", str(home), *args], env=env, catch_exceptions=False)
 
 
+def app_client(url: str, **kwargs):
+    """A gradio_client Client for the app at `url`. Its requests wait up to a minute: httpx's default of 5 s was
+    passed once on the loaded CI machine while the app answered its first config request (a refused stop)."""
+    import httpx
+    from gradio_client import Client
+
+    return Client(url, verbose=False, httpx_kwargs={"timeout": httpx.Timeout(60.0)}, **kwargs)
+
+
 def _built_once(tmp_path_factory, kind: str, builders: dict):
     """get(name) -> the folder of builders[name], built once per test run: the xdist workers share one folder
     (the run's temp root) under a lock per model, so a tiny pipeline is built by whichever worker needs it first."""

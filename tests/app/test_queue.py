@@ -308,9 +308,7 @@ def first_progress(job) -> str:
 
 
 def test_a_queued_render_shows_its_place_on_the_page(make_studio, serve_users):  # noqa: F811
-    from gradio_client import Client
-
-    from tests.conftest import tiny_board
+    from tests.conftest import app_client, tiny_board
 
     backend = HeldAnimatic()
     studio = make_studio(backend=backend)
@@ -323,7 +321,7 @@ def test_a_queued_render_shows_its_place_on_the_page(make_studio, serve_users): 
             pids[name] = studio.create_from_storyboard(board).project_id
     url = serve_users(studio)
     for name in pids:
-        clients[name] = Client(url, auth=(name, f"{name}-password"), verbose=False)
+        clients[name] = app_client(url, auth=(name, f"{name}-password"))
 
     alice = clients["alice"].submit(pids["alice"], 1, "", None, api_name="/render")
     assert backend.entered.wait(WAIT)  # alice's render holds the one place

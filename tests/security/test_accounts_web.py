@@ -38,13 +38,13 @@ def test_serve_users_without_accounts_is_refused_in_one_line(tmp_path):
 
 def test_two_students_through_the_served_app(two_students, serve_users):
     """Signed in over HTTP (Gradio's login form, behind the Guard): the project list, export and trash."""
-    from gradio_client import Client
+    from tests.conftest import app_client
 
     studio, alice, bob = two_students
     url = serve_users(studio)
-    as_alice = Client(url, auth=("alice", PASSWORD), verbose=False)
-    as_bob = Client(url, auth=("bob", PASSWORD + "b"), verbose=False)
-    as_teacher = Client(url, auth=("teach", PASSWORD + "t"), verbose=False)
+    as_alice = app_client(url, auth=("alice", PASSWORD))
+    as_bob = app_client(url, auth=("bob", PASSWORD + "b"))
+    as_teacher = app_client(url, auth=("teach", PASSWORD + "t"))
 
     def listed(client) -> str:
         return str(client.predict("", api_name="/list_projects"))
@@ -73,11 +73,13 @@ def test_what_a_student_makes_on_the_web_is_theirs(two_students, serve_users, tm
     on the web is the importer's."""
     import sqlite3
 
-    from gradio_client import Client, handle_file
+    from gradio_client import handle_file
+
+    from tests.conftest import app_client
 
     studio, alice, _ = two_students
     url = serve_users(studio)
-    as_bob = Client(url, auth=("bob", PASSWORD + "b"), verbose=False)
+    as_bob = app_client(url, auth=("bob", PASSWORD + "b"))
     owners = lambda: dict(sqlite3.connect(studio.config.db_path).execute("SELECT id, owner FROM projects"))  # noqa: E731
     before = owners()
     as_bob.predict("A kite lost over a grey harbour", 0.5, "", api_name="/create_project")
@@ -282,12 +284,12 @@ def test_only_a_teacher_changes_the_servers_settings(two_students):
 
 def test_without_users_the_app_acts_as_the_account_that_serves_it(two_students, serve):
     """`chief --user bob serve` (no --users): every page acts as bob; plain `chief serve` as the local owner."""
-    from gradio_client import Client
+    from tests.conftest import app_client
 
     studio, _, _ = two_students
     with acting(Actor("bob")):
-        as_bob = Client(serve(studio), verbose=False)
+        as_bob = app_client(serve(studio))
     listed = str(as_bob.predict("", api_name="/list_projects"))
     assert "Bob&#x27;s Film" in listed and SECRET not in listed
-    local = str(Client(serve(studio), verbose=False).predict("", api_name="/list_projects"))
+    local = str(app_client(serve(studio)).predict("", api_name="/list_projects"))
     assert "Bob&#x27;s Film" not in local and SECRET not in local

@@ -25,11 +25,9 @@ def signed_in(url: str, name: str, password: str) -> httpx.Client:
 
 
 def _export_path(url: str, name: str, password: str, pid: str) -> str:
-    from gradio_client import Client
+    from tests.conftest import app_client
 
-    out = Client(url, auth=(name, password), verbose=False, download_files=False).predict(
-        pid, None, api_name="/export_project"
-    )
+    out = app_client(url, auth=(name, password), download_files=False).predict(pid, None, api_name="/export_project")
     return str(out[0]["path"])
 
 

@@ -114,12 +114,12 @@ def test_disk_counts_a_shared_file_for_each_account_and_refuses_before_writing(m
 
 def test_a_quota_reached_is_one_line_on_the_page(make_studio, serve):
     """Through the served app: the Render button's refusal is the quota's line, and nothing is written."""
-    from gradio_client import Client
+    from tests.conftest import app_client
 
     studio = make_studio(quota_renders_per_hour=1)
     project = studio.create_from_storyboard(tiny_board(2)).project_id
     url = serve(studio)
-    client = Client(url, verbose=False)
+    client = app_client(url)
     client.predict(project, 1, "", None, api_name="/render")
     before = snapshot(studio)
     with pytest.raises(Exception) as e:

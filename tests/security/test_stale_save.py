@@ -12,10 +12,10 @@ import json
 
 import pytest
 import yaml
-from gradio_client import Client
 from gradio_client.exceptions import AppError
 
 from storage.schema import Storyboard
+from tests.conftest import app_client
 from tests.security.hostile_archives import BOARD
 
 THREE_SHOTS = yaml.safe_load(BOARD)
@@ -30,7 +30,7 @@ def app(make_studio, serve, monkeypatch):
     studio = make_studio()
     pid = studio.create_from_storyboard(Storyboard.model_validate(THREE_SHOTS)).project_id
     studio.render_takes(pid, "s1", 2, 1)
-    client = Client(serve(studio), verbose=False)
+    client = app_client(serve(studio))
     return studio, client, pid
 
 

@@ -13,10 +13,11 @@ import uuid
 from urllib.parse import urlsplit
 
 import pytest
-from gradio_client import Client, handle_file
+from gradio_client import handle_file
 from gradio_client.exceptions import AppError
 from playwright.sync_api import expect
 
+from tests.conftest import app_client
 from tests.security.conftest import DATA, OtherSite
 
 
@@ -322,7 +323,7 @@ def test_the_settings_page_says_the_agents_are_the_servers(make_studio, serve, p
 def test_served_files_stay_in_a_private_folder_and_errors_show_no_paths(make_studio, serve, board_file, tmp_path):
     studio = make_studio()
     base = serve(studio)
-    client = Client(base + "/", verbose=False)
+    client = app_client(base + "/")
     pid, v, *_ = client.predict(handle_file(str(board_file)), api_name="/create_from_file")
     client.predict(pid, v, api_name="/render")
     client.predict(pid, v, api_name="/export_project")
@@ -340,7 +341,7 @@ def test_served_files_stay_in_a_private_folder_and_errors_show_no_paths(make_stu
 
 
 def test_user_errors_leave_no_traceback_in_the_server_log(make_studio, serve, capfd):
-    client = Client(serve(make_studio()) + "/", verbose=False)
+    client = app_client(serve(make_studio()) + "/")
     capfd.readouterr()
     with pytest.raises(AppError, match="write an idea first"):
         client.predict("  ", 1, "", api_name="/create_project")

@@ -62,9 +62,9 @@ def app_url(studio):
 
 @pytest.fixture
 def client(app_url):
-    from gradio_client import Client
+    from tests.conftest import app_client
 
-    return Client(app_url, verbose=False)
+    return app_client(app_url)
 
 
 class Server(ServerProcess):
