@@ -95,8 +95,8 @@ def test_a_wrong_password_is_refused(two_students, serve_users):
 
     studio, _, _ = two_students
     url = serve_users(studio)
-    wrong = httpx.post(f"{url}/login", data={"username": "alice", "password": "not it at all"})
-    right = httpx.post(f"{url}/login", data={"username": "alice", "password": PASSWORD})
+    wrong = httpx.post(f"{url}/login", data={"username": "alice", "password": "not it at all"}, timeout=60)
+    right = httpx.post(f"{url}/login", data={"username": "alice", "password": PASSWORD}, timeout=60)
     assert wrong.status_code == 400 and right.status_code == 200
     assert not any(c.startswith("access-token") for c in wrong.cookies)
     assert any(c.startswith("access-token") for c in right.cookies)
@@ -104,11 +104,11 @@ def test_a_wrong_password_is_refused(two_students, serve_users):
     from app.security import LOGIN_FAILURES
 
     codes = [
-        httpx.post(f"{url}/login", data={"username": "bob", "password": f"guess {i}"}).status_code
+        httpx.post(f"{url}/login", data={"username": "bob", "password": f"guess {i}"}, timeout=60).status_code
         for i in range(LOGIN_FAILURES - 1)  # the first wrong one above counted too
     ]
     assert codes == [400] * (LOGIN_FAILURES - 1)
-    late = httpx.post(f"{url}/login", data={"username": "alice", "password": PASSWORD})
+    late = httpx.post(f"{url}/login", data={"username": "alice", "password": PASSWORD}, timeout=60)
     assert late.status_code == 429 and not any(c.startswith("access-token") for c in late.cookies)
 
 

@@ -104,7 +104,7 @@ def test_a_file_goes_only_to_the_account_it_was_sent_to(alices_file):
         assert (theirs.status_code, theirs.text) == (404, NOT_FOUND + "\n"), route
         assert (missing.status_code, missing.text) == (theirs.status_code, theirs.text)  # no hint it exists
         assert teacher.get(route + path).status_code == 404  # never sent to the teacher either
-    anonymous = httpx.get(url + "/gradio_api/file=" + path)
+    anonymous = httpx.get(url + "/gradio_api/file=" + path, timeout=60)
     assert anonymous.status_code == 404 and data not in anonymous.content
     # a file in the media store that no answer named: refused to everyone, its owner too
     other = studio.config.media_root / "never-named.txt"
