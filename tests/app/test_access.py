@@ -216,7 +216,16 @@ def test_the_described_film_has_a_second_track_whose_descriptions_fall_between_t
         f"lines, {10 * np.log10(outside.sum() + 1e-20):.1f} dB outside; {inside.sum() / energy.sum():.5f} of it inside"
     )
     assert spoken.sum() * 0.02 > 2.0  # three lines are said (2.8 s)
-    assert inside.sum() / energy.sum() < 0.01  # the descriptions are said between the lines (AAC noise aside)
+    # Where each line is said the two tracks differ only by the AAC coder's noise (each track is coded on its own),
+    # measured 19-33 dB under the line (identical before the first description). A description is said some 6 dB under
+    # the lines here, so one said over a seventh of a line or more brings the difference within 15 dB of it. (The share
+    # of the difference inside the lines, bounded before, moved with the coder's noise: 0.45-1.35%.)
+    level = np.mean(np.square(one[: m * frame].reshape(m, frame)), axis=1)
+    for a, b in runs(spoken):
+        line = slice(round(a / 0.02), round(b / 0.02))
+        under = 10 * np.log10(level[line].mean() / (energy[line].mean() + 1e-20))
+        print(f"line {a:.2f}-{b:.2f} s: the tracks differ {under:.1f} dB under it")
+        assert under > 15.0, (a, b, under)
     said = [(a, b) for a, b in runs(energy > 0.01 * energy.max()) if b - a >= 0.2]  # 20 dB under its loudest
     print(f"the difference is loud in {said}")
     assert said and all(0.0 <= t0 and t1 <= 16.0 for t0, t1 in said)  # s1 and s2 describe; s3 has no description
