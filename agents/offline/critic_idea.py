@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
@@ -24,6 +23,7 @@ from agents.offline.directions import Direction
 from agents.offline.idea import MAX_IDEA, noun_kind, read_idea, verb_lemma, verbish, word_classes
 from agents.offline.lexicon import STOP
 from agents.offline.measure import ShotStats
+from agents.offline.once import computed_once
 from agents.offline.words import WORD, stem, without_shot_type
 from storage.schema import Storyboard
 
@@ -67,7 +67,7 @@ def _meaning_words(text: str) -> list[str]:
     return list(dict.fromkeys(w for w in WORD.findall(text.lower()) if len(w) > 3 and w not in STOP))
 
 
-@lru_cache(maxsize=64)
+@computed_once(maxsize=64)
 def parts(intent: str) -> tuple[Part, ...]:
     """What the idea says must be in its film, key event first. Empty for an empty idea."""
     text = " ".join(intent.split())[:MAX_IDEA]

@@ -13,6 +13,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from agents.offline import wordnet
+from agents.offline.once import computed_once
 
 # Short descriptions of each kind, the prototypes a word is compared with: its score for a kind is the mean of its
 # two best cosines against that kind's descriptions.
@@ -47,7 +48,7 @@ PERSON_ENDINGS = ("keeper", "maker", "man", "woman", "smith", "monger", "ist", "
 DOER_ENDINGS = ("er", "or", "ar")
 
 
-@lru_cache(maxsize=4)
+@computed_once(maxsize=4)
 def _described(descriptions: tuple[str, ...]):
     """The embeddings of a fixed set of descriptions (kinds, verbs of making, traits), computed once."""
     from agents.diversity import embed

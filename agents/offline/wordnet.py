@@ -13,6 +13,8 @@ import importlib.util
 from functools import lru_cache
 from pathlib import Path
 
+from agents.offline.once import computed_once
+
 # Hypernym words that make a sense a creature (a being of myth or faith), a machine, a made figure, or a place (a
 # building, a room, a region, a ship or a plane one can be in), whatever its lexicographer file.
 CREATURE = {"imaginary_being", "mythical_being", "spiritual_being", "supernatural", "monster", "apparition", "spirit"}
@@ -60,7 +62,7 @@ def _folder() -> Path | None:
     return folder if (folder / "data.noun").is_file() else None
 
 
-@lru_cache(maxsize=1)
+@computed_once(maxsize=1)
 def _tables() -> (
     tuple[dict[str, list[int]], dict[int, tuple[str, list[str], list[int]]], dict[str, str], set[str]] | None
 ):

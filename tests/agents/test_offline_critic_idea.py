@@ -248,3 +248,36 @@ def test_a_character_the_idea_makes_a_machine_or_an_animal_is_drawn_as_one(tmp_p
     right = critic.critique(who, view(tmp_path / "r", machine)).value
     assert not any("draws Bolt" in i.summary for i in right.top_issues)
     assert right.scores.intent_faithfulness > wrong.scores.intent_faithfulness
+
+
+def test_critics_asking_together_compute_a_reading_once():
+    """The panel's critics watch concurrently: the first computes a cached reading (the idea, WordNet's tables), the
+    others wait for it instead of computing it again each (agents/offline/once.py)."""
+    import threading
+
+    from agents.offline.once import computed_once
+
+    entered, release, ready = [], threading.Event(), threading.Barrier(9)
+
+    @computed_once(maxsize=4)
+    def reading(idea: str) -> list[str]:
+        entered.append(idea)
+        release.wait(30)
+        return idea.split()
+
+    out: list[list[str]] = []
+
+    def critic():
+        ready.wait(30)
+        out.append(reading("a keeper befriends a whale"))
+
+    threads = [threading.Thread(target=critic) for _ in range(8)]
+    for t in threads:
+        t.start()
+    ready.wait(30)  # all eight ask now
+    for t in threads:
+        t.join(0.05)  # the seven others have time to reach the function (an uncached lru_cache lets each in)
+    release.set()
+    for t in threads:
+        t.join(30)
+    assert entered == ["a keeper befriends a whale"] and len(out) == 8 and all(o is out[0] for o in out)
