@@ -293,13 +293,13 @@ def pytest_collection_modifyitems(config, items):
 
     The other tests that share a module- or package-scoped fixture (a llama.cpp server, a Ray cluster, a module's
     render) are one xdist group, so it is made once, on one worker, not once on every worker (`make test` runs with
-    `--dist loadgroup`; xdist hands out the largest groups first). Browser modules are not grouped: their tests share
-    a served app's data folder and so its clip cache, and on one worker a module's renders met each other's clips
-    (tests that expect no clip found one)."""
+    `--dist loadgroup`; xdist hands out the largest groups first). A browser module's tests are one group too: they
+    share its served app (`chief serve`, ~13 s to start), which ungrouped was started on every worker that ran one of
+    them; grouped, a module's tests run on one worker in file order, so what they share is the same in every run.
+    The 65 browser tests on 3 workers: 1278 s summed ungrouped (a run last stop), 1090 s grouped (this stop)."""
     for item in items:
         if "chromium" in item.fixturenames:
             item.add_marker(pytest.mark.browser)
-            continue
         shared = [
             d.baseid or "." for defs in item._fixtureinfo.name2fixturedefs.values() for d in defs[-1:]
             if d.scope in ("module", "package")
