@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +122,7 @@ def lra_of(z) -> float:
     return round(float(high - low), 2)
 
 
+@lru_cache(maxsize=1)
 def _interpolator():
     """A 48-tap windowed-sinc interpolation filter for 4× oversampling, as four 12-tap phases (the shape of
     BS.1770-4 Annex 2's)."""
@@ -133,14 +135,15 @@ def _interpolator():
 
 
 def oversampled(samples):
-    """|samples| at 4× the rate, as (n, 4): row i holds sample i and the three points after it."""
+    """Per sample, the largest |value| of mono `samples` from it to the next at 4× the rate: the sample itself and the
+    three points the interpolator puts after it (the max is kept phase by phase, never all four phases at once)."""
     phases, np = _interpolator()
     x = np.asarray(samples, np.float32)
     delay = len(phases[0]) // 2
     padded = np.concatenate([x, np.zeros(delay, np.float32)])
-    rows = [np.abs(np.convolve(padded, ph)[delay : delay + len(x)]) for ph in phases]
-    out = np.stack(rows, axis=1)
-    out[:, 0] = np.maximum(out[:, 0], np.abs(x))
+    out = np.abs(x)
+    for ph in phases:
+        np.maximum(out, np.abs(np.convolve(padded, ph)[delay : delay + len(x)]), out=out)
     return out
 
 

@@ -256,7 +256,7 @@ def reach(samples: np.ndarray) -> np.ndarray:
     from .loudness import oversampled
 
     x = samples.reshape(len(samples), -1)
-    return np.max([oversampled(x[:, c]).max(axis=1) for c in range(x.shape[1])], axis=0).astype(np.float32)
+    return np.max([oversampled(x[:, c]) for c in range(x.shape[1])], axis=0).astype(np.float32)
 
 
 def limiter_gain(peaks: np.ndarray, ceiling: float) -> np.ndarray:
