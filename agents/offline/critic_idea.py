@@ -163,16 +163,16 @@ _VLOCK = threading.Lock()
 
 
 def _vectors(texts: list[str]) -> np.ndarray:
-    """Unit-norm sentence vectors, each text embedded once per process (the embedder loads on first need)."""
+    """Unit-norm sentence vectors, each text embedded once per process (the embedder loads on first need). The lock is
+    held while embedding: the panel's critics ask for the same shots' texts together, and the embedder runs one batch
+    at a time anyway (`generation.minilm`)."""
     from agents.diversity import embed
 
     with _VLOCK:
         new = [t for t in dict.fromkeys(texts) if t not in _VECTORS]
-    if new:
-        vs = embed(new)
-        with _VLOCK:
-            _VECTORS.update(zip(new, vs))
-    return np.stack([_VECTORS[t] for t in texts])
+        if new:
+            _VECTORS.update(zip(new, embed(new)))
+        return np.stack([_VECTORS[t] for t in texts])
 
 
 def _picture(board: Storyboard, shot) -> str:
