@@ -38,6 +38,8 @@ import contextlib
 import io
 import json
 import math
+import select
+import socket
 import threading
 import time
 import wave
@@ -176,6 +178,16 @@ def ok(content: str | dict | None = None, **kw: Any) -> Reply:
     if isinstance(content, dict):
         content = json.dumps(content)
     return Reply(body=completion(content, **kw), **pacing)
+
+
+def _client_left(conn: socket.socket) -> bool:
+    """Whether the peer closed `conn` (readable, and a peek reads nothing or the connection was reset)."""
+    try:
+        if not select.select([conn], [], [], 0)[0]:
+            return False
+        return conn.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
 
 
 class FakeOpenAI:
@@ -485,7 +497,14 @@ class FakeOpenAI:
                     gone = True
                 for n, event in enumerate(events):
                     if reply.stall_after is not None and n > reply.stall_after:
-                        fake._stop.wait(3600)  # stalled: hold the connection until the server stops
+                        # stalled: hold the connection until the server stops, noticing a client that leaves (as a
+                        # real server's disconnect check does; a write would show it only after the stall)
+                        while not fake._stop.wait(0.05):
+                            if _client_left(self.connection):
+                                with fake._lock:
+                                    fake.disconnects += 1
+                                    fake._arrived.notify_all()
+                                return
                         return
                     if reply.drop_after is not None and n > reply.drop_after:
                         return  # crashed: the connection closes without a finish_reason or [DONE]

@@ -109,6 +109,7 @@ def test_a_stalled_stream_is_closed_and_not_resent_to_a_local_server(server, con
     ) as e:
         ask(LLMClient(config.model_copy(update={"stall_seconds": 0.3})))
     assert e.value.usage.calls == 1 and len(server.requests) == 1
+    assert server.wait_for(lambda: server.disconnects == 1)  # the stalled connection was closed, not left open
 
 
 def test_a_stalled_stream_is_resent_when_asked(server, config):
