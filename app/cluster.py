@@ -255,13 +255,14 @@ class RayBackend:
             self.close()
             raise ClusterError(f"render workers failed to start: {str(_cause(e)).splitlines()[0]}") from None
         self.max_parallel = n
-        self.max_attempts, self.poll_s = max_attempts, poll_s
+        self.max_attempts, self.poll_s, self.startup_timeout_s = max_attempts, poll_s, startup_timeout_s
         self.label = f"{described[0]['label']} · on Ray ({n} workers: {'GPU' if gpus else 'CPU'})"
         self._idle: queue.Queue[_RenderActor] = queue.Queue()
         for a in self.actors:
             self._idle.put(a)
         self._flights: dict[str, _Flight] = {}
         self._lock = threading.Lock()
+        self._restarting: set[_RenderActor] = set()  # died under a shot: Ray is bringing them back
 
     # -- the Backend protocol --------------------------------------------------------------
 
@@ -324,6 +325,8 @@ class RayBackend:
                 self._wait(actor, ref, progress, cancel)
                 return ref
             except ray.exceptions.RayActorError:
+                with self._lock:
+                    self._restarting.add(actor)
                 if attempt == self.max_attempts:
                     raise RenderError(
                         f"shot {req.shot_id}: its render worker died {attempt} times (out of memory? see the Ray logs)"
@@ -333,12 +336,41 @@ class RayBackend:
         raise AssertionError("unreachable")
 
     def _acquire(self, cancel: CancelToken) -> _RenderActor:
+        """A free worker that answers. One that died under a shot is asked first whether Ray has brought it back: a
+        shot sent to it while it restarts fails at once ("unavailable"), which is no death of that shot (measured
+        on the loaded CI machine: the one retry left went to the restarting worker twice in 4 s, and the shot was
+        given up as "died 3 times"). A worker still restarting goes to the back, so another free one is taken."""
+        ray = _ray()
+        deadline: float | None = None  # set when a worker is first found restarting (busy ones may take long)
         while True:
             cancel.raise_if_cancelled()
             try:
-                return self._idle.get(timeout=self.poll_s)
+                actor = self._idle.get(timeout=self.poll_s)
             except queue.Empty:
                 continue
+            with self._lock:
+                suspect = actor in self._restarting
+            if not suspect:
+                return actor
+            deadline = deadline or time.monotonic() + self.startup_timeout_s
+            ping = actor.stats.options(concurrency_group=_CONTROL).remote()
+            while not ray.wait([ping], timeout=self.poll_s)[0] and time.monotonic() < deadline:
+                cancel.raise_if_cancelled()  # (a call to a restarting worker may also wait for it to be back)
+            try:
+                ray.get(ping, timeout=0)
+            except (ray.exceptions.ActorUnavailableError, ray.exceptions.GetTimeoutError):  # restarting: not yet
+                self._idle.put(actor)
+                if time.monotonic() > deadline:
+                    raise RenderError(
+                        f"no render worker came back within {self.startup_timeout_s:.0f} s of dying (see the Ray logs)"
+                    ) from None
+                time.sleep(self.poll_s)
+                continue
+            except ray.exceptions.RayActorError:
+                pass  # gone for good (its restarts spent): the shot's attempt finds that out and counts it
+            with self._lock:
+                self._restarting.discard(actor)
+            return actor
 
     def _wait(
         self, actor: _RenderActor, ref: ObjectRef[_Rendered], progress: Progress | None, cancel: CancelToken

@@ -49,8 +49,9 @@ def pool(ray_cluster, tmp_path):
 
     made = []
 
-    def build(hold=None, **kw):
-        rb = RayBackend(partial(ScriptedAnimatic, str(tmp_path), hold), num_workers=2, worker_cpus=0.5, **kw)
+    def build(hold=None, restart_delay=0.0, **kw):
+        worker = partial(ScriptedAnimatic, str(tmp_path), hold, restart_delay)
+        rb = RayBackend(worker, **{"num_workers": 2, "worker_cpus": 0.5, **kw})
         made.append(rb)
         return rb
 
@@ -134,6 +135,25 @@ def test_a_worker_killed_mid_shot_is_retried_elsewhere(pool, reference, tmp_path
     assert sorted(s for s, _ in log) == ["s1", "s2", "s3", "s3", "s4"]  # only the lost shot ran again
     s3 = [p for s, p in log if s == "s3"]
     assert s3[0] == victim and s3[1] != victim
+
+
+def test_a_shot_waits_for_its_only_worker_to_come_back(pool, reference, tmp_path):
+    """One worker, killed mid-shot, comes back slowly (as on a loaded machine): the shot waits for it. A call to a
+    restarting worker fails at once ("unavailable"), which is no death of the shot; before, two such failures in a
+    row gave the shot up as "its render worker died 3 times" (CI, with two workers and the other one busy)."""
+    _, _, ref_info = reference
+    rb = pool(hold="s3", restart_delay=8.0, num_workers=1)
+    st = make(tmp_path / "home", backend=rb)
+    pid = st.create_from_storyboard(BOARD).project_id
+    result = {}
+    t = threading.Thread(target=lambda: result.update(info=st.render(pid)))
+    t.start()
+    victim = int(wait_for(tmp_path / "held.pid"))
+    os.kill(victim, signal.SIGKILL)
+    t.join(120)
+    assert clips(result["info"]) == clips(ref_info)
+    s3 = [p for s, p in renders(tmp_path) if s == "s3"]
+    assert len(s3) == 2 and s3[0] == victim and s3[1] != victim  # rendered again by the restarted worker
 
 
 def test_the_same_clip_is_rendered_once_cluster_wide(pool, tmp_path):

@@ -16,8 +16,12 @@ from generation.base import Cancelled
 
 
 class ScriptedAnimatic(AnimaticBackend):
-    def __init__(self, folder: str, hold: str | None = None) -> None:
+    def __init__(self, folder: str, hold: str | None = None, restart_delay: float = 0.0) -> None:
         self.folder, self.hold = Path(folder), hold
+        if restart_delay and (self.folder / "held.pid").exists():
+            time.sleep(
+                restart_delay
+            )  # a worker Ray restarts after the held shot's kill starts slowly (a loaded machine)
 
     def render(self, request, out, progress=None, cancel=None):
         with open(self.folder / "renders.log", "a") as f:
