@@ -337,9 +337,10 @@ class RayBackend:
 
     def _acquire(self, cancel: CancelToken) -> _RenderActor:
         """A free worker that answers. One that died under a shot is asked first whether Ray has brought it back: a
-        shot sent to it while it restarts fails at once ("unavailable"), which is no death of that shot (measured
-        on the loaded CI machine: the one retry left went to the restarting worker twice in 4 s, and the shot was
-        given up as "died 3 times"). A worker still restarting goes to the back, so another free one is taken."""
+        shot sent to it while it restarts fails without waiting for it ("unavailable"), which is no death of that
+        shot (seen on the loaded CI machine: both retries went to the restarting worker within 4 s, the other being
+        busy, and the shot was given up as "died 3 times"). One still restarting goes to the back of the queue, so
+        another free worker is taken."""
         ray = _ray()
         deadline: float | None = None  # set when a worker is first found restarting (busy ones may take long)
         while True:

@@ -139,8 +139,8 @@ def test_a_worker_killed_mid_shot_is_retried_elsewhere(pool, reference, tmp_path
 
 def test_a_shot_waits_for_its_only_worker_to_come_back(pool, reference, tmp_path):
     """One worker, killed mid-shot, comes back slowly (as on a loaded machine): the shot waits for it. A call to a
-    restarting worker fails at once ("unavailable"), which is no death of the shot; before, two such failures in a
-    row gave the shot up as "its render worker died 3 times" (CI, with two workers and the other one busy)."""
+    restarting worker fails without waiting ("unavailable"), which is no death of the shot; before, two such failures
+    in a row gave the shot up as "its render worker died 3 times" (CI, with two workers and the other one busy)."""
     _, _, ref_info = reference
     rb = pool(hold="s3", restart_delay=8.0, num_workers=1)
     st = make(tmp_path / "home", backend=rb)
