@@ -119,9 +119,8 @@ def test_agent_calls_on_ray_match_one_process(ray_cluster, reference, tmp_path):
     assert planned.storyboard == ref_st.create_project("a lighthouse keeper befriends a whale", minutes=0.5).storyboard
 
 
-def test_a_worker_killed_mid_shot_is_retried_elsewhere(pool, reference, tmp_path):
-    _, _, ref_info = reference
-    rb = pool(hold="s3")
+def render_killing_s3(rb, tmp_path) -> tuple[object, int]:
+    """Render BOARD on `rb` (whose workers hold shot s3), SIGKILL the worker that holds s3: (the render, its pid)."""
     st = make(tmp_path / "home", backend=rb)
     pid = st.create_from_storyboard(BOARD).project_id
     result = {}
@@ -130,7 +129,13 @@ def test_a_worker_killed_mid_shot_is_retried_elsewhere(pool, reference, tmp_path
     victim = int(wait_for(tmp_path / "held.pid"))
     os.kill(victim, signal.SIGKILL)  # the worker process dies in the middle of shot s3
     t.join(120)
-    assert clips(result["info"]) == clips(ref_info)
+    return result["info"], victim
+
+
+def test_a_worker_killed_mid_shot_is_retried_elsewhere(pool, reference, tmp_path):
+    _, _, ref_info = reference
+    info, victim = render_killing_s3(pool(hold="s3"), tmp_path)
+    assert clips(info) == clips(ref_info)
     log = renders(tmp_path)
     assert sorted(s for s, _ in log) == ["s1", "s2", "s3", "s3", "s4"]  # only the lost shot ran again
     s3 = [p for s, p in log if s == "s3"]
@@ -142,16 +147,8 @@ def test_a_shot_waits_for_its_only_worker_to_come_back(pool, reference, tmp_path
     restarting worker fails without waiting ("unavailable"), which is no death of the shot; before, two such failures
     in a row gave the shot up as "its render worker died 3 times" (CI, with two workers and the other one busy)."""
     _, _, ref_info = reference
-    rb = pool(hold="s3", restart_delay=8.0, num_workers=1)
-    st = make(tmp_path / "home", backend=rb)
-    pid = st.create_from_storyboard(BOARD).project_id
-    result = {}
-    t = threading.Thread(target=lambda: result.update(info=st.render(pid)))
-    t.start()
-    victim = int(wait_for(tmp_path / "held.pid"))
-    os.kill(victim, signal.SIGKILL)
-    t.join(120)
-    assert clips(result["info"]) == clips(ref_info)
+    info, victim = render_killing_s3(pool(hold="s3", restart_delay=8.0, num_workers=1), tmp_path)
+    assert clips(info) == clips(ref_info)
     s3 = [p for s, p in renders(tmp_path) if s == "s3"]
     assert len(s3) == 2 and s3[0] == victim and s3[1] != victim  # rendered again by the restarted worker
 

@@ -19,9 +19,8 @@ class ScriptedAnimatic(AnimaticBackend):
     def __init__(self, folder: str, hold: str | None = None, restart_delay: float = 0.0) -> None:
         self.folder, self.hold = Path(folder), hold
         if restart_delay and (self.folder / "held.pid").exists():
-            time.sleep(
-                restart_delay
-            )  # a worker Ray restarts after the held shot's kill starts slowly (a loaded machine)
+            # a worker Ray restarts after the held shot's kill starts slowly (as on a loaded machine)
+            time.sleep(restart_delay)
 
     def render(self, request, out, progress=None, cancel=None):
         with open(self.folder / "renders.log", "a") as f:
