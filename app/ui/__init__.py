@@ -38,6 +38,8 @@ SAVE_JS = (
     "(pid, version, tab) => { (" + LINK_JS + ")(pid, version, tab);"
     " return { pid: pid || '', version: version, tab: tab || 'projects' }; }"
 )
+# how often an idle server's queue looks for work, and for progress to send (see create_app; bench/idle_server.py)
+IDLE_POLL_S, PROGRESS_POLL_S = 0.02, 0.1
 SCREENS = ("projects", "story", "storyboard", "render", "screening", "revise", "history", "settings")
 TITLES = {
     "projects": "Projects",
@@ -219,6 +221,9 @@ def create_app(studio, users: bool = False):
             show_progress="hidden",
         )
     demo.queue(default_concurrency_limit=None)  # long work runs as jobs (app/jobs.py); renders take turns there
+    # Gradio's queue looks for work every 1 ms when it has none (and for progress every 10 ms; 50 and 100 ms on
+    # Windows): an idle `chief serve` took 7% of a core. Every 20 ms costs an event at most 20 ms before it starts.
+    demo._queue.sleep_when_free, demo._queue.progress_update_sleep_when_free = IDLE_POLL_S, PROGRESS_POLL_S
     return demo
 
 

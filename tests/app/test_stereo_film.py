@@ -112,7 +112,9 @@ def test_the_film_is_stereo_with_the_line_centred_and_mono_on_request(chief, tmp
     )
     alone = image(solo[line])
     print(f"the dialogue soloed: {alone}")
-    assert alone.correlation > 0.999 and abs(alone.balance_db) < 0.1
+    # centred: the channels the same but for the AAC coder's own noise (each film's Piper take differs a little, and
+    # with it what the coder keeps apart: 0.9989-0.9994 measured here over the line alone and in the mix)
+    assert alone.correlation > 0.995 and abs(alone.balance_db) < 0.1
 
     out = json.loads(chief("film", pid, "--channels", "mono", "--json").stdout)
     assert out["film"]["channels"] == "mono" and out["changed"] is True
