@@ -214,6 +214,7 @@ class FakeOpenAI:
         self.list_content_refused = False
         self.interrupt_requests = False
         self.stream_as_json = False
+        self.chunk_chars = 4  # characters per streamed chunk: a token's worth, as servers send them
         self.audio_refused: str | None = None  # a key of AUDIO_REFUSALS
         self.max_audio_seconds: float | None = None
         self.max_audio_bytes: int | None = None
@@ -461,7 +462,8 @@ class FakeOpenAI:
                     pass
 
             def _stream(self, body: dict, reply: Reply) -> None:
-                """The answer as server-sent events, a token (4 characters) per chunk, as servers stream it."""
+                """The answer as server-sent events, a token (`chunk_chars`: 4 characters) per chunk, as servers stream
+                it."""
                 choice = reply.body["choices"][0]
                 message = choice.get("message") or {}
                 content = message.get("content") or ""
@@ -479,7 +481,8 @@ class FakeOpenAI:
                     }
 
                 events = [chunk({"role": "assistant", "content": ""})]
-                events += [chunk({"content": content[i : i + 4]}) for i in range(0, len(content), 4)]
+                step = fake.chunk_chars
+                events += [chunk({"content": content[i : i + step]}) for i in range(0, len(content), step)]
                 if message.get("refusal"):
                     events.append(chunk({"refusal": message["refusal"]}))
                 events.append(chunk({}, choice.get("finish_reason") or "stop"))

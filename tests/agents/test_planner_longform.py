@@ -19,6 +19,9 @@ from tests.agents.openai_server import FakeOpenAI, error, ok
 
 
 def limited(**kw) -> FakeOpenAI:
+    """A server with a real endpoint's limits; its answers of thousands of tokens are streamed 64 characters a chunk,
+    as a server batching its tokens sends them."""
+    kw.setdefault("chunk_chars", 64)
     return FakeOpenAI(longform.responder, max_output_tokens=4096, context_tokens=32768, max_images=8, **kw)
 
 
