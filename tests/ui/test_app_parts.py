@@ -245,7 +245,9 @@ def test_an_idle_servers_queue_looks_for_work_every_20_ms(studio):
     if platform.system() != "Windows":
         assert (bare.sleep_when_free, bare.progress_update_sleep_when_free) == (0.001, 0.01)
     queue = create_app(studio)._queue
-    assert (queue.sleep_when_free, queue.progress_update_sleep_when_free) == (IDLE_POLL_S, PROGRESS_POLL_S) == (0.02, 0.1)
+    assert (
+        (queue.sleep_when_free, queue.progress_update_sleep_when_free) == (IDLE_POLL_S, PROGRESS_POLL_S) == (0.02, 0.1)
+    )
 
 
 @pytest.mark.slow

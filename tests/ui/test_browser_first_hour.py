@@ -45,8 +45,12 @@ def test_opening_another_project_shows_no_stale_version_error(server, st, page, 
         st.save_storyboard(many, board, n, "an edit")
     one = tiny(st, tmp_path, "One version")
     page.goto(server.url + "?project=p_0000dead&screen=storyboard")
-    expect(page.locator("[data-testid='toast-text']")).to_contain_text("project p_0000dead, which is not here", timeout=LONG)
-    expect(page.get_by_role("tab", name="Projects", exact=True)).to_have_attribute("aria-selected", "true", timeout=LONG)
+    expect(page.locator("[data-testid='toast-text']")).to_contain_text(
+        "project p_0000dead, which is not here", timeout=LONG
+    )
+    expect(page.get_by_role("tab", name="Projects", exact=True)).to_have_attribute(
+        "aria-selected", "true", timeout=LONG
+    )
     expect(page).to_have_url(server.url, timeout=LONG)  # the address no longer names it
     open_project(page, server, many)
     expect(page.locator("#status_bar")).to_contain_text("v3", timeout=LONG)
