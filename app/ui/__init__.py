@@ -14,6 +14,10 @@ import os
 import threading
 from pathlib import Path
 
+from app.ui.gradio_stubs import skip_stub_writing
+
+skip_stub_writing()  # before any screen imports gradio
+
 OFFLINE_ENV = {
     "GRADIO_ANALYTICS_ENABLED": "False",
     "HF_HUB_OFFLINE": "1",

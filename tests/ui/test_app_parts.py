@@ -250,6 +250,22 @@ def test_an_idle_servers_queue_looks_for_work_every_20_ms(studio):
     )
 
 
+def test_gradio_imported_by_the_app_writes_no_stubs_into_its_installation():
+    """Gradio parses every component's source and writes `.pyi` stubs next to it at each import (1.5 s of CPU); the
+    app's processes skip that step (app/ui/gradio_stubs.py). In a fresh process, as `chief serve` imports it; the
+    name is still the one Gradio's ComponentMeta calls, so a rename in Gradio fails here."""
+    import subprocess
+    import sys
+
+    code = (
+        "import app.ui.common, gradio.component_meta as m; from app.ui.gradio_stubs import _no_stubs; "
+        "print(m.create_or_modify_pyi is _no_stubs, 'create_or_modify_pyi' in m.ComponentMeta.__new__.__code__.co_names)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["True", "True"]
+
+
 @pytest.mark.slow
 def test_120_shots_and_50_versions_stay_responsive(client, studio):
     """Tab loads read one version's rows, not every version's media: the Storyboard and Story tabs ask the database as
