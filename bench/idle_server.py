@@ -46,19 +46,18 @@ def _cpu(pid: int) -> float:
 
 def run(seconds: float) -> dict:
     env = {**os.environ, **OFFLINE_ENV}
-    procs = {}
+    procs: dict[str, subprocess.Popen] = {}
+    ports = {kind: _free_port() for kind in ("gradio", "chief")}
     try:
-        for kind in ("gradio", "chief"):
-            port = _free_port()
+        for kind, port in ports.items():
             code = SERVE.format(gradio=GRADIO_LINUX)
             procs[kind] = subprocess.Popen(
                 [sys.executable, "-c", code, kind, str(port)], env=env, stdout=subprocess.PIPE, text=True
             )
-            procs[kind].port = port  # type: ignore[attr-defined]
-        for proc in procs.values():
+        for kind, proc in procs.items():
             if proc.stdout is None or proc.stdout.readline().strip() != "ready":
-                raise RuntimeError("a server did not start")
-            urllib.request.urlopen(f"http://127.0.0.1:{proc.port}/config", timeout=60).read()  # type: ignore[attr-defined]
+                raise RuntimeError(f"the server with {kind}'s polling did not start")
+            urllib.request.urlopen(f"http://127.0.0.1:{ports[kind]}/config", timeout=60).read()
         time.sleep(2.0)  # past start-up
         before = {k: _cpu(p.pid) for k, p in procs.items()}
         time.sleep(seconds)

@@ -263,7 +263,7 @@ def test_a_job_is_seen_and_stopped_only_by_the_browser_that_started_it(make_stud
 
     shots = "\n".join(
         f"      - {{shot_id: s{i}, prompt: Wave number {i} breaks on the rocks, duration: 2, seed: {i}}}"
-        for i in range(60)
+        for i in range(180)  # long enough to outlast two page loads on a loaded machine (60 shots ended first once)
     )
     path = tmp_path / "long.yaml"
     path.write_text(
