@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import socket
 import tempfile
 import threading
 import time
@@ -16,6 +17,13 @@ OFFLINE_ENV = {
     "GRADIO_ANALYTICS_ENABLED": "False",
     "HF_HUB_DISABLE_PROGRESS_BARS": "1",
 }  # the libraries' loading bars would interleave with the tables
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1 (for a server a benchmark starts)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def machine() -> dict:

@@ -15,7 +15,7 @@ import sys
 import time
 import urllib.request
 
-from bench.common import OFFLINE_ENV, table
+from bench.common import OFFLINE_ENV, free_port, table
 
 GRADIO_LINUX = (0.001, 0.01)  # gradio/queueing.py: sleep_when_free, progress_update_sleep_when_free off Windows
 
@@ -31,14 +31,6 @@ time.sleep(3600)
 """
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _cpu(pid: int) -> float:
     fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -47,10 +39,10 @@ def _cpu(pid: int) -> float:
 def run(seconds: float) -> dict:
     env = {**os.environ, **OFFLINE_ENV}
     procs: dict[str, subprocess.Popen] = {}
-    ports = {kind: _free_port() for kind in ("gradio", "chief")}
+    ports = {kind: free_port() for kind in ("gradio", "chief")}
+    code = SERVE.format(gradio=GRADIO_LINUX)
     try:
         for kind, port in ports.items():
-            code = SERVE.format(gradio=GRADIO_LINUX)
             procs[kind] = subprocess.Popen(
                 [sys.executable, "-c", code, kind, str(port)], env=env, stdout=subprocess.PIPE, text=True
             )

@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -17,7 +16,7 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
-from bench.common import OFFLINE_ENV, edit_shots, film, studio, table, timer
+from bench.common import OFFLINE_ENV, edit_shots, film, free_port, studio, table, timer
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -67,12 +66,6 @@ def measure(home: Path, pid: str, versions: int) -> dict:
         "db_kb": round(size / 1024, 1),
         "db_file_kb": round(db.stat().st_size / 1024, 1),
     }
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def serve_memory(home: Path, hits: int = 5) -> dict:

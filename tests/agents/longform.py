@@ -7,6 +7,7 @@ import json
 import re
 
 from storage.schema import DIMENSIONS
+from tests.agents.openai_server import FakeOpenAI
 
 WORDS = (
     "weathered",
@@ -155,3 +156,10 @@ def responder(body: dict):
     if name not in answers:
         return error(400, f"unexpected request for {name!r}")
     return ok(json.dumps(answers[name](body)))
+
+
+def limited(answer=None, **kw) -> FakeOpenAI:
+    """A server with a real endpoint's limits, answering with `answer` (default `responder`); its answers of
+    thousands of tokens are streamed 64 characters a chunk, as a server batching its tokens sends them."""
+    kw.setdefault("chunk_chars", 64)
+    return FakeOpenAI(answer or responder, max_output_tokens=4096, context_tokens=32768, max_images=8, **kw)

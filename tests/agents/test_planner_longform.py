@@ -18,13 +18,6 @@ from tests.agents import longform
 from tests.agents.openai_server import FakeOpenAI, error, ok
 
 
-def limited(**kw) -> FakeOpenAI:
-    """A server with a real endpoint's limits; its answers of thousands of tokens are streamed 64 characters a chunk,
-    as a server batching its tokens sends them."""
-    kw.setdefault("chunk_chars", 64)
-    return FakeOpenAI(longform.responder, max_output_tokens=4096, context_tokens=32768, max_images=8, **kw)
-
-
 def client_for(server, config, **over):
     return LLMClient(config.model_copy(update={"base_url": server.base_url, "max_concurrency": 8, **over}))
 
@@ -42,7 +35,7 @@ def cut_off(server) -> list[int]:
 
 def test_ten_minutes_plan_scene_by_scene_within_every_limit(config):
     events = []
-    with limited() as server:
+    with longform.limited() as server:
         result = LLMPlanner(client_for(server, config)).plan(
             "a keeper and a gull through a winter of storms", 10, RunContext(progress=events.append)
         )
@@ -81,7 +74,7 @@ def test_a_short_film_is_one_answer(server, client):
 
 def test_a_long_scene_is_split_into_parts_that_fit(config):
     assert parts_of(120, 6) == [30.0] * 4 and sum(parts_of(100, 7)) == pytest.approx(100)
-    with limited() as server:
+    with longform.limited() as server:
         server.max_output_tokens = 1200
         client = client_for(server, config, planner_max_tokens=1200, max_output_tokens=1200)
         per = shots_per_answer(1200)

@@ -59,8 +59,7 @@ def responder(body: dict):
 
 @pytest.fixture
 def llm_studio(make_studio):
-    # answers of thousands of tokens: streamed 64 characters a chunk, as a server batching its tokens sends them
-    with FakeOpenAI(responder, max_output_tokens=4096, max_images=8, context_tokens=32768, chunk_chars=64) as server:
+    with longform.limited(responder) as server:
         st = make_studio(
             llm_base_url=server.base_url,
             api_key="sk-test",
