@@ -434,6 +434,9 @@ def _environment(**values: str):
 
 
 def _launch(demo, studio, host, port, credentials, prevent_thread_lock, quiet, guard, cap: int) -> None:
+    from starlette.middleware import Middleware
+
+    from app.ui.page_script import PageScript
     from app.ui.player import EXPORTS
 
     demo.launch(
@@ -454,7 +457,7 @@ def _launch(demo, studio, host, port, credentials, prevent_thread_lock, quiet, g
         css=CSS,
         enable_monitoring=False,
         footer_links=[],
-        app_kwargs={"middleware": [guard]},
+        app_kwargs={"middleware": [guard, Middleware(PageScript)]},  # the Guard first: it sees every request
         # Gradio's hosted-notebook probe: one HEAD of the page with a 3-s timeout, and a timeout means "not reachable,
         # share instead", so a busy machine failed to start the server. CHIEF binds the address itself, never shares.
         _frontend=False,

@@ -14,6 +14,9 @@ pytestmark = pytest.mark.slow  # real Piper lines
 
 SECONDS = 12.0
 SCENE = 6.0  # two scenes of 6 s
+# LU: how far a figure that agrees with ebur128 to 0.05 LU can be from its summary, which it prints to 0.1 LU
+# (a true -14.06 reads -14.1). Measured: the blocks' -14.01 against a summary of -14.1, in two modules of one run.
+AGREES_WITH_EBUR128 = 0.1
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +65,7 @@ def test_mix_meets_the_delivery_target(film, tmp_path, preset):
     target = TARGETS[preset]
     print(f"{preset}: {result.loudness} ({result.normalisation})")
     heard = measure(tmp_path / "mix.wav")  # what is returned is what ebur128 measures
-    assert abs(result.loudness.integrated_lufs - heard.integrated_lufs) <= 0.05
+    assert abs(result.loudness.integrated_lufs - heard.integrated_lufs) <= AGREES_WITH_EBUR128
     assert abs(result.loudness.true_peak_dbtp - heard.true_peak_dbtp) <= 0.2
     assert abs(result.loudness.lra_lu - heard.lra_lu) <= 1.0
     assert abs(result.loudness.integrated_lufs - target.lufs) <= 1.0
@@ -143,7 +146,7 @@ def test_a_film_mixed_in_parts_sounds_as_one_mixed_whole(film, tmp_path):
     a, b = measure(parts.path), measure(whole.path)
     print(f"parts {a} ({parts.normalisation}); whole {b} ({whole.normalisation})")
     assert abs(a.integrated_lufs - b.integrated_lufs) <= 0.1
-    assert abs(a.integrated_lufs - parts.loudness.integrated_lufs) <= 0.05  # the blocks' figure is ebur128's
+    assert abs(a.integrated_lufs - parts.loudness.integrated_lufs) <= AGREES_WITH_EBUR128  # the blocks' figure
     assert a.true_peak_dbtp <= -1.0 and b.true_peak_dbtp <= -1.0
     x, y = read_wav(parts.stems["dialogue"])[0], read_wav(whole.stems["dialogue"])[0]
     assert len(x) == len(y) == 60 * RATE

@@ -250,6 +250,41 @@ def test_an_idle_servers_queue_looks_for_work_every_20_ms(studio):
     )
 
 
+def test_the_frame_governor_goes_first_into_each_html_page_and_into_nothing_else():
+    """app/ui/page_script.py: a page sent in two chunks comes back whole, frames.js right after `<head>` and its
+    length told again; a JSON answer and a HEAD pass as they were. (The governor at work: test_browser.py.)"""
+    import asyncio
+
+    from app.ui.page_script import SCRIPT, PageScript
+
+    page = b"<!doctype html><html><HEAD lang=en><title>t</title></head><body></body></html>"
+
+    async def app(scope, receive, send):
+        kind, body = (b"text/html; charset=utf-8", page) if scope["path"] == "/" else (b"application/json", b"{}")
+        headers = [(b"content-type", kind), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": body[:9], "more_body": True})
+        await send({"type": "http.response.body", "body": body[9:]})
+
+    def get(path: str, method: str = "GET") -> tuple[dict, bytes]:
+        sent: list[dict] = []
+
+        async def send(message):
+            sent.append(message)
+
+        async def receive():
+            return {"type": "http.request"}
+
+        asyncio.run(PageScript(app)({"type": "http", "method": method, "path": path, "headers": []}, receive, send))
+        return dict(sent[0]["headers"]), b"".join(m.get("body", b"") for m in sent[1:])
+
+    headers, body = get("/")
+    assert body == page.replace(b"<HEAD lang=en>", b"<HEAD lang=en>" + SCRIPT)
+    assert int(headers[b"content-length"]) == len(body) and SCRIPT.startswith(b"<script>// CHIEF's frame governor")
+    assert get("/config") == ({b"content-type": b"application/json", b"content-length": b"2"}, b"{}")
+    assert get("/", "HEAD")[1] == page
+
+
 def test_gradio_imported_by_the_app_writes_no_stubs_into_its_installation():
     """Gradio parses every component's source and writes `.pyi` stubs next to it at each import (1.5 s of CPU); the
     app's processes skip that step (app/ui/gradio_stubs.py). In a fresh process, as `chief serve` imports it; the

@@ -248,6 +248,86 @@ def test_errors_show_a_message_not_a_traceback(server, page, errors):
     expect(page.get_by_text("open or create a project first").first).to_be_visible(timeout=30_000)
 
 
+# Counts the frames the page asks the browser for: an init script runs before any script of the page, so the
+# governor (frames.js) and everything after it ask through this counter.
+COUNT_FRAMES = """
+window.__asked = 0;
+const ask = window.requestAnimationFrame.bind(window);
+window.requestAnimationFrame = (f) => (window.__asked++, ask(f));
+"""
+
+
+def test_an_idle_page_asks_for_4_frames_a_second_and_a_changing_one_for_all(server, page):
+    """frames.js is the page's first script (app/ui/page_script.py), so Gradio's own loops ask through it: Gradio
+    6.31's status tracker leaves a loop asking for every frame on a page nobody touches."""
+    from playwright.sync_api import expect
+
+    page.add_init_script(COUNT_FRAMES)
+    page.goto(server.url)
+    expect(page.locator("body[data-chief-ready]")).to_be_attached(timeout=LONG)
+    assert page.evaluate("document.head.firstElementChild.textContent").lstrip().startswith("// CHIEF's frame governor")
+    wait_quiet = "() => window.chiefFrames.idle()"
+    page.wait_for_function(wait_quiet, timeout=LONG)
+    idle = page.evaluate(
+        """async () => {
+            const ran = [], sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+            const before = window.__asked;
+            const t0 = performance.now();
+            requestAnimationFrame(() => ran.push(performance.now() - t0));
+            const atOnce = window.__asked - before;
+            cancelAnimationFrame(requestAnimationFrame(() => ran.push("cancelled")));
+            while (ran.length === 0) await sleep(20);
+            await sleep(2 * window.chiefFrames.IDLE_FRAME_MS);
+            return { atOnce, ran, wait: window.chiefFrames.IDLE_FRAME_MS };
+        }"""
+    )
+    assert idle["atOnce"] == 0 and len(idle["ran"]) == 1, idle  # asked for later, and the cancelled one never
+    assert idle["ran"][0] >= idle["wait"] - 1, idle  # (performance.now() is coarsened)
+    changed = page.evaluate(
+        """async () => {
+            document.body.dataset.touched = "yes";  // a change to the page
+            await new Promise((r) => setTimeout(r, 0));  // its mutation record delivered
+            const before = window.__asked;
+            requestAnimationFrame(() => {});
+            return { idle: window.chiefFrames.idle(), atOnce: window.__asked - before };
+        }"""
+    )
+    assert changed == {"idle": False, "atOnce": 1}
+    # A video that plays keeps every frame, however long nothing else changes
+    playing = page.evaluate(
+        """async () => {
+            const canvas = document.createElement("canvas"), video = document.createElement("video");
+            const paint = canvas.getContext("2d"), painting = setInterval(() => paint.fillRect(0, 0, 8, 8), 100);
+            paint.fillRect(0, 0, 8, 8);
+            video.muted = true;
+            video.srcObject = canvas.captureStream(10);
+            document.body.append(video);
+            await video.play();
+            while (performance.now() - window.chiefFrames.quietSince() < window.chiefFrames.IDLE_MS) {
+                await new Promise((r) => setTimeout(r, 50));
+            }
+            const before = window.__asked;
+            requestAnimationFrame(() => {});
+            const result = { idle: window.chiefFrames.idle(), atOnce: window.__asked - before };
+            video.pause();
+            clearInterval(painting);
+            return { ...result, pausedIdle: window.chiefFrames.idle() };
+        }"""
+    )
+    assert playing == {"idle": False, "atOnce": 1, "pausedIdle": True}
+    # Over a quiet stretch of the app's page, every frame Gradio's loops asked for waited its turn
+    for _ in range(5):
+        page.wait_for_function(wait_quiet, timeout=LONG)
+        before = page.evaluate("[window.__asked, {...window.chiefFrames.counts}, performance.now()]")
+        page.wait_for_timeout(2000)
+        after = page.evaluate("[window.__asked, {...window.chiefFrames.counts}, window.chiefFrames.quietSince()]")
+        if after[2] <= before[2]:  # nothing changed on the page meanwhile
+            break
+    asked, deferred, at_once = (after[0] - before[0], *(after[1][k] - before[1][k] for k in ("deferred", "atOnce")))
+    print(f"\n[frames] a quiet page asked for {asked} frames in 2 s ({deferred} deferred, {at_once} at once)")
+    assert after[2] <= before[2] and at_once == 0, (before, after)
+
+
 LINES_BOARD = """\
 title: Lines
 characters:
