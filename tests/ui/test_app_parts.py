@@ -254,6 +254,7 @@ def test_the_frame_governor_goes_first_into_each_html_page_and_into_nothing_else
     """app/ui/page_script.py: a page sent in two chunks comes back whole, frames.js right after `<head>` and its
     length told again; a JSON answer and a HEAD pass as they were. (The governor at work: test_browser.py.)"""
     import asyncio
+    from concurrent.futures import ThreadPoolExecutor
 
     from app.ui.page_script import SCRIPT, PageScript
 
@@ -275,7 +276,9 @@ def test_the_frame_governor_goes_first_into_each_html_page_and_into_nothing_else
         async def receive():
             return {"type": "http.request"}
 
-        asyncio.run(PageScript(app)({"type": "http", "method": method, "path": path, "headers": []}, receive, send))
+        scope = {"type": "http", "method": method, "path": path, "headers": []}
+        with ThreadPoolExecutor(1) as thread:  # its own event loop (a worker's Playwright holds this thread's)
+            thread.submit(asyncio.run, PageScript(app)(scope, receive, send)).result()
         return dict(sent[0]["headers"]), b"".join(m.get("body", b"") for m in sent[1:])
 
     headers, body = get("/")
