@@ -234,8 +234,7 @@ CHROMIUM_ARGS = [
 @pytest.fixture(scope="session")
 def chromium():
     """One Chromium per test process (per xdist worker), started when a browser test first asks for it: Debian's
-    /usr/bin/chromium, driven by the playwright pip package. Each test starts with no cookies and no stored data
-    (see `page`)."""
+    /usr/bin/chromium, driven by the playwright pip package. Tests never share a context (see `page`)."""
     from playwright.sync_api import sync_playwright
 
     if not Path("/usr/bin/chromium").exists():
@@ -249,75 +248,26 @@ def chromium():
         pw.stop()
 
 
-_SHARED: list = []  # the pages' context (`page`), which a test's own contexts (`browser`) are not
-
-
 @pytest.fixture
 def browser(chromium):
     """The shared Chromium, for a test that opens its own contexts: they are closed when the test ends."""
     before = set(chromium.contexts)
     yield chromium
     for context in chromium.contexts:
-        if context not in before and context not in _SHARED:
+        if context not in before:
             context.close()
 
 
-@pytest.fixture(scope="session")
-def _pages(chromium):
-    """The one browser context of this process's `page`s. What they share is its HTTP cache: Gradio's scripts are
-    fetched and compiled once, not at every test (a page load took 0.8-1.2 s of Chromium's CPU instead of 1.8-3.4 s
-    in a fresh context, measured)."""
-    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
-    _SHARED.append(context)
-    yield context
-    context.close()
-
-
-# Everything a site can store in a browser but the HTTP cache (Chromium's Storage.clearDataForOrigin types)
-STORED = (
-    "cookies,file_systems,indexeddb,local_storage,websql,service_workers,cache_storage,shared_storage,storage_buckets"
-)
-
-
-def origin(url: str) -> str | None:
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}" if parts.scheme in ("http", "https") else None
-
-
-def forget(context, origins: set[str]) -> None:
-    """Close every page of `context` and clear what `origins` stored in it (cookies, local storage, IndexedDB, ...),
-    keeping its HTTP cache."""
-    holder = context.new_page()
-    cdp = context.new_cdp_session(holder)
-    for site in sorted(origins):
-        cdp.send("Storage.clearDataForOrigin", {"origin": site, "storageTypes": STORED})
-    cdp.detach()
-    context.clear_cookies()
-    for opened in context.pages:
-        opened.close()
-
-
 @pytest.fixture
-def page(_pages):
-    """A new page that starts with no cookies and no stored data, as in a fresh browser: after each test, every page
-    it opened is closed and what the origins it reached stored is cleared (`forget`; sessionStorage is a page's
-    own). A test that needs two browsers at once opens its own contexts (`browser`)."""
-    origins: set[str] = set()
-
-    def reached(request) -> None:
-        if site := origin(request.url):
-            origins.add(site)
-
-    _pages.on("request", reached)
-    pg = _pages.new_page()
+def page(chromium):
+    """A page in a fresh browser context (its own cookies and storage), closed with its context after the test."""
+    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
     try:
+        pg = context.new_page()
         pg.set_default_timeout(60_000)
         yield pg
     finally:
-        _pages.remove_listener("request", reached)
-        forget(_pages, origins)
+        context.close()
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -248,36 +248,6 @@ def test_errors_show_a_message_not_a_traceback(server, page, errors):
     expect(page.get_by_text("open or create a project first").first).to_be_visible(timeout=30_000)
 
 
-def test_a_page_after_another_tests_page_starts_with_nothing_stored(server, page):
-    """The `page` fixture's pages share one context (its HTTP cache) and `forget` what a test stored: cookies (the
-    session's), local storage (Gradio's run history, CHIEF's session copy) and IndexedDB are gone for the next page,
-    the cache is kept (Gradio's scripts come from it)."""
-    from playwright.sync_api import expect
-
-    from tests.conftest import forget, origin
-
-    page.goto(server.url)
-    expect(page.locator("body[data-chief-ready]")).to_be_attached(timeout=LONG)
-    page.evaluate("localStorage.setItem('left', '1'); indexedDB.open('left')")
-    context = page.context
-    assert context.cookies() and page.evaluate("localStorage.length") > 1
-    forget(context, {origin(server.url)})
-    assert context.pages == [] and context.cookies() == []
-    again = context.new_page()
-    cdp = context.new_cdp_session(again)
-    cdp.send("Network.enable")
-    cached: list[str] = []
-    cdp.on(
-        "Network.responseReceived",
-        lambda e: cached.append(e["response"]["url"]) if e["response"].get("fromDiskCache") else None,
-    )
-    again.goto(server.url)
-    expect(again.locator("body[data-chief-ready]")).to_be_attached(timeout=LONG)
-    assert again.evaluate("Object.keys(localStorage)").count("left") == 0
-    assert again.evaluate("indexedDB.databases().then((d) => d.map((x) => x.name))") == []
-    assert any("/assets/" in url for url in cached), cached  # Gradio's scripts from the cache
-
-
 # Counts the frames the page asks the browser for: an init script runs before any script of the page, so the
 # governor (frames.js) and everything after it ask through this counter.
 COUNT_FRAMES = """
