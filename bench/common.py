@@ -26,6 +26,29 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def cpu_seconds(root: int, descendants: bool = False) -> float:
+    """CPU seconds (user + system) of process `root`, or with `descendants` of every process under it, from /proc."""
+    parent: dict[int, int] = {}
+    cpu: dict[int, float] = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")) if descendants else [str(root)]:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parent[int(pid)] = int(fields[1])
+        cpu[int(pid)] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    if not descendants:
+        return cpu.get(root, 0.0)
+    total = 0.0
+    for pid, seconds in cpu.items():
+        p = parent.get(pid)
+        while p and p != root:
+            p = parent.get(p)
+        total += seconds if p == root else 0.0
+    return total
+
+
 def machine() -> dict:
     """nproc, CPU model and RAM, read from /proc (what docs/benchmarks.md quotes)."""
     cpu, ram = platform.processor() or "?", "?"

@@ -14,32 +14,13 @@ import json
 import os
 import time
 
-from bench.common import free_port, studio, table
+from bench.common import cpu_seconds, free_port, studio, table
 
 QUIET = "performance.now() - window.chiefFrames.quietSince() > 1500"  # the governor watches either way
 UNGOVERNED = "Object.defineProperty(window, 'requestAnimationFrame', {writable: false});"
 COUNT = "window.__asked = 0; const ask = window.requestAnimationFrame.bind(window);" + (
     "window.requestAnimationFrame = (f) => (window.__asked++, ask(f));"
 )
-
-
-def _tree_cpu(root: int) -> float:
-    """CPU seconds of `root`'s descendants (Chromium's processes under the Playwright driver)."""
-    parent, cpu = {}, {}
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        parent[int(pid)] = int(fields[1])
-        cpu[int(pid)] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    for pid, seconds in cpu.items():
-        p = parent.get(pid)
-        while p and p != root:
-            p = parent.get(p)
-        total += seconds if p == root else 0.0
-    return total
 
 
 def run(seconds: float) -> dict:
@@ -67,9 +48,9 @@ def run(seconds: float) -> dict:
                 # past the page's start-up events (its last, an announcement for screen readers, is cleared 1 s
                 # after it is made, some 7 s after the page opens): nothing on the page has changed for 1.5 s
                 page.wait_for_function(QUIET, timeout=120_000)
-                n0, c0 = page.evaluate("window.__asked"), _tree_cpu(os.getpid())
+                n0, c0 = page.evaluate("window.__asked"), cpu_seconds(os.getpid(), descendants=True)
                 time.sleep(seconds)
-                used[kind].append(_tree_cpu(os.getpid()) - c0)
+                used[kind].append(cpu_seconds(os.getpid(), descendants=True) - c0)
                 asked[kind].append(page.evaluate("window.__asked") - n0)
                 if (page.evaluate("window.chiefFrames.counts.deferred") > 0) != (kind == "governed"):
                     raise RuntimeError(f"the {kind} page's frames did not go the way it names")

@@ -15,7 +15,7 @@ import sys
 import time
 import urllib.request
 
-from bench.common import OFFLINE_ENV, free_port, table
+from bench.common import OFFLINE_ENV, cpu_seconds, free_port, table
 
 GRADIO_LINUX = (0.001, 0.01)  # gradio/queueing.py: sleep_when_free, progress_update_sleep_when_free off Windows
 
@@ -29,11 +29,6 @@ ui.launch(studio(), port=int(sys.argv[2]), prevent_thread_lock=True, quiet=True)
 print("ready", flush=True)
 time.sleep(3600)
 """
-
-
-def _cpu(pid: int) -> float:
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def run(seconds: float) -> dict:
@@ -51,9 +46,9 @@ def run(seconds: float) -> dict:
                 raise RuntimeError(f"the server with {kind}'s polling did not start")
             urllib.request.urlopen(f"http://127.0.0.1:{ports[kind]}/config", timeout=60).read()
         time.sleep(2.0)  # past start-up
-        before = {k: _cpu(p.pid) for k, p in procs.items()}
+        before = {k: cpu_seconds(p.pid) for k, p in procs.items()}
         time.sleep(seconds)
-        used = {k: _cpu(p.pid) - before[k] for k, p in procs.items()}
+        used = {k: cpu_seconds(p.pid) - before[k] for k, p in procs.items()}
     finally:
         for proc in procs.values():
             proc.kill()
