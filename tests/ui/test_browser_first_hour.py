@@ -62,7 +62,9 @@ def test_opening_another_project_shows_no_stale_version_error(server, st, page, 
     expect(page.locator("#projects_message")).to_contain_text("Opened", timeout=LONG)
     expect(page.locator("#status_bar")).to_contain_text("One version · v1", timeout=LONG)
     # an opened film lands on the Storyboard screen, and the address names it
-    expect(page.get_by_role("tab", name="Storyboard", exact=True)).to_have_attribute("aria-selected", "true")
+    expect(page.get_by_role("tab", name="Storyboard", exact=True)).to_have_attribute(
+        "aria-selected", "true", timeout=LONG
+    )
     expect(page).to_have_url(f"{server.url}?project={one}&version=1&screen=storyboard", timeout=LONG)
     page.wait_for_timeout(1500)  # a toast would have come by now
     expect(page.locator(".toast-body.error")).to_have_count(0)
