@@ -3,7 +3,8 @@
 Gradio adds a `head=` script after its own scripts have run, too late for a script that must be in place before
 them (Gradio's status tracker keeps its own copy of `requestAnimationFrame`). `PageScript`, ASGI middleware
 installed by `app.ui.launch` inside `security.Guard`, puts `frames.js` right after `<head>` in each HTML page
-(the app, the login page) and leaves every other response as it is."""
+(the app, the login page) and leaves every other response as it is. A HEAD is answered as its GET would be (the
+server drops the body), so the length it tells is the page's with the script."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ class PageScript:
         self.app = app
 
     async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] != "http" or scope.get("method") != "GET":
+        if scope["type"] != "http" or scope.get("method") not in ("GET", "HEAD"):
             return await self.app(scope, receive, send)
         start: dict = {}
         body: list[bytes] = []
@@ -43,7 +44,11 @@ class PageScript:
             body.append(message.get("body", b""))
             if message.get("more_body"):
                 return None
-            page = with_script(b"".join(body))
+            sent = b"".join(body)
+            if not sent:  # a HEAD answered without its body: nothing to measure, its headers pass as they were
+                await send(start)
+                return await send(message)
+            page = with_script(sent)
             headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
             await send({**start, "headers": [*headers, (b"content-length", str(len(page)).encode())]})
             await send({"type": "http.response.body", "body": page})

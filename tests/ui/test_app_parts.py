@@ -252,7 +252,8 @@ def test_an_idle_servers_queue_looks_for_work_every_20_ms(studio):
 
 def test_the_frame_governor_goes_first_into_each_html_page_and_into_nothing_else():
     """app/ui/page_script.py: a page sent in two chunks comes back whole, frames.js right after `<head>` and its
-    length told again; a JSON answer and a HEAD pass as they were. (The governor at work: test_browser.py.)"""
+    length told again, the same length for a HEAD (whose body the server drops); a JSON answer passes as it was, and
+    so does a HEAD answered with no body. (The governor at work: test_browser.py.)"""
     import asyncio
     from concurrent.futures import ThreadPoolExecutor
 
@@ -261,9 +262,11 @@ def test_the_frame_governor_goes_first_into_each_html_page_and_into_nothing_else
     page = b"<!doctype html><html><HEAD lang=en><title>t</title></head><body></body></html>"
 
     async def app(scope, receive, send):
-        kind, body = (b"text/html; charset=utf-8", page) if scope["path"] == "/" else (b"application/json", b"{}")
+        kind, body = (b"text/html; charset=utf-8", page) if scope["path"] != "/config" else (b"application/json", b"{}")
         headers = [(b"content-type", kind), (b"content-length", str(len(body)).encode())]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
+        if scope["path"] == "/file" and scope["method"] == "HEAD":  # as Starlette's FileResponse answers a HEAD
+            return await send({"type": "http.response.body", "body": b""})
         await send({"type": "http.response.body", "body": body[:9], "more_body": True})
         await send({"type": "http.response.body", "body": body[9:]})
 
@@ -285,7 +288,9 @@ def test_the_frame_governor_goes_first_into_each_html_page_and_into_nothing_else
     assert body == page.replace(b"<HEAD lang=en>", b"<HEAD lang=en>" + SCRIPT)
     assert int(headers[b"content-length"]) == len(body) and SCRIPT.startswith(b"<script>// CHIEF's frame governor")
     assert get("/config") == ({b"content-type": b"application/json", b"content-length": b"2"}, b"{}")
-    assert get("/", "HEAD")[1] == page
+    assert get("/", "HEAD") == (headers, body)
+    as_it_was = {b"content-type": b"text/html; charset=utf-8", b"content-length": str(len(page)).encode()}
+    assert get("/file", "HEAD") == (as_it_was, b"")
 
 
 def test_gradio_imported_by_the_app_writes_no_stubs_into_its_installation():
