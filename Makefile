@@ -66,7 +66,7 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 
-# basedpyright, basic mode, on storage/, generation/ and agents/ (config in pyproject.toml), with no
+# basedpyright, basic mode, on storage/, generation/, agents/ and app/ (config in pyproject.toml), with no
 # baseline: any error fails.
 typecheck: install
 	$(BIN)/basedpyright
