@@ -46,16 +46,17 @@ def test_jobs_at_once_are_refused_before_anything_is_written(studio):
     release = threading.Event()
     jobs = Jobs(limits=Limits(running=1, per_user=1), quotas=Quotas(jobs=2), repo=studio.ctx.repo)
     with acting(Actor("alice")):
-        jobs.start("render", "p1", held(release), label="render 1")
-        jobs.start("render", "p2", held(release), label="render 2")  # queued: it counts too
+        started = [jobs.start("render", "p1", held(release), label="render 1")[0]]
+        started.append(jobs.start("render", "p2", held(release), label="render 2")[0])  # queued: it counts too
         before = snapshot(studio)
         with pytest.raises(QuotaReached) as e:
             jobs.start("critique", "p3", held(release), label="critique 3")
     assert "alice already has 2 job(s) queued or running (the limit is 2)" in refused_in_one_line(e)
     assert snapshot(studio) == before
     with acting(Actor("bob")):  # another account's quota is its own
-        jobs.start("render", "p4", held(release), label="bob's render")
+        started.append(jobs.start("render", "p4", held(release), label="bob's render")[0])
     release.set()
+    assert all(jobs.wait_ended(job, WAIT) for job in started)  # they write their records before the folder goes
 
 
 def test_renders_per_hour_are_counted_from_the_records(studio):
@@ -66,7 +67,8 @@ def test_renders_per_hour_are_counted_from_the_records(studio):
         for i in range(2):
             job, _ = jobs.start("render" if i == 0 else "takes", f"p{i}", held(release), label=f"r{i}")
             assert jobs.wait_ended(job, WAIT)
-        jobs.start("critique", "p0", held(release), label="a critique is no render")
+        critique, _ = jobs.start("critique", "p0", held(release), label="a critique is no render")
+        assert jobs.wait_ended(critique, WAIT)
         before = snapshot(studio)
         with pytest.raises(QuotaReached) as e:
             jobs.start("render", "p9", held(release), label="third render")
