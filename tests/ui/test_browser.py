@@ -259,13 +259,17 @@ window.requestAnimationFrame = (f) => (window.__asked++, ask(f));
 
 def test_an_idle_page_asks_for_4_frames_a_second_and_a_changing_one_for_all(server, page):
     """frames.js is the page's first script (app/ui/page_script.py), so Gradio's own loops ask through it: Gradio
-    6.31's status tracker leaves a loop asking for every frame on a page nobody touches."""
+    6.31's status tracker leaves a loop asking for every frame on a page nobody touches. A HEAD of the page tells
+    the length of the page with it."""
+    import httpx
     from playwright.sync_api import expect
 
     page.add_init_script(COUNT_FRAMES)
     page.goto(server.url)
     expect(page.locator("body[data-chief-ready]")).to_be_attached(timeout=LONG)
     assert page.evaluate("document.head.firstElementChild.textContent").lstrip().startswith("// CHIEF's frame governor")
+    got, head = httpx.get(server.url, timeout=60), httpx.head(server.url, timeout=60)  # a HEAD tells the same length
+    assert int(head.headers["content-length"]) == len(got.content) and head.content == b"", head.headers
     wait_quiet = "() => window.chiefFrames.idle()"
     page.wait_for_function(wait_quiet, timeout=LONG)
     idle = page.evaluate(
