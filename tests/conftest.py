@@ -173,6 +173,19 @@ def invoke_cli(home: Path, args, env: dict):
     return CliRunner().invoke(main, ["--home", str(home), *args], env=env, catch_exceptions=False)
 
 
+def job_ended(jobs, job, wait: float = 60) -> bool:
+    """`job` ended and its thread is gone: a job says it ended, then writes its record and starts what the queue
+    admits next (app.jobs `_finish`), so a test that ends on `wait_ended` alone leaves a thread writing."""
+    import threading
+
+    if not jobs.wait_ended(job, wait):
+        return False
+    for t in threading.enumerate():
+        if t.name == f"chief-{job.id}":
+            t.join(wait)
+    return not any(t.name == f"chief-{job.id}" for t in threading.enumerate())
+
+
 def app_client(url: str, **kwargs):
     """A gradio_client Client for the app at `url`. Its requests wait up to a minute: httpx's default of 5 s was
     passed once on the loaded CI machine while the app answered its first config request (a refused stop)."""

@@ -13,6 +13,7 @@ from app.errors import StudioError
 from app.jobs import DONE, QUEUED, RUNNING, STOPPED, Jobs
 from app.queue import DURATIONS_KEPT, Durations, FairQueue, Limits, line, ordinal
 from storage.owners import Actor, acting
+from tests.conftest import job_ended
 
 WAIT = 60  # s: the most a test waits for a thread it released (a bound on a hang, never a measured time)
 
@@ -69,10 +70,7 @@ def session_jobs(**kwargs) -> Jobs:
 
 def ended(jobs: Jobs, job) -> None:
     """Wait until `job` ended and its thread (which starts what the queue admits next) is gone."""
-    assert jobs.wait_ended(job, WAIT)
-    for t in threading.enumerate():
-        if t.name == f"chief-{job.id}":
-            t.join(WAIT)
+    assert job_ended(jobs, job, WAIT)
 
 
 def test_twenty_users_one_flooding_every_first_job_starts_before_the_floods_third():

@@ -11,7 +11,7 @@ from app.jobs import Jobs
 from app.queue import Limits
 from app.quotas import QuotaReached, Quotas
 from storage.owners import Actor, acting
-from tests.conftest import tiny_board
+from tests.conftest import job_ended, tiny_board
 
 WAIT = 60  # s: a bound on a hang, never a measured time
 
@@ -56,7 +56,7 @@ def test_jobs_at_once_are_refused_before_anything_is_written(studio):
     with acting(Actor("bob")):  # another account's quota is its own
         started.append(jobs.start("render", "p4", held(release), label="bob's render")[0])
     release.set()
-    assert all(jobs.wait_ended(job, WAIT) for job in started)  # they write their records before the folder goes
+    assert all(job_ended(jobs, job) for job in started)  # their records written before the folder goes
 
 
 def test_renders_per_hour_are_counted_from_the_records(studio):
@@ -66,9 +66,9 @@ def test_renders_per_hour_are_counted_from_the_records(studio):
     with acting(Actor("alice")):
         for i in range(2):
             job, _ = jobs.start("render" if i == 0 else "takes", f"p{i}", held(release), label=f"r{i}")
-            assert jobs.wait_ended(job, WAIT)
+            assert job_ended(jobs, job)
         critique, _ = jobs.start("critique", "p0", held(release), label="a critique is no render")
-        assert jobs.wait_ended(critique, WAIT)
+        assert job_ended(jobs, critique)
         before = snapshot(studio)
         with pytest.raises(QuotaReached) as e:
             jobs.start("render", "p9", held(release), label="third render")

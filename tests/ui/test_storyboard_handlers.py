@@ -12,7 +12,7 @@ import pytest
 
 from app.jobs import Jobs
 from app.ui.screens.storyboard import StoryboardHandlers
-from tests.conftest import tiny_board
+from tests.conftest import job_ended, tiny_board
 
 OPTIONS = (False, 2, 0, False, "web", -8, -14, True, "sdh", False)  # the film options as the page sends them
 
@@ -113,6 +113,6 @@ def test_stop_asks_the_boards_running_job_and_finalize_refuses_an_unclear_reques
     h.stop_job(pid, "")  # no job id on the page (a reload): the board's running job is found by its kind
     assert job.cancel.cancelled and job.desc == "stopping…"
     go.set()
-    assert h.jobs.wait_ended(job, 60) and job.state == "stopped"
+    assert job_ended(h.jobs, job) and job.state == "stopped"
     with pytest.raises(ValueError, match="reload the page"):  # a shot and a scene at once
         next(h.finalize(pid, 1, value, gr.EventData(None, {"shot_id": "s1", "scene_id": "a"})))

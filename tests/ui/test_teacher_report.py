@@ -19,7 +19,7 @@ from app.jobs import Jobs
 from app.queue import Limits
 from storage.owners import Actor, acting
 from storage.schema import DIMENSIONS
-from tests.conftest import tiny_board
+from tests.conftest import job_ended, tiny_board
 from tests.security.test_accounts import PASSWORD
 
 TEACH = Actor("teach", teacher=True)
@@ -52,7 +52,7 @@ def _queued_behind_another(studio, pid: str, version: int) -> None:
     second, _ = jobs.start("critique", pid, lambda progress, cancel: None, label="critique", version=version)
     assert first.state == "running" and second.queued
     go.set()
-    assert jobs.wait_ended(first, 60) and jobs.wait_ended(second, 60)
+    assert job_ended(jobs, first) and job_ended(jobs, second)
 
 
 def _waited(db: sqlite3.Connection, pid: str, number: int) -> float | None:
@@ -189,7 +189,7 @@ def test_the_teacher_holds_the_queue_from_the_class_screen(class_studio):
         state, _, _ = screen.pause()
         assert state.startswith("**Paused**") and jobs.paused
         go.set()
-        assert jobs.wait_ended(first, 60) and second.queued  # paused: bob's job does not start
+        assert job_ended(jobs, first) and second.queued  # paused: bob's job does not start
         screen.cancel(second.id)
         assert second.state == "stopped" and "Cancelled by the teacher" in second.message
         with pytest.raises(gr.Error, match="already ended"):
