@@ -56,7 +56,7 @@ def test_jobs_at_once_are_refused_before_anything_is_written(studio):
     with acting(Actor("bob")):  # another account's quota is its own
         started.append(jobs.start("render", "p4", held(release), label="bob's render")[0])
     release.set()
-    assert all(job_ended(jobs, job) for job in started)  # their records written before the folder goes
+    assert all(job_ended(jobs, job, WAIT) for job in started)  # their records written before the folder goes
 
 
 def test_renders_per_hour_are_counted_from_the_records(studio):
@@ -66,9 +66,9 @@ def test_renders_per_hour_are_counted_from_the_records(studio):
     with acting(Actor("alice")):
         for i in range(2):
             job, _ = jobs.start("render" if i == 0 else "takes", f"p{i}", held(release), label=f"r{i}")
-            assert job_ended(jobs, job)
+            assert job_ended(jobs, job, WAIT)
         critique, _ = jobs.start("critique", "p0", held(release), label="a critique is no render")
-        assert job_ended(jobs, critique)
+        assert job_ended(jobs, critique, WAIT)
         before = snapshot(studio)
         with pytest.raises(QuotaReached) as e:
             jobs.start("render", "p9", held(release), label="third render")
@@ -111,7 +111,7 @@ def test_disk_counts_a_shared_file_for_each_account_and_refuses_before_writing(m
     release.set()
     with acting(Actor("alice")):  # a critique writes no media: not refused by the disk quota
         job, _ = jobs.start("critique", alice, held(release), label="critique")
-        assert jobs.wait_ended(job, WAIT)
+        assert job_ended(jobs, job, WAIT)
 
 
 def test_a_quota_reached_is_one_line_on_the_page(make_studio, serve):
