@@ -279,21 +279,38 @@ class Jobs:
                 self._cond.notify_all()
 
     def _finish(self, job: Job, state: str, message: str, result: Any = None) -> None:
-        with self._cond:
-            admitted = job.state == RUNNING and job.kind in QUEUED_KINDS
-            job.state, job.message, job.result = state, message, result
-            job.ended, job.ended_at = time.monotonic(), utcnow()
-            job.fraction = 1.0 if state == DONE else job.fraction
-            job.seq += 1
-            if admitted:
-                self._queue.finished(job)
-                if state == DONE:
-                    self.durations.add(job.kind, job.ended - job.started)
-            self._cond.notify_all()
         try:
-            self._write(job)
+            with self._writing:
+                self._end(job, state, message, result)
         finally:
             self._dispatch()  # the place it held goes to the next job, whatever the database said
+
+    def _end(self, job: Job, state: str, message: str, result: Any = None) -> None:
+        """End `job` (the caller holds `_writing`, so no other record of it is written in between): its record is
+        written as ended first, then it ends here and its waiters are told, so one that waits for it to end reads
+        that record. A record that cannot be written still ends the job."""
+        ended_at = utcnow()
+        try:
+            if self._repo is not None:
+                with self._cond:
+                    record = job.record().model_copy(update={"state": state, "message": message, "ended_at": ended_at})
+                with self._repo.write() as u:
+                    u.put_job(record)
+        finally:
+            with self._cond:
+                admitted = job.state == RUNNING and job.kind in QUEUED_KINDS
+                was_queued = job.queued
+                job.state, job.message, job.result = state, message, result
+                job.ended, job.ended_at = time.monotonic(), ended_at
+                job.fraction = 1.0 if state == DONE else job.fraction
+                job.seq += 1
+                if admitted:
+                    self._queue.finished(job)
+                    if state == DONE:
+                        self.durations.add(job.kind, job.ended - job.started)
+                if was_queued:
+                    self._describe_queue()  # the places behind it move up
+                self._cond.notify_all()
 
     def _write(self, job: Job) -> None:
         """Write the job's record as the job is now (records are written one at a time, each snapshot taken
@@ -356,25 +373,19 @@ class Jobs:
     def _stop(self, job: Job, text: str, before: str) -> bool:
         """Stop `job`: queued, it leaves the queue at once with the outcome `before`; running, it is asked to stop
         and ends with `text`."""
-        with self._cond:
-            if not job.running:
-                return False
-            if job.queued and self._queue.remove(job):
-                job.state, job.message, job.ended, job.ended_at = STOPPED, before, time.monotonic(), utcnow()
+        with self._writing:
+            with self._cond:
+                if not job.running:
+                    return False
+                if not (job.queued and self._queue.remove(job)):
+                    job.cancel.cancel()
+                    job.stop_text = job.stop_text or text
+                    job.desc = "stopping…"
+                    job.seq += 1
+                    self._cond.notify_all()
+                    return True
                 job._run = None
-                job.seq += 1
-                self._describe_queue()
-                self._cond.notify_all()
-                stopped_queued = True
-            else:
-                job.cancel.cancel()
-                job.stop_text = job.stop_text or text
-                job.desc = "stopping…"
-                job.seq += 1
-                self._cond.notify_all()
-                stopped_queued = False
-        if stopped_queued:
-            self._write(job)
+            self._end(job, STOPPED, before)
         return True
 
     # ------------------------------------------------------------------ the teacher's hands on the queue

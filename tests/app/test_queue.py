@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+from contextlib import contextmanager
 
 import pytest
 
@@ -258,6 +259,68 @@ def test_jobs_are_recorded_and_chief_queue_lists_them(make_studio, chief):
     assert f"{a.id}  alice  render  done  queued " in human
     # the queue's estimates are measured from these records: a new Jobs over the same database reads them
     assert Jobs(repo=studio.ctx.repo).durations.typical("render")[1] == 1
+
+
+class HeldRecords:
+    """A repository whose writes of a job's ended record wait for `release` (`writing` says one waits)."""
+
+    def __init__(self, repo) -> None:
+        self.repo, self.writing, self.release = repo, threading.Event(), threading.Event()
+
+    def read(self):
+        return self.repo.read()
+
+    @contextmanager
+    def write(self):
+        with self.repo.write() as u:
+            yield self._Unit(u, self)
+
+    class _Unit:
+        def __init__(self, unit, held) -> None:
+            self.unit, self.held = unit, held
+
+        def __getattr__(self, name):
+            return getattr(self.unit, name)
+
+        def put_job(self, record) -> None:
+            if record.state not in (QUEUED, RUNNING):
+                self.held.writing.set()
+                assert self.held.release.wait(WAIT)
+            self.unit.put_job(record)
+
+
+def test_a_job_ends_for_whoever_waits_only_once_its_record_says_so(make_studio):
+    """A finished job, and a queued one stopped: each is ended for its waiters (the page, `chief queue` after it)
+    only once its record is written as ended."""
+    studio = make_studio()
+    held = HeldRecords(studio.ctx.repo)
+    jobs, work = Jobs(owner=lambda: "s", limits=Limits(running=1, per_user=1), repo=held), Work()
+    a = start_as(jobs, work, "alice", "render", "pa", "a")
+    b = start_as(jobs, work, "bob", "render", "pb", "b")
+    work.wait_started(1)
+
+    def states() -> dict[str, str]:
+        with studio.ctx.repo.read() as u:
+            return {r.id: r.state for r in u.jobs()}
+
+    work.release["a"].set()
+    assert held.writing.wait(WAIT)  # a's ended record is being written, and held
+    assert not jobs.wait_ended(a, 0.2) and a.running and states()[a.id] == RUNNING
+    held.release.set()
+    assert job_ended(jobs, a, WAIT) and a.state == DONE and states()[a.id] == DONE
+    work.wait_started(2)
+
+    held.writing.clear(), held.release.clear()
+    c = start_as(jobs, work, "carol", "render", "pc", "c")  # queued behind b
+    stopping = threading.Thread(target=jobs.stop, args=(c,), daemon=True)  # the session's own Stop
+    stopping.start()
+    assert held.writing.wait(WAIT)
+    assert not jobs.wait_ended(c, 0.2) and c.queued and states()[c.id] == QUEUED
+    held.release.set()
+    stopping.join(WAIT)
+    assert job_ended(jobs, c, WAIT) and c.state == STOPPED and states()[c.id] == STOPPED
+    work.release["b"].set()
+    ended(jobs, b)
 
 
 def test_a_server_that_died_leaves_its_jobs_lost_not_queued_forever(make_studio):
