@@ -9,6 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
+from numpy.lib.stride_tricks import sliding_window_view
 
 from generation.audio.pcm import read_wav, resample
 from generation.audio.voices import SpeechEndpoint, Voice, VoiceError, Voices, cast
@@ -32,8 +33,7 @@ def f0(samples, rate):
         w = x[i : i + frame]
         if np.sqrt(np.mean(w**2)) < 0.02:
             continue
-        seg = x[i : i + frame + tmax]
-        d = np.array([np.sum((w - seg[t : t + frame]) ** 2) for t in range(tmax)])
+        d = np.sum((sliding_window_view(x[i : i + frame + tmax - 1], frame) - w) ** 2, axis=1)  # lag 0..tmax-1
         cm = np.concatenate([[1.0], d[1:] * np.arange(1, tmax) / np.maximum(np.cumsum(d[1:]), 1e-12)])
         below = np.flatnonzero(cm[tmin:] < 0.2)
         if len(below):
