@@ -76,14 +76,18 @@ typecheck: install
 # see tests/conftest.py), so the fixture is made once. The run closes with the time per folder and the 25 slowest tests.
 WORKERS ?= 3
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider --timeout=900 -n $(WORKERS) --dist loadgroup
+# A run's temporary files (pytest's folders; what gradio_client, Ray and Chromium leave in the temp folder) go in a
+# folder of its own (TMPDIR), removed when the run passes; a failed run's is kept, and named.
+IN_TMP = t=$$(mktemp -d "$${TMPDIR:-/tmp}/chief-tests.XXXXXX") && rc=0 && { TMPDIR=$$t $(1) || rc=$$?; } && \
+	if [ $$rc = 0 ]; then rm -rf "$$t"; else echo "the run's temporary files are kept in $$t"; fi && exit $$rc
 test test-real: export LLAMA_SERVER := $(LLAMA_SERVER_BIN)
 test: lint typecheck install system-deps real-server llama-server
-	$(PYTEST) --durations=25
+	$(call IN_TMP,$(PYTEST) --durations=25)
 
 # The inner loop: everything but the browser tests, the real LLM servers' (tests/real), the Ray cluster's
 # (tests/cluster) and the tests marked slow; `make test` runs them all.
 check: lint typecheck install
-	$(PYTEST) -m "not browser and not slow" --ignore=tests/real --ignore=tests/cluster --durations=10
+	$(call IN_TMP,$(PYTEST) -m "not browser and not slow" --ignore=tests/real --ignore=tests/cluster --durations=10)
 
 # Refresh README's screenshot from the browser test (tests themselves never write into the checkout).
 screenshots: install system-deps
@@ -91,7 +95,7 @@ screenshots: install system-deps
 
 # Only the slow tests against a real llama-cpp-python server (they also run in `make test`).
 test-real: install real-server llama-server
-	$(PYTEST) tests/real
+	$(call IN_TMP,$(PYTEST) tests/real)
 
 bench: install
 	$(BIN)/python -m bench.run_all
