@@ -77,8 +77,9 @@ typecheck: install
 WORKERS ?= 3
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider --timeout=900 -n $(WORKERS) --dist loadgroup
 # A run's temporary files (pytest's folders; what gradio_client, Ray and Chromium leave in the temp folder) go in a
-# folder of its own (TMPDIR), removed when the run passes; a failed run's is kept, and named.
-IN_TMP = t=$$(mktemp -d "$${TMPDIR:-/tmp}/chief-tests.XXXXXX") && rc=0 && { TMPDIR=$$t $(1) || rc=$$?; } && \
+# folder of its own (TMPDIR; others may pass through it, as the read-only-home tests' other user does, but not list
+# it), removed when the run passes; a failed run's is kept, and named.
+IN_TMP = t=$$(mktemp -d "$${TMPDIR:-/tmp}/chief-tests.XXXXXX") && chmod 711 "$$t" && rc=0 && { TMPDIR=$$t $(1) || rc=$$?; } && \
 	if [ $$rc = 0 ]; then rm -rf "$$t"; else echo "the run's temporary files are kept in $$t"; fi && exit $$rc
 test test-real: export LLAMA_SERVER := $(LLAMA_SERVER_BIN)
 test: lint typecheck install system-deps real-server llama-server

@@ -32,3 +32,31 @@ def test_output_is_kept_and_a_failure_is_one_line(tmp_path):
     with pytest.raises(FfmpegError, match=r"ffmpeg failed \(\d+\): .*nope"):
         run(["-i", str(tmp_path / "nope.wav"), "-f", "null", "-"])
     assert run(["-i", str(tmp_path / "nope.wav")], check=False).code != 0
+
+
+def test_the_clip_writer_shares_the_process_group_so_python_need_not_fork_the_process(tmp_path):
+    """imageio-ffmpeg puts its ffmpeg in a process group of its own unless told not to (generation.video_io): Python
+    then forks the whole process for every clip written instead of vfork-ing. The writer seen mid-clip is in ours."""
+    import os
+
+    import numpy as np
+
+    from generation.video_io import write_video
+
+    groups: list[int] = []
+
+    def frames():
+        for i in range(4):
+            if i == 2:  # the writer is running: this process's ffmpeg children, by /proc
+                for pid in filter(str.isdigit, os.listdir("/proc")):
+                    try:
+                        stat = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+                        name = open(f"/proc/{pid}/comm").read()
+                    except OSError:
+                        continue
+                    if int(stat[1]) == os.getpid() and name.startswith("ffmpeg"):
+                        groups.append(int(stat[2]))
+            yield np.zeros((16, 16, 3), np.uint8)
+
+    assert write_video(frames(), tmp_path / "clip.mp4", 8) == 4
+    assert groups == [os.getpgrp()]
