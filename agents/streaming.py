@@ -8,8 +8,10 @@ socket wakes the blocked read at once and tells the server the client has gone.
 
 from __future__ import annotations
 
+import functools
 import math
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -139,12 +141,19 @@ class _TrackingBackend(httpcore2.SyncBackend):
         return stream
 
 
+@functools.lru_cache(maxsize=1)
+def _tls() -> ssl.SSLContext:
+    """httpx's default TLS context (its CA bundle, or SSL_CERT_FILE / SSL_CERT_DIR), made once: httpx loads the
+    bundle for every client it builds (~30 ms of CPU), and every exchange builds one."""
+    return httpx2.create_ssl_context()
+
+
 def http_client(timeout: httpx2.Timeout) -> httpx2.Client:
     """The SDK's HTTP client: the openai defaults, one connection per request, sockets the Guard can close."""
     import openai
 
     client = openai.DefaultHttpxClient(
-        timeout=timeout, limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=0)
+        timeout=timeout, limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=0), verify=_tls()
     )
     # httpcore's ConnectionPool takes a network_backend, but httpx does not pass one through: set it on its pool
     transport = client._transport
