@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import shutil
 import tempfile
@@ -189,11 +190,21 @@ def job_ended(jobs, job, wait: float = 60) -> bool:
 
 def app_client(url: str, **kwargs):
     """A gradio_client Client for the app at `url`. Its requests wait up to a minute: httpx's default of 5 s was
-    passed once on the loaded CI machine while the app answered its first config request (a refused stop)."""
+    passed once on the loaded CI machine while the app answered its first config request (a refused stop). One TLS
+    context serves them all: gradio_client builds an httpx client for each request, and httpx loads its CA bundle
+    for each (~30 ms of CPU; ~60 s over a run, for apps served over plain HTTP)."""
     import httpx
     from gradio_client import Client
 
+    kwargs.setdefault("ssl_verify", _tls())  # passed to httpx as `verify`, which takes a context
     return Client(url, verbose=False, httpx_kwargs={"timeout": httpx.Timeout(60.0)}, **kwargs)
+
+
+@functools.lru_cache(maxsize=1)
+def _tls():
+    import httpx
+
+    return httpx.create_ssl_context()
 
 
 def _built_once(tmp_path_factory, kind: str, builders: dict):
