@@ -33,11 +33,12 @@ scenes:
 
 
 @pytest.fixture
-def studio(tmp_path):
+def studio(tmp_path, empty_database):
     from app.config import load_config
     from app.studio import Studio
 
-    return Studio(load_config({"home": tmp_path / "home", "narration": False, "agents": "offline"}, environ={}))
+    home = empty_database(tmp_path / "home")
+    return Studio(load_config({"home": home, "narration": False, "agents": "offline"}, environ={}))
 
 
 @pytest.fixture
