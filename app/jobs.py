@@ -373,20 +373,30 @@ class Jobs:
     def _stop(self, job: Job, text: str, before: str) -> bool:
         """Stop `job`: queued, it leaves the queue at once with the outcome `before`; running, it is asked to stop
         and ends with `text`."""
-        with self._writing:
+        with self._cond:
+            if not job.running:
+                return False
+            if not job.queued:  # asked at once: a Stop never waits on a record being written
+                self._ask_to_stop(job, text)
+                return True
+        with self._writing:  # then the queued job's record is written before anyone is told it ended
             with self._cond:
                 if not job.running:
                     return False
-                if not (job.queued and self._queue.remove(job)):
-                    job.cancel.cancel()
-                    job.stop_text = job.stop_text or text
-                    job.desc = "stopping…"
-                    job.seq += 1
-                    self._cond.notify_all()
+                if not (job.queued and self._queue.remove(job)):  # admitted meanwhile
+                    self._ask_to_stop(job, text)
                     return True
                 job._run = None
             self._end(job, STOPPED, before)
         return True
+
+    def _ask_to_stop(self, job: Job, text: str) -> None:
+        """A running job is asked to stop (under the lock): it ends with `text` at its next check."""
+        job.cancel.cancel()
+        job.stop_text = job.stop_text or text
+        job.desc = "stopping…"
+        job.seq += 1
+        self._cond.notify_all()
 
     # ------------------------------------------------------------------ the teacher's hands on the queue
     def _teacher(self, what: str) -> None:
