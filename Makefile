@@ -43,11 +43,12 @@ $(LLAMA_SERVER_BIN): | $(VENV)/.real-server system-deps
 
 llama-server: $(LLAMA_SERVER_BIN)
 
-# Debian packages the tests need: Chromium (driven by the playwright pip package) for the browser tests, and
-# a C++ compiler and cmake to build llama-cpp-python for the real-server tests.
-DEBS := chromium fonts-dejavu-core g++ cmake
+# Debian packages the tests need: Chromium's headless shell (driven by the playwright pip package) for the browser
+# tests, the full Chromium for bench/idle_page.py (a creator's browser), and a C++ compiler and cmake to build
+# llama-cpp-python for the real-server tests.
+DEBS := chromium-headless-shell chromium fonts-dejavu-core g++ cmake
 system-deps:
-	@if [ ! -x /usr/bin/chromium ] || ! command -v g++ >/dev/null || ! command -v cmake >/dev/null; then \
+	@if [ ! -x /usr/bin/chromium-headless-shell ] || [ ! -x /usr/bin/chromium ] || ! command -v g++ >/dev/null || ! command -v cmake >/dev/null; then \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $(DEBS); \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq $(DEBS); fi; fi
 

@@ -272,6 +272,10 @@ def tiny_audio_models(tmp_path_factory):
     return _built_once(tmp_path_factory, "tiny-audio-models", BUILDERS)
 
 
+# Debian's build of Chromium's headless shell (package chromium-headless-shell: the same Blink and V8 as its
+# `chromium`, without the desktop browser's compositor and UI), which Playwright itself runs for headless tests.
+# The browser tests: 928 -> 776 s of machine CPU and 472 -> 395 s of wall on 3 workers (side by side, this stop).
+CHROMIUM = "/usr/bin/chromium-headless-shell"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -285,14 +289,14 @@ CHROMIUM_ARGS = [
 @pytest.fixture(scope="session")
 def chromium():
     """One Chromium per test process (per xdist worker), started when a browser test first asks for it: Debian's
-    /usr/bin/chromium, driven by the playwright pip package. Tests never share a context (see `page`)."""
+    headless shell (`CHROMIUM`), driven by the playwright pip package. Tests never share a context (see `page`)."""
     from playwright.sync_api import sync_playwright
 
-    if not Path("/usr/bin/chromium").exists():
-        pytest.fail("/usr/bin/chromium is missing: run `make system-deps` (apt-get install chromium)")
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: run `make system-deps` (apt-get install chromium-headless-shell)")
     pw = sync_playwright().start()
     try:
-        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
     finally:
