@@ -224,11 +224,35 @@ def create_app(studio, users: bool = False):
             api_visibility="private",
             show_progress="hidden",
         )
+    _progress_where_shown(demo)
     demo.queue(default_concurrency_limit=None)  # long work runs as jobs (app/jobs.py); renders take turns there
     # Gradio's queue looks for work every 1 ms when it has none (and for progress every 10 ms; 50 and 100 ms on
     # Windows): an idle `chief serve` took 7% of a core. Every 20 ms costs an event at most 20 ms before it starts.
     demo._queue.sleep_when_free, demo._queue.progress_update_sleep_when_free = IDLE_POLL_S, PROGRESS_POLL_S
     return demo
+
+
+def _progress_where_shown(demo) -> None:
+    """Give each event the components its progress shows on (Gradio's `show_progress_on`): none when it is hidden,
+    its outputs that are not layout blocks otherwise.
+
+    Gradio 6's page keeps a loading status for every output and input of each event that has run, and at every event
+    it sets them all again, copying each one's properties (a layout block's: its whole subtree's) and finding each in
+    the page's tree. An output that is the screens' Tabs (opening a project, a step of the path) made every later
+    click copy the whole app. Measured in the headless shell, a storyboard page: 12 tab switches took 11.5-12.4 s of
+    the page's main thread, 6.1-6.8 s with this; its load 2.5-2.6 s, 2.1-2.2 s. What the page shows is the same (a
+    hidden progress stays hidden; a shown one covers the changed widgets, not the whole screen)."""
+    from gradio.blocks import BlockContext  # the layout blocks: Tabs, Tab, Row, Column, Group, Accordion...
+
+    for fn in demo.fns.values():
+        if fn.show_progress_on is not None:
+            continue
+        if fn.show_progress == "hidden":
+            fn.show_progress_on = []
+        elif any(isinstance(o, BlockContext) for o in fn.outputs):
+            shown = [o for o in fn.outputs if not isinstance(o, BlockContext)]
+            if shown:
+                fn.show_progress_on = shown
 
 
 def _signed_in(studio):

@@ -250,6 +250,30 @@ def test_an_idle_servers_queue_looks_for_work_every_20_ms(studio):
     )
 
 
+@pytest.mark.parametrize("users", [False, True])
+def test_no_event_tracks_its_progress_on_a_layout_block_or_where_it_is_hidden(studio, users):
+    """Gradio's page sets a loading status on every progress target of every event that has run, at each event,
+    copying the target's properties and, for a layout block, its whole subtree's (the screens' Tabs: the whole app).
+    As the page receives it (the app's config): an event with its progress hidden tracks it on nothing; one that shows
+    it, on its outputs that are not layout blocks (when it has any); and the screens' Tabs is still an output (a
+    project opens on its screen)."""
+    from app.ui import create_app
+
+    config = create_app(studio, users=users).get_config_file()
+    kind = {c["id"]: c["type"] for c in config["components"]}
+    layout = {"tabs", "tabitem", "row", "column", "group", "accordion", "form", "sidebar"}
+    screens = next(c["id"] for c in config["components"] if c["props"].get("elem_id") == "screens")
+    deps = config["dependencies"]
+    assert any(screens in d["outputs"] for d in deps)
+    for d in deps:
+        targets = d["outputs"] if d["show_progress_on"] is None else d["show_progress_on"]
+        if d["show_progress"] == "hidden":
+            assert targets == [], d
+        elif any(kind[o] not in layout for o in d["outputs"]):  # (a gr.render's only output is its own column)
+            assert not [t for t in targets if kind[t] in layout], d
+            assert set(targets) <= set(d["outputs"]), d
+
+
 def test_the_frame_governor_goes_first_into_each_html_page_and_into_nothing_else():
     """app/ui/page_script.py: a page sent in two chunks comes back whole, frames.js right after `<head>` and its
     length told again, the same length for a HEAD (whose body the server drops); a JSON answer passes as it was, and
