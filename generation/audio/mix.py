@@ -35,7 +35,7 @@ import numpy as np
 
 from generation.ffmpeg import run_ffmpeg
 
-from .listen import STEP, k_weighting
+from .listen import STEP, sub_blocks
 from .loudness import TARGETS, Loudness, Target, db, integrated_of, lra_of
 from .pcm import RATE, decode, fade, key, read_frames, resample, write_wav
 from .stereo import EFFECTS_SIDE, MUSIC_SIDE, WIDTH, placed
@@ -239,17 +239,6 @@ def ffmpeg_args(stems: dict[str, Path], filters: str, out: Path, stems_out: dict
     return args
 
 
-def _blocks(samples: np.ndarray) -> np.ndarray:
-    """K-weighted mean square per 100 ms, summed over the channels (BS.1770: left and right weigh 1 each; the last
-    partial 100 ms dropped, as the film's own last one is)."""
-    from scipy.signal import sosfilt
-
-    x = samples.astype(np.float64).reshape(len(samples), -1)
-    weighted = sosfilt(k_weighting(RATE), x, axis=0)
-    m = len(weighted) // GRID
-    return np.mean(np.square(weighted[: m * GRID]).reshape(m, GRID, -1), axis=1).sum(axis=1)
-
-
 def reach(samples: np.ndarray) -> np.ndarray:
     """Per sample, the largest |value| any channel reaches from it to the next (`loudness.oversampled`, 4×): what a
     true-peak limiter must keep under its ceiling."""
@@ -312,7 +301,7 @@ def mix_part(
         "samples": b - a,
         "channels": settings.channels,
         "peak": float(peaks.max(initial=0.0)),
-        "z": _blocks(summed).tolist(),
+        "z": sub_blocks(summed).tolist(),
     }
     (folder / "part.json").write_text(json.dumps(facts))
 
@@ -393,7 +382,7 @@ def level(parts: list[Part], settings: MixSettings) -> tuple[float, dict[int, np
                 peaks_of[i] = p.reach()
             envelope = limiter_gain(peaks_of[i] * np.float32(g), ceiling) * np.float32(g)
             limited[i] = samples[i] * envelope[:, None]
-            zs.append(_blocks(limited[i]))
+            zs.append(sub_blocks(limited[i]))
             peaks.append(float(np.max(peaks_of[i] * envelope)))
         z = np.concatenate(zs)
         lufs = integrated_of(z)

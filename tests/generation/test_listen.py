@@ -50,6 +50,29 @@ def test_k_weighting_is_the_standards_at_48khz():
     assert sos[1, 4:] == pytest.approx([-1.99004745483398, 0.99007225036621], abs=1e-9)
 
 
+def test_filtered_in_chunks_the_blocks_are_one_passs():
+    """sub_blocks filters 10 s at a time, carrying the filter's state: the blocks are those of one pass over the whole
+    (an impulse just after a chunk's edge rings on into the next chunk), mono or stereo, at any rate; under one block
+    of sound there is no block, and no loudness."""
+    from scipy.signal import sosfilt
+
+    from generation.audio.listen import CHUNK_BLOCKS, STEP, sub_blocks
+
+    def one_pass(x, rate):
+        weighted = sosfilt(k_weighting(rate), x.astype(np.float64).reshape(len(x), -1), axis=0)
+        n = round(STEP * rate)
+        m = len(weighted) // n
+        return np.square(weighted[: m * n]).reshape(m, n, -1).mean(axis=1).sum(axis=1)
+
+    rng = np.random.default_rng(7)
+    for shape, rate in (((RATE * 25 + 123, 2), RATE), ((22050 * 13 + 5,), 22050)):
+        x = (rng.standard_normal(shape) * 0.1).astype(np.float32)
+        x[round(CHUNK_BLOCKS * STEP * rate) + 3] = 1.0
+        assert len(sub_blocks(x, rate)) == int(len(x) / (STEP * rate)) > CHUNK_BLOCKS
+        np.testing.assert_allclose(sub_blocks(x, rate), one_pass(x, rate), rtol=1e-12)
+    assert len(sub_blocks(np.zeros(100, np.float32))) == 0 and integrated(np.zeros(100, np.float32)) is None
+
+
 @pytest.mark.parametrize("amp", [1.0, 0.5, 0.1, 0.01])
 def test_a_sines_loudness(amp):
     assert integrated(tone(997, 5.0, amp)) == pytest.approx(20 * np.log10(amp) - 3.01, abs=0.05)
