@@ -50,7 +50,7 @@ def test_k_weighting_is_the_standards_at_48khz():
     assert sos[1, 4:] == pytest.approx([-1.99004745483398, 0.99007225036621], abs=1e-9)
 
 
-def test_filtered_in_chunks_the_blocks_are_one_passs():
+def test_filtered_in_chunks_the_blocks_are_one_passes():
     """sub_blocks filters 10 s at a time, carrying the filter's state: the blocks are those of one pass over the whole
     (an impulse just after a chunk's edge rings on into the next chunk), mono or stereo, at any rate; under one block
     of sound there is no block, and no loudness."""
