@@ -112,6 +112,7 @@ def compose(words: str, seconds: float, seed: int, rate: int = RATE) -> Sound:
     p = plan(words, seed)
     n = round(seconds * rate)
     out = np.zeros(n, np.float64)
+    notes: dict = {}  # each note's samples, made once per cue (see `_add`)
     beat = 60.0 / p.bpm
     bar = 4 * beat
     rng = np.random.default_rng([seed, _words_hash(words.lower()), 1])
@@ -124,16 +125,17 @@ def compose(words: str, seconds: float, seed: int, rate: int = RATE) -> Sound:
             harmonics, attack, decay, role = INSTRUMENTS[name]
             if role == "pad":
                 for note in chord:
-                    _add(out, rate, t_bar, bar, note + 12, harmonics, attack, decay, 0.10)
+                    _add(out, notes, rate, t_bar, bar, note + 12, harmonics, attack, decay, 0.10)
             elif role == "arpeggio":
                 pattern = rng.permutation(len(chord)).tolist() + [0]
                 for j, step in enumerate((pattern * 2)[: 8 if p.bpm < 110 else 4]):
                     dt = bar / (8 if p.bpm < 110 else 4)
-                    _add(out, rate, t_bar + j * dt, dt * 2, chord[step] + 24, harmonics, attack, decay, 0.12)
+                    _add(out, notes, rate, t_bar + j * dt, dt * 2, chord[step] + 24, harmonics, attack, decay, 0.12)
             else:  # melody: one chord tone per beat, a step away from the last
                 for j in range(4):
                     _add(
                         out,
+                        notes,
                         rate,
                         t_bar + j * beat,
                         beat,
@@ -143,10 +145,10 @@ def compose(words: str, seconds: float, seed: int, rate: int = RATE) -> Sound:
                         decay,
                         0.1,
                     )
-        _add(out, rate, t_bar, bar, chord[0] - 12, (1.0, 0.3), 0.02, 0.8, 0.16)  # bass
+        _add(out, notes, rate, t_bar, bar, chord[0] - 12, (1.0, 0.3), 0.02, 0.8, 0.16)  # bass
         if p.percussion:
             for j in range(4):
-                _kick(out, rate, t_bar + j * beat, 0.5 if j % 2 == 0 else 0.3)
+                _kick(out, notes, rate, t_bar + j * beat, 0.5 if j % 2 == 0 else 0.3)
         t_bar += bar
         i += 1
     peak = np.abs(out).max()
@@ -159,25 +161,33 @@ def _midi(key: int, scale: tuple[int, ...], degree: int) -> int:
     return 45 + key + 12 * octave + scale[step]  # 45: A2
 
 
-def _add(out, rate, start, length, note, harmonics, attack, decay, level) -> None:
+def _add(out, notes: dict, rate, start, length, note, harmonics, attack, decay, level) -> None:
+    """Add a note at `start` s. A cue plays the same notes bar after bar: a note's samples are made once per cue
+    (`notes`, keyed by everything they depend on) and added wherever it sounds again, the same figures as made anew."""
     i0 = round(start * rate)
     if i0 >= len(out):
         return
     m = min(round(length * rate), len(out) - i0)
-    t = np.arange(m) / rate
-    f0 = 440.0 * 2 ** ((note - 69) / 12)
-    tone = sum(
-        a * np.sin(2 * np.pi * f0 * (h + 1) * t) for h, a in enumerate(harmonics) if a and f0 * (h + 1) < rate / 2
-    )
-    env = np.minimum(1.0, t / max(attack, 1e-4)) * np.exp(-decay * t)
-    release = np.minimum(1.0, (length - t) / 0.05).clip(0, 1)
-    out[i0 : i0 + m] += level * tone * env * release
+    key = ("note", m, length, note, harmonics, attack, decay, level)
+    if key not in notes:
+        t = np.arange(m) / rate
+        f0 = 440.0 * 2 ** ((note - 69) / 12)
+        tone = sum(
+            a * np.sin(2 * np.pi * f0 * (h + 1) * t) for h, a in enumerate(harmonics) if a and f0 * (h + 1) < rate / 2
+        )
+        env = np.minimum(1.0, t / max(attack, 1e-4)) * np.exp(-decay * t)
+        release = np.minimum(1.0, (length - t) / 0.05).clip(0, 1)
+        notes[key] = level * tone * env * release
+    out[i0 : i0 + m] += notes[key]
 
 
-def _kick(out, rate, start, level) -> None:
+def _kick(out, notes: dict, rate, start, level) -> None:
     i0 = round(start * rate)
     m = min(round(0.25 * rate), len(out) - i0)
     if m <= 0:
         return
-    t = np.arange(m) / rate
-    out[i0 : i0 + m] += level * np.sin(2 * np.pi * (50 + 70 * np.exp(-t * 30)) * t) * np.exp(-t * 12)
+    key = ("kick", m, level)
+    if key not in notes:
+        t = np.arange(m) / rate
+        notes[key] = level * np.sin(2 * np.pi * (50 + 70 * np.exp(-t * 30)) * t) * np.exp(-t * 12)
+    out[i0 : i0 + m] += notes[key]

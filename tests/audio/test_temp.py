@@ -32,6 +32,22 @@ def test_a_cue_is_deterministic_for_its_seed_and_varies_with_cue_and_seed():
     assert np.abs(a.samples).max() > 0.2
 
 
+@pytest.mark.parametrize(
+    "words", ["melancholy piano, slow", "frantic drums and brass, 150 bpm", "harp arpeggio, 96 bpm"]
+)
+def test_a_note_made_once_per_cue_sounds_as_made_anew(monkeypatch, words):
+    """Each note's samples are made once per cue and added wherever it sounds again: the cue is the one made with
+    every note made anew, to the bit (over a cut-off last bar, at two rates)."""
+    from generation.audio import score
+
+    made = {rate: compose(words, 9.3, seed=5, rate=rate).samples for rate in (48000, 22050)}
+    add, kick = score._add, score._kick
+    monkeypatch.setattr(score, "_add", lambda out, notes, *a: add(out, {}, *a))
+    monkeypatch.setattr(score, "_kick", lambda out, notes, *a: kick(out, {}, *a))
+    for rate, samples in made.items():
+        assert np.array_equal(samples, compose(words, 9.3, seed=5, rate=rate).samples)
+
+
 def test_tempo_words_change_the_pulse():
     """Percussion hits once a beat: the onset envelope's strongest period is the BPM asked for."""
     for words, bpm in (("slow drums", 70), ("frantic drums", 168)):
