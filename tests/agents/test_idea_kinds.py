@@ -93,3 +93,22 @@ def test_what_a_character_makes_is_a_thing_not_a_character(idea, made, cast):
 def test_a_being_the_character_meets_or_rescues_stays_in_the_cast():
     names = {c.name.lower(): c.kind for c in read_idea("Kofi rescues a stranded dolphin before the tide turns.").cast}
     assert any("dolphin" in n and k == "animal" for n, k in names.items()), names
+
+
+def test_wordnet_read_on_demand_holds_every_sense_of_every_noun():
+    """WordNet's lines are split when first asked for (agents/offline/wordnet.py): over the whole noun index, every
+    sense a noun lists is a synset that has the noun among its words, and every hypernym a synset names is one too."""
+    from agents.offline import wordnet
+
+    tables = wordnet._tables()
+    assert tables is not None
+    index, synsets, _, _ = tables
+    assert len(index) > 100_000 and len(synsets) > 80_000
+    for noun in index:
+        for offset in index[noun]:
+            assert noun in synsets[offset][1], (noun, offset)
+    for offset in synsets:
+        lexname, words, hypernyms = synsets[offset]
+        assert lexname.startswith("noun.") and words, offset
+        assert all(h in synsets for h in hypernyms), offset
+    assert wordnet.kinds("geese") == wordnet.kinds("goose") and "animal" in wordnet.kinds("goose")
