@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 from pathlib import Path
 
@@ -229,6 +230,10 @@ def create_app(studio, users: bool = False):
     # Gradio's queue looks for work every 1 ms when it has none (and for progress every 10 ms; 50 and 100 ms on
     # Windows): an idle `chief serve` took 7% of a core. Every 20 ms costs an event at most 20 ms before it starts.
     demo._queue.sleep_when_free, demo._queue.progress_update_sleep_when_free = IDLE_POLL_S, PROGRESS_POLL_S
+    # It also keeps a record of each event (the last 10,000) for its monitoring page, which CHIEF does not serve
+    # (`enable_monitoring=False`), and after every event sums them all up in a pandas table: 16-25 ms of CPU an event
+    # once a few dozen are recorded. One record kept, never summed.
+    demo._queue.ANALYTICS_MAX_EVENTS, demo._queue.ANAYLTICS_CACHE_FREQUENCY = 1, sys.maxsize
     return demo
 
 

@@ -250,6 +250,33 @@ def test_an_idle_servers_queue_looks_for_work_every_20_ms(studio):
     )
 
 
+def test_the_queue_sums_up_no_events_for_a_monitoring_page_it_does_not_serve(studio, monkeypatch):
+    """Gradio's queue keeps the last 10,000 events for its monitoring page and, after every event, sums them all up in
+    a pandas table (16-25 ms of CPU an event); the app does not serve that page: it keeps one record and never sums.
+    Events run through the served app; the attributes are Gradio's own (a bare queue is read first, as above)."""
+    import gradio as gr
+    from gradio.queueing import Queue
+
+    from app.ui import launch
+    from tests.conftest import app_client
+    from tests.process import free_port
+
+    bare = gr.Blocks().queue()._queue
+    assert (bare.ANALYTICS_MAX_EVENTS, bare.ANAYLTICS_CACHE_FREQUENCY) == (10_000, 1)
+    tables = []
+    get_df = Queue._get_df
+    monkeypatch.setattr(Queue, "_get_df", staticmethod(lambda records: tables.append(len(records)) or get_df(records)))
+    demo = launch(studio, port=free_port(), prevent_thread_lock=True, quiet=True)
+    try:
+        client = app_client(demo.local_url)
+        for _ in range(3):
+            client.predict("", api_name="/list_projects")
+        assert demo._queue.events_recorded >= 3 and len(demo._queue.event_analytics) <= 1
+        assert tables == []
+    finally:
+        demo.close()
+
+
 @pytest.mark.parametrize("users", [False, True])
 def test_no_event_tracks_its_progress_on_a_layout_block_or_where_it_is_hidden(studio, users):
     """Gradio's page sets a loading status on every progress target of every event that has run, at each event,
