@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations
 
 from generation import minilm
@@ -47,11 +48,20 @@ def embed(texts: list[str]):
     return minilm.embed(texts)
 
 
+@lru_cache(maxsize=32)
+def _vectors(texts: tuple[str, ...]):
+    """The embeddings of a panel's critiques, kept for the panel: the screening room asks for its diversity each time
+    it opens (8 critiques of ~60 words: 0.3-0.5 s of CPU), and the same critiques make the same batch: the same figures."""
+    vectors = embed(list(texts))
+    vectors.flags.writeable = False
+    return vectors
+
+
 def panel_similarity(critiques: list[Critique], threshold: float = DEFAULT_THRESHOLD) -> DiversityReport:
     """Mean pairwise cosine similarity of the critiques' texts; `collapsed` when it reaches `threshold`."""
     if len(critiques) < 2:
         return DiversityReport(0.0, False, threshold, {})
-    vectors = embed([critique_text(c) for c in critiques])
+    vectors = _vectors(tuple(critique_text(c) for c in critiques))
     pairs = {
         (critiques[i].persona_id, critiques[j].persona_id): round(float(vectors[i] @ vectors[j]), 4)
         for i, j in combinations(range(len(critiques)), 2)

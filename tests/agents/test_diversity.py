@@ -51,3 +51,18 @@ def test_identical_panel_is_collapsed_and_varied_panel_is_not():
 
 def test_fewer_than_two_is_not_collapsed():
     assert not panel_similarity([crit("a", "x", "y")]).collapsed
+
+
+def test_a_panel_is_embedded_once_and_another_panel_anew(monkeypatch):
+    """The screening room asks for the panel's diversity each time it opens: the same critiques are embedded once
+    (the same figures again); a changed critique is embedded with its panel."""
+    from agents import diversity
+
+    calls: list[int] = []
+    embed = diversity.embed
+    monkeypatch.setattr(diversity, "embed", lambda texts: calls.append(len(texts)) or embed(texts))
+    panel = [crit(p, f"{p} found the storm scene long and the ending unearned.", "slow") for p in ("x1", "x2", "x3")]
+    first = panel_similarity(panel)
+    assert panel_similarity([c.model_copy() for c in panel]) == first and calls == [3]
+    changed = [*panel[:2], crit("x3", "The gull is the best thing in it; more of the gull.", "the gull")]
+    assert panel_similarity(changed) != first and calls == [3, 3]
