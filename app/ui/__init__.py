@@ -465,6 +465,7 @@ def _environment(**values: str):
 def _launch(demo, studio, host, port, credentials, prevent_thread_lock, quiet, guard, cap: int) -> None:
     from starlette.middleware import Middleware
 
+    from app.ui.asset_cache import AssetCache
     from app.ui.page_script import PageScript
     from app.ui.player import EXPORTS
 
@@ -486,7 +487,8 @@ def _launch(demo, studio, host, port, credentials, prevent_thread_lock, quiet, g
         css=CSS,
         enable_monitoring=False,
         footer_links=[],
-        app_kwargs={"middleware": [guard, Middleware(PageScript)]},  # the Guard first: it sees every request
+        # the Guard first: it sees every request (Gradio adds its own CORS and compression outside all three)
+        app_kwargs={"middleware": [guard, Middleware(PageScript), Middleware(AssetCache)]},
         # Gradio's hosted-notebook probe: one HEAD of the page with a 3-s timeout, and a timeout means "not reachable,
         # share instead", so a busy machine failed to start the server. CHIEF binds the address itself, never shares.
         _frontend=False,

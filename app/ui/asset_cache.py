@@ -1,0 +1,84 @@
+"""Gradio's built front end (`/assets/`: ~110 scripts and styles at every page load) answered from memory.
+
+Gradio reads each file from disk for every request, in 64 KiB reads each handed to a worker thread: the served app
+spent ~0.3 s of CPU on them per page load (a browser test's server, py-spy). `AssetCache`, ASGI middleware installed
+by `app.ui.launch` inside `security.Guard` (which still sees and answers every request first), keeps a file's whole
+answer the first time it is sent and sends it from memory after that: the files are the installed Gradio's own and do
+not change while the server runs. What it keeps is bounded (a file up to MAX_FILE, all of them up to MAX_TOTAL; past
+that, files are read as before), and only a plain GET's complete 200 answer is kept (a HEAD is answered from it).
+
+A file whose name carries its content's hash (the build names them `name-HASH.js`) is also marked `immutable` for a
+year, so a creator's browser fetches it once, not at every reload; other files keep Gradio's own headers.
+"""
+
+from __future__ import annotations
+
+import re
+
+PREFIX = "/assets/"
+MAX_FILE = 8 << 20
+MAX_TOTAL = 64 << 20
+HASHED = re.compile(r"-[A-Za-z0-9_-]{8}\.(?:js|css|woff2?|svg|png|wasm)$")
+IMMUTABLE = (b"cache-control", b"public, max-age=31536000, immutable")
+
+
+class AssetCache:
+    def __init__(self, app) -> None:
+        self.app = app
+        self.kept: dict[str, tuple[dict, bytes]] = {}  # path -> (the answer's start message, its body)
+        self.size = 0
+
+    async def __call__(self, scope, receive, send) -> None:
+        path = scope.get("path", "")
+        if (
+            scope["type"] != "http"
+            or scope.get("method") not in ("GET", "HEAD")
+            or not path.startswith(PREFIX)
+            or any(k.lower() == b"range" for k, _ in scope.get("headers", []))
+        ):
+            return await self.app(scope, receive, send)
+        kept = self.kept.get(path)
+        if kept is not None:
+            start, body = kept
+            await send(start)
+            return await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
+        if scope["method"] == "HEAD":
+            return await self.app(scope, receive, send)
+        start: dict = {}
+        chunks: list[bytes] = []
+        size = 0
+
+        async def keep(message) -> None:
+            nonlocal size
+            if message["type"] == "http.response.start":
+                start.update(message)
+                if message.get("status") != 200:
+                    start.clear()  # not kept: passed on as it is
+                    return await send(message)
+                return None  # held until the body is whole (its headers change)
+            if not start:
+                return await send(message)
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if message.get("more_body"):
+                if size > MAX_FILE:  # too large to keep: what was held goes out, the rest streams
+                    await send(self._marked(start, path))
+                    await send({"type": "http.response.body", "body": b"".join(chunks), "more_body": True})
+                    start.clear()
+                return None
+            body = b"".join(chunks)
+            marked = self._marked(start, path)
+            if path not in self.kept and self.size + len(body) <= MAX_TOTAL and len(body) <= MAX_FILE:
+                self.kept[path] = (marked, body)
+                self.size += len(body)
+            await send(marked)
+            await send({"type": "http.response.body", "body": body})
+
+        await self.app(scope, receive, keep)
+
+    @staticmethod
+    def _marked(start: dict, path: str) -> dict:
+        if not HASHED.search(path):
+            return dict(start)
+        headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"cache-control"]
+        return {**start, "headers": [*headers, IMMUTABLE]}

@@ -1,0 +1,62 @@
+"""Gradio's built front end answered from memory after its first request (app/ui/asset_cache.py), through the
+served app with the Guard in front: the same bytes as the installed file, a hashed name marked immutable, a HEAD and
+a range request answered as Gradio answers them."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+
+
+@pytest.fixture
+def served(studio):
+    from app.ui import launch
+    from tests.process import free_port
+
+    demo = launch(studio, port=free_port(), prevent_thread_lock=True, quiet=True)
+    try:
+        yield demo.local_url.rstrip("/")
+    finally:
+        demo.close()
+
+
+def test_the_front_end_is_read_from_disk_once_and_marked_immutable(served, monkeypatch):
+    from gradio.routes import BUILD_PATH_LIB
+    from starlette.responses import FileResponse
+
+    reads: list[str] = []
+    call = FileResponse.__call__
+
+    async def counted(self, scope, receive, send):
+        reads.append(scope["path"])
+        return await call(self, scope, receive, send)
+
+    monkeypatch.setattr(FileResponse, "__call__", counted)
+    page = httpx.get(served + "/", timeout=60).text
+    scripts = re.findall(r"/assets/([\w.-]+\.js)", page)
+    assert scripts, page[:2000]
+    name = scripts[0]
+    url = f"{served}/assets/{name}"
+    on_disk = (Path(BUILD_PATH_LIB) / name).read_bytes()
+    plain = {"Accept-Encoding": "identity"}
+    first, second = httpx.get(url, headers=plain), httpx.get(url, headers=plain)
+    assert first.status_code == second.status_code == 200
+    assert first.content == second.content == on_disk
+    assert reads.count(f"/assets/{name}") == 1  # the second answer came from memory
+    assert second.headers["cache-control"] == "public, max-age=31536000, immutable"
+    assert second.headers["content-type"].startswith(("text/javascript", "application/javascript"))
+    assert httpx.get(url).content == first.content  # compressed by Gradio outside, decoded by the client
+
+    head = httpx.head(url, headers=plain)
+    assert head.status_code == 200 and head.content == b""
+    assert head.headers["content-length"] == str(len(first.content))
+
+    part = httpx.get(url, headers={**plain, "Range": "bytes=0-99"})  # not from memory: Gradio's own answer
+    assert part.status_code == 206 and part.content == first.content[:100]
+    assert reads.count(f"/assets/{name}") == 2
+
+    missing = httpx.get(f"{served}/assets/no-such-file-00000000.js")
+    assert missing.status_code == 404 and "immutable" not in missing.headers.get("cache-control", "")
