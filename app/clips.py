@@ -353,12 +353,15 @@ class Clips:
         return req, clip_key(self.backend, req)
 
     def _store(self, key: str, backend: Backend, info, out: Path, seconds: float) -> ClipRecord:
+        from generation.video_io import written_facts
+
         frame_png = out.with_suffix(".last.png")
+        facts = written_facts(out)  # the clip the backend has just written: its boxes say what `inspect` would
         clip_media = self.ctx.media.put(out, "mp4")
         # its thumbnail, the frames critics and the contact sheet use, and its last frame (the next shot's
         # continuity), in one decode
         sampled = tuple(sorted({SHEET_FRAMES, self.ctx.config.frames_per_shot}))
-        self._media.prepare(clip_media.sha256, ks=sampled, last_frame_to=frame_png)
+        self._media.prepare(clip_media.sha256, ks=sampled, last_frame_to=frame_png, info=facts)
         frame_media = self.ctx.media.put(frame_png, "png")
         clip = ClipRecord(
             key=key,

@@ -33,11 +33,18 @@ class ClipMedia:
         return [(f.index, offset + f.index / rec.fps, self.ctx.media.path(f.sha256, "jpg")) for f in rec.frames]
 
     def prepare(
-        self, clip_sha256: str, *, thumb: bool = True, ks: tuple[int, ...] = (), last_frame_to: Path | None = None
+        self,
+        clip_sha256: str,
+        *,
+        thumb: bool = True,
+        ks: tuple[int, ...] = (),
+        last_frame_to: Path | None = None,
+        info: dict | None = None,
     ) -> dict[str, ClipMediaRecord]:
         """Cut the thumbnail and the `ks` frame samples of a clip in one decode and cache them (one transaction).
         `last_frame_to`: the clip's last frame is written there too, as a lossless PNG, from the same decode (a
-        new clip's continuity frame: one ffmpeg pass per rendered shot, not two)."""
+        new clip's continuity frame: one ffmpeg pass per rendered shot, not two). `info`: the clip's fps, size
+        and frames when they are known (a clip just rendered: `video_io.written_facts`), else read by `inspect`."""
         from generation import frames
         from generation.video_io import inspect
 
@@ -48,7 +55,7 @@ class ClipMedia:
             if not todo and last_frame_to is None:
                 return have
             clip = self.ctx.media.path(clip_sha256, "mp4")
-            info = inspect(clip)
+            info = info or inspect(clip)
             n = frames.frame_count(clip, info)
             if n == 0:
                 raise ValueError(f"no frames in {clip.name}")

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from generation.frames import contact_sheet, sample_frames, save_jpeg, timecode
+from generation.frames import contact_sheet, decode, sample_frames, save_jpeg, timecode
 from generation.video_io import write_video
 
 
@@ -58,3 +58,47 @@ def test_save_jpeg_limits_the_longer_side(tmp_path):
     out = save_jpeg(Image.new("RGB", (1000, 500), "red"), tmp_path / "x.jpg", max_side=200)
     assert Image.open(out).size == (200, 100)
     assert not list(tmp_path.glob(".*part*"))
+
+
+@pytest.mark.parametrize(
+    "fps, size, frames", [(8, (64, 48), 9), (12, (160, 90), 13), (24, (96, 96), 25), (30, (48, 64), 7)]
+)
+def test_a_written_clips_boxes_say_what_ffmpeg_reads_in_it(tmp_path, fps, size, frames):
+    """A clip CHIEF has just written is described from its mp4 boxes (`written_facts`, no ffmpeg run): its fps, size
+    and frame count as `inspect` reads them. Anything else is not described so."""
+    from generation.video_io import inspect, written_facts
+
+    w, h = size
+    clip = tmp_path / "c.mp4"
+    write_video((np.full((h, w, 3), 8 * i, np.uint8) for i in range(frames)), clip, fps)
+    read = inspect(clip)
+    assert written_facts(clip) == {k: read[k] for k in ("fps", "width", "height", "frames")}
+    other = tmp_path / "other.mp4"
+    other.write_bytes(b"\0" * 64)
+    assert written_facts(other) is None
+
+
+def test_a_rendered_shots_pictures_are_cut_without_reading_its_header_again(make_studio, monkeypatch, tmp_path):
+    """Rendering cuts each new clip's thumbnail, sampled frames and last frame with its boxes' facts: the header is
+    not read again by `inspect` for them."""
+    import traceback
+
+    from generation import video_io
+    from tests.conftest import tiny_board
+
+    st = make_studio()
+    pid = st.create_from_storyboard(tiny_board(2)).project_id
+    callers: list[str] = []
+    inspect = video_io.inspect
+    monkeypatch.setattr(
+        video_io, "inspect", lambda path: callers.append(traceback.extract_stack()[-2].name) or inspect(path)
+    )
+    st.render(pid)
+    shots = st.render_info(pid, 1).shots
+    assert len(shots) == 2 and "prepare" not in callers
+    for shot in shots:  # the thumbnail is the middle frame, as cut with the header `inspect` reads
+        clip = st.ctx.media.path(shot.sha256, "mp4")
+        read = inspect(clip)
+        middle = decode(clip, [read["frames"] // 2], read)[0]
+        again = save_jpeg(middle, tmp_path / f"{shot.sha256}.jpg", max_side=320)
+        assert st.thumbnail(shot.sha256).read_bytes() == again.read_bytes()
