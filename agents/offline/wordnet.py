@@ -5,7 +5,7 @@ among what the word can mean ("octopus": an animal or a food, never a creature; 
 
 The files are read once per process, on first use, and keyed by the offsets written in them (the package's copies
 have CRLF line ends, so byte offsets cannot be used); a synset or an index line is split when it is first asked for.
-Read so, the tables cost a process 0.2 s of CPU, not the 0.9-1.3 s of splitting all 82,000 noun synsets at once.
+Read so, the tables cost a process ~0.3 s of CPU, not the 0.9-1.3 s of splitting all 82,000 noun synsets at once.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ class AssetCache:
         kept = self.kept.get(path)
         if kept is not None:
             start, body = kept
-            await send(start)
+            await send({**start, "headers": list(start["headers"])})  # a copy: middleware outside edits headers
             return await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
         if scope["method"] == "HEAD":
             return await self.app(scope, receive, send)
@@ -55,7 +55,7 @@ class AssetCache:
                 if message.get("status") != 200:
                     start.clear()  # not kept: passed on as it is
                     return await send(message)
-                return None  # held until the body is whole (its headers change)
+                return None  # held until the body is whole: kept or not, it goes out then
             if not start:
                 return await send(message)
             chunks.append(message.get("body", b""))
@@ -71,14 +71,15 @@ class AssetCache:
             if path not in self.kept and self.size + len(body) <= MAX_TOTAL and len(body) <= MAX_FILE:
                 self.kept[path] = (marked, body)
                 self.size += len(body)
-            await send(marked)
+            await send({**marked, "headers": list(marked["headers"])})
             await send({"type": "http.response.body", "body": body})
 
         await self.app(scope, receive, keep)
 
     @staticmethod
     def _marked(start: dict, path: str) -> dict:
-        if not HASHED.search(path):
-            return dict(start)
-        headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"cache-control"]
-        return {**start, "headers": [*headers, IMMUTABLE]}
+        """`start` with a headers list of its own; a hashed file's Cache-Control is IMMUTABLE."""
+        headers = list(start.get("headers", []))
+        if HASHED.search(path):
+            headers = [(k, v) for k, v in headers if k.lower() != b"cache-control"] + [IMMUTABLE]
+        return {**start, "headers": headers}

@@ -49,6 +49,8 @@ def test_the_front_end_is_read_from_disk_once_and_marked_immutable(served, monke
     assert second.headers["cache-control"] == "public, max-age=31536000, immutable"
     assert second.headers["content-type"].startswith(("text/javascript", "application/javascript"))
     assert httpx.get(url).content == first.content  # compressed by Gradio outside, decoded by the client
+    again = httpx.get(url, headers=plain)  # what compressing it changed outside is not kept
+    assert "content-encoding" not in again.headers and again.content == first.content
 
     head = httpx.head(url, headers=plain)
     assert head.status_code == 200 and head.content == b""
