@@ -50,7 +50,7 @@ def test_a_text_only_critic_watches_in_text(llama_server_8k, tmp_path):
     text from then on, and that request, its content a string, is answered: it streams.
 
     The test stops the watch (its Stop, `cancel`) once the text answer has streamed 16 tokens: what is proved is that
-    the server takes it. SmolLM2-135M's whole answer (842 tokens, 46 s on one core after a 24-s prompt) proves
+    the server takes it. SmolLM2-135M's whole answer (842 tokens, 46 s of generation after a 24-s prompt) proves
     nothing more about the transport; the critique's reading is tested against the OpenAI-compatible test server."""
     board = Storyboard(
         title="The Lamp",
