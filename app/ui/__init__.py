@@ -14,6 +14,7 @@ import os
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 from app.ui.gradio_stubs import skip_stub_writing
 
@@ -153,7 +154,10 @@ def create_app(studio, users: bool = False):
     )
     # Gradio deletes the uploads and served copies it made once they are 6 hours old (checked every hour),
     # and all of them when the server stops
-    with gr.Blocks(title="CHIEF", analytics_enabled=False, delete_cache=(3600, STALE_SECONDS)) as demo:
+    with (
+        _web_app_at_launch_only(),
+        gr.Blocks(title="CHIEF", analytics_enabled=False, delete_cache=(3600, STALE_SECONDS)) as demo,
+    ):
         ctx.demo = demo
         # without --users everyone acts as the account that serves (`chief --user NAME serve`; the local owner)
         serving = owners.current() or owners.Actor(owners.LOCAL_OWNER)
@@ -226,7 +230,8 @@ def create_app(studio, users: bool = False):
             show_progress="hidden",
         )
     _progress_where_shown(demo)
-    demo.queue(default_concurrency_limit=None)  # long work runs as jobs (app/jobs.py); renders take turns there
+    with _web_app_at_launch_only():
+        demo.queue(default_concurrency_limit=None)  # long work runs as jobs (app/jobs.py); renders take turns there
     # Gradio's queue looks for work every 1 ms when it has none (and for progress every 10 ms; 50 and 100 ms on
     # Windows): an idle `chief serve` took 7% of a core. Every 20 ms costs an event at most 20 ms before it starts.
     demo._queue.sleep_when_free, demo._queue.progress_update_sleep_when_free = IDLE_POLL_S, PROGRESS_POLL_S
@@ -235,6 +240,29 @@ def create_app(studio, users: bool = False):
     # once a few dozen are recorded. One record kept, never summed.
     demo._queue.ANALYTICS_MAX_EVENTS, demo._queue.ANAYLTICS_CACHE_FREQUENCY = 1, sys.maxsize
     return demo
+
+
+@contextlib.contextmanager
+def _web_app_at_launch_only():
+    """Within the block, Gradio does not build its web app (`gradio.routes.App.create_app`).
+
+    Gradio builds it (the FastAPI app with its ~80 routes, and the page's config again) when the Blocks are made, when
+    they close, at each `queue()` and at `launch()`; only launch's is served, and each of the others took ~0.25 s of
+    CPU (0.8 s of a served app's 1.2-s build, measured in the process: every `chief serve` start, every app a test
+    launches). Held under the launch lock, so no launch in this process runs while it is skipped."""
+    from gradio import routes
+
+    real = routes.App.__dict__["create_app"]
+    with _LAUNCH_LOCK:
+        routes.App.create_app = staticmethod(_no_web_app)
+        try:
+            yield
+        finally:
+            routes.App.create_app = real
+
+
+def _no_web_app(blocks, *args, **kwargs) -> Any:  # what Gradio then stores as the Blocks' app, until launch()
+    return None
 
 
 def _progress_where_shown(demo) -> None:

@@ -277,6 +277,38 @@ def test_the_queue_sums_up_no_events_for_a_monitoring_page_it_does_not_serve(stu
         demo.close()
 
 
+def test_gradios_web_app_is_built_once_when_the_app_is_launched(studio, monkeypatch):
+    """Gradio builds its web app (FastAPI routes and the page config) when Blocks are made, when they close, at each
+    queue() and at launch(); only launch's is served. The app is built without the first three (counted on a bare
+    Blocks first: a Gradio that no longer builds them leaves the test saying so), and the served one answers."""
+    import gradio as gr
+    from gradio import routes
+
+    from app.ui import create_app, launch
+    from tests.conftest import app_client
+    from tests.process import free_port
+
+    built: list[int] = []
+    real = routes.App.create_app
+    monkeypatch.setattr(routes.App, "create_app", staticmethod(lambda *a, **k: built.append(1) or real(*a, **k)))
+    with gr.Blocks():
+        gr.Markdown("bare")
+    assert len(built) == 2  # made and closed: what the app skips
+    built.clear()
+    demo = create_app(studio)
+    assert built == [] and demo.fns
+    demo = launch(studio, port=free_port(), prevent_thread_lock=True, quiet=True)
+    try:
+        assert len(built) == 1
+        assert app_client(demo.local_url).predict("", api_name="/list_projects") is not None
+    finally:
+        demo.close()
+    built.clear()
+    with gr.Blocks():  # Gradio's own building is back once the app is made
+        gr.Markdown("bare")
+    assert len(built) == 2
+
+
 @pytest.mark.parametrize("users", [False, True])
 def test_no_event_tracks_its_progress_on_a_layout_block_or_where_it_is_hidden(studio, users):
     """Gradio's page sets a loading status on every progress target of every event that has run, at each event,
