@@ -100,6 +100,23 @@ def test_voices_in_one_exchange_are_three_semitones_apart_as_measured(tmp_path):
                     assert apart >= 3.0, f"{a} and {b} are {apart:.1f} semitones apart"
 
 
+def test_the_piper_session_does_not_spin_and_speaks(tmp_path):
+    """onnxruntime's threads busy-wait between operators by default, taking CPU the render's other work is waiting
+    for: the voice's session is made with spinning off (a default session has no such entry: it spins)."""
+    import onnxruntime
+
+    from generation.audio.voices import SPINNING, piper_voice
+
+    with pytest.raises(RuntimeError):
+        onnxruntime.SessionOptions().get_session_config_entry(SPINNING)
+    engine = piper_voice()
+    assert engine.session.get_session_options().get_session_config_entry(SPINNING) == "0"
+    assert engine.session.get_providers() == ["CPUExecutionProvider"]
+    spoken = Voices(tmp_path).speak("Hold the rope.", cast(["Mara"])["Mara"])
+    samples, rate = read_wav(spoken.path)
+    assert spoken.made and len(samples) / rate > 0.4 and np.abs(samples).max() > 0.1
+
+
 def test_a_line_is_made_once_and_a_changed_line_again(tmp_path):
     voices = Voices(tmp_path / "lines")
     voice = cast(["Mara"])["Mara"]
