@@ -12,8 +12,9 @@ year, so a creator's browser fetches it once, not at every reload; other files k
 
 A browser that takes Brotli (every current one does) gets a text file's Brotli form, compressed once when first asked
 for and kept beside it: Gradio's compression middleware, outside this one, passes an answer that already names its
-encoding on unchanged, where it would otherwise compress the same files again at every page load (~0.15 s of CPU a
-load). Other clients get the file as before (Gradio compresses it with gzip for them, or not at all).
+encoding on unchanged, where it would otherwise compress the same files again at every page load (a page load's
+served-app CPU 0.41-0.43 s before, 0.38-0.40 s after, measured side by side). Other clients get the file as before
+(Gradio compresses it with gzip for them, or not at all).
 """
 
 from __future__ import annotations

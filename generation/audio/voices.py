@@ -205,8 +205,9 @@ def piper_voice(model: str = ""):
 def _load_piper(onnx: str, config: str):
     """Piper's voice as `PiperVoice.load` makes it (on the CPU), its ONNX session told not to spin: onnxruntime's
     threads otherwise busy-wait between the model's operators, taking CPU that the render's other work (encoding,
-    mixing, the other workers) is waiting for. Measured on a loaded 2-core machine, 6 lines: 2.97-3.04 s of CPU with
-    spinning, 2.45-2.56 s without, in the same wall time (2.9-3.1 s against 2.8 s)."""
+    mixing, the other workers) is waiting for. Measured on this 2-core machine, 6 lines: loaded, 2.97-3.04 s of CPU
+    with spinning, 2.45-2.56 s without, in the same wall time (2.9-3.1 s against 2.8 s); idle, 2.76-3.87 s (mean 3.14)
+    against 2.21-3.09 s (2.57), wall 1.4-2.0 s against 1.3-1.7 s."""
     import json
 
     try:
