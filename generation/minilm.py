@@ -5,16 +5,26 @@ what sentence-transformers runs for it (`modules.json`: Transformer, Pooling(mea
 weights with numpy instead of through sentence-transformers gives the same vectors (a test compares them) and spares
 every process that reads an idea the ~5 s (16 s on a loaded 2-core machine) of importing sentence-transformers,
 transformers and torch: `chief new` is a CLI call a creator waits on.
+
+The fixed descriptions the product compares words with (the kinds of a noun, the traits, the voices' poles, the sound
+effects: ~150 texts, listed by `agents.offline.table`) are embedded ahead of time into a packaged table (`TABLE`):
+a process reading its first idea took ~0.8 s of CPU to embed them. The table is checked once per process against
+this model (one of its texts embedded again) and left unused, with a warning, if the two differ.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from pathlib import Path
 
 import numpy as np
 
+log = logging.getLogger(__name__)
+
+TABLE = Path(__file__).with_name("minilm_table.npz")  # texts (unicode) and vectors (float32), one row each
+TABLE_TOLERANCE = 1e-4  # a vector's largest difference from the table's that still counts as the same
 MAX_TOKENS = 256  # sentence_bert_config.json: max_seq_length
 BATCH = 32
 
@@ -129,6 +139,52 @@ def loaded() -> MiniLM:
         return _model
 
 
+_table: dict[str, np.ndarray] | None = None
+_table_lock = threading.Lock()
+
+
+def table() -> dict[str, np.ndarray]:
+    """The packaged table's vectors by text, read once per process and checked against the model: its first text is
+    embedded again and must come out the same (within `TABLE_TOLERANCE`); otherwise (another model, another
+    implementation) the table is not used and every text is embedded."""
+    global _table
+    with _table_lock:
+        if _table is None:
+            _table = _read_table(TABLE)
+        return _table
+
+
+def _read_table(path: Path) -> dict[str, np.ndarray]:
+    if not path.exists():
+        return {}
+    with np.load(path) as data:
+        texts, vectors = [str(t) for t in data["texts"]], data["vectors"].astype(np.float32)
+    if not texts:
+        return {}
+    again = loaded().encode(texts[:1])[0]
+    if float(np.abs(again - vectors[0]).max()) > TABLE_TOLERANCE:
+        log.warning("%s was made with another model or encoder: its texts are embedded anew", path.name)
+        return {}
+    vectors.flags.writeable = False
+    return dict(zip(texts, vectors))
+
+
+def write_table(texts: list[str], path: Path = TABLE) -> None:
+    """Embed `texts` with the model (never the table) and save them as the packaged table."""
+    texts = list(dict.fromkeys(texts))
+    vectors = loaded().encode(texts)
+    np.savez(path, texts=np.array(texts, dtype=np.str_), vectors=vectors)
+
+
 def embed(texts: list[str]) -> np.ndarray:
-    """Unit-norm embeddings of `texts` (one row each) from the packaged all-MiniLM-L6-v2."""
-    return loaded().encode(list(texts))
+    """Unit-norm embeddings of `texts` (one row each) from the packaged all-MiniLM-L6-v2; a text in the packaged
+    table is read from it."""
+    texts = list(texts)
+    known = table()
+    new = [t for t in dict.fromkeys(texts) if t not in known]
+    if not new:
+        return np.stack([known[t] for t in texts]) if texts else loaded().encode([])
+    if len(new) == len(texts):
+        return loaded().encode(texts)
+    fresh = dict(zip(new, loaded().encode(new)))
+    return np.stack([known[t] if t in known else fresh[t] for t in texts])

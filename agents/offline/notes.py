@@ -390,6 +390,16 @@ def voice_shift(low: str, talk: re.Match, who: str) -> tuple[tuple[float, float]
     return ((pitch, pace) if read else None), ("" if read else unclear)
 
 
+def voiced(word: str) -> str:
+    """What the embedder compares for a word about a voice: "a gruff voice"."""
+    return f"a {word} voice"
+
+
+def voice_anchors() -> list[str]:
+    """The texts of every pole's words (`voiced`): fixed, so they are in the embedder's packaged table."""
+    return [voiced(w) for _, a, b in VOICE_DIMENSIONS for pole in (a, b) for w in pole[0].split()]
+
+
 def _pole(base: str):
     """The (pole, other pole) of `VOICE_DIMENSIONS` that `base` (an adjective's base form) names or is nearest to."""
     for _, a, b in VOICE_DIMENSIONS:
@@ -400,7 +410,7 @@ def _pole(base: str):
 
     poles = [(pole, other) for _, a, b in VOICE_DIMENSIONS for pole, other in ((a, b), (b, a))]
     anchors = [(k, w) for k, (pole, _) in enumerate(poles) for w in pole[0].split()]
-    vectors = embed([f"a {base} voice"] + [f"a {w} voice" for _, w in anchors])
+    vectors = embed([voiced(base)] + [voiced(w) for _, w in anchors])
     sims = vectors[1:] @ vectors[0]
     near = [max(float(s) for (k, _), s in zip(anchors, sims) if k == i) for i in range(len(poles))]
     best = max(range(len(poles)), key=near.__getitem__)
