@@ -16,9 +16,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from app.ui.gradio_stubs import skip_stub_writing
+from app.ui.gradio_import import lighten
 
-skip_stub_writing()  # before any screen imports gradio
+lighten()  # before any screen imports gradio
 
 OFFLINE_ENV = {
     "GRADIO_ANALYTICS_ENABLED": "False",

@@ -376,20 +376,36 @@ def test_the_frame_governor_goes_first_into_each_html_page_and_into_nothing_else
     assert get("/file", "HEAD") == (as_it_was, b"")
 
 
-def test_gradio_imported_by_the_app_writes_no_stubs_into_its_installation():
-    """Gradio parses every component's source and writes `.pyi` stubs next to it at each import (1.5 s of CPU); the
-    app's processes skip that step (app/ui/gradio_stubs.py). In a fresh process, as `chief serve` imports it; the
-    name is still the one Gradio's ComponentMeta calls, so a rename in Gradio fails here."""
+def test_gradio_imported_by_the_app_writes_no_stubs_and_compiles_each_event_doc_once():
+    """Gradio parses every component's source and writes `.pyi` stubs next to it at each import (1.5 s of CPU), and
+    compiles each event's docstring with jinja again for each component class; the app's processes skip the first
+    and compile each docstring once (app/ui/gradio_import.py). In fresh processes, as `chief serve` imports it: the
+    rendered docstrings are Gradio's own, and the names are still the ones Gradio's code reads, so a rename in
+    Gradio fails here."""
     import subprocess
     import sys
 
-    code = (
-        "import app.ui.common, gradio.component_meta as m; from app.ui.gradio_stubs import _no_stubs; "
-        "print(m.create_or_modify_pyi is _no_stubs, 'create_or_modify_pyi' in m.ComponentMeta.__new__.__code__.co_names)"
+    docs = (
+        "import gradio.components.base as b; "
+        "walk = lambda c: [x for s in c.__subclasses__() for x in (s, *walk(s))]; "
+        "print(repr(sorted((c.__module__, c.__qualname__, e.event_name, getattr(c, e.event_name).__doc__) "
+        "for c in set(walk(b.Component)) for e in c.EVENTS)))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split() == ["True", "True"]
+    code = (
+        "import app.ui.common, gradio.component_meta as m, gradio.events as ev; "
+        "from app.ui.gradio_import import _no_stubs, _template; "
+        "print(m.create_or_modify_pyi is _no_stubs, 'create_or_modify_pyi' in m.ComponentMeta.__new__.__code__.co_names,"
+        " ev.Template is _template, 'Template' in ev.EventListener.set_doc.__code__.co_names,"
+        " _template.cache_info().hits > 2 * _template.cache_info().misses); " + docs
+    )
+    ours, theirs = (
+        subprocess.run([sys.executable, "-c", c], capture_output=True, text=True, timeout=300)
+        for c in (code, "import gradio; " + docs)
+    )
+    assert ours.returncode == 0 and theirs.returncode == 0, ours.stderr[-2000:] + theirs.stderr[-2000:]
+    checks, rendered = ours.stdout.split("\n", 1)
+    assert checks.split() == ["True"] * 5
+    assert rendered == theirs.stdout and "{{" not in rendered and len(rendered) > 10_000
 
 
 @pytest.mark.slow
