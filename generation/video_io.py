@@ -7,6 +7,8 @@ opened through `generation.ffmpeg_input` (the container from its bytes, an allow
 from __future__ import annotations
 
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -27,6 +29,9 @@ os.environ.setdefault("IMAGEIO_FFMPEG_NO_PREVENT_SIGINT", "1")
 
 H264_ARGS = ["-preset", "veryfast", "-crf", "20", "-movflags", "+faststart"]
 PROBE_SECONDS = 60.0  # reading a file's header (`ffmpeg -i`): far longer than any real one takes
+INSPECTED_MOST = 1024  # files whose `inspect` facts a process keeps (a few hundred bytes each)
+_inspected: OrderedDict[tuple, dict] = OrderedDict()
+_inspected_lock = threading.Lock()
 
 
 def write_video(frames: Iterable[np.ndarray], path: Path, fps: int) -> int:
@@ -128,11 +133,29 @@ def inspect(path: Path) -> dict:
     (the H.264 avcC box, i.e. the SPS/PPS the decoder is configured with) and `frames` (the video
     packet count from the mp4 sample table); the last two are None for other codecs/containers.
     """
-    import re
-
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no such video: {path}")
+    st = path.stat()
+    # The same file, unchanged: CHIEF writes media by renaming a finished file into place (a new inode) and never
+    # changes one in place, so its identity, size and times name its bytes. A render and its critics ask for a clip's
+    # facts several times (assembly, frame sampling, measurement), each an ffmpeg run of ~20 ms of CPU.
+    key = (os.path.realpath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    with _inspected_lock:
+        if key in _inspected:
+            _inspected.move_to_end(key)
+            return dict(_inspected[key])
+    info = _inspect(path)
+    with _inspected_lock:
+        _inspected[key] = dict(info)
+        while len(_inspected) > INSPECTED_MOST:
+            _inspected.popitem(last=False)
+    return info
+
+
+def _inspect(path: Path) -> dict:
+    import re
+
     err = run(input_args(path, VIDEO, "a video file"), timeout=PROBE_SECONDS, check=False).stderr  # no output: exit 1
     refuse_references(path, err)
     video = re.search(

@@ -60,3 +60,25 @@ def test_the_clip_writer_shares_the_process_group_so_python_need_not_fork_the_pr
 
     assert write_video(frames(), tmp_path / "clip.mp4", 8) == 4
     assert groups == [os.getpgrp()]
+
+
+def test_a_files_facts_are_read_once_until_it_is_replaced(tmp_path, monkeypatch):
+    """`inspect` runs ffmpeg once for a file; a file renamed into its place (how CHIEF writes media) is read anew."""
+    import numpy as np
+
+    from generation import video_io
+
+    clip = tmp_path / "clip.mp4"
+    video_io.write_video([np.zeros((16, 16, 3), np.uint8)] * 4, clip, 8)
+    runs: list[list[str]] = []
+    real = video_io.run
+    monkeypatch.setattr(video_io, "run", lambda args, **kw: runs.append(args) or real(args, **kw))
+    first = video_io.inspect(clip)
+    first["width"] = 999  # a caller's changes stay its own
+    again = video_io.inspect(tmp_path / "." / "clip.mp4")
+    assert len(runs) == 1 and (again["width"], again["frames"], again["fps"]) == (16, 4, 8.0)
+    video_io.write_video([np.zeros((32, 48, 3), np.uint8)] * 6, clip, 12)  # a new file under the same name
+    assert (video_io.inspect(clip)["width"], video_io.inspect(clip)["frames"]) == (48, 6) and len(runs) == 2
+    clip.unlink()
+    with pytest.raises(FileNotFoundError):
+        video_io.inspect(clip)
