@@ -256,7 +256,7 @@ class RayBackend:
             raise ClusterError(f"render workers failed to start: {str(_cause(e)).splitlines()[0]}") from None
         self.max_parallel = n
         self.max_attempts, self.poll_s, self.startup_timeout_s = max_attempts, poll_s, startup_timeout_s
-        self.label = f"{described[0]['label']} · on Ray ({n} workers: {'GPU' if gpus else 'CPU'})"
+        self.label = f"{described[0]['label']} · on Ray ({n} worker{'s' if n != 1 else ''}: {'GPU' if gpus else 'CPU'})"
         self._idle: queue.Queue[_RenderActor] = queue.Queue()
         for a in self.actors:
             self._idle.put(a)

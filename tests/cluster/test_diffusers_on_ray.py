@@ -1,4 +1,9 @@
-"""The tiny LTX pipeline rendered through Ray workers gives the same clips as one process."""
+"""The tiny LTX pipeline rendered through a Ray worker gives the same clips as one process.
+
+One worker: what is proved here is a diffusers pipeline on a worker, its image-to-video included (the conditioning
+frame travels with the request, as bytes, whichever worker takes it). A pool of two, the chains shared between them
+and the clips rendered once cluster-wide are proved with the animatic in test_cluster.py; a second worker here cost
+~10 s of CPU (its own import of torch and diffusers, its own pipeline) and proved nothing more."""
 
 from __future__ import annotations
 
@@ -21,9 +26,10 @@ def test_tiny_ltx_on_ray_matches_one_process(ray_cluster, tmp_path, tiny_models)
     single = Studio(load_config({"home": tmp_path / "single", **settings}, environ={}))
     want = single.render(single.create_from_storyboard(board).project_id)
     cfg = load_config({"home": tmp_path / "ray", **settings}, environ={})
-    rb = RayBackend(cfg, num_workers=2, worker_cpus=0.5)
+    rb = RayBackend(cfg, num_workers=1, worker_cpus=0.5)
     try:
-        assert rb.label.startswith("diffusers · LTXPipeline") and rb.supports_continuity
+        assert rb.label.startswith("diffusers · LTXPipeline") and rb.label.endswith("on Ray (1 worker: CPU)")
+        assert rb.supports_continuity
         st = Studio(cfg, backend=rb)
         got = st.render(st.create_from_storyboard(board).project_id)
     finally:
