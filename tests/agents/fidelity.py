@@ -31,15 +31,26 @@ def worn(description: str) -> list[str]:
     cosine >= 0.45): a general check beside HUMAN_LOOK's words, for looks no list names."""
     from lemminflect import getAllLemmas
 
-    from agents.diversity import embed
-
     words = sorted({w for w in re.findall(r"[a-z]+", description.lower()) if len(w) > 3})
     words = [w for w in words if "NOUN" in getAllLemmas(w)]
-    if not words:
-        return []
-    vectors = embed(words)
-    near, far = (vectors @ embed(list(WORN)).T).max(1), (vectors @ embed(list(NOT_WORN)).T).max(1)
-    return [w for w, a, b in zip(words, near, far, strict=True) if a > b and a >= 0.45]
+    return [w for w in words if _worn(w)]
+
+
+@cache
+def _worn(word: str) -> bool:
+    from agents.diversity import embed
+
+    near, far = _poles()
+    vector = embed([word])[0]
+    a, b = float((near @ vector).max()), float((far @ vector).max())
+    return a > b and a >= 0.45
+
+
+@cache
+def _poles():
+    from agents.diversity import embed
+
+    return embed(list(WORN)), embed(list(NOT_WORN))
 
 
 @dataclass(frozen=True)
