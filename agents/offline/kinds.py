@@ -105,8 +105,10 @@ def _doer(word: str) -> str:
     return ""
 
 
+@lru_cache(maxsize=8192)
 def lemma(word: str) -> str:
-    """A noun's singular from lemminflect's lexicon ("elves" -> "elf"), else the word."""
+    """A noun's singular from lemminflect's lexicon ("elves" -> "elf"), else the word (kept per word: lemminflect
+    copies its answer for each call)."""
     from lemminflect import getAllLemmas
 
     forms = getAllLemmas(word.lower()).get("NOUN")
