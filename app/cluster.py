@@ -22,16 +22,17 @@ from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypedDict, TypeVar
 
 from agents.base import AgentError, Critic, FilmView, Planner, Refiner, Result
 from app.config import Config, with_overrides
-from app.context import AgentSet
 from app.errors import StudioError
-from app.studio import Studio
 from generation.base import Backend, ClipInfo, Progress, RenderError, ShotRequest, clip_key
 from storage.run import Cancelled, CancelToken, ProgressEvent, RunContext
 from storage.schema import Critique, Note, Persona, Proposal, Storyboard
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the Studio and its context only in the coordinating process: a worker imports neither
     from ray import ObjectRef
     from ray.actor import ActorHandle
+
+    from app.context import AgentSet
+    from app.studio import Studio
 
 # What a RayBackend renders with: a Config (the worker runs app.factory.make_backend on it) or a
 # picklable zero-argument factory returning a backend (importable on the workers).
@@ -676,5 +677,7 @@ class RayAgents:
 
 def cluster_studio(config: Config, address: str | None = None, num_workers: int | None = None) -> Studio:
     """A Studio whose renders and agent calls run on the Ray cluster at `address` (None: a local one)."""
+    from app.studio import Studio
+
     connect(address)
     return Studio(config, backend=RayBackend(config, num_workers=num_workers), agents=RayAgents(config))
