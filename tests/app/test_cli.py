@@ -124,3 +124,31 @@ def test_show_yaml_round_trips_into_a_new_project(chief, story_file, tmp_path):
     exported.write_text(chief("show", pid, "--yaml").stdout)
     copy = json.loads(chief("--json", "new", "--storyboard", str(exported)).stdout)
     assert copy["version"]["storyboard"] == json.loads(chief("--json", "show", pid).stdout)["version"]["storyboard"]
+
+
+def test_every_command_is_listed_with_its_module_and_imported_only_when_it_runs():
+    """`app.cli.COMMANDS` names each command's module (read by the group, so a command left out of it is missing from
+    `chief`); a command imports its own module only: `chief models --help` in a fresh process never imports the
+    loop's commands or the Studio."""
+    import importlib
+    import pkgutil
+
+    import app.cli
+    from app.cli import COMMANDS
+
+    defined = {
+        command.name: module.name
+        for module in pkgutil.iter_modules(app.cli.__path__)
+        if module.name != "__main__"
+        for command in getattr(importlib.import_module(f"app.cli.{module.name}"), "COMMANDS", [])
+    }
+    assert COMMANDS == defined
+    assert main.list_commands(None) == sorted(defined)  # type: ignore[arg-type]
+    code = (
+        "import sys; from app.cli import main; sys.argv = ['chief', 'models', '--help']\n"
+        "try: main()\n"
+        "except SystemExit: pass\n"
+        "print(sorted(m for m in ('app.cli.loop', 'app.cli.images', 'app.studio', 'storage.db') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "pull" in out.stdout and out.stdout.splitlines()[-1] == "[]", out.stderr[-2000:]
