@@ -6,8 +6,8 @@
   start) and writes into the installed package when a stub differs. CHIEF never needs those stubs, and never writes
   into its installation: that step does nothing in this process.
 - **Event docstrings.** Each component class renders the docstring of each of its events with jinja
-  (`gradio/events.py` `EventListener.set_doc`: `Template(doc).render(component=name)`), compiling the same ~40
-  docstrings into Python code again for each of the ~70 classes (216 compiles). `Template` there compiles each
+  (`gradio/events.py` `EventListener.set_doc`: `Template(doc).render(component=name)`), compiling the same 36
+  docstrings into Python code again for each of the 63 classes (216 compiles). `Template` there compiles each
   docstring once and keeps it; rendering is unchanged (a compiled template renders any component's name).
 """
 

@@ -400,8 +400,8 @@ def test_gradio_imported_by_the_app_writes_no_stubs_and_compiles_each_event_doc_
     )
     ours, theirs = (
         subprocess.run([sys.executable, "-c", c], capture_output=True, text=True, timeout=300)
-        for c in (code, "import gradio; " + docs)
-    )
+        for c in (code, "from app.ui import gradio_import as g; del g.PATCHES[g.EVENTS]; g.lighten(); " + docs)
+    )  # the second renders Gradio's docstrings its own way (and writes no stubs either)
     assert ours.returncode == 0 and theirs.returncode == 0, ours.stderr[-2000:] + theirs.stderr[-2000:]
     checks, rendered = ours.stdout.split("\n", 1)
     assert checks.split() == ["True"] * 5
