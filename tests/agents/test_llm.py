@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import time
 import socket
+import time
 
 import pytest
 from pydantic import BaseModel, Field
