@@ -8,8 +8,9 @@ transformers and torch: `chief new` is a CLI call a creator waits on.
 
 The fixed descriptions the product compares words with (the kinds of a noun, the traits, the voices' poles, the sound
 effects: ~150 texts, listed by `agents.offline.table`) are embedded ahead of time into a packaged table (`TABLE`):
-a process reading its first idea spent ~0.5 s of its CPU embedding them (1.6 → 1.1 s, side by side). The table is checked once per process against
-this model (one of its texts embedded again) and left unused, with a warning, if the two differ.
+a process reading its first idea spent ~0.5 s of its CPU embedding them (1.6 → 1.1 s, side by side). The table is
+checked once per process against this model (one of its texts embedded again) and left unused, with a warning, if
+the two differ.
 """
 
 from __future__ import annotations
@@ -182,9 +183,7 @@ def embed(texts: list[str]) -> np.ndarray:
     texts = list(texts)
     known = table()
     new = [t for t in dict.fromkeys(texts) if t not in known]
-    if not new:
-        return np.stack([known[t] for t in texts]) if texts else loaded().encode([])
-    if len(new) == len(texts):
+    if len(new) == len(texts):  # none in the table (or no texts at all): one batch, as before the table
         return loaded().encode(texts)
-    fresh = dict(zip(new, loaded().encode(new)))
+    fresh = dict(zip(new, loaded().encode(new))) if new else {}
     return np.stack([known[t] if t in known else fresh[t] for t in texts])
