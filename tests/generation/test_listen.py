@@ -73,6 +73,30 @@ def test_filtered_in_chunks_the_blocks_are_one_passes():
     assert len(sub_blocks(np.zeros(100, np.float32))) == 0 and integrated(np.zeros(100, np.float32)) is None
 
 
+def test_after_a_sound_ends_in_digital_silence_the_filter_stays_out_of_subnormal_numbers():
+    """A recursive filter's state decays towards zero after a sound stops; under ~1e-308 (subnormal numbers) every
+    operation on it is dozens of times slower (bench/loudness_silence.py). The samples carry a DC offset far under
+    any sound, so the K-weighted blocks of the silence stay normal numbers (the unguarded filter's are subnormal, or
+    zero once squared); the loudness is the unguarded filter's, and the silence's blocks are far under the absolute
+    gate."""
+    from scipy.signal import sosfilt
+
+    from generation.audio.listen import ABSOLUTE_GATE, STEP, gated_loudness, sub_blocks
+
+    x = np.zeros((RATE * 30, 2), np.float32)
+    x[: RATE // 2] = np.random.default_rng(3).standard_normal((RATE // 2, 2)) * 0.2
+    z = sub_blocks(x)
+    tail = z[round(3 / STEP) :]  # from 3 s on: the filter's ringing has long died away
+    assert tail.min() >= np.finfo(np.float64).tiny
+    assert tail.max() < 10 ** ((ABSOLUTE_GATE - 100) / 10)
+    plain = sosfilt(k_weighting(RATE), x.astype(np.float64), axis=0)  # one pass, no offset
+    n = round(STEP * RATE)
+    z_plain = np.square(plain[: len(z) * n]).reshape(len(z), n, 2).mean(axis=1).sum(axis=1)
+    assert np.abs(z_plain[round(3 / STEP) :]).max() < np.finfo(np.float64).tiny  # what the offset avoids
+    assert gated_loudness(z) == gated_loudness(z_plain) == integrated(x)
+    np.testing.assert_allclose(z[:5], z_plain[:5], rtol=1e-12)
+
+
 @pytest.mark.parametrize("amp", [1.0, 0.5, 0.1, 0.01])
 def test_a_sines_loudness(amp):
     assert integrated(tone(997, 5.0, amp)) == pytest.approx(20 * np.log10(amp) - 3.01, abs=0.05)
