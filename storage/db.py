@@ -384,7 +384,7 @@ HEAD = "0012"  # the newest migration's revision (tests/storage/test_migrations.
 
 
 def _at_head(engine) -> bool:
-    """Whether the database's recorded revision is HEAD, read with one query (no Alembic)."""
+    """Whether the database's recorded revision is HEAD, read from its version table in SQL (no Alembic)."""
     with engine.begin() as conn:
         has = conn.exec_driver_sql("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'alembic_version'")
         if has.first() is None:
