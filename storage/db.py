@@ -392,6 +392,15 @@ def _at_head(engine) -> bool:
         return conn.exec_driver_sql("SELECT version_num FROM alembic_version").fetchall() == [(HEAD,)]
 
 
+def alembic_config():
+    """Alembic's configuration for CHIEF's migrations (storage/migrations): what `migrate` and the tests upgrade with."""
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
+    return cfg
+
+
 def migrate(engine) -> None:
     """Apply Alembic migrations up to head (storage/migrations, an append-only list). A database that a
     newer CHIEF migrated further is refused before anything is touched. A database already at HEAD (every open
@@ -400,13 +409,11 @@ def migrate(engine) -> None:
     if _at_head(engine):
         return
     from alembic import command
-    from alembic.config import Config
     from alembic.migration import MigrationContext
     from alembic.script import ScriptDirectory
     from alembic.util import CommandError
 
-    cfg = Config()
-    cfg.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
+    cfg = alembic_config()
     script = ScriptDirectory.from_config(cfg)
     with engine.begin() as conn:
         current = MigrationContext.configure(conn).get_current_revision()

@@ -43,15 +43,13 @@ def test_head_is_alembics_head_and_a_database_at_it_opens_without_alembic(tmp_pa
 
     import pytest
     from alembic import command
-    from alembic.config import Config
     from alembic.script import ScriptDirectory
     from sqlalchemy import create_engine, text
 
     import storage.db
-    from storage.db import HEAD, DatabaseError
+    from storage.db import HEAD, DatabaseError, alembic_config
 
-    cfg = Config()
-    cfg.set_main_option("script_location", str(Path(storage.db.__file__).parent / "migrations"))
+    cfg = alembic_config()
     assert ScriptDirectory.from_config(cfg).get_current_head() == HEAD
 
     Database(tmp_path / "head.db").close()
@@ -82,19 +80,15 @@ def test_head_is_alembics_head_and_a_database_at_it_opens_without_alembic(tmp_pa
 
 def test_0004_keeps_the_existing_clip_cache_as_rendered_here(tmp_path):
     """A database at 0001 with a cached clip: after the upgrade the clip still serves every project."""
-    from pathlib import Path
-
     from alembic import command
-    from alembic.config import Config
     from sqlalchemy import create_engine, text
 
-    import storage.db
+    from storage.db import alembic_config
     from storage.repository import Repository
 
     path = tmp_path / "chief.db"
     engine = create_engine(f"sqlite:///{path}")
-    cfg = Config()
-    cfg.set_main_option("script_location", str(Path(storage.db.__file__).parent / "migrations"))
+    cfg = alembic_config()
     with engine.begin() as conn:
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "0001")
