@@ -193,10 +193,9 @@ def test_an_existing_folder_becomes_the_local_owners(tmp_path):
     migrations' own downgrade, which drops the owner column and the users table): after the upgrade every project is
     the local owner's, the CLI lists and exports them as before, and no account sees them."""
     from alembic import command
-    from alembic.config import Config
     from sqlalchemy import create_engine, inspect
 
-    import storage
+    from storage.db import alembic_config
 
     home = tmp_path / "home"
     board = tmp_path / "board.yaml"
@@ -204,8 +203,7 @@ def test_an_existing_folder_becomes_the_local_owners(tmp_path):
     made = {
         json.loads(run(home, "--json", "new", "--storyboard", str(board), "--title", t).output)["project"] for t in "AB"
     }
-    cfg = Config()
-    cfg.set_main_option("script_location", str(Path(storage.__file__).parent / "migrations"))
+    cfg = alembic_config()
     engine = create_engine(f"sqlite:///{home / 'chief.db'}")
     with engine.begin() as conn:
         cfg.attributes["connection"] = conn

@@ -6,10 +6,8 @@ from pathlib import Path
 
 import sqlalchemy as sa
 from alembic import command
-from alembic.config import Config
 
-import storage
-from storage.db import Database
+from storage.db import Database, alembic_config
 from storage.repository import Repository
 from tests.conftest import tiny_board
 
@@ -17,8 +15,7 @@ from tests.conftest import tiny_board
 def test_critiques_written_before_0003_read_back_as_film_screenings(tmp_path):
     path = tmp_path / "chief.db"
     engine = sa.create_engine(f"sqlite:///{path}")
-    cfg = Config()
-    cfg.set_main_option("script_location", str(Path(storage.__file__).parent / "migrations"))
+    cfg = alembic_config()
     with engine.begin() as conn:
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "0001")

@@ -10,8 +10,7 @@ import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
 
-import storage
-from storage.db import Database
+from storage.db import Database, alembic_config
 from storage.repository import Repository
 from tests.conftest import tiny_board
 
@@ -36,8 +35,7 @@ CRITIQUE = {
 
 
 def alembic(conn) -> Config:
-    cfg = Config()
-    cfg.set_main_option("script_location", str(Path(storage.__file__).parent / "migrations"))
+    cfg = alembic_config()
     cfg.attributes["connection"] = conn
     return cfg
 

@@ -113,13 +113,9 @@ def test_unknown_project_and_version_are_clear_errors(studio):
 
 
 def _head_revision() -> str:
-    from pathlib import Path
-
-    from alembic.config import Config
     from alembic.script import ScriptDirectory
 
-    import storage
+    from storage.db import alembic_config
 
-    cfg = Config()
-    cfg.set_main_option("script_location", str(Path(storage.__file__).parent / "migrations"))
+    cfg = alembic_config()
     return ScriptDirectory.from_config(cfg).get_current_head()
