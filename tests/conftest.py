@@ -315,14 +315,42 @@ def browser(chromium):
 
 @pytest.fixture
 def page(chromium):
-    """A page in a fresh browser context (its own cookies and storage), closed with its context after the test."""
+    """A page in a fresh browser context (its own cookies and storage), closed with its context after the test.
+    With CHIEF_TEST_LATE_FRAMES_MS set, its animation frames come that late (`late_frames`)."""
     context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+    if os.environ.get("CHIEF_TEST_LATE_FRAMES_MS"):
+        late_frames(context, int(os.environ["CHIEF_TEST_LATE_FRAMES_MS"]))
     try:
         pg = context.new_page()
         pg.set_default_timeout(60_000)
         yield pg
     finally:
         context.close()
+
+
+# Gradio draws a tab's contents, and a closed accordion's, only when they are first shown, then pushes the values it
+# holds for them into them once more an animation frame later (gradio js/core/src/init.svelte.ts,
+# `render_previously_invisible_children`: a tick, Svelte's `settled()`, a frame, then every prop set anew). A value
+# typed or an accordion opened in between is undone: a creator is not that quick, a test on a loaded machine, whose
+# frames come late, is. A test that acts on what it has just shown waits for `shown` first.
+SHOWN_JS = "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
+
+
+def shown(page) -> None:
+    """Wait, after what the page just showed for the first time is visible, for the frames in which Gradio pushes its
+    values into it again (SHOWN_JS): what is typed or clicked there afterwards stays."""
+    page.evaluate(SHOWN_JS)
+
+
+def late_frames(context, ms: int) -> None:
+    """Every animation frame of the context's pages comes `ms` late, as on a loaded machine: a test that acts
+    between Gradio's showing something and its frame (see `shown`) then fails every time instead of once in many
+    runs. `CHIEF_TEST_LATE_FRAMES_MS=300` runs every `page` so (there, two tests' films opened by a link to their
+    screen stay empty: Gradio's too, seen at 300 ms, not at 150)."""
+    context.add_init_script(
+        "const frame = window.requestAnimationFrame.bind(window);"
+        f" window.requestAnimationFrame = (f) => setTimeout(() => frame(f), {int(ms)});"
+    )
 
 
 def pytest_terminal_summary(terminalreporter):

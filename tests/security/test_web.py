@@ -176,11 +176,16 @@ def test_agent_settings_cannot_be_changed_from_outside_the_page(make_studio, ser
 
 
 def test_a_new_endpoint_set_in_the_page_never_receives_the_old_key(make_studio, serve, board_file, page):
-    """The key held for endpoint A is not sent to endpoint B entered in Settings without a key."""
+    """The key held for endpoint A is not sent to endpoint B entered in Settings without a key. The page's frames
+    come late, as on a loaded machine, so the endpoint typed before Gradio's frame after showing the field (see
+    tests/conftest.py `shown`) would be undone every time, not once in many runs."""
     from playwright.sync_api import expect
 
     from storage.files import load_storyboard
     from tests.agents.openai_server import FakeOpenAI, error
+    from tests.conftest import late_frames, shown
+
+    late_frames(page.context, 300)
 
     with FakeOpenAI(responder=lambda body: error(500, "no")) as b:
         studio = make_studio(api_key="sk-OLD-123456", llm_base_url="http://127.0.0.1:9/v1", llm_max_retries=0)
@@ -189,10 +194,15 @@ def test_a_new_endpoint_set_in_the_page_never_receives_the_old_key(make_studio, 
         base = serve(studio)
         page.goto(base + "/")
         page.get_by_role("tab", name="Settings").click()
-        page.get_by_text("The AI model behind the critics").first.click()
+        llm = page.get_by_text("The AI model behind the critics").first
+        expect(llm).to_be_visible()
+        shown(page)  # opened before Gradio's frame after showing the tab, the section closes again
+        llm.click()
         field = page.locator("#llm_base_url textarea, #llm_base_url input").first
-        expect(field).to_have_value("http://127.0.0.1:9/v1", timeout=60_000)  # the tab's settings have loaded:
-        field.fill(b.base_url)  # filled before that, a loaded machine's late load wrote the old endpoint back
+        expect(field).to_have_value("http://127.0.0.1:9/v1", timeout=60_000)  # the tab's settings have loaded
+        shown(page)  # the section's fields were just shown too
+        field.fill(b.base_url)
+        expect(field).to_have_value(b.base_url)
         page.locator("#llm_critic_audio input").check()  # applied with the endpoint, like every other field
         page.locator("#apply_llm_btn").click()
         page.wait_for_function("document.querySelector('#settings_message')?.innerText.includes('Applied')")

@@ -19,6 +19,7 @@ def settings_page(make_studio, page):
     from playwright.sync_api import expect
 
     from app.ui import launch
+    from tests.conftest import shown
 
     port = free_port()
     studio = make_studio(
@@ -28,8 +29,13 @@ def settings_page(make_studio, page):
     try:
         page.goto(demo.local_url)
         page.get_by_role("tab", name="Settings", exact=True).click()
-        page.get_by_text("The AI model behind the critics").click()
+        llm = page.get_by_text("The AI model behind the critics")
+        expect(llm).to_be_visible()
+        shown(page)  # opened before Gradio's frame after showing the tab, the section closes again
+        llm.click()
         expect(page.locator("#settings_status")).to_contain_text("Making the pictures")
+        expect(page.locator("#discover_btn")).to_be_visible()
+        shown(page)
         yield page, studio, port
     finally:
         demo.close()
