@@ -344,9 +344,10 @@ def shown(page) -> None:
 
 def late_frames(context, ms: int) -> None:
     """Every animation frame of the context's pages comes `ms` late, as on a loaded machine: a test that acts
-    between Gradio's showing something and its frame (see `shown`) then fails every time instead of once in many
-    runs. `CHIEF_TEST_LATE_FRAMES_MS=300` runs every `page` so (there, two tests' films opened by a link to their
-    screen stay empty: Gradio's too, seen at 300 ms, not at 150)."""
+    between Gradio's showing something and its frame (see `shown`) then fails, not once in many runs (the Settings
+    endpoint test without its waits: in every run at 400 ms, in one of three at 300). `CHIEF_TEST_LATE_FRAMES_MS=300`
+    runs every `page` so (there, two tests' films opened by a link to their screen stay empty: Gradio's too, seen at
+    300 ms, not at 150)."""
     context.add_init_script(
         "const frame = window.requestAnimationFrame.bind(window);"
         f" window.requestAnimationFrame = (f) => setTimeout(() => frame(f), {int(ms)});"
