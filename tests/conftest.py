@@ -336,10 +336,13 @@ def page(chromium):
 SHOWN_JS = "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
 
 
-def shown(page) -> None:
-    """Wait, after what the page just showed for the first time is visible, for the frames in which Gradio pushes its
-    values into it again (SHOWN_JS): what is typed or clicked there afterwards stays."""
-    page.evaluate(SHOWN_JS)
+def shown(what) -> None:
+    """Wait until `what` (a locator in what the page just showed for the first time) is visible, then for the frames
+    in which Gradio pushes its values into it again (SHOWN_JS): what is typed or clicked there afterwards stays."""
+    from playwright.sync_api import expect
+
+    expect(what).to_be_visible()
+    what.page.evaluate(SHOWN_JS)
 
 
 def late_frames(context, ms: int) -> None:

@@ -195,12 +195,11 @@ def test_a_new_endpoint_set_in_the_page_never_receives_the_old_key(make_studio, 
         page.goto(base + "/")
         page.get_by_role("tab", name="Settings").click()
         llm = page.get_by_text("The AI model behind the critics").first
-        expect(llm).to_be_visible()
-        shown(page)  # opened before Gradio's frame after showing the tab, the section closes again
+        shown(llm)  # opened before Gradio's frame after showing the tab, the section closes again
         llm.click()
         field = page.locator("#llm_base_url textarea, #llm_base_url input").first
         expect(field).to_have_value("http://127.0.0.1:9/v1", timeout=60_000)  # the tab's settings have loaded
-        shown(page)  # the section's fields were just shown too
+        shown(field)  # the section's fields were just shown too
         field.fill(b.base_url)
         expect(field).to_have_value(b.base_url)
         page.locator("#llm_critic_audio input").check()  # applied with the endpoint, like every other field

@@ -30,12 +30,10 @@ def settings_page(make_studio, page):
         page.goto(demo.local_url)
         page.get_by_role("tab", name="Settings", exact=True).click()
         llm = page.get_by_text("The AI model behind the critics")
-        expect(llm).to_be_visible()
-        shown(page)  # opened before Gradio's frame after showing the tab, the section closes again
+        shown(llm)  # opened before Gradio's frame after showing the tab, the section closes again
         llm.click()
         expect(page.locator("#settings_status")).to_contain_text("Making the pictures")
-        expect(page.locator("#discover_btn")).to_be_visible()
-        shown(page)
+        shown(page.locator("#discover_btn"))
         yield page, studio, port
     finally:
         demo.close()
