@@ -63,6 +63,50 @@ def open_project(page, server, pid: str, tab: str | None = None) -> None:
     expect(page).to_have_url(re.compile(rf"[?&]project={re.escape(pid)}&version=\d+&"))  # opened: its version is known
 
 
+def kept(page, home) -> dict:
+    """What the page keeps in this browser for a reload and the next visit (the project, version and screen), read as
+    the page reads it. Gradio's BrowserState encrypts it with CryptoJS's passphrase mode: OpenSSL's salted format
+    (after the IV Gradio writes first and CryptoJS ignores), its AES-256-CBC key and IV drawn from the passphrase by
+    EVP_BytesToKey with MD5; the passphrase is the hex SHA-256 of the data folder's secret (app.ui)."""
+    import base64
+    import hashlib
+    import json
+
+    from cryptography.hazmat.primitives import padding
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+    from app.ui import browser_state_secret
+
+    stored = page.evaluate("localStorage.getItem('chief_session')")
+    if not stored:
+        return {}
+    raw = base64.b64decode(stored.split(":", 1)[1])
+    assert raw[:8] == b"Salted__", stored
+    salt, body = raw[8:16], raw[16:]
+    passphrase = hashlib.sha256(browser_state_secret(home).encode()).hexdigest().encode()
+    derived, block = b"", b""
+    while len(derived) < 48:
+        block = hashlib.md5(block + passphrase + salt, usedforsecurity=False).digest()
+        derived += block
+    clear = Cipher(algorithms.AES(derived[:32]), modes.CBC(derived[32:48])).decryptor()
+    unpad = padding.PKCS7(128).unpadder()
+    return json.loads(unpad.update(clear.update(body) + clear.finalize()) + unpad.finalize())
+
+
+def wait_kept(page, home, pid: str, version: int, tab: str) -> None:
+    """Wait until the browser keeps this project, version and screen (the page writes them, and the address, as they
+    change: a moment after the server's answer shows). A reload or the next visit opens what it keeps."""
+    import time
+
+    want = {"pid": pid, "version": version, "tab": tab}
+    deadline = time.monotonic() + LONG / 1000
+    while (now := kept(page, home)) != want:
+        assert time.monotonic() < deadline, f"the browser keeps {now}, not {want}"
+        page.wait_for_timeout(50)
+    expect_url = re.compile(rf"[?&]project={re.escape(pid)}&version={version}&screen={tab}(&|$)")
+    assert expect_url.search(page.url), page.url
+
+
 def test_storyboard_reorder_by_drag(server, st, page, tmp_path, errors):
     from playwright.sync_api import expect
 

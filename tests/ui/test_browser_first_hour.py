@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.ui.conftest import TINY_BOARD, Server
-from tests.ui.test_browser import LONG, load, open_project
+from tests.ui.test_browser import LONG, load, open_project, wait_kept
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -212,10 +212,9 @@ def test_unsaved_edits_survive_a_tab_switch_and_a_reload_and_undo(server, st, pa
     expect(dirty).to_have_text("Saved")
     expect(undo).to_be_disabled()
     card_prompt(page, "s1").fill("A lighthouse at dusk")
-    session = page.evaluate("localStorage.getItem('chief_session')")  # the page's open project and version
     page.locator("#shots_save_btn").click()
     expect(page.locator("#shots_message")).to_contain_text("Saved as v2", timeout=LONG)
-    page.wait_for_function("(was) => localStorage.getItem('chief_session') !== was", arg=session)  # v2 noted
+    wait_kept(page, server.home, pid, 2, "storyboard")  # what the reload opens
     assert st.version(pid, 2).storyboard.shots()[0].prompt == "A lighthouse at dusk"
     page.reload()  # nothing is brought back once saved
     expect(page.locator("#status_bar")).to_contain_text("v2", timeout=LONG)

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from tests.ui.conftest import Server
-from tests.ui.test_browser import LONG, open_project, tiny
+from tests.ui.test_browser import LONG, open_project, tiny, wait_kept
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -106,19 +106,18 @@ def test_a_reload_and_a_restart_return_to_the_project_screen_and_version(st, pag
         pid = tiny(st1, tmp_path, title="Come back")
         open_project(page, srv, pid, "Storyboard")
         card_prompt(page, "s1").fill("A lighthouse at dusk")
-        session = page.evaluate("localStorage.getItem('chief_session')")  # the page's open project and version
         page.locator("#shots_save_btn").click()
         expect(page.locator("#shots_message")).to_contain_text("Saved as v2", timeout=LONG)
-        # the browser state is written through the server (scrambled with the data folder's key): on a loaded
-        # machine that round trip can end after the message shows, so the reload waits for the write
-        page.wait_for_function("(was) => localStorage.getItem('chief_session') !== was", arg=session)
+        # the page writes the new version in the address and the browser as the version changes, after the answer
+        # shows (on a loaded machine, frames later): the reload comes once it is written
+        wait_kept(page, home, pid, 2, "storyboard")
         page.reload()
         expect(page.locator("#status_bar")).to_contain_text("Come back · v2", timeout=LONG)
         expect(card_prompt(page, "s1")).to_have_value("A lighthouse at dusk", timeout=LONG)
         expect_tab(page, "Storyboard")
         page.get_by_role("tab", name="History", exact=True).click()
         expect_tab(page, "History")
-        page.wait_for_timeout(300)  # the screen is written in the page, not by the server: a moment is plenty
+        wait_kept(page, home, pid, 2, "history")
     with Server(home, tmp_path / "serve2.log", port=port) as srv:
         page.goto(srv.url)
         expect(page.locator("#status_bar")).to_contain_text("Come back · v2", timeout=LONG)
