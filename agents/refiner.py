@@ -1,12 +1,12 @@
 """The LLM refiner: storyboard + creator notes (instructions) + critiques (evidence) -> a Proposal of edits.
 
 Its input is bounded: the story bible, the scenes in scope in full (the scenes the notes and critiques are about,
-chosen by app/refining.py), every other scene as a one-line summary, and the critiques' evidence about the scenes
+chosen by app/services/refining.py), every other scene as a one-line summary, and the critiques' evidence about the scenes
 in scope, with each scene's music cue and levels, the film's levels and each character's voice (as the render casts it:
 the service fills it in), so sound edits (a line, a voice, a cue, a level) are made over what the film sounds like.
 A malformed edit is dropped here and recorded in `not_changed`; whether an edit can apply (unknown or
 locked shots, bad values) is checked for every refiner in one place, storage.edits.sanitize, and whether it stays
-inside the scope in app/refining.py.
+inside the scope in app/services/refining.py.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The API key is the user's credential for one endpoint. It is never sent anywhere the user did not send
 it: a changed endpoint drops the key held in memory unless a key is entered with it. And a change must
-come from the app's own page (the caller says whether the request did; see app.security.same_origin),
+come from the app's own page (the caller says whether the request did; see app.server.security.same_origin),
 so a page on another origin, in the user's browser, cannot point the agents, and whatever key they hold,
 at a server of its choosing. That check reads headers a browser sets truthfully; a program that reaches
 the port can forge them, which is why serving beyond loopback requires --auth.

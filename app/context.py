@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 ProgressFn = ProgressSink
 __all__ = ["AgentSet", "Context", "ProgressFn", "no_progress"]
 
+SHEET_FRAMES = 3  # frames per shot on the contact sheet (the film's, and one of the counts sampled per clip)
+MAX_UPLOAD_PIXELS = 40_000_000  # a still uploaded or carried in an archive: decoded only below this
+
 
 def derived_seed(*parts: object) -> int:
     """A seed for the n-th variation of something, stable across runs (reference and keyframe re-rolls, takes)."""

@@ -25,26 +25,26 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from app import agent_settings
-from app.accounts import Accounts
 from app.agent_settings import AgentSettings
-from app.audio import Audio, Cast
-from app.classroom import Classroom
-from app.clips import Clips
 from app.config import Config
-from app.consistency import Consistency, ConsistencyReport, Source
 from app.context import AgentSet, Context, ProgressFn
 from app.errors import RenderFailed, StudioError
-from app.keyframes import Keyframes, KeyframesResult, ShotKeyframes
-from app.loras import Loras
-from app.personas import PersonaBuild, PersonaCalibration, Personas
-from app.planning import Planning
-from app.projects import Projects
-from app.queue import recorded_jobs
-from app.refining import AcceptResult, EarlierNote, Refining, UsageSummary
-from app.rendering import Rendering
-from app.sharing import Sharing
-from app.takes import PickResult, ShotTakes, Takes
-from app.watching import Watching
+from app.server.accounts import Accounts
+from app.server.queue import recorded_jobs
+from app.services.audio import Audio, Cast
+from app.services.classroom import Classroom
+from app.services.clips import Clips
+from app.services.consistency import Consistency, ConsistencyReport, Source
+from app.services.keyframes import Keyframes, KeyframesResult, ShotKeyframes
+from app.services.loras import Loras
+from app.services.personas import PersonaBuild, PersonaCalibration, Personas
+from app.services.planning import Planning
+from app.services.projects import Projects
+from app.services.refining import AcceptResult, EarlierNote, Refining, UsageSummary
+from app.services.rendering import Rendering
+from app.services.sharing import Sharing
+from app.services.takes import PickResult, ShotTakes, Takes
+from app.services.watching import Watching
 from generation.base import Backend, CancelToken
 from storage.db import Database
 from storage.edits import StoryboardDiff, edit_shot
@@ -116,8 +116,8 @@ class Studio:
         self._consistency = Consistency(self.ctx, self._projects, self._clips)
         self._loras = Loras(self.ctx, self._projects)
         self.accounts = Accounts(self.ctx)  # who may sign in, who acts (projects belong to accounts)
-        self.sharing = Sharing(self.ctx)  # read-only shares, hand-over (app/sharing.py)
-        self.classroom = Classroom(self.ctx)  # the teacher's report (app/classroom.py)
+        self.sharing = Sharing(self.ctx)  # read-only shares, hand-over (app/services/sharing.py)
+        self.classroom = Classroom(self.ctx)  # the teacher's report (app/services/classroom.py)
 
     def _clean(self) -> None:
         """What killed processes left: work folders, half-written cache files, stored files no row names."""
@@ -194,7 +194,7 @@ class Studio:
         return self._projects.project(pid)
 
     def queued_jobs(self, live: bool = False, limit: int = 200) -> list[JobRecord]:
-        """The web server's jobs as recorded (app/jobs.py), newest first: every account's for a teacher or the local
+        """The web server's jobs as recorded (app/server/jobs.py), newest first: every account's for a teacher or the local
         owner, else the acting account's own; only queued and running ones with `live`."""
         return recorded_jobs(self.ctx.repo, live=live, limit=limit)
 
@@ -247,7 +247,7 @@ class Studio:
 
     def with_film_options(self, board: Storyboard, changes: dict) -> Storyboard:
         """A storyboard (a draft too) with its film options changed, checked as `set_film_options` checks them."""
-        from app.projects import with_film_options
+        from app.services.projects import with_film_options
 
         return with_film_options(board, changes)
 
@@ -297,7 +297,7 @@ class Studio:
         return self.media.put_file(spoken.path)[1], spoken.made
 
     def stems_film(self, render: RenderRecord, chosen: list[str]) -> Path:
-        """`render`'s film with only the `chosen` stems (dialogue, music, effects) in its sound (app/audio.py)."""
+        """`render`'s film with only the `chosen` stems (dialogue, music, effects) in its sound (app/services/audio.py)."""
         if render.audio is None:
             raise StudioError("this film has no sound: nothing to solo or mute")
         stems = {k: p for k, p in self.media_paths(render).items() if k in ("dialogue", "music", "effects")}
@@ -469,13 +469,13 @@ class Studio:
     def export_timeline(self, pid: str, ref: int | str | None, out_dir: Path) -> dict[str, Path]:
         """The latest film's cut as OTIO, EDL and FCPXML in `out_dir` (media: this machine's clip files), with
         critic and creator notes as markers and the sound's stems as audio tracks."""
-        from app.film import export_timeline
+        from app.services.film import export_timeline
 
         return export_timeline(**self._cut(pid, ref), out_dir=out_dir)
 
     def export_handoff(self, pid: str, ref: int | str | None, out: Path) -> Path:
         """The cut for an editor as one zip `out`: OTIO, EDL and FCPXML with the clips in media/, paths relative."""
-        from app.film import handoff_zip
+        from app.services.film import handoff_zip
 
         return handoff_zip(**self._cut(pid, ref), out=out)
 
@@ -506,7 +506,7 @@ class Studio:
         the shots whose clip it watched, then its ancestors' runs on this very film (a version that changes nothing
         the film holds shares its parent's render). An earlier version's run on another film is stale: not
         carried, even for a shot whose clip is the same (its lines, sound or neighbours may have changed)."""
-        from app.film import Watched
+        from app.services.film import Watched
 
         clips = {r.shot_id: r.sha256 for r in render.shots}
         left, out, at = set(clips), [], v
@@ -731,7 +731,7 @@ class Studio:
 
     def import_project(self, path: Path, title: str | None = None):
         """A new project from an archive: checked fully, then written all or nothing."""
-        from app import archive_media
+        from app.services import archive_media
         from storage.archives import import_project
 
         def check(archive) -> None:  # the rules every version made here passes, and its media checked as uploads are

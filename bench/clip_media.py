@@ -1,7 +1,7 @@
 """Per-clip media cache: what a 1-shot edit costs next to a full render, render plus screening, in one run.
 
 A 24-shot animatic film is rendered and screened in full; then one shot is edited and the new version rendered
-and screened twice: with the picture cache (thumbnails and sampled frames cut once per clip, app/thumbnails.py)
+and screened twice: with the picture cache (thumbnails and sampled frames cut once per clip, app/services/thumbnails.py)
 as it is, and with that cache emptied first (so every clip is decoded again for the contact sheet and the
 critics, as before the cache existed). Prints wall seconds and how many clips had pictures cut.
 """

@@ -18,7 +18,7 @@ Layout of an archive:
 
 Import is all or nothing: the whole archive (structure, manifest, sizes, hashes, project.json) is checked
 before anything is written (and the caller's `check`: the app's rules, and each media file checked as an upload is
-by what it is, in app/archive_media.py); then media go to the (content-addressed) store and the records to the database in one
+by what it is, in app/services/archive_media.py); then media go to the (content-addressed) store and the records to the database in one
 transaction (through the repository). Nothing local leaks out: no API key (no configuration is read here), no
 absolute path (the caller names the local paths to redact; OTIO cuts hold store-relative URLs).
 """

@@ -90,7 +90,7 @@ class ProjectRow(Base):
 
 
 class UserRow(Base):
-    """An account (app/accounts.py): its password only as a salted scrypt hash with its parameters."""
+    """An account (app/server/accounts.py): its password only as a salted scrypt hash with its parameters."""
 
     __tablename__ = "users"
     name: Mapped[str] = mapped_column(String(32), primary_key=True)
@@ -292,7 +292,7 @@ class AgentCallRow(Base):
 
 
 class JobRow(Base):
-    """A job of the web server's queue (app/jobs.py, app/queue.py), written as it is queued, starts and ends: what
+    """A job of the web server's queue (app/server/jobs.py, app/server/queue.py), written as it is queued, starts and ends: what
     `chief queue` lists, what the queue's estimates and the renders-per-hour quota are measured from, and the time a
     user's jobs waited (`started_at - queued_at`) for the teacher's report."""
 

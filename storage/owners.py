@@ -9,7 +9,7 @@ else's project is refused: `storage.repository.ReadOnly`).
 Who acts comes from, in order: a *source* a front end installs (the web app's reads the signed-in user of the event
 being handled, app/ui/common.py `request_actor`), then the `ACTOR` context variable (the CLI's `--user`, a test's
 `acting(...)`). None of them (the server's own upkeep, migrations) means no one in particular: nothing is filtered.
-A job's thread copies its request's context (app/jobs.py), so it acts as the user who started it.
+A job's thread copies its request's context (app/server/jobs.py), so it acts as the user who started it.
 """
 
 from __future__ import annotations

@@ -376,7 +376,7 @@ JobState = Literal["queued", "running", "done", "failed", "stopped", "lost"]
 
 
 class JobRecord(Strict):
-    """A job of the web server's queue as written to the `jobs` table (app/jobs.py): `chief queue` lists these, the
+    """A job of the web server's queue as written to the `jobs` table (app/server/jobs.py): `chief queue` lists these, the
     queue's estimates read the durations of finished ones, and a user's time in the queue is `started_at -
     queued_at`. "lost": the server that ran it stopped before it ended."""
 

@@ -602,7 +602,7 @@ class Unit:
             return "read"
         return None
 
-    # ------------------------------------------------------------------ sharing (app/sharing.py)
+    # ------------------------------------------------------------------ sharing (app/services/sharing.py)
     def check_writable(self, pid: str) -> None:
         """Refuse as a write transaction would: not found, or `ReadOnly`."""
         writing, self.writing = self.writing, True
@@ -661,7 +661,7 @@ class Unit:
         self.s.execute(delete(ShareRow).where(ShareRow.project_id == pid, ShareRow.reader == to))
         return before
 
-    # ------------------------------------------------------------------ accounts (app/accounts.py)
+    # ------------------------------------------------------------------ accounts (app/server/accounts.py)
     def add_user(self, name: str, password_hash: str, teacher: bool) -> None:
         self.s.add(UserRow(name=name, password_hash=password_hash, teacher=teacher))
 
@@ -686,7 +686,7 @@ class Unit:
         """How many projects (trashed ones too) account `name` owns."""
         return self.s.scalar(select(func.count()).where(ProjectRow.owner == name)) or 0
 
-    # ------------------------------------------------------------------ the web server's jobs (app/jobs.py)
+    # ------------------------------------------------------------------ the web server's jobs (app/server/jobs.py)
     def put_job(self, job: JobRecord) -> None:
         """Write job `job` as it is now (queued, started or ended)."""
         self.s.merge(_row(JobRow, job))
@@ -736,7 +736,7 @@ class Unit:
         q = select(JobRow.server).where(JobRow.state.in_(("queued", "running"))).distinct()
         return list(self.s.scalars(q))
 
-    # ------------------------------------------------------------------ disk per account (app/quotas.py)
+    # ------------------------------------------------------------------ disk per account (app/server/quotas.py)
     def owner_media_bytes(self, owner: str) -> int:
         """The bytes of the media store account `owner`'s projects (trashed ones too) use: every distinct file any of
         its versions, renders, keyframes or takes names, with the pictures cut from its clips and their last frames. A file shared with

@@ -202,7 +202,7 @@ def invoke_cli(home: Path, args, env: dict):
 
 def job_ended(jobs, job, wait: float = 60) -> bool:
     """`job` ended and its thread is gone: once a job's ended record is written and it says it ended, its thread
-    starts what the queue admits next and writes their records (app.jobs `_finish`), so a test that ends on
+    starts what the queue admits next and writes their records (app.server.jobs `_finish`), so a test that ends on
     `wait_ended` alone leaves a thread writing."""
     import threading
 

@@ -1,4 +1,4 @@
-"""`chief batch STORIES`: generate many stories unattended (resumable; see app/batch.py)."""
+"""`chief batch STORIES`: generate many stories unattended (resumable; see app/services/batch.py)."""
 
 from __future__ import annotations
 
@@ -138,7 +138,7 @@ def batch(c: Ctx, stories, outdir, minutes, iterations, policy, panel, size, fps
 
     Re-running the same command continues where it stopped. Exit status 0 only if every story succeeded.
     """
-    from app.batch import BatchRunner, Defaults, load_stories
+    from app.services.batch import BatchRunner, Defaults, load_stories
 
     width = height = None
     if size:

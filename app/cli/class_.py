@@ -1,4 +1,4 @@
-"""`chief class report [--csv]`: the teacher's report (app/classroom.py): per account, each project's versions
+"""`chief class report [--csv]`: the teacher's report (app/services/classroom.py): per account, each project's versions
 with renders, disk use, time in the queue and the panel's scores. Run it as a teacher (`--user`) or as the
 machine's own account."""
 
@@ -18,7 +18,7 @@ def class_():
 @click.option("--csv", "as_csv", is_flag=True, help="CSV on stdout (one row per version), for a spreadsheet.")
 def report(c: Ctx, as_csv):
     """Each student's projects, versions, renders, disk use, time in the queue and the panel's scores per version."""
-    from app.classroom import to_csv
+    from app.services.classroom import to_csv
 
     lines = c.studio.classroom.report()
     if as_csv:

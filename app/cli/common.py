@@ -16,7 +16,7 @@ from pydantic_core import to_jsonable_python
 from app.errors import one_line, user_errors
 
 if TYPE_CHECKING:
-    from app.refining import UsageSummary
+    from app.services.refining import UsageSummary
     from app.studio import Studio
     from storage.records import Version
 
@@ -47,7 +47,7 @@ class Ctx:
     def studio(self) -> Studio:
         if self._studio is None:
             from app.config import load_config
-            from app.progress import quiet_libraries
+            from app.server.progress import quiet_libraries
             from app.studio import Studio
 
             quiet_libraries()  # our bars on stderr only; no library's "Loading weights" in the output

@@ -11,8 +11,8 @@ from pathlib import Path
 import click
 
 from app.cli.common import Ctx, branch_note, command, named, version_option
-from app.keyframes import KeyframesResult
-from app.takes import NO_PREFERENCE_SPREAD
+from app.services.keyframes import KeyframesResult
+from app.services.takes import NO_PREFERENCE_SPREAD
 
 # ---------------------------------------------------------------------------------------- references
 
@@ -43,7 +43,7 @@ def ref_add(c: Ctx, project, name, location, version, image):
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), help="Seed (default: derived from the name).")
 def ref_gen(c: Ctx, project, name, location, version, seed):
     """Generate a reference of NAME from its description with the image model, into the working draft."""
-    from app.progress import RenderProgress
+    from app.server.progress import RenderProgress
 
     pid = c.studio.resolve_project(project)
     c.header()
@@ -100,7 +100,7 @@ def keyframes(c: Ctx, project, shots, reroll, screen, version):
 
     Says first how many clips the change re-renders. Small actions (keyframes, re-rolls, picks, references) fold
     into one draft version until it is rendered, critiqued or saved over (`chief log` labels it "draft")."""
-    from app.progress import RenderProgress, StageProgress
+    from app.server.progress import RenderProgress, StageProgress
 
     pid = c.studio.resolve_project(project)
     c.header()
@@ -240,7 +240,7 @@ for _command in (keyframe_list, keyframe_set, keyframe_pick, keyframe_clear):
 @version_option
 def takes(c: Ctx, project, shot, count, replace, vote, version):
     """SHOT's takes side by side: render more, replace the shot's clip with a new one, or ask the panel."""
-    from app.progress import RenderProgress, StageProgress
+    from app.server.progress import RenderProgress, StageProgress
 
     pid = c.studio.resolve_project(project)
     c.header()

@@ -10,7 +10,7 @@ import click
 from pydantic import BaseModel
 
 from app.cli.common import Ctx, branch_note, command, usage_line, version_option
-from app.refining import UsageSummary
+from app.services.refining import UsageSummary
 from app.studio import AcceptResult, Active
 from storage.records import CritiqueRecord, ProposalRecord, RenderRecord, Version
 
@@ -115,7 +115,7 @@ def new(c: Ctx, idea, minutes, title, storyboard_file, panel):
         c.header()
         v = c.studio.create_from_storyboard(board, panel_ids)
     elif idea:
-        from app.progress import StageProgress
+        from app.server.progress import StageProgress
 
         c.header()
         with StageProgress("planning", enabled=not c.json) as prog:
@@ -146,7 +146,7 @@ def render(c: Ctx, project, version, scene, shots, tier):
     With --scene or --shots only those render; the film is then assembled from the latest clip of every shot.
     --tier draft renders fast previews (a shot finalised as it stands stays final); --tier final --shots s003
     finalises chosen shots. Drafts and finals are cached apart; --json gives each shot's tier."""
-    from app.progress import RenderProgress
+    from app.server.progress import RenderProgress
 
     pid = c.studio.resolve_project(project)
     scope = scope_of(c, pid, version, scene, shots)
@@ -168,7 +168,7 @@ def render(c: Ctx, project, version, scene, shots, tier):
 @scope_options
 def critique(c: Ctx, project, version, scene, shots):
     """Every persona on the panel watches the film (or --scene / --shots of it) and critiques it."""
-    from app.progress import StageProgress
+    from app.server.progress import StageProgress
 
     pid = c.studio.resolve_project(project)
     scope = scope_of(c, pid, version, scene, shots)
@@ -237,7 +237,7 @@ def note(c: Ctx, project, text, shot_id, version, scene, shots):
 def refine(c: Ctx, project, version, scene, shots):
     """The refiner proposes edits from the notes and critiques (printed, numbered), for --scene / --shots or for
     the scenes the notes and critiques are about."""
-    from app.progress import StageProgress
+    from app.server.progress import StageProgress
 
     pid = c.studio.resolve_project(project)
     scope = scope_of(c, pid, version, scene, shots) if scene or shots else None
@@ -484,8 +484,8 @@ def heuristics(st) -> list[str]:
 @click.option("--minutes", type=click.FloatRange(0.25, 10), default=1.0, show_default=True)
 def demo(c: Ctx, minutes):
     """Run two full iterations of the loop on a sample story, saying what each step did and what is heuristic."""
-    from app.discovery import discover
-    from app.progress import RenderProgress, StageProgress
+    from app.server.discovery import discover
+    from app.server.progress import RenderProgress, StageProgress
 
     st = c.studio
     c.header()

@@ -9,7 +9,7 @@ import click
 from pydantic import BaseModel
 
 from app.cli.common import Ctx, command, json_option
-from app.discovery import Server
+from app.server.discovery import Server
 
 
 class Listed(Server):
@@ -53,7 +53,7 @@ def models(ctx, timeout, ports):
 @click.option("--port", "ports", type=int, multiple=True)
 def listing(c: Ctx, timeout, ports):
     from app.config import load_config
-    from app.discovery import HOST, discover, ports_to_probe
+    from app.server.discovery import HOST, discover, ports_to_probe
 
     setting = load_config({"home": c.home, **c.overrides}).discovery_ports
     pairs = ports_to_probe(setting, tuple(ports))

@@ -1,12 +1,12 @@
 """`chief share …`: a project shared read-only with an account or the class, and a teacher's hand-over
-(app/sharing.py). Acts as `--user` (default: this machine's own account)."""
+(app/services/sharing.py). Acts as `--user` (default: this machine's own account)."""
 
 from __future__ import annotations
 
 import click
 
 from app.cli.common import Ctx, command
-from app.sharing import Access, reader_label
+from app.services.sharing import Access, reader_label
 
 
 @click.group()

@@ -1,6 +1,6 @@
 """`chief users …`: the accounts of a shared server (`chief serve --users`). Passwords come on stdin only
 (`--password-stdin`), never as an argument (other users of the machine can read a command line); they are stored
-as salted scrypt hashes (app/accounts.py) and never printed."""
+as salted scrypt hashes (app/server/accounts.py) and never printed."""
 
 from __future__ import annotations
 

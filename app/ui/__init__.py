@@ -2,7 +2,7 @@
 
 `create_app(studio)` builds the Blocks (tests build it without serving); `launch(...)` serves it:
 127.0.0.1 by default, no share link, no analytics, renders one at a time through the queue, behind
-`app.security.Guard` (Host and Origin checks, login limits, a Content-Security-Policy). Files the
+`app.server.security.Guard` (Host and Origin checks, login limits, a Content-Security-Policy). Files the
 page downloads (films, archives) and uploads are kept in a private folder of the data folder
 (`tmp/gradio`, mode 0700), not in the shared /tmp.
 """
@@ -100,7 +100,7 @@ def upload_cap(config) -> int:
     """The largest upload the web app accepts, in bytes: the largest thing any of its upload buttons takes (a track,
     a picture, a storyboard file, an archive for Import: `web_archive_mb`). Gradio refuses a bigger file while it
     streams in, and `security.Guard` a bigger body before it is read."""
-    from app.keyframes import MAX_UPLOAD_BYTES
+    from app.services.keyframes import MAX_UPLOAD_BYTES
     from generation.audio.upload import UploadLimits
     from storage.files import MAX_STORYBOARD_BYTES
 
@@ -140,7 +140,7 @@ def create_app(studio, users: bool = False):
     os.environ["GRADIO_TEMP_DIR"] = str(temp)  # read when the Blocks are made
     import gradio as gr
 
-    from app.jobs import Jobs
+    from app.server.jobs import Jobs
     from app.ui import flow
     from app.ui.common import Ctx, guard, page_session, request_actor
     from app.ui.screens import builders
@@ -231,7 +231,9 @@ def create_app(studio, users: bool = False):
         )
     _progress_where_shown(demo)
     with _web_app_at_launch_only():
-        demo.queue(default_concurrency_limit=None)  # long work runs as jobs (app/jobs.py); renders take turns there
+        demo.queue(
+            default_concurrency_limit=None
+        )  # long work runs as jobs (app/server/jobs.py); renders take turns there
     # Gradio's queue looks for work every 1 ms when it has none (and for progress every 10 ms; 50 and 100 ms on
     # Windows): an idle `chief serve` took 7% of a core. Every 20 ms costs an event at most 20 ms before it starts.
     demo._queue.sleep_when_free, demo._queue.progress_update_sleep_when_free = IDLE_POLL_S, PROGRESS_POLL_S
@@ -451,7 +453,7 @@ def launch(
         )
     from starlette.middleware import Middleware
 
-    from app.security import IDLE_MINUTES, FileLedger, Guard, IdleSessions, allowed_hosts
+    from app.server.security import IDLE_MINUTES, FileLedger, Guard, IdleSessions, allowed_hosts
 
     demo = create_app(studio, users=users)
     cap = upload_cap(studio.config)

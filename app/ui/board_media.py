@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from app.takes import MAX_TAKES_PER_ACTION
+from app.services.takes import MAX_TAKES_PER_ACTION
 from app.ui.common import md, media_url, named
 
 MAX_CANDIDATES = 6  # keyframe candidates shown under a card's picture (the approved one always among them)
@@ -134,7 +134,7 @@ def draw_confirmations(board, media: dict[str, dict], all_scenes: str) -> dict[s
     shots it would draw (those without a keyframe) joined — a shot given a keyframe starts its own chain, so a
     drawing of several shots re-renders the union of what each would (the Studio's `clips_affected` over the whole
     board says the same; tests/ui/test_draft_versions.py holds them equal)."""
-    from app.clips import ClipsAffected
+    from app.services.clips import ClipsAffected
 
     def text(shots) -> str | None:
         chosen = [s.shot_id for s in shots if not s.keyframe]
@@ -158,8 +158,8 @@ def draw_confirmations(board, media: dict[str, dict], all_scenes: str) -> dict[s
 def outcome(result) -> tuple[int | None, str, str | None]:
     """What a finished card or board action did: (the version the page follows, or None; the message; the shot
     whose takes to show open)."""
-    from app.keyframes import KeyframesResult
-    from app.takes import PickResult, ShotTakes
+    from app.services.keyframes import KeyframesResult
+    from app.services.takes import PickResult, ShotTakes
     from storage.records import RenderRecord, ShotRender, TakeScreeningRecord, Version
 
     if isinstance(result, KeyframesResult):
@@ -183,7 +183,7 @@ def outcome(result) -> tuple[int | None, str, str | None]:
             result.shot_id,
         )
     if isinstance(result, TakeScreeningRecord):
-        from app.takes import NO_PREFERENCE_SPREAD
+        from app.services.takes import NO_PREFERENCE_SPREAD
 
         undecided = sum(v.take_id is None for v in result.votes)
         return (

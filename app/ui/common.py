@@ -20,7 +20,7 @@ import gradio as gr
 from app.errors import one_line  # noqa: F401 - re-exported: every screen words errors the same way
 
 if TYPE_CHECKING:
-    from app.jobs import Jobs
+    from app.server.jobs import Jobs
     from app.studio import Studio
 
 
@@ -106,12 +106,12 @@ def guard(fn: Callable) -> Callable:
 
 
 def page_session() -> str:
-    """The browser session of the event being handled (its `chief_session` cookie, set by app.security), after
+    """The browser session of the event being handled (its `chief_session` cookie, set by app.server.security), after
     the signed-in account's name when there is one, or "" outside an event or for a client without the cookie. Jobs
-    are kept per session (app/jobs.py), so per account too."""
+    are kept per session (app/server/jobs.py), so per account too."""
     from gradio.context import LocalContext
 
-    from app.security import session_of
+    from app.server.security import session_of
 
     request = LocalContext.request.get(None)
     if request is None:
@@ -198,10 +198,10 @@ def progress_html(job) -> str:
     """A job's progress bar and line (or its outcome once it ended)."""
     if job is None:
         return ""
-    from app.jobs import DONE, FAILED, QUEUED, RUNNING, STOPPED
+    from app.server.jobs import DONE, FAILED, QUEUED, RUNNING, STOPPED
 
     pct = round(100 * job.fraction)
-    # a queued job's line is its place in the queue and an estimate (app/queue.py `line`), kept by app/jobs.py
+    # a queued job's line is its place in the queue and an estimate (app/server/queue.py `line`), kept by app/server/jobs.py
     state = {QUEUED: "queued", RUNNING: "running", DONE: "done", FAILED: "failed", STOPPED: "stopped"}[job.state]
     text = job.desc if job.running else (job.message or "done")
     return (

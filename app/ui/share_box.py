@@ -1,12 +1,12 @@
 """Sharing the open project (`chief serve --users`): who owns it and who else reads it, and its owner's Share /
-Stop sharing with an account or the class (app/sharing.py). Shown above the screens; the lead may move it onto the
+Stop sharing with an account or the class (app/services/sharing.py). Shown above the screens; the lead may move it onto the
 Projects screen (`ShareBox(ctx)` inside its build)."""
 
 from __future__ import annotations
 
 import gradio as gr
 
-from app.sharing import reader_label
+from app.services.sharing import reader_label
 from app.ui.common import Ctx, guard, md
 from storage.owners import CLASS
 

@@ -1,5 +1,5 @@
-"""The Class screen (`chief serve --users`, teachers only): the class report (app/classroom.py) as a table and a
-CSV to download, handing a project to another account (app/sharing.py), and the fair queue (app/jobs.py): every
+"""The Class screen (`chief serve --users`, teachers only): the class report (app/services/classroom.py) as a table and a
+CSV to download, handing a project to another account (app/services/sharing.py), and the fair queue (app/server/jobs.py): every
 account's jobs, pause/resume, cancel any one. Students never see the tab, and its handlers refuse them in one line
 whatever they send."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from app.classroom import COLUMNS, to_csv
+from app.services.classroom import COLUMNS, to_csv
 from app.ui.common import Ctx, guard
 from storage.owners import current
 

@@ -79,7 +79,7 @@ class MixSettings:
     ducking: bool = True
     fade: float = 1.0  # seconds of fade in and out at each music and effects window's edges
     # dB the last limiter stays under the true-peak ceiling: 1 for a WAV; a lossy codec after the mix (the film's
-    # AAC) overshoots by up to about 1.6 dB (measured), so the film's mix keeps more (app/audio.py)
+    # AAC) overshoots by up to about 1.6 dB (measured), so the film's mix keeps more (app/services/audio.py)
     headroom: float = 1.0
     channels: int = 2  # 2: stereo (dialogue centred, music and effects wide); 1: mono
     width: float = WIDTH  # how wide a mono cue or effect is made (`stereo.widen`; 0: centred)

@@ -1,4 +1,4 @@
-"""What critics hear (app.watching fills FilmView.hearing), through the Studio with the animatic and the offline
+"""What critics hear (app.services.watching fills FilmView.hearing), through the Studio with the animatic and the offline
 critics: each shot's lines at their times on the film's timeline (a title card shifts them), the scene's cue and
 what made it, the facts measured on the film's own sound, each voice's pitch and the mix as a WAV for the screening;
 a scoped screening hears only its shots; a render without sound has lines and cues but no facts; a film with
@@ -103,7 +103,7 @@ def test_a_screening_hears_lines_cues_and_measured_facts(listening):
     assert (h.loudness_lufs, h.target_lufs) == (render.audio.loudness_lufs, -14.0)
     assert "Piper voices" in h.label and "temp score" in h.label
     assert set(h.voice_pitch_hz) == {"Keeper", "Whale"}
-    assert semitones(h.voice_pitch_hz["Keeper"], h.voice_pitch_hz["Whale"]) >= 3  # cast apart (app.audio)
+    assert semitones(h.voice_pitch_hz["Keeper"], h.voice_pitch_hz["Whale"]) >= 3  # cast apart (app.services.audio)
     assert heard.wav_seconds[-1] == pytest.approx(TITLE + 12, abs=0.1)  # the mix, in the screening's folder
     assert not Path(h.audio).exists()  # gone with the screening
 

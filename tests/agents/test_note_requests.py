@@ -12,7 +12,7 @@ import pytest
 
 from agents.offline.notes import split_requests
 from agents.refiner import LLMRefiner, TooLong
-from app.refining import settle
+from app.services.refining import settle
 from storage.files import dump_storyboard
 from storage.run import RunContext
 from storage.schema import (

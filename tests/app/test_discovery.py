@@ -10,9 +10,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from click.testing import CliRunner
 
-from app import discovery
 from app.cli import main
-from app.discovery import Server, discover
+from app.server import discovery
+from app.server.discovery import Server, discover
 
 
 @contextmanager

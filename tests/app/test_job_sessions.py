@@ -1,4 +1,4 @@
-"""Jobs are kept per browser session (app/jobs.py): another session cannot find, read or stop them."""
+"""Jobs are kept per browser session (app/server/jobs.py): another session cannot find, read or stop them."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from app.jobs import JobBusy, Jobs
-from app.security import SESSION_COOKIE, session_of
+from app.server.jobs import JobBusy, Jobs
+from app.server.security import SESSION_COOKIE, session_of
 
 
 def test_another_session_cannot_find_read_or_stop_a_job():

@@ -1,8 +1,9 @@
-"""The app layer's services stand side by side (docs/DESIGN.md, Layers): read from the source with `ast`.
+"""The services stand side by side (docs/DESIGN.md, Layers): read from the source with `ast`.
 
-Services are the modules whose class the Studio wires. Each may use the services below it through their
-methods only (`self.clips.path(...)`, never `self.rendering.film.clip_path(...)`), may import from a sibling
-service module only that module's service class, and the whole stack, the Studio included, is at most 4 floors.
+Every module of `app/services/` is a service module, and the Studio (`app/studio.py`) stands above them. A service may
+use the services below it through their methods only (`self.clips.path(...)`, never
+`self.rendering.film.clip_path(...)`), may import from a sibling service module only its service class (a class built
+with the context, `Class(ctx, ...)`), and the services stand on at most 4 floors.
 """
 
 from __future__ import annotations
@@ -14,48 +15,42 @@ from pathlib import Path
 import app
 
 APP = Path(app.__file__).parent
+SERVICES = APP / "services"
 MAX_FLOORS = 4
 
 
 def _modules() -> dict[str, ast.Module]:
-    return {p.stem: ast.parse(p.read_text()) for p in APP.glob("*.py") if p.stem != "__init__"}
+    """Every module of the services package, and the Studio."""
+    out = {p.stem: ast.parse(p.read_text()) for p in SERVICES.glob("*.py") if p.stem != "__init__"}
+    return out | {"studio": ast.parse((APP / "studio.py").read_text())}
 
 
-def _services(modules: dict[str, ast.Module]) -> dict[str, str]:
-    """module -> its service class: the classes `Studio.__init__` constructs (`self._x = Class(self.ctx, ...)`)."""
-    studio = next(n for n in modules["studio"].body if isinstance(n, ast.ClassDef) and n.name == "Studio")
-    init = next(n for n in studio.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
-    wired = {
-        call.func.id
-        for call in ast.walk(init)
-        if isinstance(call, ast.Call)
-        and isinstance(call.func, ast.Name)
-        and any(isinstance(a, ast.Attribute) and a.attr == "ctx" for a in call.args[:1])
-    }
-    out = {"studio": "Studio"}
-    for name, tree in modules.items():
-        for node in tree.body:
-            if isinstance(node, ast.ClassDef) and node.name in wired:
-                out[name] = node.name
+def _service_classes(tree: ast.Module) -> set[str]:
+    """The classes a module defines whose `__init__` takes the context first: its service classes."""
+    out = set()
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            init = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+            if init is not None and len(init.args.args) > 1 and init.args.args[1].arg == "ctx":
+                out.add(node.name)
     return out
 
 
 def _imports(tree: ast.Module) -> list[tuple[str, list[str]]]:
-    """(app module, names) for every `from app.x import ...` anywhere in the module (lazy imports included)."""
+    """(services module, names) for every `from app.services.x import ...` anywhere in the module (lazy ones too)."""
     out = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("app."):
-            parts = node.module.split(".")
-            if len(parts) == 2:
-                out.append((parts[1], [a.name for a in node.names]))
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("app.services."):
+            out.append((node.module.split(".")[2], [a.name for a in node.names]))
     return out
 
 
-def graph() -> tuple[dict[str, set[str]], dict[str, str], dict[str, ast.Module]]:
+def graph() -> tuple[dict[str, set[str]], dict[str, set[str]], dict[str, ast.Module]]:
+    """(module -> the service modules it imports, module -> its service classes, module -> its tree)."""
     modules = _modules()
-    services = _services(modules)
-    edges = {s: {m for m, _ in _imports(modules[s]) if m in services and m != s} for s in services}
-    return edges, services, modules
+    classes = {name: _service_classes(tree) for name, tree in modules.items()}
+    edges = {name: {m for m, _ in _imports(tree) if m != name} for name, tree in modules.items()}
+    return edges, classes, modules
 
 
 def floors(edges: dict[str, set[str]]) -> dict[str, int]:
@@ -83,38 +78,43 @@ def reach_throughs(tree: ast.Module, held: set[str]) -> list[str]:
 
 
 def test_the_wiring_is_read():
-    edges, services, _ = graph()
-    # the reader finds what the Studio wires: a broken reader would pass everything below
-    assert {"projects", "clips", "rendering", "watching", "takes", "keyframes", "consistency"} <= set(services)
-    assert "clips" in edges["takes"] and "watching" in edges["takes"]
+    edges, classes, _ = graph()
+    # the reader finds the services and their imports: a broken reader would pass everything below
+    assert {"projects", "clips", "rendering", "watching", "takes", "keyframes", "consistency", "thumbnails"} <= set(
+        edges
+    )
+    assert "clips" in edges["takes"] and "watching" in edges["takes"] and "rendering" in edges["studio"]
+    assert classes["clips"] == {"Clips"} and classes["thumbnails"] == {"ClipMedia"}
 
 
 def test_services_stand_on_at_most_four_floors():
     edges, _, _ = graph()
-    f = floors(edges)
+    f = floors({m: d for m, d in edges.items() if m != "studio"})
     assert max(f.values()) <= MAX_FLOORS, {m: n for m, n in sorted(f.items(), key=lambda kv: -kv[1])}
-    # Projects and Clips are the ground floor: they use no other service
-    assert edges["projects"] == set() and edges["clips"] == set()
+    assert edges["projects"] == set()  # the ground floor: the versions use no other service
+
+
+def test_the_floor_count_can_fail():
+    chain = {"a": {"b"}, "b": {"c"}, "c": {"d"}, "d": {"e"}, "e": set()}
+    assert max(floors(chain).values()) == 5
 
 
 def test_no_service_imports_a_sibling_for_a_helper():
-    edges, services, modules = graph()
+    _, classes, modules = graph()
     bad = []
     for name, tree in modules.items():
-        if name not in services or name == "studio":  # the facade re-exports the services' result types
+        if name == "studio":  # the facade re-exports the services' result types
             continue
         for module, names in _imports(tree):
-            if module in services and module != name:
-                extra = set(names) - {services[module]}
-                if extra:
-                    bad.append(f"app/{name}.py imports {sorted(extra)} from app/{module}.py")
+            if module != name and (extra := set(names) - classes[module]):
+                bad.append(f"app/services/{name}.py imports {sorted(extra)} from app/services/{module}.py")
     assert not bad, bad
 
 
 def test_no_service_reaches_through_a_sibling():
-    edges, services, modules = graph()
-    held = set(services)  # attribute names a service is held under: self.clips, self._clips, ...
-    bad = {name: found for name in services if (found := reach_throughs(modules[name], held))}
+    _, _, modules = graph()
+    held = set(modules)  # attribute names a service is held under: self.clips, self._clips, ...
+    bad = {name: found for name, tree in modules.items() if (found := reach_throughs(tree, held))}
     assert not bad, bad
 
 

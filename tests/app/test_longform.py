@@ -233,7 +233,7 @@ def test_scopes_the_creator_typed(studio):
 
 def test_an_unscoped_refine_works_on_the_scenes_notes_name(studio):
     """A note on one scene, and one whose words name a shot of another: both scenes, nothing else."""
-    from app.refining import touched
+    from app.services.refining import touched
 
     board = four_scenes()
     pid = studio.create_from_storyboard(board).project_id
@@ -260,8 +260,8 @@ def test_an_unscoped_refine_works_on_the_scenes_notes_name(studio):
 
 
 def test_progress_reads_as_words_and_a_fraction():
-    from app.jobs import describe
-    from app.progress import StageProgress
+    from app.server.jobs import describe
+    from app.server.progress import StageProgress
     from storage.run import PanelProgress, PlanProgress, RefineProgress
 
     plan = PlanProgress(done=5, total=20, scene="sc07", status="writing", tokens=312, tokens_per_s=41.2)

@@ -1,4 +1,4 @@
-"""The fair queue (issue 33 item 3): real jobs through app/jobs.py, with work functions held by events (no sleeps,
+"""The fair queue (issue 33 item 3): real jobs through app/server/jobs.py, with work functions held by events (no sleeps,
 no clocks): round-robin between accounts, the limits, Stop from another account, the teacher's pause and cancel,
 the queued job's line, and the records `chief queue --json` lists."""
 
@@ -11,8 +11,8 @@ from contextlib import contextmanager
 import pytest
 
 from app.errors import StudioError
-from app.jobs import DONE, QUEUED, RUNNING, STOPPED, Jobs
-from app.queue import DURATIONS_KEPT, Durations, FairQueue, Limits, line, ordinal
+from app.server.jobs import DONE, QUEUED, RUNNING, STOPPED, Jobs
+from app.server.queue import DURATIONS_KEPT, Durations, FairQueue, Limits, line, ordinal
 from storage.owners import Actor, acting
 from tests.conftest import job_ended
 
@@ -131,7 +131,7 @@ def test_the_estimate_comes_from_measured_durations_and_is_labelled():
 
     measured = {"render": [200.0, 180.0, 220.0]}
     durations = Durations(lambda kind, n: measured.get(kind, [])[:n])
-    from app.queue import wait_estimate
+    from app.server.queue import wait_estimate
 
     running = [J("a", "render", 1, elapsed=50.0)]
     assert wait_estimate([], running, 1, durations) == pytest.approx(150.0)  # the median's rest
@@ -216,7 +216,7 @@ def test_the_teacher_pauses_the_queue_and_cancels_anyones_job():
 
 
 def test_one_job_of_a_kind_per_project_counts_queued_jobs_too():
-    from app.jobs import JobBusy
+    from app.server.jobs import JobBusy
 
     jobs, work = session_jobs(limits=Limits(running=1, per_user=1)), Work()
     start_as(jobs, work, "alice", "render", "pa", "alice-render")

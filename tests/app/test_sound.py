@@ -214,7 +214,7 @@ def test_the_timeline_export_carries_the_stems_as_audio_tracks(chief, project, t
 
 def test_a_clips_own_sound_goes_on_the_effects_stem(studio, tmp_path):
     """An LTX-2 clip carries its sound as an AAC track: it is placed under its shot on the effects stem."""
-    from app.audio import Audio, has_sound
+    from app.services.audio import Audio, has_sound
     from generation.base import CancelToken
     from generation.video_io import run_ffmpeg
 

@@ -33,7 +33,7 @@ def correlation(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def test_the_cue_and_the_sounds_are_the_models_and_a_second_render_makes_nothing(make_studio, audio_folders, tmp_path):  # noqa: F811
-    from app.audio import _seed
+    from app.services.audio import _seed
 
     music, effects = audio_folders("ace_step"), audio_folders("stable_audio")
     st = make_studio(home=tmp_path / "h", sound_cache=tmp_path / "sound", music_model=music, effects_model=effects)

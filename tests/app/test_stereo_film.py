@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.audio import mix_stems
+from app.services.audio import mix_stems
 from generation.audio.loudness import measure
 from generation.audio.pcm import RATE, decode, read_frames, write_wav
 from generation.audio.stereo import image
@@ -153,8 +153,8 @@ def test_a_creators_stereo_track_keeps_its_two_channels(chief, tmp_path):
 def test_the_ceiling_check_lowers_both_channels_alike(studio, tmp_path):
     """A film whose AAC goes over the ceiling in its right channel only (the left 20 dB under it) is cut again
     lower: measured over both channels, both lowered by one gain, still two channels."""
-    from app.audio import FilmSound
-    from app.film import FilmAssembler
+    from app.services.audio import FilmSound
+    from app.services.film import FilmAssembler
     from generation.base import CancelToken
     from generation.video_io import run_ffmpeg
     from storage.records import RenderAudio

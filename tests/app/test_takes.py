@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from app.errors import StudioError
-from app.takes import NO_PREFERENCE_SPREAD, preferred
+from app.services.takes import NO_PREFERENCE_SPREAD, preferred
 from generation.video_io import read_frames
 from tests.conftest import tiny_board
 

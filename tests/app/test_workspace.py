@@ -100,7 +100,7 @@ def test_a_cancelled_ffmpeg_is_killed(tmp_path):
 
 
 def test_jobs_run_once_per_project_and_stop_is_an_outcome():
-    from app.jobs import DONE, FAILED, STOPPED, Jobs
+    from app.server.jobs import DONE, FAILED, STOPPED, Jobs
 
     jobs = Jobs()
     gate = threading.Event()
@@ -186,7 +186,7 @@ def test_long_ideas_are_planned_and_too_long_ones_refused_in_words(studio):
 def test_quiet_libraries_switch_off_their_progress_bars():
     from transformers.utils import logging as tlog
 
-    from app.progress import quiet_libraries
+    from app.server.progress import quiet_libraries
 
     tlog.enable_progress_bar()
     quiet_libraries()
@@ -202,7 +202,7 @@ def test_quiet_libraries_imports_none_of_them_and_still_quiets_them(tmp_path):
 
     root = Path(__file__).resolve().parents[2]
     code = (
-        "import sys; from app.progress import quiet_libraries; quiet_libraries(); "
+        "import sys; from app.server.progress import quiet_libraries; quiet_libraries(); "
         "print(sorted(m for m in ('torch', 'diffusers', 'transformers') if m in sys.modules)); "
         "from transformers.utils import logging; print(logging.is_progress_bar_enabled())"
     )

@@ -17,8 +17,8 @@ import yaml
 from click.testing import CliRunner
 from sqlalchemy import func, select
 
-from app.batch import BatchError, Defaults, accepted_edits, load_stories
 from app.config import load_config
+from app.services.batch import BatchError, Defaults, accepted_edits, load_stories
 from app.studio import Studio
 from storage import db as tables
 from storage.schema import Proposal, SetShot

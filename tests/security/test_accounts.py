@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from app.accounts import hash_password, verify_password
+from app.server.accounts import hash_password, verify_password
 from storage.owners import LOCAL_OWNER, Actor, acting
 from tests.security.hostile_archives import BOARD
 

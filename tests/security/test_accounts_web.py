@@ -101,7 +101,7 @@ def test_a_wrong_password_is_refused(two_students, serve_users):
     assert not any(c.startswith("access-token") for c in wrong.cookies)
     assert any(c.startswith("access-token") for c in right.cookies)
     # the Guard's login limits hold for accounts too: after 10 failures even the right password waits
-    from app.security import LOGIN_FAILURES
+    from app.server.security import LOGIN_FAILURES
 
     codes = [
         httpx.post(f"{url}/login", data={"username": "bob", "password": f"guess {i}"}, timeout=60).status_code

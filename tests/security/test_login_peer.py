@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.security import LOGIN_FAILURES
+from app.server.security import LOGIN_FAILURES
 from tests.process import free_port
 from tests.security.conftest import chief
 from tests.security.test_web import raw

@@ -1,4 +1,4 @@
-"""File URLs per account and idle sign-out (issue 33, app/security.py): with `chief serve --users` a file is
+"""File URLs per account and idle sign-out (issue 33, app/server/security.py): with `chief serve --users` a file is
 served only to an account the app's own answers named it to (every file route, enumerated from the served app);
 a signed-in session ends on sign-out and after `--idle-minutes` without a request (an injected clock, no sleeps)."""
 
@@ -10,7 +10,7 @@ import httpx
 import pytest
 from starlette.responses import FileResponse
 
-from app.security import FILE_ROUTE, NOT_FOUND
+from app.server.security import FILE_ROUTE, NOT_FOUND
 from storage.owners import Actor, acting
 from tests.security.test_accounts import PASSWORD
 from tests.security.test_accounts_web import two_students  # noqa: F401 - a fixture

@@ -7,9 +7,9 @@ import threading
 
 import pytest
 
-from app.jobs import Jobs
-from app.queue import Limits
-from app.quotas import QuotaReached, Quotas
+from app.server.jobs import Jobs
+from app.server.queue import Limits
+from app.server.quotas import QuotaReached, Quotas
 from storage.owners import Actor, acting
 from tests.conftest import job_ended, tiny_board
 

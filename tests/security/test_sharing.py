@@ -1,4 +1,4 @@
-"""Read-only sharing and hand-over (issue 33, app/sharing.py, storage.repository.Unit._project_row): a project
+"""Read-only sharing and hand-over (issue 33, app/services/sharing.py, storage.repository.Unit._project_row): a project
 shared with an account or with the class is read there and refused, in one line, for every write; a teacher reads
 every project and writes only their own; a teacher hands a project to another account."""
 
@@ -158,8 +158,8 @@ def test_share_and_hand_over_on_the_cli(tmp_path):
 
 def test_the_sharing_box_shares_and_takes_back_the_files_sent(shared, tmp_path):
     """The box above the screens (app/ui/share_box.py), called as the page calls it: the owner shares and stops
-    sharing; stopping takes back the file URLs the reader was sent (app.security.FileLedger)."""
-    from app.security import FileLedger
+    sharing; stopping takes back the file URLs the reader was sent (app.server.security.FileLedger)."""
+    from app.server.security import FileLedger
     from app.ui import create_app
     from app.ui.share_box import ShareBox
 

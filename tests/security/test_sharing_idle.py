@@ -1,4 +1,4 @@
-"""Signed-in sessions end after `--idle-minutes` without a request, and on sign-out (app/security.py
+"""Signed-in sessions end after `--idle-minutes` without a request, and on sign-out (app/server/security.py
 IdleSessions): the clock is injected, so the test moves time instead of waiting."""
 
 from __future__ import annotations

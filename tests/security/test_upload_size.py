@@ -60,7 +60,7 @@ def leftovers(home) -> list[str]:
 
 
 def test_the_upload_cap_is_the_largest_thing_chief_takes(make_studio):
-    from app.keyframes import MAX_UPLOAD_BYTES
+    from app.services.keyframes import MAX_UPLOAD_BYTES
     from generation.audio.upload import UploadLimits
 
     assert upload_cap(make_studio().config) == 512 << 20  # an archive for Import (web_archive_mb), the largest

@@ -224,7 +224,7 @@ def test_failed_logins_are_limited(make_studio, serve):
         body = f"username=ann&password={password}".encode()
         return raw(base, "POST", "/login", {"Content-Type": "application/x-www-form-urlencoded"}, body)[0]
 
-    from app.security import LOGIN_FAILURES
+    from app.server.security import LOGIN_FAILURES
 
     assert [login(f"guess{i}") for i in range(LOGIN_FAILURES)] == [400] * LOGIN_FAILURES
     assert login("correct-horse") == 429  # even the right password waits: the guesser cannot tell
@@ -238,7 +238,7 @@ def test_a_burst_of_concurrent_logins_gets_no_more_tries_than_a_sequence(make_st
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
-    from app.security import LOGIN_FAILURES
+    from app.server.security import LOGIN_FAILURES
 
     base = serve(make_studio(), auth="ann:correct-horse")
 
@@ -309,7 +309,7 @@ def test_a_job_is_seen_and_stopped_only_by_the_browser_that_started_it(make_stud
 
 
 def test_the_render_screen_says_whose_render_stop_stops(make_studio, serve, page):
-    """A render belongs to the browser that started it (app/jobs.py); the screen says so, next to the button."""
+    """A render belongs to the browser that started it (app/server/jobs.py); the screen says so, next to the button."""
     from app.ui.screens.render import STOP_NOTE
 
     page.goto(serve(make_studio()) + "/")

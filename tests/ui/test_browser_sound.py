@@ -15,7 +15,7 @@ from urllib.parse import unquote
 import numpy as np
 import pytest
 
-from app.audio import PREVIEW_LINE
+from app.services.audio import PREVIEW_LINE
 from generation.audio.pcm import RATE, decode, rms_db
 from generation.audio.voices import Voices
 from storage.schema import Character, CharacterVoice, Line, Scene, Shot, Storyboard

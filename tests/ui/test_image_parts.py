@@ -191,7 +191,7 @@ def models_server(models: list[str], port: int = 0):
 
 
 def test_the_servers_list_escapes_and_a_click_is_checked_against_a_fresh_probe(make_studio):
-    from app.discovery import discover
+    from app.server.discovery import discover
     from app.ui.screens.settings.discovered import chosen, probed_ports, servers_html
 
     with models_server(["llama3.2:1b", "<script>x</script>"]) as port:
@@ -211,7 +211,7 @@ def test_the_servers_list_escapes_and_a_click_is_checked_against_a_fresh_probe(m
 
 
 def test_progress_words_for_stills_and_takes():
-    from app.jobs import describe
+    from app.server.jobs import describe
     from storage.run import ShotProgress
 
     frac, text = describe(

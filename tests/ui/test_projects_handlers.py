@@ -6,7 +6,7 @@ from __future__ import annotations
 import gradio as gr
 import pytest
 
-from app.jobs import Jobs
+from app.server.jobs import Jobs
 from app.ui import private_temp_dir
 from app.ui.screens.projects import ProjectsHandlers
 from tests.ui.conftest import TINY_BOARD

@@ -8,7 +8,7 @@ from pathlib import Path
 import gradio as gr
 import pytest
 
-from app.jobs import Jobs
+from app.server.jobs import Jobs
 from app.ui.screens.history import HistoryHandlers
 from app.ui.screens.render import RenderHandlers
 from app.ui.screens.render.values import NOT_RENDERED

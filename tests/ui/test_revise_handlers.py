@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from app.jobs import Jobs
+from app.server.jobs import Jobs
 from app.ui.screens.revise import ReviseHandlers
 from tests.conftest import tiny_board
 

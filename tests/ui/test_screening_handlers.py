@@ -6,7 +6,7 @@ from __future__ import annotations
 import gradio as gr
 import pytest
 
-from app.jobs import Jobs
+from app.server.jobs import Jobs
 from app.ui.screens.screening import ScreeningHandlers
 from app.ui.screens.screening.values import SCENE, WHOLE_FILM, hearing
 from tests.conftest import tiny_board

@@ -8,7 +8,7 @@ import json
 import gradio as gr
 import pytest
 
-from app.jobs import Jobs
+from app.server.jobs import Jobs
 from app.ui.screens.story import ReferencesHandlers, StoryHandlers
 from tests.conftest import tiny_board
 

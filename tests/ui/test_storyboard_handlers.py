@@ -10,7 +10,7 @@ from pathlib import Path
 import gradio as gr
 import pytest
 
-from app.jobs import Jobs
+from app.server.jobs import Jobs
 from app.ui.screens.storyboard import StoryboardHandlers
 from tests.conftest import job_ended, tiny_board
 

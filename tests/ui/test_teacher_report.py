@@ -1,4 +1,4 @@
-"""The teacher's report (app/classroom.py, `chief class report --csv`, the Class screen): the CSV is read back and
+"""The teacher's report (app/services/classroom.py, `chief class report --csv`, the Class screen): the CSV is read back and
 compared with the database itself (sqlite3, not the repository), and only a teacher reads it."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from datetime import datetime
 import gradio as gr
 import pytest
 
-from app.classroom import COLUMNS, to_csv
 from app.errors import StudioError
-from app.jobs import Jobs
-from app.queue import Limits
+from app.server.jobs import Jobs
+from app.server.queue import Limits
+from app.services.classroom import COLUMNS, to_csv
 from storage.owners import Actor, acting
 from storage.schema import DIMENSIONS
 from tests.conftest import job_ended, tiny_board

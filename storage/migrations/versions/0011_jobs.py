@@ -1,4 +1,4 @@
-"""jobs: the web server's queue as records (app/jobs.py): who asked for what, when it was queued, started and ended
+"""jobs: the web server's queue as records (app/server/jobs.py): who asked for what, when it was queued, started and ended
 
 Revision ID: 0011
 Revises: 0010

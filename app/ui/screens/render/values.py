@@ -10,7 +10,7 @@ from app.ui.player import film_video
 from app.ui.timeline import drafts_note, strip_html
 
 SHOT_COLUMNS = ["#", "shot", "clip", "tier", "length (s)", "render time (s)"]
-# A render belongs to the browser that started it (app/jobs.py): its tabs and a reload follow it and may stop it.
+# A render belongs to the browser that started it (app/server/jobs.py): its tabs and a reload follow it and may stop it.
 NOT_RENDERED = "Not rendered yet: press **Render**."
 RENDERING = "**Rendering…** the film shows here when it is done."
 STOP_NOTE = "Stop stops the render this browser started; its other tabs and a reloaded page follow it too."

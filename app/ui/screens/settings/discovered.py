@@ -1,7 +1,7 @@
 """The Settings screen's list of model servers found on this machine: each server and its models, one click to use
 a model for the critics, refiner and planner (the screen then applies it like its own Apply button).
 
-Only 127.0.0.1 is probed (`app.discovery`), at the usual ports or at `discovery_ports` when that setting names
+Only 127.0.0.1 is probed (`app.server.discovery`), at the usual ports or at `discovery_ports` when that setting names
 others. A click names a port and a model; both are checked against a fresh probe before anything is filled in.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field, ValidationError
 
-from app.discovery import KNOWN, Server, discover
+from app.server.discovery import KNOWN, Server, discover
 from app.ui.common import esc
 
 MAX_SHOWN = 40  # models listed per server (a long list is cut; any model can still be typed in)

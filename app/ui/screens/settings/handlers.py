@@ -7,7 +7,7 @@ import gradio as gr
 
 from app.agent_settings import AgentSettings
 from app.config import redact_url
-from app.security import same_origin
+from app.server.security import same_origin
 from app.ui.common import md, need_project, server_settings_allowed, ver
 from app.ui.screens.settings import discovered
 from app.ui.screens.settings.values import (

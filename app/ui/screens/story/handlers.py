@@ -76,7 +76,7 @@ class ReferencesHandlers:
         return "", "", number, self.refs_value(pid, number, note), self.table_html(pid, number), f"Editing v{number}"
 
     def followed(self, pid: str, number: int, job):
-        from app.jobs import DONE
+        from app.server.jobs import DONE
 
         def final(j):
             if j.state != DONE:

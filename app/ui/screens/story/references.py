@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from app.planning import what_they_are
+from app.services.planning import what_they_are
 from app.ui.common import esc, media_url
 
 
@@ -46,7 +46,7 @@ class RefAction(BaseModel):
 
 
 def voice_words(cast) -> str:
-    """A character's voice in words: "Piper, pitch +3, pace 1.1 — cast from the name" (`cast`: app.audio.Cast)."""
+    """A character's voice in words: "Piper, pitch +3, pace 1.1 — cast from the name" (`cast`: app.services.audio.Cast)."""
     v = cast.voice
     if v.engine == "piper":
         who = (
@@ -65,7 +65,7 @@ def refs_json(
     draws generated references, and the version the cards show (`project`, `version`: a preview speaks in it);
     `effects` (`Studio.reference_effects`): what adding or clearing a reference would re-render, asked before it
     runs."""
-    from app.keyframes import MAX_UPLOAD_BYTES
+    from app.services.keyframes import MAX_UPLOAD_BYTES
     from storage.schema import MAX_REFERENCES
 
     voices = studio.voice_cast(board) if board.characters else {}

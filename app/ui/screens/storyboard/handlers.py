@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import gradio as gr
 
-from app.jobs import DONE
-from app.keyframes import MAX_UPLOAD_BYTES
+from app.server.jobs import DONE
+from app.services.keyframes import MAX_UPLOAD_BYTES
 from app.ui.board_media import CardAction, card_media, draw_confirmations, outcome, pick_message, uploaded_file
 from app.ui.common import ask_to_stop, branch_note, follow, md, media_url, need_project, notice, progress_html, ver
 from app.ui.screens.storyboard.board import (

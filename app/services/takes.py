@@ -16,11 +16,11 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from agents.base import FilmView, SampledFrame
-from app.clips import Clips
 from app.context import Context, ProgressFn, derived_seed, no_progress
 from app.errors import NotRendered, StudioError
-from app.projects import Projects
-from app.watching import Watching
+from app.services.clips import Clips
+from app.services.projects import Projects
+from app.services.watching import Watching
 from generation.base import CancelToken, RenderError
 from storage.records import TakeRecord, TakeScreeningRecord, TakeVote, UsageRecord, Version
 from storage.run import ShotProgress

@@ -1,4 +1,4 @@
-"""The fair queue of the web server's long work (app/jobs.py holds the jobs; this module only chooses).
+"""The fair queue of the web server's long work (app/server/jobs.py holds the jobs; this module only chooses).
 
 Renders, takes, keyframes, references, critiques and plans from every account wait here until a place is free:
 at most `Limits.running` of them run at once (the GPU's places: the backend's parallel workers, 1 on one device,
@@ -24,7 +24,7 @@ DURATIONS_KEPT = 20  # finished jobs of a kind an estimate is measured from (the
 
 
 class Queued(Protocol):
-    """What the queue needs of a job (app.jobs.Job)."""
+    """What the queue needs of a job (app.server.jobs.Job)."""
 
     user: str
     kind: str

@@ -68,7 +68,7 @@ def _video(path: Path, max_seconds: float) -> None:
 def _still(path: Path, ext: str) -> None:
     from PIL import Image, UnidentifiedImageError
 
-    from app.keyframes import MAX_UPLOAD_PIXELS
+    from app.context import MAX_UPLOAD_PIXELS
 
     want = {"png": "PNG", "jpg": "JPEG"}[ext]
     try:

@@ -17,10 +17,10 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel
 
-from app.clips import Clips
 from app.context import Context
 from app.errors import StudioError
-from app.projects import Projects
+from app.services.clips import Clips
+from app.services.projects import Projects
 from generation.base import RenderError
 from storage.records import RenderRecord, Version
 

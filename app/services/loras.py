@@ -14,7 +14,7 @@ from pathlib import Path
 
 from app.context import Context
 from app.errors import StudioError
-from app.projects import Projects
+from app.services.projects import Projects
 from generation.base import RenderError
 from storage.records import Version
 from storage.schema import MAX_LORAS, Lora

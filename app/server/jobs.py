@@ -9,11 +9,11 @@ read a job's label (a plan's idea) and progress nor stop it (its Stop does nothi
 of a kind at a time, queued or running: asking again from the same session returns that one; from another session
 it is refused (`JobBusy`). Stopping is an outcome like finishing ("stopped"), not an error.
 
-Renders, takes, keyframes, references, critiques and plans wait in one fair queue (app/queue.py) for a place: the
+Renders, takes, keyframes, references, critiques and plans wait in one fair queue (app/server/queue.py) for a place: the
 queue admits them round-robin between accounts (`user`: storage.owners' acting account), under a limit on all
 running ones and one per account. A waiting job is "queued"; its line says its place and, from measured durations
 only, an estimate. A teacher may pause the queue and cancel any job (`pause`, `resume`, `cancel`, `all`). Quotas
-(app/quotas.py) are checked before a job is written anywhere. With a repository, every job is written to the `jobs`
+(app/server/quotas.py) are checked before a job is written anywhere. With a repository, every job is written to the `jobs`
 table as it is queued, starts and ends (`chief queue`; the teacher's report reads the time waited).
 """
 
@@ -30,9 +30,9 @@ from datetime import datetime
 from typing import Any
 
 from app.errors import StudioError, one_line
-from app.progress import streamed
-from app.queue import QUEUED_KINDS, Durations, FairQueue, Limits, line, wait_estimate
-from app.quotas import Quotas
+from app.server.progress import streamed
+from app.server.queue import QUEUED_KINDS, Durations, FairQueue, Limits, line, wait_estimate
+from app.server.quotas import Quotas
 from storage import owners
 from storage.records import JobRecord
 from storage.run import (
@@ -178,7 +178,7 @@ class Jobs:
     ) -> tuple[Job, bool]:
         """Queue `fn(progress, cancel)` (a kind the queue holds) or run it at once, in a thread. With `exclusive`, a
         live job of this kind on the project is returned instead (started=False), or refused (`JobBusy`) when
-        another session asked for it. A quota reached is refused (app.quotas.QuotaReached) before anything is
+        another session asked for it. A quota reached is refused (app.server.quotas.QuotaReached) before anything is
         written. Returns (job, started)."""
         owner = self._owner()
         actor = self._actor()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from app.context import Context, ProgressFn, no_progress
 from app.errors import StudioError
-from app.projects import Projects
+from app.services.projects import Projects
 from storage.records import UsageRecord, Version
 from storage.run import CancelToken, RunContext
 from storage.schema import Storyboard

@@ -21,11 +21,11 @@ from pydantic import BaseModel, ValidationError
 
 from agents.offline.notes import split_requests
 from agents.refiner import trim
-from app.audio import Audio
 from app.context import Context, ProgressFn, no_progress, record_failed_usage
 from app.errors import StudioError
-from app.projects import Projects
-from app.watching import Watching
+from app.services.audio import Audio
+from app.services.projects import Projects
+from app.services.watching import Watching
 from storage.edits import EditError, apply_edits, sanitize
 from storage.records import ProposalRecord, UsageRecord, Version
 from storage.run import Cancelled, CancelToken, RunContext

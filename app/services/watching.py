@@ -16,10 +16,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from agents.base import FilmView, HeardLine, Hearing, Result, SampledFrame, ShotSound, SoundFacts
-from app.clips import Clips
 from app.context import Context, ProgressFn, attach_usage, no_progress, record_failed_usage
 from app.errors import StudioError
-from app.projects import Projects
+from app.services.clips import Clips
+from app.services.projects import Projects
 from storage.records import CritiqueRecord, RenderRecord, Screening, UsageRecord, Version
 from storage.run import Cancelled, CancelToken, PanelProgress, ProgressEvent, RunContext, WatchProgress
 from storage.schema import DIMENSIONS, Coverage, Critique, Persona, Scope, Unseen, Usage, new_id, utcnow
@@ -181,7 +181,7 @@ class Watching:
                     f"{scope.label() if not scope.whole else 'the film'} first"
                 )
             clips[shot.shot_id] = str(self.clips.path(r.sha256))
-            # frames are cut once per clip and kept (app.thumbnails): an unchanged shot is not decoded again
+            # frames are cut once per clip and kept (app.services.thumbnails): an unchanged shot is not decoded again
             for i, (_, t, path) in enumerate(self.clips.frames(r.sha256, k, offset=start)):
                 out.append(SampledFrame(shot_id=shot.shot_id, index=i, time=round(t, 3), path=str(path)))
         idea = self.projects.project(v.project_id).idea
@@ -201,7 +201,7 @@ class Watching:
 
     def hearing(self, v: Version, render: RenderRecord, wanted: set[str], audio_dir: Path | None) -> Hearing | None:
         """What is heard in the `wanted` shots of the render's film: each shot's lines in their subtitle windows (the
-        times the voices were placed at: app.audio), its scene's cue and its sounds in words, and the facts the
+        times the voices were placed at: app.services.audio), its scene's cue and its sounds in words, and the facts the
         film's decoded sound and stems measure over the shot (generation.audio.listen). A render without sound
         gives the lines and cues with no facts (`label` says so); None when nothing in those shots makes a sound."""
         from generation import assembly, subtitles
@@ -212,7 +212,7 @@ class Watching:
         by_id = {s.shot_id: s for s in board.shots()}
         scene_of = {s.shot_id: sc for sc in board.scenes for s in sc.shots}
         film = [r for r in render.shots if r.shot_id in by_id]  # the film's shots, in order (a shared film's too)
-        # the film's timeline, as app/film.py cut it: clip lengths, the title card, crossfades
+        # the film's timeline, as app/services/film.py cut it: clip lengths, the title card, crossfades
         starts = assembly.timeline(
             [r.num_frames / r.fps for r in film],
             title_seconds=opts.title_seconds if opts.title_card else 0.0,

@@ -3,7 +3,7 @@
 One place for each of: a shot's request (`request_for`: its composed prompt, seed, size, keyframe and references,
 and continuity — a shot that continues from the previous one starts from the last frame of that shot's clip),
 the clip key (`key`), the clip cache (`cached`, `cached_shots`, `clip_for`: reuse or render and store), the
-clips' files, sampled frames and thumbnails (app/thumbnails.py cuts them once per clip), and the film a version
+clips' files, sampled frames and thumbnails (app/services/thumbnails.py cuts them once per clip), and the film a version
 shares with its ancestors (`latest_render`). Rendering, Takes, Watching, Keyframes and Consistency use it; it
 uses no other service.
 """
@@ -20,10 +20,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from app.context import Context
+from app.context import SHEET_FRAMES, Context
 from app.errors import NotRendered
-from app.film import SHEET_FRAMES
-from app.thumbnails import ClipMedia
+from app.services.thumbnails import ClipMedia
 from generation.base import Backend, Cancelled, CancelToken, RenderError, ShotRequest, clip_key, compose_prompt
 from storage.records import ClipRecord, ClipsAffected, LastFilm, RenderRecord, Version
 from storage.schema import Shot, Storyboard

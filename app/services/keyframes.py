@@ -20,11 +20,11 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from agents.base import FilmView, SampledFrame
-from app.clips import Clips
-from app.context import Context, ProgressFn, derived_seed, no_progress
+from app.context import MAX_UPLOAD_PIXELS, Context, ProgressFn, derived_seed, no_progress
 from app.errors import StudioError
-from app.projects import Projects
-from app.watching import Watching
+from app.services.clips import Clips
+from app.services.projects import Projects
+from app.services.watching import Watching
 from generation.base import CancelToken, RenderError, compose_prompt
 from generation.images import ImageBackend, ImageRequest, image_key
 from storage.records import ClipsAffected, CritiqueRecord, KeyframeRecord, MediaRecord, Version
@@ -32,7 +32,6 @@ from storage.run import DoneProgress, ShotProgress
 from storage.schema import MAX_REFERENCES, Shot, Storyboard, new_id, utcnow
 
 MAX_UPLOAD_BYTES = 32 * 2**20
-MAX_UPLOAD_PIXELS = 40_000_000
 MAX_SIDE = 4096  # larger uploads are scaled down to this side
 UPLOAD_FORMATS = {"PNG", "JPEG", "WEBP"}
 # A keyframe or reference not made yet, in a storyboard that asks what an action would change (`clips_affected`).

@@ -11,12 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from app.context import Context
+from app.context import SHEET_FRAMES, Context
 from generation.base import CancelToken
 from storage.records import MediaExt, MediaRecord, RenderAudio, RenderRecord, ShotRender, SidecarKind
 from storage.schema import Note, Shot, Storyboard
 
-SHEET_FRAMES = 3  # frames per shot on the contact sheet
 # The language both audio tracks are labelled with: the voices are the installed Piper voice's, which is English
 # (lines are written in the idea's language; a storyboard does not say which).
 TRACK_LANGUAGE = "eng"
@@ -35,7 +34,7 @@ class AssembledFilm:
 
 class FilmAssembler:
     def __init__(self, ctx: Context, clips, audio) -> None:
-        # clips: app.clips.Clips (clip files and their sampled frames); audio: app.audio.Audio (the film's sound)
+        # clips: app.services.clips.Clips (clip files and their sampled frames); audio: app.services.audio.Audio (the film's sound)
         self.ctx, self.clips, self.audio = ctx, clips, audio
 
     def assemble(
@@ -78,10 +77,9 @@ class FilmAssembler:
         if opts.audio_description:
             described = self.audio.described_track(board, board_shots, starts, ends, total, sound, scratch, cancel)
             if sound is None:  # a film with nothing else to hear: the main track is silence
-                from app.audio import CHANNELS
                 from generation.audio.pcm import silence
 
-                audio = silence(scratch / "silence.wav", total, CHANNELS[opts.channels])
+                audio = silence(scratch / "silence.wav", total, self.audio.CHANNELS[opts.channels])
         cancel.raise_if_cancelled()
         film = scratch / "film.mp4"
 
@@ -115,7 +113,7 @@ class FilmAssembler:
         for stem, path in (sound.stems if sound is not None else {}).items():
             keep(stem, path, "wav")
         sheet_rows = []
-        for r, shot, start in zip(shots, board_shots, starts):  # frames cut once per clip (app.thumbnails)
+        for r, shot, start in zip(shots, board_shots, starts):  # frames cut once per clip (app.services.thumbnails)
             imgs = [Image.open(p) for _, _, p in self.clips.frames(r.sha256, SHEET_FRAMES)]
             sheet_rows.append((f"{shot.shot_id} {frames.timecode(start)}", imgs))
         keep("contact_sheet", frames.contact_sheet(sheet_rows, scratch / "sheet.jpg"), "jpg")
@@ -206,7 +204,7 @@ def captions(
 
 
 def _with_described(summary: RenderAudio | None, described, loudness: Literal["web", "ebu"]) -> RenderAudio | None:
-    """The render's sound summary with what the described track holds (`described`: app.audio.Described or None)."""
+    """The render's sound summary with what the described track holds (`described`: app.services.audio.Described or None)."""
     if described is None:
         return summary
     base = summary or RenderAudio(
@@ -255,7 +253,7 @@ def export_timeline(
 ) -> dict[str, Path]:
     """The film's cut for an editor: OpenTimelineIO, CMX 3600 EDL and FCPXML, each with a marker per critic note
     (at its shot; from `watched`: version `number`'s panel, or one that watched this very film), per creator note on
-    version `number` and on its ancestors (`earlier`: app.refining.EarlierNote, labelled with their version and
+    version `number` and on its ancestors (`earlier`: app.services.refining.EarlierNote, labelled with their version and
     whether this version answers them; at the note's shot, or the film's start), per line ("NAME (delivery): text"),
     per shot's sounds and per scene's music cue (at its first shot). Media are this machine's clip files, or
     `media_urls`; the film's dialogue, music and effects stems (`media_path(sha, ext)`: where the store keeps a file)

@@ -21,12 +21,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from app.audio import Audio
-from app.clips import Clips
 from app.context import Context, ProgressFn, no_progress
 from app.errors import RenderFailed, StudioError
-from app.film import FilmAssembler
-from app.projects import Projects
+from app.services.audio import Audio
+from app.services.clips import Clips
+from app.services.film import FilmAssembler
+from app.services.projects import Projects
 from generation.base import Cancelled, CancelToken, RenderError
 from storage.records import ClipRecord, RenderRecord, ShotRender, Version
 from storage.run import AssembleProgress, DoneProgress, ShotProgress

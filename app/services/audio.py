@@ -28,7 +28,6 @@ from storage.schema import CharacterVoice, Shot, Storyboard
 # mix's last limiter stays this far under the -1 dBTP ceiling (with it, 5 runs: the film -3.0 to -3.7 dBTP).
 AAC_HEADROOM = 3.0
 PREVIEW_LINE = "This is how I sound in the film."
-CHANNELS = {"stereo": 2, "mono": 1}  # `FilmOptions.channels`: the mix's channels
 TRACK_LABEL = "uploaded track"
 
 
@@ -107,6 +106,8 @@ def has_sound(clip: Path) -> bool:
 
 
 class Audio:
+    CHANNELS = {"stereo": 2, "mono": 1}  # `FilmOptions.channels`: the mix's channels
+
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
 
@@ -340,7 +341,7 @@ class Audio:
             effects_db=opts.effects_level,
             ducking=opts.ducking,
             headroom=AAC_HEADROOM,
-            channels=CHANNELS[opts.channels],
+            channels=self.CHANNELS[opts.channels],
         )
         mixed = self._mixed((dialogue, music, effects), total, bounds, settings, scratch, cancel)
         if mixed is None:  # every stem silent (a clip's silent sound track): the film has no sound
@@ -562,7 +563,7 @@ class Audio:
             sound.path if sound is not None else None,
             sound.stems["dialogue"] if sound is not None else None,
             total,
-            CHANNELS[board.film.channels],
+            self.CHANNELS[board.film.channels],
             TARGETS[board.film.loudness],
             AAC_HEADROOM,
             DESCRIPTION_RAMP,

@@ -1,6 +1,6 @@
 """Quotas per account on a shared server: disk, renders per hour, jobs at once (all off by default: 0).
 
-Checked by app/jobs.py when a job is asked for, before anything is written (not the job's record, not a file): a
+Checked by app/server/jobs.py when a job is asked for, before anything is written (not the job's record, not a file): a
 refusal is one line (`QuotaReached`, a StudioError: the page's error toast, the CLI's stderr line).
 
 - disk (`quota_disk_mb`): the media store's bytes the account's projects use (storage.repository.Unit.

@@ -19,7 +19,7 @@ ASGI middleware around the Gradio app (installed by `app.ui.launch`), deciding b
   (a note like `![x](http://host/p.png)` fetches nothing), no form posting elsewhere, no framing.
 
 - **Sessions.** A browser without a valid `chief_session` cookie gets one (random, HttpOnly, SameSite=Strict):
-  the jobs it starts are its own (`session_of`, app/jobs.py). A reload keeps it; another browser has its own.
+  the jobs it starts are its own (`session_of`, app/server/jobs.py). A reload keeps it; another browser has its own.
 
 - **Idle sign-out.** With `idle` (`chief serve --idle-minutes N`, 60 by default), a signed-in session (Gradio's
   access token) that has made no request for that long is ended: its token is forgotten, an API call gets Gradio's
@@ -50,7 +50,7 @@ LOGIN_FAILURES = 10
 LOGIN_WINDOW = 600.0  # seconds
 LOGIN_PATHS = ("/login", "/login/")
 BODY_SLACK = 1 << 20  # a multipart body's headers and boundaries around the largest file
-SESSION_COOKIE = "chief_session"  # which browser a request comes from: its jobs are its own (app/jobs.py)
+SESSION_COOKIE = "chief_session"  # which browser a request comes from: its jobs are its own (app/server/jobs.py)
 _SESSION = re.compile(r"^[A-Za-z0-9_-]{32}$")
 
 CSP = "; ".join(
