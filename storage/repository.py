@@ -3,6 +3,11 @@
 One action is one transaction. `repo.write()` opens a write transaction (`BEGIN IMMEDIATE`: two
 processes never interleave a read-then-write) and yields a `Unit` whose methods all run in it;
 `repo.read()` yields a `Unit` over a read snapshot. Nothing outside storage/ sees SQLAlchemy.
+
+Two rules live here, once: a small action folds into the open working draft (`Unit.fold`: the draft amended in
+place, its message the running summary, until something is made from it: `_draft_open`, `close_draft`), and every
+project id becomes a project in one place (`Unit._project_row`: someone else's project is not found, a project the
+actor only reads is `ReadOnly` in a write transaction; storage.owners says who acts).
 """
 
 from __future__ import annotations

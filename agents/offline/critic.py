@@ -1,6 +1,8 @@
 """The offline critic: one persona watches a film as far as rules can — what `checks.py` finds in the storyboard,
 the measured frames and the measured sound — and raises what this viewer would notice, weighted by their weights,
-tastes, loves and hates, in their own voice. Heuristic: rules over measurements, not a viewer's judgment. Its
+tastes, loves and hates, in their own voice. A persona says out loud only the findings that touch its own concerns
+(a hate, a love, what it notices first, its two heaviest dimensions); the rest stay in its issues, so a panel repeats
+little. Heuristic: rules over measurements, not a viewer's judgment. Its
 `sound` score is given only when it heard the film (its hearing has measured facts); otherwise it is None.
 """
 

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from app.cli.common import EXIT_ERROR, Ctx, handles_errors, json_option, pass_ctx
+from app.cli.common import EXIT_ERROR, Ctx, echo, handles_errors, json_option, pass_ctx
+from generation.text import json_text, terminal
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -76,7 +77,10 @@ class BatchProgress:
                 self._describe(e["story"], "done" if kind == "story_done" else "FAILED: " + e["error"][:60])
 
     def _describe(self, key: str, what: str) -> None:
-        self.p.update(self.tasks[key][0], description=f"  {self.names[key]} · {what}")
+        from rich.markup import escape
+
+        text = terminal(f"{self.names[key]} · {what}")  # a story's error quotes its text: no escapes, no markup
+        self.p.update(self.tasks[key][0], description=f"  {escape(text)}")
 
 
 @click.command("batch")
@@ -170,7 +174,7 @@ def batch(c: Ctx, stories, outdir, minutes, iterations, policy, panel, size, fps
 
         def emit(e: dict) -> None:
             with lock:
-                sys.stdout.write(json.dumps(e) + "\n")
+                sys.stdout.write(json_text(json.dumps(e)) + "\n")
                 sys.stdout.flush()
 
         report = BatchRunner(c.studio, items, out, emit, jobs).run()
@@ -180,8 +184,8 @@ def batch(c: Ctx, stories, outdir, minutes, iterations, policy, panel, size, fps
         for s in report["stories"]:
             mark = "✓" if s["status"] == "done" else "✗"
             scores = " → ".join(str(it["scores"].get("overall", "—")) for it in s["iterations"])
-            click.echo(f"{mark} {s['name']}: {s['film'] or s['error']}" + (f"  (panel {scores})" if scores else ""))
-        click.echo(f"{report['ok']}/{len(report['stories'])} stories done · report: {out / 'report.html'}")
+            echo(f"{mark} {s['name']}: {s['film'] or s['error']}" + (f"  (panel {scores})" if scores else ""))
+        echo(f"{report['ok']}/{len(report['stories'])} stories done · report: {out / 'report.html'}")
     if report["failed"]:
         sys.exit(EXIT_ERROR)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import click
 
-from app.cli.common import Ctx, command
+from app.cli.common import Ctx, command, echo
 
 
 @click.group(name="class")
@@ -19,13 +19,14 @@ def class_():
 def report(c: Ctx, as_csv):
     """Each student's projects, versions, renders, disk use, time in the queue and the panel's scores per version."""
     from app.services.classroom import to_csv
+    from generation.text import terminal
 
     lines = c.studio.classroom.report()
     if as_csv:
-        click.echo(to_csv(lines), nl=False)
+        echo(to_csv(lines), nl=False)
         return
     human = [
-        f"{ln.account:<12} {ln.title[:28]:<28} v{ln.version:<3} renders {ln.renders:<2} "
+        f"{terminal(ln.account):<12} {terminal(ln.title)[:28]:<28} v{ln.version:<3} renders {ln.renders:<2} "
         f"{ln.disk_bytes / 1e6:7.1f} MB  queue {'not recorded' if ln.queue_seconds is None else f'{ln.queue_seconds:.0f} s'}"
         f"  score {'—' if ln.mean_score is None else f'{ln.mean_score:.1f}'}"
         for ln in lines

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from app.errors import one_line, user_errors
+from generation.text import json_text, terminal
 
 if TYPE_CHECKING:
     from app.services.refining import UsageSummary
@@ -53,7 +54,7 @@ class Ctx:
             quiet_libraries()  # our bars on stderr only; no library's "Loading weights" in the output
             config = load_config({"home": self.home, **self.overrides})
             for note in config.notes:  # never a silent change: a withheld key is said on stderr
-                click.secho(f"note: {note}", fg="yellow", err=True)
+                secho(f"note: {note}", fg="yellow", err=True)
             studio = Studio(config)
             if self.user:  # an account that is not there is one line, before anything is read or written
                 from storage.owners import ACTOR
@@ -65,16 +66,16 @@ class Ctx:
     def out(self, data: BaseModel | list | dict | Any, human: str | None = None) -> None:
         """With --json: the result's JSON (pydantic models as their model_dump) on stdout; else the human text."""
         if self.json:
-            click.echo(json.dumps(to_jsonable_python(data), indent=2, ensure_ascii=False))
+            click.echo(json_text(json.dumps(to_jsonable_python(data), indent=2, ensure_ascii=False)))
         elif human is not None:
-            click.echo(human)
+            echo(human)
 
     def header(self) -> None:
         """Which backend, model, still-image backend and agent mode are active (in --json it is the `active` field
         instead)."""
         if not self.json:
             st = self.studio.status()
-            click.secho(
+            secho(
                 f"chief · backend: {st.backend_label} · model: {st.model} · stills: {st.images_label} · "
                 f"agents: {st.agents}",
                 dim=True,
@@ -84,8 +85,19 @@ class Ctx:
 pass_ctx = click.make_pass_decorator(Ctx)
 
 
+def echo(text: object, **kwargs: Any) -> None:
+    """click.echo of text that may hold a title, a note, a name or a file's words: through `generation.text.terminal`
+    (escape sequences, controls and bidi overrides dropped; lines kept), so it cannot drive the terminal."""
+    click.echo(terminal(text, lines=True), **kwargs)
+
+
+def secho(text: object, **kwargs: Any) -> None:
+    """click.secho (a style: colour, dim) of such text, made safe as `echo` does."""
+    click.secho(terminal(text, lines=True), **kwargs)
+
+
 def err(message: str) -> None:
-    click.secho(f"error: {message}", fg="red", err=True)
+    secho(f"error: {message}", fg="red", err=True)
 
 
 def handles_errors(fn: Callable[_P, _T]) -> Callable[_P, _T]:

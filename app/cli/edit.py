@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from app.cli.common import Ctx, branch_note, command, version_option
+from app.cli.common import Ctx, branch_note, command, secho, version_option
 from storage.edits import SHOT_KEYS
 
 
@@ -38,7 +38,7 @@ def edit(c: Ctx, project, version, shot, assignments):
     board = v.storyboard
     warnings = [w for w in board.line_warnings() + board.description_warnings() if w.startswith(f"shot {shot} ")]
     for w in warnings:
-        click.secho(f"warning: {w}", fg="yellow", err=True)
+        secho(f"warning: {w}", fg="yellow", err=True)
     c.out(v, f"v{v.number}: {v.message}{branch_note(c.studio, v)}")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from app.cli.common import Ctx, command, usage_line, version_option
+from app.cli.common import Ctx, command, echo, usage_line, version_option
 
 
 def words(score: str) -> str:
@@ -79,7 +79,7 @@ def show(c: Ctx, project, version, as_yaml):
     if as_yaml:
         from storage.files import dump_storyboard
 
-        click.echo(dump_storyboard(b), nl=False)
+        echo(dump_storyboard(b), nl=False)
         return
     render = c.studio.render_info(pid, v.number)
     notes = c.studio.notes(pid, v.number)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from app.cli.common import Ctx, branch_note, command, named, version_option
+from app.cli.common import Ctx, branch_note, command, echo, named, version_option
 from app.services.keyframes import KeyframesResult
 from app.services.takes import NO_PREFERENCE_SPREAD
 
@@ -118,7 +118,7 @@ def keyframes(c: Ctx, project, shots, reroll, screen, version):
     ids = [reroll] if reroll else [s.strip() for s in shots.split(",") if s.strip()] if shots else None
     affected = c.studio.clips_affected(pid, "reroll" if reroll else "keyframes", version, shots=ids)
     if not c.json:  # said before the drawing starts
-        click.echo(affected.describe())
+        echo(affected.describe())
     with RenderProgress(enabled=not c.json) as prog:
         if reroll:
             res = c.studio.reroll_keyframe(pid, reroll, version, prog.update, None)

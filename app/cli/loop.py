@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 from pydantic import BaseModel
 
-from app.cli.common import Ctx, branch_note, command, usage_line, version_option
+from app.cli.common import Ctx, branch_note, command, echo, secho, usage_line, version_option
 from app.services.refining import UsageSummary
 from app.studio import AcceptResult, Active
 from storage.records import CritiqueRecord, ProposalRecord, RenderRecord, Version
@@ -124,7 +124,7 @@ def new(c: Ctx, idea, minutes, title, storyboard_file, panel):
         raise click.UsageError("give an IDEA or --storyboard FILE")
     b = v.storyboard
     for w in b.line_warnings():
-        click.secho(f"warning: {w}", fg="yellow", err=True)
+        secho(f"warning: {w}", fg="yellow", err=True)
     c.out(
         Created(project=v.project_id, version=v, active=c.studio.status()),
         f"{v.project_id}\n  “{b.title}” · v{v.number} · {len(b.shots())} shots · {b.duration():.0f}s",
@@ -154,12 +154,12 @@ def render(c: Ctx, project, version, scene, shots, tier):
     board = c.studio.version(pid, version).storyboard
     warnings = board.line_warnings() + board.description_warnings()
     for w in warnings:  # before the render: a line is flagged, never cut; a description too long, never said over one
-        click.secho(f"warning: {w}", fg="yellow", err=True)
+        secho(f"warning: {w}", fg="yellow", err=True)
     with RenderProgress(enabled=not c.json) as prog:
         info = c.studio.render(pid, version, progress=prog.update, scope=scope, tier=tier)
     out = rendered(c, pid, info, warnings)
     for w in info.audio.descriptions_flagged if info.audio else []:  # measured on the voices: left out
-        click.secho(f"warning: {w}", fg="yellow", err=True)
+        secho(f"warning: {w}", fg="yellow", err=True)
     c.out(out, render_text(out, len(c.studio.version(pid, version).storyboard.shots())))
 
 
@@ -409,7 +409,7 @@ def film(
         v, made = c.studio.set_film_options(pid, changes, v.number)
     opts = v.storyboard.film
     for w in v.storyboard.description_warnings() if made else []:
-        click.secho(f"warning: {w}", fg="yellow", err=True)
+        secho(f"warning: {w}", fg="yellow", err=True)
     c.out(
         {"project": pid, "version": v.number, "film": opts, "changed": made},
         f"v{v.number}: "
@@ -489,7 +489,7 @@ def demo(c: Ctx, minutes):
 
     st = c.studio
     c.header()
-    say = (lambda text: None) if c.json else (lambda text: click.echo(text, err=True))
+    say = (lambda text: None) if c.json else (lambda text: echo(text, err=True))
     v1 = st.create_project(DEMO_IDEA, minutes)
     pid, board = v1.project_id, v1.storyboard
     say(

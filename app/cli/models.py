@@ -8,7 +8,7 @@ import dataclasses
 import click
 from pydantic import BaseModel
 
-from app.cli.common import Ctx, command, json_option
+from app.cli.common import Ctx, command, echo, json_option
 from app.server.discovery import Server
 
 
@@ -101,7 +101,7 @@ def pull(c: Ctx, name, llm, variant, revision):
         raise click.UsageError("--variant is for diffusers pipelines; a GGUF's quantization is in its file name")
     repo_id, patterns = hub.lookup(name, llm=llm)
     plan = hub.plan(repo_id, revision=revision, variant=variant, patterns=patterns, llm=llm)
-    err = lambda line: click.echo(line, err=True)  # noqa: E731 -- progress and notes go to stderr
+    err = lambda line: echo(line, err=True)  # noqa: E731 -- progress and notes go to stderr
     family = None
     if plan.pipeline:
         family = _family(plan)

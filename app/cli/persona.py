@@ -10,14 +10,14 @@ from pathlib import Path
 
 import click
 
-from app.cli.common import Ctx, handles_errors, json_option, pass_ctx
+from app.cli.common import Ctx, echo, handles_errors, json_option, pass_ctx, secho
 from app.errors import StudioError
 
 
 def _say(c: Ctx, text: str) -> None:
     """A message for people: stderr, so stdout stays YAML or JSON."""
     if not c.json:
-        click.secho(text, err=True, dim=True)
+        secho(text, err=True, dim=True)
 
 
 def _resolve(c: Ctx, ref: str, project: str | None):
@@ -94,7 +94,7 @@ def build(c: Ctx, source, name, persona_id, project, output, holdout, seed):
     if c.json:
         c.out({"persona": p, "builder": label, "comments": len(comments), "calibration": figures, **(saved or {})})
     elif not output and not project:
-        click.echo(text, nl=False)
+        echo(text, nl=False)
 
 
 @persona.command(name="calibrate")
@@ -193,7 +193,7 @@ def show(c: Ctx, ref, project):
     if c.json:
         c.out(p)
     else:
-        click.echo(persona_to_yaml(p), nl=False)
+        echo(persona_to_yaml(p), nl=False)
 
 
 COMMANDS = [persona]

@@ -7,7 +7,7 @@ import socket
 
 import click
 
-from app.cli.common import EXIT_ERROR, err, handles_errors
+from app.cli.common import EXIT_ERROR, echo, err, handles_errors, secho
 
 
 @click.command()
@@ -72,8 +72,8 @@ def serve(c, host, port, auth, users, idle_minutes, proxies):
         err(busy)
         raise SystemExit(EXIT_ERROR)
     st = studio.status()
-    click.secho(f"chief · backend: {st.backend_label} · model: {st.model} · agents: {st.agents}", dim=True, err=True)
-    click.echo(f"serving on http://{host}:{port} (Ctrl+C to stop)", err=True)
+    secho(f"chief · backend: {st.backend_label} · model: {st.model} · agents: {st.agents}", dim=True, err=True)
+    echo(f"serving on http://{host}:{port} (Ctrl+C to stop)", err=True)
     launch(
         studio,
         host=host,

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from app.context import Context
 from app.errors import StudioError
+from generation.text import csv_cell
 from storage.owners import current
 from storage.schema import DIMENSIONS
 
@@ -100,23 +101,24 @@ def _means(scored: list[dict[str, float]]) -> dict[str, float]:
 
 
 def to_csv(lines: list[VersionLine]) -> str:
+    """The report as CSV, every cell through `generation.text.csv_cell`: a title such as `=HYPERLINK(…)` is text in
+    a spreadsheet, never a formula."""
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(COLUMNS)
     for ln in lines:
-        w.writerow(
-            [
-                ln.account,
-                ln.project_id,
-                ln.title,
-                ln.version,
-                ln.created_at.isoformat(),
-                ln.renders,
-                ln.critiques,
-                ln.disk_bytes,
-                "" if ln.queue_seconds is None else ln.queue_seconds,
-                *[ln.scores.get(d, "") for d in DIMENSIONS],
-                "" if ln.mean_score is None else ln.mean_score,
-            ]
-        )
+        cells = [
+            ln.account,
+            ln.project_id,
+            ln.title,
+            ln.version,
+            ln.created_at.isoformat(),
+            ln.renders,
+            ln.critiques,
+            ln.disk_bytes,
+            "" if ln.queue_seconds is None else ln.queue_seconds,
+            *[ln.scores.get(d, "") for d in DIMENSIONS],
+            "" if ln.mean_score is None else ln.mean_score,
+        ]
+        w.writerow([csv_cell(cell) for cell in cells])
     return out.getvalue()

@@ -10,6 +10,10 @@ A scene or a range of shots renders alone (`scope`): its shots (and, for a conti
 of its chain before it), then the film is assembled from the latest clip of every shot: its clip as it stands
 when the cache has it, else the clip an earlier render of this version's line used ("earlier": the shot changed
 since), else the shot is left out of this film until it is rendered.
+
+Tiers: a draft render takes a shot's cached final clip when there is one as the shot stands (a finalised shot stays
+final); a final render renders its scope under the family's final recipe with the seed, keyframe and take the draft
+had. A film of mixed tiers says which shots are drafts (`tiers_label`, `shot_clips`; to critics `watching.drafts_line`).
 """
 
 from __future__ import annotations

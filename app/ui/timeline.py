@@ -1,7 +1,12 @@
 """The timeline strip under a player: the film's shots as thumbnails sized by their length; a click seeks the
 player to that shot, and the shot playing is highlighted. Under the shots, the sound's three lanes (dialogue, music,
 effects) drawn from the render's stems; in the Screening room each lane can be heard alone or muted. Used by the
-Render tab and the Screening room."""
+Render tab and the Screening room.
+
+A lane is the stem's peaks (the largest |sample| of each of at most LANE_COLUMNS columns, read a column at a time,
+kept by the stem's sha256), drawn as one SVG polygon on a dB scale from FLOOR_DB to 0 dBFS so ducked music shows; a
+film without sound shows one line of text (NO_SOUND) instead. Solo and mute are a file the server mixes (`Studio.stems_film`, over
+generation/audio/stems.py), played like the film."""
 
 from __future__ import annotations
 

@@ -1,5 +1,10 @@
 """Hearing some stems only: the film with its sound replaced by the sum of the chosen stems, at the level they have
-in the film (the screening room's solo and mute)."""
+in the film (the screening room's solo and mute).
+
+Made on the server, not in the page with Web Audio: the player keeps one synchronised file (seeking and the
+timeline strip work as for the film), and what is heard is a file a test can measure. Web Audio would have decoded
+three 10-minute stems in the page (about 115 MB of float samples each) and kept them in step with the video by
+hand."""
 
 from __future__ import annotations
 
