@@ -701,9 +701,40 @@ function fillScene(sec, sc) {
   if (!open) cards.replaceChildren();
 }
 
+// The field being typed in, as an address that outlives a redraw: its card, scene header or the board's head, and its
+// place among that box's fields. A redraw (the server's answer to a tab switch arriving just after Undo, a card's
+// button) replaces every input; the person typing keeps the field, the caret and the keys they press next, which
+// would otherwise go to no element at all (issue 57.9: an edit typed right after Undo never counted).
+const FIELDS = 'input, textarea, select';
+function typingAt(r) {
+  const a = document.activeElement;
+  if (!a || !r.contains(a) || !a.matches(FIELDS)) return null;
+  const box = a.closest('.card, .scene > header, .sb-head');
+  if (!box) return null;
+  const where = box.classList.contains('card') ? `#${CSS.escape(box.id)}`
+    : box.tagName === 'HEADER' ? `.scene[data-scene="${CSS.escape(box.parentElement.dataset.scene)}"] > header` : '.sb-head';
+  const at = { where, n: [...box.querySelectorAll(FIELDS)].indexOf(a), tag: a.tagName, cls: a.className, was: a };
+  try {
+    Object.assign(at, { start: a.selectionStart, end: a.selectionEnd, dir: a.selectionDirection });
+  } catch (e) { /* a field with no caret (a number, a select) */ }
+  return at;
+}
+
+function typeOn(r, at) {
+  const box = at && r.querySelector(at.where);
+  const a = box && box.querySelectorAll(FIELDS)[at.n];
+  if (!a || a.tagName !== at.tag || a.className !== at.cls) return;
+  a.focus({ preventScroll: true });
+  if (lastField === at.was) lastField = a;  // typing on in the same field is the same step of Undo
+  if (typeof at.start === 'number' && at.start !== null) {
+    try { a.setSelectionRange(at.start, at.end, at.dir || 'none'); } catch (e) { /* no caret here */ }
+  }
+}
+
 function draw() {
   const r = root();
   const y = window.scrollY;
+  const typing = r && typingAt(r);
   if (!clear(r, board)) return;
   const head = el('div', 'sb-head');
   const search = el('input', 'find');
@@ -778,6 +809,7 @@ function draw() {
   });
   r.appendChild(addScene);
   mark();
+  typeOn(r, typing);
   if (window.scrollY !== y) window.scrollTo(0, y);
 }
 
@@ -855,6 +887,9 @@ function load() {
   const back = steps !== null;
   // after a reload, Undo steps back through the edits kept with the draft, the last step to the saved version
   if (back && !same) undo = steps.length ? steps : [v];
+  // the board shown is the draft from now on: a key pressed before the flush below is undone to it, not to the
+  // saved version (input runs before timers on a busy page)
+  if (back) lastJson = JSON.stringify(board);
   draw();
   if (back) {
     setTimeout(() => {
