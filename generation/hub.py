@@ -4,12 +4,20 @@ language model (`chief models pull --llm`), into the hub's shared cache, so the 
 What is fetched is chosen from the repo's own listing before anything is written: a pipeline's model_index.json
 names its components, and each component folder gives its configs, tokenizer files and one set of weights
 (safetensors before .bin; the `--variant` infix, e.g. `model.fp16.safetensors`, or none). The disk is checked
-against the sizes the hub reports; a gated repo's licence is said in one line. huggingface_hub does the rest: the
-endpoint (HF_ENDPOINT), the token (HF_TOKEN or `hf auth login`, sent only to the endpoint, never printed or
-stored here), the cache (HF_HOME / HF_HUB_CACHE), progress bars, and retries with a Range request when a
-connection drops. One thing it no longer does (huggingface_hub >= 1.x writes each download to a process-unique
-temporary file): continue a file that a killed process left half-written. `_resume` does that with the library's
-own `http_get(resume_size=...)`, under the library's lock for that blob, before the snapshot download runs.
+against the sizes the hub lists; a gated repo's licence is said in one line. huggingface_hub gives the endpoint
+(HF_ENDPOINT), the token (HF_TOKEN or `hf auth login`), the cache's layout (HF_HOME / HF_HUB_CACHE), its locks and
+its progress bars.
+
+The hub is not trusted with the machine (`_fetch`, issue 54 item 7): every file is downloaded here, not by
+`snapshot_download`, so that what the listing promised is what is written, and only where it belongs:
+- the listing is checked first (`_listed`): a file's path is relative and stays inside the snapshot, its hash (the
+  name of its blob) is a git blob id or a sha256, its size a number; a malformed listing is one line, no traceback;
+- every path written is resolved inside its folder (`_inside`: blobs/, the snapshot, refs/);
+- bytes are counted against the listed size as they arrive: a server that sends more is stopped and nothing of the
+  file is kept; a whole file must have the listed size and the listed hash (the LFS sha256, else the git blob id);
+- the token goes only to the configured endpoint's host: a redirect elsewhere (a CDN) is followed without it;
+- a pull a killed process left half-written continues from where it stopped (a Range request), and a continued file
+  is checked like the rest.
 """
 
 from __future__ import annotations
@@ -20,7 +28,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -32,6 +39,10 @@ WEIGHT_SUFFIXES = (".safetensors", ".bin", ".ckpt", ".pth", ".pt", ".msgpack", "
 # "model.fp16.safetensors", "model.fp16-00001-of-00002.safetensors", "model.safetensors.index.fp16.json"
 _SHARD = re.compile(r"-\d{5}-of-\d{5}$")
 INDEX_LIMIT = 1 << 20  # a model_index.json is a few hundred bytes
+MAX_FILE_BYTES = 1 << 60  # an exbibyte: a listed size above it is no file's (the disk check says the rest)
+_HASH = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a git blob id (sha1) or an LFS sha256: the only blob names
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+_REDIRECTS = 10
 
 
 class PullError(RenderError):
@@ -228,23 +239,30 @@ def _first_line(e: BaseException) -> str:
 def plan(
     repo_id: str, *, revision: str = "main", variant: str | None = None, patterns: tuple[str, ...] = (), llm=False
 ) -> Plan:
-    """Ask the hub what `repo_id` holds and choose the files: a diffusers pipeline's components, or (llm) one GGUF."""
-    from huggingface_hub import HfApi, constants, hf_hub_download
+    """Ask the hub what `repo_id` holds and choose the files: a diffusers pipeline's components, or (llm) one GGUF.
+    The listing is checked as it is read (`_listed`); nothing is written but a pipeline's model_index.json, read
+    into memory."""
+    from huggingface_hub import HfApi, constants
 
     api = HfApi()
-    with hub_errors(repo_id, revision):
+    with hub_errors(repo_id, revision), malformed(repo_id):
         info = api.model_info(repo_id, revision=revision, files_metadata=True)
-    siblings = {s.rfilename: s for s in info.siblings or []}
-    card = info.card_data
-    licence = (card.get("license_name") or card.get("license")) if card is not None else None
-    licence = licence or next((t.split(":", 1)[1] for t in info.tags or [] if t.startswith("license:")), None)
+    with malformed(repo_id):
+        siblings = {str(s.rfilename): s for s in info.siblings or []}
+        card = info.card_data
+        licence = (card.get("license_name") or card.get("license")) if card is not None else None
+        licence = licence or next((t.split(":", 1)[1] for t in info.tags or [] if t.startswith("license:")), None)
+        gated = bool(info.gated)
+    commit = str(info.sha)
+    if not _COMMIT.fullmatch(commit):
+        raise PullError(f"{endpoint()} sent a malformed listing for {repo_id}: {clean(commit, 60)!r} is not a commit")
     result = Plan(
         repo_id=repo_id,
         revision=revision,
-        commit=str(info.sha),
+        commit=commit,
         files=[],
         licence=clean(licence) if licence else None,
-        gated=bool(info.gated),
+        gated=gated,
         cache_dir=Path(constants.HF_HUB_CACHE).expanduser(),
     )
     if llm:
@@ -256,23 +274,71 @@ def plan(
     else:
         if "model_index.json" not in siblings:
             raise PullError(f"{repo_id} is not a diffusers pipeline (no model_index.json): CHIEF cannot render with it")
-        if (siblings["model_index.json"].size or 0) > INDEX_LIMIT:
+        listed = _listed(repo_id, "model_index.json", siblings["model_index.json"])
+        if listed.size > INDEX_LIMIT:
             raise PullError(f"{repo_id}: its model_index.json is over {INDEX_LIMIT >> 10} KiB, not a pipeline's")
-        with (
-            hub_errors(repo_id, revision),
-            tempfile.TemporaryDirectory() as tmp,
-        ):  # the cache is written after the disk check
-            index_path = hf_hub_download(repo_id, "model_index.json", revision=result.commit, local_dir=tmp)
-            index = json.loads(Path(index_path).read_text())
+        with hub_errors(repo_id, revision):  # into memory: the cache is written after the disk check
+            index = json_object(repo_id, "model_index.json", _read(result, listed))
         result.pipeline, result.index = clean(index.get("_class_name", "?"), 80), index
-        chosen = pipeline_files(index, list(siblings), variant)
-    for name in chosen:
-        s = siblings[name]
-        etag = s.lfs.sha256 if s.lfs is not None else s.blob_id
-        if s.size is None or etag is None:
-            raise PullError(f"{endpoint()} gave no size or hash for {repo_id}/{name}: cannot check the disk first")
-        result.files.append(RemoteFile(name, int(s.size), str(etag)))
+        with malformed(repo_id):
+            chosen = pipeline_files(index, list(siblings), variant)
+    result.files = [_listed(repo_id, name, siblings[name]) for name in chosen]
     return result
+
+
+@contextmanager
+def malformed(repo_id: str) -> Iterator[None]:
+    """What the hub sent cannot be read as a listing: one line, no traceback."""
+    try:
+        yield
+    except PullError:
+        raise
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as e:
+        raise PullError(
+            f"{endpoint()} sent a malformed listing for {repo_id} ({type(e).__name__}): nothing was fetched"
+        ) from None
+
+
+def json_object(repo_id: str, name: str, data: bytes) -> dict:
+    try:
+        value = json.loads(data)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        raise PullError(f"{repo_id}/{name} from {endpoint()} is not a JSON object: not a pipeline's index")
+    return value
+
+
+def safe_name(name: str) -> bool:
+    """A path a repo may hold: relative, forward slashes, no `.`/`..`/empty part, printable, not absurdly long."""
+    parts = name.split("/")
+    return (
+        0 < len(name) <= 1000
+        and name.isprintable()
+        and "\\" not in name
+        and ":" not in parts[0]
+        and all(part not in ("", ".", "..") for part in parts)
+    )
+
+
+def _listed(repo_id: str, name: str, sibling) -> RemoteFile:
+    """The listing's entry for `name` as a RemoteFile, checked: a path inside the repo, a size, a blob name that is a
+    hash (the LFS sha256, else the git blob id). One line for anything else."""
+    bad = lambda why: PullError(f"{endpoint()} sent a malformed listing for {repo_id}: {clean(name, 80)!r} {why}")  # noqa: E731
+    if not safe_name(name):
+        raise bad("is not a path inside the repo")
+    size = getattr(sibling, "size", None)
+    lfs = getattr(sibling, "lfs", None)
+    etag = getattr(lfs, "sha256", None) if lfs is not None else getattr(sibling, "blob_id", None)
+    if size is None or etag is None:
+        raise PullError(
+            f"{endpoint()} gave no size or hash for {repo_id}/{clean(name, 80)}: cannot check the disk first"
+        )
+    if isinstance(size, bool) or not isinstance(size, int) or not 0 <= size <= MAX_FILE_BYTES:
+        raise bad(f"has no valid size ({clean(size, 40)!r})")
+    if not isinstance(etag, str) or not _HASH.fullmatch(etag):
+        raise bad(f"has no valid hash ({clean(etag, 40)!r})")
+    return RemoteFile(name, size, etag)
 
 
 def _weight_variant(name: str) -> tuple[bool, str | None]:
@@ -368,58 +434,6 @@ def size_text(n: int) -> str:
     return f"{n} B"
 
 
-def _resume(p: Plan, tqdm_class=None) -> list[str]:
-    """Finish the files an interrupted pull left half-written, from where they stop (a Range request), with the
-    library's own `http_get`, holding the library's lock for each blob (so a live download is never touched)."""
-    from huggingface_hub import get_hf_file_metadata, hf_hub_url
-    from huggingface_hub.file_download import http_get
-    from huggingface_hub.utils import WeakFileLock, build_hf_headers
-
-    blobs = p.storage() / "blobs"
-    locks = p.cache_dir / ".locks" / p.storage().name
-    resumed = []
-    for f in p.files:
-        if (blobs / f.etag).is_file() or not _partials(blobs, f.etag):
-            continue
-        locks.mkdir(parents=True, exist_ok=True)
-        with WeakFileLock(str(locks / f"{f.etag}.lock")):
-            parts = sorted(_partials(blobs, f.etag), key=lambda q: q.stat().st_size)
-            if (blobs / f.etag).is_file() or not parts:
-                continue
-            keep = parts.pop()
-            for dead in parts:  # the lock is ours, so no live download owns these
-                dead.unlink(missing_ok=True)
-            done = keep.stat().st_size
-            if not 0 < done < f.size:
-                keep.unlink()
-                continue
-            with hub_errors(p.repo_id, p.revision):
-                meta = get_hf_file_metadata(hf_hub_url(p.repo_id, f.path, revision=p.commit))
-                # Another file now, or one Xet serves (its partial file need not be a prefix, and hf_xet keeps its
-                # own chunk cache): leave it to the snapshot download.
-                if meta.etag != f.etag or meta.size != f.size or meta.xet_file_data is not None:
-                    keep.unlink()
-                    continue
-                with keep.open("ab") as out:
-                    http_get(
-                        meta.location,
-                        out,
-                        resume_size=done,
-                        headers=build_hf_headers(),
-                        expected_size=f.size,
-                        displayed_filename=f.path,
-                        tqdm_class=tqdm_class,
-                    )
-            if keep.stat().st_size != f.size or not _matches(keep, f.etag):
-                keep.unlink()
-                raise PullError(
-                    f"{p.repo_id}/{f.path}: the continued file does not match the hub's; run the pull again"
-                )
-            os.replace(keep, blobs / f.etag)
-            resumed.append(f.path)
-    return resumed
-
-
 def progress_bars():
     """huggingface_hub's tqdm, shown on stderr even when it is not a terminal (a log still shows the bytes);
     HF_HUB_DISABLE_PROGRESS_BARS still turns it off."""
@@ -432,17 +446,6 @@ def progress_bars():
             super().__init__(*args, **kwargs)
 
     return Bars
-
-
-def _matches(path: Path, etag: str) -> bool:
-    """An LFS file's etag is its sha256: check a continued file against it (a git blob id is not checked)."""
-    if not re.fullmatch(r"[0-9a-f]{64}", etag):
-        return True
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while block := f.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest() == etag
 
 
 @dataclass
@@ -460,24 +463,34 @@ class Pulled:
 
 
 def pull(p: Plan, tqdm_class: type | None = None) -> Pulled:
-    """Check the disk, finish what an interrupted pull left, then `snapshot_download` the chosen files (progress
-    bars on stderr, the hub's shared cache)."""
-    from huggingface_hub import snapshot_download
-
+    """Check the disk, then fetch each chosen file into the hub's shared cache (`_fetch`: checked against the
+    listing, continued where a killed pull stopped), with progress bars on stderr."""
     need, _ = check_disk(p)
     tqdm_class = tqdm_class or progress_bars()
-    resumed = _resume(p, tqdm_class)
-    with hub_errors(p.repo_id, p.revision):
-        folder = snapshot_download(
-            p.repo_id,
-            revision=p.revision,
-            allow_patterns=[glob.escape(f.path) for f in p.files],
-            tqdm_class=tqdm_class,
-        )
+    storage = p.storage()
+    snapshot = _inside(storage / "snapshots", p.commit)
+    resumed = []
+    files = tqdm_class(total=len(p.files), desc=f"Fetching {len(p.files)} files", unit="file")
+    sent = tqdm_class(total=need, desc="Downloading", unit="B", unit_scale=True, unit_divisor=1024)
+    try:
+        with _Client() as client:
+            for f in p.files:
+                if _fetch(p, f, client, sent):
+                    resumed.append(f.path)
+                _point(snapshot, f, storage / "blobs")
+                files.update(1)
+        sent.set_description_str("Download complete")
+    finally:
+        sent.close()
+        files.close()
+    if p.revision != p.commit:  # the revision asked for names this commit (as huggingface_hub records it)
+        ref = _inside(storage / "refs", p.revision)
+        ref.parent.mkdir(parents=True, exist_ok=True)
+        ref.write_text(p.commit)
     return Pulled(
         repo_id=p.repo_id,
         commit=p.commit,
-        folder=str(folder),
+        folder=str(snapshot),
         files=[f.path for f in p.files],
         bytes=p.total_bytes,
         fetched_bytes=need,
@@ -486,6 +499,200 @@ def pull(p: Plan, tqdm_class: type | None = None) -> Pulled:
         gated=p.gated,
         pipeline=p.pipeline,
     )
+
+
+def _inside(folder: Path, name: str) -> Path:
+    """`folder/name`, refused unless it stays inside `folder` once resolved (its parent: the path may be a link the
+    cache made, such as a snapshot's pointer to its blob)."""
+    if not safe_name(name):
+        raise PullError(f"refused to write {clean(name, 80)!r}: not a name inside {folder}")
+    path = folder / name
+    base = folder.resolve()
+    if not path.parent.resolve().is_relative_to(base) or path.name in ("", ".", ".."):
+        raise PullError(f"refused to write {clean(name, 80)!r}: it resolves outside {folder}")
+    return path
+
+
+def _point(snapshot: Path, f: RemoteFile, blobs: Path) -> None:
+    """The snapshot's file `f.path`: a relative link to its blob (a copy where links cannot be made)."""
+    pointer = _inside(snapshot, f.path)
+    blob = _inside(blobs, f.etag)
+    pointer.parent.mkdir(parents=True, exist_ok=True)
+    _inside(snapshot, f.path)  # again, now that its folders exist
+    if pointer.is_symlink() or pointer.exists():
+        pointer.unlink()
+    try:
+        pointer.symlink_to(os.path.relpath(blob, pointer.parent))
+    except OSError:
+        shutil.copyfile(blob, pointer)
+
+
+class _Client:
+    """An HTTP client that follows redirects itself: the token (huggingface_hub's headers) goes to the configured
+    endpoint's host only, never to a host a redirect names; only http and https are followed."""
+
+    def __init__(self) -> None:
+        import httpx2
+        from huggingface_hub import constants
+
+        timeout = float(constants.HF_HUB_DOWNLOAD_TIMEOUT)
+        self.http = httpx2.Client(follow_redirects=False, timeout=httpx2.Timeout(timeout, read=max(timeout, 60.0)))
+        self.origin = _origin(endpoint())
+
+    def __enter__(self) -> _Client:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.http.close()
+
+    def headers(self, url: str, extra: dict[str, str]) -> dict[str, str]:
+        from huggingface_hub.utils import build_hf_headers
+
+        headers = build_hf_headers()
+        if _origin(url) != self.origin:
+            headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
+        return {**headers, **extra}
+
+    @contextmanager
+    def get(self, url: str, extra: dict[str, str] | None = None):
+        """A streamed GET of `url`, redirects followed (each hop's headers decided anew); raises the hub's errors."""
+        from urllib.parse import urljoin
+
+        from huggingface_hub.utils import hf_raise_for_status
+
+        for _ in range(_REDIRECTS + 1):
+            with self.http.stream("GET", url, headers=self.headers(url, extra or {})) as r:
+                if r.is_redirect and "location" in r.headers:
+                    url = urljoin(url, r.headers["location"])
+                    if not url.startswith(("https://", "http://")):
+                        raise PullError(f"{endpoint()} redirected a download to {clean(url, 80)!r}: refused")
+                    continue
+                if r.status_code >= 400:
+                    r.read()
+                    hf_raise_for_status(r)
+                yield r
+                return
+        raise PullError(f"{endpoint()} redirected a download more than {_REDIRECTS} times: refused")
+
+
+def _origin(url: str) -> tuple[str, str]:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return parts.scheme.lower(), f"{(parts.hostname or '').lower()}:{port}"
+
+
+def _url(p: Plan, f: RemoteFile) -> str:
+    from urllib.parse import quote
+
+    return f"{endpoint().rstrip('/')}/{p.repo_id}/resolve/{p.commit}/{quote(f.path, safe='/')}"
+
+
+class _Digest:
+    """The hash a file must have: its LFS sha256, else its git blob id (sha1 of `blob SIZE\\0` and the bytes)."""
+
+    def __init__(self, f: RemoteFile) -> None:
+        self.want = f.etag
+        if len(f.etag) == 64:
+            self.h = hashlib.sha256()
+        else:
+            self.h = hashlib.sha1(usedforsecurity=False)
+            self.h.update(b"blob %d\0" % f.size)
+
+    def update(self, data: bytes) -> None:
+        self.h.update(data)
+
+    @property
+    def ok(self) -> bool:
+        return self.h.hexdigest() == self.want
+
+
+def _read(p: Plan, f: RemoteFile) -> bytes:
+    """A small listed file (a pipeline's index) into memory, checked against its listed size and hash."""
+    digest, got = _Digest(f), bytearray()
+    with _Client() as client, client.get(_url(p, f)) as r:
+        for block in r.iter_bytes():
+            got += block
+            if len(got) > f.size:
+                raise _too_much(p, f)
+    digest.update(bytes(got))
+    if len(got) != f.size or not digest.ok:
+        raise PullError(f"{p.repo_id}/{f.path} from {endpoint()} is not the file its listing describes: refused")
+    return bytes(got)
+
+
+def _too_much(p: Plan, f: RemoteFile) -> PullError:
+    return PullError(
+        f"{p.repo_id}/{f.path}: {endpoint()} sent more than the {f.size} bytes its listing gave; nothing of it is kept"
+    )
+
+
+def _fetch(p: Plan, f: RemoteFile, client: _Client, bar) -> bool:
+    """Make blob `f.etag` hold `f`'s bytes, under the library's lock for that blob; True when it continued what an
+    interrupted pull left. A body longer than listed is cut off and removed; a whole file is checked against its
+    size and hash; a connection that ends early leaves its part to continue."""
+    from huggingface_hub.utils import WeakFileLock
+
+    blobs = p.storage() / "blobs"
+    blob = _inside(blobs, f.etag)
+    if blob.is_file() and blob.stat().st_size == f.size:
+        return False
+    blobs.mkdir(parents=True, exist_ok=True)
+    locks = p.cache_dir / ".locks" / p.storage().name
+    locks.mkdir(parents=True, exist_ok=True)
+    with WeakFileLock(str(_inside(locks, f"{f.etag}.lock"))):
+        if blob.is_file() and blob.stat().st_size == f.size:
+            return False
+        part = _inside(blobs, f"{f.etag}.incomplete")
+        parts = sorted(_partials(blobs, f.etag), key=lambda q: q.stat().st_size)
+        keep = parts.pop() if parts else None
+        for dead in parts:  # the lock is ours: no live download owns these
+            dead.unlink(missing_ok=True)
+        if keep is not None and keep != part:
+            os.replace(keep, part)
+        done = part.stat().st_size if keep is not None else 0
+        if not 0 < done < f.size:
+            part.unlink(missing_ok=True)
+            done = 0
+        digest = _Digest(f)
+        if done:
+            with part.open("rb") as old:
+                while block := old.read(1 << 20):
+                    digest.update(block)
+        with hub_errors(p.repo_id, p.revision):
+            extra = {"Range": f"bytes={done}-"} if done else {}
+            with client.get(_url(p, f), extra) as r:
+                if done and r.status_code != 206:  # the range was not honoured: the whole file again
+                    done, digest = 0, _Digest(f)
+                length = r.headers.get("content-length")
+                if length is not None and length.isdigit() and done + int(length) > f.size:
+                    part.unlink(missing_ok=True)
+                    raise _too_much(p, f)
+                bar.update(done)
+                got = done
+                with part.open("ab" if done else "wb") as out:
+                    for block in r.iter_bytes(1 << 20):
+                        got += len(block)
+                        if got > f.size:
+                            out.close()
+                            part.unlink(missing_ok=True)
+                            raise _too_much(p, f)
+                        out.write(block)
+                        digest.update(block)
+                        bar.update(len(block))
+        if got != f.size or not digest.ok:
+            part.unlink(missing_ok=True)
+            if done:
+                raise PullError(
+                    f"{p.repo_id}/{f.path}: the continued file does not match the hub's; run the pull again"
+                )
+            raise PullError(
+                f"{p.repo_id}/{f.path}: {endpoint()} sent {got} bytes that do not match the listing "
+                f"({f.size} bytes, hash {f.etag[:12]}…); nothing of it is kept"
+            )
+        os.replace(part, blob)
+    return bool(done)
 
 
 def cached_file(repo_id: str, filename: str) -> Path | None:
