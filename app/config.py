@@ -409,9 +409,18 @@ class Config(BaseSettings):
         ge=0,
         le=256,
         description=(
-            "How many queued jobs (renders, takes, keyframes, references, critiques, plans) of `chief serve` run at "
-            "once, all accounts together; 0: as many as the video backend renders at once (1 on one device, one per "
+            "How many renders, takes, keyframes and references of `chief serve` run at once (the GPU lane), all "
+            "accounts together; 0: as many as the video backend renders at once (1 on one device, one per "
             "render worker on Ray)."
+        ),
+    )
+    queue_cpu_running: int = Field(
+        4,
+        ge=1,
+        le=256,
+        description=(
+            "How many plans and critiques of `chief serve --users` run at once, all accounts together: they wait in "
+            "a lane of their own, never behind the class's renders."
         ),
     )
     queue_per_user: int = Field(

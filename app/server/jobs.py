@@ -19,6 +19,7 @@ table as it is queued, starts and ends (`chief queue`; the teacher's report read
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import os
 import socket
@@ -31,7 +32,7 @@ from typing import Any
 
 from app.errors import StudioError, one_line
 from app.server.progress import streamed
-from app.server.queue import QUEUED_KINDS, Durations, FairQueue, Limits, line, wait_estimate
+from app.server.queue import LANES, QUEUED_KINDS, Durations, FairQueue, Limits, lane_of, line, wait_estimate
 from app.server.quotas import Quotas
 from storage import owners
 from storage.records import JobRecord
@@ -122,21 +123,25 @@ class Jobs:
         check: Callable[[str], Any] = lambda pid: None,
         *,
         limits: Limits = Limits(),
+        cpu: Limits = Limits(),
         quotas: Quotas = Quotas(),
         repo=None,
         actor: Callable[[], owners.Actor | None] = owners.current,
     ) -> None:
         """`owner()` names the session asking (called in the asking request's thread); `check(project)` raises when
         the asker may not open that project (the web app: the Studio's lookup, storage.owners), before anything
-        about the project's jobs is said. `limits`: the queue's places; `quotas`: per account; `repo`: where jobs
+        about the project's jobs is said. `limits`: the GPU lane's places (renders, takes, stills); `cpu`: the CPU lane's
+        (plans, critiques; app.server.queue.LANES); `quotas`: per account; `repo`: where jobs
         are written (storage.repository.Repository; None: kept in memory only); `actor()`: the account asking."""
         self._jobs: dict[str, Job] = {}
         self._cond = threading.Condition()
         self._owner, self._check, self._actor = owner, check, actor
-        self._queue = FairQueue(limits)
+        self._lanes = {"gpu": FairQueue(limits), "cpu": FairQueue(cpu)}
         self._quotas, self._repo = quotas, repo
         self._writing = threading.Lock()  # one job record written at a time, each as the job is then
+        self._admitting = threading.Lock()  # one job asked for at a time: checked against the quotas, then written
         self._asked = 0
+        self._wakers: set[tuple[asyncio.AbstractEventLoop, Callable[[], None]]] = set()  # pages waiting on the loop
         self.durations = Durations(self._measured)
         if repo is not None:
             _lose_dead_servers(repo)
@@ -154,17 +159,24 @@ class Jobs:
             owner,
             check,
             limits=Limits(running=running, per_user=c.queue_per_user) if shared else Limits(),
+            cpu=Limits(running=c.queue_cpu_running, per_user=c.queue_per_user) if shared else Limits(),
             quotas=Quotas.of(c),
             repo=studio.ctx.repo,
         )
 
     @property
     def limits(self) -> Limits:
-        return self._queue.limits
+        """The GPU lane's places."""
+        return self._lanes["gpu"].limits
 
     @property
     def paused(self) -> bool:
-        return self._queue.paused
+        return self._lanes["gpu"].paused
+
+    def lanes(self) -> dict[str, tuple[Limits, int, int]]:
+        """Each lane: (its places, how many of its jobs run, how many wait)."""
+        with self._cond:
+            return {name: (q.limits, q.running, len(q.order())) for name, q in self._lanes.items()}
 
     def start(
         self,
@@ -185,44 +197,47 @@ class Jobs:
         user = actor.name if actor is not None else owners.LOCAL_OWNER
         if project:
             self._check(project)
-        with self._cond:
-            if exclusive:
-                live = next(
-                    (j for j in self._jobs.values() if j.running and (j.project, j.kind) == (project, kind)), None
+        # a quota's counts are taken and the new job written under one lock: five renders asked at once against
+        # a quota of one see each other (the check reads the written jobs)
+        with self._admitting:
+            with self._cond:
+                if exclusive:
+                    live = next(
+                        (j for j in self._jobs.values() if j.running and (j.project, j.kind) == (project, kind)), None
+                    )
+                    if live is not None and live.owner == owner:
+                        return live, False
+                    if live is not None:
+                        raise JobBusy(f"another page is running a {kind} on this project: wait until it ends")
+                if not self._quotas.off:
+                    mine = sum(j.running and j.user == user for j in self._jobs.values())
+                    self._quotas.check(self._repo, user, kind, mine)
+                self._asked += 1
+                job = Job(
+                    id=new_id("job"),
+                    kind=kind,
+                    project=project,
+                    owner=owner,
+                    label=label,
+                    user=user,
+                    version=version,
+                    state=QUEUED if kind in QUEUED_KINDS else RUNNING,
+                    seq_queued=self._asked,
                 )
-                if live is not None and live.owner == owner:
-                    return live, False
-                if live is not None:
-                    raise JobBusy(f"another page is running a {kind} on this project: wait until it ends")
-            if not self._quotas.off:
-                mine = sum(j.running and j.user == user for j in self._jobs.values())
-                self._quotas.check(self._repo, user, kind, mine)
-            self._asked += 1
-            job = Job(
-                id=new_id("job"),
-                kind=kind,
-                project=project,
-                owner=owner,
-                label=label,
-                user=user,
-                version=version,
-                state=QUEUED if kind in QUEUED_KINDS else RUNNING,
-                seq_queued=self._asked,
-            )
-            # the job runs in the asking request's context: as the account that asked (storage.owners)
-            context = contextvars.copy_context()
-            job._run = lambda: context.run(self._work, job, fn)
-            self._jobs[job.id] = job  # held here (one of a kind per project) but not in the queue until written
-            self._forget_old()
-        try:
-            self._write(job)
-        except BaseException:
-            with self._cond:  # not written, not started: as if never asked
-                self._jobs.pop(job.id, None)
-            raise
+                # the job runs in the asking request's context: as the account that asked (storage.owners)
+                context = contextvars.copy_context()
+                job._run = lambda: context.run(self._work, job, fn)
+                self._jobs[job.id] = job  # held here (one of a kind per project) but not in the queue until written
+                self._forget_old()
+            try:
+                self._write(job)
+            except BaseException:
+                with self._cond:  # not written, not started: as if never asked
+                    self._jobs.pop(job.id, None)
+                raise
         if job.queued:
             with self._cond:
-                self._queue.add(job)
+                self._lanes[lane_of(job.kind)].add(job)
             self._dispatch()
         else:
             self._launch(job)
@@ -236,28 +251,30 @@ class Jobs:
     def _dispatch(self) -> None:
         """Start what the queue admits now, then tell every queued job its place."""
         with self._cond:
-            admitted = self._queue.admit()
+            admitted = [job for q in self._lanes.values() for job in q.admit()]
             for job in admitted:
                 job.state, job.desc, job.started, job.started_at = RUNNING, "starting", time.monotonic(), utcnow()
                 job.seq += 1
             self._describe_queue()
-            self._cond.notify_all()
+            self._notify()
         for job in admitted:  # launched first: a record that cannot be written must not stall the queue
             self._launch(job)
         for job in admitted:
             self._write(job)
 
     def _describe_queue(self) -> None:
-        """Each queued job's line: its place, and an estimate from measured durations (under the lock)."""
-        running = [j for j in self._jobs.values() if j.state == RUNNING and j.kind in QUEUED_KINDS]
-        order = self._queue.order()
-        places = self.limits.running or len(running) + len(order)
-        for i, job in enumerate(order):
-            wait = wait_estimate(order[:i], running, places, self.durations)
-            text = line(i + 1, wait, self._queue.paused)
-            if text != job.desc:
-                job.desc = text
-                job.seq += 1
+        """Each queued job's line: its place in its lane, and an estimate from measured durations (under the
+        lock)."""
+        for name, queue in self._lanes.items():
+            running = [j for j in self._jobs.values() if j.state == RUNNING and j.kind in LANES[name]]
+            order = queue.order()
+            places = queue.limits.running or len(running) + len(order)
+            for i, job in enumerate(order):
+                wait = wait_estimate(order[:i], running, places, self.durations)
+                text = line(i + 1, wait, queue.paused)
+                if text != job.desc:
+                    job.desc = text
+                    job.seq += 1
 
     def _work(self, job: Job, fn) -> None:
         try:
@@ -276,7 +293,7 @@ class Jobs:
                 job.fraction = max(job.fraction, fraction) if fraction is not None else job.fraction
                 job.desc = desc
                 job.seq += 1
-                self._cond.notify_all()
+                self._notify()
 
     def _finish(self, job: Job, state: str, message: str, result: Any = None) -> None:
         try:
@@ -305,12 +322,12 @@ class Jobs:
                 job.fraction = 1.0 if state == DONE else job.fraction
                 job.seq += 1
                 if admitted:
-                    self._queue.finished(job)
+                    self._lanes[lane_of(job.kind)].finished(job)
                     if state == DONE:
                         self.durations.add(job.kind, job.ended - job.started)
                 if was_queued:
                     self._describe_queue()  # the places behind it move up
-                self._cond.notify_all()
+                self._notify()
 
     def _write(self, job: Job) -> None:
         """Write the job's record as the job is now (records are written one at a time, each snapshot taken
@@ -383,7 +400,7 @@ class Jobs:
             with self._cond:
                 if not job.running:
                     return False
-                if not (job.queued and self._queue.remove(job)):  # admitted meanwhile
+                if not (job.queued and self._lanes[lane_of(job.kind)].remove(job)):  # admitted meanwhile
                     self._ask_to_stop(job, text)
                     return True
                 job._run = None
@@ -396,7 +413,7 @@ class Jobs:
         job.stop_text = job.stop_text or text
         job.desc = "stopping…"
         job.seq += 1
-        self._cond.notify_all()
+        self._notify()
 
     # ------------------------------------------------------------------ the teacher's hands on the queue
     def _teacher(self, what: str) -> None:
@@ -408,14 +425,16 @@ class Jobs:
         """Start nothing more from the queue (what runs goes on); a teacher only."""
         self._teacher("pause the queue")
         with self._cond:
-            self._queue.paused = True
+            for q in self._lanes.values():
+                q.paused = True
             self._describe_queue()
-            self._cond.notify_all()
+            self._notify()
 
     def resume(self) -> None:
         self._teacher("resume the queue")
         with self._cond:
-            self._queue.paused = False
+            for q in self._lanes.values():
+                q.paused = False
         self._dispatch()
 
     def cancel(self, job_id: str) -> bool:
@@ -432,7 +451,7 @@ class Jobs:
         """Every job this server remembers, live ones in the queue's order first; a teacher only."""
         self._teacher("see everyone's jobs")
         with self._cond:
-            order = self._queue.order()
+            order = [j for q in self._lanes.values() for j in q.order()]
             running = [j for j in self._jobs.values() if j.state == RUNNING]
             ended = [j for j in reversed(self._jobs.values()) if not j.running]
             return running + order + ended
@@ -447,6 +466,44 @@ class Jobs:
         with self._cond:
             self._cond.wait_for(lambda: job.seq != seen, timeout=timeout)
             return job.seq
+
+    def _notify(self) -> None:
+        """Wake whoever waits for a change (under the lock): threads on the condition, pages on their event loops."""
+        self._cond.notify_all()
+        for loop, wake in self._wakers:
+            try:
+                loop.call_soon_threadsafe(wake)
+            except RuntimeError:  # that loop has closed: its waiter is gone
+                pass
+
+    async def until(self, done: Callable[[], bool], timeout: float) -> bool:
+        """Wait on the running event loop, holding no thread, until `done()` (read under the lock) or `timeout`
+        seconds passed; True when `done()`. What a page that follows a job waits with (app.ui.common.follow):
+        a thousand waiting pages cost no worker thread."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            woken = loop.create_future()
+
+            def wake(woken=woken) -> None:
+                if not woken.done():
+                    woken.set_result(None)
+
+            with self._cond:
+                if done():
+                    return True
+                self._wakers.add((loop, wake))
+            try:
+                left = deadline - loop.time()
+                if left <= 0:
+                    return False
+                await asyncio.wait_for(woken, left)
+            except TimeoutError:
+                with self._cond:
+                    return done()
+            finally:
+                with self._cond:
+                    self._wakers.discard((loop, wake))
 
 
 def _lose_dead_servers(repo) -> None:

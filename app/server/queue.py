@@ -1,8 +1,9 @@
 """The fair queue of the web server's long work (app/server/jobs.py holds the jobs; this module only chooses).
 
-Renders, takes, keyframes, references, critiques and plans from every account wait here until a place is free:
-at most `Limits.running` of them run at once (the GPU's places: the backend's parallel workers, 1 on one device,
-one per render worker on Ray), and at most `Limits.per_user` of one account's. When a place frees, the account
+Renders, takes, keyframes, references, critiques and plans from every account wait here until a place is free, in
+two lanes (`LANES`): the GPU lane (renders, takes, stills: at most `Limits.running` at once, the GPU's places — the
+backend's parallel workers, 1 on one device, one per render worker on Ray) and the CPU lane (plans, critiques: a
+few at once), each with at most `Limits.per_user` of one account's. When a place frees, the account
 served longest ago goes first (one never served before everyone else), then its oldest job: round-robin between
 accounts, so ten renders queued by one account do not delay another account's first. A teacher may pause the queue
 (nothing more starts; what runs goes on).
@@ -19,7 +20,18 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-QUEUED_KINDS = frozenset({"render", "takes", "keyframes", "reference", "critique", "plan"})
+# Two lanes, each fair between accounts and with places of its own: what holds the GPU (renders, takes, stills) and
+# what does not (plans and critiques against an endpoint, or the embedded agents on the CPU). A plan never waits
+# behind the class's renders.
+LANES = {"gpu": frozenset({"render", "takes", "keyframes", "reference"}), "cpu": frozenset({"critique", "plan"})}
+QUEUED_KINDS = LANES["gpu"] | LANES["cpu"]
+
+
+def lane_of(kind: str) -> str:
+    """The lane a queued kind waits in ("gpu" or "cpu")."""
+    return next(name for name, kinds in LANES.items() if kind in kinds)
+
+
 DURATIONS_KEPT = 20  # finished jobs of a kind an estimate is measured from (the median of the newest)
 
 

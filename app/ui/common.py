@@ -7,6 +7,7 @@ its events through `ctx`. Handlers call the Studio, never the database or a back
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import html
 import os
@@ -91,9 +92,25 @@ def guard(fn: Callable) -> Callable:
     if inspect.isgeneratorfunction(fn):
 
         @functools.wraps(fn)
-        def gen_wrapper(*args, **kwargs):
-            with one_line_errors():
-                yield from fn(*args, **kwargs)
+        async def gen_wrapper(*args, **kwargs):
+            """Each step of the handler in a worker thread (as Gradio runs a generator), but a job it follows is
+            waited for on the event loop (`Following`): a page waiting on a queued render holds no thread."""
+            import anyio
+
+            steps = fn(*args, **kwargs)
+            try:
+                while True:
+                    with one_line_errors():
+                        item = await anyio.to_thread.run_sync(_step, steps)
+                        if item is _DONE:
+                            return
+                        if not isinstance(item, Following):
+                            yield item
+                            continue
+                        async for line in item.lines():
+                            yield line
+            finally:
+                steps.close()
 
         return gen_wrapper
 
@@ -105,10 +122,21 @@ def guard(fn: Callable) -> Callable:
     return wrapper
 
 
+_DONE = object()
+
+
+def _step(steps):
+    """The generator's next item, or _DONE (a StopIteration cannot cross a thread's future). The step runs in its
+    own copy of the context (anyio's), where `follow` is told to hand its waiting to the loop."""
+    _ON_LOOP.set(True)
+    return next(steps, _DONE)
+
+
 def page_session() -> str:
-    """The browser session of the event being handled (its `chief_session` cookie, set by app.server.security), after
-    the signed-in account's name when there is one, or "" outside an event or for a client without the cookie. Jobs
-    are kept per session (app/server/jobs.py), so per account too."""
+    """Whose jobs an event sees (app/server/jobs.py `owner`): the signed-in account's name (`--users`, `--auth`),
+    so every session of the account — another tab, another device — sees and stops its jobs; without a sign-in,
+    the browser session (its `chief_session` cookie, set by app.server.security); "" outside an event or for a
+    client without the cookie."""
     from gradio.context import LocalContext
 
     from app.server.security import session_of
@@ -116,9 +144,8 @@ def page_session() -> str:
     request = LocalContext.request.get(None)
     if request is None:
         return ""
-    session = session_of({k.lower(): v for k, v in request.headers.items()})
     user = getattr(request, "username", None)
-    return f"{user}/{session}" if user else session
+    return f"account:{user}" if user else session_of({k.lower(): v for k, v in request.headers.items()})
 
 
 def request_actor():
@@ -221,12 +248,44 @@ def ask_to_stop(jobs, job) -> Any:
 
 
 FOLLOW_EVERY = 0.25  # s: the most often a followed job's line is sent to the page (a render reports every frame)
+FOLLOW_QUIET = 15.0  # s: the longest a followed job's page goes without its line again (the elapsed time moves)
+_ON_LOOP: contextvars.ContextVar[bool] = contextvars.ContextVar("chief_follow_on_loop", default=False)
+
+
+@dataclass(frozen=True)
+class Following:
+    """A job a handler follows, handed to `guard`'s loop: it waits on the event loop (Jobs.until), holding no worker
+    thread while the job is queued or runs, and draws `frame(job)` and `final(job)` in a thread."""
+
+    jobs: Any
+    job: Any
+    frame: Callable[[Any], tuple]
+    final: Callable[[Any], tuple]
+
+    async def lines(self):
+        import anyio
+
+        jobs, job, seen = self.jobs, self.job, -1
+        while job.running:
+            await jobs.until(lambda: job.seq != seen or not job.running, FOLLOW_QUIET)
+            seen = job.seq
+            if not job.running:
+                break
+            yield await anyio.to_thread.run_sync(self.frame, job)
+            await jobs.until(lambda: not job.running, FOLLOW_EVERY)  # at most one line every FOLLOW_EVERY
+        yield await anyio.to_thread.run_sync(self.final, job)
 
 
 def follow(jobs, job, frame: Callable[[Any], tuple], final: Callable[[Any], tuple]):
     """Yield `frame(job)` on every change while the job runs, at most every FOLLOW_EVERY seconds (a job that
     reports each frame would otherwise redraw the page hundreds of times a second), then `final(job)`: a page that
-    follows a job. The end is never held back: a job that ends while the loop waits is shown at once."""
+    follows a job. The end is never held back: a job that ends while the loop waits is shown at once.
+
+    In an event (a handler wrapped by `guard`) the waiting is handed to the event loop (`Following`): no worker
+    thread is held while the job waits in the queue or runs. Called directly (tests, scripts) it waits here."""
+    if _ON_LOOP.get():
+        yield Following(jobs, job, frame, final)
+        return
     seen = -1
     while job.running:
         seq = jobs.wait(job, seen, timeout=2.0)

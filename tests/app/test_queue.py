@@ -78,7 +78,7 @@ def test_twenty_users_one_flooding_every_first_job_starts_before_the_floods_thir
     jobs, work = session_jobs(limits=Limits(running=3, per_user=2)), Work()
     flood = [start_as(jobs, work, "flood", "render", f"pf{i}", f"flood-{i}") for i in range(10)]
     others = [start_as(jobs, work, f"u{n:02d}", "render", f"p{n}", f"u{n:02d}-first") for n in range(19)]
-    others_second = [start_as(jobs, work, f"u{n:02d}", "critique", f"p{n}", f"u{n:02d}-second") for n in range(3)]
+    others_second = [start_as(jobs, work, f"u{n:02d}", "takes", f"p{n}", f"u{n:02d}-second") for n in range(3)]
     work.wait_started(3)
     assert work.started == ["flood-0", "flood-1", "u00-first"]  # two of the flood's (its limit), then a place left
     assert flood[2].state == QUEUED and flood[2].desc.startswith("queued: ")
@@ -192,12 +192,12 @@ def test_the_teacher_pauses_the_queue_and_cancels_anyones_job():
     jobs, work = session_jobs(limits=Limits(running=1, per_user=1)), Work()
     a = start_as(jobs, work, "alice", "render", "pa", "alice-render")
     b = start_as(jobs, work, "bob", "render", "pb", "bob-render")
-    c = start_as(jobs, work, "carol", "plan", "", "carol-plan")
+    c = start_as(jobs, work, "carol", "keyframes", "", "carol-stills")
     work.wait_started(1)
     teacher = Actor("teach", teacher=True)
     with acting(teacher):
         jobs.pause()
-        assert [j.label for j in jobs.all()][:3] == ["alice-render", "bob-render", "carol-plan"]
+        assert [j.label for j in jobs.all()][:3] == ["alice-render", "bob-render", "carol-stills"]
     assert b.desc.endswith("the queue is paused by the teacher")
     work.release["alice-render"].set()
     ended(jobs, a)
@@ -212,7 +212,7 @@ def test_the_teacher_pauses_the_queue_and_cancels_anyones_job():
         assert jobs.cancel(b.id)  # a running one: stopped at its next check
     ended(jobs, b)
     assert b.state == STOPPED and b.message.startswith("Cancelled by the teacher. Finished shots are kept")
-    assert "carol-plan" not in work.started
+    assert "carol-stills" not in work.started
 
 
 def test_one_job_of_a_kind_per_project_counts_queued_jobs_too():
@@ -235,7 +235,7 @@ def test_jobs_are_recorded_and_chief_queue_lists_them(make_studio, chief):
     studio.accounts.add("alice", "alice-password")
     jobs, work = Jobs(owner=lambda: "s", limits=Limits(running=1, per_user=1), repo=studio.ctx.repo), Work()
     a = start_as(jobs, work, "alice", "render", "", "alice-render")
-    b = start_as(jobs, work, "bob", "critique", "", "bob-critique")
+    b = start_as(jobs, work, "bob", "takes", "", "bob-takes")
     work.wait_started(1)
 
     listed = json.loads(chief("--json", "queue").stdout)
@@ -249,7 +249,7 @@ def test_jobs_are_recorded_and_chief_queue_lists_them(make_studio, chief):
 
     work.release["alice-render"].set()
     ended(jobs, a)
-    work.release["bob-critique"].set()
+    work.release["bob-takes"].set()
     ended(jobs, b)
     rows = {r["id"]: r for r in json.loads(chief("--json", "queue").stdout)}
     assert rows[a.id]["state"] == rows[b.id]["state"] == "done"
@@ -400,3 +400,57 @@ def test_a_queued_render_shows_its_place_on_the_page(make_studio, serve_users): 
         rows = sorted(u.jobs(), key=lambda r: r.started_at)
     assert [(r.owner, r.kind, r.state) for r in rows] == [(n, "render", "done") for n in ("alice", "bob", "carol")]
     assert all(r.queued_at <= r.started_at <= r.ended_at for r in rows)
+
+
+def test_plans_and_critiques_wait_in_a_lane_of_their_own_fair_between_accounts():
+    """The CPU lane (plans, critiques) has places of its own: a class's renders filling the GPU lane never hold back
+    a plan, and within the lane one account's flood does not hold back another's first (app.server.queue.LANES)."""
+    jobs, work = session_jobs(limits=Limits(running=1, per_user=1), cpu=Limits(running=2, per_user=1)), Work()
+    renders = [start_as(jobs, work, f"r{n}", "render", f"pr{n}", f"r{n}-render") for n in range(4)]
+    flood = [start_as(jobs, work, "flood", "critique", f"pf{n}", f"flood-{n}") for n in range(3)]
+    plan = start_as(jobs, work, "dora", "plan", "", "dora-plan")
+    work.wait_started(3)
+    assert sorted(work.started) == ["dora-plan", "flood-0", "r0-render"]  # one render; the lane's two places
+    assert [j.state for j in renders[1:]] == [QUEUED] * 3 and flood[1].desc == "queued: 1st in line"
+    assert renders[1].desc == "queued: 1st in line"  # each lane counts its own line
+    lanes = jobs.lanes()
+    assert lanes["gpu"][1:] == (1, 3) and lanes["cpu"][1:] == (2, 2) and lanes["cpu"][0].running == 2
+    work.release["flood-0"].set()
+    ended(jobs, flood[0])
+    work.wait_started(4)
+    assert work.started[-1] == "flood-1" and renders[1].state == QUEUED  # a CPU place goes to the CPU lane
+    for e in work.release.values():
+        e.set()
+    for j in [*renders, *flood, plan]:
+        ended(jobs, j)
+
+
+def test_a_render_quota_holds_against_renders_asked_at_once(make_studio):
+    """Five renders asked at the same moment on five projects against a quota of two an hour: two run, three are
+    refused (the count is taken and the new job written under one lock)."""
+    from app.server.quotas import QuotaReached, Quotas
+
+    studio = make_studio()
+    jobs, work = (
+        Jobs(owner=lambda: "s", limits=Limits(running=5), quotas=Quotas(renders_per_hour=2), repo=studio.ctx.repo),
+        Work(),
+    )
+    go, outcomes = threading.Barrier(5), []
+
+    def ask(n: int) -> None:
+        go.wait()
+        try:
+            start_as(jobs, work, "erin", "render", f"p{n}", f"erin-{n}")
+            outcomes.append("ran")
+        except QuotaReached as e:
+            outcomes.append(str(e))
+
+    threads = [threading.Thread(target=ask, args=(n,)) for n in range(5)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert outcomes.count("ran") == 2, outcomes
+    assert all("render(s) in the last hour" in o for o in outcomes if o != "ran")
+    for e in work.release.values():
+        e.set()
