@@ -109,6 +109,19 @@ class ShareRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+class SessionRow(Base):
+    """A signed-in web session (app/server/sessions.py, migration 0013): `id` is the sha256 of the browser's token (the
+    token itself is never stored), `stamp` the account's credentials when it signed in (a password change, removal or
+    re-adding of the name ends it), `seen_at` its last request (seconds since the epoch, for idle sign-out)."""
+
+    __tablename__ = "sessions"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    account: Mapped[str] = mapped_column(String(32), index=True)
+    stamp: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    seen_at: Mapped[float] = mapped_column(Float)
+
+
 class VersionRow(Base):
     __tablename__ = "versions"
     __table_args__ = (UniqueConstraint("project_id", "number"),)
@@ -380,7 +393,7 @@ def _check_file(path: Path) -> None:
         raise DatabaseError(_read_only(path))
 
 
-HEAD = "0012"  # the newest migration's revision (tests/storage/test_migrations.py: it is Alembic's head)
+HEAD = "0013"  # the newest migration's revision (tests/storage/test_migrations.py: it is Alembic's head)
 
 
 def _at_head(engine) -> bool:

@@ -29,6 +29,12 @@ class MediaStore:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self.scratch_root = self.root.parent / "scratch"
+        self._watchers: list[Callable[[str], None]] = []
+
+    def on_store(self, watcher: Callable[[str], None]) -> None:
+        """Call `watcher(sha256)` whenever a file is stored (or found already stored) by `put_file`, in the thread that
+        stored it: the web server's file check learns which account made a file nothing names yet (a voice sample)."""
+        self._watchers.append(watcher)
 
     def path(self, sha256: str, ext: str) -> Path:
         return self.root / sha256[:2] / f"{sha256}.{ext.lstrip('.')}"
@@ -45,6 +51,8 @@ class MediaStore:
         ext = (ext or src.suffix.lstrip(".") or "bin").lower()
         sha = file_sha256(src)
         dest = self.path(sha, ext)
+        for watcher in self._watchers:
+            watcher(sha)
         if dest.exists():
             if move:
                 src.unlink(missing_ok=True)

@@ -15,6 +15,7 @@ A job's thread copies its request's context (app/server/jobs.py), so it acts as 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -23,6 +24,14 @@ from dataclasses import dataclass
 LOCAL_OWNER = "local"  # the account of whoever runs CHIEF on this machine; a data folder's projects before 0010
 CLASS = "@class"  # a share with every account (no account name can start with '@')
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")
+# Words with a meaning of their own where a name is asked for: the CLI's default account, the share with everyone
+# (`chief share P class`, app/services/sharing.py). No account takes one, nor a name that looks like one (name_key).
+RESERVED = (LOCAL_OWNER, "class", CLASS)
+# Characters that look alike in the fonts a page or a terminal shows names in (Unicode's confusables, UTS #39, for what
+# a name may hold), each to one of its kind; then sequences that read as one letter. Applied before and after casefold,
+# so an upper-case I and a lower-case l meet, while i and l (told apart by the dot) stay apart.
+_LOOKALIKE = str.maketrans({"0": "o", "O": "o", "1": "l", "I": "l", "|": "l"})
+_SEQUENCES = (("rn", "m"), ("vv", "w"), ("cl", "d"))
 
 
 @dataclass(frozen=True)
@@ -73,6 +82,16 @@ def acting(actor: Actor | None) -> Iterator[None]:
         yield
     finally:
         ACTOR.reset(token)
+
+
+def name_key(name: str) -> str:
+    """The form names are compared in: NFKC (full-width and other compatibility forms to their plain letters), look-alike
+    letters and digits to one of each kind, case folded. Two names with one key are one name ("Alice", "aIice" and
+    "a1ice" are "alice")."""
+    folded = unicodedata.normalize("NFKC", name).translate(_LOOKALIKE).casefold().translate(_LOOKALIKE)
+    for seq, one in _SEQUENCES:
+        folded = folded.replace(seq, one)
+    return folded
 
 
 def check_name(name: str) -> str:

@@ -360,6 +360,7 @@ __all__ = [
     "ProposalRecord",
     "RenderRecord",
     "Screening",
+    "SessionRecord",
     "ShotRender",
     "TakeRecord",
     "TakeScreeningRecord",
@@ -392,3 +393,14 @@ class JobRecord(Strict):
     queued_at: datetime
     started_at: datetime | None = None
     ended_at: datetime | None = None
+
+
+class SessionRecord(Strict):
+    """A signed-in web session as the `sessions` table keeps it (app/server/sessions.py): `id` is the sha256 of the
+    browser's token, `stamp` the account's credentials when it signed in, `seen_at` its last request (epoch seconds)."""
+
+    id: str
+    account: str
+    stamp: str
+    created_at: datetime
+    seen_at: float

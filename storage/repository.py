@@ -36,6 +36,7 @@ from storage.db import (
     ProjectRow,
     ProposalRow,
     RenderRow,
+    SessionRow,
     ShareRow,
     TakeRow,
     TakeScreeningRow,
@@ -53,6 +54,7 @@ from storage.records import (
     Project,
     ProposalRecord,
     RenderRecord,
+    SessionRecord,
     TakeRecord,
     TakeScreeningRecord,
     UsageRecord,
@@ -691,6 +693,39 @@ class Unit:
         """How many projects (trashed ones too) account `name` owns."""
         return self.s.scalar(select(func.count()).where(ProjectRow.owner == name)) or 0
 
+    # ------------------------------------------------------------------ signed-in sessions (app/server/sessions.py)
+    def put_session(self, session: SessionRecord) -> None:
+        self.s.add(_row(SessionRow, session))
+
+    def session(self, sid: str) -> SessionRecord | None:
+        row = self.s.get(SessionRow, sid)
+        return None if row is None else _record(SessionRecord, row)
+
+    def seen_sessions(self, seen: dict[str, float]) -> None:
+        """Note the last request of each session in `seen` (id -> epoch seconds); ended ones are skipped."""
+        for sid, at in seen.items():
+            row = self.s.get(SessionRow, sid)
+            if row is not None:
+                row.seen_at = max(row.seen_at, at)
+
+    def end_sessions(self, account: str | None = None, ids: Sequence[str] = ()) -> list[str]:
+        """End the sessions `ids` and every session of `account` (when given): the ids of those ended."""
+        q = select(SessionRow.id).where(or_(SessionRow.id.in_(list(ids)), SessionRow.account == (account or "\0")))
+        ended = list(self.s.scalars(q))
+        if ended:
+            self.s.execute(delete(SessionRow).where(SessionRow.id.in_(ended)))
+        return ended
+
+    def end_idle_sessions(self, before: float) -> int:
+        """End the sessions with no request since `before` (epoch seconds)."""
+        return self.s.execute(delete(SessionRow).where(SessionRow.seen_at < before)).rowcount
+
+    # ------------------------------------------------------------------ who may fetch which file (app/server/security.py)
+    def readable_media(self) -> set[str]:
+        """Every media file (sha256) that a project the acting account may open names (its own, shared with it or the
+        class; a teacher's: all), counted as `owner_media_bytes` counts them: what the web app may serve it."""
+        return self._named_media(_visible(select(ProjectRow.id)))
+
     # ------------------------------------------------------------------ the web server's jobs (app/server/jobs.py)
     def put_job(self, job: JobRecord) -> None:
         """Write job `job` as it is now (queued, started or ended)."""
@@ -746,7 +781,13 @@ class Unit:
         """The bytes of the media store account `owner`'s projects (trashed ones too) use: every distinct file any of
         its versions, renders, keyframes or takes names, with the pictures cut from its clips and their last frames. A file shared with
         another account counts for each of them; one used twice by the same account counts once."""
-        pids = select(ProjectRow.id).where(ProjectRow.owner == owner)
+        named = self._named_media(select(ProjectRow.id).where(ProjectRow.owner == owner))
+        sizes = self.s.execute(select(MediaRow.sha256, MediaRow.size).where(MediaRow.sha256.in_(named)))
+        return sum(size for _, size in sizes)
+
+    def _named_media(self, pids) -> set[str]:
+        """The media files (sha256) the projects `pids` (a select of ids) name: their versions, renders, keyframes
+        and takes, the pictures cut from their clips and the clips' last frames."""
         vids = select(VersionRow.id).where(VersionRow.project_id.in_(pids))
         named: set[str] = set()
         for board in self.s.scalars(select(VersionRow.storyboard).where(VersionRow.id.in_(vids))):
@@ -763,8 +804,7 @@ class Unit:
         named.update(  # a clip's last frame (what the next shot continues from)
             sha for sha in self.s.scalars(select(ClipRow.last_frame_sha256).where(ClipRow.sha256.in_(clips))) if sha
         )
-        sizes = self.s.execute(select(MediaRow.sha256, MediaRow.size).where(MediaRow.sha256.in_(named)))
-        return sum(size for _, size in sizes)
+        return named
 
     def _project(self, row: ProjectRow, versions: int | None = None, current: int | None = None) -> Project:
         if versions is None:

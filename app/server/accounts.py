@@ -5,6 +5,11 @@ A password is kept only as a salted scrypt hash (hashlib), its parameters stored
 An unknown name costs the same hash as a known one, so the time of a refusal does not say which names exist.
 Every project belongs to an account (storage.owners); `LOCAL_OWNER` ("local") is whoever runs CHIEF on this
 machine: the CLI acts as it unless `--user` names another, and the web app without `--users` too.
+
+Names are compared by `storage.owners.name_key` (NFKC, look-alike letters folded, case folded): no account is added
+beside one that looks the same, nor named like a reserved word (`local`, `class`); a name typed at sign-in or in
+`chief users` finds the account that looks like it. A password change or a removal ends the account's signed-in
+sessions in the same transaction (app/server/sessions.py checks each session's `stamp` against the account too).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from pydantic import BaseModel
 
 from app.context import Context
 from app.errors import StudioError
-from storage.owners import LOCAL_OWNER, Actor, check_name
+from storage.owners import LOCAL_OWNER, RESERVED, Actor, check_name, name_key
 
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 1 << 14, 8, 1  # 16 MiB and ~50 ms a check: a guess costs what a login does
 KEY_BYTES, SALT_BYTES = 32, 16
@@ -79,27 +84,39 @@ class Accounts:
         self.ctx = ctx
 
     def add(self, name: str, password: str, teacher: bool = False) -> Account:
-        """A new account (one transaction); a name taken, the local owner's or a malformed one is refused."""
+        """A new account (one transaction); a malformed name, a reserved word or a name that looks like an existing
+        account's (name_key) is refused in one line."""
         name = _name(name)
-        if name == LOCAL_OWNER:
-            raise StudioError(f"{LOCAL_OWNER!r} is this machine's own account (the CLI's default): choose another name")
+        key = name_key(name)
+        reserved = next((w for w in RESERVED if name_key(w) == key), None)
+        if reserved == LOCAL_OWNER:
+            raise StudioError(f"{name!r} is this machine's own account (the CLI's default): choose another name")
+        if reserved is not None:
+            raise StudioError(
+                f"{name!r} is a reserved word (sharing with 'class' shares with everyone): choose another name"
+            )
         hashed = hash_password(check_password(password))
         with self.ctx.repo.write() as u:
-            if u.user(name) is not None:
-                raise StudioError(f"there is already an account {name!r}")
+            taken = _looks_like(u, name)
+            if taken is not None:
+                same = "an account" if taken == name else f"an account {taken!r}, which looks the same as"
+                raise StudioError(f"there is already {same} {name!r}: choose another name")
             u.add_user(name, hashed, teacher)
         return self.get(name)
 
     def set_password(self, name: str, password: str) -> None:
+        """A new password for account `name`; its signed-in sessions end."""
         hashed = hash_password(check_password(password))
         with self.ctx.repo.write() as u:
-            self._need(u, name)
+            name = self._need(u, name)
             u.set_password(name, hashed)
+            u.end_sessions(account=name)
 
     def remove(self, name: str) -> None:
-        """Remove an account that owns no project (its projects would pass to whoever took the name next)."""
+        """Remove an account that owns no project (its projects would pass to whoever took the name next); its
+        signed-in sessions end."""
         with self.ctx.repo.write() as u:
-            self._need(u, name)
+            name = self._need(u, name)
             owned = u.owned(name)
             if owned:
                 raise StudioError(
@@ -107,6 +124,7 @@ class Accounts:
                     "account stays"
                 )
             u.remove_user(name)
+            u.end_sessions(account=name)
 
     def list(self) -> list[Account]:
         with self.ctx.repo.read() as u:
@@ -124,12 +142,27 @@ class Accounts:
 
     def sign_in(self, name: str, password: str) -> bool:
         """Whether `name` and `password` open an account (the same work whether or not the name exists)."""
-        with self.ctx.repo.read() as u:
-            found = u.user(name) if isinstance(name, str) and len(name) <= 32 else None
+        return self.check(name, password) is not None
+
+    def check(self, name: str, password: str) -> str | None:
+        """The account `name` (or the one that looks like it) when `password` opens it, else None; the same work
+        whether or not the name exists."""
+        found = None
+        if isinstance(name, str) and len(name) <= 64:
+            with self.ctx.repo.read() as u:
+                account = _looks_like(u, name)
+                found = (account, u.user(account)) if account is not None else None
         if not isinstance(password, str) or len(password) > MAX_PASSWORD:
-            return False
-        ok = verify_password(password, found[0] if found else _dummy())
-        return ok and found is not None
+            return None
+        ok = verify_password(password, found[1][0] if found and found[1] else _dummy())
+        return found[0] if ok and found is not None else None
+
+    def stamp(self, name: str) -> str | None:
+        """What a session of account `name` is bound to: a digest of its password hash (a fresh salt each time it is
+        set, so a change, a removal or the name added again changes it); None when there is no such account."""
+        with self.ctx.repo.read() as u:
+            found = u.user(name)
+        return None if found is None else credential_stamp(found[0])
 
     def actor(self, name: str) -> Actor:
         """Who acts as account `name` (the local owner needs no account)."""
@@ -142,9 +175,24 @@ class Accounts:
         return Actor(name, teacher=found[1])
 
     @staticmethod
-    def _need(u, name: str) -> None:
-        if u.user(name) is None:
+    def _need(u, name: str) -> str:
+        """The account `name` (or the one that looks like it), or a one-line refusal."""
+        found = _looks_like(u, name)
+        if found is None:
             raise StudioError(f"no account {name!r} (see `chief users list`)")
+        return found
+
+
+def credential_stamp(password_hash: str) -> str:
+    return hashlib.sha256(b"chief session\0" + password_hash.encode()).hexdigest()
+
+
+def _looks_like(u, name: str) -> str | None:
+    """The account named `name`, else the one whose name looks the same (storage.owners.name_key), else None."""
+    if u.user(name) is not None:
+        return name
+    key = name_key(name)
+    return next((n for n, *_ in u.users() if name_key(n) == key), None)
 
 
 def _name(name: str) -> str:

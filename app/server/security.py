@@ -9,47 +9,77 @@ ASGI middleware around the Gradio app (installed by `app.ui.launch`), deciding b
   where a request comes from (`Origin`, `Sec-Fetch-Site`); only following a link to the app (a top-level
   navigation) is let through. Clients that are not browsers send neither header and are not refused here:
   they are not a page the user happened to open.
-- **Login.** With `--auth` or `--users`, failed logins per client address (the connection's peer, or what a proxy
-  listed with `--forwarded-allow-ips` says) are limited (`LOGIN_FAILURES` per `LOGIN_WINDOW` seconds); more are answered 429 until the window has passed. An attempt is counted before
-  Gradio checks it, so a concurrent burst gets no more tries than a sequence.
-- **Size.** With `max_body` (app.ui.upload_cap: the largest file any upload button takes), a request whose
-  Content-Length says more is answered 413 before its body is read, and a body without one (chunked) is cut off
-  with 413 once it passes that.
+- **Size, per route.** The upload route takes `max_body` (app.ui.upload_cap: the largest file any upload button
+  takes), the sign-in form `LOGIN_BODY`, every other route (events: queue/join, run, call, component_server)
+  `EVENT_BODY`. A request whose Content-Length says more is answered 413 before its body is read; a body without one
+  (chunked) is cut off with 413 once it passes its route's cap.
+- **Signing in** (with `--auth` or `--users`: `sessions`). The Guard answers the sign-in form itself (`/login`): a
+  password is checked behind `SignInLimiter` (failures per account and per network, app/server/sessions.py) and a
+  right one opens a session kept in the database (`Sessions`), named by the browser's `chief_signin` cookie
+  (HttpOnly, SameSite=Lax). Gradio is told the account of each request (its own login cookie is set by the Guard
+  from the session, never taken from the browser). Without a live session only the sign-in page and its form are
+  served: every other route (events, files, Gradio's heartbeat and event streams) is 401. A refused sign-in says why
+  and when to retry, on the page and in the 429's one line. Sign-out is a POST from the app's own page (`/logout`):
+  it ends every session of the account; a GET, or a POST from elsewhere, is refused and changes nothing.
 - **What pages may load.** A Content-Security-Policy keeps every page to its own origin: no remote image
   (a note like `![x](http://host/p.png)` fetches nothing), no form posting elsewhere, no framing.
 
-- **Sessions.** A browser without a valid `chief_session` cookie gets one (random, HttpOnly, SameSite=Strict):
-  the jobs it starts are its own (`session_of`, app/server/jobs.py). A reload keeps it; another browser has its own.
-
-- **Idle sign-out.** With `idle` (`chief serve --idle-minutes N`, 60 by default), a signed-in session (Gradio's
-  access token) that has made no request for that long is ended: its token is forgotten, an API call gets Gradio's
-  401 and a page load is sent to the login page. Sign out (`/logout`) ends every session of the account at once.
-- **File URLs per account.** With `--users` (`files`), a file route (`/gradio_api/file=…`, `/file=…`, `/file/…`,
-  and any other path the app serves files by: `FILE_ROUTE`) serves a file only to the account the app's own answers
-  named it to (the page, an event's answer, an upload's): each such answer went through the project check, so a file
-  reaches an account only when its project, or one shared with it, uses the file. Anything else is 404 "not found",
-  the same as a file that does not exist.
+- **Browser sessions.** A browser without a valid `chief_session` cookie gets one (random, HttpOnly,
+  SameSite=Strict): the jobs it starts are its own (`session_of`, app/server/jobs.py). A reload keeps it; another
+  browser has its own.
+- **File URLs per account.** With `--users` (`files`: `FileAccess`), a file route (`/gradio_api/file=…`, `/file=…`,
+  `/file/…`: `FILE_ROUTE`) serves a file by what the account may read: a media file that a project it may open names
+  (or that it made itself, such as a voice sample), an export of such a project, or a copy Gradio made for it (a file
+  value of one of its answers, or its upload). What any text said (an error that echoes its input) grants nothing.
+  Anything else is 404 "not found", the same as a file that does not exist.
 
 `same_origin(request)` tells a handler whether an event came from the app's own page (see Settings).
 """
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
+import json
 import os
 import re
 import secrets
 import threading
-import time
-from collections import deque
 from collections.abc import Callable, Iterable
 from http.cookies import CookieError, SimpleCookie
+from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-LOGIN_FAILURES = 10
-LOGIN_WINDOW = 600.0  # seconds
+from app.server.sessions import (
+    ACCOUNT_FAILURES,
+    CHECKS_AT_ONCE,
+    COOKIE,
+    WINDOW,
+    Changes,
+    Refused,
+    Sessions,
+    SignInLimiter,
+    Turn,
+    retry_line,
+    safe_next,
+    sign_in_page,
+)
+from storage.owners import Actor, acting
+
+LOGIN_FAILURES = ACCOUNT_FAILURES  # wrong passwords for one account before even the right one waits
+LOGIN_WINDOW = WINDOW
 LOGIN_PATHS = ("/login", "/login/")
+LOGOUT_PATHS = ("/logout", "/logout/")
+SIGN_IN_PAGES = ("/", "/login", "/login/")  # where someone not signed in is shown the sign-in form
+# what else is served to someone not signed in: the icon, and the route Gradio's own launch calls once to start
+PUBLIC = ("/favicon.ico", "/robots.txt", "/gradio_api/startup-events")
 BODY_SLACK = 1 << 20  # a multipart body's headers and boundaries around the largest file
+# An event's body (queue/join, run, call, component_server): its inputs as JSON, files having gone through the upload
+# route. The largest text an input takes is a comments paste (agents.comments.MAX_PASTED_CHARS, 1,000,000
+# characters), at most 6 bytes a character JSON-escaped; a 400 MB event body used to take the server to 1.95 GB.
+EVENT_BODY = 8 << 20
+LOGIN_BODY = 16 << 10  # the sign-in form: a name and a password of at most 1,024 characters
+UPLOAD_ROUTE = re.compile(r"^(?:/gradio_api)?/upload/?$")
 SESSION_COOKIE = "chief_session"  # which browser a request comes from: its jobs are its own (app/server/jobs.py)
 _SESSION = re.compile(r"^[A-Za-z0-9_-]{32}$")
 
@@ -152,160 +182,225 @@ def _session_cookie() -> tuple[bytes, bytes]:
     return b"set-cookie", f"{SESSION_COOKIE}={value}; Path=/; HttpOnly; SameSite=Strict".encode()
 
 
-class LoginLimiter:
-    """Login attempts per client address within a sliding window (addresses that stop failing are forgotten).
-
-    An attempt is counted *before* it is checked (`attempt`), in one step under a lock, so a burst of concurrent
-    logins cannot all pass the check before the first failure is recorded; an attempt that logs in is taken back
-    (`succeeded`)."""
-
-    def __init__(self, failures: int = LOGIN_FAILURES, window: float = LOGIN_WINDOW) -> None:
-        self.failures, self.window = failures, window
-        self._tries: dict[str, deque[float]] = {}
-        self._lock = threading.Lock()
-
-    def _recent(self, client: str, now: float) -> deque[float]:
-        q = self._tries.setdefault(client, deque())
-        while q and now - q[0] > self.window:
-            q.popleft()
-        return q
-
-    def attempt(self, client: str) -> tuple[float, float]:
-        """Count one attempt by `client`: (0, its stamp) when it may be checked, else (seconds to wait, 0)."""
-        with self._lock:
-            now = time.monotonic()
-            q = self._recent(client, now)
-            if len(q) >= self.failures:
-                return self.window - (now - q[0]), 0.0
-            q.append(now)
-            return 0.0, now
-
-    def succeeded(self, client: str, stamp: float) -> None:
-        """The attempt counted at `stamp` logged in: it is not a failure."""
-        with self._lock:
-            q = self._tries.get(client)
-            if q is not None and stamp in q:
-                q.remove(stamp)
-            if not q:
-                self._tries.pop(client, None)
-
-
 IDLE_MINUTES = 60  # `chief serve --idle-minutes`: a signed-in session with no request for this long is ended
 NOT_ACTIVITY = re.compile(r"^(/gradio_api)?/heartbeat/")  # the page's own keep-alive is not someone working
 # Every route that serves a file by its path: Gradio's /file=PATH (under /gradio_api too) and /file/PATH.
 FILE_ROUTE = re.compile(r"^(?:/gradio_api)?/file(?:=|/)(?P<path>.+)$")
 NOT_FOUND = "not found"
-SCANNED_TYPES = ("application/json", "text/event-stream", "text/html", "text/plain")
+SIGN_IN_FIRST = "sign in first: open the app's address to get the sign-in form"
+SCANNED_TYPES = ("application/json", "text/event-stream")
+SCAN_CAP = 64 << 20  # an answer longer than this is not read for file values (nothing the app sends is near it)
+_SHA_NAME = re.compile(r"^[0-9a-f]{64}$")
 
 
-def access_token(app, headers) -> str | None:
-    """The Gradio access token a request carries (its login cookie), or None."""
-    cookie_id = getattr(app, "cookie_id", None)
-    if cookie_id is None:
-        return None
-    names = (f"access-token-{cookie_id}", f"access-token-unsecure-{cookie_id}")
-    for part in (headers.get("cookie") or "").split(";"):
-        name, _, value = part.strip().partition("=")
-        if name in names and value:
-            return value
-    return None
+class FileAccess:
+    """Which files an account may fetch by URL (see the module doc): decided by what it may read, never by what any
+    answer's text said. `repo` is the storage.repository.Repository, `actor_of(name)` the account's Actor (a
+    StudioError, or any ValueError, for one that is gone), `changes` says when the database changed (what was
+    read from it is then read again)."""
 
-
-class IdleSessions:
-    """When each signed-in session (an access token) last made a request; `clock` is injectable (tests)."""
-
-    def __init__(self, seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
-        self.seconds, self.clock = seconds, clock
-        self._seen: dict[str, float] = {}
+    def __init__(
+        self,
+        repo,
+        actor_of: Callable[[str], Actor],
+        changes: Changes,
+        media_root: str | Path,
+        exports_root: str | Path,
+        copies: Iterable[str | Path],
+        cap: int = 200_000,
+    ) -> None:
+        self.repo, self.actor_of, self.changes, self.cap = repo, actor_of, changes, cap
+        self.media_root = os.path.realpath(media_root)
+        self.exports_root = os.path.realpath(exports_root)
+        self.copies = tuple(os.path.realpath(c) for c in copies)
+        self._read: dict[str, set[str]] = {}  # account -> media it may read (sha256), while `_version` holds
+        self._projects: dict[str, dict[str, bool]] = {}  # account -> project id -> may open it
+        self._version: int | None = None
+        self._made: dict[str, dict[str, None]] = {}  # account -> media it stored itself (a voice sample)
+        self._sent: dict[str, dict[str, None]] = {}  # account -> copies Gradio made for it (file values, uploads)
         self._lock = threading.Lock()
-
-    def touch(self, token: str, activity: bool = True) -> bool:
-        """Whether the session `token` is still live (and, on `activity`, note it now); an expired one is
-        forgotten here and must be ended by the caller."""
-        with self._lock:
-            now = self.clock()
-            last = self._seen.get(token)
-            if last is not None and now - last > self.seconds:
-                del self._seen[token]
-                return False
-            if activity or last is None:
-                self._seen[token] = now
-            return True
-
-    def forget(self, tokens: Iterable[str]) -> None:
-        with self._lock:
-            for t in tokens:
-                self._seen.pop(t, None)
-
-
-class FileLedger:
-    """Which files the app's answers named to which account (see the module doc). Paths are kept resolved; at most
-    `cap` per account (the oldest are dropped first: the page asks again when it shows them again)."""
-
-    def __init__(self, roots: Iterable[str], cap: int = 200_000) -> None:
-        self.cap = cap
-        self._sent: dict[str, dict[str, None]] = {}
-        self._lock = threading.Lock()
-        # a root as it may appear in an answer: plain, or percent-encoded (app.ui.common.media_url)
-        forms = set()
-        for root in roots:
-            for r in {str(root), os.path.realpath(root)}:
-                forms |= {r, r.replace("/", "%2F")}
-        alternatives = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
-        self._pattern = re.compile(rf"(?:{alternatives})(?:/|%2F)[^\"'\\\s<>?#]*") if forms else None
-
-    def note(self, account: str, text: str) -> None:
-        """Record every file under the roots that `text` (an answer to `account`) names."""
-        if self._pattern is None:
-            return
-        found = {os.path.realpath(unquote(m.group(0))) for m in self._pattern.finditer(text)}
-        if not found:
-            return
-        with self._lock:
-            sent = self._sent.setdefault(account, {})
-            for path in found:
-                sent.pop(path, None)
-                sent[path] = None
-            while len(sent) > self.cap:
-                del sent[next(iter(sent))]
 
     def allowed(self, account: str, path: str) -> bool:
         real = os.path.realpath(unquote(path) if path.startswith("%2F") else path)
+        parent, name = os.path.split(real)
+        if os.path.dirname(parent) == self.media_root:
+            sha = name.split(".", 1)[0]
+            return bool(_SHA_NAME.match(sha)) and self._media(account, sha)
+        if real.startswith(self.exports_root + os.sep):
+            pid = real[len(self.exports_root) + 1 :].split(os.sep, 1)[0]
+            return self._project(account, pid)
         with self._lock:
             return real in self._sent.get(account, {})
 
+    def made(self, sha: str) -> None:
+        """The media store stored `sha` for whoever acts now (storage.media.MediaStore.on_store)."""
+        from storage.owners import current
+
+        actor = current()
+        if actor is not None:
+            self._add(self._made, actor.name, [sha])
+
+    def sent(self, account: str, paths: Iterable[str]) -> None:
+        """Gradio's copies (or uploads) that an answer to `account` handed it as file values."""
+        found = [os.path.realpath(p) for p in paths]
+        self._add(self._sent, account, [p for p in found if p.startswith(tuple(c + os.sep for c in self.copies))])
+
     def forget(self, account: str | None) -> None:
-        """Take back what `account` (None: every account) was sent: a project handed over or a share withdrawn. Its
-        next answers say anew what it may fetch."""
+        """Read again what `account` (None: every account) may fetch: a project handed over or a share withdrawn."""
         with self._lock:
-            if account is None:
-                self._sent.clear()
-            else:
-                self._sent.pop(account, None)
+            for known in (self._read, self._projects):
+                if account is None:
+                    known.clear()
+                else:
+                    known.pop(account, None)
+
+    def _fresh(self) -> None:
+        version = self.changes.version()
+        with self._lock:
+            if version != self._version:
+                self._version = version
+                self._read.clear()
+                self._projects.clear()
+
+    def _media(self, account: str, sha: str) -> bool:
+        with self._lock:
+            if sha in self._made.get(account, {}):
+                return True
+        self._fresh()
+        with self._lock:
+            known = self._read.get(account)
+        if known is None:
+            actor = self._actor(account)
+            if actor is None:
+                return False
+            with acting(actor), self.repo.read() as u:
+                known = u.readable_media()
+            with self._lock:
+                self._read[account] = known
+        return sha in known
+
+    def _project(self, account: str, pid: str) -> bool:
+        from storage.repository import NotFound
+
+        self._fresh()
+        with self._lock:
+            known = self._projects.get(account, {}).get(pid)
+        if known is None:
+            actor = self._actor(account)
+            if actor is None:
+                return False
+            try:
+                with acting(actor), self.repo.read() as u:
+                    u.project(pid)
+                known = True
+            except NotFound:
+                known = False
+            with self._lock:
+                self._projects.setdefault(account, {})[pid] = known
+        return known
+
+    def _actor(self, account: str) -> Actor | None:
+        try:
+            return self.actor_of(account)
+        except ValueError:
+            return None
+        except Exception as e:  # app.errors.StudioError: the account is gone
+            if type(e).__name__ == "StudioError":
+                return None
+            raise
+
+    def _add(self, table: dict[str, dict[str, None]], account: str, items: list[str]) -> None:
+        if not items:
+            return
+        with self._lock:
+            kept = table.setdefault(account, {})
+            for item in items:
+                kept.pop(item, None)
+                kept[item] = None
+            while len(kept) > self.cap:
+                del kept[next(iter(kept))]
+
+
+def file_values(data) -> list[str]:
+    """The paths of the file values (Gradio's FileData: `{"path": …, "meta": {"_type": "gradio.FileData"}}`) in a
+    parsed answer, however deep. Strings are never read as paths: an error that echoes its input names nothing."""
+    found, stack = [], [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            meta = item.get("meta")
+            if isinstance(meta, dict) and meta.get("_type") == "gradio.FileData" and isinstance(item.get("path"), str):
+                found.append(item["path"])
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+class _Answer:
+    """Reads an answer to an account as it is sent, for the file values it hands over (`FileAccess.sent`): an event
+    stream message by message, a JSON body whole. An upload's answer (a list of the paths stored) hands over each."""
+
+    def __init__(self, files: FileAccess, account: str, upload: bool) -> None:
+        self.files, self.account, self.upload = files, account, upload
+        self.kind, self.buffer, self.over = "", b"", False
+
+    def start(self, headers) -> None:
+        kind = dict(headers).get(b"content-type", b"").decode("latin-1")
+        self.kind = kind.split(";")[0].strip()
+
+    def body(self, chunk: bytes, more: bool) -> None:
+        if self.kind not in SCANNED_TYPES or self.over:
+            return
+        self.buffer += chunk
+        if len(self.buffer) > SCAN_CAP:
+            self.over, self.buffer = True, b""
+            return
+        if self.kind == "text/event-stream":
+            *lines, self.buffer = self.buffer.split(b"\n")
+            for line in lines:
+                if line.startswith(b"data:"):
+                    self._parsed(line[5:])
+        elif not more:
+            self._parsed(self.buffer)
+            self.buffer = b""
+
+    def _parsed(self, text: bytes) -> None:
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return
+        paths = file_values(data)
+        if self.upload and isinstance(data, list):
+            paths += [p for p in data if isinstance(p, str)]
+        self.files.sent(self.account, paths)
 
 
 class Guard:
-    """The ASGI middleware: Host and Origin checks, login limits, idle sign-out, per-account file URLs, security
+    """The ASGI middleware: Host and Origin checks, body sizes, signing in and out, per-account file URLs, security
     headers (see the module doc)."""
 
     def __init__(
         self,
         app,
         hosts: frozenset[str] = frozenset(),
-        limiter: LoginLimiter | None = None,
         max_body: int | None = None,
-        idle: IdleSessions | None = None,
-        files: FileLedger | None = None,
+        sessions: Sessions | None = None,
+        limiter: SignInLimiter | None = None,
+        files: FileAccess | None = None,
     ) -> None:
         self.app, self.hosts, self.max_body = app, hosts, max_body
-        self.limiter = limiter or LoginLimiter()
-        self.idle, self.files = idle, files
+        self.sessions, self.files = sessions, files
+        self.limiter = limiter or SignInLimiter()
+        self._turns: asyncio.Condition | None = None  # made in the server's event loop, at the first sign-in
+        self._checks = None  # anyio.CapacityLimiter(CHECKS_AT_ONCE), likewise
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] not in ("http", "websocket"):
             return await self.app(scope, receive, send)
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         method = scope.get("method", "GET")
+        path = scope.get("path", "")
         if not host_ok(headers.get("host", ""), self.hosts):
             return await _refuse(
                 scope,
@@ -317,76 +412,190 @@ class Guard:
         why = cross_origin(method, headers)
         if why:
             return await _refuse(scope, receive, send, 403, why)
-        if scope["type"] == "http" and self.max_body is not None:
+        cut: list[bool] = []
+        if scope["type"] == "http":
+            cap = self._cap(path)
             declared = headers.get("content-length", "")
-            if declared.strip().isdigit() and int(declared) > self.max_body + BODY_SLACK:
-                return await _refuse(scope, receive, send, 413, self._too_big())
-            receive, send, cut = self._bounded(scope, receive, send)
-        else:
-            cut = []
-        login = scope["type"] == "http" and method == "POST" and scope.get("path") in LOGIN_PATHS
-        client = (scope.get("client") or ("?", 0))[0]
-        stamp = 0.0
-        if login:
-            wait, stamp = self.limiter.attempt(client)
-            if wait > 0:
-                return await _refuse(
-                    scope,
-                    receive,
-                    send,
-                    429,
-                    f"too many failed logins: try again in {wait:.0f} s",
-                    [(b"retry-after", str(int(wait) + 1).encode())],
-                )
-
+            if declared.strip().isdigit() and int(declared) > cap:
+                return await _refuse(scope, receive, send, 413, self._too_big(path))
+            receive, send, cut = self._bounded(scope, receive, send, cap, path)
         new_session = [_session_cookie()] if scope["type"] == "http" and not session_of(headers) else []
-        gradio = scope.get("app")
-        token = access_token(gradio, headers)
-        tokens = getattr(gradio, "tokens", None)
-        account = tokens.get(token) if token is not None and isinstance(tokens, dict) else None
-        path = scope.get("path", "")
-        if account is not None and self.idle is not None:
-            if not self.idle.touch(token, activity=not NOT_ACTIVITY.match(path)):  # pyright: ignore[reportArgumentType]
-                tokens.pop(token, None)  # pyright: ignore[reportOptionalMemberAccess] - signed out: Gradio's login again
-                account = None
-                if method == "GET" and headers.get("sec-fetch-dest", "document") == "document":
-                    return await _redirect(send, "/")  # the app's root shows the login form to no one signed in
+        account = None
+        if self.sessions is not None:
+            token = _cookie(headers, COOKIE)
+            account, sid = (None, "")
+            if token:
+                account, sid = await asyncio.to_thread(self.sessions.account, token, not NOT_ACTIVITY.match(path))
+            gradio = scope.get("app")
+            tokens = getattr(gradio, "tokens", None)
+            if sid and account is None and isinstance(tokens, dict):
+                tokens.pop(sid, None)  # ended: Gradio forgets it too
+            if method == "POST" and path in LOGIN_PATHS:
+                return await self._sign_in(scope, receive, send, headers)
+            if path in LOGOUT_PATHS:
+                return await self._sign_out(scope, receive, send, headers, account, tokens)
+            forget = [_clear_cookie()] if token and account is None else []
+            if account is None:
+                if method in ("GET", "HEAD") and path in SIGN_IN_PAGES:
+                    nxt = path + ("?" + scope["query_string"].decode("latin-1") if scope.get("query_string") else "")
+                    return await _page(send, 200, sign_in_page("", "/" if path != "/" else nxt), forget)
+                if token and _document(method, headers):
+                    return await _redirect(send, "/", forget)  # signed out meanwhile: to the sign-in form
+                if path not in PUBLIC:
+                    return await _refuse(scope, receive, send, 401, SIGN_IN_FIRST, forget)
+            else:
+                if method in ("GET", "HEAD") and path in LOGIN_PATHS:
+                    return await _redirect(send, "/")
+                if isinstance(tokens, dict):
+                    tokens[sid] = account
+                scope = {
+                    **scope,
+                    "headers": _as_gradio(scope.get("headers", []), gradio, sid),
+                    "chief.account": account,
+                }
         if self.files is not None and scope["type"] == "http":
             wanted = FILE_ROUTE.match(path)
             if wanted and (account is None or not self.files.allowed(account, wanted.group("path"))):
                 return await _refuse(scope, receive, send, 404, NOT_FOUND)
-        scan = self.files is not None and account is not None and scope["type"] == "http"
-        tail = [""]
-        scanning = [False]
+        answer = (
+            _Answer(self.files, account, bool(UPLOAD_ROUTE.match(path)))
+            if self.files is not None and account is not None and scope["type"] == "http"
+            else None
+        )
 
         async def send_with_headers(message) -> None:
             if message["type"] == "http.response.start":
-                if login and message["status"] not in (400, 401, 403):
-                    self.limiter.succeeded(client, stamp)
-                if scan:
-                    kind = dict(message.get("headers", [])).get(b"content-type", b"").decode("latin-1")
-                    scanning[0] = kind.split(";")[0].strip() in SCANNED_TYPES
+                if answer is not None:
+                    answer.start(message.get("headers", []))
                 message = {**message, "headers": [*message.get("headers", []), *HEADERS, *new_session]}
-            elif scanning[0] and message["type"] == "http.response.body":
-                text = tail[0] + message.get("body", b"").decode("utf-8", "replace")
-                self.files.note(account, text)  # pyright: ignore[reportOptionalMemberAccess, reportArgumentType]
-                tail[0] = text[-4096:]  # a path cut between two chunks is read whole with the next
+            elif answer is not None and message["type"] == "http.response.body":
+                answer.body(message.get("body", b""), bool(message.get("more_body")))
             await send(message)
 
         try:
             await self.app(scope, receive, send_with_headers)
         except Exception:
-            if not cut:  # a body cut off past max_body: the app's complaint that the client left is expected
+            if not cut:  # a body cut off past its cap: the app's complaint that the client left is expected
                 raise
 
-    def _too_big(self) -> str:
-        return f"too big: the web app takes files of at most {(self.max_body or 0) >> 20} MB"
+    # ------------------------------------------------------------------ signing in and out
+    async def _sign_in(self, scope, receive, send, headers) -> None:
+        """The sign-in form's POST: a session and its cookie for a right name and password; a refusal in one line (and,
+        to a browser, the form again with that line) for anything else. Nothing is written for a refusal."""
+        import anyio
 
-    def _bounded(self, scope, receive, send):
-        """(receive, send, cut) for a body that may come without a Content-Length (chunked): past `max_body` bytes the
+        body = b""
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return
+            body += message.get("body", b"")
+            if len(body) > LOGIN_BODY:
+                return await _refuse(scope, receive, send, 413, self._too_big(scope.get("path", "")))
+            if not message.get("more_body"):
+                break
+        form = await _form(scope, body)
+        browser = headers.get("sec-fetch-mode") == "navigate" or headers.get("accept", "").startswith("text/html")
+        nxt = safe_next(form.get("next", "/"))
+        name, password = form.get("username", "").strip(), form.get("password", "")
+
+        async def refuse(status: int, line: str, extra: list | None = None) -> None:
+            if browser:
+                return await _page(send, status, sign_in_page(line, nxt), extra)
+            return await _refuse(scope, receive, send, status, line, extra)
+
+        if not name or not password:
+            return await refuse(400, "enter your name and your password")
+        client = (scope.get("client") or ("?", 0))[0]
+        turn = await self._turn(name, client)
+        if isinstance(turn, Refused):
+            return await refuse(429, retry_line(turn), [(b"retry-after", str(int(turn.wait) + 1).encode())])
+        if self._checks is None:
+            self._checks = anyio.CapacityLimiter(CHECKS_AT_ONCE)
+        account = None
+        try:
+            account = await anyio.to_thread.run_sync(
+                self.sessions.credentials.check,  # pyright: ignore[reportOptionalMemberAccess]
+                name,
+                password,
+                limiter=self._checks,
+            )
+        finally:
+            self.limiter.done(turn, ok=account is not None)
+            async with self._turns:  # pyright: ignore[reportOptionalContextManager]
+                self._turns.notify_all()  # pyright: ignore[reportOptionalMemberAccess]
+        if account is None:
+            return await refuse(400, "wrong name or password")
+        token = await asyncio.to_thread(self.sessions.open, account)  # pyright: ignore[reportOptionalMemberAccess]
+        cookie = (b"set-cookie", f"{COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax".encode())
+        if browser:
+            return await _redirect(send, nxt, [cookie], status=303)
+        body = b'{"success": true}'
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    *HEADERS,
+                    cookie,
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+    async def _turn(self, name: str, client: str) -> Turn | Refused:
+        """The limiter's answer for a sign-in of `name` from `client`, once it is no longer WAIT."""
+        if self._turns is None:
+            self._turns = asyncio.Condition()
+        async with self._turns:
+            while True:
+                got = self.limiter.ask(name, client)
+                if got is not None:
+                    return got
+                await self._turns.wait()
+
+    async def _sign_out(self, scope, receive, send, headers, account: str | None, tokens) -> None:
+        """A POST from the app's own page ends every session of the account; anything else changes nothing."""
+        if scope.get("method") != "POST":
+            return await _refuse(
+                scope,
+                receive,
+                send,
+                405,
+                "sign out with the page's Sign out button (a POST from the app's own page)",
+                [(b"allow", b"POST")],
+            )
+        origin = headers.get("origin")
+        own = origin is not None and not cross_origin("POST", headers)
+        if not own and headers.get("sec-fetch-site") != "same-origin":
+            return await _refuse(scope, receive, send, 403, "sign-out is taken only from the app's own page")
+        if account is not None:
+            ended = await asyncio.to_thread(self.sessions.end, (), account)  # pyright: ignore[reportOptionalMemberAccess]
+            for sid in ended if isinstance(tokens, dict) else ():
+                tokens.pop(sid, None)
+        return await _redirect(send, "/", [_clear_cookie()], status=303)
+
+    # ------------------------------------------------------------------ sizes
+    def _cap(self, path: str) -> int:
+        if path in LOGIN_PATHS:
+            return LOGIN_BODY
+        if UPLOAD_ROUTE.match(path) and self.max_body is not None:
+            return self.max_body + BODY_SLACK
+        return EVENT_BODY
+
+    def _too_big(self, path: str) -> str:
+        if UPLOAD_ROUTE.match(path) and self.max_body is not None:
+            return f"too big: the web app takes files of at most {self.max_body >> 20} MB"
+        return f"too big: a request to {path[:80]} takes at most {self._cap(path) >> 10} KB"
+
+    def _bounded(self, scope, receive, send, cap: int, path: str):
+        """(receive, send, cut) for a body that may come without a Content-Length (chunked): past `cap` bytes the
         request is answered 413 here, the app is told the client left, and what it sends after is dropped (`cut`
         is then not empty)."""
         got, refused = 0, []
+        started: list[bool] = []
 
         async def bounded_receive():
             nonlocal got
@@ -395,14 +604,12 @@ class Guard:
             message = await receive()
             if message["type"] == "http.request":
                 got += len(message.get("body", b""))
-                if got > (self.max_body or 0) + BODY_SLACK:
+                if got > cap:
                     refused.append(True)
                     if not started:
-                        await _refuse(scope, receive, send, 413, self._too_big())
+                        await _refuse(scope, receive, send, 413, self._too_big(path))
                     return {"type": "http.disconnect"}
             return message
-
-        started: list[bool] = []
 
         async def bounded_send(message) -> None:
             if refused:
@@ -414,12 +621,81 @@ class Guard:
         return bounded_receive, bounded_send, refused
 
 
-async def _redirect(send, location: str) -> None:
+def _cookie(headers, name: str) -> str:
+    try:
+        morsel = SimpleCookie(headers.get("cookie") or "").get(name)
+    except CookieError:
+        return ""
+    return morsel.value if morsel is not None else ""
+
+
+def _as_gradio(raw: list, gradio, sid: str) -> list:
+    """The request's headers with its cookies as Gradio should see them: the sign-in cookie and any Gradio login
+    cookie the browser sent taken out, Gradio's own login cookie for session `sid` put in (Gradio reads the account
+    from it: `app.tokens`)."""
+    cookie_id = getattr(gradio, "cookie_id", None)
+    out, cookies = [], []
+    for k, v in raw:
+        if k.lower() != b"cookie":
+            out.append((k, v))
+            continue
+        for part in v.decode("latin-1").split(";"):
+            name = part.strip().partition("=")[0]
+            if name and name != COOKIE and not name.startswith("access-token-"):
+                cookies.append(part.strip())
+    if cookie_id is not None:
+        cookies.append(f"access-token-{cookie_id}={sid}")
+    if cookies:
+        out.append((b"cookie", "; ".join(cookies).encode("latin-1")))
+    return out
+
+
+def _document(method: str, headers) -> bool:
+    """A page load (what a browser navigates to), as opposed to a script's request."""
+    return method in ("GET", "HEAD") and headers.get("sec-fetch-dest", "document") == "document"
+
+
+def _clear_cookie() -> tuple[bytes, bytes]:
+    return b"set-cookie", f"{COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax".encode()
+
+
+async def _form(scope, body: bytes) -> dict[str, str]:
+    """The sign-in form's fields (urlencoded, or multipart as Gradio's own page sent it); {} when malformed."""
+    from starlette.requests import Request
+
+    async def replay():
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    try:
+        form = await Request(scope, replay).form(max_files=0, max_fields=8)
+    except Exception:  # a malformed form is answered as an empty one: "enter your name and your password"
+        return {}
+    return {k: v for k, v in form.items() if isinstance(v, str)}
+
+
+async def _page(send, status: int, page: bytes, extra: list | None = None) -> None:
     await send(
         {
             "type": "http.response.start",
-            "status": 302,
-            "headers": [(b"location", location.encode()), (b"content-length", b"0"), *HEADERS],
+            "status": status,
+            "headers": [
+                (b"content-type", b"text/html; charset=utf-8"),
+                (b"content-length", str(len(page)).encode()),
+                (b"cache-control", b"no-store"),
+                *HEADERS,
+                *(extra or []),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": page})
+
+
+async def _redirect(send, location: str, extra: list | None = None, status: int = 302) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"location", location.encode()), (b"content-length", b"0"), *HEADERS, *(extra or [])],
         }
     )
     await send({"type": "http.response.body", "body": b""})

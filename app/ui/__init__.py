@@ -165,8 +165,9 @@ def create_app(studio, users: bool = False):
         demo.chief_actor = _signed_in(studio) if users else (lambda request: serving)  # pyright: ignore[reportAttributeAccessIssue]
         demo.chief_ctx = ctx  # pyright: ignore[reportAttributeAccessIssue] - tests reach the jobs through it
         ctx.status = gr.Markdown(elem_id="status_bar")
-        if users:  # ends every session of the account (Gradio's /logout); idle ones end by themselves (security.py)
-            gr.Button("Sign out", link="/logout", elem_id="sign_out", size="sm", scale=0)
+        if users:  # ends the account's sessions: a POST from this page only (security.py); idle ones end by themselves
+            gr.HTML('<form method="post" action="/logout"><button type="submit" id="sign_out" class="lg secondary sm">'
+                    "Sign out</button></form>", elem_id="sign_out_form", js_on_load=None)  # fmt: skip
         ctx.steps = gr.HTML(elem_id="steps", js_on_load=flow.STEPS_JS, css_template=flow.CSS)
         with gr.Row(visible=False):
             ctx.pid = gr.Textbox(label="project", elem_id="current_project")
@@ -300,7 +301,11 @@ def _signed_in(studio):
     def actor(request):
         cached = getattr(request, "_chief_actor", None)
         if cached is None:
-            name = getattr(request, "username", None) or ""
+            # the account the Guard signed the request in as (app/server/security.py): every route has it, the
+            # component server functions' too (a card's ▶), whose request carries no Gradio username
+            scope = getattr(getattr(request, "request", request), "scope", None)  # a gr.Request's own, or the route's
+            signed = scope.get("chief.account") if isinstance(scope, dict) else None
+            name = signed or getattr(request, "username", None) or ""
             try:
                 cached = studio.accounts.actor(name) if name else Actor("")
             except StudioError:
@@ -446,22 +451,32 @@ def launch(
             raise ValueError(
                 "--users needs accounts: add one first (chief users add NAME [--teacher] --password-stdin)"
             )
-        credentials = studio.accounts.sign_in  # Gradio's login form, behind the Guard's login limits
+        credentials = studio.accounts.sign_in  # Gradio then asks for a signed-in user; the Guard signs people in
     if not is_loopback(host) and credentials is None:
         raise ValueError(
             f"serving on {host} exposes your projects: pass --auth user:password or --users (or set CHIEF_AUTH)"
         )
     from starlette.middleware import Middleware
 
-    from app.server.security import IDLE_MINUTES, FileLedger, Guard, IdleSessions, allowed_hosts
+    from app.server.security import IDLE_MINUTES, FileAccess, Guard, allowed_hosts
+    from app.server.sessions import Changes, OnePerson, Sessions
 
     demo = create_app(studio, users=users)
     cap = upload_cap(studio.config)
     minutes = IDLE_MINUTES if idle_minutes is None else idle_minutes
-    idle = IdleSessions(minutes * 60, *([clock] if clock else [])) if credentials is not None else None
-    files = FileLedger(served_roots(studio)) if users else None
-    demo.chief_files = files  # pyright: ignore[reportAttributeAccessIssue] - hand-over takes back what was sent
-    guard = Middleware(Guard, hosts=allowed_hosts(studio.config.allowed_hosts), max_body=cap, idle=idle, files=files)
+    changes = Changes(studio.config.db_path) if credentials is not None else None
+    sessions = None
+    if changes is not None:  # signed in by the Guard, kept in the database (app/server/sessions.py)
+        who = studio.accounts if users else OnePerson(*parse_auth(auth))  # pyright: ignore[reportCallIssue]
+        sessions = Sessions(studio.ctx.repo, who, changes, idle=minutes * 60, **({"clock": clock} if clock else {}))
+    files = None
+    if users and changes is not None:  # file URLs by what each account may read (security.FileAccess)
+        media, exports, *copies = served_roots(studio)
+        files = FileAccess(studio.ctx.repo, studio.accounts.actor, changes, media, exports, copies)
+        studio.media.on_store(files.made)
+    demo.chief_files = files  # pyright: ignore[reportAttributeAccessIssue] - hand-over and unshare read again
+    hosts = allowed_hosts(studio.config.allowed_hosts)
+    guard = Middleware(Guard, hosts=hosts, max_body=cap, sessions=sessions, files=files)
     with _LAUNCH_LOCK, _environment(FORWARDED_ALLOW_IPS=proxies):
         _launch(demo, studio, host, port, credentials, prevent_thread_lock, quiet, guard, cap)
     return demo

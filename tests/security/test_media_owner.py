@@ -103,10 +103,10 @@ def test_a_file_goes_only_to_the_account_it_was_sent_to(alices_file):
         missing = bob.get(route + path + ".nothere")
         assert (theirs.status_code, theirs.text) == (404, NOT_FOUND + "\n"), route
         assert (missing.status_code, missing.text) == (theirs.status_code, theirs.text)  # no hint it exists
-        assert teacher.get(route + path).status_code == 404  # never sent to the teacher either
+        assert teacher.get(route + path).status_code == 404  # Gradio's copy made for alice's answer: hers alone
     anonymous = httpx.get(url + "/gradio_api/file=" + path, timeout=60)
-    assert anonymous.status_code == 404 and data not in anonymous.content
-    # a file in the media store that no answer named: refused to everyone, its owner too
+    assert anonymous.status_code == 401 and data not in anonymous.content  # sign in first
+    # a file in the media store that no project names: refused to everyone
     other = studio.config.media_root / "never-named.txt"
     other.write_bytes(b"never shown to anyone")
     assert alice.get(f"/gradio_api/file={other}").status_code == 404

@@ -158,8 +158,10 @@ def test_share_and_hand_over_on_the_cli(tmp_path):
 
 def test_the_sharing_box_shares_and_takes_back_the_files_sent(shared, tmp_path):
     """The box above the screens (app/ui/share_box.py), called as the page calls it: the owner shares and stops
-    sharing; stopping takes back the file URLs the reader was sent (app.server.security.FileLedger)."""
-    from app.server.security import FileLedger
+    sharing; the reader may fetch the project's files while it is shared, not after (app.server.security.FileAccess
+    decides by what the account may read)."""
+    from app.server.security import FileAccess
+    from app.server.sessions import Changes
     from app.ui import create_app
     from app.ui.share_box import ShareBox
 
@@ -167,15 +169,20 @@ def test_the_sharing_box_shares_and_takes_back_the_files_sent(shared, tmp_path):
     demo = create_app(studio, users=True)
     box = next(f.fn.__wrapped__.__self__ for f in demo.fns.values() if getattr(f.fn, "__name__", "") == "add")
     assert isinstance(box, ShareBox)
-    demo.chief_files = files = FileLedger([str(tmp_path)])
-    files.note("bob", f'{{"path": "{tmp_path}/film.mp4"}}')
+    exports = studio.config.home / "exports"
+    changes = Changes(studio.config.db_path)
+    files = FileAccess(studio.ctx.repo, studio.accounts.actor, changes, studio.config.media_root, exports, [tmp_path])
+    demo.chief_files = files
+    film = f"{exports}/{alice}/film.mp4"
+    assert not files.allowed("bob", film)
     with acting(ALICE):
         assert "read by bob" in box.add(alice, " bob ")
     with acting(BOB):
         assert "alice's, read-only for you" in box.shown(alice)
         with pytest.raises(ReadOnly, match="only its owner"):
             box.add(alice, "carol")  # he reads it; sharing it on is its owner's
-    assert files.allowed("bob", f"{tmp_path}/film.mp4")
+    assert files.allowed("bob", film) and files.allowed("alice", film)
     with acting(ALICE):
         assert "no one else" in box.remove(alice, "bob")
-    assert not files.allowed("bob", f"{tmp_path}/film.mp4")
+    assert not files.allowed("bob", film) and files.allowed("alice", film)
+    changes.close()
