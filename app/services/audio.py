@@ -257,7 +257,7 @@ class Audio:
         from generation import subtitles
         from generation.audio import ambience, score
         from generation.audio.loudness import TARGETS
-        from generation.audio.mix import MixSettings, Placed
+        from generation.audio.mix import MixSettings, Placed, joined
         from generation.audio.pcm import louder
 
         music_model, effects_model = self._model("music"), self._model("effects")
@@ -267,7 +267,10 @@ class Audio:
         effects: list[Placed] = []
         voiced = reused = made = kept = 0
         labels: list[str] = []
-        for shot, clip, start, end in zip(shots, clips, starts, ends, strict=True):
+        # each shot's sounds, and each scene's cue, crossfade with the one before across the cut (`mix.joined`)
+        sounding = [i for i, s in enumerate(shots) if s.sounds.strip()]
+        heard = dict(zip(sounding, joined([(starts[i], ends[i]) for i in sounding], total), strict=True))
+        for i, (shot, clip, start, end) in enumerate(zip(shots, clips, starts, ends, strict=True)):
             if shot.dialogue:
                 windows = subtitles.split_window(start, end, shot.subtitles())
                 for line, (t0, _, _) in zip(shot.dialogue, windows, strict=True):
@@ -278,7 +281,8 @@ class Audio:
                     dialogue.append(Placed(t0, spoken.path))
                     labels.append("Piper voices" if "Piper" in spoken.label else "speech endpoint voices")
             if shot.sounds.strip():
-                seconds = round(end - start, 3)
+                window = heard[i]
+                seconds = window.seconds
                 db = board.scene_of(shot.shot_id).effects_level
                 if effects_model is None:
                     path, new = self._cached(
@@ -297,7 +301,7 @@ class Audio:
                     path, new = self._generated("effects", effects_model, shot.sounds, seconds, shot.seed, cancel, db)
                     labels.append(f"{self._label(effects_model)} effects")
                 made, kept = made + new, kept + (not new)
-                effects.append(Placed(start, path, seconds))
+                effects.append(Placed(window.start, path, seconds, *window.fades))
             if has_sound(clip):
                 effects.append(Placed(start, clip, end - start))
                 labels.append("the clips' own sound")
@@ -307,16 +311,19 @@ class Audio:
             music.append(Placed(0.0, self._track(board.film.music_track, seconds), seconds))
             labels.append(TRACK_LABEL)
         bounds: list[float] = []  # the mix is cut into parts at the scenes' starts
+        scored = []  # the scenes a cue or a track of their own plays over, and where
         for scene in board.scenes:
             present = [film_ids[s.shot_id] for s in scene.shots if s.shot_id in film_ids]
             bounds += [starts[present[0]]] if present else []
             if board.film.music_track or not present or not (scene.music.strip() or scene.music_track):
                 continue
-            t0, t1 = starts[present[0]], ends[present[-1]]
-            seconds = round(t1 - t0, 3)
+            scored.append((scene, (starts[present[0]], ends[present[-1]])))
+        cues = joined([w for _, w in scored], total)
+        for (scene, _), window in zip(scored, cues, strict=True):
+            t0, seconds = window.start, window.seconds
             db = scene.music_level
             if scene.music_track:  # the creator's track for this scene, instead of its cue
-                music.append(Placed(t0, self._track(scene.music_track, seconds, db), seconds))
+                music.append(Placed(t0, self._track(scene.music_track, seconds, db), seconds, *window.fades))
                 labels.append(TRACK_LABEL)
                 continue
             seed = _seed(scene.scene_id)
@@ -331,7 +338,7 @@ class Audio:
                 path, new = self._generated("music", music_model, scene.music, seconds, seed, cancel, db)
                 labels.append(f"{self._label(music_model)} music")
             made, kept = made + new, kept + (not new)
-            music.append(Placed(t0, path, seconds))
+            music.append(Placed(t0, path, seconds, *window.fades))
         if not (dialogue or music or effects):
             return None
         opts = board.film

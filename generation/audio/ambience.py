@@ -24,7 +24,7 @@ import numpy as np
 from .pcm import RATE, Sound, fade
 
 LABEL = "temp effects"
-VERSION = 2  # in the sound cache's key: effects made by an earlier library are made again
+VERSION = 3  # in the sound cache's key: effects made by an earlier library are made again
 EMBED_MIN = 0.3  # cosine: a clause less like every effect's description than this is room tone
 
 
@@ -170,9 +170,10 @@ def ambience(words: str, seconds: float, seed: int, rate: int = RATE) -> Ambienc
     for kind in kinds:
         rng = np.random.default_rng([seed, sum(map(ord, kind))])
         x = _MAKERS[kind](rng, n, rate)
-        out += x / (np.sqrt(np.mean(x**2)) or 1.0) * LEVELS[kind]
+        out += x / (np.sqrt(np.mean(x**2)) or 1.0) * 10 ** (LEVELS[kind] / 20)
     peak = np.abs(out).max()
-    out = out / peak * 0.5 if peak > 0 else out
+    if peak > PEAK:  # only brought down, never up: a quiet effect stays quiet
+        out *= PEAK / peak
     return Ambience(Sound(fade(out.astype(np.float32), rate, 0.3, 0.3), rate, LABEL), kinds, chosen)
 
 
@@ -339,5 +340,15 @@ _MAKERS: dict[str, Callable] = {
     "crowd": _crowd,
     "room": _room,
 }
-# Each effect's level (RMS) in a blend: room tone under the others, events over the beds.
-LEVELS = {k: 1.0 for k in _MAKERS} | {"room": 0.3, "sea": 0.8, "rain": 0.8, "wind": 0.8}
+# Each effect's level (dBFS RMS over its length), alone or in a blend: what it is heard as, not scaled to a common
+# peak. Scaling every sound to one peak made a steady low hum as loud as a thunderclap's rumble (its peak is the
+# crack's, 15 dB over its RMS): room tone's band under 150 Hz measured within 0.3 dB of thunder's.
+LEVELS = {k: -24.0 for k in _MAKERS} | {
+    "thunder": -18.0,
+    "static": -26.0,
+    "birds": -28.0,
+    "gulls": -26.0,
+    "crowd": -26.0,
+    "room": -42.0,  # room tone: the quiet of a place, under everything else
+}
+PEAK = 0.5  # the sound's peak at most (headroom for a scene's effects level raised before the mix)

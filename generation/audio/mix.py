@@ -4,8 +4,9 @@ one gain, mixed in parts so that a change re-mixes the part it is in.
 The film is cut into parts (at the boundaries the caller gives, its scenes, and at most `MAX_PART` long), each
 starting on BS.1770's 100-ms block hop. A part's stems are built in memory at 48 kHz over the part (each piece
 placed at its start; music and effects cut to their window and faded at its edges, which are the scene
-boundaries), then one ffmpeg filter graph levels them, compresses the dialogue, ducks the music with
-`sidechaincompress` keyed by the dialogue stem and sums them. A part depends on nothing before it (no pre-roll: a
+boundaries; where one cue or shot's sounds follows another they crossfade across the cut, `joined`), then one
+ffmpeg filter graph levels them, compresses the dialogue and ducks the music with `sidechaincompress` keyed by the
+dialogue stem; numpy sums them. A part depends on nothing before it (no pre-roll: a
 line ending near a scene's end would make the next scene depend on it), so its compressors start at rest, as they
 are after a silence; only a line running across a boundary differs from one pass over the film, for the
 compressors' attack (5-10 ms). Each part keeps its stems, its sum before normalisation (float) and its K-weighted
@@ -46,6 +47,7 @@ STEMS = ("dialogue", "music", "effects")
 DUCK = "sidechaincompress=level_sc=3:threshold=0.01:ratio=20:attack=10:release=350:detection=rms:makeup=1"
 # Dialogue is compressed (4:1 above -26 dBFS) as a dialogue editor would: speech's crest factor is what makes a
 # -14 LUFS target need loudnorm's limiter; a steadier dialogue stem is limited less.
+DUCK_PAD = 0.5  # s of silence after both of the ducker's inputs, so it never drops the music's end (`graph`)
 DIALOGUE = "acompressor=threshold=0.05:ratio=4:attack=5:release=150:makeup=2"
 GRID = round(STEP * RATE)  # 4800 samples: parts start on BS.1770's block hop, so their blocks are the film's
 MAX_PART = 30.0  # s: a longer stretch between the caller's boundaries is cut into parts of at most this
@@ -57,6 +59,8 @@ LIMIT_HOLD = 0.003  # s: and holds a reduction this long after the peak that ask
 # AGC on speech: on a Piper dialogue at -26 LUFS, -6.9 dBTP, -14 LUFS under -4 dBTP took +19.8 dB with 3 ms,
 # +24.8 with 10 ms, and 30 ms never reached it)
 EDGE_FADE = 0.005  # dialogue pieces: a 5 ms ramp so a line never clicks in
+CROSSFADE = 1.0  # s: music and effects pieces that follow one another crossfade this long across the cut (`joined`)
+JOIN = 0.05  # s: a piece that starts within this of the last one's end follows it
 SIDES = (None, MUSIC_SIDE, EFFECTS_SIDE)  # per stem: dialogue centred, music and effects widened (`stereo`)
 
 
@@ -68,6 +72,10 @@ class Placed:
     start: float
     path: Path
     length: float | None = None
+    # seconds of an equal-power crossfade with the piece before / after it on the stem (`joined`); None: the stem's
+    # own fade at that edge
+    fade_in: float | None = None
+    fade_out: float | None = None
 
 
 @dataclass(frozen=True)
@@ -122,6 +130,48 @@ class Part:
         return np.fromfile(self.folder / "reach.f16", "<f2").astype(np.float32)
 
 
+@dataclass(frozen=True)
+class Window:
+    """Where a piece of a stem sounds on the film (seconds), and how it meets its neighbours (`joined`)."""
+
+    start: float
+    end: float
+    fade_in: float | None = None  # an equal-power crossfade this long with the window before; None: none
+    fade_out: float | None = None
+
+    @property
+    def seconds(self) -> float:
+        return round(self.end - self.start, 3)
+
+    @property
+    def fades(self) -> tuple[float | None, float | None]:
+        return self.fade_in, self.fade_out
+
+
+def joined(windows: list[tuple[float, float]], seconds: float, crossfade: float = CROSSFADE) -> list[Window]:
+    """Windows (start, end) of pieces that follow one another on a stem (each scene's cue, each shot's sounds), made
+    to crossfade where one ends as the next begins (within `JOIN`, or overlapping): each is widened past the cut by
+    half the crossfade (a crossfade at most as long as the shorter window), so one fades out while the next fades in over the
+    same stretch, centred on the cut, with equal-power ramps; the level holds across the cut instead of falling to
+    silence between a fade-out and a fade-in. An edge that meets no window keeps the stem's own fade. Widening stays
+    within the film (0 to `seconds`); the pieces are made as long as their widened windows."""
+    order = sorted(range(len(windows)), key=lambda i: windows[i][0])
+    out: dict[int, Window] = {i: Window(*windows[i]) for i in order}
+    for i, j in zip(order, order[1:], strict=False):
+        a, b = out[i], out[j]
+        (a0, a1), (b0, b1) = windows[i], windows[j]
+        if b0 > a1 + JOIN:
+            continue
+        c = min(crossfade, a1 - a0, b1 - b0)
+        if c <= 0:
+            continue
+        end, start = min(seconds, a1 + c / 2), max(0.0, b0 - c / 2)
+        overlap = round(end - start, 3)
+        out[i] = Window(a.start, round(end, 3), a.fade_in, overlap)
+        out[j] = Window(round(start, 3), b.end, overlap, b.fade_out)
+    return [out[i] for i in range(len(windows))]
+
+
 def spans(bounds, seconds: float, max_part: float = MAX_PART) -> list[tuple[int, int]]:
     """(start, end) samples of the parts of a `seconds`-long film cut at `bounds` (seconds): each start on the
     100-ms grid, none shorter than MIN_PART (it joins the part before) nor longer than `max_part`."""
@@ -151,12 +201,18 @@ class _Pieces:
         self._lengths: dict[tuple, int] = {}
 
     def samples(self, piece: Placed, edge: float, side: int | None = None) -> np.ndarray:
-        k = (piece.path, piece.length, edge, side)
+        k = (piece.path, piece.length, edge, side, piece.fade_in, piece.fade_out)
         if k not in self._samples:
             x = _load(piece.path)
             if piece.length is not None:
                 x = x[: round(piece.length * RATE)]
-            self._samples[k] = fade(placed(x, self.channels, side, self.width), RATE, edge, edge)
+            x = placed(x, self.channels, side, self.width)
+            if piece.fade_in is None and piece.fade_out is None:
+                x = fade(x, RATE, edge, edge)
+            else:  # a crossfade at one edge or both: equal power there, the stem's own fade elsewhere
+                x = fade(x, RATE, piece.fade_in or 0.0, 0.0, power=True) if piece.fade_in else fade(x, RATE, edge, 0.0)
+                x = fade(x, RATE, 0.0, piece.fade_out, power=True) if piece.fade_out else fade(x, RATE, 0.0, edge)
+            self._samples[k] = x
         return self._samples[k]
 
     def length(self, piece: Placed) -> int:
@@ -213,29 +269,34 @@ def _load(path: Path) -> np.ndarray:
 
 
 def graph(settings: MixSettings) -> str:
-    """The filter graph over inputs 0 dialogue, 1 music, 2 effects; outputs [mix] (the sum) and the levelled stems
-    [d], [m], [e]."""
-    duck = f"[m0][key]{DUCK}[mduck]" if settings.ducking else "[m0]anull[mduck];[key]anullsink"
+    """The filter graph over inputs 0 dialogue, 1 music, 2 effects; outputs the levelled stems [d], [m], [e] (the
+    ducked music may run past the part: `mix_part` cuts it). `sidechaincompress` ends when its first input does and
+    drops what the other still holds: 50-150 ms of the music went missing at every part's end, which is a scene's cut
+    (amix then summed a hole there, and the joined music stem ran early). Both its inputs are padded with silence, so
+    what is dropped is the padding; the sum is taken in numpy (`mix_part`) from the stems themselves."""
+    duck = (
+        f"[m0]apad=pad_dur={DUCK_PAD}[mp];[key]apad=pad_dur={DUCK_PAD}[kp];[mp][kp]{DUCK}[m]"
+        if settings.ducking
+        else "[m0]anull[m];[key]anullsink"
+    )
     return ";".join(
         [
-            f"[0:a]{DIALOGUE},volume={settings.dialogue_db}dB,asplit=3[dmix][key][d]",
+            f"[0:a]{DIALOGUE},volume={settings.dialogue_db}dB,asplit=2[key][d]",
             f"[1:a]volume={settings.music_db}dB[m0]",
             duck,
-            "[mduck]asplit=2[mmix][m]",
-            f"[2:a]volume={settings.effects_db}dB,asplit=2[emix][e]",
-            "[dmix][mmix][emix]amix=inputs=3:normalize=0:duration=first[mix]",
+            f"[2:a]volume={settings.effects_db}dB[e]",
         ]
     )
 
 
-def ffmpeg_args(stems: dict[str, Path], filters: str, out: Path, stems_out: dict[str, Path]) -> list[str]:
-    """Run `graph` over the raw stems: the sum as raw float samples to `out`, the levelled stems as 16-bit WAVs."""
+def ffmpeg_args(stems: dict[str, Path], filters: str, out: dict[str, Path]) -> list[str]:
+    """Run `graph` over the raw stems: the levelled stems as raw float samples (channels interleaved) to `out`."""
     args = ["-nostats"]
     for name in STEMS:
         args += ["-i", str(stems[name])]
-    args += ["-filter_complex", filters, "-map", "[mix]", "-c:a", "pcm_f32le", "-f", "f32le", "-y", str(out)]
+    args += ["-filter_complex", filters]
     for name, label in zip(STEMS, ("d", "m", "e"), strict=True):
-        args += ["-map", f"[{label}]", "-c:a", "pcm_s16le", "-y", str(stems_out[name])]
+        args += ["-map", f"[{label}]", "-c:a", "pcm_f32le", "-f", "f32le", "-y", str(out[name])]
     return args
 
 
@@ -288,13 +349,21 @@ def mix_part(
     }
     if cancel is not None:
         cancel.raise_if_cancelled()
-    out = {name: folder / f"{name}.wav" for name in STEMS}
-    run_ffmpeg(ffmpeg_args(raw, graph(settings), folder / "mix.f32", out), cancel=cancel)
+    levelled = {name: folder / f"{name}.f32" for name in STEMS}
+    run_ffmpeg(ffmpeg_args(raw, graph(settings), levelled), cancel=cancel)
     for path in raw.values():
         path.unlink()
-    summed = np.fromfile(folder / "mix.f32", "<f4").reshape(-1, settings.channels)
-    if len(summed) != b - a:
-        raise RuntimeError(f"the part's mix has {len(summed)} samples of {settings.channels} channels, not {b - a}")
+    summed = np.zeros((b - a, settings.channels), np.float32)
+    for name, path in levelled.items():
+        stem = np.fromfile(path, "<f4").reshape(-1, settings.channels)[: b - a]
+        if len(stem) != b - a:
+            raise RuntimeError(
+                f"the part's {name} has {len(stem)} samples of {settings.channels} channels, not {b - a}"
+            )
+        summed += stem
+        write_wav(folder / f"{name}.wav", stem, RATE)
+        path.unlink()
+    summed.astype("<f4").tofile(folder / "mix.f32")
     peaks = reach(summed)
     peaks.astype("<f2").tofile(folder / "reach.f16")  # half precision: 0.01 dB, the limiter's input
     facts = {
@@ -315,9 +384,12 @@ def part_key(pieces: _Pieces, stems, span: tuple[int, int], settings: MixSetting
     """What a part's samples depend on: the pieces heard in it (by content, and where they sit relative to it), its
     length and the settings that shape it before normalisation."""
     a, b = span
-    placed = [[[pieces.identity(p.path), _at(p) - a, p.length] for p in pieces.within(stem, a, b)] for stem in stems]
+    placed = [
+        [[pieces.identity(p.path), _at(p) - a, p.length, p.fade_in, p.fade_out] for p in pieces.within(stem, a, b)]
+        for stem in stems
+    ]
     shape = {k: v for k, v in settings.__dict__.items() if k not in ("target", "headroom")}
-    return key(kind="part", pieces=placed, samples=b - a, settings=shape)
+    return key(kind="part", pieces=placed, samples=b - a, settings=shape, graph=graph(settings))
 
 
 def mix_parts(

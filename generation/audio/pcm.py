@@ -133,14 +133,18 @@ def _wav_stream(data: bytes) -> tuple[int, bytes]:
     raise ValueError("ffmpeg's WAV stream has no samples")
 
 
-def fade(samples: np.ndarray, rate: int, fade_in: float, fade_out: float) -> np.ndarray:
-    """Raised-cosine fades at both ends (in seconds; each at most half the sound; every channel alike)."""
+def fade(samples: np.ndarray, rate: int, fade_in: float, fade_out: float, power: bool = False) -> np.ndarray:
+    """Raised-cosine fades at both ends (in seconds; each at most half the sound; every channel alike). `power`:
+    equal-power ramps instead (a quarter sine), for a crossfade between unrelated sounds: the two ramps' squares sum
+    to one, so the level holds across the overlap where raised cosines dip 3 dB in its middle."""
     out = samples.astype(np.float32).copy()
     for seconds, head in ((fade_in, True), (fade_out, False)):
         n = min(len(out) // 2, round(seconds * rate))
         if n <= 0:
             continue
-        ramp = (0.5 - 0.5 * np.cos(np.linspace(0, np.pi, n))).astype(np.float32).reshape(-1, *[1] * (out.ndim - 1))
+        x = np.linspace(0, np.pi, n)
+        shape = np.sin(x / 2) if power else 0.5 - 0.5 * np.cos(x)
+        ramp = shape.astype(np.float32).reshape(-1, *[1] * (out.ndim - 1))
         if head:
             out[:n] *= ramp
         else:

@@ -27,7 +27,7 @@ def with_stems(
     total = out.with_name("all-stems.wav")
     inputs = [a for n in present for a in ("-i", str(stems[n]))]
     run_ffmpeg(
-        ["-nostats", *inputs, "-filter_complex", f"amix=inputs={len(present)}:normalize=0:duration=first[a]",
+        ["-nostats", *inputs, "-filter_complex", f"amix=inputs={len(present)}:normalize=0:duration=longest[a]",
          "-map", "[a]", "-c:a", "pcm_s16le", "-y", str(total)]
     )  # fmt: skip
     whole = measure(total).integrated_lufs
@@ -36,7 +36,7 @@ def with_stems(
     limit = 10 ** (ceiling / 20)
     ins = "".join(f"[{i + 1}:a]" for i in range(len(chosen)))
     graph = (
-        f"{ins}amix=inputs={len(chosen)}:normalize=0:duration=first,volume={gain:.2f}dB,"
+        f"{ins}amix=inputs={len(chosen)}:normalize=0:duration=longest,volume={gain:.2f}dB,"
         f"alimiter=limit={limit:.4f}:attack=1:release=50:level=false[a]"
     )
     run_ffmpeg(
