@@ -317,6 +317,7 @@ class Studio:
         return self._projects.set_picture(pid, width, height, fps, base)
 
     def fork(self, pid: str, ref: int | str | None = None) -> Version:
+        self._room("fork")
         return self._projects.fork(pid, ref)
 
     def checkout(self, pid: str, ref: int | str) -> Version:
@@ -471,12 +472,14 @@ class Studio:
         critic and creator notes as markers and the sound's stems as audio tracks."""
         from app.services.film import export_timeline
 
+        self._room("export")
         return export_timeline(**self._cut(pid, ref), out_dir=out_dir)
 
     def export_handoff(self, pid: str, ref: int | str | None, out: Path) -> Path:
         """The cut for an editor as one zip `out`: OTIO, EDL and FCPXML with the clips in media/, paths relative."""
         from app.services.film import handoff_zip
 
+        self._room("handoff")
         return handoff_zip(**self._cut(pid, ref), out=out)
 
     def _cut(self, pid: str, ref: int | str | None) -> dict:
@@ -719,6 +722,7 @@ class Studio:
         """Write a .chief.zip archive of the project."""
         from storage.archives import export_project
 
+        self._room("export")
         return export_project(
             self.ctx.repo,
             self.media,
@@ -737,10 +741,27 @@ class Studio:
         def check(archive) -> None:  # the rules every version made here passes, and its media checked as uploads are
             for bundle in archive.file.versions:
                 self._projects.check_bundle(bundle)
-            archive_media.check(archive, self.config.limits)
+            archive_media.check(archive, self.config.limits, self._loras.check)
+            self._room("import", sum(path.stat().st_size for _, path in archive.media.values()))
 
+        self._room("import")
         pid = import_project(self.ctx.repo, self.media, Path(path), title=title, check=check)
         return self.version(pid)
+
+    def _room(self, kind: str, incoming: int = 0) -> None:
+        """Refuse (QuotaReached, one line) a fork, an export, a hand-off or an import (`kind`) before it writes, when the
+        acting account is at its disk quota or (`incoming` bytes) would go over it (app/server/quotas.py)."""
+        from app.server.quotas import Quotas
+        from storage.owners import LOCAL_OWNER, current
+
+        quotas = Quotas.of(self.config)
+        if quotas.disk_mb:
+            actor = current()
+            user = actor.name if actor is not None else LOCAL_OWNER
+            if incoming:
+                quotas.check_disk(self.ctx.repo, user, incoming)
+            else:
+                quotas.check(self.ctx.repo, user, kind, 0)
 
     def _redactions(self) -> list[tuple[str, str]]:
         """Local paths that must not leave the machine in an archive, and what replaces them."""

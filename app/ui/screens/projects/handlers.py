@@ -4,7 +4,6 @@ lands on the Storyboard screen."""
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import gradio as gr
@@ -110,12 +109,13 @@ class ProjectsHandlers:
         return p.id, v.number, f"Restored “{md(p.title)}”.", *listing(self.studio, p.id)
 
     def export(self, pid, v):
+        from app.ui.player import EXPORTS
         from storage.schema import slug
 
         pid = need_project(pid)
-        private = self.studio.config.home / "tmp"  # this user's only (app.ui.private_temp_dir), not the shared /tmp
         title = self.studio.version(pid).storyboard.title
-        out = Path(tempfile.mkdtemp(prefix="export-", dir=private)) / f"{slug(title)}.chief.zip"
+        # the project's downloads (exports/<project>, made by the export), which its owner's disk quota counts
+        out = self.studio.config.home / EXPORTS / pid / f"{slug(title)}.chief.zip"
         self.studio.export_project(pid, out)
         return str(out), f"Exported “{md(title)}” to {md(out.name)}."
 
