@@ -3,7 +3,9 @@
 Everything goes through diffusers' own LoRA loader (peft): the pipeline class's `lora_state_dict` reads a file and
 converts the common key formats (diffusers/peft, the original Wan keys, musubi/kohya) to diffusers' names;
 `fit` compares those names and shapes with the model's own denoiser weights, read from its safetensors headers (no
-weights are loaded), so a LoRA made for another model is refused in one line. `activate` loads each LoRA a shot
+weights are loaded), so a LoRA made for another model is refused in one line; and it asks the LoRA to be whole
+(`_whole`): every layer it adapts has both halves (A and B, of one rank), and what it adapts in one block it adapts
+in every block of that kind the model has (a file holding half its tensors is refused, not half applied). `activate` loads each LoRA a shot
 needs once per warm pipeline (`load_lora_weights(..., adapter_name=...)`, `load_into_transformer_2=True` for Wan
 2.2's second expert), turns on exactly those at their weights (`set_adapters`) and disables the rest, so a LoRA
 acts only on the shots it concerns.
@@ -78,6 +80,43 @@ def _shapes(path: Path) -> dict[str, list[int]]:
     return {k: v["shape"] for k, v in header.items() if k != "__metadata__" and isinstance(v, dict)}
 
 
+def check_file(path: Path) -> None:
+    """Refuse (RenderError, one line) a file that is not a safetensors file a LoRA could be: over MAX_LORA_BYTES, a
+    header that is not a JSON object of tensors, or a tensor whose bytes lie outside the file or overlap another's."""
+    size = path.stat().st_size
+    if size > MAX_LORA_BYTES:
+        raise RenderError(f"{path.name} is {size >> 20} MiB: too large for a LoRA")
+    with open(path, "rb") as f:
+        head = f.read(8)
+        if len(head) != 8:
+            raise RenderError(f"{path.name} is not a safetensors file")
+        (length,) = struct.unpack("<Q", head)
+        if length > min(_HEADER_LIMIT, size - 8):
+            raise RenderError(f"{path.name} is not a safetensors file (a header of {length} bytes)")
+        try:
+            header = json.loads(f.read(length))
+        except ValueError:
+            raise RenderError(f"{path.name} is not a safetensors file") from None
+    if not isinstance(header, dict):
+        raise RenderError(f"{path.name} is not a safetensors file")
+    spans = []
+    for name, t in header.items():
+        if name == "__metadata__":
+            continue
+        offsets = t.get("data_offsets") if isinstance(t, dict) else None
+        if (
+            not isinstance(offsets, list)
+            or len(offsets) != 2
+            or not all(isinstance(o, int) and not isinstance(o, bool) for o in offsets)
+            or not 0 <= offsets[0] <= offsets[1] <= size - 8 - length
+        ):
+            raise RenderError(f"{path.name} is not a safetensors file (tensor {str(name)[:80]!r})")
+        spans.append((offsets[0], offsets[1]))
+    spans.sort()
+    if any(a[1] > b[0] for a, b in zip(spans, spans[1:])):
+        raise RenderError(f"{path.name} is not a safetensors file (its tensors overlap)")
+
+
 def model_shapes(model_dir: Path, part: str) -> dict[str, list[int]]:
     """The weight shapes of one denoiser of a pipeline folder (every safetensors shard of it)."""
     out: dict[str, list[int]] = {}
@@ -136,7 +175,51 @@ def fit(class_name: str, model_dir: Path, path: Path, parts: Sequence[str]) -> L
             if not ok:
                 raise RenderError(f"{name} does not fit the model: {m['module']} has {want}, the LoRA {shape}")
             layers.add(m["module"])
+        _whole(name, sd, shapes)
     return LoraFit(layers=len(layers), rank=rank)
+
+
+def _whole(name: str, sd: dict[str, Any], shapes: dict[str, list[int]]) -> None:
+    """Refuse (one line) a LoRA that is not whole against one denoiser's `shapes`: a layer with only one of its A and
+    B matrices (or a bias without them), A and B of different ranks, or a module it adapts in some blocks of the model
+    but not in others. A block is where a module's path first holds a number (`blocks.3`, `single_blocks.0`); what
+    the LoRA adapts in a block of one family (`attn1.to_q`) it must adapt in every block of that family holding it."""
+    halves: dict[str, dict[str, list[int]]] = {}
+    for key, tensor in sd.items():
+        m = _KEY.match(key)
+        assert m is not None  # fit checked every key first
+        halves.setdefault(m["module"], {})[m["kind"]] = list(tensor.shape)
+    for module, got in sorted(halves.items()):
+        a, b = got.get("lora_A.weight"), got.get("lora_B.weight")
+        if a is None or b is None:
+            have = " and ".join(k.split(".")[0] for k in sorted(got))
+            raise RenderError(f"{name} is incomplete: {module} has only {have} (a LoRA layer needs lora_A and lora_B)")
+        if len(b) < 2 or a[0] != b[1]:
+            raise RenderError(f"{name} is inconsistent: {module} has lora_A of rank {a[0]} and lora_B {b}")
+    claimed: dict[str, set[str]] = {}  # family -> the modules the LoRA adapts in its blocks
+    for module in halves:
+        split = _block(module)
+        if split is not None:
+            claimed.setdefault(split[0], set()).add(split[2])
+    if not claimed:
+        return
+    for layer in sorted(k.removesuffix(".weight") for k in shapes if k.endswith(".weight")):
+        split = _block(layer)
+        if split is not None and split[2] in claimed.get(split[0], ()) and layer not in halves:
+            raise RenderError(
+                f"{name} is incomplete: it adapts {split[2]} in other {split[0]!r} blocks but not {layer} (the model "
+                "has it there)"
+            )
+
+
+def _block(module: str) -> tuple[str, str, str] | None:
+    """(family, index, the module inside the block) of a module path whose first numbered part is a block's index:
+    "blocks.3.attn1.to_q" -> ("blocks", "3", "attn1.to_q"); None for a module outside numbered blocks."""
+    parts = module.split(".")
+    at = next((i for i, p in enumerate(parts) if p.isdigit()), None)
+    if at is None or at == 0 or at == len(parts) - 1:
+        return None
+    return ".".join(parts[:at]), parts[at], ".".join(parts[at + 1 :])
 
 
 def denoisers(pipe) -> list[str]:

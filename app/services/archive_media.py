@@ -5,23 +5,30 @@
 says each one is: a FLAC track and a WAV sound (narration, a stem) as an uploaded track is (`check_audio`: the
 container from its bytes, an audio stream, at most 8 channels, the declared and the decoded length, the decode capped
 against bombs), an MP4 clip or film as a video CHIEF reads (its bytes an MP4, a video stream, no external reference,
-no longer than a film may be), a PNG or JPEG still as an uploaded picture is. A refusal is one line naming the member.
+no longer than a film may be), a PNG or JPEG still as an uploaded picture is, a LoRA (`.safetensors`) as `chief lora
+add` checks one: a safetensors file within a LoRA's size, then the same fit against the video model
+(`Loras.check`, passed in as `lora_check`). A refusal is one line naming the member.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+from app.errors import StudioError
 from generation.audio.upload import UploadLimits, check_audio
+from generation.base import RenderError
 from generation.ffmpeg_input import InputRefused, container
+from generation.loras import check_file
 from storage.archives import Archive, ArchiveError
 from storage.schema import Limits
 
 FILM_MARGIN = 60.0  # seconds over the longest film a sound or video may last (title card, tails)
 
 
-def check(archive: Archive, limits: Limits) -> None:
-    """Refuse (ArchiveError, one line) the archive if any of its media is not what its name says it is."""
+def check(archive: Archive, limits: Limits, lora_check: Callable[[Path], object] | None = None) -> None:
+    """Refuse (ArchiveError, one line) the archive if any of its media is not what its name says it is, or a LoRA
+    it holds does not fit the video model (`lora_check(path)` raises, as it does for `chief lora add`)."""
     tracks = {sha for b in archive.file.versions for sha in b.version.storyboard.tracks()}
     film = limits.max_film_minutes * 60 + FILM_MARGIN
     for sha, (ext, path) in sorted(archive.media.items()):
@@ -38,7 +45,11 @@ def check(archive: Archive, limits: Limits) -> None:
                 _video(path, film)
             elif ext in ("png", "jpg"):
                 _still(path, ext)
-        except (InputRefused, ValueError, OSError) as e:
+            elif ext == "safetensors":
+                check_file(path)
+                if lora_check is not None:
+                    lora_check(path)
+        except (InputRefused, ValueError, OSError, RenderError, StudioError) as e:
             reason = str(e).removeprefix(f"{path.name}: ").replace("\n", " ")
             raise ArchiveError(f"{member} ({role}): {reason}") from None
 
@@ -49,6 +60,7 @@ ROLES = {
     "mp4": "a clip or film",
     "png": "a still",
     "jpg": "a still",
+    "safetensors": "a LoRA",
 }
 
 
