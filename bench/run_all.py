@@ -1,6 +1,6 @@
 """`make bench`: every benchmark in one run. --quick for a smoke run (minutes), --json for tracking.
 
-python -m bench.run_all [--quick] [--json] [--only incremental,clip_media,critic_panel,longform,overhead,assembly,scale,audio_mix,audio_edit,loudness_silence,idle_server,idle_page,gpu]
+python -m bench.run_all [--quick] [--json] [--only incremental,clip_media,critic_panel,longform,overhead,assembly,scale,audio_mix,audio_edit,norender,loudness_silence,idle_server,idle_page,gpu]
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ SUITE = {
     "scale": _module("scale"),
     "audio_mix": _module("audio_mix"),
     "audio_edit": _module("audio_edit"),
+    "norender": _module("norender"),
     "loudness_silence": _module("loudness_silence"),
     "idle_server": _module("idle_server"),
     "idle_page": _module("idle_page"),

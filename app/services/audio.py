@@ -152,6 +152,20 @@ class Audio:
         chars = [c.model_copy(update={"voice": voice}) if c.name == name else c for c in board.characters]
         return board.model_copy(update={"characters": chars})
 
+    def setup(self) -> dict:
+        """What the film's sound takes from the configuration rather than the storyboard: the music and effects
+        models, the speech endpoint and its model, and the versions of the temp score and effects (in a film's key,
+        `FilmAssembler.key`)."""
+        from generation.audio import ambience
+
+        cfg = self.ctx.config
+        return {
+            "music_model": cfg.music_model,
+            "effects_model": cfg.effects_model,
+            "speech": [cfg.speech_base_url, cfg.speech_model],
+            "effects_library": ambience.VERSION,
+        }
+
     def preview(self, board: Storyboard, name: str, out: Path, text: str = PREVIEW_LINE) -> Path:
         """A line in character `name`'s voice, written to `out` (WAV)."""
         import shutil

@@ -21,6 +21,9 @@ from storage.schema import Note, Shot, Storyboard
 TRACK_LANGUAGE = "eng"
 # The film's soft subtitle stream is named for what it holds (`FilmOptions.captions`).
 CAPTIONS_TITLE = {"sdh": "English captions (SDH)", "plain": "English subtitles"}
+# In every film's key (`FilmAssembler.key`): raised when the cut or the mix changes what the same inputs give, so a
+# film cut before is not taken for one cut now.
+FILM_CUT = 2
 
 
 @dataclass
@@ -36,6 +39,22 @@ class FilmAssembler:
     def __init__(self, ctx: Context, clips, audio) -> None:
         # clips: app.services.clips.Clips (clip files and their sampled frames); audio: app.services.audio.Audio (the film's sound)
         self.ctx, self.clips, self.audio = ctx, clips, audio
+
+    def key(self, board: Storyboard, shots: list[ShotRender]) -> str:
+        """What decides the film `assemble` cuts and its sidecars, hashed: the version's film signature (each shot's
+        request, its words and sounds, the scenes' music and levels, the film options), the clips it is cut from
+        (by content, with their tier), and what the sound takes from the configuration, not the storyboard
+        (`Audio.setup`, the narration switch). The same key: the same film."""
+        import hashlib
+        import json
+
+        payload = {
+            "cut": FILM_CUT,
+            "signature": self.clips.film_signature(board),
+            "clips": [[r.shot_id, r.sha256, r.tier, r.num_frames, r.fps] for r in shots],
+            "sound": {**self.audio.setup(), "narration": self.ctx.config.narration},
+        }
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
     def assemble(
         self, board: Storyboard, shots: list[ShotRender], scratch: Path, cancel: CancelToken | None = None

@@ -14,6 +14,10 @@ since), else the shot is left out of this film until it is rendered.
 Tiers: a draft render takes a shot's cached final clip when there is one as the shot stands (a finalised shot stays
 final); a final render renders its scope under the family's final recipe with the seed, keyframe and take the draft
 had. A film of mixed tiers says which shots are drafts (`tiers_label`, `shot_clips`; to critics `watching.drafts_line`).
+
+A render whose film key (`FilmAssembler.key`: the film signature, the clips, the sound's configuration) names a film
+cut before takes that film and its sidecars as they are: nothing is cut, mixed or measured again (`_film_again`;
+bench/norender.py measures it against the first render).
 """
 
 from __future__ import annotations
@@ -32,9 +36,13 @@ from app.services.clips import Clips
 from app.services.film import FilmAssembler
 from app.services.projects import Projects
 from generation.base import Cancelled, CancelToken, RenderError
+from storage.fileio import atomic_write
 from storage.records import ClipRecord, RenderRecord, ShotRender, Version
 from storage.run import AssembleProgress, DoneProgress, ShotProgress
 from storage.schema import Scope, Storyboard, Tier, new_id, utcnow
+
+# Said in the label of a render that changed nothing and took the film cut before (`Rendering._film_again`).
+FILM_AGAIN = "the film as cut before (nothing in it changed)"
 
 
 class Rendering:
@@ -140,6 +148,11 @@ class Rendering:
             kept = [r for r in records if r is not None]
             board = v.storyboard if len(kept) == n else v.storyboard.restricted({r.shot_id for r in kept})
             progress(AssembleProgress(shots=len(kept)))
+            key = self.film.key(board, kept)
+            again = self._film_again(v, key, kept, t0)
+            if again is not None:
+                progress(DoneProgress(shots=len(kept)))
+                return again
             try:
                 film = self.film.assemble(board, kept, scratch, cancel)
             except (OSError, RuntimeError) as e:  # ffmpeg fails: disk full, or another cause it names
@@ -169,10 +182,60 @@ class Rendering:
             with self.ctx.repo.write() as u:
                 u.add_media(film.stored)
                 u.add_render(v, record)
+            atomic_write(self._films / f"{key}.json", record.model_dump_json().encode())
             progress(DoneProgress(shots=len(kept)))
             return record
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+
+    @property
+    def _films(self) -> Path:
+        """Each film cut, by its key (`FilmAssembler.key`): the render that cut it, as JSON."""
+        return self.ctx.config.sound_dir / "films"
+
+    def _film_again(self, v: Version, key: str, shots: list[ShotRender], t0: float) -> RenderRecord | None:
+        """A render of `v` that takes the film cut before from the same inputs (the same film key: nothing that
+        decides the picture, the sound or the sidecars changed), without cutting or mixing again; None when no
+        such film is kept (never cut, or its files or rows gone)."""
+        try:
+            before = RenderRecord.model_validate_json((self._films / f"{key}.json").read_bytes())
+        except (OSError, ValueError):
+            return None
+        shas = [before.film_sha256, *before.media.values()]
+        if any(self.ctx.media.find(sha) is None for sha in shas):
+            return None
+        rendered = sum(r.status == "rendered" for r in shots)
+        audio = before.audio
+        if audio is not None:  # nothing voiced, made or mixed now
+            audio = audio.model_copy(
+                update={
+                    "lines_voiced": 0,
+                    "lines_reused": audio.lines_voiced + audio.lines_reused,
+                    "cues_made": 0,
+                    "cues_reused": audio.cues_made + audio.cues_reused,
+                    "parts_mixed": 0,
+                    "parts_reused": audio.parts_mixed + audio.parts_reused,
+                    "descriptions_voiced": 0,
+                }
+            )
+        record = before.model_copy(
+            update={
+                "id": new_id("r"),
+                "version": v.number,
+                "created_at": utcnow(),
+                "shots": shots,
+                "rendered": rendered,
+                "reused": len(shots) - rendered,
+                "seconds": round(time.perf_counter() - t0, 3),
+                "label": f"{before.label} · {FILM_AGAIN}",
+                "audio": audio,
+            }
+        )
+        with self.ctx.repo.write() as u:
+            if set(u.media(shas)) != set(shas):  # a row collected since: cut it again
+                return None
+            u.add_render(v, record)
+        return record
 
     def tiers_label(self, shots: list[ShotRender], tier: Tier) -> str:
         """The render label's tier part: the recipe of the tier asked for, and how many shots are drafts."""
