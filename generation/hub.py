@@ -29,7 +29,7 @@ import os
 import re
 import shutil
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -480,6 +480,9 @@ def pull(p: Plan, tqdm_class: type | None = None) -> Pulled:
                 _point(snapshot, f, storage / "blobs")
                 files.update(1)
         sent.set_description_str("Download complete")
+    except PullError:
+        _tidy(p)
+        raise
     finally:
         sent.close()
         files.close()
@@ -499,6 +502,18 @@ def pull(p: Plan, tqdm_class: type | None = None) -> Pulled:
         gated=p.gated,
         pipeline=p.pipeline,
     )
+
+
+def _tidy(p: Plan) -> None:
+    """After a refusal: the repo's folders in the cache and its locks, when no file was kept in them (a part to
+    continue, a blob another pull fetched)."""
+    storage = p.storage()
+    if storage.is_dir() and not any(f.is_file() or f.is_symlink() for f in storage.rglob("*")):
+        shutil.rmtree(storage, ignore_errors=True)
+        shutil.rmtree(p.cache_dir / ".locks" / storage.name, ignore_errors=True)
+        for empty in (p.cache_dir / ".locks", p.cache_dir):
+            with suppress(OSError):
+                empty.rmdir()
 
 
 def _inside(folder: Path, name: str) -> Path:
