@@ -28,9 +28,8 @@ NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")
 # (`chief share P class`, app/services/sharing.py). No account takes one, nor a name that looks like one (name_key).
 RESERVED = (LOCAL_OWNER, "class", CLASS)
 # Characters that look alike in the fonts a page or a terminal shows names in (Unicode's confusables, UTS #39, for what
-# a name may hold), each to one of its kind; then sequences that read as one letter. Applied before and after casefold,
-# so an upper-case I and a lower-case l meet, while i and l (told apart by the dot) stay apart.
-_LOOKALIKE = str.maketrans({"0": "o", "O": "o", "1": "l", "I": "l", "|": "l"})
+# a name may hold), after case folding: i, l, 1 and | as one letter, 0 as o; then sequences that read as one letter.
+_LOOKALIKE = str.maketrans({"i": "l", "1": "l", "|": "l", "0": "o"})
 _SEQUENCES = (("rn", "m"), ("vv", "w"), ("cl", "d"))
 
 
@@ -87,8 +86,8 @@ def acting(actor: Actor | None) -> Iterator[None]:
 def name_key(name: str) -> str:
     """The form names are compared in: NFKC (full-width and other compatibility forms to their plain letters), look-alike
     letters and digits to one of each kind, case folded. Two names with one key are one name ("Alice", "aIice" and
-    "a1ice" are "alice")."""
-    folded = unicodedata.normalize("NFKC", name).translate(_LOOKALIKE).casefold().translate(_LOOKALIKE)
+    "a1ice" are "alice"; so is "aiice": telling i from l by its dot is asking too much of a name read aloud)."""
+    folded = unicodedata.normalize("NFKC", name).casefold().translate(_LOOKALIKE)
     for seq, one in _SEQUENCES:
         folded = folded.replace(seq, one)
     return folded

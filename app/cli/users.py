@@ -40,7 +40,8 @@ def _stdin_flag(fn):
 @click.option("--teacher", is_flag=True, help="A teacher sees and opens every project.")
 @_stdin_flag
 def add(c: Ctx, name, teacher, password_stdin):
-    """Add account NAME; its password is read from stdin."""
+    """Add account NAME; its password is read from stdin. A name that looks like another account's (Alice, aIice
+    beside alice) or like a reserved word (local, class) is refused."""
     a = c.studio.accounts.add(name, _password(), teacher=teacher)
     c.out(a, f"added {'teacher' if a.teacher else 'account'} {a.name}")
 
@@ -49,7 +50,7 @@ def add(c: Ctx, name, teacher, password_stdin):
 @click.argument("name")
 @_stdin_flag
 def passwd(c: Ctx, name, password_stdin):
-    """Set the password of NAME from stdin."""
+    """Set the password of NAME from stdin; its signed-in web sessions end."""
     c.studio.accounts.set_password(name, _password())
     c.out({"name": name, "changed": True}, f"password of {name} changed")
 
@@ -57,7 +58,7 @@ def passwd(c: Ctx, name, password_stdin):
 @command(project=False, name="remove")
 @click.argument("name")
 def remove(c: Ctx, name):
-    """Remove account NAME (refused while it owns projects)."""
+    """Remove account NAME (refused while it owns projects); its signed-in web sessions end."""
     c.studio.accounts.remove(name)
     c.out({"name": name, "removed": True}, f"removed {name}")
 

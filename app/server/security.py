@@ -50,6 +50,7 @@ from http.cookies import CookieError, SimpleCookie
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from app.errors import StudioError
 from app.server.sessions import (
     ACCOUNT_FAILURES,
     CHECKS_AT_ONCE,
@@ -302,12 +303,8 @@ class FileAccess:
     def _actor(self, account: str) -> Actor | None:
         try:
             return self.actor_of(account)
-        except ValueError:
+        except (StudioError, ValueError):  # the account is gone
             return None
-        except Exception as e:  # app.errors.StudioError: the account is gone
-            if type(e).__name__ == "StudioError":
-                return None
-            raise
 
     def _add(self, table: dict[str, dict[str, None]], account: str, items: list[str]) -> None:
         if not items:

@@ -186,7 +186,8 @@ class Changes:
     or another's: `chief users passwd`) commits. A cache of what the database said is good while it stays the same."""
 
     def __init__(self, path: Path) -> None:
-        self._conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None)
+        uri = f"{Path(path).resolve().as_uri()}?mode=ro"
+        self._conn = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
         self._lock = threading.Lock()
 
     def version(self) -> int:
