@@ -83,6 +83,9 @@ class Projects:
         panel = panel if panel is not None else list(self.builtin_personas())
         self.check_panel(panel, [])
         self.check_board(board)
+        if "tier" not in board.film.model_fields_set and _drafts(self.ctx.backend):  # issue 57.7
+            # a model that renders drafts: a new project iterates in drafts until the creator finalises
+            board = board.model_copy(update={"film": board.film.model_copy(update={"tier": "draft"})})
         with self.repo.write() as u:
             v = u.add_project(board, idea=idea, kind=kind, message=message, panel=panel)
             if usage is not None:
@@ -321,3 +324,14 @@ def with_film_options(board: Storyboard, changes: dict) -> Storyboard:
     except ValidationError as e:
         raise StudioError(f"film options: {first_error(e)}") from None
     return board.model_copy(update={"film": film})
+
+
+def _drafts(backend) -> bool:
+    """Whether `backend` renders a draft tier of its own (a model family with a draft recipe; the animatic draws both
+    tiers alike)."""
+    from generation.base import RenderError
+
+    try:
+        return getattr(getattr(backend, "family", None), "draft", None) is not None
+    except (RenderError, OSError):
+        return False

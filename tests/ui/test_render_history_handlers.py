@@ -27,15 +27,16 @@ def test_a_render_is_refused_with_an_unknown_tier_and_made_with_a_known_one(stud
     with pytest.raises(ValueError, match="unknown tier 'best'"):
         next(h.do_render(project, 1, "", "best"))
     progress, film, summary, strip, rows, picks = list(h.do_render(project, 1, "", "draft"))[-1]
-    assert progress == "" and summary.startswith("**v1**: rendered **2**, reused **0** of 2 shots")
+    # switched to draft: the project's tier from now on, kept in v2's film options, and v2 rendered (issue 57.7)
+    assert progress == "" and summary.startswith("**v2**: rendered **2**, reused **0** of 2 shots")
     assert [r[1:4] for r in rows] == [["s1", "rendered", "draft"], ["s2", "rendered", "draft"]]
-    assert Path(h.show_clip(project, 1, "s2")).is_file()
+    assert Path(h.show_clip(project, 2, "s2")).is_file()
     with pytest.raises(gr.Error, match="no clip for shot s9"):
-        h.show_clip(project, 1, "s9")
-    (zipped,) = h.hand_off(project, 1)
+        h.show_clip(project, 2, "s9")
+    (zipped,) = h.hand_off(project, 2)
     assert zipped.endswith("-for-an-editor.zip") and Path(zipped).is_file()
-    switch, note = h.default_tier(project, 1)
-    assert switch.value == studio.version(project, 1).storyboard.film.tier and "unless switched" in note
+    switch, note = h.default_tier(project, 2)
+    assert switch.value == studio.version(project, 2).storyboard.film.tier == "draft" and "unless switched" in note
 
 
 def test_history_compares_opens_and_forks_versions(studio, project):

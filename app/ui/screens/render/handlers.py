@@ -6,11 +6,23 @@ from __future__ import annotations
 import gradio as gr
 
 from app.ui import scenes
-from app.ui.common import ask_to_stop, follow, need_project, notice, progress_html, ver
+from app.ui.common import ask_to_stop, esc, follow, need_project, notice, progress_html, ver
 from app.ui.player import handoff_path
 from app.ui.screens.render.values import RENDERING, outputs_for
 from app.ui.widgets import default_tier
 from storage.records import RenderRecord
+
+
+def lost_html(lost) -> str:
+    """A render the server lost (it stopped before the render ended), said on the page with what Render does now."""
+    if lost is None:
+        return ""
+    job, kept, total = lost
+    reuse = f"the {kept} of {total} shots it finished are reused" if kept else "nothing of it was finished"
+    return (
+        f"<div class='job lost' data-state='lost' data-job='{esc(job.id)}'><b>{esc(job.label)}</b> · lost: the "
+        f"server stopped before it ended. Press Render to render again: {reuse}.</div>"
+    )
 
 
 class RenderHandlers:
@@ -22,6 +34,13 @@ class RenderHandlers:
     def default_tier(self, pid, v):
         """The Draft/Final switch set to the version's default tier, and its note."""
         return default_tier(self.studio, pid, v)
+
+    def kept_version(self, pid, v):
+        """After a render: the version the switch made (`do_render`), which the page follows; else nothing."""
+        if not pid:
+            return gr.skip()
+        current = self.studio.version(pid).number
+        return current if current != ver(v) else gr.skip()
 
     def frames(self, pid, number):
         """A running job's progress; a version with no film yet says it is rendering (not "not rendered yet")."""
@@ -51,7 +70,10 @@ class RenderHandlers:
         job = self.jobs.active(pid, "render")
         if job is None:
             number = self.studio.version(pid, ver(v)).number
-            yield "", *outputs_for(self.studio, pid, number, self.studio.render_info(pid, number))
+            yield (
+                lost_html(self.studio.lost_render(pid, number)),
+                *outputs_for(self.studio, pid, number, self.studio.render_info(pid, number)),
+            )
             return
         yield from follow(self.jobs, job, self.frames(pid, ver(v) or job.version), self.final(pid, v))
 
@@ -59,13 +81,18 @@ class RenderHandlers:
         """Render the version (or the picked scene) at the switch's tier (None: the version's default)."""
         if tier not in (None, "draft", "final"):
             raise ValueError(f"unknown tier {tier!r}: draft or final")
-        shown = tier or (self.studio.version(need_project(pid), ver(v)).storyboard.film.tier)
+        version = self.studio.version(need_project(pid), ver(v))
+        shown = tier or version.storyboard.film.tier
+        if shown != version.storyboard.film.tier:
+            # the switch flipped: the project's tier from now on, kept in its film options (a new version, as
+            # `chief film P --tier` makes), so a reload and every later version show it (issue 57.7)
+            version, _ = self.studio.set_film_options(version.project_id, {"tier": shown}, version.number)
         pid, number, job = scenes.start(
             self.jobs,
             self.studio,
             "render",
             pid,
-            v,
+            version.number,
             scene_id,
             lambda n, scope, p, c: self.studio.render(pid, n, p, c, scope, tier=shown),
             f"{shown} render",

@@ -57,6 +57,7 @@ def build(ctx: Ctx) -> RenderHandlers:
     tab.select(guard(h.default_tier), version, [tier, tier_hint], **QUIET)
     ev = render_btn.click(guard(h.do_render), [*version, scene, tier], outs, api_name="render", show_progress="hidden")
     ctx.refresh_status(ev)
+    ev.then(guard(h.kept_version), version, ctx.version, **QUIET)  # a flipped switch made a version: follow it
     stop_btn.click(guard(h.stop), ctx.pid, progress, api_name="stop_render", show_progress="hidden")
     clip_pick.change(guard(h.show_clip), [*version, clip_pick], clip, api_name="clip")
     handoff_btn.click(guard(h.hand_off), version, handoff, api_name="export_timeline")

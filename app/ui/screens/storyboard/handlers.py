@@ -26,7 +26,7 @@ from app.ui.screens.storyboard.board import (
     scene_starts,
     with_thumbs,
 )
-from app.ui.widgets import default_tier, saved_message
+from app.ui.widgets import default_tier, saved_message, tier_note
 from generation.audio.upload import UploadLimits
 from storage.records import ShotRender
 
@@ -358,6 +358,20 @@ class StoryboardHandlers:
             text = f"v{nv.number}: scene {a.scene_id} has no track: its cue plays again."
         text += branch_note(self.studio, pid, nv.number) + self.kept_note(carried, nv.number)
         return "", "", nv.number, self.editor_value(pid, nv.number, carried_from=carried), text, gr.skip()
+
+    def keep_tier(self, pid, v, value, tier):
+        """The board's Draft/Final switch flipped by the creator: the project's tier from now on, kept in its film
+        options (a new version; unsaved edits on the board stay unsaved, carried over to it), and the film options'
+        default tier shown as the switch is, so the next Save keeps it too."""
+        if not pid or tier not in ("draft", "final"):
+            return gr.skip(), gr.skip(), gr.skip(), gr.skip()
+        version = self.studio.version(pid, ver(v))
+        carried = self.unsaved(version, value)
+        nv, made = self.studio.set_film_options(pid, {"tier": tier}, version.number)
+        if not made:
+            return gr.skip(), gr.skip(), gr.skip(), tier_note(self.studio, tier)
+        editor = self.editor_value(pid, nv.number, carried_from=carried)
+        return nv.number, editor, gr.Radio(value=tier), tier_note(self.studio, tier)
 
     def film_track(self, pid, v, value, path=None):
         """The film options' track: the uploaded file under the whole film (`path` None: taken away), through the

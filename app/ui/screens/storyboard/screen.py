@@ -155,6 +155,10 @@ def _wire(ctx: Ctx, p: Parts, h: StoryboardHandlers) -> None:
     tier_outs = [p.board_tier, p.board_tier_note]
     tab = ctx.tabs["storyboard"]
     tab.select(guard(h.default_tier), [ctx.pid, ctx.version], tier_outs, **QUIET)
+    default_tier = p.options[-2]  # the film options' own tier (see `_film_options`): shown as the switch is
+    p.board_tier.input(
+        guard(h.keep_tier), [*board, p.board_tier], [ctx.version, p.editor, default_tier, p.board_tier_note], **QUIET
+    )
     tab.select(
         guard(h.load),
         [ctx.pid, ctx.version],
