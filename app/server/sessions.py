@@ -218,7 +218,8 @@ class Sessions:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def open(self, account: str) -> str:
-        """A new session of `account`: the token for the browser (only its sha256 is kept)."""
+        """A new session of `account`: the token for the browser (only its sha256 is kept). Sessions idle for longer
+        than `idle` are deleted in the same transaction, so the table holds live sessions only."""
         token = secrets.token_urlsafe(32)
         now = self.clock()
         stamp = self.credentials.stamp(account) or ""
@@ -227,6 +228,8 @@ class Sessions:
         )
         with self.repo.write() as u:  # pyright: ignore[reportAttributeAccessIssue]
             u.put_session(record)
+            if self.idle is not None:  # the sessions left to go idle (a browser closed) are removed as others begin
+                u.end_idle_sessions(now - self.idle - SEEN_EVERY)  # what is written lags by up to SEEN_EVERY
         with self._lock:
             self._seen[record.id] = [now, now]
         return token

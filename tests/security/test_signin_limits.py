@@ -8,6 +8,7 @@ limits one test reaches never touch another's."""
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 
 import httpx
@@ -147,11 +148,15 @@ def test_rotating_loopback_addresses_gets_no_extra_guesses(served):
 def test_one_accounts_failures_do_not_lock_out_another(served):
     """dan's wrong passwords (typed as "DAN" and "Dan" too: one account) lock dan out; eve, behind the same address,
     signs in, and dan's right password waits."""
-    _, base = served
+    studio, base = served
+    sessions = lambda: sqlite3.connect(studio.config.db_path).execute("SELECT count(*) FROM sessions").fetchone()  # noqa: E731
+    before = sessions()
     typed = ["dan", "DAN", "Dan", "dAn"] * 3
     codes = [sign_in(base, typed[i], f"wrong {i}").status_code for i in range(LOGIN_FAILURES)]
     assert codes == [400] * LOGIN_FAILURES
-    assert sign_in(base, "dan", PASSWORD + "dan").status_code == 429
+    refused = sign_in(base, "dan", PASSWORD + "dan")
+    assert refused.status_code == 429 and refused.text.count("\n") == 1 and "try again" in refused.text
+    assert sessions() == before  # refusals write nothing
     eve = sign_in(base, "eve", PASSWORD + "eve")
     assert eve.status_code == 200 and COOKIE in eve.cookies
 
