@@ -48,7 +48,7 @@ import threading
 from collections.abc import Callable, Iterable
 from http.cookies import CookieError, SimpleCookie
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from app.errors import StudioError
 from app.server.sessions import (
@@ -222,7 +222,7 @@ class FileAccess:
         self._lock = threading.Lock()
 
     def allowed(self, account: str, path: str) -> bool:
-        real = os.path.realpath(unquote(path) if path.startswith("%2F") else path)
+        real = os.path.realpath(path)  # the file Gradio would open: the route's path as it is, relative to the cwd
         parent, name = os.path.split(real)
         if os.path.dirname(parent) == self.media_root:
             sha = name.split(".", 1)[0]

@@ -7,6 +7,7 @@ the signed-in account."""
 from __future__ import annotations
 
 import sqlite3
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -204,11 +205,17 @@ def test_a_file_is_served_by_ownership_not_by_an_echo(two_with_files):
             event = r.json()["event_id"]
             said = httpx.get(base + f"/gradio_api/call/export_project/{event}", cookies={COOKIE: sam}, timeout=60)
             assert str(target.name) in said.text or "no project" in said.text
+        spelled = (  # the path as it is, percent-encoded, and through a detour
+            str(target),
+            quote(str(target), safe=""),
+            f"{target.parent}/./../{target.parent.name}/{quote(target.name)}",
+        )
         for route in ("/gradio_api/file=", "/gradio_api/file/"):
-            theirs = httpx.get(base + route + str(target), cookies={COOKIE: sam}, timeout=60)
-            assert (theirs.status_code, theirs.content) == (404, b"not found\n"), (route, target)
-            mine = httpx.get(base + route + str(target), cookies={COOKIE: rita}, timeout=60)
-            assert mine.status_code == 200 and mine.content == target.read_bytes(), (route, target)
+            for path in spelled:
+                theirs = httpx.get(base + route + path, cookies={COOKIE: sam}, timeout=60)
+                assert (theirs.status_code, theirs.content) == (404, b"not found\n"), (route, path)
+                mine = httpx.get(base + route + path, cookies={COOKIE: rita}, timeout=60)
+                assert mine.status_code == 200 and mine.content == target.read_bytes(), (route, path)
     with acting(Actor("rita")):
         studio.sharing.share(pid, "sam")
     assert httpx.get(base + f"/gradio_api/file={export}", cookies={COOKIE: sam}, timeout=60).status_code == 200
