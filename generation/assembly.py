@@ -74,6 +74,7 @@ def assemble(
     crossfade: float = 0.0,
     title_seconds: float = 2.0,
     cancel=None,
+    picture: Path | None = None,
 ) -> AssemblyResult:
     """Concatenate `clips` into `out` (H.264/yuv420p mp4, +faststart), by stream copy when possible.
 
@@ -84,7 +85,9 @@ def assemble(
     burned into the picture when `burn_subtitles`. `soft_subtitles` (WebVTT: its text is escaped, where an SRT's
     angle brackets would be read as markup and dropped) is muxed as a subtitle stream (`mov_text`, labelled with
     `language` and `subtitles_title`) that a player turns on. `title` prepends a `title_seconds` card. `cancel` (a
-    CancelToken) stops the ffmpeg run and raises Cancelled.
+    CancelToken) stops the ffmpeg run and raises Cancelled. `picture`: a film cut before from these same clips with
+    these same picture options (title card, crossfade, burned subtitles): its video stream is copied as it is, so a
+    change to the sound alone never cuts or re-encodes the picture again.
     """
     clips = [Path(c) for c in clips]
     out = Path(out)
@@ -125,23 +128,26 @@ def assemble(
             reasons.append("subtitles burned into the picture")
         film_seconds = sum(durations) - crossfade * (len(inputs) - 1)
         part = tmp / ("film" + (out.suffix or ".mp4"))
-        if reasons:
+        if picture is not None:
+            ins, outs = ["-i", str(Path(picture).resolve())], ["-map", "0:v:0", "-c:v", "copy"]
+        elif reasons:
             ins, outs = _reencode_args(
                 inputs, durations, w, h, fps, crossfade, subtitles_srt if burn_subtitles else None, tmp
             )
         else:
             ins, outs = _concat_args(inputs, tmp)
+        first = len(inputs) if reasons and picture is None else 1  # the first input after the picture's
         tracks = [(t, role) for t, role in ((audio, "Main"), (described, "Audio description")) if t is not None]
         for k, (track, role) in enumerate(tracks):
             ins += ["-i", str(Path(track).resolve())]
-            outs += ["-map", f"{(len(inputs) if reasons else 1) + k}:a:0"]
+            outs += ["-map", f"{first + k}:a:0"]
             if described is not None:
                 outs += [f"-metadata:s:a:{k}", f"language={language}", f"-metadata:s:a:{k}", f"title={role}"]
                 outs += [f"-metadata:s:a:{k}", f"handler_name={role}"]
                 outs += [f"-disposition:a:{k}", "descriptions" if k else "default"]
         if soft_subtitles is not None:
             ins += ["-i", str(Path(soft_subtitles).resolve())]
-            outs += ["-map", f"{(len(inputs) if reasons else 1) + len(tracks)}:s:0", "-c:s", "mov_text"]
+            outs += ["-map", f"{first + len(tracks)}:s:0", "-c:s", "mov_text"]
             outs += ["-metadata:s:s:0", f"language={language}", "-metadata:s:s:0", f"title={subtitles_title}"]
             outs += ["-metadata:s:s:0", f"handler_name={subtitles_title}"]
         if tracks:

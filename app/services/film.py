@@ -13,6 +13,7 @@ from typing import Literal
 
 from app.context import SHEET_FRAMES, Context
 from generation.base import CancelToken
+from storage.fileio import atomic_write
 from storage.records import MediaExt, MediaRecord, RenderAudio, RenderRecord, ShotRender, SidecarKind
 from storage.schema import Note, Shot, Storyboard
 
@@ -102,6 +103,9 @@ class FilmAssembler:
         cancel.raise_if_cancelled()
         film = scratch / "film.mp4"
 
+        picture_key = self._picture_key(board, shots, srt if burn else None)
+        picture = self._picture(picture_key)  # the picture of a film cut before from the same clips and options
+
         def cut(main: Path | None, second: Path | None):
             return assembly.assemble(
                 clips,
@@ -117,6 +121,7 @@ class FilmAssembler:
                 title_seconds=opts.title_seconds,
                 crossfade=opts.crossfade,
                 cancel=cancel,
+                picture=picture,
             )
 
         result = cut(audio, described.path if described is not None else None)
@@ -147,6 +152,7 @@ class FilmAssembler:
         )
         keep("otio", otio_path, "otio")
         film_rec = self.ctx.media.put(film, "mp4", move=True)
+        atomic_write(self._pictures / picture_key, film_rec.sha256.encode())
         return AssembledFilm(
             film=film_rec,
             media=media,
@@ -154,6 +160,35 @@ class FilmAssembler:
             stream_copied=result.stream_copied,
             audio=_with_described(sound.summary if sound is not None else None, described, opts.loudness),
         )
+
+    @property
+    def _pictures(self) -> Path:
+        """Each film's picture by its key (`_picture_key`): the film that has it, by its sha256."""
+        return self.ctx.config.sound_dir / "pictures"
+
+    def _picture_key(self, board: Storyboard, shots: list[ShotRender], burned: Path | None) -> str:
+        """What decides the film's picture stream, hashed: the clips (by content), the title card and how long it
+        shows, the crossfade, the subtitles burned in (their text). Not the sound, nor the soft subtitles."""
+        import hashlib
+        import json
+
+        opts = board.film
+        payload = {
+            "cut": FILM_CUT,
+            "clips": [[r.sha256, r.num_frames, r.fps] for r in shots],
+            "title": [board.title, opts.title_seconds] if opts.title_card else None,
+            "crossfade": opts.crossfade,
+            "burned": burned.read_text() if burned is not None else None,
+        }
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+    def _picture(self, key: str) -> Path | None:
+        """A film in the media store whose picture has `key`, else None (never cut, or its file gone)."""
+        try:
+            sha = (self._pictures / key).read_text().strip()
+        except OSError:
+            return None
+        return self.ctx.media.find(sha) if sha else None
 
     def _under_ceiling(self, sound, described, film: Path, scratch: Path, cut, cancel: CancelToken):
         """`sound` with the loudness the cut `film` has (`generation.assembly.under_ceiling`: measured, and cut again

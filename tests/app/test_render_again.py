@@ -90,3 +90,36 @@ def test_an_option_changed_and_changed_back_finds_the_first_film_and_a_lost_file
     again = studio.render(web.project_id, web.number)
     assert cutting["cuts"] == 3 and FILM_AGAIN not in again.label
     assert studio.ctx.media.find(again.film_sha256) is not None
+
+
+def _picture_md5(path, out) -> str:
+    """The film's video stream, packet for packet, as ffmpeg's md5 muxer hashes it."""
+    from generation.ffmpeg import run_ffmpeg
+
+    run_ffmpeg(["-v", "error", "-i", str(path), "-map", "0:v:0", "-c", "copy", "-f", "md5", "-y", str(out)])
+    text = out.read_text().strip()
+    assert text.startswith("MD5=")
+    return text
+
+
+def test_a_change_to_the_sound_alone_keeps_the_picture_it_had(studio, monkeypatch, tmp_path):
+    """A title card and crossfades make the picture a re-encode; a line edited after it copies the picture of the
+    film cut before instead of encoding it again, and the film still says the line anew."""
+    import generation.assembly as assembly
+
+    encodes = []
+    reencode = assembly._reencode_args
+    monkeypatch.setattr(assembly, "_reencode_args", lambda *a, **kw: encodes.append(1) or reencode(*a, **kw))
+    v = studio.create_from_storyboard(_board())
+    v, _ = studio.set_film_options(v.project_id, {"title_card": True, "crossfade": 0.5}, v.number)
+    first = studio.render(v.project_id, v.number)
+    assert len(encodes) == 1 and not first.stream_copied
+    w, _ = studio.edit_shot(v.project_id, "k2", [("line.1", "The orchids close at dawn, pane 2.")], v.number)
+    edited = studio.render(w.project_id, w.number)
+    assert len(encodes) == 1  # the picture was not encoded again
+    assert edited.film_sha256 != first.film_sha256 and edited.audio is not None and edited.audio.lines_voiced == 1
+    films = [studio.ctx.media.find(r.film_sha256) for r in (first, edited)]
+    assert _picture_md5(films[0], tmp_path / "a.md5") == _picture_md5(films[1], tmp_path / "b.md5")
+    s, _ = studio.edit_shot(w.project_id, "k2", [("prompt", "A greenhouse at night, pane 2")], w.number)
+    studio.render(s.project_id, s.number)  # a clip changed: the picture is cut (and encoded) again
+    assert len(encodes) == 2
