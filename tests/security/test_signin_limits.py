@@ -257,3 +257,22 @@ def test_event_bodies_are_bounded_per_route(served):
     assert cut.status_code == 413
     up = c.post("/gradio_api/upload", files={"files": ("big.txt", b"y" * (EVENT_BODY + 4096))})
     assert up.status_code == 200, up.text
+
+
+@pytest.mark.parametrize(
+    "where", ["//evil.example/x", "https://evil.example/", "/\\evil.example", "javascript:alert(1)"]
+)
+def test_a_sign_in_goes_on_only_to_a_path_of_the_app(served, where):
+    """The form's `next` (where the page was) never sends the browser to another site, and is escaped in the page."""
+    from app.server.sessions import safe_next, sign_in_page
+
+    assert safe_next(where) == "/"
+    assert b"<script>" not in sign_in_page("<script>x</script>", '/"><script>')
+    _, base = served
+    r = httpx.post(
+        base + "/login",
+        data={"username": "gus", "password": PASSWORD + "gus", "next": where},
+        headers={"Accept": "text/html", "Sec-Fetch-Mode": "navigate"},
+        timeout=60,
+    )
+    assert (r.status_code, r.headers["location"]) == (303, "/")
