@@ -439,9 +439,9 @@ def launch(
     only from `forwarded_allow_ips` (uvicorn trusts 127.0.0.1 by default, so a local client could name any address
     in X-Forwarded-For). Its `FORWARDED_ALLOW_IPS`, read when Gradio builds the server, is set for that moment.
 
-    A signed-in session ends after `idle_minutes` without a request (security.IDLE_MINUTES by default; `clock` is
-    the time source, for tests); with `users` every file URL is served only to the account it was sent to
-    (security.FileLedger)."""
+    The Guard signs people in; their sessions are kept in the database (app/server/sessions.py) and end after
+    `idle_minutes` without a request (security.IDLE_MINUTES by default; `clock` gives epoch seconds, for tests); with
+    `users` a file URL is served by what the account may read (security.FileAccess)."""
     credentials = parse_auth(auth)
     proxies = parse_proxies(forwarded_allow_ips)
     if users and credentials is not None:
