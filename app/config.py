@@ -414,6 +414,16 @@ class Config(BaseSettings):
             "render worker on Ray)."
         ),
     )
+    web_sessions: int = Field(
+        300,
+        ge=10,
+        le=100_000,
+        description=(
+            "How many page and API sessions the web server keeps state for (Gradio's `state_session_capacity`; "
+            "~1.9 MB a page): past it the least recently used is dropped, and a closed page's state goes a minute "
+            "after its last event. 300 holds a class of 30 with ten tabs each."
+        ),
+    )
     queue_cpu_running: int = Field(
         4,
         ge=1,

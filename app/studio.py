@@ -412,6 +412,19 @@ class Studio:
         """The latest render of a version (or of the ancestor whose film it shares), or None."""
         return self._clips.latest_render(pid, ref)
 
+    def lost_render(self, pid: str, ref: int | str | None = None) -> tuple[JobRecord, int, int] | None:
+        """When the project's newest render of version `ref` was lost (the server stopped before it ended, app/server/
+        jobs.py `_lose_dead_servers`) and the version has no film of its own yet: (that job, the shots whose clips a
+        render again reuses, the shots in all); else None."""
+        v = self.version(pid, ref)  # the project check: another account's project is "not found"
+        if self._clips.latest_render(pid, v.number) is not None:
+            return None
+        with self.ctx.repo.read() as u:
+            job = next((r for r in u.jobs(limit=500) if (r.project, r.kind) == (pid, "render")), None)
+        if job is None or job.state != "lost" or job.version not in (None, v.number):
+            return None
+        return job, len(self.shot_clips(v.storyboard)), len(v.storyboard.shots())
+
     def last_film(self, pid: str, ref: int | str | None = None) -> LastFilm | None:
         """For a version not rendered yet: the film of its nearest rendered ancestor, and which shots changed."""
         return self._clips.last_film(pid, ref)

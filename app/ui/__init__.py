@@ -46,6 +46,8 @@ SAVE_JS = (
 )
 # how often an idle server's queue looks for work, and for progress to send (see create_app; bench/idle_server.py)
 IDLE_POLL_S, PROGRESS_POLL_S = 0.02, 0.1
+WEB_THREADS = 40  # Gradio's thread pool: each step of a sync handler; no page waiting on a job holds one
+WEB_EVENTS = 2000  # events in progress at once: pages following jobs (awaiting, no thread) and every other event
 SCREENS = ("projects", "story", "storyboard", "render", "screening", "revise", "history", "settings")
 TITLES = {
     "projects": "Projects",
@@ -242,7 +244,22 @@ def create_app(studio, users: bool = False):
     # (`enable_monitoring=False`), and after every event sums them all up in a pandas table: 16-25 ms of CPU an event
     # once a few dozen are recorded. One record kept, never summed.
     demo._queue.ANALYTICS_MAX_EVENTS, demo._queue.ANAYLTICS_CACHE_FREQUENCY = 1, sys.maxsize
+    _room_for_waiting_pages(demo._queue)
     return demo
+
+
+def _room_for_waiting_pages(queue) -> None:
+    """Gradio's queue runs at most `max_threads` events at once (its `active_jobs` slots, made when the server
+    starts), whether an event holds a thread or awaits: 40 pages following queued renders filled every slot and
+    the whole server froze. A page that follows a job awaits on the event loop (app.ui.common.follow), so it costs
+    a slot and no thread: the slots are WEB_EVENTS, the threads stay WEB_THREADS (Gradio's limiter for sync steps)."""
+    start = queue.start
+
+    def start_with_room() -> None:
+        queue.max_thread_count = WEB_EVENTS
+        start()
+
+    queue.start = start_with_room
 
 
 @contextlib.contextmanager
@@ -532,6 +549,11 @@ def _launch(demo, studio, host, port, credentials, prevent_thread_lock, quiet, g
         theme=theme(),
         css=CSS,
         enable_monitoring=False,
+        # Gradio's own bounds, set on purpose (docs/DESIGN.md, Serving a class): its thread pool runs each step of
+        # a handler (a page that follows a job waits on the event loop, app.ui.common.follow, and holds none), and
+        # at most `web_sessions` sessions' state is kept (app/ui/session_state.py)
+        max_threads=WEB_THREADS,
+        state_session_capacity=studio.config.web_sessions,
         footer_links=[],
         # the Guard first: it sees every request (Gradio adds its own CORS and compression outside all three)
         app_kwargs={"middleware": [guard, Middleware(PageScript), Middleware(AssetCache)]},
@@ -539,3 +561,6 @@ def _launch(demo, studio, host, port, credentials, prevent_thread_lock, quiet, g
         # share instead", so a busy machine failed to start the server. CHIEF binds the address itself, never shares.
         _frontend=False,
     )
+    from app.ui.session_state import Sweeper
+
+    demo.chief_sweeper = Sweeper(demo)  # closed pages' state dropped a minute after their last event

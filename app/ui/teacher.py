@@ -94,7 +94,8 @@ class TeacherScreen:
         live = [(f"{j.user}: {j.label} ({j.state})", j.id) for j in jobs if j.running]
         waiting = sum(j.queued for j in jobs)
         state = "**Paused**: nothing more starts; what runs goes on." if self.ctx.jobs.paused else "Running."
-        return f"{state} {waiting} waiting.", rows, gr.Dropdown(choices=live, value=None)
+        lanes = " ".join(_lane_line(name, lane, jobs) for name, lane in self.ctx.jobs.lanes().items())
+        return f"{state} {waiting} waiting. {lanes}", rows, gr.Dropdown(choices=live, value=None)
 
     def pause(self):
         self.ctx.jobs.pause()
@@ -110,6 +111,20 @@ class TeacherScreen:
         if not self.ctx.jobs.cancel(job_id):
             raise gr.Error("that job has already ended")
         return self.queue()
+
+
+LANE_WORDS = {"gpu": "Renders, takes and stills", "cpu": "Plans and critiques"}
+
+
+def _lane_line(name: str, lane, jobs) -> str:
+    """One lane of the queue in words: what runs of its places, what waits, and the longest wait so far."""
+    from app.server.queue import lane_of
+
+    limits, running, waiting = lane
+    places = f"of {limits.running} place(s)" if limits.running else "(no limit)"
+    waits = [j.elapsed for j in jobs if j.queued and lane_of(j.kind) == name]
+    longest = f", the longest for {round(max(waits))} s" if waits else ""
+    return f"· {LANE_WORDS[name]}: {running} running {places}, {waiting} waiting{longest}."
 
 
 def _row(line) -> list:

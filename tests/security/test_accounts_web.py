@@ -167,8 +167,17 @@ def _normal(value, pid: str):
 
 
 def _call(fn, args, kwargs):
+    """The handler's outcome as the page gets it: a generator's items, an async generator's (a guarded handler that
+    may follow a job, app.ui.common.guard) run to its end on an event loop, or the exception it raised."""
+    import asyncio
+
+    async def drain(steps):
+        return [item async for item in steps]
+
     try:
         out = fn(*args, **kwargs)
+        if inspect.isasyncgen(out):
+            return asyncio.run(drain(out))
         return list(out) if inspect.isgenerator(out) else out
     except Exception as e:  # noqa: BLE001 - an outcome like any other: compared below
         return e

@@ -49,7 +49,7 @@ def _queued_behind_another(studio, pid: str, version: int) -> None:
     jobs = Jobs(limits=Limits(running=1), repo=studio.ctx.repo)
     go = threading.Event()
     first, _ = jobs.start("render", pid, lambda progress, cancel: go.wait(60), label="render", version=version)
-    second, _ = jobs.start("critique", pid, lambda progress, cancel: None, label="critique", version=version)
+    second, _ = jobs.start("keyframes", pid, lambda progress, cancel: None, label="keyframes", version=version)
     assert first.state == "running" and second.queued
     go.set()
     assert job_ended(jobs, first) and job_ended(jobs, second)
@@ -185,6 +185,8 @@ def test_the_teacher_holds_the_queue_from_the_class_screen(class_studio):
     with acting(TEACH):
         state, rows, choices = screen.queue()
         assert "1 waiting" in state and [r[QUEUE_TABLE.index("account")] for r in rows[:2]] == ["alice", "bob"]
+        assert "Renders, takes and stills: 1 running of 1 place(s), 1 waiting, the longest for " in state
+        assert "Plans and critiques: 0 running of 4 place(s), 0 waiting." in state  # each lane and its wait
         assert {v for _, v in choices.choices} == {first.id, second.id}
         state, _, _ = screen.pause()
         assert state.startswith("**Paused**") and jobs.paused
