@@ -327,11 +327,18 @@ def with_film_options(board: Storyboard, changes: dict) -> Storyboard:
 
 
 def _drafts(backend) -> bool:
-    """Whether `backend` renders a draft tier of its own (a model family with a draft recipe; the animatic draws both
-    tiers alike)."""
+    """Whether `backend` renders a draft tier of its own that can run here: a model family with a draft recipe whose
+    speed LoRA is at hand (`draft_loras` finds and checks it). The animatic draws both tiers alike; a draft that would
+    fail for a missing download is no tier to start a project in."""
     from generation.base import RenderError
 
     try:
-        return getattr(getattr(backend, "family", None), "draft", None) is not None
+        family = getattr(backend, "family", None)
+        if getattr(family, "draft", None) is None:
+            return False
+        check = getattr(backend, "draft_loras", None)
+        if check is not None:
+            check(family)
+        return True
     except (RenderError, OSError):
         return False
