@@ -91,6 +91,8 @@ class Studio:
     def __init__(self, config: Config, backend: Backend | None = None, agents: AgentSet | None = None) -> None:
         from app.factory import make_agents, make_backend
 
+        # another process builds the same Studio from the configuration alone (app/workers.py): nothing handed in
+        self.portable = backend is None and agents is None
         self.db = Database(config.db_path)
         self.media = MediaStore(config.media_root)
         self.ctx = Context(

@@ -393,3 +393,18 @@ def pytest_collection_modifyitems(config, items):
         ]  # fmt: skip
         if shared:
             item.add_marker(pytest.mark.xdist_group(min(shared, key=len)))
+
+
+def steps(out) -> list:
+    """Every item a registered handler gives the page: a guarded handler is an async generator (it may follow a
+    job on the event loop, app.ui.common.guard), run here to its end on a loop of its own; a plain generator too."""
+    import asyncio
+    import inspect
+
+    if inspect.isasyncgen(out):
+
+        async def drain():
+            return [item async for item in out]
+
+        return asyncio.run(drain())
+    return list(out)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import os
 import socket
 import threading
@@ -112,6 +113,30 @@ class Job:
         )
 
 
+@dataclass(frozen=True)
+class Task:
+    """A job's work as data: the Studio method to call and its arguments (progress and cancel are added). Picklable,
+    so a worker process (app/workers.py) runs it exactly as the web process would (`bound`)."""
+
+    method: str
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+
+    def bound(self, studio) -> Callable[[ProgressSink, CancelToken], Any]:
+        return lambda progress, cancel: getattr(studio, self.method)(
+            *self.args, **self.kwargs, progress=progress, cancel=cancel
+        )
+
+
+# runner(task, lane, progress, cancel) -> the task's result: where a Task runs (in this process, or a worker's)
+Runner = Callable[[Task, str, ProgressSink, CancelToken], Any]
+
+
+def in_process(studio) -> Runner:
+    """Tasks run on the job's own thread in this process, against `studio` (one person's server, Ray, tests)."""
+    return lambda task, lane, progress, cancel: task.bound(studio)(progress, cancel)
+
+
 class JobBusy(ValueError):
     """Another session runs a job of this kind on the project."""
 
@@ -127,17 +152,19 @@ class Jobs:
         quotas: Quotas = Quotas(),
         repo=None,
         actor: Callable[[], owners.Actor | None] = owners.current,
+        runner: Runner | None = None,
     ) -> None:
         """`owner()` names the session asking (called in the asking request's thread); `check(project)` raises when
         the asker may not open that project (the web app: the Studio's lookup, storage.owners), before anything
         about the project's jobs is said. `limits`: the GPU lane's places (renders, takes, stills); `cpu`: the CPU lane's
         (plans, critiques; app.server.queue.LANES); `quotas`: per account; `repo`: where jobs
-        are written (storage.repository.Repository; None: kept in memory only); `actor()`: the account asking."""
+        are written (storage.repository.Repository; None: kept in memory only); `actor()`: the account asking; `runner`: where a job given as a
+        `Task` runs (app/workers.py's worker processes; None: a Task needs a runner)."""
         self._jobs: dict[str, Job] = {}
         self._cond = threading.Condition()
         self._owner, self._check, self._actor = owner, check, actor
         self._lanes = {"gpu": FairQueue(limits), "cpu": FairQueue(cpu)}
-        self._quotas, self._repo = quotas, repo
+        self._quotas, self._repo, self._runner = quotas, repo, runner
         self._writing = threading.Lock()  # one job record written at a time, each as the job is then
         self._admitting = threading.Lock()  # one job asked for at a time: checked against the quotas, then written
         self._asked = 0
@@ -147,12 +174,20 @@ class Jobs:
             _lose_dead_servers(repo)
 
     @classmethod
-    def for_studio(cls, studio, owner: Callable[[], str], check: Callable[[str], Any], shared: bool = False) -> Jobs:
+    def for_studio(
+        cls,
+        studio,
+        owner: Callable[[], str],
+        check: Callable[[str], Any],
+        shared: bool = False,
+        runner: Runner | None = None,
+    ) -> Jobs:
         """The web server's jobs over `studio`, their records in the studio's database and its quotas. `shared`
         (`chief serve --users`: a class on one server): the queue's limits from the configuration (`queue_running`
         0: as many as the backend renders at once — 1 on one device, one per render worker on Ray). One person's
         server admits every job at once, as before the queue: a critique or a plan does not wait behind one's own
-        render (the clip locks order the renders' GPU work)."""
+        render (the clip locks order the renders' GPU work). `runner`: where Tasks run (app/workers.py's worker
+        processes); None: in this process, on the job's thread."""
         c = studio.config
         running = c.queue_running or max(1, int(getattr(studio.backend, "max_parallel", 1)))
         return cls(
@@ -162,6 +197,7 @@ class Jobs:
             cpu=Limits(running=c.queue_cpu_running, per_user=c.queue_per_user) if shared else Limits(),
             quotas=Quotas.of(c),
             repo=studio.ctx.repo,
+            runner=runner or in_process(studio),
         )
 
     @property
@@ -182,7 +218,7 @@ class Jobs:
         self,
         kind: str,
         project: str,
-        fn: Callable[[ProgressSink, CancelToken], Any],
+        fn: Callable[[ProgressSink, CancelToken], Any] | Task,
         *,
         label: str,
         version: int | None = None,
@@ -197,6 +233,10 @@ class Jobs:
         user = actor.name if actor is not None else owners.LOCAL_OWNER
         if project:
             self._check(project)
+        if isinstance(fn, Task):  # run by the runner: a worker process of the job's lane, or this process
+            if self._runner is None:
+                raise TypeError("a Task needs Jobs(runner=...)")
+            fn = functools.partial(self._runner, fn, lane_of(kind) if kind in QUEUED_KINDS else "cpu")
         # a quota's counts are taken and the new job written under one lock: five renders asked at once against
         # a quota of one see each other (the check reads the written jobs)
         with self._admitting:

@@ -150,9 +150,17 @@ def create_app(studio, users: bool = False):
 
     owners.add_source(request_actor)  # every project lookup in an event checks the signed-in account
     # each browser session sees its own jobs; a job on a project is started only for an account that may change it
+    # a class's server runs its long work in worker processes, one lane each (app/workers.py): the web process serves
+    workers = _workers(studio) if users and studio.portable else None
     ctx = Ctx(
         studio=studio,
-        jobs=Jobs.for_studio(studio, owner=page_session, check=studio.sharing.writable, shared=users),
+        jobs=Jobs.for_studio(
+            studio,
+            owner=page_session,
+            check=studio.sharing.writable,
+            shared=users,
+            runner=workers.run if workers is not None else None,
+        ),
     )
     # Gradio deletes the uploads and served copies it made once they are 6 hours old (checked every hour),
     # and all of them when the server stops
@@ -232,6 +240,15 @@ def create_app(studio, users: bool = False):
             api_visibility="private",
             show_progress="hidden",
         )
+    demo.chief_workers = workers  # pyright: ignore[reportAttributeAccessIssue] - the server's own; tests read it
+    if workers is not None:
+        close = demo.close
+
+        def close_with_workers(*args, **kwargs):
+            workers.close()
+            return close(*args, **kwargs)
+
+        demo.close = close_with_workers
     _progress_where_shown(demo)
     with _web_app_at_launch_only():
         demo.queue(
@@ -246,6 +263,16 @@ def create_app(studio, users: bool = False):
     demo._queue.ANALYTICS_MAX_EVENTS, demo._queue.ANAYLTICS_CACHE_FREQUENCY = 1, sys.maxsize
     _room_for_waiting_pages(demo._queue)
     return demo
+
+
+def _workers(studio):
+    """The worker processes of a class's server: the GPU lane's places (one per device unless `queue_running` says
+    more), and `queue_cpu_running` for plans and critiques."""
+    from app.workers import WorkerPool
+
+    c = studio.config
+    gpu = c.queue_running or max(1, int(getattr(studio.backend, "max_parallel", 1)))
+    return WorkerPool(c, {"gpu": gpu, "cpu": c.queue_cpu_running})
 
 
 def _room_for_waiting_pages(queue) -> None:
@@ -484,7 +511,7 @@ def launch(
     changes = Changes(studio.config.db_path) if credentials is not None else None
     sessions = None
     if changes is not None:  # signed in by the Guard, kept in the database (app/server/sessions.py)
-        who = studio.accounts if users else OnePerson(*parse_auth(auth))  # pyright: ignore[reportCallIssue]
+        who = studio.accounts if users else OnePerson(*parse_auth(auth))  # pyright: ignore[reportCallIssue, reportOptionalIterable] - credentials: auth parsed
         sessions = Sessions(studio.ctx.repo, who, changes, idle=minutes * 60, **({"clock": clock} if clock else {}))
     files = None
     if users and changes is not None:  # file URLs by what each account may read (security.FileAccess)

@@ -262,6 +262,11 @@ class Following:
     frame: Callable[[Any], tuple]
     final: Callable[[Any], tuple]
 
+    def mapped(self, fn: Callable[[tuple], tuple]) -> Following:
+        """The same job, each line drawn through `fn` (a screen that shows the lines in outputs of its own)."""
+        frame, final = self.frame, self.final
+        return Following(self.jobs, self.job, lambda job: fn(frame(job)), lambda job: fn(final(job)))
+
     async def lines(self):
         import anyio
 
@@ -294,6 +299,13 @@ def follow(jobs, job, frame: Callable[[Any], tuple], final: Callable[[Any], tupl
             yield frame(job)
             jobs.wait_ended(job, FOLLOW_EVERY)
     yield final(job)
+
+
+def mapped(lines, fn: Callable[[tuple], tuple]):
+    """The lines of a followed job (`follow`, or a generator that ends in it) drawn through `fn`: in an event the
+    `Following` is handed on with `fn` applied (its waiting still on the loop), called directly each line is."""
+    for line in lines:
+        yield line.mapped(fn) if isinstance(line, Following) else fn(line)
 
 
 def stills_label(studio, label: str) -> str:

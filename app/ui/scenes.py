@@ -54,16 +54,16 @@ def scope_of(studio, pid: str, number: int, scene: str | None):
     return studio.scope(pid, number, scene=scene)
 
 
-def start(jobs, studio, kind: str, pid, v, scene: str | None, run, what: str):
-    """The project's job of `kind` on the picked scene (or the one already running): `run(number, scope, progress,
-    cancel)`, labelled "`what` vN · scene sc03"."""
+def start(jobs, studio, kind: str, pid, v, scene: str | None, task, what: str):
+    """The project's job of `kind` on the picked scene (or the one already running): `task(number, scope)`, the
+    job's Task (app.server.jobs), labelled "`what` vN · scene sc03"."""
     pid = need_project(pid)
     number = studio.version(pid, ver(v)).number
     scope = scope_of(studio, pid, number, scene)
     job, started = jobs.start(
         kind,
         pid,
-        lambda p, c: run(number, scope, p, c),
+        task(number, scope),
         version=number,
         label=f"{what} v{number}" + (f" · {scope.label()}" if scope else ""),
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import threading
 import urllib.request
 import uuid
@@ -128,6 +129,8 @@ def test_forty_five_waiting_renders_freeze_nothing_and_a_job_is_its_accounts(mak
     with studio.ctx.repo.read() as u:
         states = [r.state for r in u.jobs() if r.kind == "render"]
     assert len(states) == WAITING and states.count("stopped") >= WAITING - 2 and "done" in states
+    ran = demo.chief_workers.ran  # the renders ran in a worker process, not in the web server's
+    assert ran and all(method == "render" and pid != os.getpid() for method, pid in ran)
 
     # one account, two sessions: a render asked from the first is seen and stopped from the second
     with acting(Actor("teach", teacher=True)):

@@ -13,7 +13,7 @@ import pytest
 
 from app.server.sessions import COOKIE
 from storage.owners import Actor, acting
-from tests.conftest import tiny_board
+from tests.conftest import steps, tiny_board
 from tests.security.test_accounts import PASSWORD, one_line, run
 
 SECRET = "Zanzibar Lighthouse Of Alice"  # alice's title: it must never reach bob
@@ -167,18 +167,11 @@ def _normal(value, pid: str):
 
 
 def _call(fn, args, kwargs):
-    """The handler's outcome as the page gets it: a generator's items, an async generator's (a guarded handler that
-    may follow a job, app.ui.common.guard) run to its end on an event loop, or the exception it raised."""
-    import asyncio
-
-    async def drain(steps):
-        return [item async for item in steps]
-
+    """The handler's outcome as the page gets it (tests.conftest.steps: a guarded handler runs to its end), or the
+    exception it raised."""
     try:
         out = fn(*args, **kwargs)
-        if inspect.isasyncgen(out):
-            return asyncio.run(drain(out))
-        return list(out) if inspect.isgenerator(out) else out
+        return steps(out) if inspect.isgenerator(out) or inspect.isasyncgen(out) else out
     except Exception as e:  # noqa: BLE001 - an outcome like any other: compared below
         return e
 

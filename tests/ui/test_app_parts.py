@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from storage.files import load_storyboard
+from tests.conftest import steps
 from tests.ui.conftest import TINY_BOARD
 
 
@@ -492,15 +493,21 @@ def test_guard_turns_known_failures_into_one_line_for_handlers_and_generators():
     with pytest.raises(gr.Error) as e:
         guard(handler)(StudioError)
     assert e.value.message == "no such project P9" and e.value.__cause__ is None
-    steps = guard(following)(StudioError)
-    assert next(steps) == "started"
-    with pytest.raises(gr.Error) as e:
-        next(steps)
-    assert e.value.message == "no such project P9"
+    import asyncio
+
+    async def first_then_error(kind):
+        seen = []
+        with pytest.raises(gr.Error) as e:
+            async for item in guard(following)(kind):
+                seen.append(item)
+        return seen, e.value
+
+    seen, error = asyncio.run(first_then_error(StudioError))  # a generator handler runs as an async one
+    assert seen == ["started"] and error.message == "no such project P9"
     with pytest.raises(ZeroDivisionError):  # a bug is not dressed up as a user's error
         guard(handler)(ZeroDivisionError)
     with pytest.raises(ZeroDivisionError):
-        list(guard(following)(ZeroDivisionError))
+        steps(guard(following)(ZeroDivisionError))
 
 
 def test_notes_to_the_page_are_text_and_every_one_goes_through_notice(capsys):

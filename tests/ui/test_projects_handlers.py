@@ -6,7 +6,7 @@ from __future__ import annotations
 import gradio as gr
 import pytest
 
-from app.server.jobs import Jobs
+from app.server.jobs import Jobs, in_process
 from app.ui import private_temp_dir
 from app.ui.screens.projects import ProjectsHandlers
 from tests.ui.conftest import TINY_BOARD
@@ -17,7 +17,7 @@ def start(studio, tmp_path):
     path = tmp_path / "tiny.yaml"
     path.write_text(TINY_BOARD)
     private_temp_dir(studio.config.home)  # as create_app makes it: exports are written under it
-    return ProjectsHandlers(studio, Jobs()), path
+    return ProjectsHandlers(studio, Jobs(runner=in_process(studio))), path
 
 
 def test_a_file_creates_a_film_that_lands_on_the_storyboard_and_is_listed(start, studio):
@@ -45,7 +45,7 @@ def test_fork_trash_restore_export_and_import(start, studio):
     back = h.restore(pid)
     assert back[:2] == (pid, 2) and f"data-pid='{pid}'" in back[3]
     archive, message = h.export(pid, 2)
-    assert archive.endswith(".chief.zip") and str(studio.config.home / "tmp") in archive
+    assert archive.endswith(".chief.zip") and str(studio.config.home / "exports" / pid) in archive  # counted in the quota
     new_pid, number, message, tabs, *_ = h.import_archive(archive)
     assert new_pid != pid and studio.version(new_pid).storyboard == studio.version(pid).storyboard
     assert message.startswith("Imported") and tabs.selected == "storyboard"

@@ -8,7 +8,7 @@ from pathlib import Path
 import gradio as gr
 import pytest
 
-from app.server.jobs import Jobs
+from app.server.jobs import Jobs, in_process
 from app.ui.screens.history import HistoryHandlers
 from app.ui.screens.render import RenderHandlers
 from app.ui.screens.render.values import NOT_RENDERED
@@ -21,7 +21,7 @@ def project(studio):
 
 
 def test_a_render_is_refused_with_an_unknown_tier_and_made_with_a_known_one(studio, project):
-    h = RenderHandlers(studio, Jobs())
+    h = RenderHandlers(studio, Jobs(runner=in_process(studio)))
     progress, film, summary, *_ = next(h.load(project, 1))
     assert summary == NOT_RENDERED and progress == ""
     with pytest.raises(ValueError, match="unknown tier 'best'"):

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from app.server.jobs import Jobs
+from app.server.jobs import Jobs, in_process
 from app.ui.screens.revise import ReviseHandlers
 from tests.conftest import tiny_board
 
@@ -15,7 +15,7 @@ from tests.conftest import tiny_board
 @pytest.fixture
 def revise(studio):
     pid = studio.create_from_storyboard(tiny_board(4)).project_id
-    return ReviseHandlers(studio, Jobs()), pid
+    return ReviseHandlers(studio, Jobs(runner=in_process(studio))), pid
 
 
 def test_a_proposal_is_reviewed_and_committed_once(revise, studio):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import gradio as gr
 import pytest
 
-from app.server.jobs import Jobs
+from app.server.jobs import Jobs, in_process
 from app.ui.screens.screening import ScreeningHandlers
 from app.ui.screens.screening.values import SCENE, WHOLE_FILM, hearing
 from tests.conftest import tiny_board
@@ -15,7 +15,7 @@ from tests.conftest import tiny_board
 @pytest.fixture
 def room(studio):
     pid = studio.create_from_storyboard(tiny_board(4)).project_id
-    return ScreeningHandlers(studio, Jobs()), pid
+    return ScreeningHandlers(studio, Jobs(runner=in_process(studio))), pid
 
 
 def test_notes_on_the_film_a_scene_and_a_shot_are_added_edited_and_deleted(room, studio):

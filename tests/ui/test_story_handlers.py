@@ -8,7 +8,7 @@ import json
 import gradio as gr
 import pytest
 
-from app.server.jobs import Jobs
+from app.server.jobs import Jobs, in_process
 from app.ui.screens.story import ReferencesHandlers, StoryHandlers
 from tests.conftest import tiny_board
 
@@ -16,7 +16,7 @@ from tests.conftest import tiny_board
 @pytest.fixture
 def story(studio):
     pid = studio.create_from_storyboard(tiny_board(4)).project_id
-    return StoryHandlers(studio), ReferencesHandlers(studio, Jobs()), pid
+    return StoryHandlers(studio), ReferencesHandlers(studio, Jobs(runner=in_process(studio))), pid
 
 
 def _card(action: str, **fields) -> gr.EventData:

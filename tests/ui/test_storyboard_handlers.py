@@ -10,7 +10,7 @@ from pathlib import Path
 import gradio as gr
 import pytest
 
-from app.server.jobs import Jobs
+from app.server.jobs import Jobs, in_process
 from app.ui.screens.storyboard import StoryboardHandlers
 from tests.conftest import job_ended, tiny_board
 
@@ -21,7 +21,7 @@ OPTIONS = (False, 2, 0, False, "web", -8, -14, True, "sdh", False)  # the film o
 def board(studio):
     """(handlers, project id, the loaded editor value) for a 4-shot project at v1."""
     pid = studio.create_from_storyboard(tiny_board(4)).project_id
-    h = StoryboardHandlers(studio, Jobs())
+    h = StoryboardHandlers(studio, Jobs(runner=in_process(studio)))
     first = next(h.load(pid, 1))
     return h, pid, first[0]
 

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from app.server.jobs import Jobs
+from app.server.jobs import Jobs, in_process
 from app.ui import scenes
 from app.ui.screens.render.handlers import RenderHandlers
 from app.ui.screens.storyboard import StoryboardHandlers
@@ -25,7 +25,10 @@ def _shown(radio_and_note) -> str:
 
 def test_a_render_at_the_switched_tier_keeps_it_across_a_reload_and_new_versions(studio):
     pid = studio.create_from_storyboard(tiny_board(3)).project_id
-    render, board = RenderHandlers(studio, Jobs()), StoryboardHandlers(studio, Jobs())
+    render, board = (
+        RenderHandlers(studio, Jobs(runner=in_process(studio))),
+        StoryboardHandlers(studio, Jobs(runner=in_process(studio))),
+    )
     assert _shown(render.default_tier(pid, 1)) == "final"
     list(render.do_render(pid, 1, scenes.WHOLE, "draft"))  # the switch on Draft, then Render
     assert studio.version(pid).number == 2 and render.kept_version(pid, 1) == 2  # the page follows v2
@@ -42,7 +45,7 @@ def test_a_render_at_the_switched_tier_keeps_it_across_a_reload_and_new_versions
 
 def test_the_boards_switch_keeps_the_tier_and_the_unsaved_edits(studio):
     pid = studio.create_from_storyboard(tiny_board(3)).project_id
-    h = StoryboardHandlers(studio, Jobs())
+    h = StoryboardHandlers(studio, Jobs(runner=in_process(studio)))
     value = next(h.load(pid, 1))[0]
     data = json.loads(value)
     data["scenes"][0]["shots"][0]["prompt"] = "An unsaved lighthouse"

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from app.cli import main
 from generation.animatic import AnimaticBackend
-from tests.conftest import tiny_board
+from tests.conftest import steps, tiny_board
 
 
 def _studio(home):
@@ -39,7 +39,7 @@ def _via_web(studio, pid, shot_id) -> tuple[str, int | None]:
     handler = _card_handler(studio)
     evt = gr.EventData(None, {"shot_id": shot_id, "action": "replace"})
     try:
-        frames = list(handler(pid, studio.version(pid).number, "", evt))
+        frames = steps(handler(pid, studio.version(pid).number, "", evt))
     except gr.Error as e:
         return f"error: {e.message}", None
     progress, _, number, _, text, _ = frames[-1]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import gradio as gr
 
+from app.server.jobs import Task
 from app.ui.common import ask_to_stop, follow, md, need_project, notice, progress_html, ver
 from app.ui.screens.projects.values import length, listing
 
@@ -32,7 +33,7 @@ class ProjectsHandlers:
         job, _ = self.jobs.start(
             "plan",
             "",
-            lambda p, c: self.studio.create_project(text, minutes, name, cancel=c, progress=p),
+            Task("create_project", (text, minutes, name)),
             label=f"planning “{text[:40]}{'…' if len(text) > 40 else ''}”",
             exclusive=False,
         )

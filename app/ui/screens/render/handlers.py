@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from app.server.jobs import Task
 from app.ui import scenes
 from app.ui.common import ask_to_stop, esc, follow, need_project, notice, progress_html, ver
 from app.ui.player import handoff_path
@@ -94,7 +95,7 @@ class RenderHandlers:
             pid,
             version.number,
             scene_id,
-            lambda n, scope, p, c: self.studio.render(pid, n, p, c, scope, tier=shown),
+            lambda n, scope: Task("render", (pid, n), {"scope": scope, "tier": shown}),
             f"{shown} render",
         )
         yield from follow(self.jobs, job, self.frames(pid, number), self.final(pid, number))

@@ -7,6 +7,7 @@ import json
 
 import gradio as gr
 
+from app.server.jobs import Task
 from app.ui import scenes
 from app.ui.common import follow, md, need_project, progress_html, thumbs, ver
 from app.ui.screens.revise.values import decisions, review_json
@@ -68,7 +69,7 @@ class ReviseHandlers:
             pid,
             v,
             scene_id,
-            lambda n, scope, p, c: self.studio.refine(pid, n, scope, p, c),
+            lambda n, scope: Task("refine", (pid, n), {"scope": scope}),
             "refiner on",
         )
         yield from follow(self.jobs, job, lambda j: (gr.skip(), gr.skip(), progress_html(j)), self.final(pid))

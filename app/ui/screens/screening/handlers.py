@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from app.server.jobs import Task
 from app.ui import scenes
 from app.ui.common import ask_to_stop, follow, need_project, progress_html, ver
 from app.ui.player import film_video
@@ -121,7 +122,7 @@ class ScreeningHandlers:
             pid,
             v,
             scene_id,
-            lambda n, scope, p, c: self.studio.critique(pid, n, p, c, scope),
+            lambda n, scope: Task("critique", (pid, n), {"scope": scope}),
             "critics watching",
         )
         # "done" shows with the cards, never before them; the diversity line follows (load_diversity, chained)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from app.server.jobs import Task
 from app.ui.board_media import uploaded_file
 from app.ui.common import ask_to_stop, branch_note, follow, named, need_project, notice, progress_html, ver
 from app.ui.screens.story.references import RefAction, consistency_html, edited_bible, refs_json, voice_words
@@ -111,7 +112,7 @@ class ReferencesHandlers:
             job, started = self.jobs.start(
                 "reference",
                 pid,
-                lambda p, c: self.studio.generate_reference(pid, a.name, a.location, None, n, progress=p, cancel=c),
+                Task("generate_reference", (pid, a.name, a.location, None, n)),
                 label=f"a reference of the {kind}",
                 version=n,
             )

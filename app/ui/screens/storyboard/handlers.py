@@ -6,10 +6,21 @@ from __future__ import annotations
 
 import gradio as gr
 
-from app.server.jobs import DONE
+from app.server.jobs import DONE, Task
 from app.services.keyframes import MAX_UPLOAD_BYTES
 from app.ui.board_media import CardAction, card_media, draw_confirmations, outcome, pick_message, uploaded_file
-from app.ui.common import ask_to_stop, branch_note, follow, md, media_url, need_project, notice, progress_html, ver
+from app.ui.common import (
+    ask_to_stop,
+    branch_note,
+    follow,
+    mapped,
+    md,
+    media_url,
+    need_project,
+    notice,
+    progress_html,
+    ver,
+)
 from app.ui.screens.storyboard.board import (
     ALL_SCENES,
     BOARD_KINDS,
@@ -185,8 +196,10 @@ class StoryboardHandlers:
             *self.film_track_shown(b),
         )
         if job is not None:
-            for prog, job_id, number, value, text, shot_clip in self.followed(pid, version.number, job):
-                yield (
+
+            def shown(line):
+                prog, job_id, number, value, text, shot_clip = line
+                return (
                     value,
                     gr.skip(),
                     text,
@@ -197,6 +210,8 @@ class StoryboardHandlers:
                     shot_clip,
                     *SKIPS[:2],
                 )
+
+            yield from mapped(self.followed(pid, version.number, job), shown)
 
     def save_board(
         self,
@@ -255,7 +270,7 @@ class StoryboardHandlers:
             "render",
             pid,
             version.number,
-            lambda p, c: self.studio.render_shot(board, shot_id, p, c, tier),
+            Task("render_shot", (board, shot_id), {"tier": tier}),
             f"render shot {shot_id} ({tier})",
             draft=value,
         )
@@ -274,7 +289,7 @@ class StoryboardHandlers:
             "render",
             pid,
             n,
-            lambda p, c: self.studio.render(pid, n, p, c, scope, tier="final"),
+            Task("render", (pid, n), {"scope": scope, "tier": "final"}),
             f"finalise {scope.label()} of v{n}",
         )
 
@@ -307,7 +322,7 @@ class StoryboardHandlers:
                 "keyframes",
                 pid,
                 n,
-                lambda p, c: self.studio.render_keyframes(pid, [sid], n, p, c),
+                Task("render_keyframes", (pid, [sid], n)),
                 f"keyframe of {sid}",
             )
         elif a.action == "reroll":
@@ -315,7 +330,7 @@ class StoryboardHandlers:
                 "keyframes",
                 pid,
                 n,
-                lambda p, c: self.studio.reroll_keyframe(pid, sid, n, p, c),
+                Task("reroll_keyframe", (pid, sid, n)),
                 f"new keyframe for {sid}",
             )
         elif a.action == "takes":
@@ -323,19 +338,17 @@ class StoryboardHandlers:
                 "takes",
                 pid,
                 n,
-                lambda p, c: self.studio.render_takes(pid, sid, a.n, n, p, c),
+                Task("render_takes", (pid, sid, a.n, n)),
                 f"{a.n} take(s) of {sid}",
             )
         elif a.action == "replace":
-            yield from self.start(
-                "takes", pid, n, lambda p, c: self.studio.replace_take(pid, sid, n, p, c), f"a new take for {sid}"
-            )
+            yield from self.start("takes", pid, n, Task("replace_take", (pid, sid, n)), f"a new take for {sid}")
         elif a.action == "vote":
             yield from self.start(
                 "critique",
                 pid,
                 n,
-                lambda p, c: self.studio.vote_takes(pid, sid, n, p, c),
+                Task("vote_takes", (pid, sid, n)),
                 f"the panel watching {sid}'s takes",
             )
 
@@ -428,7 +441,7 @@ class StoryboardHandlers:
             "keyframes",
             pid,
             n,
-            lambda p, c: self.studio.render_keyframes(pid, shots, n, p, c),
+            Task("render_keyframes", (pid, shots, n)),
             f"keyframes for {len(shots)} shot(s)",
         )
 
@@ -445,7 +458,7 @@ class StoryboardHandlers:
             "critique",
             pid,
             n,
-            lambda p, c: self.studio.screen_keyframes(pid, n, p, c),
+            Task("screen_keyframes", (pid, n)),
             f"the panel screening v{n}'s keyframes",
         )
 
