@@ -45,7 +45,7 @@ def test_fork_trash_restore_export_and_import(start, studio):
     back = h.restore(pid)
     assert back[:2] == (pid, 2) and f"data-pid='{pid}'" in back[3]
     archive, message = h.export(pid, 2)
-    assert archive.endswith(".chief.zip") and str(studio.config.home / "exports" / pid) in archive  # counted in the quota
+    assert archive.endswith(".chief.zip") and str(studio.config.home / "exports" / pid) in archive  # in the quota
     new_pid, number, message, tabs, *_ = h.import_archive(archive)
     assert new_pid != pid and studio.version(new_pid).storyboard == studio.version(pid).storyboard
     assert message.startswith("Imported") and tabs.selected == "storyboard"
