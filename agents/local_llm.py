@@ -82,7 +82,7 @@ class LocalLLM:
         model = gguf_path(self.spec)
         if importlib.util.find_spec("llama_cpp") is None:
             raise AgentError(
-                "CHIEF_LOCAL_LLM needs llama-cpp-python: pip install 'llama-cpp-python[server]' (or `make real-server`)"
+                "CHIEF_LOCAL_LLM needs llama-cpp-python: pip install 'llama-cpp-python[server]>=0.2.72' (or `make real-server`)"
             )
         argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(model)]
         argv += ["--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx)]

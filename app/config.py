@@ -444,7 +444,8 @@ class Config(BaseSettings):
         ge=0,
         description=(
             "Disk quota per account in MB: the media its projects use (a file shared by two accounts counts for "
-            "each); at or over it, renders, takes, keyframes and references are refused. 0: none."
+            "each) and their exports and hand-offs; at or over it, renders, takes, keyframes, references, forks, "
+            "exports and imports are refused. 0: none."
         ),
     )
     quota_renders_per_hour: int = Field(

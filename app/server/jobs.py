@@ -1,20 +1,24 @@
 """Long work the web server tracks: renders (a film or one shot), critiques, plans, proposals, keyframes, takes and
 references.
 
-A job runs in its own thread, not in a page's request, so a reloaded page or a second tab finds the live job
-(`Jobs.active`) and follows its progress (`Jobs.wait`), and can stop it (`Jobs.stop`). A job belongs to the
-browser session that started it (`owner`: the web app passes `app.ui.common.page_session`, the page's session
-cookie): lookups (`active`, `last`, `get`) see only the asking session's jobs, so another session can neither
-read a job's label (a plan's idea) and progress nor stop it (its Stop does nothing). A project has at most one job
-of a kind at a time, queued or running: asking again from the same session returns that one; from another session
-it is refused (`JobBusy`). Stopping is an outcome like finishing ("stopped"), not an error.
+A job is asked for as a `Task` (a Studio method and its arguments, as data) and runs on a thread of its own here,
+its Task handed to the runner: a worker process of its lane on a class server (app/workers.py), else the Studio in
+this process (`in_process`). A page does not run it: a reloaded page or a second tab finds the live job (`Jobs.active`)
+and follows it (`Jobs.until` on the event loop, holding no thread; `Jobs.wait` for a caller with a thread of its own),
+and can stop it (`Jobs.stop`). A job belongs to whoever asked (`owner`: the web app passes `app.ui.common.page_session`
+— the signed-in account, so any of its sessions sees and stops it; without a sign-in, the browser session): lookups
+(`active`, `last`, `get`) see only the asker's jobs, so another can neither read a job's label (a plan's idea) and
+progress nor stop it (its Stop does nothing). A project has at most one job of a kind at a time, queued or running:
+asking again returns that one; another asker is refused (`JobBusy`). Stopping is an outcome like finishing
+("stopped"), not an error.
 
-Renders, takes, keyframes, references, critiques and plans wait in one fair queue (app/server/queue.py) for a place: the
-queue admits them round-robin between accounts (`user`: storage.owners' acting account), under a limit on all
-running ones and one per account. A waiting job is "queued"; its line says its place and, from measured durations
-only, an estimate. A teacher may pause the queue and cancel any job (`pause`, `resume`, `cancel`, `all`). Quotas
-(app/server/quotas.py) are checked before a job is written anywhere. With a repository, every job is written to the `jobs`
-table as it is queued, starts and ends (`chief queue`; the teacher's report reads the time waited).
+Queued kinds wait in the fair queue's two lanes (app/server/queue.py: renders, takes and stills in the GPU lane;
+plans and critiques in the CPU lane), admitted round-robin between accounts (`user`: storage.owners' acting account)
+under each lane's places and one per account. A waiting job is "queued"; its line says its place in its lane and,
+from measured durations only, an estimate. A teacher may pause the queue and cancel any job (`pause`, `resume`,
+`cancel`, `all`, `lanes`). Quotas (app/server/quotas.py) are checked before a job is written anywhere, and the counts
+are taken and the job written under one lock. With a repository, every job is written to the `jobs` table as it is
+queued, starts and ends (`chief queue`; the teacher's report reads the time waited).
 """
 
 from __future__ import annotations

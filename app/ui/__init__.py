@@ -152,16 +152,9 @@ def create_app(studio, users: bool = False):
     # each browser session sees its own jobs; a job on a project is started only for an account that may change it
     # a class's server runs its long work in worker processes, one lane each (app/workers.py): the web process serves
     workers = _workers(studio) if users and studio.portable else None
-    ctx = Ctx(
-        studio=studio,
-        jobs=Jobs.for_studio(
-            studio,
-            owner=page_session,
-            check=studio.sharing.writable,
-            shared=users,
-            runner=workers.run if workers is not None else None,
-        ),
-    )
+    runner = workers.run if workers is not None else None
+    jobs = Jobs.for_studio(studio, owner=page_session, check=studio.sharing.writable, shared=users, runner=runner)
+    ctx = Ctx(studio=studio, jobs=jobs)
     # Gradio deletes the uploads and served copies it made once they are 6 hours old (checked every hour),
     # and all of them when the server stops
     with (
@@ -240,15 +233,7 @@ def create_app(studio, users: bool = False):
             api_visibility="private",
             show_progress="hidden",
         )
-    demo.chief_workers = workers  # pyright: ignore[reportAttributeAccessIssue] - the server's own; tests read it
-    if workers is not None:
-        close = demo.close
-
-        def close_with_workers(*args, **kwargs):
-            workers.close()
-            return close(*args, **kwargs)
-
-        demo.close = close_with_workers
+    _closing_with(demo, workers)
     _progress_where_shown(demo)
     with _web_app_at_launch_only():
         demo.queue(
@@ -273,6 +258,20 @@ def _workers(studio):
     c = studio.config
     gpu = c.queue_running or max(1, int(getattr(studio.backend, "max_parallel", 1)))
     return WorkerPool(c, {"gpu": gpu, "cpu": c.queue_cpu_running})
+
+
+def _closing_with(demo, workers) -> None:
+    """The worker processes stop when the server closes; `demo.chief_workers` names them (tests read it)."""
+    demo.chief_workers = workers
+    if workers is None:
+        return
+    close = demo.close
+
+    def close_with_workers(*args, **kwargs):
+        workers.close()
+        return close(*args, **kwargs)
+
+    demo.close = close_with_workers
 
 
 def _room_for_waiting_pages(queue) -> None:
