@@ -397,14 +397,20 @@ def pytest_collection_modifyitems(config, items):
 
 def steps(out) -> list:
     """Every item a registered handler gives the page: a guarded handler is an async generator (it may follow a
-    job on the event loop, app.ui.common.guard), run here to its end on a loop of its own; a plain generator too."""
+    job on the event loop, app.ui.common.guard), run here to its end on a loop of its own in a thread of its own (the
+    calling thread may already run one: playwright's sync API does), in the caller's context (who acts); a plain
+    generator is listed."""
     import asyncio
+    import contextvars
     import inspect
+    from concurrent.futures import ThreadPoolExecutor
 
-    if inspect.isasyncgen(out):
+    if not inspect.isasyncgen(out):
+        return list(out)
 
-        async def drain():
-            return [item async for item in out]
+    async def drain():
+        return [item async for item in out]
 
-        return asyncio.run(drain())
-    return list(out)
+    context = contextvars.copy_context()
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(context.run, asyncio.run, drain()).result()

@@ -83,9 +83,6 @@ class Projects:
         panel = panel if panel is not None else list(self.builtin_personas())
         self.check_panel(panel, [])
         self.check_board(board)
-        if "tier" not in board.film.model_fields_set and _drafts(self.ctx.backend):  # issue 57.7
-            # a model that renders drafts: a new project iterates in drafts until the creator finalises
-            board = board.model_copy(update={"film": board.film.model_copy(update={"tier": "draft"})})
         with self.repo.write() as u:
             v = u.add_project(board, idea=idea, kind=kind, message=message, panel=panel)
             if usage is not None:
@@ -324,21 +321,3 @@ def with_film_options(board: Storyboard, changes: dict) -> Storyboard:
     except ValidationError as e:
         raise StudioError(f"film options: {first_error(e)}") from None
     return board.model_copy(update={"film": film})
-
-
-def _drafts(backend) -> bool:
-    """Whether `backend` renders a draft tier of its own that can run here: a model family with a draft recipe whose
-    speed LoRA is at hand (`draft_loras` finds and checks it). The animatic draws both tiers alike; a draft that would
-    fail for a missing download is no tier to start a project in."""
-    from generation.base import RenderError
-
-    try:
-        family = getattr(backend, "family", None)
-        if getattr(family, "draft", None) is None:
-            return False
-        check = getattr(backend, "draft_loras", None)
-        if check is not None:
-            check(family)
-        return True
-    except (RenderError, OSError):
-        return False

@@ -493,16 +493,15 @@ def test_guard_turns_known_failures_into_one_line_for_handlers_and_generators():
     with pytest.raises(gr.Error) as e:
         guard(handler)(StudioError)
     assert e.value.message == "no such project P9" and e.value.__cause__ is None
-    import asyncio
 
     async def first_then_error(kind):
         seen = []
         with pytest.raises(gr.Error) as e:
             async for item in guard(following)(kind):
                 seen.append(item)
-        return seen, e.value
+        yield seen, e.value
 
-    seen, error = asyncio.run(first_then_error(StudioError))  # a generator handler runs as an async one
+    ((seen, error),) = steps(first_then_error(StudioError))  # a generator handler runs as an async one
     assert seen == ["started"] and error.message == "no such project P9"
     with pytest.raises(ZeroDivisionError):  # a bug is not dressed up as a user's error
         guard(handler)(ZeroDivisionError)

@@ -1,7 +1,6 @@
 """The Draft/Final switch sticks (issue 57.7): a render at the Render screen's switched tier, or the Storyboard's
 switch flipped, keeps the tier in the project's film options, so the switch shows it again after a reload (the next load), on the other screen and on every
-later version; a board's unsaved edits are carried over to the version it makes. A new project on a model that
-renders drafts starts in drafts; on the animatic, or when the storyboard names its tier, it does not."""
+later version; a board's unsaved edits are carried over to the version it makes."""
 
 from __future__ import annotations
 
@@ -54,30 +53,3 @@ def test_the_boards_switch_keeps_the_tier_and_the_unsaved_edits(studio):
     assert options_tier.value == "draft"  # the film options' radio: the next Save keeps draft
     assert json.loads(editor)["carried_from"] == f"{pid}:v1"  # the page carries its unsaved edits to v2
     assert studio.version(pid, 2).storyboard.shots()[0].prompt != "An unsaved lighthouse"  # still unsaved
-
-
-class _Family:
-    draft = object()  # a draft recipe (generation.families' `Draft` row on a real model)
-
-
-class _DraftingBackend(AnimaticBackend):
-    """The animatic's pictures, as a model with a draft tier of its own says it renders."""
-
-    family = _Family()
-
-
-@pytest.mark.parametrize(
-    ("backend", "film", "tier"),
-    [
-        (_DraftingBackend, None, "draft"),  # a model that renders drafts: iterate in drafts
-        (_DraftingBackend, FilmOptions(tier="final"), "final"),  # the storyboard says final: final
-        (AnimaticBackend, None, "final"),  # both tiers alike: nothing to iterate on
-    ],
-)
-def test_a_new_project_on_a_model_starts_in_drafts(make_studio, backend, film, tier):
-    st = make_studio(backend=backend())
-    board = tiny_board(2)
-    if film is not None:
-        board = board.model_copy(update={"film": film})
-    v = st.create_from_storyboard(board)
-    assert v.storyboard.film.tier == tier
